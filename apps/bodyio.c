@@ -1,0 +1,208 @@
+/* Reading and writing body and force text files (see bodyio.h). Millions of
+ * lines must read fast: getline, strtod on words cut in place, and arrays
+ * that grow geometrically. */
+#define _POSIX_C_SOURCE 200809L
+#include "bodyio.h"
+
+#include "cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_COLUMNS 7
+
+static const char *const column_names[MAX_COLUMNS] = {"x",  "y",  "z", "m",
+                                                      "vx", "vy", "vz"};
+
+/* Where a file is being read, for messages. */
+typedef struct reader {
+  const char *path;
+  size_t line;
+} reader;
+
+static void line_error(const reader *r, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static void line_error(const reader *r, const char *fmt, ...) {
+  char what[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  cli_error("%s:%zu: %s", r->path, r->line, what);
+}
+
+static int is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' ||
+         c == '\f';
+}
+
+/* Parses one word; it must be a number to its last character and finite
+ * (strtod takes "nan" and "inf", and turns 1e999 into inf). */
+static int parse_word(const reader *r, const char *word, int column,
+                      double *out) {
+  char *end;
+  const double v = strtod(word, &end);
+  if (end == word || *end != '\0') {
+    line_error(r, "'%s' in column %d (%s) is not a number", word, column,
+               column_names[column - 1]);
+    return 0;
+  }
+  if (!isfinite(v)) {
+    line_error(r, "'%s' in column %d (%s) is not a finite number", word, column,
+               column_names[column - 1]);
+    return 0;
+  }
+  *out = v;
+  return 1;
+}
+
+/* Splits line (comment already cut) into at most MAX_COLUMNS numbers.
+ * Returns the number of words, or -1 after reporting a bad one. Words past
+ * MAX_COLUMNS are counted, not parsed. */
+static int parse_columns(const reader *r, char *line,
+                         double values[MAX_COLUMNS]) {
+  int count = 0;
+  char *p = line;
+  for (;;) {
+    while (is_space(*p))
+      p++;
+    if (*p == '\0')
+      return count;
+    char *word = p;
+    while (*p != '\0' && !is_space(*p))
+      p++;
+    const int at_end = (*p == '\0');
+    *p = '\0';
+    if (count < MAX_COLUMNS && !parse_word(r, word, count + 1, &values[count]))
+      return -1;
+    count++;
+    if (at_end)
+      return count;
+    p++;
+  }
+}
+
+static int grow(bodyio_bodies *b) {
+  const size_t cap = b->cap == 0 ? 4096 : 2 * b->cap;
+  if (cap > SIZE_MAX / (3 * sizeof(double)))
+    return 0;
+  double *pos = realloc(b->pos, cap * 3 * sizeof(double));
+  if (pos != NULL)
+    b->pos = pos;
+  double *mass = realloc(b->mass, cap * sizeof(double));
+  if (mass != NULL)
+    b->mass = mass;
+  if (pos == NULL || mass == NULL)
+    return 0;
+  b->cap = cap;
+  return 1;
+}
+
+/* Handles one line of len bytes: a body, or nothing for a blank line or a
+ * comment. */
+static int read_line(const reader *r, char *line, size_t len,
+                     bodyio_bodies *b) {
+  if (strlen(line) != len) {
+    line_error(r, "contains a NUL byte");
+    return 0;
+  }
+  char *hash = strchr(line, '#');
+  if (hash != NULL)
+    *hash = '\0';
+  double v[MAX_COLUMNS];
+  const int count = parse_columns(r, line, v);
+  if (count <= 0)
+    return count == 0;
+  if (count != 4 && count != MAX_COLUMNS) {
+    line_error(r,
+               "expected 4 columns (x y z m) or 7 (x y z m vx vy vz), "
+               "found %d",
+               count);
+    return 0;
+  }
+  if (!(v[3] > 0)) {
+    line_error(r, "mass (column 4) must be > 0, found %.17g", v[3]);
+    return 0;
+  }
+  if (b->n == b->cap && !grow(b)) {
+    line_error(r, "out of memory");
+    return 0;
+  }
+  memcpy(b->pos + 3 * b->n, v, 3 * sizeof(double));
+  b->mass[b->n++] = v[3];
+  return 1;
+}
+
+static int read_stream(FILE *fp, reader *r, bodyio_bodies *b) {
+  char *line = NULL;
+  size_t size = 0;
+  ssize_t len;
+  int ok = 1;
+  errno = 0;
+  while (ok && (len = getline(&line, &size, fp)) >= 0) {
+    r->line++;
+    ok = read_line(r, line, (size_t)len, b);
+  }
+  free(line);
+  /* getline also stops on an error (EISDIR, ENOMEM): only the end of the
+   * file is a clean end. */
+  if (ok && (ferror(fp) || !feof(fp))) {
+    cli_error("%s:%zu: cannot read: %s", r->path, r->line + 1,
+              errno != 0 ? strerror(errno) : "I/O error");
+    ok = 0;
+  }
+  return ok;
+}
+
+int bodyio_read(const char *path, bodyio_bodies *out) {
+  memset(out, 0, sizeof *out);
+  FILE *fp = fopen(path, "r");
+  if (fp == NULL) {
+    cli_error("%s: cannot open: %s", path, strerror(errno));
+    return 0;
+  }
+  reader r = {path, 0};
+  int ok = read_stream(fp, &r, out);
+  fclose(fp);
+  if (ok && out->n == 0) {
+    cli_error("%s: no bodies (the file is empty or holds only blank lines "
+              "and comments)",
+              path);
+    ok = 0;
+  }
+  return ok;
+}
+
+void bodyio_free(bodyio_bodies *b) {
+  free(b->pos);
+  free(b->mass);
+  memset(b, 0, sizeof *b);
+}
+
+int bodyio_write_forces(FILE *fp, size_t n, const double *acc,
+                        const double *pot) {
+  for (size_t i = 0; i < n; i++)
+    if (fprintf(fp, "%.17g %.17g %.17g %.17g\n", acc[3 * i], acc[3 * i + 1],
+                acc[3 * i + 2], pot[i]) < 0)
+      return 0;
+  return !ferror(fp);
+}
+
+int bodyio_write_bodies(FILE *fp, size_t n, const double *pos,
+                        const double *vel, const double *mass) {
+  for (size_t i = 0; i < n; i++) {
+    const double *x = pos + 3 * i, *v = vel + 3 * i;
+    if (fprintf(fp, "%.17g %.17g %.17g %.17g %.17g %.17g %.17g\n", x[0], x[1],
+                x[2], mass[i], v[0], v[1], v[2]) < 0)
+      return 0;
+  }
+  return !ferror(fp);
+}

@@ -1,0 +1,33 @@
+/* Text files of bodies and forces. A body file has one body a line,
+ * whitespace-separated "x y z m" or "x y z m vx vy vz"; '#' starts a
+ * comment (whole-line or trailing) and blank lines are skipped. Output
+ * numbers are printed with %.17g, so they read back to the same double. */
+#ifndef TFMM_BODYIO_H
+#define TFMM_BODYIO_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+typedef struct bodyio_bodies {
+  size_t n;
+  double *pos;  /* 3n: x0 y0 z0 x1 ... */
+  double *mass; /* n, each > 0 */
+  size_t cap;   /* allocated bodies */
+} bodyio_bodies;
+
+/* Reads every body of path into out (zeroed first; release with
+ * bodyio_free, also after a failure). Velocity columns are checked and
+ * dropped. On failure prints "tilefmm: FILE:LINE: what is wrong" and
+ * returns 0. */
+int bodyio_read(const char *path, bodyio_bodies *out);
+
+void bodyio_free(bodyio_bodies *b);
+
+/* Write "ax ay az phi" and "x y z m vx vy vz" lines. They return 0 when
+ * the stream reports an error (see ferror/errno), else 1. */
+int bodyio_write_forces(FILE *fp, size_t n, const double *acc,
+                        const double *pot);
+int bodyio_write_bodies(FILE *fp, size_t n, const double *pos,
+                        const double *vel, const double *mass);
+
+#endif

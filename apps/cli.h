@@ -1,0 +1,20 @@
+/* Shared by the tilefmm command-line tool: exit codes, error reporting and
+ * the commands' entry points. */
+#ifndef TFMM_CLI_H
+#define TFMM_CLI_H
+
+/* Exit codes: scripts tell a mistake in the command line from a failure. */
+enum { CLI_OK = 0, CLI_RUNTIME_ERROR = 1, CLI_USAGE_ERROR = 2 };
+
+/* Prints "tilefmm: <message>\n" to stderr. */
+void cli_error(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+/* Commands: argv[0] is the command's name, as for main. */
+int cmd_forces(int argc, char **argv);
+int cmd_ic(int argc, char **argv);
+
+#endif

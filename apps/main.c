@@ -1,0 +1,62 @@
+/* tilefmm: the command-line front end of the library. Dispatches to one
+ * command per file (cmd_*.c); only apps/ talks to the terminal. */
+#include "cli.h"
+
+#include "tilefmm.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+void cli_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("tilefmm: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
+static void print_usage(FILE *fp) {
+  fprintf(fp, "Usage: tilefmm COMMAND [options]\n"
+              "\n"
+              "Gravitational N-body forces on the CPU and the GPU.\n"
+              "\n"
+              "Commands:\n"
+              "  forces       accelerations and potentials of the bodies in a "
+              "file\n"
+              "  ic plummer   Plummer-sphere initial conditions\n"
+              "\n"
+              "Options:\n"
+              "  -h, --help   show this help\n"
+              "  --version    show the version and the backends of this build\n"
+              "\n"
+              "See 'tilefmm COMMAND --help' for a command's options.\n");
+}
+
+static void print_version(void) {
+  printf("tilefmm %s (CUDA backend: %s, usable GPUs: %d)\n", tfmm_version(),
+         tfmm_has_cuda() ? "yes" : "no", tfmm_gpu_count());
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    print_usage(stderr);
+    return CLI_USAGE_ERROR;
+  }
+  const char *cmd = argv[1];
+  if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0) {
+    print_usage(stdout);
+    return CLI_OK;
+  }
+  if (strcmp(cmd, "--version") == 0) {
+    print_version();
+    return CLI_OK;
+  }
+  if (strcmp(cmd, "forces") == 0)
+    return cmd_forces(argc - 1, argv + 1);
+  if (strcmp(cmd, "ic") == 0)
+    return cmd_ic(argc - 1, argv + 1);
+  cli_error("unknown command '%s' (try 'tilefmm --help')", cmd);
+  return CLI_USAGE_ERROR;
+}

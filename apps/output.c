@@ -1,0 +1,39 @@
+/* Command output to an atomic file or standard output (see output.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "output.h"
+
+#include "cli.h"
+
+#include <errno.h>
+#include <string.h>
+
+int output_open(output *out, const char *path) {
+  memset(out, 0, sizeof *out);
+  out->fp = stdout;
+  out->name = "standard output";
+  if (path == NULL)
+    return 1;
+  out->name = path;
+  if (!atomic_file_open(&out->af, path))
+    return 0;
+  out->fp = out->af.fp;
+  return 1;
+}
+
+void output_discard(output *out) { atomic_file_discard(&out->af); }
+
+void output_fail(output *out) {
+  cli_error("%s: cannot write: %s", out->name,
+            errno != 0 ? strerror(errno) : "I/O error");
+  output_discard(out);
+}
+
+int output_close(output *out) {
+  if (out->fp != stdout)
+    return atomic_file_commit(&out->af);
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    output_fail(out);
+    return 0;
+  }
+  return 1;
+}

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Everything that needs the GPU, in one call on the GPU machine, from the
+# repository root, with build-h100/ and .devlibs/ carried (see README,
+# "Working on the GPU machine"):
+#   bash bench/device_run.sh [tests|bench|all]
+# Full logs and CSVs go to $OUT/run.tgz; a short table is printed last.
+set -uo pipefail
+what=${1:-all}
+out=${OUT:-/tmp/tilefmm-out}
+run=$out/run
+mkdir -p "$run"
+export LD_LIBRARY_PATH=$PWD/.devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+build=${TILEFMM_DEVICE_BUILD:-build-h100}
+export TFMM_CLI=$PWD/$build/apps/tilefmm
+summary=$run/summary.txt
+: >"$summary"
+
+{
+  date -u +"date: %Y-%m-%dT%H:%M:%SZ"
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm,power.limit \
+    --format=csv
+  nproc | sed 's/^/cpu cores: /'
+} >"$run/device.txt" 2>&1
+cat "$run/device.txt"
+
+if [ "$what" != bench ]; then
+  for t in "$build"/tests/test_* "$build"/tests/cli/test_*; do
+    [ -x "$t" ] || continue
+    name=$(basename "$t")
+    "$t" --jobs 8 >"$run/$name.log" 2>&1
+    rc=$?
+    line=$(grep -a "Synthesis" "$run/$name.log" | tail -1)
+    printf '%-24s rc=%d %s\n' "$name" "$rc" "$line" >>"$summary"
+  done
+  # The kernel's machine code, for counting the inner loop's instructions.
+  cuobjdump -sass "$build/src/libtilefmm.a" >"$run/kernels.sass" 2>&1 ||
+    cuobjdump -sass "$build/src/libtilefmm.so" >"$run/kernels.sass" 2>&1
+fi
+
+if [ "$what" != tests ]; then
+  bash bench/sweep_direct.sh "$build/bench/bench_direct" "$run/csv" \
+    >"$run/bench.log" 2>&1
+  echo "bench rc=$?" >>"$summary"
+fi
+
+tar -C "$out" -czf "$out/run.tgz" run
+echo "==== summary"
+cat "$summary"

@@ -1,0 +1,41 @@
+# Installation: the libraries, the header, the CLI, a CMake package
+# (find_package(tilefmm)) and a pkg-config file.
+include(CMakePackageConfigHelpers)
+
+install(TARGETS tilefmm tilefmm_static
+  EXPORT tilefmmTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/include/tilefmm.h
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(TARGETS tilefmm_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+
+set(TFMM_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/tilefmm)
+install(EXPORT tilefmmTargets
+  NAMESPACE tilefmm::
+  DESTINATION ${TFMM_CMAKE_DIR})
+configure_package_config_file(
+  ${PROJECT_SOURCE_DIR}/cmake/tilefmmConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/tilefmmConfig.cmake
+  INSTALL_DESTINATION ${TFMM_CMAKE_DIR})
+write_basic_package_version_file(
+  ${PROJECT_BINARY_DIR}/tilefmmConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES
+  ${PROJECT_BINARY_DIR}/tilefmmConfig.cmake
+  ${PROJECT_BINARY_DIR}/tilefmmConfigVersion.cmake
+  DESTINATION ${TFMM_CMAKE_DIR})
+
+# pkg-config: the shared library by default; --static adds what the static
+# archive needs.
+if(TILEFMM_HAVE_CUDA)
+  set(TFMM_PC_PRIVATE_LIBS "-L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -ldl -lrt -lpthread -lstdc++ -lgomp -lm")
+else()
+  set(TFMM_PC_PRIVATE_LIBS "-lgomp -lm")
+endif()
+configure_file(${PROJECT_SOURCE_DIR}/cmake/tilefmm.pc.in
+  ${PROJECT_BINARY_DIR}/tilefmm.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/tilefmm.pc
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -1,0 +1,177 @@
+/* tilefmm: gravitational N-body forces on the CPU and the GPU.
+ *
+ * This is the one public header. Every exported name starts with tfmm_.
+ * Units are the caller's: tilefmm never assumes any, except that the
+ * initial-condition generators work in N-body units (G = M = 1, E = -1/4).
+ *
+ * Physics (for every method):
+ *   a_i   =  G sum_{j != i} m_j r_ij / (|r_ij|^2 + eps^2)^(3/2)
+ *   phi_i = -G sum_{j != i} m_j / (|r_ij|^2 + eps^2)^(1/2)
+ * with r_ij = x_j - x_i. The self term is excluded from both sums. With
+ * eps = 0 two distinct bodies at one point are an error naming both.
+ *
+ * Errors are values: every call that can fail returns a tfmm_status, and a
+ * solver keeps a message describing the last failure (tfmm_solver_message).
+ * The library never prints, never exits and keeps no global mutable state.
+ */
+#ifndef TILEFMM_H
+#define TILEFMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TFMM_VERSION_MAJOR 0
+#define TFMM_VERSION_MINOR 1
+#define TFMM_VERSION_PATCH 0
+
+/* Status codes. TFMM_OK is zero; every failure is positive. */
+typedef enum tfmm_status {
+  TFMM_OK = 0,
+  TFMM_ERR_INVALID_ARGUMENT =
+      1,                   /* a parameter or input value is out of range */
+  TFMM_ERR_NO_MEMORY = 2,  /* host or device allocation failed */
+  TFMM_ERR_NO_DEVICE = 3,  /* a GPU was required but none is usable */
+  TFMM_ERR_CUDA = 4,       /* a CUDA runtime call or kernel failed */
+  TFMM_ERR_COINCIDENT = 5, /* two distinct bodies at one point, eps = 0 */
+  TFMM_ERR_NONFINITE = 6,  /* a computed value is NaN or infinite */
+  TFMM_ERR_UNSUPPORTED = 7 /* this build lacks the backend asked for */
+} tfmm_status;
+
+/* Force methods. */
+typedef enum tfmm_method {
+  /* CPU, OpenMP, double precision with compensated (Neumaier) summation:
+   * O(N^2), the truth every accuracy test and validator compares against. */
+  TFMM_METHOD_REFERENCE = 0,
+  /* All pairs in single precision: the tiled CUDA kernel of GPU Gems 3
+   * chapter 31 on the GPU, a vectorised OpenMP loop on the CPU. O(N^2). */
+  TFMM_METHOD_DIRECT = 1
+} tfmm_method;
+
+/* Where the work runs. */
+typedef enum tfmm_device {
+  TFMM_DEVICE_AUTO = 0, /* the GPU when one is usable, else the CPU */
+  TFMM_DEVICE_CPU = 1,
+  TFMM_DEVICE_GPU = 2 /* an error (TFMM_ERR_NO_DEVICE) when there is none */
+} tfmm_device;
+
+/* Solver configuration: fill with tfmm_config_defaults, then change fields. */
+typedef struct tfmm_config {
+  double G;           /* gravitational constant; default 1 (N-body units) */
+  double eps;         /* Plummer softening length, >= 0, in length units;
+                         default 0 */
+  tfmm_method method; /* default TFMM_METHOD_DIRECT */
+  tfmm_device device; /* default TFMM_DEVICE_AUTO */
+  int num_threads;    /* OpenMP threads for CPU work; 0 (default) leaves
+                         OpenMP's own choice (OMP_NUM_THREADS, else all cores) */
+  int gpu_id;         /* CUDA device ordinal; default 0 */
+  /* Tunables of the GPU all-pairs kernel (GPU Gems 3, section 31.4). The
+   * defaults were chosen from measurements on an H100 (bench/results/h100). */
+  int gpu_tile; /* p: bodies per shared-memory tile, and threads per block
+                   row; a multiple of 32 in [32, 1024]; default 128 */
+  int gpu_threads_per_body;  /* q: threads sharing one body's sum over the
+                        tiles, their partial sums combined at the end; a power
+                        of two with p*q <= 1024, or 0 (default) to choose from
+                        N and the GPU's multiprocessor count */
+  int gpu_unroll;            /* inner-loop unroll factor: 1, 2, 4, 8, 16 or 32;
+                                default 8 */
+  int gpu_bodies_per_thread; /* target bodies each thread holds in
+                       registers, sharing each source load: 1, 2 or 4;
+                       default 2 */
+} tfmm_config;
+
+/* Timed phases of one force evaluation (seconds in tfmm_stats.time). */
+typedef enum tfmm_phase {
+  TFMM_PHASE_PREPARE = 0,  /* input checks, packing, coincidence check */
+  TFMM_PHASE_UPLOAD = 1,   /* host to device copies */
+  TFMM_PHASE_NEAR = 2,     /* pairwise interactions (the kernel on the GPU) */
+  TFMM_PHASE_DOWNLOAD = 3, /* device to host copies */
+  TFMM_PHASE_FINISH = 4,   /* unpacking, scaling by G, finiteness checks */
+  TFMM_PHASE_COUNT = 5
+} tfmm_phase;
+
+/* What the last successful evaluation did and how long it took. */
+typedef struct tfmm_stats {
+  tfmm_method method;  /* the method used */
+  tfmm_device device;  /* the device used: TFMM_DEVICE_CPU or _GPU */
+  size_t n;            /* bodies */
+  double interactions; /* body-body interactions evaluated, N (N - 1) for
+                          all pairs */
+  double time[TFMM_PHASE_COUNT]; /* seconds per phase; GPU phases are
+                          measured with CUDA events */
+  double time_total;             /* wall-clock seconds of the whole call */
+  /* GPU kernel parameters actually used (zero on the CPU). */
+  int gpu_tile, gpu_threads_per_body, gpu_unroll, gpu_bodies_per_thread;
+  char device_name[128]; /* "CPU (k threads)" or the GPU's name */
+} tfmm_stats;
+
+typedef struct tfmm_solver tfmm_solver;
+
+/* Fills cfg with the documented defaults. */
+void tfmm_config_defaults(tfmm_config *cfg);
+
+/* Creates a solver. On TFMM_OK, *out is ready. On any other status except
+ * TFMM_ERR_NO_MEMORY, *out is still a handle whose message says what was
+ * wrong (a bad configuration field, no GPU for TFMM_DEVICE_GPU, ...): read
+ * it with tfmm_solver_message, then release it with tfmm_solver_destroy.
+ * With TFMM_ERR_NO_MEMORY, *out is NULL. */
+tfmm_status tfmm_solver_create(tfmm_solver **out, const tfmm_config *cfg);
+
+/* Releases the solver and any device memory it holds. NULL is allowed. */
+void tfmm_solver_destroy(tfmm_solver *solver);
+
+/* Computes accelerations and potentials of n >= 1 bodies.
+ * pos: 3n doubles (x0 y0 z0 x1 ...); mass: n doubles, each > 0;
+ * acc: 3n doubles written; pot: n doubles written, or NULL to skip the
+ * potential. Inputs must be finite. On failure the outputs' contents are
+ * unspecified and the solver's message names the cause (and the body). */
+tfmm_status tfmm_solver_compute(tfmm_solver *solver, size_t n,
+                                const double *pos, const double *mass,
+                                double *acc, double *pot);
+
+/* The message of the last failure, or "" after a success. Never NULL. */
+const char *tfmm_solver_message(const tfmm_solver *solver);
+
+/* Statistics of the last successful tfmm_solver_compute. */
+const tfmm_stats *tfmm_solver_stats(const tfmm_solver *solver);
+
+/* The device the solver resolved to at creation: CPU or GPU. */
+tfmm_device tfmm_solver_device(const tfmm_solver *solver);
+
+/* Number of usable CUDA devices: 0 when there are none or when the library
+ * was built without CUDA. */
+int tfmm_gpu_count(void);
+
+/* Whether this build contains the CUDA backend. */
+int tfmm_has_cuda(void);
+
+/* Short names ("invalid argument", "reference", "gpu", "near", ...). */
+const char *tfmm_status_name(tfmm_status status);
+const char *tfmm_method_name(tfmm_method method);
+const char *tfmm_device_name(tfmm_device device);
+const char *tfmm_phase_name(tfmm_phase phase);
+
+/* Parse "reference"/"direct" and "auto"/"cpu"/"gpu". Return
+ * TFMM_ERR_INVALID_ARGUMENT for anything else, leaving *out unchanged. */
+tfmm_status tfmm_method_parse(const char *name, tfmm_method *out);
+tfmm_status tfmm_device_parse(const char *name, tfmm_device *out);
+
+/* "major.minor.patch" */
+const char *tfmm_version(void);
+
+/* Initial conditions: an isotropic Plummer sphere in N-body units
+ * (G = M = 1, total energy E = -1/4, scale length 3 pi / 16), with equal
+ * masses 1/n, its centre of mass at rest at the origin. Aarseth, Henon &
+ * Wielen (1974), A&A 37, 183. The same (n, seed) gives the same bits on
+ * every machine. pos and vel: 3n doubles; mass: n doubles. */
+tfmm_status tfmm_ic_plummer(size_t n, uint64_t seed, double *pos, double *vel,
+                            double *mass);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TILEFMM_H */

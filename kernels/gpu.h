@@ -1,0 +1,53 @@
+/* The GPU backend as seen from C. Implemented by the .cu files in kernels/, or
+ * by src/gpu_none.c in a build without CUDA. Every function reports failures
+ * through err and releases what it allocated on every path. */
+#ifndef TFMM_GPU_H
+#define TFMM_GPU_H
+
+#include "internal.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tfmm_gpu tfmm_gpu;
+
+/* Parameters of the tiled all-pairs kernel (GPU Gems 3, section 31.4). */
+typedef struct tfmm_gpu_direct_params {
+  int tile;              /* p: bodies per shared-memory tile */
+  int threads_per_body;  /* q, or 0 to choose; set to the value used */
+  int unroll;            /* inner-loop unroll factor */
+  int bodies_per_thread; /* targets in registers per thread */
+  float eps2;            /* softening squared */
+  int potential;         /* whether to accumulate the potential */
+} tfmm_gpu_direct_params;
+
+/* Seconds, measured with CUDA events on the solver's stream. */
+typedef struct tfmm_gpu_times {
+  double upload, kernel, download;
+} tfmm_gpu_times;
+
+/* Devices on which the kernels can run (0 without a driver or device). */
+int tfmm_gpu_device_count(void);
+
+/* Opens the device: a stream, events, its properties. */
+tfmm_status tfmm_gpu_create(tfmm_gpu **out, int device, tfmm_error *err);
+void tfmm_gpu_destroy(tfmm_gpu *gpu);
+const char *tfmm_gpu_name(const tfmm_gpu *gpu);
+
+/* Makes room for n bodies on the device and in pinned host buffers, which
+ * are kept and reused: no allocation per call once large enough. *in and
+ * *out receive the pinned host buffers of 4n floats (xyzm in, acc+phi out). */
+tfmm_status tfmm_gpu_reserve(tfmm_gpu *gpu, size_t n, float **in, float **out,
+                             tfmm_error *err);
+
+/* All pairs over the n bodies in the reserved input buffer, results to the
+ * reserved output buffer: upload, kernel, download, synchronised. */
+tfmm_status tfmm_gpu_direct(tfmm_gpu *gpu, tfmm_gpu_direct_params *params,
+                            size_t n, tfmm_gpu_times *times, tfmm_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,130 @@
+/* Opening a device, and the buffers kept on it between evaluations. */
+#include "gpu_context.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+tfmm_status tfmm_cuda_fail(tfmm_error *err, cudaError_t code, const char *call,
+                           const char *file, int line) {
+  tfmm_status st =
+      code == cudaErrorMemoryAllocation ? TFMM_ERR_NO_MEMORY : TFMM_ERR_CUDA;
+  return tfmm_error_set(err, st, "CUDA error %d (%s) in %s at %s:%d", (int)code,
+                        cudaGetErrorString(code), call, file, line);
+}
+
+/* An empty kernel built for the same targets as the real ones: if it has no
+ * image for a device (too old for the build), no kernel of ours runs there. */
+__global__ void tfmm_probe_kernel() {}
+
+static int device_usable(int device) {
+  tfmm_device_scope scope(device);
+  if (scope.status != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  cudaFuncAttributes attr;
+  cudaError_t e = cudaFuncGetAttributes(&attr, tfmm_probe_kernel);
+  cudaGetLastError(); /* clear a non-sticky error */
+  return e == cudaSuccess;
+}
+
+extern "C" int tfmm_gpu_device_count(void) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  int usable = 0;
+  for (int d = 0; d < count; d++)
+    usable += device_usable(d);
+  return usable;
+}
+
+static tfmm_status open_context(tfmm_gpu *g, tfmm_error *err) {
+  tfmm_device_scope scope(g->device);
+  TFMM_CUDA_TRY(scope.status, err);
+  cudaDeviceProp prop;
+  TFMM_CUDA_TRY(cudaGetDeviceProperties(&prop, g->device), err);
+  snprintf(g->name, sizeof g->name, "%.200s (sm_%d%d, %d SMs)", prop.name,
+           prop.major, prop.minor, prop.multiProcessorCount);
+  g->sm_count = prop.multiProcessorCount;
+  TFMM_CUDA_TRY(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking),
+                err);
+  for (int k = 0; k < 4; k++)
+    TFMM_CUDA_TRY(cudaEventCreate(&g->events[k]), err);
+  return TFMM_OK;
+}
+
+extern "C" tfmm_status tfmm_gpu_create(tfmm_gpu **out, int device,
+                                       tfmm_error *err) {
+  *out = NULL;
+  tfmm_gpu *g = (tfmm_gpu *)calloc(1, sizeof *g);
+  if (g == NULL)
+    return tfmm_error_set(err, TFMM_ERR_NO_MEMORY, "no memory for the GPU");
+  g->device = device;
+  tfmm_status st = open_context(g, err);
+  if (st != TFMM_OK) {
+    tfmm_gpu_destroy(g);
+    return st;
+  }
+  *out = g;
+  return TFMM_OK;
+}
+
+static void release_buffers(tfmm_gpu *g) {
+  cudaFree(g->d_in);
+  cudaFree(g->d_out);
+  cudaFreeHost(g->h_in);
+  cudaFreeHost(g->h_out);
+  g->d_in = g->d_out = NULL;
+  g->h_in = g->h_out = NULL;
+  g->capacity = 0;
+}
+
+extern "C" void tfmm_gpu_destroy(tfmm_gpu *g) {
+  if (g == NULL)
+    return;
+  {
+    tfmm_device_scope scope(g->device);
+    release_buffers(g);
+    for (int k = 0; k < 4; k++)
+      if (g->events[k] != NULL)
+        cudaEventDestroy(g->events[k]);
+    if (g->stream != NULL)
+      cudaStreamDestroy(g->stream);
+    cudaGetLastError();
+  }
+  free(g);
+}
+
+extern "C" const char *tfmm_gpu_name(const tfmm_gpu *g) { return g->name; }
+
+static tfmm_status allocate_buffers(tfmm_gpu *g, size_t n, tfmm_error *err) {
+  size_t bytes = n * sizeof(float4);
+  TFMM_CUDA_TRY(cudaMalloc((void **)&g->d_in, bytes), err);
+  TFMM_CUDA_TRY(cudaMalloc((void **)&g->d_out, bytes), err);
+  TFMM_CUDA_TRY(cudaMallocHost((void **)&g->h_in, bytes), err);
+  TFMM_CUDA_TRY(cudaMallocHost((void **)&g->h_out, bytes), err);
+  g->capacity = n;
+  return TFMM_OK;
+}
+
+extern "C" tfmm_status tfmm_gpu_reserve(tfmm_gpu *g, size_t n, float **in,
+                                        float **out, tfmm_error *err) {
+  if (n > g->capacity) {
+    tfmm_device_scope scope(g->device);
+    TFMM_CUDA_TRY(scope.status, err);
+    release_buffers(g);
+    /* Grow geometrically so that slowly growing inputs reallocate rarely. */
+    size_t want = n + n / 4;
+    tfmm_status st = allocate_buffers(g, want, err);
+    if (st != TFMM_OK) {
+      release_buffers(g);
+      return st;
+    }
+  }
+  *in = g->h_in;
+  *out = g->h_out;
+  return TFMM_OK;
+}

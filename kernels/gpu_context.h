@@ -1,0 +1,53 @@
+/* The device context behind tfmm_gpu, shared by the .cu files. */
+#ifndef TFMM_GPU_CONTEXT_H
+#define TFMM_GPU_CONTEXT_H
+
+#include "gpu.h"
+
+#include <cuda_runtime.h>
+
+struct tfmm_gpu {
+  int device;
+  int sm_count;
+  char name[256];
+  cudaStream_t stream;
+  cudaEvent_t events[4];
+  /* Buffers for `capacity` bodies, kept across evaluations. */
+  size_t capacity;
+  float4 *d_in, *d_out; /* device: xyzm in, (a, phi) out */
+  float *h_in, *h_out;  /* pinned host staging of the same */
+};
+
+/* Records a failed CUDA call in err and returns TFMM_ERR_CUDA (or
+ * TFMM_ERR_NO_MEMORY for an allocation failure). */
+tfmm_status tfmm_cuda_fail(tfmm_error *err, cudaError_t code, const char *call,
+                           const char *file, int line);
+
+/* Returns from the enclosing function when a CUDA call fails. Callers free
+ * what they hold before returning, or keep it owned by the context so that
+ * tfmm_gpu_destroy releases it. */
+#define TFMM_CUDA_TRY(call, err)                                               \
+  do {                                                                         \
+    cudaError_t tfmm_code_ = (call);                                           \
+    if (tfmm_code_ != cudaSuccess)                                             \
+      return tfmm_cuda_fail((err), tfmm_code_, #call, __FILE__, __LINE__);     \
+  } while (0)
+
+/* Makes gpu->device current for a scope and restores the caller's device
+ * afterwards, so that the library does not change the application's
+ * current device. */
+struct tfmm_device_scope {
+  int previous;
+  cudaError_t status;
+  explicit tfmm_device_scope(int device) : previous(-1) {
+    if (cudaGetDevice(&previous) != cudaSuccess)
+      previous = -1;
+    status = cudaSetDevice(device);
+  }
+  ~tfmm_device_scope() {
+    if (previous >= 0)
+      cudaSetDevice(previous);
+  }
+};
+
+#endif

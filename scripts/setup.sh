@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs what tilefmm needs on Debian 12, then configures and builds it in
+# build/. Sourced by scripts/main and scripts/test; also usable alone.
+# As root it runs apt-get itself; otherwise it prints the apt-get line and
+# stops. The CUDA toolkit (nvcc) is optional: without it the CPU backend is
+# built; with it the GPU backend too, whether or not a GPU is present.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${TILEFMM_BUILD_DIR:-$root/build}
+
+packages=(build-essential cmake pkg-config libcriterion-dev clang-format)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+    missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -eq 0 ]; then
+    echo "setup: installing ${missing[*]}" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "setup: missing packages; run this, then try again:" >&2
+    echo "  sudo apt-get install -y ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+
+# nvcc is usually not on PATH after a toolkit install.
+if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
+  export PATH=/usr/local/cuda/bin:$PATH
+fi
+
+werror=OFF
+[ "${CI:-}" = "true" ] && werror=ON
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release \
+  -DTILEFMM_WERROR=$werror >/dev/null
+cmake --build "$build" -j "$(nproc)"

@@ -1,0 +1,88 @@
+#include "bodies.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+tfmm_status tfmm_bodies_check(size_t n, const double *pos, const double *mass,
+                              tfmm_error *err) {
+  for (size_t i = 0; i < n; i++) {
+    const double *x = pos + 3 * i;
+    if (!isfinite(x[0]) || !isfinite(x[1]) || !isfinite(x[2]))
+      return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                            "body %zu: position (%g, %g, %g) is not finite", i,
+                            x[0], x[1], x[2]);
+    if (!isfinite(mass[i]) || !(mass[i] > 0))
+      return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                            "body %zu: mass %g is not finite and positive", i,
+                            mass[i]);
+  }
+  return TFMM_OK;
+}
+
+void tfmm_bodies_center(size_t n, const double *pos, double center[3]) {
+  for (int k = 0; k < 3; k++) {
+    double lo = pos[k], hi = pos[k];
+    for (size_t i = 1; i < n; i++) {
+      double v = pos[3 * i + k];
+      lo = v < lo ? v : lo;
+      hi = v > hi ? v : hi;
+    }
+    center[k] = 0.5 * (lo + hi);
+  }
+}
+
+void tfmm_bodies_pack_f32(size_t n, const double *pos, const double *mass,
+                          const double center[3], float *xyzm) {
+#pragma omp parallel for schedule(static)
+  for (size_t i = 0; i < n; i++) {
+    xyzm[4 * i + 0] = (float)(pos[3 * i + 0] - center[0]);
+    xyzm[4 * i + 1] = (float)(pos[3 * i + 1] - center[1]);
+    xyzm[4 * i + 2] = (float)(pos[3 * i + 2] - center[2]);
+    xyzm[4 * i + 3] = (float)mass[i];
+  }
+}
+
+typedef struct point_key {
+  double x, y, z;
+  size_t index;
+} point_key;
+
+/* Lexicographic on (x, y, z), then by index, so that equal points sit
+ * together in index order and the smallest pair is found first. */
+static int compare_keys(const void *pa, const void *pb) {
+  const point_key *a = pa, *b = pb;
+  if (a->x != b->x)
+    return a->x < b->x ? -1 : 1;
+  if (a->y != b->y)
+    return a->y < b->y ? -1 : 1;
+  if (a->z != b->z)
+    return a->z < b->z ? -1 : 1;
+  return (a->index > b->index) - (a->index < b->index);
+}
+
+int tfmm_bodies_find_coincident(size_t n, const double *xyz, size_t stride,
+                                size_t *i, size_t *j) {
+  if (n < 2)
+    return 0;
+  point_key *keys = malloc(n * sizeof *keys);
+  if (keys == NULL)
+    return -1;
+  for (size_t k = 0; k < n; k++)
+    keys[k] = (point_key){xyz[stride * k], xyz[stride * k + 1],
+                          xyz[stride * k + 2], k};
+  qsort(keys, n, sizeof *keys, compare_keys);
+  int found = 0;
+  for (size_t k = 1; k < n; k++) {
+    const point_key *a = &keys[k - 1], *b = &keys[k];
+    if (a->x == b->x && a->y == b->y && a->z == b->z) {
+      /* Keep the pair with the smallest first index over all groups. */
+      if (!found || a->index < *i || (a->index == *i && b->index < *j)) {
+        *i = a->index;
+        *j = b->index;
+      }
+      found = 1;
+    }
+  }
+  free(keys);
+  return found;
+}

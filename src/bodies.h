@@ -1,0 +1,28 @@
+/* Input checks and packing of bodies, shared by every method. */
+#ifndef TFMM_BODIES_H
+#define TFMM_BODIES_H
+
+#include "internal.h"
+
+/* Every coordinate finite, every mass finite and > 0; names the first bad
+ * body. */
+tfmm_status tfmm_bodies_check(size_t n, const double *pos, const double *mass,
+                              tfmm_error *err);
+
+/* The centre of the bodies' bounding box. Positions are shifted by it
+ * before they are rounded to single precision, so that a system far from
+ * the origin keeps its relative precision. */
+void tfmm_bodies_center(size_t n, const double *pos, double center[3]);
+
+/* xyzm[4i..4i+3] = (x - c, y - c, z - c, m) in single precision. */
+void tfmm_bodies_pack_f32(size_t n, const double *pos, const double *mass,
+                          const double center[3], float *xyzm);
+
+/* Looks for two bodies at one point. xyz holds n points with the given
+ * stride in doubles (3 for positions, 4 for packed xyzm converted back).
+ * Returns 1 and the two smallest indices of such a pair, else 0. Sorting:
+ * O(n log n). On allocation failure returns -1. */
+int tfmm_bodies_find_coincident(size_t n, const double *xyz, size_t stride,
+                                size_t *i, size_t *j);
+
+#endif

@@ -1,0 +1,36 @@
+/* The GPU backend of a build without CUDA: there is no device, and every
+ * request for one says so. */
+#include "gpu.h"
+
+static tfmm_status unsupported(tfmm_error *err) {
+  return tfmm_error_set(err, TFMM_ERR_UNSUPPORTED,
+                        "this tilefmm was built without CUDA "
+                        "(configure with TILEFMM_CUDA=ON)");
+}
+
+int tfmm_gpu_device_count(void) { return 0; }
+
+tfmm_status tfmm_gpu_create(tfmm_gpu **out, int device, tfmm_error *err) {
+  (void)device;
+  *out = NULL;
+  return unsupported(err);
+}
+
+void tfmm_gpu_destroy(tfmm_gpu *gpu) { (void)gpu; }
+
+const char *tfmm_gpu_name(const tfmm_gpu *gpu) {
+  (void)gpu;
+  return "none";
+}
+
+tfmm_status tfmm_gpu_reserve(tfmm_gpu *gpu, size_t n, float **in, float **out,
+                             tfmm_error *err) {
+  (void)gpu, (void)n, (void)in, (void)out;
+  return unsupported(err);
+}
+
+tfmm_status tfmm_gpu_direct(tfmm_gpu *gpu, tfmm_gpu_direct_params *params,
+                            size_t n, tfmm_gpu_times *times, tfmm_error *err) {
+  (void)gpu, (void)params, (void)n, (void)times;
+  return unsupported(err);
+}

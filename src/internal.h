@@ -1,0 +1,36 @@
+/* Internal declarations shared by the library's C and CUDA sources. */
+#ifndef TFMM_INTERNAL_H
+#define TFMM_INTERNAL_H
+
+#include "tilefmm.h"
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TFMM_MESSAGE_SIZE 512
+
+/* An error message buffer; stages report failures through one of these so
+ * that they never print and stay usable without a solver. */
+typedef struct tfmm_error {
+  char message[TFMM_MESSAGE_SIZE];
+} tfmm_error;
+
+/* Formats the message into err (if not NULL) and returns status. */
+tfmm_status tfmm_error_set(tfmm_error *err, tfmm_status status, const char *fmt,
+                           ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Seconds on a monotonic clock. */
+double tfmm_wtime(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

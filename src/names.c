@@ -1,0 +1,85 @@
+/* Names, parsing, version and error formatting: small, table-driven. */
+#include "internal.h"
+
+#include <omp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const status_names[] = {"ok",
+                                           "invalid argument",
+                                           "out of memory",
+                                           "no GPU",
+                                           "CUDA error",
+                                           "coincident bodies",
+                                           "non-finite value",
+                                           "unsupported in this build"};
+
+static const char *const method_names[] = {"reference", "direct"};
+static const char *const device_names[] = {"auto", "cpu", "gpu"};
+static const char *const phase_names[] = {"prepare", "upload", "near",
+                                          "download", "finish"};
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+static const char *lookup(const char *const *names, size_t count, int index) {
+  if (index < 0 || (size_t)index >= count)
+    return "unknown";
+  return names[index];
+}
+
+static int find(const char *const *names, size_t count, const char *name) {
+  if (name == NULL)
+    return -1;
+  for (size_t i = 0; i < count; i++)
+    if (strcmp(names[i], name) == 0)
+      return (int)i;
+  return -1;
+}
+
+const char *tfmm_status_name(tfmm_status status) {
+  return lookup(status_names, COUNT(status_names), (int)status);
+}
+
+const char *tfmm_method_name(tfmm_method method) {
+  return lookup(method_names, COUNT(method_names), (int)method);
+}
+
+const char *tfmm_device_name(tfmm_device device) {
+  return lookup(device_names, COUNT(device_names), (int)device);
+}
+
+const char *tfmm_phase_name(tfmm_phase phase) {
+  return lookup(phase_names, COUNT(phase_names), (int)phase);
+}
+
+tfmm_status tfmm_method_parse(const char *name, tfmm_method *out) {
+  int i = find(method_names, COUNT(method_names), name);
+  if (i < 0)
+    return TFMM_ERR_INVALID_ARGUMENT;
+  *out = (tfmm_method)i;
+  return TFMM_OK;
+}
+
+tfmm_status tfmm_device_parse(const char *name, tfmm_device *out) {
+  int i = find(device_names, COUNT(device_names), name);
+  if (i < 0)
+    return TFMM_ERR_INVALID_ARGUMENT;
+  *out = (tfmm_device)i;
+  return TFMM_OK;
+}
+
+const char *tfmm_version(void) { return TFMM_VERSION_STRING; }
+
+tfmm_status tfmm_error_set(tfmm_error *err, tfmm_status status, const char *fmt,
+                           ...) {
+  if (err != NULL) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+  }
+  return status;
+}
+
+double tfmm_wtime(void) { return omp_get_wtime(); }

@@ -1,0 +1,342 @@
+/* The solver handle: configuration, device choice, dispatch to a method,
+ * statistics and the message of the last failure. */
+#include "bodies.h"
+#include "gpu.h"
+#include "internal.h"
+#include "nearfield/direct_cpu.h"
+#include "nearfield/reference.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct tfmm_solver {
+  tfmm_config cfg;
+  tfmm_device device; /* resolved: CPU or GPU */
+  tfmm_stats stats;
+  tfmm_error err;
+  tfmm_gpu *gpu;
+  /* CPU packing buffers, kept between calls (the GPU has pinned ones). */
+  float *cpu_in, *cpu_out;
+  size_t cpu_capacity;
+};
+
+void tfmm_config_defaults(tfmm_config *cfg) {
+  *cfg = (tfmm_config){
+      .G = 1.0,
+      .eps = 0.0,
+      .method = TFMM_METHOD_DIRECT,
+      .device = TFMM_DEVICE_AUTO,
+      .num_threads = 0,
+      .gpu_id = 0,
+      .gpu_tile = 128,
+      .gpu_threads_per_body = 0,
+      .gpu_unroll = 8,
+      .gpu_bodies_per_thread = 2,
+  };
+}
+
+static int is_power_of_two(int v) { return v > 0 && (v & (v - 1)) == 0; }
+
+static tfmm_status check_config(const tfmm_config *c, tfmm_error *err) {
+  const tfmm_status bad = TFMM_ERR_INVALID_ARGUMENT;
+  if (!isfinite(c->G) || !(c->G > 0))
+    return tfmm_error_set(err, bad, "G = %g: must be finite and > 0", c->G);
+  if (!isfinite(c->eps) || c->eps < 0)
+    return tfmm_error_set(err, bad, "eps = %g: must be finite and >= 0",
+                          c->eps);
+  if (c->method != TFMM_METHOD_REFERENCE && c->method != TFMM_METHOD_DIRECT)
+    return tfmm_error_set(err, bad, "method %d is unknown", (int)c->method);
+  if (c->device < TFMM_DEVICE_AUTO || c->device > TFMM_DEVICE_GPU)
+    return tfmm_error_set(err, bad, "device %d is unknown", (int)c->device);
+  if (c->method == TFMM_METHOD_REFERENCE && c->device == TFMM_DEVICE_GPU)
+    return tfmm_error_set(err, bad,
+                          "the reference method runs on the CPU only");
+  if (c->num_threads < 0)
+    return tfmm_error_set(err, bad, "num_threads = %d: must be >= 0",
+                          c->num_threads);
+  if (c->gpu_id < 0)
+    return tfmm_error_set(err, bad, "gpu_id = %d: must be >= 0", c->gpu_id);
+  if (c->gpu_tile < 32 || c->gpu_tile > 1024 || c->gpu_tile % 32 != 0)
+    return tfmm_error_set(err, bad,
+                          "gpu_tile = %d: must be a multiple of 32 in "
+                          "[32, 1024]",
+                          c->gpu_tile);
+  int q = c->gpu_threads_per_body;
+  if (q != 0 && (!is_power_of_two(q) || q * c->gpu_tile > 1024))
+    return tfmm_error_set(err, bad,
+                          "gpu_threads_per_body = %d: must be 0 or a power "
+                          "of two with gpu_tile * q <= 1024 (gpu_tile = %d)",
+                          q, c->gpu_tile);
+  if (!is_power_of_two(c->gpu_unroll) || c->gpu_unroll > 32)
+    return tfmm_error_set(err, bad,
+                          "gpu_unroll = %d: must be 1, 2, 4, 8, 16 or 32",
+                          c->gpu_unroll);
+  int r = c->gpu_bodies_per_thread;
+  if (r != 1 && r != 2 && r != 4)
+    return tfmm_error_set(err, bad,
+                          "gpu_bodies_per_thread = %d: must be 1, 2 or 4", r);
+  return TFMM_OK;
+}
+
+static tfmm_status open_device(tfmm_solver *s) {
+  const tfmm_config *c = &s->cfg;
+  int want_gpu = c->method != TFMM_METHOD_REFERENCE &&
+                 (c->device == TFMM_DEVICE_GPU ||
+                  (c->device == TFMM_DEVICE_AUTO && tfmm_gpu_count() > 0));
+  s->device = want_gpu ? TFMM_DEVICE_GPU : TFMM_DEVICE_CPU;
+  if (!want_gpu)
+    return TFMM_OK;
+  if (!tfmm_has_cuda())
+    return tfmm_error_set(&s->err, TFMM_ERR_NO_DEVICE,
+                          "device gpu: this tilefmm was built without CUDA");
+  int count = tfmm_gpu_device_count();
+  if (count <= c->gpu_id)
+    return tfmm_error_set(&s->err, TFMM_ERR_NO_DEVICE,
+                          "device gpu: no usable CUDA device %d "
+                          "(%d found)",
+                          c->gpu_id, count);
+  return tfmm_gpu_create(&s->gpu, c->gpu_id, &s->err);
+}
+
+tfmm_status tfmm_solver_create(tfmm_solver **out, const tfmm_config *cfg) {
+  if (out == NULL)
+    return TFMM_ERR_INVALID_ARGUMENT;
+  tfmm_solver *s = calloc(1, sizeof *s);
+  *out = s;
+  if (s == NULL)
+    return TFMM_ERR_NO_MEMORY;
+  if (cfg == NULL)
+    return tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
+                          "configuration is NULL");
+  s->cfg = *cfg;
+  tfmm_status st = check_config(&s->cfg, &s->err);
+  if (st == TFMM_OK)
+    st = open_device(s);
+  return st;
+}
+
+void tfmm_solver_destroy(tfmm_solver *s) {
+  if (s == NULL)
+    return;
+  tfmm_gpu_destroy(s->gpu);
+  free(s->cpu_in);
+  free(s->cpu_out);
+  free(s);
+}
+
+const char *tfmm_solver_message(const tfmm_solver *s) {
+  return s == NULL ? "solver is NULL" : s->err.message;
+}
+
+const tfmm_stats *tfmm_solver_stats(const tfmm_solver *s) {
+  return s == NULL ? NULL : &s->stats;
+}
+
+tfmm_device tfmm_solver_device(const tfmm_solver *s) {
+  return s == NULL ? TFMM_DEVICE_CPU : s->device;
+}
+
+int tfmm_gpu_count(void) { return tfmm_gpu_device_count(); }
+
+int tfmm_has_cuda(void) {
+#ifdef TFMM_HAVE_CUDA
+  return 1;
+#else
+  return 0;
+#endif
+}
+
+/* With eps = 0 a pair at one point has an infinite force: refuse it. The
+ * single-precision methods check the points they will really use. */
+static tfmm_status check_distinct(tfmm_solver *s, size_t n, const double *xyz,
+                                  size_t stride, const char *what) {
+  size_t i = 0, j = 0;
+  int found = tfmm_bodies_find_coincident(n, xyz, stride, &i, &j);
+  if (found < 0)
+    return tfmm_error_set(&s->err, TFMM_ERR_NO_MEMORY,
+                          "no memory for the coincidence check of %zu bodies",
+                          n);
+  if (found)
+    return tfmm_error_set(&s->err, TFMM_ERR_COINCIDENT,
+                          "bodies %zu and %zu are at one point%s and eps = 0: "
+                          "their force is infinite (set eps > 0)",
+                          i, j, what);
+  return TFMM_OK;
+}
+
+static tfmm_status run_reference(tfmm_solver *s, size_t n, const double *pos,
+                                 const double *mass, double *acc, double *pot) {
+  double t0 = tfmm_wtime();
+  if (s->cfg.eps == 0) {
+    tfmm_status st = check_distinct(s, n, pos, 3, "");
+    if (st != TFMM_OK)
+      return st;
+  }
+  double t1 = tfmm_wtime();
+  tfmm_reference_compute(n, pos, mass, s->cfg.G, s->cfg.eps, acc, pot);
+  s->stats.time[TFMM_PHASE_PREPARE] = t1 - t0;
+  s->stats.time[TFMM_PHASE_NEAR] = tfmm_wtime() - t1;
+  return TFMM_OK;
+}
+
+static tfmm_status reserve_cpu(tfmm_solver *s, size_t n) {
+  if (n <= s->cpu_capacity)
+    return TFMM_OK;
+  float *in = realloc(s->cpu_in, 4 * n * sizeof *in);
+  if (in != NULL)
+    s->cpu_in = in;
+  float *out = realloc(s->cpu_out, 4 * n * sizeof *out);
+  if (out != NULL)
+    s->cpu_out = out;
+  if (in == NULL || out == NULL)
+    return tfmm_error_set(&s->err, TFMM_ERR_NO_MEMORY,
+                          "no memory for %zu bodies", n);
+  s->cpu_capacity = n;
+  return TFMM_OK;
+}
+
+/* Single-precision packed bodies, back in double for the coincidence
+ * check: two bodies may differ in double yet meet in float. */
+static tfmm_status check_distinct_f32(tfmm_solver *s, size_t n,
+                                      const float *xyzm) {
+  double *xyz = malloc(4 * n * sizeof *xyz);
+  if (xyz == NULL)
+    return tfmm_error_set(&s->err, TFMM_ERR_NO_MEMORY,
+                          "no memory for the coincidence check");
+  for (size_t k = 0; k < 4 * n; k++)
+    xyz[k] = xyzm[k];
+  tfmm_status st = check_distinct(s, n, xyz, 4, " in single precision");
+  free(xyz);
+  return st;
+}
+
+/* Scales by G into the caller's arrays and refuses non-finite results. */
+static tfmm_status finish_direct(tfmm_solver *s, size_t n, const float *res,
+                                 double *acc, double *pot) {
+  const double G = s->cfg.G;
+  size_t bad = n;
+#pragma omp parallel for schedule(static) reduction(min : bad)
+  for (size_t i = 0; i < n; i++) {
+    for (int k = 0; k < 3; k++)
+      acc[3 * i + k] = G * (double)res[4 * i + k];
+    if (pot != NULL)
+      pot[i] = G * (double)res[4 * i + 3];
+    if (!isfinite(res[4 * i]) || !isfinite(res[4 * i + 1]) ||
+        !isfinite(res[4 * i + 2]) || !isfinite(res[4 * i + 3]))
+      bad = i < bad ? i : bad;
+  }
+  if (bad < n)
+    return tfmm_error_set(&s->err, TFMM_ERR_NONFINITE,
+                          "body %zu: force is not finite in single precision "
+                          "(bodies nearly coincident with eps = 0?)",
+                          bad);
+  return TFMM_OK;
+}
+
+static tfmm_status run_direct(tfmm_solver *s, size_t n, const double *pos,
+                              const double *mass, double *acc, double *pot) {
+  double t0 = tfmm_wtime();
+  float *in = NULL, *out = NULL;
+  tfmm_status st = s->device == TFMM_DEVICE_GPU
+                       ? tfmm_gpu_reserve(s->gpu, n, &in, &out, &s->err)
+                       : reserve_cpu(s, n);
+  if (st != TFMM_OK)
+    return st;
+  if (s->device == TFMM_DEVICE_CPU) {
+    in = s->cpu_in;
+    out = s->cpu_out;
+  }
+  double center[3];
+  tfmm_bodies_center(n, pos, center);
+  tfmm_bodies_pack_f32(n, pos, mass, center, in);
+  if (s->cfg.eps == 0 && (st = check_distinct_f32(s, n, in)) != TFMM_OK)
+    return st;
+  const float eps2 = (float)(s->cfg.eps * s->cfg.eps);
+  double t1 = tfmm_wtime();
+  s->stats.time[TFMM_PHASE_PREPARE] = t1 - t0;
+  if (s->device == TFMM_DEVICE_GPU) {
+    tfmm_gpu_direct_params p = {s->cfg.gpu_tile,
+                                s->cfg.gpu_threads_per_body,
+                                s->cfg.gpu_unroll,
+                                s->cfg.gpu_bodies_per_thread,
+                                eps2,
+                                pot != NULL};
+    tfmm_gpu_times t;
+    if ((st = tfmm_gpu_direct(s->gpu, &p, n, &t, &s->err)) != TFMM_OK)
+      return st;
+    s->stats.time[TFMM_PHASE_UPLOAD] = t.upload;
+    s->stats.time[TFMM_PHASE_NEAR] = t.kernel;
+    s->stats.time[TFMM_PHASE_DOWNLOAD] = t.download;
+    s->stats.gpu_tile = p.tile;
+    s->stats.gpu_threads_per_body = p.threads_per_body;
+    s->stats.gpu_unroll = p.unroll;
+    s->stats.gpu_bodies_per_thread = p.bodies_per_thread;
+  } else {
+    if (tfmm_direct_cpu_compute(n, in, eps2, out) != 0)
+      return tfmm_error_set(&s->err, TFMM_ERR_NO_MEMORY,
+                            "no memory for %zu bodies", n);
+    s->stats.time[TFMM_PHASE_NEAR] = tfmm_wtime() - t1;
+  }
+  double t2 = tfmm_wtime();
+  st = finish_direct(s, n, out, acc, pot);
+  s->stats.time[TFMM_PHASE_FINISH] = tfmm_wtime() - t2;
+  return st;
+}
+
+static tfmm_status check_call(tfmm_solver *s, size_t n, const double *pos,
+                              const double *mass, const double *acc) {
+  if (n == 0)
+    return tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT, "no bodies");
+  if (pos == NULL || mass == NULL || acc == NULL)
+    return tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
+                          "positions, masses and accelerations must not be "
+                          "NULL");
+  if (n > ((size_t)1 << 31) - 1)
+    return tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
+                          "%zu bodies: at most 2^31 - 1 are supported", n);
+  if (s->cfg.method == TFMM_METHOD_DIRECT && s->device == TFMM_DEVICE_GPU &&
+      s->gpu == NULL)
+    return tfmm_error_set(&s->err, TFMM_ERR_NO_DEVICE,
+                          "the solver has no GPU (creation failed)");
+  return tfmm_bodies_check(n, pos, mass, &s->err);
+}
+
+static void describe_device(tfmm_solver *s) {
+  tfmm_stats *st = &s->stats;
+  if (s->device == TFMM_DEVICE_GPU)
+    snprintf(st->device_name, sizeof st->device_name, "GPU %d: %s",
+             s->cfg.gpu_id, tfmm_gpu_name(s->gpu));
+  else
+    snprintf(st->device_name, sizeof st->device_name, "CPU (%d threads)",
+             omp_get_max_threads());
+}
+
+tfmm_status tfmm_solver_compute(tfmm_solver *s, size_t n, const double *pos,
+                                const double *mass, double *acc, double *pot) {
+  if (s == NULL)
+    return TFMM_ERR_INVALID_ARGUMENT;
+  double t0 = tfmm_wtime();
+  s->err.message[0] = '\0';
+  tfmm_status st = check_call(s, n, pos, mass, acc);
+  if (st != TFMM_OK)
+    return st;
+  /* omp_set_num_threads changes only this thread's setting: restore it. */
+  int saved_threads = omp_get_max_threads();
+  if (s->cfg.num_threads > 0)
+    omp_set_num_threads(s->cfg.num_threads);
+  tfmm_stats fresh = {.method = s->cfg.method, .device = s->device, .n = n};
+  s->stats = fresh;
+  describe_device(s);
+  st = s->cfg.method == TFMM_METHOD_REFERENCE
+           ? run_reference(s, n, pos, mass, acc, pot)
+           : run_direct(s, n, pos, mass, acc, pot);
+  omp_set_num_threads(saved_threads);
+  if (st != TFMM_OK)
+    return st;
+  s->stats.interactions = (double)n * (double)(n - 1);
+  s->stats.time_total = tfmm_wtime() - t0;
+  return TFMM_OK;
+}

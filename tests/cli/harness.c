@@ -1,0 +1,198 @@
+/* Test harness for the tilefmm tool (see harness.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "harness.h"
+
+#include <criterion/criterion.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define MAX_ARGS 32
+
+/* Criterion runs each test in its own process: one directory each. */
+static char scratch[512];
+
+void scratch_make(void) {
+  const char *tmp = getenv("TMPDIR");
+  snprintf(scratch, sizeof scratch, "%s/tfmm-cli-XXXXXX",
+           tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
+  cr_assert_not_null(mkdtemp(scratch), "mkdtemp failed");
+}
+
+void scratch_remove(void) {
+  DIR *dir = opendir(scratch);
+  if (dir == NULL)
+    return;
+  struct dirent *e;
+  char path[1024];
+  while ((e = readdir(dir)) != NULL) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+      continue;
+    snprintf(path, sizeof path, "%s/%s", scratch, e->d_name);
+    remove(path); /* files, and the empty directories tests make */
+  }
+  closedir(dir);
+  rmdir(scratch);
+}
+
+/* Internal calls use their own buffers, so that they never overwrite a
+ * path the caller got from sp. */
+typedef struct path_buf {
+  char s[1024];
+} path_buf;
+
+static const char *path_in(path_buf *buf, const char *name) {
+  snprintf(buf->s, sizeof buf->s, "%s/%s", scratch, name);
+  return buf->s;
+}
+
+const char *sp(const char *name) {
+  static path_buf ring[8];
+  static int next;
+  return path_in(&ring[next++ % 8], name);
+}
+
+void write_file(const char *name, const char *bytes, size_t len) {
+  path_buf buf;
+  FILE *fp = fopen(path_in(&buf, name), "wb");
+  cr_assert_not_null(fp, "cannot create %s", name);
+  cr_assert_eq(fwrite(bytes, 1, len, fp), len);
+  cr_assert_eq(fclose(fp), 0);
+}
+
+void write_text(const char *name, const char *text) {
+  write_file(name, text, strlen(text));
+}
+
+char *read_text(const char *name) {
+  path_buf path;
+  FILE *fp = fopen(path_in(&path, name), "rb");
+  if (fp == NULL)
+    return NULL;
+  size_t cap = 4096, len = 0, got;
+  char *buf = malloc(cap);
+  while ((got = fread(buf + len, 1, cap - len - 1, fp)) > 0) {
+    len += got;
+    if (len + 1 == cap)
+      buf = realloc(buf, cap *= 2);
+  }
+  fclose(fp);
+  buf[len] = '\0';
+  return buf;
+}
+
+int exists(const char *name) {
+  struct stat st;
+  path_buf buf;
+  return lstat(path_in(&buf, name), &st) == 0;
+}
+
+void assert_no_temporaries(void) {
+  DIR *dir = opendir(scratch);
+  cr_assert_not_null(dir);
+  struct dirent *e;
+  while ((e = readdir(dir)) != NULL)
+    cr_assert(e->d_name[0] != '.' || strcmp(e->d_name, ".") == 0 ||
+                  strcmp(e->d_name, "..") == 0,
+              "temporary left behind: %s", e->d_name);
+  closedir(dir);
+}
+
+int run_argv(const char *const *args) {
+  char *argv[MAX_ARGS + 2];
+  int argc = 0;
+  argv[argc++] = (char *)TFMM_CLI_PATH;
+  for (; args[argc - 1] != NULL; argc++) {
+    cr_assert(argc <= MAX_ARGS);
+    argv[argc] = (char *)args[argc - 1];
+  }
+  argv[argc] = NULL;
+
+  path_buf out, err_path;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, path_in(&out, "stdout.txt"),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, 2, path_in(&err_path, "stderr.txt"),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid;
+  const int err = posix_spawn(&pid, TFMM_CLI_PATH, &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  cr_assert_eq(err, 0, "cannot run %s: %s", TFMM_CLI_PATH, strerror(err));
+  int status;
+  cr_assert_eq(waitpid(pid, &status, 0), pid);
+  if (WIFSIGNALED(status))
+    return 128 + WTERMSIG(status);
+  return WEXITSTATUS(status);
+}
+
+static void assert_file_has(const char *name, const char *text) {
+  char *all = read_text(name);
+  cr_assert_not_null(all);
+  cr_assert_not_null(strstr(all, text), "%s lacks '%s':\n%s", name, text, all);
+  free(all);
+}
+
+void assert_stderr_has(const char *text) {
+  assert_file_has("stderr.txt", text);
+}
+void assert_stdout_has(const char *text) {
+  assert_file_has("stdout.txt", text);
+}
+
+void expect_failure(const char *const *args, int code, const char *needle,
+                    const char *needle2) {
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass == 1)
+      write_text("out.txt", PRECIOUS);
+    const int rc = run_argv(args);
+    cr_assert_eq(rc, code, "exit code %d, want %d", rc, code);
+    assert_stderr_has(needle);
+    if (needle2 != NULL)
+      assert_stderr_has(needle2);
+    char *out = read_text("out.txt");
+    if (pass == 0)
+      cr_assert_null(out, "out.txt was created");
+    else
+      cr_assert_str_eq(out, PRECIOUS, "out.txt was changed");
+    free(out);
+    assert_no_temporaries();
+  }
+}
+
+table *read_table(const char *name, int cols) {
+  char *text = read_text(name);
+  cr_assert_not_null(text, "%s was not written", name);
+  table *t = calloc(1, sizeof *t);
+  for (char *line = strtok(text, "\n"); line != NULL;
+       line = strtok(NULL, "\n")) {
+    if (line[0] == '#')
+      continue;
+    cr_assert_lt(t->rows, TABLE_ROWS);
+    char *p = line, *end;
+    for (int c = 0; c < cols; c++, p = end) {
+      t->v[t->rows][c] = strtod(p, &end);
+      cr_assert_neq(p, end, "%s: bad line '%s'", name, line);
+    }
+    cr_assert_eq(strspn(p, " \t"), strlen(p), "%s: extra words in '%s'", name,
+                 line);
+    t->rows++;
+  }
+  free(text);
+  return t;
+}
+
+void assert_close(double got, double want, double rel, const char *what) {
+  cr_assert(fabs(got - want) <= rel * fmax(fabs(want), 1e-300),
+            "%s: got %.17g, want %.17g", what, got, want);
+}

@@ -1,0 +1,58 @@
+/* Running the tilefmm tool in the tests: a scratch directory per test, the
+ * tool spawned as a child with its standard output and error captured in
+ * files there, and readers for what it writes. */
+#ifndef TFMM_CLI_HARNESS_H
+#define TFMM_CLI_HARNESS_H
+
+#include <stddef.h>
+
+/* What a failing command must leave unchanged in an existing out.txt. */
+#define PRECIOUS "precious contents\n"
+
+/* Suite .init and .fini: make and remove the test's scratch directory. */
+void scratch_make(void);
+void scratch_remove(void);
+
+/* The path of name in the scratch directory. The result lives until eight
+ * more calls of sp; the other functions here do not call it. */
+const char *sp(const char *name);
+
+void write_file(const char *name, const char *bytes, size_t len);
+void write_text(const char *name, const char *text);
+/* The whole file as a string, or NULL when it does not exist; free it. */
+char *read_text(const char *name);
+int exists(const char *name);
+
+/* Asserts that no temporary of an atomic write survives: they are the
+ * only names the tool makes that start with '.'. */
+void assert_no_temporaries(void);
+
+/* Runs the tool with the NULL-terminated args, its standard output and
+ * error in stdout.txt and stderr.txt. Returns the exit status, or 128 +
+ * the signal that killed it. */
+int run_argv(const char *const *args);
+#define RUN(...) run_argv((const char *const[]){__VA_ARGS__, NULL})
+
+void assert_stderr_has(const char *text);
+void assert_stdout_has(const char *text);
+
+/* Runs args twice, first with no out.txt, then with out.txt holding
+ * PRECIOUS: each run must exit with code, print needle and needle2 (when
+ * not NULL) on standard error, leave out.txt absent or unchanged, and
+ * leave no temporary. */
+void expect_failure(const char *const *args, int code, const char *needle,
+                    const char *needle2);
+
+/* The numbers of a file written by the tool, comment lines skipped. */
+#define TABLE_ROWS 2048
+typedef struct table {
+  size_t rows;
+  double v[TABLE_ROWS][7];
+} table;
+
+/* Reads name, whose every other line must hold cols numbers; free it. */
+table *read_table(const char *name, int cols);
+
+void assert_close(double got, double want, double rel, const char *what);
+
+#endif

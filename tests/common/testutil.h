@@ -1,0 +1,53 @@
+/* Helpers shared by the tests: reproducible random bodies, poisoning and
+ * error norms. Every test draws fresh inputs from its own seed. */
+#ifndef TFMM_TESTUTIL_H
+#define TFMM_TESTUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct test_rng {
+  uint64_t state;
+} test_rng;
+
+/* A seed that differs between runs (time and address), printed by callers
+ * that fail so the case can be replayed with TFMM_TEST_SEED. */
+uint64_t test_fresh_seed(void);
+double test_uniform(test_rng *rng); /* in [0, 1) */
+
+typedef enum test_layout {
+  TEST_UNIFORM,  /* uniform in the unit cube */
+  TEST_CLUSTERED /* a few Plummer-like clumps of very different sizes */
+} test_layout;
+
+typedef struct test_bodies {
+  size_t n;
+  double *pos, *mass; /* 3n, n */
+} test_bodies;
+
+/* Random bodies whose coordinates lie on a grid of 2^-22: after the
+ * single-precision methods subtract the bounding-box centre (a multiple of
+ * 2^-23) they are exactly representable in float, so those methods see the
+ * same points as the double reference and a comparison measures their
+ * arithmetic alone. test_bodies_make_raw skips the snapping: the effect of
+ * rounding positions to float is tested on its own (direct_check.h). */
+test_bodies test_bodies_make(size_t n, test_layout layout, uint64_t seed);
+test_bodies test_bodies_make_raw(size_t n, test_layout layout, uint64_t seed);
+void test_bodies_free(test_bodies *b);
+
+/* Fills x[0..n) with NaN so unwritten outputs are caught. */
+void test_poison(double *x, size_t n);
+/* Index of the first non-finite element, or n. */
+size_t test_first_nonfinite(const double *x, size_t n);
+
+/* ||x - ref||_2 / ||ref||_2 */
+double test_rel_l2(const double *x, const double *ref, size_t n);
+
+/* |sum_i m_i a_i| / sum_i m_i |a_i|: zero for exact pairwise forces. */
+double test_momentum_drift(const double *mass, const double *acc, size_t n);
+
+/* Reference accelerations and potentials (the library's reference method
+ * on the CPU). Returns 0 on success. */
+int test_reference(const test_bodies *b, double eps, double *acc, double *pot);
+
+#endif

@@ -1,0 +1,148 @@
+/* The solver's contract: configuration checks, device choice, bad input,
+ * statistics. */
+#include "testutil.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+#include <tilefmm.h>
+
+static tfmm_status create_with(tfmm_config cfg, const char *expect) {
+  tfmm_solver *s = NULL;
+  tfmm_status st = tfmm_solver_create(&s, &cfg);
+  if (expect != NULL)
+    cr_expect_not_null(strstr(tfmm_solver_message(s), expect),
+                       "message \"%s\" lacks \"%s\"", tfmm_solver_message(s),
+                       expect);
+  tfmm_solver_destroy(s);
+  return st;
+}
+
+Test(solver, defaults_are_documented_values) {
+  tfmm_config c;
+  tfmm_config_defaults(&c);
+  cr_assert_eq(c.G, 1.0);
+  cr_assert_eq(c.eps, 0.0);
+  cr_assert_eq(c.method, TFMM_METHOD_DIRECT);
+  cr_assert_eq(c.device, TFMM_DEVICE_AUTO);
+  cr_assert_eq(c.gpu_tile, 128);
+  cr_assert_eq(c.gpu_threads_per_body, 0);
+  cr_assert_eq(c.gpu_unroll, 8);
+  cr_assert_eq(c.gpu_bodies_per_thread, 2);
+}
+
+Test(solver, bad_configuration_is_named) {
+  tfmm_config c;
+  tfmm_config_defaults(&c);
+  c.eps = -1;
+  cr_assert_eq(create_with(c, "eps"), TFMM_ERR_INVALID_ARGUMENT);
+  tfmm_config_defaults(&c);
+  c.G = 0;
+  cr_assert_eq(create_with(c, "G"), TFMM_ERR_INVALID_ARGUMENT);
+  tfmm_config_defaults(&c);
+  c.gpu_tile = 100;
+  cr_assert_eq(create_with(c, "gpu_tile"), TFMM_ERR_INVALID_ARGUMENT);
+  tfmm_config_defaults(&c);
+  c.gpu_threads_per_body = 3;
+  cr_assert_eq(create_with(c, "gpu_threads_per_body"),
+               TFMM_ERR_INVALID_ARGUMENT);
+  tfmm_config_defaults(&c);
+  c.gpu_tile = 512;
+  c.gpu_threads_per_body = 4;
+  cr_assert_eq(create_with(c, "gpu_threads_per_body"),
+               TFMM_ERR_INVALID_ARGUMENT);
+  tfmm_config_defaults(&c);
+  c.gpu_unroll = 3;
+  cr_assert_eq(create_with(c, "gpu_unroll"), TFMM_ERR_INVALID_ARGUMENT);
+  tfmm_config_defaults(&c);
+  c.gpu_bodies_per_thread = 3;
+  cr_assert_eq(create_with(c, "gpu_bodies_per_thread"),
+               TFMM_ERR_INVALID_ARGUMENT);
+  tfmm_config_defaults(&c);
+  c.method = TFMM_METHOD_REFERENCE;
+  c.device = TFMM_DEVICE_GPU;
+  cr_assert_eq(create_with(c, "CPU only"), TFMM_ERR_INVALID_ARGUMENT);
+}
+
+Test(solver, device_choice) {
+  tfmm_config c;
+  tfmm_config_defaults(&c);
+  tfmm_solver *s = NULL;
+  cr_assert_eq(tfmm_solver_create(&s, &c), TFMM_OK);
+  tfmm_device expect = tfmm_gpu_count() > 0 ? TFMM_DEVICE_GPU : TFMM_DEVICE_CPU;
+  cr_assert_eq(tfmm_solver_device(s), expect);
+  tfmm_solver_destroy(s);
+  if (tfmm_gpu_count() == 0) {
+    c.device = TFMM_DEVICE_GPU;
+    cr_assert_eq(create_with(c, "device gpu"), TFMM_ERR_NO_DEVICE);
+  }
+}
+
+Test(solver, bad_bodies_are_named) {
+  tfmm_config c;
+  tfmm_config_defaults(&c);
+  c.device = TFMM_DEVICE_CPU;
+  tfmm_solver *s = NULL;
+  cr_assert_eq(tfmm_solver_create(&s, &c), TFMM_OK);
+  double pos[9] = {0, 0, 0, 1, 1, 1, 2, 2, 2}, mass[3] = {1, 1, 1};
+  double acc[9], pot[3];
+  cr_assert_eq(tfmm_solver_compute(s, 0, pos, mass, acc, pot),
+               TFMM_ERR_INVALID_ARGUMENT);
+  cr_assert_not_null(strstr(tfmm_solver_message(s), "no bodies"));
+  pos[4] = NAN;
+  cr_assert_eq(tfmm_solver_compute(s, 3, pos, mass, acc, pot),
+               TFMM_ERR_INVALID_ARGUMENT);
+  cr_assert_not_null(strstr(tfmm_solver_message(s), "body 1"));
+  pos[4] = INFINITY;
+  cr_assert_eq(tfmm_solver_compute(s, 3, pos, mass, acc, pot),
+               TFMM_ERR_INVALID_ARGUMENT);
+  pos[4] = 1;
+  mass[2] = 0;
+  cr_assert_eq(tfmm_solver_compute(s, 3, pos, mass, acc, pot),
+               TFMM_ERR_INVALID_ARGUMENT);
+  cr_assert_not_null(strstr(tfmm_solver_message(s), "body 2"));
+  mass[2] = -1;
+  cr_assert_eq(tfmm_solver_compute(s, 3, pos, mass, acc, pot),
+               TFMM_ERR_INVALID_ARGUMENT);
+  mass[2] = 1;
+  cr_assert_eq(tfmm_solver_compute(s, 3, pos, mass, acc, NULL), TFMM_OK);
+  cr_assert_str_empty(tfmm_solver_message(s));
+  tfmm_solver_destroy(s);
+}
+
+Test(solver, stats_describe_the_run) {
+  tfmm_config c;
+  tfmm_config_defaults(&c);
+  c.device = TFMM_DEVICE_CPU;
+  c.num_threads = 1;
+  tfmm_solver *s = NULL;
+  cr_assert_eq(tfmm_solver_create(&s, &c), TFMM_OK);
+  test_bodies b = test_bodies_make(300, TEST_UNIFORM, test_fresh_seed());
+  double acc[900];
+  cr_assert_eq(tfmm_solver_compute(s, b.n, b.pos, b.mass, acc, NULL), TFMM_OK);
+  const tfmm_stats *st = tfmm_solver_stats(s);
+  cr_assert_eq(st->n, 300);
+  cr_assert_eq(st->interactions, 300.0 * 299.0);
+  cr_assert_eq(st->device, TFMM_DEVICE_CPU);
+  cr_assert_eq(st->method, TFMM_METHOD_DIRECT);
+  cr_assert_not_null(strstr(st->device_name, "CPU (1 threads)"), "%s",
+                     st->device_name);
+  cr_assert_gt(st->time_total, 0);
+  for (int p = 0; p < TFMM_PHASE_COUNT; p++)
+    cr_assert_geq(st->time[p], 0);
+  test_bodies_free(&b);
+  tfmm_solver_destroy(s);
+}
+
+Test(solver, names_round_trip) {
+  tfmm_method m;
+  tfmm_device d;
+  cr_assert_eq(tfmm_method_parse("reference", &m), TFMM_OK);
+  cr_assert_eq(m, TFMM_METHOD_REFERENCE);
+  cr_assert_str_eq(tfmm_method_name(TFMM_METHOD_DIRECT), "direct");
+  cr_assert_eq(tfmm_device_parse("gpu", &d), TFMM_OK);
+  cr_assert_eq(d, TFMM_DEVICE_GPU);
+  cr_assert_eq(tfmm_device_parse("tpu", &d), TFMM_ERR_INVALID_ARGUMENT);
+  cr_assert_eq(tfmm_method_parse(NULL, &m), TFMM_ERR_INVALID_ARGUMENT);
+  cr_assert_str_eq(tfmm_phase_name(TFMM_PHASE_NEAR), "near");
+}
