@@ -71,11 +71,13 @@ typedef struct tfmm_config {
   /* Tunables of the GPU all-pairs kernel (GPU Gems 3, section 31.4). The
    * defaults were chosen from measurements on an H100 (bench/results/h100). */
   int gpu_tile; /* p: bodies per shared-memory tile, and threads per block
-                   row; a multiple of 32 in [32, 1024]; default 128 */
+                   row; a multiple of 32 in [32, 1024] (at most 512
+                   when r = 4); default 128 */
   int gpu_threads_per_body;  /* q: threads sharing one body's sum over the
                         tiles, their partial sums combined at the end; a power
-                        of two with p*q <= 1024, or 0 (default) to choose from
-                        N and the GPU's multiprocessor count */
+                        of two with p*q <= 1024 (512 when r = 4), or 0
+                        (default) to choose from N and the GPU's
+                        multiprocessor count */
   int gpu_unroll;            /* inner-loop unroll factor: 1, 2, 4, 8, 16 or 32;
                                 default 8 */
   int gpu_bodies_per_thread; /* target bodies each thread holds in

@@ -72,8 +72,10 @@ sum_slice(const float4 *__restrict__ src, int count, int first,
   }
 }
 
+/* r = 4 needs more than the 64 registers a 1024-thread block allows; its
+ * blocks are capped at 512 threads (tfmm_direct_max_threads) instead. */
 template <int UNROLL, int R, bool POT>
-__global__ void __launch_bounds__(1024)
+__global__ void __launch_bounds__(R >= 4 ? 512 : 1024)
     direct_tiled(const float4 *__restrict__ bodies, int n, float eps2,
                  float4 *__restrict__ out) {
   extern __shared__ float4 tile[]; /* p * q bodies */
@@ -114,7 +116,10 @@ __global__ void __launch_bounds__(1024)
 #pragma unroll
   for (int r = 0; r < R; r++) {
     if (q > 1) {
-      tile[lane] = make_float4(acc[r].x, acc[r].y, acc[r].z, acc[r].w);
+      /* Without POT the potential is dead code: keep it out of the tile so
+       * that the compiler drops its FADD from the inner loop. */
+      tile[lane] =
+          make_float4(acc[r].x, acc[r].y, acc[r].z, POT ? acc[r].w : 0.f);
       __syncthreads();
       if (y == 0)
         for (int k = 1; k < q; k++) {
@@ -122,7 +127,8 @@ __global__ void __launch_bounds__(1024)
           acc[r].x += o.x;
           acc[r].y += o.y;
           acc[r].z += o.z;
-          acc[r].w += o.w;
+          if (POT)
+            acc[r].w += o.w;
         }
       __syncthreads();
     }
@@ -178,7 +184,7 @@ int choose_threads_per_body(int n, int p, int r, int sm_count) {
   long long blocks = (n + (long long)p * r - 1) / ((long long)p * r);
   long long slices = (n + p - 1) / p;
   int q = 1;
-  while (2 * q * p <= 1024 && 2 * q <= slices &&
+  while (2 * q * p <= tfmm_direct_max_threads(r) && 2 * q <= slices &&
          blocks * p * q < 1024LL * sm_count)
     q *= 2;
   return q;
@@ -191,7 +197,9 @@ extern "C" tfmm_status tfmm_gpu_direct(tfmm_gpu *g, tfmm_gpu_direct_params *prm,
                                        tfmm_error *err) {
   const int p = prm->tile, r = prm->bodies_per_thread;
   kernel_fn kernel = pick_kernel(prm->unroll, r, prm->potential);
-  if (kernel == NULL || p % 32 != 0 || p > 1024 || n > g->capacity)
+  if (kernel == NULL || p % 32 != 0 || p > tfmm_direct_max_threads(r) ||
+      (prm->threads_per_body * p > tfmm_direct_max_threads(r)) ||
+      n > g->capacity)
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
                           "bad kernel parameters (p %d, unroll %d, r %d)", p,
                           prm->unroll, r);

@@ -22,6 +22,12 @@ typedef struct tfmm_gpu_direct_params {
   int potential;         /* whether to accumulate the potential */
 } tfmm_gpu_direct_params;
 
+/* The most threads (p * q) a block of the all-pairs kernel may have: r = 4
+ * holds more in registers and runs in blocks of at most 512. */
+static inline int tfmm_direct_max_threads(int bodies_per_thread) {
+  return bodies_per_thread >= 4 ? 512 : 1024;
+}
+
 /* Seconds, measured with CUDA events on the solver's stream. */
 typedef struct tfmm_gpu_times {
   double upload, kernel, download;

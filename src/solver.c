@@ -64,20 +64,26 @@ static tfmm_status check_config(const tfmm_config *c, tfmm_error *err) {
                           "gpu_tile = %d: must be a multiple of 32 in "
                           "[32, 1024]",
                           c->gpu_tile);
-  int q = c->gpu_threads_per_body;
-  if (q != 0 && (!is_power_of_two(q) || q * c->gpu_tile > 1024))
+  int q = c->gpu_threads_per_body, r = c->gpu_bodies_per_thread;
+  if (r != 1 && r != 2 && r != 4)
+    return tfmm_error_set(err, bad,
+                          "gpu_bodies_per_thread = %d: must be 1, 2 or 4", r);
+  int most = tfmm_direct_max_threads(r);
+  if (c->gpu_tile > most)
+    return tfmm_error_set(err, bad,
+                          "gpu_tile = %d: at most %d with "
+                          "gpu_bodies_per_thread = %d",
+                          c->gpu_tile, most, r);
+  if (q != 0 && (!is_power_of_two(q) || q * c->gpu_tile > most))
     return tfmm_error_set(err, bad,
                           "gpu_threads_per_body = %d: must be 0 or a power "
-                          "of two with gpu_tile * q <= 1024 (gpu_tile = %d)",
-                          q, c->gpu_tile);
+                          "of two with gpu_tile * q <= %d (gpu_tile = %d, "
+                          "gpu_bodies_per_thread = %d)",
+                          q, most, c->gpu_tile, r);
   if (!is_power_of_two(c->gpu_unroll) || c->gpu_unroll > 32)
     return tfmm_error_set(err, bad,
                           "gpu_unroll = %d: must be 1, 2, 4, 8, 16 or 32",
                           c->gpu_unroll);
-  int r = c->gpu_bodies_per_thread;
-  if (r != 1 && r != 2 && r != 4)
-    return tfmm_error_set(err, bad,
-                          "gpu_bodies_per_thread = %d: must be 1, 2 or 4", r);
   return TFMM_OK;
 }
 

@@ -79,7 +79,7 @@ Test(flags, gpu_block_too_large) {
       "forces",      "--in",       sp("in.txt"), "--out",
       sp("out.txt"), "--gpu-tile", "256",        "--gpu-threads-per-body",
       "8",           NULL};
-  expect_failure(args, 2, "--gpu-threads-per-body", "exceeds 1024");
+  expect_failure(args, 2, "gpu_threads_per_body = 8", "gpu_tile * q <= 1024");
 }
 
 Test(flags, missing_value) {
