@@ -24,44 +24,46 @@ static double wall_seconds(void) {
 }
 
 static void print_help(const tfmm_config *d) {
-  printf("Usage: tilefmm forces --in FILE [options]\n"
-         "\n"
-         "Computes the acceleration and potential of every body in FILE:\n"
-         "  a_i   =  G sum_j m_j r_ij / (|r_ij|^2 + eps^2)^(3/2)\n"
-         "  phi_i = -G sum_j m_j / (|r_ij|^2 + eps^2)^(1/2),  j != i\n"
-         "FILE holds one body a line, 'x y z m' or 'x y z m vx vy vz'\n"
-         "(velocities are ignored); '#' starts a comment. The output has one\n"
-         "line 'ax ay az phi' per body, in input order. Timings go to stderr.\n"
-         "\n"
-         "Options:\n"
-         "  --in FILE         bodies to read (required)\n"
-         "  --out FILE        where to write, replaced atomically\n"
-         "                    (default: standard output)\n"
-         "  --method M        reference (double, compensated sums) or direct\n"
-         "                    (single precision, tiled) (default: %s)\n"
-         "  --device D        auto, cpu or gpu (default: %s)\n"
-         "  --eps E           Plummer softening length, >= 0 (default: %g)\n"
-         "  --G G             gravitational constant, > 0 (default: %g)\n"
-         "  --threads N       OpenMP threads for CPU work, 0 for OpenMP's\n"
-         "                    choice (default: %d)\n"
-         "GPU kernel tunables (GPU Gems 3, section 31.4):\n"
-         "  --gpu-tile P      bodies per shared-memory tile, a multiple of 32\n"
-         "                    in [32, 1024] (default: %d)\n"
-         "  --gpu-threads-per-body Q\n"
-         "                    threads sharing one body, a power of two with\n"
-         "                    P*Q <= 1024 (512 when R = 4), or 0 to choose\n"
-         "                    from N (default: %d)\n"
-         "  --gpu-unroll U    inner-loop unroll: 1, 2, 4, 8, 16 or 32\n"
-         "                    (default: %d)\n"
-         "  --gpu-bodies-per-thread R\n"
-         "                    bodies per thread: 1, 2 or 4 (default: %d)\n"
-         "  -h, --help        show this help\n"
-         "\n"
-         "Exit status: 0 on success, 1 on a runtime error, 2 on a usage "
-         "error.\n",
-         tfmm_method_name(d->method), tfmm_device_name(d->device), d->eps, d->G,
-         d->num_threads, d->gpu_tile, d->gpu_threads_per_body, d->gpu_unroll,
-         d->gpu_bodies_per_thread);
+  printf(
+      "Usage: tilefmm forces --in FILE [options]\n"
+      "\n"
+      "Computes the acceleration and potential of every body in FILE:\n"
+      "  a_i   =  G sum_j m_j r_ij / (|r_ij|^2 + eps^2)^(3/2)\n"
+      "  phi_i = -G sum_j m_j / (|r_ij|^2 + eps^2)^(1/2),  j != i\n"
+      "FILE holds one body a line, 'x y z m' or 'x y z m vx vy vz'\n"
+      "(velocities are ignored); '#' starts a comment. The output has one\n"
+      "line 'ax ay az phi' per body, in input order. Timings go to stderr.\n"
+      "\n"
+      "Options:\n"
+      "  --in FILE         bodies to read (required)\n"
+      "  --out FILE        where to write, replaced atomically\n"
+      "                    (default: standard output)\n"
+      "  --method M        reference (double, compensated sums) or direct\n"
+      "                    (single precision, tiled) (default: %s)\n"
+      "  --device D        auto, cpu or gpu (default: %s)\n"
+      "  --eps E           Plummer softening length, >= 0 (default: %g)\n"
+      "  --G G             gravitational constant, > 0 (default: %g)\n"
+      "  --threads N       OpenMP threads for CPU work, 0 for OpenMP's\n"
+      "                    choice (default: %d)\n"
+      "GPU kernel tunables (GPU Gems 3, section 31.4):\n"
+      "  --gpu-tile P      bodies per shared-memory tile: 0 to choose from\n"
+      "                    N, or a multiple of 32 in [32, 256] (default: %d)\n"
+      "  --gpu-threads-per-body Q\n"
+      "                    threads sharing one body: 0 to choose from N, or\n"
+      "                    a power of two with P*Q <= 1024 (512 when R = 4)\n"
+      "                    and P*P*Q <= 232448 (default: %d)\n"
+      "  --gpu-unroll U    inner-loop unroll: 1, 2, 4, 8, 16 or 32\n"
+      "                    (default: %d)\n"
+      "  --gpu-bodies-per-thread R\n"
+      "                    bodies per thread: 0 to choose from N, or 1, 2\n"
+      "                    or 4 (default: %d)\n"
+      "  -h, --help        show this help\n"
+      "\n"
+      "Exit status: 0 on success, 1 on a runtime error, 2 on a usage "
+      "error.\n",
+      tfmm_method_name(d->method), tfmm_device_name(d->device), d->eps, d->G,
+      d->num_threads, d->gpu_tile, d->gpu_threads_per_body, d->gpu_unroll,
+      d->gpu_bodies_per_thread);
 }
 
 /* Rules of the flags: the library checks the same, but here the message
@@ -72,7 +74,7 @@ static int count_or_zero(const void *v) { return *(const int *)v >= 0; }
 static int is_pow2(int x) { return x > 0 && (x & (x - 1)) == 0; }
 static int tile_ok(const void *v) {
   const int p = *(const int *)v;
-  return p >= 32 && p <= 1024 && p % 32 == 0;
+  return p == 0 || (p >= 32 && p <= 256 && p % 32 == 0);
 }
 static int threads_per_body_ok(const void *v) {
   const int q = *(const int *)v;
@@ -84,7 +86,7 @@ static int unroll_ok(const void *v) {
 }
 static int bodies_per_thread_ok(const void *v) {
   const int r = *(const int *)v;
-  return r == 1 || r == 2 || r == 4;
+  return r == 0 || r == 1 || r == 2 || r == 4;
 }
 static int method_ok(const void *v) {
   tfmm_method m;
@@ -131,7 +133,7 @@ static args_result parse_options(int argc, char **argv, forces_options *o) {
        .kind = ARGS_INT,
        .value = &c->gpu_tile,
        .valid = tile_ok,
-       .expect = "a multiple of 32 in [32, 1024]"},
+       .expect = "0 or a multiple of 32 in [32, 256]"},
       {.name = "--gpu-threads-per-body",
        .kind = ARGS_INT,
        .value = &c->gpu_threads_per_body,
@@ -146,7 +148,7 @@ static args_result parse_options(int argc, char **argv, forces_options *o) {
        .kind = ARGS_INT,
        .value = &c->gpu_bodies_per_thread,
        .valid = bodies_per_thread_ok,
-       .expect = "1, 2 or 4"},
+       .expect = "0, 1, 2 or 4"},
   };
 
   const args_result r =

@@ -497,15 +497,11 @@ static void bodies_free(bodies *b) {
   free(b->pot);
 }
 
-/* Why configuration kc is not run at n ("" to run it). */
+/* Why configuration k is not run at n ("" to run it). Shapes the library
+ * refuses are skipped when it says so, with its message. */
 static void skip_reason(const bench_options *o, size_t n, const reference *refs,
-                        int nk, int k, const kconfig *kc, char *note,
-                        size_t cap) {
+                        int nk, int k, char *note, size_t cap) {
   note[0] = '\0';
-  if (kc->q > 0 && (long long)kc->p * kc->q > 1024) {
-    snprintf(note, cap, "p*q = %d > 1024 threads per block", kc->p * kc->q);
-    return;
-  }
   double pred = predict_point(o, n, refs, nk, k);
   if (pred > o->time_limit)
     snprintf(note, cap, "predicted %.3g s > --device-time-limit %.3g s", pred,
@@ -527,7 +523,7 @@ static int run_sweep(const bench_options *o, const run_info *ri, FILE *csv,
     for (int k = 0; k < nk; ++k) {
       const kconfig *kc = &kcs[k];
       char note[256];
-      skip_reason(o, n, refs, nk, k, kc, note, sizeof note);
+      skip_reason(o, n, refs, nk, k, note, sizeof note);
       if (note[0]) {
         report_skip(csv, n, kc, note);
         continue;
@@ -536,6 +532,11 @@ static int run_sweep(const bench_options *o, const run_info *ri, FILE *csv,
       char msg[1024];
       st = run_point(o, kc, n, b->pos, b->mass, b->acc, b->pot, &res, msg,
                      sizeof msg);
+      if (st == TFMM_ERR_INVALID_ARGUMENT) {
+        /* A shape the library refuses (its message says why): skipped. */
+        report_skip(csv, n, kc, msg);
+        continue;
+      }
       if (st != TFMM_OK) {
         fprintf(stderr, "bench_direct: N=%zu p=%d q=%d unroll=%d r=%d: %s\n", n,
                 kc->p, kc->q, kc->unroll, kc->r, msg);

@@ -9,10 +9,10 @@ void bench_options_usage(FILE *f) {
   static const char *const lines[] = {
       "usage: bench_direct [options]",
       "  --n LIST               bodies (default 1024,2048,...,1048576)",
-      "  --p LIST               GPU tile p (default 128)",
+      "  --p LIST               GPU tile p (default 0: auto)",
       "  --q LIST               GPU threads per body q (default 0: auto)",
-      "  --unroll LIST          GPU inner-loop unroll (default 8)",
-      "  --r LIST               GPU bodies per thread r (default 2)",
+      "  --unroll LIST          GPU inner-loop unroll (default 16)",
+      "  --r LIST               GPU bodies per thread r (default 0: auto)",
       "  --reps K               timed runs per point (default: enough for",
       "                         --target-seconds, at least 3, at most 1000)",
       "  --target-seconds S     time per point for automatic reps (0.2)",
@@ -94,10 +94,10 @@ static void options_defaults(bench_options *o) {
   o->n.n = 0;
   for (long long v = 1024; v <= 1048576; v *= 2)
     o->n.v[o->n.n++] = v;
-  list_one(&o->p, 128);
+  list_one(&o->p, 0);
   list_one(&o->q, 0);
-  list_one(&o->unroll, 8);
-  list_one(&o->r, 2);
+  list_one(&o->unroll, 16);
+  list_one(&o->r, 0);
   o->reps = 0;
   o->warmup = 2;
   o->seed = 42;
@@ -145,13 +145,13 @@ static int apply_option(bench_options *o, const char *name, const char *val,
   if (strcmp(name, "--n") == 0) {
     bad = parse_list(name, val, 1, 1LL << 30, &o->n);
   } else if (strcmp(name, "--p") == 0) {
-    bad = parse_list(name, val, 1, 1 << 20, &o->p);
+    bad = parse_list(name, val, 0, 1 << 20, &o->p);
   } else if (strcmp(name, "--q") == 0) {
     bad = parse_list(name, val, 0, 1 << 20, &o->q);
   } else if (strcmp(name, "--unroll") == 0) {
     bad = parse_list(name, val, 1, 1 << 20, &o->unroll);
   } else if (strcmp(name, "--r") == 0) {
-    bad = parse_list(name, val, 1, 1 << 20, &o->r);
+    bad = parse_list(name, val, 0, 1 << 20, &o->r);
   } else if (strcmp(name, "--reps") == 0) {
     bad = parse_ll(val, 1, 1000000, &ll);
     o->reps = (int)ll;

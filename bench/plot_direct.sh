@@ -48,7 +48,7 @@ blocks() {
     }
     FNR == 1 { hdr = 0 }
     /^# solver_device: / {   # the devices named in the files, each once
-      d = substr($0, 19)
+      d = substr($0, 18)
       if (!(d in devseen)) { devseen[d] = 1; dev = dev (dev == "" ? "" : " vs ") d }
     }
     /^#/ || /^[ \t]*$/ { next }
@@ -125,14 +125,15 @@ figure() {
   local sub="" item
   for item in $fixed; do
     case $item in
-      p) sub+="${sub:+, }p = $p" ;;
+      p) sub+="${sub:+, }p = ${p/#0/auto}" ;;
       q) sub+="${sub:+, }q = $q" ;;
       unroll) sub+="${sub:+, }unroll = $unroll" ;;
-      r) sub+="${sub:+, }r = $r" ;;
+      r) sub+="${sub:+, }r = ${r/#0/auto}" ;;
     esac
   done
   [ -n "$dev" ] && sub="$dev${sub:+; $sub}"
   sub=${sub//\'/}   # no quotes inside gnuplot's '...' below
+  sub=${sub//_/} # gnuplot enhanced text would read "_" as a subscript
   gnuplot -e "data='$data'; out='$png'; ttl='$ttl'; sub='$sub'; \
 xlab='$xlab'; xmin=$xmin; xmax=$xmax; ymax=$ymax; limit=$limit; ylog=$ylog" \
     "$gp"

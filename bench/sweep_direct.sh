@@ -5,8 +5,8 @@
 #
 #   OUTDIR/n_sweep.csv       N = 1K..1M at the defaults          (fig. 31-5)
 #   OUTDIR/unroll_sweep.csv  unroll 1..32, N = 1K..256K          (fig. 31-6)
-#   OUTDIR/p_sweep.csv       p = 32..1024, N = 1K..256K          (fig. 31-7)
-#   OUTDIR/q_sweep.csv       q = auto,1..16 at p = 64, N = 1K..64K (fig. 31-8)
+#   OUTDIR/p_sweep.csv       p = 32..256, N = 1K..256K           (fig. 31-7)
+#   OUTDIR/q_sweep.csv       q = auto,1..32 at p = 32, N = 1K..64K (fig. 31-8)
 #   OUTDIR/r_sweep.csv       r = 1, 2, 4, N = 1K..256K
 #   OUTDIR/cpu_sweep.csv     the CPU direct path, N = 1K..256K
 #   OUTDIR/env.txt           host, GPU and clocks before the sweeps
@@ -32,7 +32,7 @@ shift 2
 extra=("$@")
 [ -x "$bench" ] || { echo "$0: $bench is not executable" >&2; exit 2; }
 mkdir -p "$out"
-sweeps=(n_sweep unroll_sweep p_sweep q_sweep r_sweep cpu_sweep)
+sweeps=(n_sweep n_sweep_potential unroll_sweep p_sweep q_sweep r_sweep cpu_sweep)
 for s in "${sweeps[@]}"; do
   if [ -e "$out/$s.csv" ]; then
     echo "$0: $out/$s.csv exists; move it away first" >&2
@@ -85,10 +85,11 @@ run() {
 }
 
 run n_sweep --n "$n_all" --device-time-limit 20
-run unroll_sweep --n "$n_sub" --unroll 1,2,4,8,16,32 --device-time-limit 10
-run p_sweep --n "$n_sub" --p 32,64,128,256,512,1024 --device-time-limit 10
-run q_sweep --n "$n_small" --p 64 --q 0,1,2,4,8,16 --device-time-limit 10
-run r_sweep --n "$n_sub" --r 1,2,4 --device-time-limit 10
+run n_sweep_potential --n "$n_all" --potential 1 --device-time-limit 20
+run unroll_sweep --n "$n_sub" --p 128 --r 2 --unroll 1,2,4,8,16,32 --device-time-limit 10
+run p_sweep --n "$n_sub" --p 32,64,128,256 --r 2 --device-time-limit 10
+run q_sweep --n "$n_small" --p 32 --r 1 --q 0,1,2,4,8,16,32 --device-time-limit 10
+run r_sweep --n "$n_sub" --p 128 --r 1,2,4 --device-time-limit 10
 run cpu_sweep --device cpu --n 1024,2048,4096,8192,16384,32768,65536,131072,262144 \
   --warmup 1 --device-time-limit 30
 

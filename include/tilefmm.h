@@ -68,21 +68,21 @@ typedef struct tfmm_config {
   int num_threads;    /* OpenMP threads for CPU work; 0 (default) leaves
                          OpenMP's own choice (OMP_NUM_THREADS, else all cores) */
   int gpu_id;         /* CUDA device ordinal; default 0 */
-  /* Tunables of the GPU all-pairs kernel (GPU Gems 3, section 31.4). The
-   * defaults were chosen from measurements on an H100 (bench/results/h100). */
-  int gpu_tile; /* p: bodies per shared-memory tile, and threads per block
-                   row; a multiple of 32 in [32, 1024] (at most 512
-                   when r = 4); default 128 */
-  int gpu_threads_per_body;  /* q: threads sharing one body's sum over the
-                        tiles, their partial sums combined at the end; a power
-                        of two with p*q <= 1024 (512 when r = 4), or 0
-                        (default) to choose from N and the GPU's
-                        multiprocessor count */
-  int gpu_unroll;            /* inner-loop unroll factor: 1, 2, 4, 8, 16 or 32;
-                                default 8 */
-  int gpu_bodies_per_thread; /* target bodies each thread holds in
-                       registers, sharing each source load: 1, 2 or 4;
-                       default 2 */
+  /* Tunables of the GPU all-pairs kernel (GPU Gems 3, section 31.4). A 0
+   * asks the library to choose from N and the GPU's multiprocessor count;
+   * the rules and defaults come from measurements on an H100
+   * (bench/results/h100). tfmm_stats reports the values used. */
+  int gpu_tile; /* p: bodies per shared-memory tile and threads per block
+                   row; 0 (default) or a multiple of 32 in [32, 256] */
+  int gpu_threads_per_body;  /* q: threads sharing one body's sum, their
+                        partial sums combined at the end; 0 (default) or a
+                        power of two with p*q <= 1024 threads (512 when
+                        r = 4) and p*p*q <= 232448 bytes of shared memory */
+  int gpu_unroll;            /* inner-loop unroll factor: 1, 2, 4, 8, 16 or
+                                32; default 16 */
+  int gpu_bodies_per_thread; /* r: target bodies each thread holds in
+                       registers, sharing each source load: 0 (default),
+                       1, 2 or 4 */
 } tfmm_config;
 
 /* Timed phases of one force evaluation (seconds in tfmm_stats.time). */

@@ -48,8 +48,9 @@ sum_slice(const float4 *__restrict__ src, int count, int first,
         float4 s = src[j + u];
 #pragma unroll
         for (int r = 0; r < R; r++)
-          tfmm_interaction_f32(t[r].x, t[r].y, t[r].z, s.x, s.y, s.z, s.w, eps2,
-                               0, &part[r]);
+          tfmm_acc_add(&part[r],
+                       tfmm_interaction_f32(t[r].x, t[r].y, t[r].z, s.x, s.y,
+                                            s.z, s.w, eps2, 0));
       }
     }
   } else {
@@ -57,8 +58,9 @@ sum_slice(const float4 *__restrict__ src, int count, int first,
       float4 s = src[j];
 #pragma unroll
       for (int r = 0; r < R; r++)
-        tfmm_interaction_f32(t[r].x, t[r].y, t[r].z, s.x, s.y, s.z, s.w, eps2,
-                             first + j == t[r].index, &part[r]);
+        tfmm_acc_add(&part[r],
+                     tfmm_interaction_f32(t[r].x, t[r].y, t[r].z, s.x, s.y, s.z,
+                                          s.w, eps2, first + j == t[r].index));
     }
   }
   /* Two-level sum: a tile's slice first, then the running total, so that
@@ -72,16 +74,48 @@ sum_slice(const float4 *__restrict__ src, int count, int first,
   }
 }
 
+/* Asynchronous 16-byte copy from global to shared memory (cp.async, sm_80+):
+ * the tile loads skip registers and overlap the previous tile's sums. */
+__device__ __forceinline__ void copy16_async(float4 *dst, const float4 *src) {
+  unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src)
+               : "memory");
+}
+__device__ __forceinline__ void copy_commit() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+template <int PENDING> __device__ __forceinline__ void copy_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
+}
+
+/* Starts loading tile `tile` (p sources, clamped to valid addresses; the
+ * sums never read past n) into a warp's buffer. */
+__device__ __forceinline__ void load_tile(float4 *buf, const float4 *bodies,
+                                          int n, int p, int tile, int lane) {
+  for (int k = lane; k < p; k += 32) {
+    int j = tile * p + k;
+    copy16_async(buf + k, bodies + (j < n ? j : n - 1));
+  }
+  copy_commit();
+}
+
 /* r = 4 needs more than the 64 registers a 1024-thread block allows; its
- * blocks are capped at 512 threads (tfmm_direct_max_threads) instead. */
+ * blocks are capped at 512 threads (tfmm_direct_max_threads) instead.
+ *
+ * Each warp streams its own tiles through a private, double-buffered piece
+ * of shared memory, synchronising only with itself (__syncwarp): no block
+ * barrier inside the loop, so warps drift apart and their rsqrt and
+ * shared-memory bursts interleave instead of queueing together. Row y of
+ * the block takes tiles y, y + q, y + 2q, ... */
 template <int UNROLL, int R, bool POT>
 __global__ void __launch_bounds__(R >= 4 ? 512 : 1024)
     direct_tiled(const float4 *__restrict__ bodies, int n, float eps2,
                  float4 *__restrict__ out) {
-  extern __shared__ float4 tile[]; /* p * q bodies */
+  extern __shared__ float4 smem[]; /* 2 p per warp; p * q at the end */
   const int p = blockDim.x, q = blockDim.y;
-  const int x = threadIdx.x, y = threadIdx.y;
-  const int lane = y * p + x;
+  const int x = threadIdx.x, y = threadIdx.y, lane = x & 31;
+  const int warp = (y * p + x) >> 5;
+  float4 *buf = smem + (size_t)warp * 2 * p;
   const int base = blockIdx.x * p * R; /* the block's first target */
 
   target_set t[R];
@@ -96,34 +130,42 @@ __global__ void __launch_bounds__(R >= 4 ? 512 : 1024)
     acc[r] = tfmm_acc_f32{0.f, 0.f, 0.f, 0.f};
   }
 
-  for (int start = 0; start < n; start += p * q) {
-    int j = start + lane;
-    tile[lane] = j < n ? bodies[j] : make_float4(0.f, 0.f, 0.f, 0.f);
-    __syncthreads();
-    /* This row's slice; uniform across a warp since p % 32 == 0. */
-    int first = start + y * p;
+  const int tiles = (n + p - 1) / p;
+  if (y < tiles)
+    load_tile(buf, bodies, n, p, y, lane);
+  for (int tile = y, k = 0; tile < tiles; tile += q, k ^= 1) {
+    if (tile + q < tiles)
+      load_tile(buf + (k ^ 1) * p, bodies, n, p, tile + q, lane);
+    else
+      copy_commit(); /* an empty group keeps the count of pending ones */
+    copy_wait<1>();  /* this tile's copies, from every lane: */
+    __syncwarp();
+    int first = tile * p;
     int count = min(p, n - first);
     bool diagonal = first < base + p * R && first + p > base;
     if (count == p && !diagonal)
-      sum_slice<UNROLL, R, false>(tile + y * p, p, first, t, eps2, acc);
-    else if (count > 0)
-      sum_slice<UNROLL, R, true>(tile + y * p, count, first, t, eps2, acc);
-    __syncthreads();
+      sum_slice<UNROLL, R, false>(buf + k * p, p, first, t, eps2, acc);
+    else
+      sum_slice<UNROLL, R, true>(buf + k * p, count, first, t, eps2, acc);
+    __syncwarp(); /* before the next prefetch overwrites this buffer */
   }
+  copy_wait<0>();
+  __syncthreads();
 
   /* Combine the q rows' partial sums in row order, one target at a time,
-   * through the tile buffer (p * q slots: one per thread). */
+   * through shared memory (p * q slots: one per thread). */
+  const int slot = y * p + x;
 #pragma unroll
   for (int r = 0; r < R; r++) {
     if (q > 1) {
-      /* Without POT the potential is dead code: keep it out of the tile so
-       * that the compiler drops its FADD from the inner loop. */
-      tile[lane] =
+      /* Without POT the potential is dead code: keep it out of shared
+       * memory so that the compiler drops its FADD from the inner loop. */
+      smem[slot] =
           make_float4(acc[r].x, acc[r].y, acc[r].z, POT ? acc[r].w : 0.f);
       __syncthreads();
       if (y == 0)
         for (int k = 1; k < q; k++) {
-          float4 o = tile[k * p + x];
+          float4 o = smem[k * p + x];
           acc[r].x += o.x;
           acc[r].y += o.y;
           acc[r].z += o.z;
@@ -177,17 +219,43 @@ kernel_fn pick_kernel(int unroll, int r, int potential) {
   }
 }
 
-/* q when the caller leaves it to us: more threads per body until the grid
- * has enough threads to fill the GPU (section 31.4.1: small N leaves
- * multiprocessors idle), never more slices than the input has. */
-int choose_threads_per_body(int n, int p, int r, int sm_count) {
-  long long blocks = (n + (long long)p * r - 1) / ((long long)p * r);
-  long long slices = (n + p - 1) / p;
-  int q = 1;
-  while (2 * q * p <= tfmm_direct_max_threads(r) && 2 * q <= slices &&
-         blocks * p * q < 1024LL * sm_count)
-    q *= 2;
-  return q;
+/* The launch shape for n bodies, filling in what the caller left at 0
+ * (GPU Gems 3, 31.4.1: small N leaves multiprocessors idle unless several
+ * threads share each body). The GPU is full at about 1024 threads per SM
+ * (64 registers each). Measured on an H100 (bench/results/h100): with
+ * enough bodies, p = 128 and r = 2 (one shared-memory load feeds two
+ * interactions); with few, r = 1, q as large as the block allows and so
+ * p = 32. q then grows until the grid fills the GPU, never past the number
+ * of tiles. */
+void choose_shape(int n, int sm_count, tfmm_gpu_direct_params *prm) {
+  const long long full = 1024LL * sm_count;
+  int r = prm->bodies_per_thread, p = prm->tile, q = prm->threads_per_body;
+  if (r == 0)
+    r = n >= full ? 2 : 1;
+  long long threads = (n + r - 1) / r;
+  if (q == 0 && p == 0) {
+    /* The q that fills the GPU, then the largest p that allows it. */
+    int want = 1;
+    while (threads * want < full && want < 32)
+      want *= 2;
+    p = 128;
+    while (p > 32 && !tfmm_direct_shape_ok(p, want, r))
+      p /= 2;
+  } else if (p == 0) {
+    p = 128;
+    while (p > 32 && !tfmm_direct_shape_ok(p, q, r))
+      p /= 2;
+  }
+  if (q == 0) {
+    long long tiles = (n + p - 1) / p;
+    q = 1;
+    while (tfmm_direct_shape_ok(p, 2 * q, r) && 2 * q <= tiles &&
+           threads * q < full)
+      q *= 2;
+  }
+  prm->tile = p;
+  prm->threads_per_body = q;
+  prm->bodies_per_thread = r;
 }
 
 } // namespace
@@ -195,18 +263,14 @@ int choose_threads_per_body(int n, int p, int r, int sm_count) {
 extern "C" tfmm_status tfmm_gpu_direct(tfmm_gpu *g, tfmm_gpu_direct_params *prm,
                                        size_t n, tfmm_gpu_times *times,
                                        tfmm_error *err) {
-  const int p = prm->tile, r = prm->bodies_per_thread;
+  choose_shape((int)n, g->sm_count, prm);
+  const int p = prm->tile, q = prm->threads_per_body,
+            r = prm->bodies_per_thread;
   kernel_fn kernel = pick_kernel(prm->unroll, r, prm->potential);
-  if (kernel == NULL || p % 32 != 0 || p > tfmm_direct_max_threads(r) ||
-      (prm->threads_per_body * p > tfmm_direct_max_threads(r)) ||
-      n > g->capacity)
+  if (kernel == NULL || !tfmm_direct_shape_ok(p, q, r) || n > g->capacity)
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
-                          "bad kernel parameters (p %d, unroll %d, r %d)", p,
-                          prm->unroll, r);
-  int q = prm->threads_per_body;
-  if (q == 0)
-    q = choose_threads_per_body((int)n, p, r, g->sm_count);
-  prm->threads_per_body = q;
+                          "bad kernel shape (p %d, q %d, unroll %d, r %d)", p,
+                          q, prm->unroll, r);
 
   tfmm_device_scope scope(g->device);
   TFMM_CUDA_TRY(scope.status, err);
@@ -214,7 +278,11 @@ extern "C" tfmm_status tfmm_gpu_direct(tfmm_gpu *g, tfmm_gpu_direct_params *prm,
   size_t bytes = n * sizeof(float4);
   dim3 block(p, q);
   unsigned grid = (unsigned)((n + (size_t)p * r - 1) / ((size_t)p * r));
-  size_t shared = (size_t)p * q * sizeof(float4);
+  size_t shared = (size_t)tfmm_direct_shared_bytes(p, q);
+  TFMM_CUDA_TRY(cudaFuncSetAttribute(
+                    (const void *)kernel,
+                    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared),
+                err);
 
   TFMM_CUDA_TRY(cudaEventRecord(g->events[0], s), err);
   TFMM_CUDA_TRY(

@@ -14,18 +14,34 @@ typedef struct tfmm_gpu tfmm_gpu;
 
 /* Parameters of the tiled all-pairs kernel (GPU Gems 3, section 31.4). */
 typedef struct tfmm_gpu_direct_params {
-  int tile;              /* p: bodies per shared-memory tile */
+  int tile;              /* p, or 0 to choose; set to the value used */
   int threads_per_body;  /* q, or 0 to choose; set to the value used */
   int unroll;            /* inner-loop unroll factor */
-  int bodies_per_thread; /* targets in registers per thread */
+  int bodies_per_thread; /* r, or 0 to choose; set to the value used */
   float eps2;            /* softening squared */
   int potential;         /* whether to accumulate the potential */
 } tfmm_gpu_direct_params;
 
-/* The most threads (p * q) a block of the all-pairs kernel may have: r = 4
- * holds more in registers and runs in blocks of at most 512. */
+/* Limits of the all-pairs kernel's launch shape. A block has p * q threads
+ * (r = 4 holds more in registers and runs in blocks of at most 512); each
+ * of its (p / 32) q warps double-buffers tiles of p bodies in shared
+ * memory: p * p * q bytes, within the 227 KB a Hopper block may have. */
+enum { TFMM_DIRECT_MAX_TILE = 256, TFMM_DIRECT_MAX_SHARED = 227 * 1024 };
+
 static inline int tfmm_direct_max_threads(int bodies_per_thread) {
   return bodies_per_thread >= 4 ? 512 : 1024;
+}
+
+static inline long tfmm_direct_shared_bytes(int p, int q) {
+  return (long)p * p * q;
+}
+
+/* Whether (p, q, r) is a launch shape the kernel accepts. */
+static inline int tfmm_direct_shape_ok(int p, int q, int r) {
+  return p >= 32 && p <= TFMM_DIRECT_MAX_TILE && p % 32 == 0 && q >= 1 &&
+         (q & (q - 1)) == 0 && p * q <= tfmm_direct_max_threads(r) &&
+         tfmm_direct_shared_bytes(p, q) <= TFMM_DIRECT_MAX_SHARED &&
+         (r == 1 || r == 2 || r == 4);
 }
 
 /* Seconds, measured with CUDA events on the solver's stream. */

@@ -31,10 +31,10 @@ void tfmm_config_defaults(tfmm_config *cfg) {
       .device = TFMM_DEVICE_AUTO,
       .num_threads = 0,
       .gpu_id = 0,
-      .gpu_tile = 128,
+      .gpu_tile = 0,
       .gpu_threads_per_body = 0,
-      .gpu_unroll = 8,
-      .gpu_bodies_per_thread = 2,
+      .gpu_unroll = 16,
+      .gpu_bodies_per_thread = 0,
   };
 }
 
@@ -59,27 +59,31 @@ static tfmm_status check_config(const tfmm_config *c, tfmm_error *err) {
                           c->num_threads);
   if (c->gpu_id < 0)
     return tfmm_error_set(err, bad, "gpu_id = %d: must be >= 0", c->gpu_id);
-  if (c->gpu_tile < 32 || c->gpu_tile > 1024 || c->gpu_tile % 32 != 0)
+  int p = c->gpu_tile, q = c->gpu_threads_per_body,
+      r = c->gpu_bodies_per_thread;
+  if (p != 0 && (p < 32 || p > TFMM_DIRECT_MAX_TILE || p % 32 != 0))
     return tfmm_error_set(err, bad,
-                          "gpu_tile = %d: must be a multiple of 32 in "
-                          "[32, 1024]",
-                          c->gpu_tile);
-  int q = c->gpu_threads_per_body, r = c->gpu_bodies_per_thread;
-  if (r != 1 && r != 2 && r != 4)
-    return tfmm_error_set(err, bad,
-                          "gpu_bodies_per_thread = %d: must be 1, 2 or 4", r);
-  int most = tfmm_direct_max_threads(r);
-  if (c->gpu_tile > most)
-    return tfmm_error_set(err, bad,
-                          "gpu_tile = %d: at most %d with "
-                          "gpu_bodies_per_thread = %d",
-                          c->gpu_tile, most, r);
-  if (q != 0 && (!is_power_of_two(q) || q * c->gpu_tile > most))
+                          "gpu_tile = %d: must be 0 or a multiple of 32 in "
+                          "[32, %d]",
+                          p, TFMM_DIRECT_MAX_TILE);
+  if (r != 0 && r != 1 && r != 2 && r != 4)
+    return tfmm_error_set(
+        err, bad, "gpu_bodies_per_thread = %d: must be 0, 1, 2 or 4", r);
+  if (q != 0 && (!is_power_of_two(q) || q > 1024))
     return tfmm_error_set(err, bad,
                           "gpu_threads_per_body = %d: must be 0 or a power "
-                          "of two with gpu_tile * q <= %d (gpu_tile = %d, "
-                          "gpu_bodies_per_thread = %d)",
-                          q, most, c->gpu_tile, r);
+                          "of two",
+                          q);
+  /* With p and q both given, the block must fit: p * q threads (512 at
+   * most when r = 4) and p * p * q bytes of shared memory. */
+  if (p != 0 && q != 0 && !tfmm_direct_shape_ok(p, q, r == 0 ? 1 : r))
+    return tfmm_error_set(err, bad,
+                          "gpu_threads_per_body = %d with gpu_tile = %d "
+                          "(gpu_bodies_per_thread = %d): needs gpu_tile * q "
+                          "<= %d threads and gpu_tile^2 * q <= %d bytes of "
+                          "shared memory",
+                          q, p, r, tfmm_direct_max_threads(r == 0 ? 1 : r),
+                          TFMM_DIRECT_MAX_SHARED);
   if (!is_power_of_two(c->gpu_unroll) || c->gpu_unroll > 32)
     return tfmm_error_set(err, bad,
                           "gpu_unroll = %d: must be 1, 2, 4, 8, 16 or 32",

@@ -50,29 +50,45 @@ Test(direct_gpu, clustered_softened) {
 }
 
 /* Every tile size around its edges (N = p - 1, p, p + 1, and many tiles),
- * with q, unroll and bodies per thread varied. */
+ * with q, unroll and bodies per thread varied over every shape the kernel
+ * accepts (tfmm_direct_shape_ok's rules; others must be refused). */
 Test(direct_gpu, every_tunable) {
   require_gpu();
-  const int ps[] = {32, 64, 128, 256, 512, 1024};
-  const int qs[] = {0, 1, 2, 4, 8};
+  const int ps[] = {32, 64, 128, 256};
+  const int qs[] = {0, 1, 2, 4, 8, 32};
   const int unrolls[] = {1, 2, 4, 8, 16, 32};
-  const int rs[] = {1, 2, 4};
-  for (size_t ip = 0; ip < 6; ip++) {
+  const int rs[] = {0, 1, 2, 4};
+  for (size_t ip = 0; ip < 4; ip++) {
     int p = ps[ip];
     size_t sizes[] = {(size_t)p - 1, (size_t)p, (size_t)p + 1,
                       (size_t)(5 * p + 3)};
     for (size_t is = 0; is < 4; is++) {
       direct_case c = direct_case_make(sizes[is], TEST_CLUSTERED, 1e-3);
-      for (size_t iq = 0; iq < 5; iq++) {
-        if (qs[iq] * p > 1024)
-          continue;
+      for (size_t iq = 0; iq < 6; iq++) {
+        int q = qs[iq];
         for (size_t iu = 0; iu < 6; iu++)
-          for (size_t ir = 0; ir < 3; ir++)
-            direct_case_check(&c, gpu_config(p, qs[iq], unrolls[iu], rs[ir]),
+          for (size_t ir = 0; ir < 4; ir++) {
+            int r = rs[ir];
+            long threads = (long)p * q, most = r == 4 ? 512 : 1024;
+            if (threads > most || (long)p * p * q > 227 * 1024)
+              continue;
+            direct_case_check(&c, gpu_config(p, q, unrolls[iu], r),
                               (iu + ir) % 2);
+          }
       }
       direct_case_free(&c);
     }
+  }
+}
+
+/* Automatic shapes across sizes that fill the GPU and sizes that don't. */
+Test(direct_gpu, automatic_shape) {
+  require_gpu();
+  const size_t sizes[] = {3, 4096, 70000, 150000};
+  for (size_t k = 0; k < 4; k++) {
+    direct_case c = direct_case_make(sizes[k], TEST_UNIFORM, 1e-2);
+    direct_case_check(&c, gpu_config(0, 0, 0, 0), 1);
+    direct_case_free(&c);
   }
 }
 

@@ -25,10 +25,10 @@ Test(solver, defaults_are_documented_values) {
   cr_assert_eq(c.eps, 0.0);
   cr_assert_eq(c.method, TFMM_METHOD_DIRECT);
   cr_assert_eq(c.device, TFMM_DEVICE_AUTO);
-  cr_assert_eq(c.gpu_tile, 128);
+  cr_assert_eq(c.gpu_tile, 0);
   cr_assert_eq(c.gpu_threads_per_body, 0);
-  cr_assert_eq(c.gpu_unroll, 8);
-  cr_assert_eq(c.gpu_bodies_per_thread, 2);
+  cr_assert_eq(c.gpu_unroll, 16);
+  cr_assert_eq(c.gpu_bodies_per_thread, 0);
 }
 
 Test(solver, bad_configuration_is_named) {
@@ -48,9 +48,20 @@ Test(solver, bad_configuration_is_named) {
                TFMM_ERR_INVALID_ARGUMENT);
   tfmm_config_defaults(&c);
   c.gpu_tile = 512;
+  cr_assert_eq(create_with(c, "gpu_tile"), TFMM_ERR_INVALID_ARGUMENT);
+  tfmm_config_defaults(&c);
+  c.gpu_tile = 256; /* 256 * 256 * 4 bytes of shared memory: too many */
   c.gpu_threads_per_body = 4;
-  cr_assert_eq(create_with(c, "gpu_threads_per_body"),
-               TFMM_ERR_INVALID_ARGUMENT);
+  cr_assert_eq(create_with(c, "shared memory"), TFMM_ERR_INVALID_ARGUMENT);
+  tfmm_config_defaults(&c);
+  c.gpu_tile = 256; /* 1024 threads, but r = 4 allows 512 */
+  c.gpu_threads_per_body = 4;
+  c.gpu_bodies_per_thread = 4;
+  cr_assert_eq(create_with(c, "<= 512 threads"), TFMM_ERR_INVALID_ARGUMENT);
+  tfmm_config_defaults(&c);
+  c.gpu_tile = 128;
+  c.gpu_threads_per_body = 8;
+  cr_assert_eq(create_with(c, NULL), TFMM_OK);
   tfmm_config_defaults(&c);
   c.gpu_unroll = 3;
   cr_assert_eq(create_with(c, "gpu_unroll"), TFMM_ERR_INVALID_ARGUMENT);

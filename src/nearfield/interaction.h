@@ -16,6 +16,9 @@
 
 #if defined(__CUDACC__)
 #define TFMM_INTERACTION_FN static __host__ __device__ __forceinline__
+#elif defined(__GNUC__)
+/* Forced, so that it inlines into the CPU loop's per-ISA clones too. */
+#define TFMM_INTERACTION_FN static inline __attribute__((always_inline))
 #else
 #define TFMM_INTERACTION_FN static inline
 #endif
@@ -33,14 +36,17 @@ TFMM_INTERACTION_FN float tfmm_rsqrt_f32(float x) {
 #endif
 }
 
-/* Adds source (xj, yj, zj, mj) to the target at (xi, yi, zi). When self is
- * true the pair is the target with itself and contributes nothing, even with
- * eps = 0 (where r^2 = 0 would give 0 * inf). Callers pass a constant 0 on
- * paths that never meet the self pair, and the select compiles away. */
-TFMM_INTERACTION_FN void tfmm_interaction_f32(float xi, float yi, float zi,
-                                              float xj, float yj, float zj,
-                                              float mj, float eps2, int self,
-                                              tfmm_acc_f32 *acc) {
+/* The pull of source (xj, yj, zj, mj) on the target at (xi, yi, zi):
+ * acceleration in x, y, z and potential in w. Callers add it to their sums
+ * (the compilers fuse the multiply and the add into one FFMA). When self is
+ * true the pair is the target with itself and contributes nothing, even
+ * with eps = 0 (where r^2 = 0 would give 0 * inf). Callers pass a constant
+ * 0 on paths that never meet the self pair, and the select compiles away. */
+TFMM_INTERACTION_FN tfmm_acc_f32 tfmm_interaction_f32(float xi, float yi,
+                                                      float zi, float xj,
+                                                      float yj, float zj,
+                                                      float mj, float eps2,
+                                                      int self) {
   float dx = xj - xi;
   float dy = yj - yi;
   float dz = zj - zi;
@@ -49,10 +55,16 @@ TFMM_INTERACTION_FN void tfmm_interaction_f32(float xi, float yi, float zi,
   float rinv2 = rinv * rinv;
   float mr = mj * rinv;
   float mr3 = mr * rinv2;
-  acc->x += dx * mr3;
-  acc->y += dy * mr3;
-  acc->z += dz * mr3;
-  acc->w -= mr;
+  tfmm_acc_f32 c = {dx * mr3, dy * mr3, dz * mr3, -mr};
+  return c;
+}
+
+/* acc += c */
+TFMM_INTERACTION_FN void tfmm_acc_add(tfmm_acc_f32 *acc, tfmm_acc_f32 c) {
+  acc->x += c.x;
+  acc->y += c.y;
+  acc->z += c.z;
+  acc->w += c.w;
 }
 
 #endif

@@ -58,7 +58,7 @@ Test(flags, gpu_tile_not_multiple_of_32) {
   expect_forces_usage("--gpu-tile", "33", INVALID);
 }
 Test(flags, gpu_tile_too_large) {
-  expect_forces_usage("--gpu-tile", "2048", INVALID);
+  expect_forces_usage("--gpu-tile", "512", INVALID);
 }
 Test(flags, gpu_threads_per_body_not_power_of_two) {
   expect_forces_usage("--gpu-threads-per-body", "3", INVALID);
@@ -79,7 +79,7 @@ Test(flags, gpu_block_too_large) {
       "forces",      "--in",       sp("in.txt"), "--out",
       sp("out.txt"), "--gpu-tile", "256",        "--gpu-threads-per-body",
       "8",           NULL};
-  expect_failure(args, 2, "gpu_threads_per_body = 8", "gpu_tile * q <= 1024");
+  expect_failure(args, 2, "gpu_threads_per_body = 8", "<= 1024 threads");
 }
 
 Test(flags, missing_value) {
