@@ -32,6 +32,27 @@ if [ "$what" != bench ]; then
     line=$(grep -a "Synthesis" "$run/$name.log" | tail -1)
     printf '%-24s rc=%d %s\n' "$name" "$rc" "$line" >>"$summary"
   done
+  # compute-sanitizer on small runs of every launch shape family: out of
+  # bounds accesses, shared-memory races and barrier misuse (the kernel
+  # must never leave a thread behind a barrier, at any N).
+  bench_bin="$build/bench/bench_direct"
+  for tool in memcheck racecheck synccheck; do
+    compute-sanitizer --tool "$tool" --error-exitcode 9 "$bench_bin" \
+      --n 1,31,129,1000,4097 --p 32,128,256 --q 0,1,4 --r 1,2,4 --unroll 4 \
+      --potential 1 --reps 1 --warmup 0 >"$run/sanitizer_$tool.log" 2>&1
+    rc=$?
+    line=$(grep -aE "ERROR SUMMARY|RACECHECK SUMMARY" "$run/sanitizer_$tool.log" |
+      tail -1)
+    printf '%-24s rc=%d %s\n' "sanitizer $tool" "$rc" "$line" >>"$summary"
+  done
+  # The README's main job on the GPU: a 262,144-body Plummer sphere.
+  main=$run/main
+  mkdir -p "$main"
+  "$TFMM_CLI" ic plummer --n 262144 --seed 1 --out "$main/plummer.txt" &&
+    "$TFMM_CLI" forces --in "$main/plummer.txt" --out "$main/forces.txt" \
+      >"$run/main_job.log" 2>&1
+  echo "main job (forces, N = 262144) rc=$?" >>"$summary"
+  rm -f "$main/plummer.txt" "$main/forces.txt"
   # The kernel's machine code, for counting the inner loop's instructions.
   cuobjdump -sass "$build/src/libtilefmm.a" >"$run/kernels.sass" 2>&1 ||
     cuobjdump -sass "$build/src/libtilefmm.so" >"$run/kernels.sass" 2>&1
@@ -44,5 +65,7 @@ if [ "$what" != tests ]; then
 fi
 
 tar -C "$out" -czf "$out/run.tgz" run
+echo "==== main job"
+cat "$run/main_job.log" 2>/dev/null
 echo "==== summary"
 cat "$summary"

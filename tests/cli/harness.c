@@ -108,10 +108,18 @@ void assert_no_temporaries(void) {
   closedir(dir);
 }
 
+/* The program under test: the build's, or TFMM_CLI where the build tree
+ * was moved (the GPU machine runs a copy of it at another path). */
+static const char *cli_path(void) {
+  const char *moved = getenv("TFMM_CLI");
+  return moved != NULL && moved[0] != '\0' ? moved : TFMM_CLI_PATH;
+}
+
 int run_argv(const char *const *args) {
   char *argv[MAX_ARGS + 2];
   int argc = 0;
-  argv[argc++] = (char *)TFMM_CLI_PATH;
+  const char *cli = cli_path();
+  argv[argc++] = (char *)cli;
   for (; args[argc - 1] != NULL; argc++) {
     cr_assert(argc <= MAX_ARGS);
     argv[argc] = (char *)args[argc - 1];
@@ -126,9 +134,9 @@ int run_argv(const char *const *args) {
   posix_spawn_file_actions_addopen(&fa, 2, path_in(&err_path, "stderr.txt"),
                                    O_WRONLY | O_CREAT | O_TRUNC, 0644);
   pid_t pid;
-  const int err = posix_spawn(&pid, TFMM_CLI_PATH, &fa, NULL, argv, environ);
+  const int err = posix_spawn(&pid, cli, &fa, NULL, argv, environ);
   posix_spawn_file_actions_destroy(&fa);
-  cr_assert_eq(err, 0, "cannot run %s: %s", TFMM_CLI_PATH, strerror(err));
+  cr_assert_eq(err, 0, "cannot run %s: %s", cli, strerror(err));
   int status;
   cr_assert_eq(waitpid(pid, &status, 0), pid);
   if (WIFSIGNALED(status))
