@@ -24,6 +24,14 @@
 extern "C" {
 #endif
 
+/* The library is built with hidden visibility: only what this header
+ * declares is exported. */
+#if defined(__GNUC__)
+#define TFMM_API __attribute__((visibility("default")))
+#else
+#define TFMM_API
+#endif
+
 #define TFMM_VERSION_MAJOR 0
 #define TFMM_VERSION_MINOR 1
 #define TFMM_VERSION_PATCH 0
@@ -113,64 +121,65 @@ typedef struct tfmm_stats {
 typedef struct tfmm_solver tfmm_solver;
 
 /* Fills cfg with the documented defaults. */
-void tfmm_config_defaults(tfmm_config *cfg);
+TFMM_API void tfmm_config_defaults(tfmm_config *cfg);
 
 /* Creates a solver. On TFMM_OK, *out is ready. On any other status except
  * TFMM_ERR_NO_MEMORY, *out is still a handle whose message says what was
  * wrong (a bad configuration field, no GPU for TFMM_DEVICE_GPU, ...): read
  * it with tfmm_solver_message, then release it with tfmm_solver_destroy.
  * With TFMM_ERR_NO_MEMORY, *out is NULL. */
-tfmm_status tfmm_solver_create(tfmm_solver **out, const tfmm_config *cfg);
+TFMM_API tfmm_status tfmm_solver_create(tfmm_solver **out,
+                                        const tfmm_config *cfg);
 
 /* Releases the solver and any device memory it holds. NULL is allowed. */
-void tfmm_solver_destroy(tfmm_solver *solver);
+TFMM_API void tfmm_solver_destroy(tfmm_solver *solver);
 
 /* Computes accelerations and potentials of n >= 1 bodies.
  * pos: 3n doubles (x0 y0 z0 x1 ...); mass: n doubles, each > 0;
  * acc: 3n doubles written; pot: n doubles written, or NULL to skip the
  * potential. Inputs must be finite. On failure the outputs' contents are
  * unspecified and the solver's message names the cause (and the body). */
-tfmm_status tfmm_solver_compute(tfmm_solver *solver, size_t n,
-                                const double *pos, const double *mass,
-                                double *acc, double *pot);
+TFMM_API tfmm_status tfmm_solver_compute(tfmm_solver *solver, size_t n,
+                                         const double *pos, const double *mass,
+                                         double *acc, double *pot);
 
 /* The message of the last failure, or "" after a success. Never NULL. */
-const char *tfmm_solver_message(const tfmm_solver *solver);
+TFMM_API const char *tfmm_solver_message(const tfmm_solver *solver);
 
 /* Statistics of the last successful tfmm_solver_compute. */
-const tfmm_stats *tfmm_solver_stats(const tfmm_solver *solver);
+TFMM_API const tfmm_stats *tfmm_solver_stats(const tfmm_solver *solver);
 
 /* The device the solver resolved to at creation: CPU or GPU. */
-tfmm_device tfmm_solver_device(const tfmm_solver *solver);
+TFMM_API tfmm_device tfmm_solver_device(const tfmm_solver *solver);
 
 /* Number of usable CUDA devices: 0 when there are none or when the library
  * was built without CUDA. */
-int tfmm_gpu_count(void);
+TFMM_API int tfmm_gpu_count(void);
 
 /* Whether this build contains the CUDA backend. */
-int tfmm_has_cuda(void);
+TFMM_API int tfmm_has_cuda(void);
 
 /* Short names ("invalid argument", "reference", "gpu", "near", ...). */
-const char *tfmm_status_name(tfmm_status status);
-const char *tfmm_method_name(tfmm_method method);
-const char *tfmm_device_name(tfmm_device device);
-const char *tfmm_phase_name(tfmm_phase phase);
+TFMM_API const char *tfmm_status_name(tfmm_status status);
+TFMM_API const char *tfmm_method_name(tfmm_method method);
+TFMM_API const char *tfmm_device_name(tfmm_device device);
+TFMM_API const char *tfmm_phase_name(tfmm_phase phase);
 
 /* Parse "reference"/"direct" and "auto"/"cpu"/"gpu". Return
  * TFMM_ERR_INVALID_ARGUMENT for anything else, leaving *out unchanged. */
-tfmm_status tfmm_method_parse(const char *name, tfmm_method *out);
-tfmm_status tfmm_device_parse(const char *name, tfmm_device *out);
+TFMM_API tfmm_status tfmm_method_parse(const char *name, tfmm_method *out);
+TFMM_API tfmm_status tfmm_device_parse(const char *name, tfmm_device *out);
 
 /* "major.minor.patch" */
-const char *tfmm_version(void);
+TFMM_API const char *tfmm_version(void);
 
 /* Initial conditions: an isotropic Plummer sphere in N-body units
  * (G = M = 1, total energy E = -1/4, scale length 3 pi / 16), with equal
  * masses 1/n, its centre of mass at rest at the origin. Aarseth, Henon &
  * Wielen (1974), A&A 37, 183. The same (n, seed) gives the same bits on
  * every machine. pos and vel: 3n doubles; mass: n doubles. */
-tfmm_status tfmm_ic_plummer(size_t n, uint64_t seed, double *pos, double *vel,
-                            double *mass);
+TFMM_API tfmm_status tfmm_ic_plummer(size_t n, uint64_t seed, double *pos,
+                                     double *vel, double *mass);
 
 #ifdef __cplusplus
 }

@@ -72,6 +72,10 @@ extern "C" tfmm_status tfmm_gpu_create(tfmm_gpu **out, int device,
   return TFMM_OK;
 }
 
+/* Release paths: their CUDA results are deliberately not reported (there is
+ * nobody left to report to, and a device already in error still has to give
+ * back what it can); the error state they may leave is cleared below so that
+ * it does not surface in the application's next CUDA call. */
 static void release_buffers(tfmm_gpu *g) {
   cudaFree(g->d_in);
   cudaFree(g->d_out);
