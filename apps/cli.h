@@ -13,8 +13,12 @@ void cli_error(const char *fmt, ...)
 #endif
     ;
 
+/* Wall-clock seconds from an arbitrary origin (a monotonic clock). */
+double cli_seconds(void);
+
 /* Commands: argv[0] is the command's name, as for main. */
 int cmd_forces(int argc, char **argv);
 int cmd_ic(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
 
 #endif

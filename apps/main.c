@@ -1,5 +1,6 @@
 /* tilefmm: the command-line front end of the library. Dispatches to one
  * command per file (cmd_*.c); only apps/ talks to the terminal. */
+#define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 
 #include "tilefmm.h"
@@ -7,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 void cli_error(const char *fmt, ...) {
   va_list ap;
@@ -17,6 +19,12 @@ void cli_error(const char *fmt, ...) {
   va_end(ap);
 }
 
+double cli_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 static void print_usage(FILE *fp) {
   fprintf(fp, "Usage: tilefmm COMMAND [options]\n"
               "\n"
@@ -25,6 +33,8 @@ static void print_usage(FILE *fp) {
               "Commands:\n"
               "  forces       accelerations and potentials of the bodies in a "
               "file\n"
+              "  validate     a method's errors against the double-precision "
+              "reference\n"
               "  ic plummer   Plummer-sphere initial conditions\n"
               "\n"
               "Options:\n"
@@ -55,6 +65,8 @@ int main(int argc, char **argv) {
   }
   if (strcmp(cmd, "forces") == 0)
     return cmd_forces(argc - 1, argv + 1);
+  if (strcmp(cmd, "validate") == 0)
+    return cmd_validate(argc - 1, argv + 1);
   if (strcmp(cmd, "ic") == 0)
     return cmd_ic(argc - 1, argv + 1);
   cli_error("unknown command '%s' (try 'tilefmm --help')", cmd);

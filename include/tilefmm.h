@@ -56,7 +56,15 @@ typedef enum tfmm_method {
   TFMM_METHOD_REFERENCE = 0,
   /* All pairs in single precision: the tiled CUDA kernel of GPU Gems 3
    * chapter 31 on the GPU, a vectorised OpenMP loop on the CPU. O(N^2). */
-  TFMM_METHOD_DIRECT = 1
+  TFMM_METHOD_DIRECT = 1,
+  /* Fast multipole method: octree, dual-tree traversal with the opening
+   * criterion r_A + r_B < theta d, multipole and local expansions of order
+   * p in double precision (far field), single-precision P2P over the leaf
+   * neighbour lists (near field). CPU (OpenMP). The default. */
+  TFMM_METHOD_FMM = 2,
+  /* Barnes-Hut: the same octree and near field; each leaf evaluates the
+   * multipoles of the cells it accepts directly at its bodies (M2P). */
+  TFMM_METHOD_BH = 3
 } tfmm_method;
 
 /* Where the work runs. */
@@ -71,11 +79,24 @@ typedef struct tfmm_config {
   double G;           /* gravitational constant; default 1 (N-body units) */
   double eps;         /* Plummer softening length, >= 0, in length units;
                          default 0 */
-  tfmm_method method; /* default TFMM_METHOD_DIRECT */
+  tfmm_method method; /* default TFMM_METHOD_FMM */
   tfmm_device device; /* default TFMM_DEVICE_AUTO */
-  int num_threads;    /* OpenMP threads for CPU work; 0 (default) leaves
-                         OpenMP's own choice (OMP_NUM_THREADS, else all cores) */
-  int gpu_id;         /* CUDA device ordinal; default 0 */
+  /* Tree methods (fmm, bh). Softening acts in the near field only: the
+   * expansions represent the unsoftened 1/r field of distant cells. */
+  double theta;    /* opening angle in (0, 1]: cells A and B interact
+                      through expansions when r_A + r_B < theta d;
+                      default 0.5 */
+  int order;       /* expansion order p: degrees 0..p kept (0 is the
+                      monopole), 0..20; fmm needs >= 1 (a local expansion
+                      of degree 0 exerts no force); default 4 */
+  int leaf_size;   /* L: most bodies a leaf may hold, >= 1 (bodies that
+                      cannot be split apart stay together past L);
+                      default 64 */
+  int max_depth;   /* deepest tree level, 1..21 (21 = the resolution of
+                      the 63-bit keys); default 21 */
+  int num_threads; /* OpenMP threads for CPU work; 0 (default) leaves
+                      OpenMP's own choice (OMP_NUM_THREADS, else all cores) */
+  int gpu_id;      /* CUDA device ordinal; default 0 */
   /* Tunables of the GPU all-pairs kernel (GPU Gems 3, section 31.4). A 0
    * asks the library to choose from N and the GPU's multiprocessor count;
    * the rules and defaults come from measurements on an H100
@@ -100,7 +121,12 @@ typedef enum tfmm_phase {
   TFMM_PHASE_NEAR = 2,     /* pairwise interactions (the kernel on the GPU) */
   TFMM_PHASE_DOWNLOAD = 3, /* device to host copies */
   TFMM_PHASE_FINISH = 4,   /* unpacking, scaling by G, finiteness checks */
-  TFMM_PHASE_COUNT = 5
+  TFMM_PHASE_TREE = 5,     /* keys, sort, permutation, cells, moments */
+  TFMM_PHASE_UPWARD = 6,   /* P2M and M2M */
+  TFMM_PHASE_LISTS = 7,    /* traversal: M2L (M2P) and near-field lists */
+  TFMM_PHASE_FAR = 8,      /* M2L (FMM) or M2P (Barnes-Hut) */
+  TFMM_PHASE_DOWNWARD = 9, /* L2L and L2P */
+  TFMM_PHASE_COUNT = 10
 } tfmm_phase;
 
 /* What the last successful evaluation did and how long it took. */
@@ -108,8 +134,18 @@ typedef struct tfmm_stats {
   tfmm_method method;  /* the method used */
   tfmm_device device;  /* the device used: TFMM_DEVICE_CPU or _GPU */
   size_t n;            /* bodies */
-  double interactions; /* body-body interactions evaluated, N (N - 1) for
-                          all pairs */
+  double interactions; /* body-body interactions evaluated: N (N - 1) for
+                          all pairs, the near field's for tree methods */
+  /* Tree methods (zero otherwise). */
+  double m2l;     /* M2L translations (FMM) */
+  double m2p;     /* cell-body evaluations (Barnes-Hut) */
+  int tree_depth; /* deepest level */
+  int64_t tree_cells, tree_leaves;
+  int64_t leaf_min, leaf_max; /* bodies per leaf */
+  double leaf_mean;
+  struct {
+    double keys, sort, permute, build, moments; /* seconds */
+  } tree_time;                   /* the stages of TFMM_PHASE_TREE */
   double time[TFMM_PHASE_COUNT]; /* seconds per phase; GPU phases are
                           measured with CUDA events */
   double time_total;             /* wall-clock seconds of the whole call */
@@ -143,6 +179,18 @@ TFMM_API tfmm_status tfmm_solver_compute(tfmm_solver *solver, size_t n,
                                          const double *pos, const double *mass,
                                          double *acc, double *pot);
 
+/* The double-precision reference (compensated sums, as the reference
+ * method) at k chosen bodies only, with the solver's G and eps: what
+ * validators compare a method with on large N, in O(n k). targets: k
+ * indices into [0, n); acc: 3k and pot: k (or NULL) in the order of
+ * targets. With eps = 0, a target at the same point as another body is an
+ * error naming both. */
+TFMM_API tfmm_status tfmm_solver_reference_at(tfmm_solver *solver, size_t n,
+                                              const double *pos,
+                                              const double *mass, size_t k,
+                                              const size_t *targets,
+                                              double *acc, double *pot);
+
 /* The message of the last failure, or "" after a success. Never NULL. */
 TFMM_API const char *tfmm_solver_message(const tfmm_solver *solver);
 
@@ -165,7 +213,7 @@ TFMM_API const char *tfmm_method_name(tfmm_method method);
 TFMM_API const char *tfmm_device_name(tfmm_device device);
 TFMM_API const char *tfmm_phase_name(tfmm_phase phase);
 
-/* Parse "reference"/"direct" and "auto"/"cpu"/"gpu". Return
+/* Parse "reference"/"direct"/"fmm"/"bh" and "auto"/"cpu"/"gpu". Return
  * TFMM_ERR_INVALID_ARGUMENT for anything else, leaving *out unchanged. */
 TFMM_API tfmm_status tfmm_method_parse(const char *name, tfmm_method *out);
 TFMM_API tfmm_status tfmm_device_parse(const char *name, tfmm_device *out);

@@ -15,10 +15,11 @@ static const char *const status_names[] = {"ok",
                                            "non-finite value",
                                            "unsupported in this build"};
 
-static const char *const method_names[] = {"reference", "direct"};
+static const char *const method_names[] = {"reference", "direct", "fmm", "bh"};
 static const char *const device_names[] = {"auto", "cpu", "gpu"};
-static const char *const phase_names[] = {"prepare", "upload", "near",
-                                          "download", "finish"};
+static const char *const phase_names[] = {
+    "prepare", "upload", "near",  "download", "finish",
+    "tree",    "upward", "lists", "far",      "downward"};
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -1,10 +1,13 @@
 /* The solver handle: configuration, device choice, dispatch to a method,
  * statistics and the message of the last failure. */
 #include "bodies.h"
+#include "farfield/expansion.h"
 #include "gpu.h"
+#include "hierarchical.h"
 #include "internal.h"
 #include "nearfield/direct_cpu.h"
 #include "nearfield/reference.h"
+#include "tree/octree.h"
 
 #include <math.h>
 #include <omp.h>
@@ -27,8 +30,12 @@ void tfmm_config_defaults(tfmm_config *cfg) {
   *cfg = (tfmm_config){
       .G = 1.0,
       .eps = 0.0,
-      .method = TFMM_METHOD_DIRECT,
+      .method = TFMM_METHOD_FMM,
       .device = TFMM_DEVICE_AUTO,
+      .theta = 0.5,
+      .order = 4,
+      .leaf_size = 64,
+      .max_depth = TFMM_MAX_DEPTH,
       .num_threads = 0,
       .gpu_id = 0,
       .gpu_tile = 0,
@@ -40,6 +47,10 @@ void tfmm_config_defaults(tfmm_config *cfg) {
 
 static int is_power_of_two(int v) { return v > 0 && (v & (v - 1)) == 0; }
 
+static int is_tree_method(tfmm_method m) {
+  return m == TFMM_METHOD_FMM || m == TFMM_METHOD_BH;
+}
+
 static tfmm_status check_config(const tfmm_config *c, tfmm_error *err) {
   const tfmm_status bad = TFMM_ERR_INVALID_ARGUMENT;
   if (!isfinite(c->G) || !(c->G > 0))
@@ -47,13 +58,34 @@ static tfmm_status check_config(const tfmm_config *c, tfmm_error *err) {
   if (!isfinite(c->eps) || c->eps < 0)
     return tfmm_error_set(err, bad, "eps = %g: must be finite and >= 0",
                           c->eps);
-  if (c->method != TFMM_METHOD_REFERENCE && c->method != TFMM_METHOD_DIRECT)
+  if (c->method < TFMM_METHOD_REFERENCE || c->method > TFMM_METHOD_BH)
     return tfmm_error_set(err, bad, "method %d is unknown", (int)c->method);
+  if (!(c->theta > 0 && c->theta <= 1))
+    return tfmm_error_set(err, bad, "theta = %g: must be in (0, 1]", c->theta);
+  if (c->order < 0 || c->order > TFMM_ORDER_MAX)
+    return tfmm_error_set(err, bad, "order = %d: must be in [0, %d]", c->order,
+                          TFMM_ORDER_MAX);
+  if (c->method == TFMM_METHOD_FMM && c->order < 1)
+    return tfmm_error_set(err, bad,
+                          "order = 0 with method fmm: a local expansion of "
+                          "degree 0 is a constant and exerts no force; use "
+                          "order >= 1 (bh accepts 0, the monopole)");
+  if (c->leaf_size < 1)
+    return tfmm_error_set(err, bad, "leaf_size = %d: must be >= 1",
+                          c->leaf_size);
+  if (c->max_depth < 1 || c->max_depth > TFMM_MAX_DEPTH)
+    return tfmm_error_set(err, bad, "max_depth = %d: must be in [1, %d]",
+                          c->max_depth, TFMM_MAX_DEPTH);
   if (c->device < TFMM_DEVICE_AUTO || c->device > TFMM_DEVICE_GPU)
     return tfmm_error_set(err, bad, "device %d is unknown", (int)c->device);
   if (c->method == TFMM_METHOD_REFERENCE && c->device == TFMM_DEVICE_GPU)
     return tfmm_error_set(err, bad,
                           "the reference method runs on the CPU only");
+  if (is_tree_method(c->method) && c->device == TFMM_DEVICE_GPU)
+    return tfmm_error_set(err, TFMM_ERR_UNSUPPORTED,
+                          "method %s runs on the CPU in this version "
+                          "(device cpu or auto)",
+                          tfmm_method_name(c->method));
   if (c->num_threads < 0)
     return tfmm_error_set(err, bad, "num_threads = %d: must be >= 0",
                           c->num_threads);
@@ -93,7 +125,7 @@ static tfmm_status check_config(const tfmm_config *c, tfmm_error *err) {
 
 static tfmm_status open_device(tfmm_solver *s) {
   const tfmm_config *c = &s->cfg;
-  int want_gpu = c->method != TFMM_METHOD_REFERENCE &&
+  int want_gpu = c->method == TFMM_METHOD_DIRECT &&
                  (c->device == TFMM_DEVICE_GPU ||
                   (c->device == TFMM_DEVICE_AUTO && tfmm_gpu_count() > 0));
   s->device = want_gpu ? TFMM_DEVICE_GPU : TFMM_DEVICE_CPU;
@@ -189,6 +221,39 @@ static tfmm_status run_reference(tfmm_solver *s, size_t n, const double *pos,
   tfmm_reference_compute(n, pos, mass, s->cfg.G, s->cfg.eps, acc, pot);
   s->stats.time[TFMM_PHASE_PREPARE] = t1 - t0;
   s->stats.time[TFMM_PHASE_NEAR] = tfmm_wtime() - t1;
+  return TFMM_OK;
+}
+
+/* The first body whose results are not finite, or n. */
+static size_t first_nonfinite(size_t n, const double *acc, const double *pot) {
+  size_t bad = n;
+#pragma omp parallel for schedule(static) reduction(min : bad)
+  for (size_t i = 0; i < n; i++)
+    if (!isfinite(acc[3 * i]) || !isfinite(acc[3 * i + 1]) ||
+        !isfinite(acc[3 * i + 2]) || (pot != NULL && !isfinite(pot[i])))
+      bad = i < bad ? i : bad;
+  return bad;
+}
+
+static tfmm_status run_tree(tfmm_solver *s, size_t n, const double *pos,
+                            const double *mass, double *acc, double *pot) {
+  double t0 = tfmm_wtime();
+  if (s->cfg.eps == 0) {
+    tfmm_status st = check_distinct(s, n, pos, 3, "");
+    if (st != TFMM_OK)
+      return st;
+  }
+  s->stats.time[TFMM_PHASE_PREPARE] = tfmm_wtime() - t0;
+  tfmm_status st = tfmm_hierarchical_compute(&s->cfg, n, pos, mass, acc, pot,
+                                             &s->stats, &s->err);
+  if (st != TFMM_OK)
+    return st;
+  size_t bad = first_nonfinite(n, acc, pot);
+  if (bad < n)
+    return tfmm_error_set(&s->err, TFMM_ERR_NONFINITE,
+                          "body %zu: force is not finite (bodies nearly "
+                          "coincident with eps = 0?)",
+                          bad);
   return TFMM_OK;
 }
 
@@ -340,13 +405,56 @@ tfmm_status tfmm_solver_compute(tfmm_solver *s, size_t n, const double *pos,
   tfmm_stats fresh = {.method = s->cfg.method, .device = s->device, .n = n};
   s->stats = fresh;
   describe_device(s);
-  st = s->cfg.method == TFMM_METHOD_REFERENCE
-           ? run_reference(s, n, pos, mass, acc, pot)
-           : run_direct(s, n, pos, mass, acc, pot);
+  switch (s->cfg.method) {
+  case TFMM_METHOD_REFERENCE:
+    st = run_reference(s, n, pos, mass, acc, pot);
+    break;
+  case TFMM_METHOD_DIRECT:
+    st = run_direct(s, n, pos, mass, acc, pot);
+    break;
+  default:
+    st = run_tree(s, n, pos, mass, acc, pot);
+    break;
+  }
   omp_set_num_threads(saved_threads);
   if (st != TFMM_OK)
     return st;
-  s->stats.interactions = (double)n * (double)(n - 1);
+  if (!is_tree_method(s->cfg.method))
+    s->stats.interactions = (double)n * (double)(n - 1);
   s->stats.time_total = tfmm_wtime() - t0;
+  return TFMM_OK;
+}
+
+tfmm_status tfmm_solver_reference_at(tfmm_solver *s, size_t n,
+                                     const double *pos, const double *mass,
+                                     size_t k, const size_t *targets,
+                                     double *acc, double *pot) {
+  if (s == NULL)
+    return TFMM_ERR_INVALID_ARGUMENT;
+  s->err.message[0] = '\0';
+  tfmm_status st = check_call(s, n, pos, mass, acc);
+  if (st != TFMM_OK)
+    return st;
+  if (k > 0 && targets == NULL)
+    return tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
+                          "targets must not be NULL");
+  for (size_t t = 0; t < k; t++)
+    if (targets[t] >= n)
+      return tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
+                            "target %zu: index %zu is not below n = %zu", t,
+                            targets[t], n);
+  if (s->cfg.eps == 0)
+    for (size_t t = 0; t < k; t++) {
+      const double *x = pos + 3 * targets[t];
+      for (size_t j = 0; j < n; j++)
+        if (j != targets[t] && pos[3 * j] == x[0] && pos[3 * j + 1] == x[1] &&
+            pos[3 * j + 2] == x[2])
+          return tfmm_error_set(&s->err, TFMM_ERR_COINCIDENT,
+                                "bodies %zu and %zu are at one point and eps "
+                                "= 0: their force is infinite (set eps > 0)",
+                                targets[t] < j ? targets[t] : j,
+                                targets[t] < j ? j : targets[t]);
+    }
+  tfmm_reference_at(n, pos, mass, s->cfg.G, s->cfg.eps, k, targets, acc, pot);
   return TFMM_OK;
 }

@@ -7,6 +7,7 @@
 static tfmm_config cpu_config(void) {
   tfmm_config cfg;
   tfmm_config_defaults(&cfg);
+  cfg.method = TFMM_METHOD_DIRECT;
   cfg.device = TFMM_DEVICE_CPU;
   return cfg;
 }

@@ -14,6 +14,7 @@ static void require_gpu(void) {
 static tfmm_config gpu_config(int p, int q, int unroll, int r) {
   tfmm_config cfg;
   tfmm_config_defaults(&cfg);
+  cfg.method = TFMM_METHOD_DIRECT;
   cfg.device = TFMM_DEVICE_GPU;
   if (p > 0) {
     cfg.gpu_tile = p;

@@ -23,7 +23,11 @@ Test(solver, defaults_are_documented_values) {
   tfmm_config_defaults(&c);
   cr_assert_eq(c.G, 1.0);
   cr_assert_eq(c.eps, 0.0);
-  cr_assert_eq(c.method, TFMM_METHOD_DIRECT);
+  cr_assert_eq(c.method, TFMM_METHOD_FMM);
+  cr_assert_eq(c.theta, 0.5);
+  cr_assert_eq(c.order, 4);
+  cr_assert_eq(c.leaf_size, 64);
+  cr_assert_eq(c.max_depth, 21);
   cr_assert_eq(c.device, TFMM_DEVICE_AUTO);
   cr_assert_eq(c.gpu_tile, 0);
   cr_assert_eq(c.gpu_threads_per_body, 0);
@@ -78,6 +82,7 @@ Test(solver, bad_configuration_is_named) {
 Test(solver, device_choice) {
   tfmm_config c;
   tfmm_config_defaults(&c);
+  c.method = TFMM_METHOD_DIRECT;
   tfmm_solver *s = NULL;
   cr_assert_eq(tfmm_solver_create(&s, &c), TFMM_OK);
   tfmm_device expect = tfmm_gpu_count() > 0 ? TFMM_DEVICE_GPU : TFMM_DEVICE_CPU;
@@ -124,6 +129,7 @@ Test(solver, bad_bodies_are_named) {
 Test(solver, stats_describe_the_run) {
   tfmm_config c;
   tfmm_config_defaults(&c);
+  c.method = TFMM_METHOD_DIRECT;
   c.device = TFMM_DEVICE_CPU;
   c.num_threads = 1;
   tfmm_solver *s = NULL;

@@ -48,6 +48,22 @@ Test(flags, method_unknown) {
   expect_forces_usage("--method", "fmm2", INVALID);
 }
 Test(flags, device_unknown) { expect_forces_usage("--device", "tpu", INVALID); }
+Test(flags, method_list_in_message) {
+  expect_forces_usage("--method", "pm", "reference, direct, fmm or bh");
+}
+Test(flags, theta_zero) { expect_forces_usage("--theta", "0", INVALID); }
+Test(flags, theta_negative) { expect_forces_usage("--theta", "-0.5", INVALID); }
+Test(flags, theta_above_one) { expect_forces_usage("--theta", "1.5", INVALID); }
+Test(flags, theta_word) { expect_forces_usage("--theta", "wide", INVALID); }
+Test(flags, order_negative) { expect_forces_usage("--order", "-1", INVALID); }
+Test(flags, order_21) { expect_forces_usage("--order", "21", INVALID); }
+Test(flags, order_fraction) { expect_forces_usage("--order", "4.5", INVALID); }
+Test(flags, leaf_zero) { expect_forces_usage("--leaf", "0", INVALID); }
+Test(flags, leaf_negative) { expect_forces_usage("--leaf", "-64", INVALID); }
+Test(flags, max_depth_zero) {
+  expect_forces_usage("--max-depth", "0", INVALID);
+}
+Test(flags, max_depth_22) { expect_forces_usage("--max-depth", "22", INVALID); }
 Test(flags, flag_given_twice) {
   write_text("in.txt", "0 0 0 1\n1 0 0 2\n");
   const char *args[] = {"forces", "--in", sp("in.txt"), "--out", sp("out.txt"),

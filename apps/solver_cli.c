@@ -1,0 +1,257 @@
+/* Solver flags, creation and statistics for the commands (see
+ * solver_cli.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "solver_cli.h"
+
+#include "cli.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+/* The ranges tilefmm.h gives for tfmm_config.order and .max_depth. */
+#define ORDER_MAX 20
+#define DEPTH_MAX 21
+
+void solver_cli_help(FILE *fp, const tfmm_config *d) {
+  fprintf(
+      fp,
+      "  --method M        fmm (fast multipole), bh (Barnes-Hut), direct\n"
+      "                    (all pairs, single precision, tiled) or\n"
+      "                    reference (all pairs, double, compensated sums)\n"
+      "                    (default: %s)\n"
+      "  --device D        auto, cpu or gpu; fmm, bh and reference run on\n"
+      "                    the CPU only (default: %s)\n"
+      "  --eps E           Plummer softening length, >= 0 (default: %g)\n"
+      "  --G G             gravitational constant, > 0 (default: %g)\n"
+      "  --threads N       OpenMP threads for CPU work, 0 for OpenMP's\n"
+      "                    choice (default: %d)\n"
+      "Tree methods (fmm, bh):\n"
+      "  --theta T         opening angle in (0, 1]: cells A and B interact\n"
+      "                    through expansions when r_A + r_B < T d\n"
+      "                    (default: %g)\n"
+      "  --order P         expansion order in [0, %d] (0: monopole)\n"
+      "                    (default: %d)\n"
+      "  --leaf L          most bodies a leaf holds, >= 1 (default: %d)\n"
+      "  --max-depth D     deepest tree level in [1, %d] (default: %d)\n"
+      "GPU kernel tunables (GPU Gems 3, section 31.4):\n"
+      "  --gpu-tile P      bodies per shared-memory tile: 0 to choose from\n"
+      "                    N, or a multiple of 32 in [32, 256] (default: %d)\n"
+      "  --gpu-threads-per-body Q\n"
+      "                    threads sharing one body: 0 to choose from N, or\n"
+      "                    a power of two with P*Q <= 1024 (512 when R = 4)\n"
+      "                    and P*P*Q <= 232448 (default: %d)\n"
+      "  --gpu-unroll U    inner-loop unroll: 1, 2, 4, 8, 16 or 32\n"
+      "                    (default: %d)\n"
+      "  --gpu-bodies-per-thread R\n"
+      "                    bodies per thread: 0 to choose from N, or 1, 2\n"
+      "                    or 4 (default: %d)\n",
+      tfmm_method_name(d->method), tfmm_device_name(d->device), d->eps, d->G,
+      d->num_threads, d->theta, ORDER_MAX, d->order, d->leaf_size, DEPTH_MAX,
+      d->max_depth, d->gpu_tile, d->gpu_threads_per_body, d->gpu_unroll,
+      d->gpu_bodies_per_thread);
+}
+
+/* Rules of the flags: the library checks the same, but here the message
+ * can name the flag. */
+static int non_negative(const void *v) { return *(const double *)v >= 0; }
+static int positive(const void *v) { return *(const double *)v > 0; }
+static int theta_ok(const void *v) {
+  const double t = *(const double *)v;
+  return t > 0 && t <= 1;
+}
+static int count_or_zero(const void *v) { return *(const int *)v >= 0; }
+static int order_ok(const void *v) {
+  const int p = *(const int *)v;
+  return p >= 0 && p <= ORDER_MAX;
+}
+static int leaf_ok(const void *v) { return *(const int *)v >= 1; }
+static int depth_ok(const void *v) {
+  const int d = *(const int *)v;
+  return d >= 1 && d <= DEPTH_MAX;
+}
+static int is_pow2(int x) { return x > 0 && (x & (x - 1)) == 0; }
+static int tile_ok(const void *v) {
+  const int p = *(const int *)v;
+  return p == 0 || (p >= 32 && p <= 256 && p % 32 == 0);
+}
+static int threads_per_body_ok(const void *v) {
+  const int q = *(const int *)v;
+  return q == 0 || (is_pow2(q) && q <= 1024);
+}
+static int unroll_ok(const void *v) {
+  const int u = *(const int *)v;
+  return is_pow2(u) && u <= 32;
+}
+static int bodies_per_thread_ok(const void *v) {
+  const int r = *(const int *)v;
+  return r == 0 || r == 1 || r == 2 || r == 4;
+}
+static int method_ok(const void *v) {
+  tfmm_method m;
+  return tfmm_method_parse(*(const char *const *)v, &m) == TFMM_OK;
+}
+static int device_ok(const void *v) {
+  tfmm_device d;
+  return tfmm_device_parse(*(const char *const *)v, &d) == TFMM_OK;
+}
+
+void solver_cli_init(solver_cli *sc, args_option *opts) {
+  memset(sc, 0, sizeof *sc);
+  tfmm_config *c = &sc->cfg;
+  tfmm_config_defaults(c);
+  const args_option flags[SOLVER_CLI_FLAGS] = {
+      {.name = "--method",
+       .kind = ARGS_STRING,
+       .value = &sc->method,
+       .valid = method_ok,
+       .expect = "reference, direct, fmm or bh"},
+      {.name = "--device",
+       .kind = ARGS_STRING,
+       .value = &sc->device,
+       .valid = device_ok,
+       .expect = "auto, cpu or gpu"},
+      {.name = "--eps",
+       .kind = ARGS_DOUBLE,
+       .value = &c->eps,
+       .valid = non_negative,
+       .expect = "a number >= 0"},
+      {.name = "--G",
+       .kind = ARGS_DOUBLE,
+       .value = &c->G,
+       .valid = positive,
+       .expect = "a number > 0"},
+      {.name = "--threads",
+       .kind = ARGS_INT,
+       .value = &c->num_threads,
+       .valid = count_or_zero,
+       .expect = "an integer >= 0"},
+      {.name = "--theta",
+       .kind = ARGS_DOUBLE,
+       .value = &c->theta,
+       .valid = theta_ok,
+       .expect = "a number in (0, 1]"},
+      {.name = "--order",
+       .kind = ARGS_INT,
+       .value = &c->order,
+       .valid = order_ok,
+       .expect = "an integer in [0, 20]"},
+      {.name = "--leaf",
+       .kind = ARGS_INT,
+       .value = &c->leaf_size,
+       .valid = leaf_ok,
+       .expect = "an integer >= 1"},
+      {.name = "--max-depth",
+       .kind = ARGS_INT,
+       .value = &c->max_depth,
+       .valid = depth_ok,
+       .expect = "an integer in [1, 21]"},
+      {.name = "--gpu-tile",
+       .kind = ARGS_INT,
+       .value = &c->gpu_tile,
+       .valid = tile_ok,
+       .expect = "0 or a multiple of 32 in [32, 256]"},
+      {.name = "--gpu-threads-per-body",
+       .kind = ARGS_INT,
+       .value = &c->gpu_threads_per_body,
+       .valid = threads_per_body_ok,
+       .expect = "0 or a power of two <= 1024"},
+      {.name = "--gpu-unroll",
+       .kind = ARGS_INT,
+       .value = &c->gpu_unroll,
+       .valid = unroll_ok,
+       .expect = "1, 2, 4, 8, 16 or 32"},
+      {.name = "--gpu-bodies-per-thread",
+       .kind = ARGS_INT,
+       .value = &c->gpu_bodies_per_thread,
+       .valid = bodies_per_thread_ok,
+       .expect = "0, 1, 2 or 4"},
+  };
+  memcpy(opts, flags, sizeof flags);
+}
+
+void solver_cli_finish(solver_cli *sc) {
+  /* Both words were checked by method_ok and device_ok. */
+  if (sc->method != NULL)
+    tfmm_method_parse(sc->method, &sc->cfg.method);
+  if (sc->device != NULL)
+    tfmm_device_parse(sc->device, &sc->cfg.device);
+}
+
+int solver_cli_create(const tfmm_config *cfg, tfmm_solver **solver) {
+  const tfmm_status st = tfmm_solver_create(solver, cfg);
+  if (st == TFMM_OK)
+    return CLI_OK;
+  cli_error("%s", *solver != NULL ? tfmm_solver_message(*solver)
+                                  : tfmm_status_name(st));
+  tfmm_solver_destroy(*solver);
+  *solver = NULL;
+  return st == TFMM_ERR_INVALID_ARGUMENT ? CLI_USAGE_ERROR : CLI_RUNTIME_ERROR;
+}
+
+static int is_tree_method(tfmm_method m) {
+  return m == TFMM_METHOD_FMM || m == TFMM_METHOD_BH;
+}
+
+void solver_cli_print_time(FILE *fp, const char *name, double seconds) {
+  fprintf(fp, "  %-14s %12.6f s\n", name, seconds);
+}
+
+/* The stages of the tree phase, indented under it. */
+static void print_tree_stages(FILE *fp, const tfmm_stats *s) {
+  const struct {
+    const char *name;
+    double t;
+  } stages[] = {{"  keys", s->tree_time.keys},
+                {"  sort", s->tree_time.sort},
+                {"  permute", s->tree_time.permute},
+                {"  build", s->tree_time.build},
+                {"  moments", s->tree_time.moments}};
+  for (size_t k = 0; k < sizeof stages / sizeof stages[0]; k++)
+    solver_cli_print_time(fp, stages[k].name, stages[k].t);
+}
+
+/* Whether phase p took time in this evaluation. Barnes-Hut has no
+ * downward pass (its M2P writes the bodies' far field): the clock reads
+ * around the empty stage are not a time worth reporting. */
+static int phase_ran(const tfmm_stats *s, int p) {
+  if (p == TFMM_PHASE_DOWNWARD && s->method == TFMM_METHOD_BH)
+    return 0;
+  return s->time[p] != 0;
+}
+
+void solver_cli_print_times(FILE *fp, const tfmm_stats *s) {
+  for (int p = 0; p < TFMM_PHASE_COUNT; p++) {
+    if (!phase_ran(s, p))
+      continue;
+    solver_cli_print_time(fp, tfmm_phase_name((tfmm_phase)p), s->time[p]);
+    if (p == TFMM_PHASE_TREE && is_tree_method(s->method))
+      print_tree_stages(fp, s);
+  }
+  solver_cli_print_time(fp, "total", s->time_total);
+}
+
+void solver_cli_print_counts(FILE *fp, const tfmm_stats *s) {
+  const double rate = s->time_total > 0 ? s->interactions / s->time_total : 0;
+  if (is_tree_method(s->method)) {
+    fprintf(fp,
+            "  tree: depth %d, %" PRId64 " cells, %" PRId64 " leaves, "
+            "bodies per leaf min %" PRId64 " mean %.1f max %" PRId64 "\n",
+            s->tree_depth, s->tree_cells, s->tree_leaves, s->leaf_min,
+            s->leaf_mean, s->leaf_max);
+    fprintf(fp, "  near field: %.6g interactions, %.6g interactions/s\n",
+            s->interactions, rate);
+    if (s->method == TFMM_METHOD_FMM)
+      fprintf(fp, "  far field: %.6g M2L translations\n", s->m2l);
+    else
+      fprintf(fp, "  far field: %.6g M2P cell-body evaluations\n", s->m2p);
+  } else {
+    fprintf(fp, "  %.6g interactions, %.6g interactions/s\n", s->interactions,
+            rate);
+  }
+  if (s->device == TFMM_DEVICE_GPU)
+    fprintf(fp,
+            "  gpu kernel: tile %d, threads/body %d, unroll %d, "
+            "bodies/thread %d\n",
+            s->gpu_tile, s->gpu_threads_per_body, s->gpu_unroll,
+            s->gpu_bodies_per_thread);
+}

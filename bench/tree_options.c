@@ -1,0 +1,276 @@
+/* tree_options.h: parsing bench_tree's command line. */
+#include "tree_options.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tree_options_usage(FILE *f) {
+  static const char *const lines[] = {
+      "usage: bench_tree [options]",
+      "  --n LIST          bodies (default 262144,1048576,4194304)",
+      "  --method LIST     fmm, bh or both: fmm,bh (default fmm)",
+      "  --leaf LIST       leaf sizes L (default 16,32,64,128,256)",
+      "  --order LIST      expansion orders p (default 2,4,6,8; 1 with",
+      "                    --tree-only, the least the FMM accepts)",
+      "  --theta LIST      opening angles, comma-separated reals (default 0.5;",
+      "                    1 with --tree-only)",
+      "  --threads T       OpenMP threads (default 0: OpenMP's choice)",
+      "  --reps K          timed runs per point; times are medians (default 1)",
+      "  --warmup W        untimed runs first (default 0)",
+      "  --sample S        bodies checked against the double-precision sum",
+      "                    (tfmm_solver_reference_at), drawn with a fixed",
+      "                    seed; 0: no check (default 1000)",
+      "  --seed S          Plummer sphere seed (default 42)",
+      "  --eps E           softening length (default 0: the expansions and",
+      "                    the reference then share one potential)",
+      "  --max-depth D     deepest tree level, 1..21 (default 21)",
+      "  --tree-only       time the tree: no error sample, and --order and",
+      "                    --theta default to 0 and 1, which leave the tree",
+      "                    as it is and make the rest of the call cheapest",
+      "  --time-limit S    skip a point predicted to take longer than S",
+      "                    seconds, stop repeating one once past S (600)",
+      "  --csv FILE        append rows to FILE (a header if new)",
+      "LIST: comma-separated values. Every combination runs at every N,",
+      "smallest N first; a point's cost is predicted from the same",
+      "configuration at a smaller N, scaled by N log N.",
+  };
+  for (size_t i = 0; i < sizeof lines / sizeof lines[0]; ++i)
+    fprintf(f, "%s\n", lines[i]);
+}
+
+static int parse_ll(const char *s, long long lo, long long hi, long long *out) {
+  char *end = NULL;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
+    return -1;
+  *out = v;
+  return 0;
+}
+
+static int parse_double(const char *s, double lo, double hi, double *out) {
+  char *end = NULL;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno != 0 || end == s || *end != '\0' || !(v >= lo && v <= hi))
+    return -1;
+  *out = v;
+  return 0;
+}
+
+/* Splits a copy of s (in buf) at commas into tok. Returns the number of
+ * tokens, or -1 (reported) when there are none or too many. */
+static int split_list(const char *flag, const char *s, char *buf, size_t cap,
+                      char **tok) {
+  if (strlen(s) >= cap) {
+    fprintf(stderr, "bench_tree: %s: list too long\n", flag);
+    return -1;
+  }
+  strcpy(buf, s);
+  int n = 0;
+  for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+    if (n == TREE_MAX_LIST) {
+      fprintf(stderr, "bench_tree: %s: more than %d values\n", flag,
+              TREE_MAX_LIST);
+      return -1;
+    }
+    tok[n++] = t;
+  }
+  if (n == 0)
+    fprintf(stderr, "bench_tree: %s: empty list\n", flag);
+  return n > 0 ? n : -1;
+}
+
+static int parse_ilist(const char *flag, const char *s, long long lo,
+                       long long hi, tree_ilist *out) {
+  char buf[1024], *tok[TREE_MAX_LIST];
+  int n = split_list(flag, s, buf, sizeof buf, tok);
+  if (n < 0)
+    return -1;
+  for (int k = 0; k < n; ++k)
+    if (parse_ll(tok[k], lo, hi, &out->v[k]) != 0) {
+      fprintf(stderr,
+              "bench_tree: %s: '%s' is not an integer in [%lld, %lld]\n", flag,
+              tok[k], lo, hi);
+      return -1;
+    }
+  out->n = n;
+  return 0;
+}
+
+static int parse_dlist(const char *flag, const char *s, double lo, double hi,
+                       tree_dlist *out) {
+  char buf[1024], *tok[TREE_MAX_LIST];
+  int n = split_list(flag, s, buf, sizeof buf, tok);
+  if (n < 0)
+    return -1;
+  for (int k = 0; k < n; ++k)
+    if (parse_double(tok[k], lo, hi, &out->v[k]) != 0) {
+      fprintf(stderr, "bench_tree: %s: '%s' is not a number in [%g, %g]\n",
+              flag, tok[k], lo, hi);
+      return -1;
+    }
+  out->n = n;
+  return 0;
+}
+
+/* Tree methods only: the all-pairs ones have bench_direct. */
+static int parse_mlist(const char *flag, const char *s, tree_mlist *out) {
+  char buf[1024], *tok[TREE_MAX_LIST];
+  int n = split_list(flag, s, buf, sizeof buf, tok);
+  if (n < 0)
+    return -1;
+  for (int k = 0; k < n; ++k) {
+    tfmm_method m = TFMM_METHOD_FMM;
+    if (tfmm_method_parse(tok[k], &m) != TFMM_OK ||
+        (m != TFMM_METHOD_FMM && m != TFMM_METHOD_BH)) {
+      fprintf(stderr, "bench_tree: %s: '%s' is not a tree method (fmm or bh)\n",
+              flag, tok[k]);
+      return -1;
+    }
+    out->v[k] = m;
+  }
+  out->n = n;
+  return 0;
+}
+
+static void options_defaults(tree_options *o) {
+  memset(o, 0, sizeof *o);
+  static const long long ns[] = {262144, 1048576, 4194304};
+  static const long long leaves[] = {16, 32, 64, 128, 256};
+  static const long long orders[] = {2, 4, 6, 8};
+  for (size_t k = 0; k < sizeof ns / sizeof ns[0]; ++k)
+    o->n.v[o->n.n++] = ns[k];
+  for (size_t k = 0; k < sizeof leaves / sizeof leaves[0]; ++k)
+    o->leaf.v[o->leaf.n++] = leaves[k];
+  for (size_t k = 0; k < sizeof orders / sizeof orders[0]; ++k)
+    o->order.v[o->order.n++] = orders[k];
+  o->method.v[o->method.n++] = TFMM_METHOD_FMM;
+  o->theta.v[o->theta.n++] = 0.5;
+  o->threads = 0;
+  o->reps = 1;
+  o->warmup = 0;
+  o->sample = 1000;
+  o->seed = 42;
+  o->eps = 0.0;
+  o->max_depth = 21;
+  o->tree_only = 0;
+  o->time_limit = 600.0;
+  o->csv = NULL;
+}
+
+/* The options that take a value; --tree-only and --help take none. */
+static const char *const VALUE_OPTIONS[] = {
+    "--n",       "--method",    "--leaf",       "--order",  "--theta",
+    "--threads", "--reps",      "--warmup",     "--sample", "--seed",
+    "--eps",     "--max-depth", "--time-limit", "--csv"};
+
+static int option_known(const char *name) {
+  for (size_t k = 0; k < sizeof VALUE_OPTIONS / sizeof VALUE_OPTIONS[0]; ++k)
+    if (strcmp(name, VALUE_OPTIONS[k]) == 0)
+      return 1;
+  return 0;
+}
+
+/* Sets one option from its text; non-zero when the value is bad (the list
+ * parsers say why themselves). */
+static int apply_option(tree_options *o, const char *name, const char *val,
+                        int *order_given, int *theta_given) {
+  long long ll = 0;
+  int bad = 0;
+  if (strcmp(name, "--n") == 0) {
+    bad = parse_ilist(name, val, 1, 1LL << 31, &o->n);
+  } else if (strcmp(name, "--method") == 0) {
+    bad = parse_mlist(name, val, &o->method);
+  } else if (strcmp(name, "--leaf") == 0) {
+    bad = parse_ilist(name, val, 1, 1 << 24, &o->leaf);
+  } else if (strcmp(name, "--order") == 0) {
+    bad = parse_ilist(name, val, 0, 64, &o->order);
+    *order_given = 1;
+  } else if (strcmp(name, "--theta") == 0) {
+    bad = parse_dlist(name, val, 0.0, 1.0, &o->theta);
+    *theta_given = 1;
+  } else if (strcmp(name, "--threads") == 0) {
+    bad = parse_ll(val, 0, 1 << 20, &ll);
+    o->threads = (int)ll;
+  } else if (strcmp(name, "--reps") == 0) {
+    bad = parse_ll(val, 1, 100000, &ll);
+    o->reps = (int)ll;
+  } else if (strcmp(name, "--warmup") == 0) {
+    bad = parse_ll(val, 0, 100000, &ll);
+    o->warmup = (int)ll;
+  } else if (strcmp(name, "--sample") == 0) {
+    bad = parse_ll(val, 0, 1LL << 31, &ll);
+    o->sample = (size_t)ll;
+  } else if (strcmp(name, "--seed") == 0) {
+    bad = parse_ll(val, 0, INT64_MAX, &ll);
+    o->seed = (uint64_t)ll;
+  } else if (strcmp(name, "--eps") == 0) {
+    bad = parse_double(val, 0.0, 1e300, &o->eps);
+  } else if (strcmp(name, "--max-depth") == 0) {
+    bad = parse_ll(val, 1, 21, &ll);
+    o->max_depth = (int)ll;
+  } else if (strcmp(name, "--time-limit") == 0) {
+    bad = parse_double(val, 0.0, 1e9, &o->time_limit);
+  } else { /* --csv */
+    o->csv = val;
+  }
+  return bad;
+}
+
+int tree_options_parse(int argc, char **argv, tree_options *o) {
+  int order_given = 0, theta_given = 0;
+  options_defaults(o);
+  for (int i = 1; i < argc; ++i) {
+    const char *arg = argv[i];
+    if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+      tree_options_usage(stdout);
+      return 1;
+    }
+    if (strcmp(arg, "--tree-only") == 0) {
+      o->tree_only = 1;
+      continue;
+    }
+    /* --flag=value or --flag value */
+    char name[64];
+    const char *val = strchr(arg, '=');
+    size_t len = val ? (size_t)(val - arg) : strlen(arg);
+    if (len < sizeof name) {
+      memcpy(name, arg, len);
+      name[len] = '\0';
+    }
+    if (len >= sizeof name || !option_known(name)) {
+      fprintf(stderr, "bench_tree: unknown argument '%s' (see --help)\n", arg);
+      return -1;
+    }
+    if (val) {
+      ++val;
+    } else if (i + 1 < argc) {
+      val = argv[++i];
+    } else {
+      fprintf(stderr, "bench_tree: %s needs a value\n", name);
+      return -1;
+    }
+    if (apply_option(o, name, val, &order_given, &theta_given) != 0) {
+      fprintf(stderr, "bench_tree: bad value '%s' for %s\n", val, name);
+      return -1;
+    }
+  }
+  for (int k = 0; k < o->theta.n; ++k)
+    if (!(o->theta.v[k] > 0.0)) {
+      fprintf(stderr, "bench_tree: --theta: %g is not in (0, 1]\n",
+              o->theta.v[k]);
+      return -1;
+    }
+  if (o->tree_only) {
+    o->sample = 0;
+    if (!order_given) {
+      o->order.n = 1;
+      o->order.v[0] = 1;
+    }
+    if (!theta_given)
+      o->theta.v[0] = 1.0;
+  }
+  return 0;
+}

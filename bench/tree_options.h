@@ -1,0 +1,51 @@
+/* Command-line options of bench_tree: which tree configurations to sweep,
+ * how often to time them and how many bodies to check. */
+#ifndef TREE_OPTIONS_H
+#define TREE_OPTIONS_H
+
+#include "tilefmm.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+enum { TREE_MAX_LIST = 32 };
+
+typedef struct tree_ilist {
+  long long v[TREE_MAX_LIST];
+  int n;
+} tree_ilist;
+
+typedef struct tree_dlist {
+  double v[TREE_MAX_LIST];
+  int n;
+} tree_dlist;
+
+typedef struct tree_mlist {
+  tfmm_method v[TREE_MAX_LIST];
+  int n;
+} tree_mlist;
+
+typedef struct tree_options {
+  tree_ilist n, leaf, order;
+  tree_mlist method;
+  tree_dlist theta;
+  int threads;   /* OpenMP threads; 0: OpenMP's own choice */
+  int reps;      /* timed runs per point; medians reported */
+  int warmup;    /* untimed runs first */
+  size_t sample; /* bodies checked against tfmm_solver_reference_at */
+  uint64_t seed; /* Plummer sphere; the sample uses a seed derived from it */
+  double eps;    /* softening length */
+  int max_depth; /* tfmm_config.max_depth */
+  int tree_only; /* no error sample (pair with --order 0) */
+  double time_limit; /* seconds: skip points predicted to take longer */
+  const char *csv;   /* NULL: no CSV */
+} tree_options;
+
+/* Prints the options and their defaults. */
+void tree_options_usage(FILE *f);
+
+/* Fills *o from the command line. Returns 0 to go on, 1 after --help, -1 on
+ * a usage error (reported on stderr). */
+int tree_options_parse(int argc, char **argv, tree_options *o);
+
+#endif /* TREE_OPTIONS_H */

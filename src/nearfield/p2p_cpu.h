@@ -1,0 +1,18 @@
+/* The near field on the CPU: P2P over the leaf neighbour lists. */
+#ifndef TFMM_P2P_CPU_H
+#define TFMM_P2P_CPU_H
+
+#include "internal.h"
+#include "tree/lists.h"
+
+/* For every target leaf of `near`, the softened pull of every body of its
+ * source leaves, the self pair excluded: acc[3k..] = sum m r / (r^2 +
+ * eps^2)^(3/2) and pot[k] = -sum m / (r^2 + eps^2)^(1/2) for sorted body k
+ * (no G). Written, not added. Single precision in the target leaf's own
+ * frame (the centre of its cube): positions are differenced in double and
+ * then rounded, so that close pairs keep their precision; each source
+ * leaf's sum is added to the total in double. OpenMP over target leaves. */
+tfmm_status tfmm_p2p_cpu(const tfmm_octree *t, const tfmm_csr *near, double eps,
+                         double *acc, double *pot, tfmm_error *err);
+
+#endif

@@ -1,0 +1,397 @@
+/* Interaction lists by traversal: dual tree for the FMM, per leaf for
+ * Barnes-Hut. Work is split into items (cell pairs, or target leaves); each
+ * item's output is recorded where it lies in its thread's buffer and the
+ * pieces are gathered in item order, so the lists never depend on the
+ * number of threads or on scheduling. */
+#include "tree/lists.h"
+
+#include "tree/mac.h"
+
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A growable list of (target, source) pairs. */
+typedef struct pair_buf {
+  int32_t *target, *source;
+  size_t n, cap;
+} pair_buf;
+
+static int pair_push(pair_buf *b, int32_t target, int32_t source) {
+  if (b->n == b->cap) {
+    size_t cap = b->cap ? 2 * b->cap : 1024;
+    int32_t *t = realloc(b->target, cap * sizeof *t);
+    if (t != NULL)
+      b->target = t;
+    int32_t *s = realloc(b->source, cap * sizeof *s);
+    if (s != NULL)
+      b->source = s;
+    if (t == NULL || s == NULL)
+      return -1;
+    b->cap = cap;
+  }
+  b->target[b->n] = target;
+  b->source[b->n] = source;
+  b->n++;
+  return 0;
+}
+
+static void pair_free(pair_buf *b) {
+  free(b->target);
+  free(b->source);
+  memset(b, 0, sizeof *b);
+}
+
+/* Where one item's output lies: thread buffer, first pair, count. */
+typedef struct piece {
+  int thread;
+  size_t start, count;
+} piece;
+
+/* Pieces of several outputs, one buffer per thread and output. */
+typedef struct gatherer {
+  int nthreads, noutputs;
+  int64_t nitems;
+  pair_buf *bufs; /* [thread * noutputs + output] */
+  piece *pieces;  /* [item * noutputs + output] */
+} gatherer;
+
+static int gatherer_init(gatherer *g, int noutputs, int64_t nitems) {
+  g->nthreads = omp_get_max_threads();
+  g->noutputs = noutputs;
+  g->nitems = nitems;
+  g->bufs = calloc((size_t)g->nthreads * noutputs, sizeof *g->bufs);
+  g->pieces =
+      calloc((size_t)(nitems > 0 ? nitems : 1) * noutputs, sizeof *g->pieces);
+  return g->bufs != NULL && g->pieces != NULL ? 0 : -1;
+}
+
+static void gatherer_free(gatherer *g) {
+  if (g->bufs != NULL)
+    for (int k = 0; k < g->nthreads * g->noutputs; k++)
+      pair_free(&g->bufs[k]);
+  free(g->bufs);
+  free(g->pieces);
+  memset(g, 0, sizeof *g);
+}
+
+/* Concatenates output `o` of every item in item order into one pair list
+ * (appended to `out`, which may already hold pairs from before the items). */
+static int gatherer_collect(const gatherer *g, int o, pair_buf *out) {
+  size_t total = out->n;
+  for (int64_t i = 0; i < g->nitems; i++)
+    total += g->pieces[i * g->noutputs + o].count;
+  if (total > out->cap) {
+    int32_t *t = realloc(out->target, total * sizeof *t);
+    if (t != NULL)
+      out->target = t;
+    int32_t *s = realloc(out->source, total * sizeof *s);
+    if (s != NULL)
+      out->source = s;
+    if (t == NULL || s == NULL)
+      return -1;
+    out->cap = total;
+  }
+  size_t at = out->n;
+  for (int64_t i = 0; i < g->nitems; i++) {
+    const piece *p = &g->pieces[i * g->noutputs + o];
+    const pair_buf *b = &g->bufs[p->thread * g->noutputs + o];
+    memcpy(out->target + at, b->target + p->start, p->count * sizeof(int32_t));
+    memcpy(out->source + at, b->source + p->start, p->count * sizeof(int32_t));
+    at += p->count;
+  }
+  out->n = total;
+  return 0;
+}
+
+/* CSR by target from pairs (a stable counting sort: each target's sources
+ * keep their order). */
+static int csr_from_pairs(const pair_buf *p, int64_t ntargets, tfmm_csr *c) {
+  c->ntargets = ntargets;
+  c->offset = calloc((size_t)ntargets + 1, sizeof *c->offset);
+  c->index = malloc((p->n > 0 ? p->n : 1) * sizeof *c->index);
+  if (c->offset == NULL || c->index == NULL)
+    return -1;
+  for (size_t k = 0; k < p->n; k++)
+    c->offset[p->target[k] + 1]++;
+  for (int64_t t = 0; t < ntargets; t++)
+    c->offset[t + 1] += c->offset[t];
+  int64_t *next = malloc(((size_t)ntargets + 1) * sizeof *next);
+  if (next == NULL)
+    return -1;
+  memcpy(next, c->offset, ((size_t)ntargets + 1) * sizeof *next);
+  for (size_t k = 0; k < p->n; k++)
+    c->index[next[p->target[k]]++] = p->source[k];
+  free(next);
+  return 0;
+}
+
+static void csr_free(tfmm_csr *c) {
+  free(c->offset);
+  free(c->index);
+  memset(c, 0, sizeof *c);
+}
+
+void tfmm_lists_free(tfmm_lists *l) {
+  if (l == NULL)
+    return;
+  csr_free(&l->m2l);
+  csr_free(&l->near);
+  csr_free(&l->m2p);
+}
+
+static int is_leaf(const tfmm_cell *c) { return c->child_count == 0; }
+
+static double pair_count(const tfmm_octree *t, int32_t a, int32_t b) {
+  double na = (double)(t->cells[a].body_end - t->cells[a].body_begin);
+  double nb = (double)(t->cells[b].body_end - t->cells[b].body_begin);
+  return a == b ? na * (nb - 1) : na * nb;
+}
+
+/* ---- FMM: dual-tree traversal ------------------------------------------ */
+
+enum { FMM_M2L = 0, FMM_NEAR = 1, FMM_M2P = 2, FMM_OUTPUTS = 3 };
+
+/* What the dual-tree rule needs besides the pair. */
+typedef struct dual_rule {
+  const tfmm_octree *t;
+  double theta;
+  int64_t m2p_bodies;
+} dual_rule;
+
+/* One step of the dual-tree rule on (a, b): emits an M2L or near pair, or
+ * pushes the pairs to look at instead. */
+static int dual_step(const dual_rule *rule, int32_t a, int32_t b, pair_buf *out,
+                     pair_buf *next) {
+  const tfmm_octree *t = rule->t;
+  const tfmm_cell *A = &t->cells[a], *B = &t->cells[b];
+  if (a == b) {
+    if (is_leaf(A))
+      return pair_push(&out[FMM_NEAR], a, b);
+    for (int32_t i = 0; i < A->child_count; i++)
+      for (int32_t j = 0; j < A->child_count; j++)
+        if (pair_push(next, A->child_begin + i, A->child_begin + j) != 0)
+          return -1;
+    return 0;
+  }
+  if (tfmm_mac_accept(A, B, rule->theta))
+    return pair_push(
+        &out[A->body_end - A->body_begin <= rule->m2p_bodies ? FMM_M2P
+                                                             : FMM_M2L],
+        a, b);
+  if (is_leaf(A) && is_leaf(B))
+    return pair_push(&out[FMM_NEAR], a, b);
+  /* Split the larger; a leaf cannot be split. */
+  if (is_leaf(B) || (!is_leaf(A) && A->radius >= B->radius)) {
+    for (int32_t i = 0; i < A->child_count; i++)
+      if (pair_push(next, A->child_begin + i, b) != 0)
+        return -1;
+  } else {
+    for (int32_t j = 0; j < B->child_count; j++)
+      if (pair_push(next, a, B->child_begin + j) != 0)
+        return -1;
+  }
+  return 0;
+}
+
+/* The whole subtraversal below one pair, depth first. */
+static int dual_item(const dual_rule *rule, int32_t a, int32_t b, pair_buf *out,
+                     pair_buf *stack) {
+  stack->n = 0;
+  if (pair_push(stack, a, b) != 0)
+    return -1;
+  while (stack->n > 0) {
+    stack->n--;
+    int32_t x = stack->target[stack->n], y = stack->source[stack->n];
+    if (dual_step(rule, x, y, out, stack) != 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* Pairs handed to threads: enough to balance, a constant so that the lists
+ * do not depend on the number of threads. */
+enum { FRONTIER_PAIRS = 4096 };
+
+static tfmm_status fmm_traverse(const dual_rule *rule,
+                                pair_buf serial[FMM_OUTPUTS],
+                                pair_buf *frontier, gatherer *g,
+                                tfmm_error *err) {
+  pair_buf next = {0};
+  int failed = pair_push(frontier, 0, 0);
+  /* Breadth first until the frontier is wide enough or finished. */
+  while (!failed && frontier->n > 0 && frontier->n < FRONTIER_PAIRS) {
+    next.n = 0;
+    for (size_t k = 0; k < frontier->n && !failed; k++)
+      failed = dual_step(rule, frontier->target[k], frontier->source[k], serial,
+                         &next);
+    pair_buf swap = *frontier;
+    *frontier = next;
+    next = swap;
+  }
+  pair_free(&next);
+  if (failed || gatherer_init(g, FMM_OUTPUTS, (int64_t)frontier->n) != 0)
+    return tfmm_error_set(err, TFMM_ERR_NO_MEMORY,
+                          "no memory for the interaction lists");
+  int bad = 0;
+#pragma omp parallel reduction(| : bad)
+  {
+    int me = omp_get_thread_num();
+    pair_buf stack = {0};
+    pair_buf *out = &g->bufs[me * FMM_OUTPUTS];
+#pragma omp for schedule(dynamic, 8)
+    for (int64_t i = 0; i < g->nitems; i++) {
+      size_t start[FMM_OUTPUTS];
+      for (int o = 0; o < FMM_OUTPUTS; o++)
+        start[o] = out[o].n;
+      bad |= dual_item(rule, frontier->target[i], frontier->source[i], out,
+                       &stack) != 0;
+      for (int o = 0; o < FMM_OUTPUTS; o++)
+        g->pieces[i * FMM_OUTPUTS + o] =
+            (piece){me, start[o], out[o].n - start[o]};
+    }
+    pair_free(&stack);
+  }
+  if (bad)
+    return tfmm_error_set(err, TFMM_ERR_NO_MEMORY,
+                          "no memory for the interaction lists");
+  return TFMM_OK;
+}
+
+/* Near pairs are keyed by leaf position; cells by cell index. */
+static int32_t *leaf_positions(const tfmm_octree *t) {
+  int32_t *pos = malloc((size_t)t->ncells * sizeof *pos);
+  if (pos == NULL)
+    return NULL;
+  for (int64_t c = 0; c < t->ncells; c++)
+    pos[c] = -1;
+  for (int64_t k = 0; k < t->nleaves; k++)
+    pos[t->leaves[k]] = (int32_t)k;
+  return pos;
+}
+
+static double count_near(const tfmm_octree *t, const pair_buf *near) {
+  double sum = 0;
+  for (size_t k = 0; k < near->n; k++)
+    sum += pair_count(t, near->target[k], near->source[k]);
+  return sum;
+}
+
+tfmm_status tfmm_lists_build_fmm(const tfmm_octree *t, double theta,
+                                 int64_t m2p_bodies, tfmm_lists *l,
+                                 tfmm_error *err) {
+  memset(l, 0, sizeof *l);
+  pair_buf serial[FMM_OUTPUTS] = {{0}, {0}, {0}}, frontier = {0};
+  gatherer g = {0};
+  int32_t *leaf_pos = NULL;
+  const dual_rule rule = {t, theta, m2p_bodies};
+  tfmm_status st = fmm_traverse(&rule, serial, &frontier, &g, err);
+  if (st == TFMM_OK) {
+    st = TFMM_ERR_NO_MEMORY;
+    leaf_pos = leaf_positions(t);
+    int ok = leaf_pos != NULL;
+    for (int o = 0; o < FMM_OUTPUTS && ok; o++)
+      ok = gatherer_collect(&g, o, &serial[o]) == 0;
+    if (ok) {
+      l->near_interactions = count_near(t, &serial[FMM_NEAR]);
+      /* Near targets and sources by cell; the CSR is by leaf position. */
+      for (size_t k = 0; k < serial[FMM_NEAR].n; k++)
+        serial[FMM_NEAR].target[k] = leaf_pos[serial[FMM_NEAR].target[k]];
+      if (csr_from_pairs(&serial[FMM_M2L], t->ncells, &l->m2l) == 0 &&
+          csr_from_pairs(&serial[FMM_NEAR], t->nleaves, &l->near) == 0 &&
+          csr_from_pairs(&serial[FMM_M2P], t->ncells, &l->m2p) == 0)
+        st = TFMM_OK;
+    }
+    if (st != TFMM_OK)
+      tfmm_error_set(err, st, "no memory for the interaction lists");
+  }
+  free(leaf_pos);
+  gatherer_free(&g);
+  for (int o = 0; o < FMM_OUTPUTS; o++)
+    pair_free(&serial[o]);
+  pair_free(&frontier);
+  if (st != TFMM_OK)
+    tfmm_lists_free(l);
+  return st;
+}
+
+/* ---- Barnes-Hut: one target leaf at a time ------------------------------ */
+
+enum { BH_M2P = 0, BH_NEAR = 1 };
+
+static int bh_leaf(const tfmm_octree *t, double theta, int32_t leaf,
+                   pair_buf *out, pair_buf *stack) {
+  const tfmm_cell *A = &t->cells[leaf];
+  stack->n = 0;
+  if (pair_push(stack, leaf, 0) != 0)
+    return -1;
+  while (stack->n > 0) {
+    int32_t b = stack->source[--stack->n];
+    const tfmm_cell *B = &t->cells[b];
+    int rc;
+    if (b != leaf && tfmm_mac_accept(A, B, theta))
+      rc = pair_push(&out[BH_M2P], leaf, b);
+    else if (is_leaf(B))
+      rc = pair_push(&out[BH_NEAR], leaf, b);
+    else {
+      rc = 0;
+      /* Pushed last to first so that children are met in octant order. */
+      for (int32_t j = B->child_count - 1; j >= 0 && rc == 0; j--)
+        rc = pair_push(stack, leaf, B->child_begin + j);
+    }
+    if (rc != 0)
+      return -1;
+  }
+  return 0;
+}
+
+tfmm_status tfmm_lists_build_bh(const tfmm_octree *t, double theta,
+                                tfmm_lists *l, tfmm_error *err) {
+  memset(l, 0, sizeof *l);
+  gatherer g = {0};
+  pair_buf m2p = {0}, near = {0};
+  int bad = gatherer_init(&g, 2, t->nleaves) != 0;
+  if (!bad) {
+#pragma omp parallel reduction(| : bad)
+    {
+      int me = omp_get_thread_num();
+      pair_buf stack = {0};
+      pair_buf *out = &g.bufs[me * 2];
+#pragma omp for schedule(dynamic, 16)
+      for (int64_t i = 0; i < t->nleaves; i++) {
+        size_t start[2] = {out[0].n, out[1].n};
+        bad |= bh_leaf(t, theta, t->leaves[i], out, &stack) != 0;
+        for (int o = 0; o < 2; o++)
+          g.pieces[i * 2 + o] = (piece){me, start[o], out[o].n - start[o]};
+      }
+      pair_free(&stack);
+    }
+  }
+  tfmm_status st = TFMM_OK;
+  if (bad || gatherer_collect(&g, BH_M2P, &m2p) != 0 ||
+      gatherer_collect(&g, BH_NEAR, &near) != 0)
+    st = TFMM_ERR_NO_MEMORY;
+  if (st == TFMM_OK) {
+    l->near_interactions = count_near(t, &near);
+    /* Near targets by leaf position; M2P targets stay cells. */
+    int32_t *leaf_pos = leaf_positions(t);
+    if (leaf_pos == NULL)
+      st = TFMM_ERR_NO_MEMORY;
+    else {
+      for (size_t k = 0; k < near.n; k++)
+        near.target[k] = leaf_pos[near.target[k]];
+      if (csr_from_pairs(&m2p, t->ncells, &l->m2p) != 0 ||
+          csr_from_pairs(&near, t->nleaves, &l->near) != 0)
+        st = TFMM_ERR_NO_MEMORY;
+      free(leaf_pos);
+    }
+  }
+  if (st != TFMM_OK) {
+    tfmm_error_set(err, st, "no memory for the interaction lists");
+    tfmm_lists_free(l);
+  }
+  gatherer_free(&g);
+  pair_free(&m2p);
+  pair_free(&near);
+  return st;
+}
