@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Everything that needs the GPU, in one call on the GPU machine, from the
-# repository root, with build-h100/ and .devlibs/ carried (see README,
-# "Working on the GPU machine"):
+# repository root, with the build's binaries and .devlibs/ carried (see
+# README, "Working on the GPU machine"; TFMM_DEVICE_BUILD names the build
+# directory, default build-h100, or a slim copy of its binaries):
 #   bash bench/device_run.sh [tests|bench|all]
 # Full logs and CSVs go to $OUT/run.tgz; a short table is printed last.
 set -uo pipefail
@@ -10,7 +11,7 @@ out=${OUT:-/tmp/tilefmm-out}
 run=$out/run
 mkdir -p "$run"
 export LD_LIBRARY_PATH=$PWD/.devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-build=${TILEFMM_DEVICE_BUILD:-build-h100}
+build=${TFMM_DEVICE_BUILD:-build-h100}
 export TFMM_CLI=$PWD/$build/apps/tilefmm
 summary=$run/summary.txt
 : >"$summary"
@@ -49,13 +50,15 @@ if [ "$what" != bench ]; then
   main=$run/main
   mkdir -p "$main"
   "$TFMM_CLI" ic plummer --n 262144 --seed 1 --out "$main/plummer.txt" &&
-    "$TFMM_CLI" forces --in "$main/plummer.txt" --out "$main/forces.txt" \
+    "$TFMM_CLI" forces --method direct --in "$main/plummer.txt" \
+      --out "$main/forces.txt" \
       >"$run/main_job.log" 2>&1
   echo "main job (forces, N = 262144) rc=$?" >>"$summary"
   rm -f "$main/plummer.txt" "$main/forces.txt"
   # The kernel's machine code, for counting the inner loop's instructions.
-  cuobjdump -sass "$build/src/libtilefmm.a" >"$run/kernels.sass" 2>&1 ||
-    cuobjdump -sass "$build/src/libtilefmm.so" >"$run/kernels.sass" 2>&1
+  for lib in "$build"/src/libtilefmm.a "$build"/src/libtilefmm.so*; do
+    [ -f "$lib" ] && cuobjdump -sass "$lib" >"$run/kernels.sass" 2>&1 && break
+  done
 fi
 
 if [ "$what" != tests ]; then

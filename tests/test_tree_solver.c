@@ -191,8 +191,12 @@ Test(tree_solver, same_bits_for_any_thread_count) {
   test_bodies_free(&b);
 }
 
-/* Degenerate inputs, each against the reference: theta = 0.3 and p = 8,
- * accurate enough that only mishandling fails the bound. */
+/* Degenerate inputs, each against the reference at theta = 0.3, p = 8.
+ * Bound: the gradient of an M2L + L2P chain converges as C rho^p with
+ * rho <= theta and C = 4 (test_farfield's operator bound), so
+ * 4 * 0.3^8 = 2.6e-4 relative; mishandling a geometry is far above it. All
+ * bodies at one point (all pairs near) keep the single-precision bound. */
+#define DEGENERATE_TOL (4 * 6.561e-5)
 static void check_against_reference(const test_bodies *b, double eps,
                                     double tol) {
   double *ref = malloc(3 * b->n * 8), *pref = malloc(b->n * 8);
@@ -224,7 +228,7 @@ Test(tree_solver, two_distant_clusters) {
   for (size_t i = 0; i < b.n; i++)
     if (i % 2)
       b.pos[3 * i] += 1e4;
-  check_against_reference(&b, 0, 1e-4);
+  check_against_reference(&b, 0, DEGENERATE_TOL);
   test_bodies_free(&b);
 }
 
@@ -247,14 +251,14 @@ Test(tree_solver, bodies_on_a_line) {
     b.pos[3 * i] = b.pos[3 * j];
     b.pos[3 * j] = x;
   }
-  check_against_reference(&b, 0, 1e-4);
+  check_against_reference(&b, 0, DEGENERATE_TOL);
   test_bodies_free(&b);
 }
 
 Test(tree_solver, few_bodies) {
   for (size_t n = 1; n <= 10; n++) {
     test_bodies b = test_bodies_make(n, TEST_CLUSTERED, test_fresh_seed());
-    check_against_reference(&b, 0, 1e-5);
+    check_against_reference(&b, 0, DEGENERATE_TOL);
     test_bodies_free(&b);
   }
 }
