@@ -3,6 +3,7 @@
 #include "farfield/expansion.h"
 #include "farfield/passes.h"
 #include "nearfield/p2p_cpu.h"
+#include "tree/coincident.h"
 #include "tree/lists.h"
 #include "tree/octree.h"
 
@@ -126,6 +127,22 @@ static tfmm_status evaluate(const tfmm_config *cfg, workspace *w, tfmm_stats *s,
   return st;
 }
 
+/* With eps = 0 a pair at one point has an infinite force: refuse it,
+ * naming both bodies (found from the tree's sorted keys). */
+static tfmm_status refuse_coincident(const tfmm_octree *t, tfmm_error *err) {
+  int64_t i = 0, j = 0;
+  int found = tfmm_octree_find_coincident(t, &i, &j);
+  if (found < 0)
+    return tfmm_error_set(err, TFMM_ERR_NO_MEMORY,
+                          "no memory for the coincidence check");
+  if (found)
+    return tfmm_error_set(err, TFMM_ERR_COINCIDENT,
+                          "bodies %lld and %lld are at one point and eps = 0: "
+                          "their force is infinite (set eps > 0)",
+                          (long long)i, (long long)j);
+  return TFMM_OK;
+}
+
 tfmm_status tfmm_hierarchical_compute(const tfmm_config *cfg, size_t n,
                                       const double *pos, const double *mass,
                                       double *acc, double *pot,
@@ -136,6 +153,8 @@ tfmm_status tfmm_hierarchical_compute(const tfmm_config *cfg, size_t n,
   tfmm_status st = tfmm_octree_build(&w.tree, n, pos, mass, cfg->leaf_size,
                                      cfg->max_depth, err);
   stats->time[TFMM_PHASE_TREE] = tfmm_wtime() - t0;
+  if (st == TFMM_OK && cfg->eps == 0)
+    st = refuse_coincident(&w.tree, err);
   if (st == TFMM_OK) {
     tree_stats(&w.tree, stats);
     st = evaluate(cfg, &w, stats, err);

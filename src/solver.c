@@ -235,15 +235,10 @@ static size_t first_nonfinite(size_t n, const double *acc, const double *pot) {
   return bad;
 }
 
+/* The tree methods check for coincident bodies themselves, from the tree's
+ * sorted keys. */
 static tfmm_status run_tree(tfmm_solver *s, size_t n, const double *pos,
                             const double *mass, double *acc, double *pot) {
-  double t0 = tfmm_wtime();
-  if (s->cfg.eps == 0) {
-    tfmm_status st = check_distinct(s, n, pos, 3, "");
-    if (st != TFMM_OK)
-      return st;
-  }
-  s->stats.time[TFMM_PHASE_PREPARE] = tfmm_wtime() - t0;
   tfmm_status st = tfmm_hierarchical_compute(&s->cfg, n, pos, mass, acc, pot,
                                              &s->stats, &s->err);
   if (st != TFMM_OK)

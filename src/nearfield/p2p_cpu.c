@@ -34,7 +34,7 @@ static void near_leaf(const tfmm_octree *t, const tfmm_csr *near, int64_t leaf,
   const int32_t tc = t->leaves[leaf];
   const tfmm_cell *T = &t->cells[tc];
   const int64_t nt = T->body_end - T->body_begin;
-  load_frame(t, T, T->box_center, tgt, stride);
+  load_frame(t, T, T->center, tgt, stride);
   for (int64_t i = 0; i < nt; i++) {
     int64_t k = T->body_begin + i;
     acc[3 * k] = acc[3 * k + 1] = acc[3 * k + 2] = pot[k] = 0;
@@ -42,7 +42,7 @@ static void near_leaf(const tfmm_octree *t, const tfmm_csr *near, int64_t leaf,
   for (int64_t e = near->offset[leaf]; e < near->offset[leaf + 1]; e++) {
     const tfmm_cell *S = &t->cells[near->index[e]];
     const int64_t ns = S->body_end - S->body_begin;
-    load_frame(t, S, T->box_center, src, stride);
+    load_frame(t, S, T->center, src, stride);
     tfmm_sources_f32 s = {src, src + stride, src + 2 * stride,
                           src + 3 * stride};
     const int self = near->index[e] == tc;
