@@ -76,11 +76,17 @@ static void gatherer_free(gatherer *g) {
 }
 
 /* Concatenates output `o` of every item in item order into one pair list
- * (appended to `out`, which may already hold pairs from before the items). */
+ * (appended to `out`, which may already hold pairs from before the items).
+ * Each item's place is known from a prefix sum, so the copies run in
+ * parallel. */
 static int gatherer_collect(const gatherer *g, int o, pair_buf *out) {
-  size_t total = out->n;
+  size_t *at = malloc(((size_t)g->nitems + 1) * sizeof *at);
+  if (at == NULL)
+    return -1;
+  at[0] = out->n;
   for (int64_t i = 0; i < g->nitems; i++)
-    total += g->pieces[i * g->noutputs + o].count;
+    at[i + 1] = at[i] + g->pieces[i * g->noutputs + o].count;
+  size_t total = at[g->nitems];
   if (total > out->cap) {
     int32_t *t = realloc(out->target, total * sizeof *t);
     if (t != NULL)
@@ -88,40 +94,70 @@ static int gatherer_collect(const gatherer *g, int o, pair_buf *out) {
     int32_t *s = realloc(out->source, total * sizeof *s);
     if (s != NULL)
       out->source = s;
-    if (t == NULL || s == NULL)
+    if (t == NULL || s == NULL) {
+      free(at);
       return -1;
+    }
     out->cap = total;
   }
-  size_t at = out->n;
+#pragma omp parallel for schedule(dynamic, 64)
   for (int64_t i = 0; i < g->nitems; i++) {
     const piece *p = &g->pieces[i * g->noutputs + o];
     const pair_buf *b = &g->bufs[p->thread * g->noutputs + o];
-    memcpy(out->target + at, b->target + p->start, p->count * sizeof(int32_t));
-    memcpy(out->source + at, b->source + p->start, p->count * sizeof(int32_t));
-    at += p->count;
+    memcpy(out->target + at[i], b->target + p->start,
+           p->count * sizeof(int32_t));
+    memcpy(out->source + at[i], b->source + p->start,
+           p->count * sizeof(int32_t));
   }
   out->n = total;
+  free(at);
   return 0;
 }
 
-/* CSR by target from pairs (a stable counting sort: each target's sources
- * keep their order). */
+/* CSR by target from pairs: a stable counting sort (each target's sources
+ * keep their order), in parallel. The pairs are cut into one chunk per
+ * thread; chunk c's entries of target t go after those of chunks < c, so
+ * the result is the serial sort's, whatever the number of threads. */
 static int csr_from_pairs(const pair_buf *p, int64_t ntargets, tfmm_csr *c) {
   c->ntargets = ntargets;
   c->offset = calloc((size_t)ntargets + 1, sizeof *c->offset);
   c->index = malloc((p->n > 0 ? p->n : 1) * sizeof *c->index);
-  if (c->offset == NULL || c->index == NULL)
+  const int nchunks = omp_get_max_threads();
+  int64_t *next = calloc((size_t)nchunks * (size_t)ntargets, sizeof *next);
+  if (c->offset == NULL || c->index == NULL || next == NULL) {
+    free(next);
     return -1;
-  for (size_t k = 0; k < p->n; k++)
-    c->offset[p->target[k] + 1]++;
-  for (int64_t t = 0; t < ntargets; t++)
-    c->offset[t + 1] += c->offset[t];
-  int64_t *next = malloc(((size_t)ntargets + 1) * sizeof *next);
-  if (next == NULL)
-    return -1;
-  memcpy(next, c->offset, ((size_t)ntargets + 1) * sizeof *next);
-  for (size_t k = 0; k < p->n; k++)
-    c->index[next[p->target[k]]++] = p->source[k];
+  }
+  const size_t n = p->n;
+#pragma omp parallel num_threads(nchunks)
+  {
+    const int me = omp_get_thread_num(), nt = omp_get_num_threads();
+    const size_t lo = n * (size_t)me / (size_t)nt;
+    const size_t hi = n * ((size_t)me + 1) / (size_t)nt;
+    int64_t *mine = next + (size_t)me * (size_t)ntargets;
+    for (size_t k = lo; k < hi; k++)
+      mine[p->target[k]]++;
+#pragma omp barrier
+      /* Per target: the chunks' counts become their starting places. */
+#pragma omp for schedule(static)
+    for (int64_t t = 0; t < ntargets; t++) {
+      int64_t sum = 0;
+      for (int ch = 0; ch < nt; ch++) {
+        int64_t count = next[(size_t)ch * (size_t)ntargets + (size_t)t];
+        next[(size_t)ch * (size_t)ntargets + (size_t)t] = sum;
+        sum += count;
+      }
+      c->offset[t + 1] = sum;
+    }
+#pragma omp single
+    for (int64_t t = 0; t < ntargets; t++)
+      c->offset[t + 1] += c->offset[t];
+    /* (implicit barrier) */
+    for (size_t k = lo; k < hi; k++) {
+      int32_t t = p->target[k];
+      c->index[c->offset[t] + mine[t]++] = p->source[k];
+    }
+  }
   free(next);
   return 0;
 }
