@@ -42,15 +42,8 @@ void tfmm_bodies_pack_f32(size_t n, const double *pos, const double *mass,
   }
 }
 
-typedef struct point_key {
-  double x, y, z;
-  size_t index;
-} point_key;
-
-/* Lexicographic on (x, y, z), then by index, so that equal points sit
- * together in index order and the smallest pair is found first. */
-static int compare_keys(const void *pa, const void *pb) {
-  const point_key *a = pa, *b = pb;
+int tfmm_point_key_compare(const void *pa, const void *pb) {
+  const tfmm_point_key *a = pa, *b = pb;
   if (a->x != b->x)
     return a->x < b->x ? -1 : 1;
   if (a->y != b->y)
@@ -64,21 +57,22 @@ int tfmm_bodies_find_coincident(size_t n, const double *xyz, size_t stride,
                                 size_t *i, size_t *j) {
   if (n < 2)
     return 0;
-  point_key *keys = malloc(n * sizeof *keys);
+  tfmm_point_key *keys = malloc(n * sizeof *keys);
   if (keys == NULL)
     return -1;
   for (size_t k = 0; k < n; k++)
-    keys[k] = (point_key){xyz[stride * k], xyz[stride * k + 1],
-                          xyz[stride * k + 2], k};
-  qsort(keys, n, sizeof *keys, compare_keys);
+    keys[k] = (tfmm_point_key){xyz[stride * k], xyz[stride * k + 1],
+                               xyz[stride * k + 2], (int64_t)k};
+  qsort(keys, n, sizeof *keys, tfmm_point_key_compare);
   int found = 0;
   for (size_t k = 1; k < n; k++) {
-    const point_key *a = &keys[k - 1], *b = &keys[k];
+    const tfmm_point_key *a = &keys[k - 1], *b = &keys[k];
     if (a->x == b->x && a->y == b->y && a->z == b->z) {
       /* Keep the pair with the smallest first index over all groups. */
-      if (!found || a->index < *i || (a->index == *i && b->index < *j)) {
-        *i = a->index;
-        *j = b->index;
+      if (!found || (size_t)a->index < *i ||
+          ((size_t)a->index == *i && (size_t)b->index < *j)) {
+        *i = (size_t)a->index;
+        *j = (size_t)b->index;
       }
       found = 1;
     }

@@ -4,6 +4,8 @@
 
 #include "internal.h"
 
+#include <stdint.h>
+
 /* Every coordinate finite, every mass finite and > 0; names the first bad
  * body. */
 tfmm_status tfmm_bodies_check(size_t n, const double *pos, const double *mass,
@@ -17,6 +19,17 @@ void tfmm_bodies_center(size_t n, const double *pos, double center[3]);
 /* xyzm[4i..4i+3] = (x - c, y - c, z - c, m) in single precision. */
 void tfmm_bodies_pack_f32(size_t n, const double *pos, const double *mass,
                           const double center[3], float *xyzm);
+
+/* A point and the input index of its body, ordered lexicographically on
+ * (x, y, z) and then by index, so that equal points sit together in index
+ * order. */
+typedef struct tfmm_point_key {
+  double x, y, z;
+  int64_t index;
+} tfmm_point_key;
+
+/* qsort comparator of tfmm_point_key. */
+int tfmm_point_key_compare(const void *a, const void *b);
 
 /* Looks for two bodies at one point. xyz holds n points with the given
  * stride in doubles (3 for positions, 4 for packed xyzm converted back).

@@ -1,23 +1,8 @@
 #include "tree/coincident.h"
 
+#include "bodies.h"
+
 #include <stdlib.h>
-
-/* Sorted body k of a run, keyed by position then input index. */
-typedef struct run_entry {
-  double x, y, z;
-  int64_t index;
-} run_entry;
-
-static int compare_entries(const void *pa, const void *pb) {
-  const run_entry *a = pa, *b = pb;
-  if (a->x != b->x)
-    return a->x < b->x ? -1 : 1;
-  if (a->y != b->y)
-    return a->y < b->y ? -1 : 1;
-  if (a->z != b->z)
-    return a->z < b->z ? -1 : 1;
-  return (a->index > b->index) - (a->index < b->index);
-}
 
 /* Keeps (a, b), a < b, if it precedes the best pair so far. */
 static void keep(int64_t a, int64_t b, int64_t *bi, int64_t *bj) {
@@ -37,14 +22,14 @@ static void keep(int64_t a, int64_t b, int64_t *bi, int64_t *bj) {
 static int search_run(const tfmm_octree *t, int64_t begin, int64_t end,
                       int64_t *bi, int64_t *bj) {
   const int64_t m = end - begin;
-  run_entry *e = malloc((size_t)m * sizeof *e);
+  tfmm_point_key *e = malloc((size_t)m * sizeof *e);
   if (e == NULL)
     return -1;
   for (int64_t k = 0; k < m; k++) {
     const double *x = t->pos + 3 * (begin + k);
-    e[k] = (run_entry){x[0], x[1], x[2], t->order[begin + k]};
+    e[k] = (tfmm_point_key){x[0], x[1], x[2], t->order[begin + k]};
   }
-  qsort(e, (size_t)m, sizeof *e, compare_entries);
+  qsort(e, (size_t)m, sizeof *e, tfmm_point_key_compare);
   for (int64_t k = 1; k < m; k++)
     if (e[k].x == e[k - 1].x && e[k].y == e[k - 1].y && e[k].z == e[k - 1].z)
       keep(e[k - 1].index, e[k].index, bi, bj);
