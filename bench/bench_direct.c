@@ -8,17 +8,16 @@
  *
  * Every point is also checked: a sample of bodies is recomputed here in
  * double precision, so that a fast but wrong kernel cannot post a result. */
+#include "bench_common.h"
 #include "bench_options.h"
 #include "gpu_props.h"
 #include "tilefmm.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 enum { CHECK_SAMPLES = 16 };
 
@@ -65,31 +64,6 @@ typedef struct reference {
   double near;  /* kernel seconds per call, O(N^2) */
   double other; /* rest of the call, O(N) */
 } reference;
-
-/* The command line, each argument quoted when the shell would need it. */
-static void format_cmdline(int argc, char **argv, char *out, size_t cap) {
-  size_t used = 0;
-  out[0] = '\0';
-  for (int i = 0; i < argc && used + 1 < cap; ++i) {
-    const char *a = argv[i];
-    int quote = a[0] == '\0' || strpbrk(a, " \t\"'$`\\*?;&|<>()#") != NULL;
-    int w = snprintf(out + used, cap - used, quote ? "%s'%s'" : "%s%s",
-                     i ? " " : "", a);
-    if (w < 0)
-      break;
-    used += (size_t)w;
-  }
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median_of(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /* The worst error over a sample of bodies, against a double-precision sum
  * here: |a - a_ref| / sum_j |term_j|, which stays meaningful where the
@@ -169,12 +143,6 @@ static double predict_point(const bench_options *o, size_t n,
   return per_call * (o->warmup + auto_reps(o, per_call));
 }
 
-static void fail_msg(char *msg, size_t cap, const char *what, tfmm_status st,
-                     const tfmm_solver *s) {
-  snprintf(msg, cap, "%s failed: %s: %s", what, tfmm_status_name(st),
-           s ? tfmm_solver_message(s) : "(no solver)");
-}
-
 /* Measures one point. Returns TFMM_OK or the failing status, with a message
  * in msg. */
 static tfmm_status run_point(const bench_options *o, const kconfig *kc,
@@ -199,7 +167,7 @@ static tfmm_status run_point(const bench_options *o, const kconfig *kc,
   tfmm_solver *s = NULL;
   tfmm_status st = tfmm_solver_create(&s, &cfg);
   if (st != TFMM_OK) {
-    fail_msg(msg, msgcap, "tfmm_solver_create", st, s);
+    bench_fail_msg(msg, msgcap, "tfmm_solver_create", st, s);
     tfmm_solver_destroy(s);
     return st;
   }
@@ -208,7 +176,7 @@ static tfmm_status run_point(const bench_options *o, const kconfig *kc,
   for (int w = 0; w < o->warmup && elapsed <= o->time_limit; ++w) {
     st = tfmm_solver_compute(s, n, pos, mass, acc, pot_arg);
     if (st != TFMM_OK) {
-      fail_msg(msg, msgcap, "tfmm_solver_compute (warm-up)", st, s);
+      bench_fail_msg(msg, msgcap, "tfmm_solver_compute (warm-up)", st, s);
       tfmm_solver_destroy(s);
       return st;
     }
@@ -235,7 +203,7 @@ static tfmm_status run_point(const bench_options *o, const kconfig *kc,
       memset(pot_arg, 0xff, n * sizeof *pot_arg);
     st = tfmm_solver_compute(s, n, pos, mass, acc, pot_arg);
     if (st != TFMM_OK) {
-      fail_msg(msg, msgcap, "tfmm_solver_compute", st, s);
+      bench_fail_msg(msg, msgcap, "tfmm_solver_compute", st, s);
       break;
     }
     const tfmm_stats *ts = tfmm_solver_stats(s);
@@ -256,8 +224,8 @@ static tfmm_status run_point(const bench_options *o, const kconfig *kc,
     res->unroll_used = ts->gpu_unroll;
     res->r_used = ts->gpu_bodies_per_thread;
     snprintf(res->device_name, sizeof res->device_name, "%s", ts->device_name);
-    res->wall_median = median_of(wall, done);
-    res->median = median_of(near, done); /* sorts near */
+    res->wall_median = bench_median(wall, done);
+    res->median = bench_median(near, done); /* sorts near */
     res->min = near[0];
     res->max = near[done - 1];
     res->check_err = check_sample(n, pos, mass, o->eps, acc, pot_arg);
@@ -319,9 +287,8 @@ static int describe_run(const bench_options *o, int argc, char **argv,
                         run_info *ri) {
   memset(ri, 0, sizeof *ri);
   ri->limit_gflops = NAN;
-  format_cmdline(argc, argv, ri->cmdline, sizeof ri->cmdline);
-  time_t now = time(NULL);
-  strftime(ri->date, sizeof ri->date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+  bench_run_stamp(argc, argv, ri->date, sizeof ri->date, ri->cmdline,
+                  sizeof ri->cmdline);
   snprintf(ri->versions, sizeof ri->versions, "tilefmm %s", tfmm_version());
   if (o->device != TFMM_DEVICE_GPU) {
     if (o->threads > 0)
@@ -344,52 +311,23 @@ static int describe_run(const bench_options *o, int argc, char **argv,
   return 0;
 }
 
-/* Whether path exists with a header; -1 when its header is not ours. */
-static int csv_check_existing(const char *path) {
-  FILE *f = fopen(path, "r");
-  if (!f)
-    return 0;
-  char line[1024];
-  int result = 0;
-  while (fgets(line, sizeof line, f)) {
-    if (line[0] == '#' || line[0] == '\n')
-      continue;
-    line[strcspn(line, "\r\n")] = '\0';
-    result = strcmp(line, CSV_HEADER) == 0 ? 1 : -1;
-    break;
-  }
-  fclose(f);
-  return result;
-}
-
 /* Opens o->csv for appending and writes this run's comments, then the
  * header if the file is new. NULL on an error (reported). */
 static FILE *csv_open(const bench_options *o, const run_info *ri) {
-  int existing = csv_check_existing(o->csv);
-  if (existing < 0) {
-    fprintf(stderr,
-            "bench_direct: %s exists with another header; not appending\n",
-            o->csv);
+  int existing = 0;
+  FILE *csv = bench_csv_open("bench_direct", o->csv, CSV_HEADER, &existing);
+  if (!csv)
     return NULL;
-  }
-  FILE *csv = fopen(o->csv, "a");
-  if (!csv) {
-    fprintf(stderr, "bench_direct: cannot open %s: %s\n", o->csv,
-            strerror(errno));
-    return NULL;
-  }
   fprintf(csv, "# bench_direct: %s %s\n# device: %s\n# versions: %s\n",
           tfmm_method_name(o->method), tfmm_device_name(o->device), ri->device,
           ri->versions);
-  fprintf(csv, "# date_utc: %s\n# command: %s\n", ri->date, ri->cmdline);
+  bench_csv_write_stamp(csv, ri->date, ri->cmdline);
   if (ri->limit[0])
     fprintf(csv, "# %s\n", ri->limit);
   if (o->potential)
     fprintf(csv, "# potential=1: the potential's work is not in the "
                  "20-flop count or the limit\n");
-  if (!existing)
-    fprintf(csv, "%s\n", CSV_HEADER);
-  fflush(csv);
+  bench_csv_end_comments(csv, CSV_HEADER, existing);
   return csv;
 }
 
@@ -475,28 +413,6 @@ static int make_configs(const bench_options *o, kconfig **out) {
   return nk;
 }
 
-/* Host arrays for the largest N of the sweep. */
-typedef struct bodies {
-  double *pos, *vel, *mass, *acc, *pot;
-} bodies;
-
-static int bodies_alloc(bodies *b, size_t nmax) {
-  b->pos = malloc(3 * nmax * sizeof *b->pos);
-  b->vel = malloc(3 * nmax * sizeof *b->vel);
-  b->mass = malloc(nmax * sizeof *b->mass);
-  b->acc = malloc(3 * nmax * sizeof *b->acc);
-  b->pot = malloc(nmax * sizeof *b->pot);
-  return b->pos && b->vel && b->mass && b->acc && b->pot ? 0 : -1;
-}
-
-static void bodies_free(bodies *b) {
-  free(b->pos);
-  free(b->vel);
-  free(b->mass);
-  free(b->acc);
-  free(b->pot);
-}
-
 /* Why configuration k is not run at n ("" to run it). Shapes the library
  * refuses are skipped when it says so, with its message. */
 static void skip_reason(const bench_options *o, size_t n, const reference *refs,
@@ -510,7 +426,8 @@ static void skip_reason(const bench_options *o, size_t n, const reference *refs,
 
 /* Runs every (N, configuration) point. Returns the number of failures. */
 static int run_sweep(const bench_options *o, const run_info *ri, FILE *csv,
-                     const kconfig *kcs, int nk, reference *refs, bodies *b) {
+                     const kconfig *kcs, int nk, reference *refs,
+                     bench_bodies *b) {
   int failures = 0, named = 0;
   for (int in = 0; in < o->n.n; ++in) {
     size_t n = (size_t)o->n.v[in];
@@ -580,15 +497,12 @@ int main(int argc, char **argv) {
   if (dr < 0)
     return 1;
 
-  size_t nmax = 0;
-  for (int i = 0; i < o.n.n; ++i)
-    if ((size_t)o.n.v[i] > nmax)
-      nmax = (size_t)o.n.v[i];
+  size_t nmax = bench_max_n(o.n.v, o.n.n);
   kconfig *kcs = NULL;
   int nk = make_configs(&o, &kcs);
   reference *refs = calloc(nk > 0 ? (size_t)nk : 1, sizeof *refs);
-  bodies b = {0};
-  if (nk == 0 || !refs || bodies_alloc(&b, nmax) != 0) {
+  bench_bodies b = {0};
+  if (nk == 0 || !refs || bench_bodies_alloc(&b, nmax) != 0) {
     fprintf(stderr, "bench_direct: out of host memory for N = %zu\n", nmax);
     return 1;
   }
@@ -604,7 +518,7 @@ int main(int argc, char **argv) {
   }
   free(kcs);
   free(refs);
-  bodies_free(&b);
+  bench_bodies_free(&b);
   if (failures) {
     fprintf(stderr, "bench_direct: %d failure%s\n", failures,
             failures == 1 ? "" : "s");

@@ -1,8 +1,7 @@
 /* bench_options.h: parsing bench_direct's command line. */
 #include "bench_options.h"
+#include "bench_common.h"
 
-#include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
 void bench_options_usage(FILE *f) {
@@ -34,54 +33,10 @@ void bench_options_usage(FILE *f) {
     fprintf(f, "%s\n", lines[i]);
 }
 
-static int parse_ll(const char *s, long long lo, long long hi, long long *out) {
-  char *end = NULL;
-  errno = 0;
-  long long v = strtoll(s, &end, 10);
-  if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
-    return -1;
-  *out = v;
-  return 0;
-}
-
-static int parse_double(const char *s, double lo, double hi, double *out) {
-  char *end = NULL;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (errno != 0 || end == s || *end != '\0' || !(v >= lo && v <= hi))
-    return -1;
-  *out = v;
-  return 0;
-}
-
 static int parse_list(const char *flag, const char *s, long long lo,
                       long long hi, bench_list *out) {
-  char buf[1024];
-  if (strlen(s) >= sizeof buf) {
-    fprintf(stderr, "bench_direct: %s: list too long\n", flag);
-    return -1;
-  }
-  strcpy(buf, s);
-  out->n = 0;
-  for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-    if (out->n == BENCH_MAX_LIST) {
-      fprintf(stderr, "bench_direct: %s: more than %d values\n", flag,
-              BENCH_MAX_LIST);
-      return -1;
-    }
-    if (parse_ll(tok, lo, hi, &out->v[out->n]) != 0) {
-      fprintf(stderr,
-              "bench_direct: %s: '%s' is not an integer in [%lld, %lld]\n",
-              flag, tok, lo, hi);
-      return -1;
-    }
-    out->n++;
-  }
-  if (out->n == 0) {
-    fprintf(stderr, "bench_direct: %s: empty list\n", flag);
-    return -1;
-  }
-  return 0;
+  return bench_parse_ilist("bench_direct", flag, s, lo, hi, BENCH_MAX_LIST,
+                           out->v, &out->n);
 }
 
 static void list_one(bench_list *l, long long v) {
@@ -130,13 +85,6 @@ static const char *const OPTION_NAMES[] = {"--n",
                                            "--threads",
                                            "--gpu-id"};
 
-static int option_known(const char *name) {
-  for (size_t k = 0; k < sizeof OPTION_NAMES / sizeof OPTION_NAMES[0]; ++k)
-    if (strcmp(name, OPTION_NAMES[k]) == 0)
-      return 1;
-  return 0;
-}
-
 /* Sets one option from its text; non-zero when the value is bad. */
 static int apply_option(bench_options *o, const char *name, const char *val,
                         int *device_given) {
@@ -153,35 +101,35 @@ static int apply_option(bench_options *o, const char *name, const char *val,
   } else if (strcmp(name, "--r") == 0) {
     bad = parse_list(name, val, 0, 1 << 20, &o->r);
   } else if (strcmp(name, "--reps") == 0) {
-    bad = parse_ll(val, 1, 1000000, &ll);
+    bad = bench_parse_ll(val, 1, 1000000, &ll);
     o->reps = (int)ll;
   } else if (strcmp(name, "--warmup") == 0) {
-    bad = parse_ll(val, 0, 1000000, &ll);
+    bad = bench_parse_ll(val, 0, 1000000, &ll);
     o->warmup = (int)ll;
   } else if (strcmp(name, "--seed") == 0) {
-    bad = parse_ll(val, 0, INT64_MAX, &ll);
+    bad = bench_parse_ll(val, 0, INT64_MAX, &ll);
     o->seed = (uint64_t)ll;
   } else if (strcmp(name, "--csv") == 0) {
     o->csv = val;
   } else if (strcmp(name, "--potential") == 0) {
-    bad = parse_ll(val, 0, 1, &ll);
+    bad = bench_parse_ll(val, 0, 1, &ll);
     o->potential = (int)ll;
   } else if (strcmp(name, "--eps") == 0) {
-    bad = parse_double(val, 0.0, 1e300, &o->eps);
+    bad = bench_parse_double(val, 0.0, 1e300, &o->eps);
   } else if (strcmp(name, "--device-time-limit") == 0) {
-    bad = parse_double(val, 0.0, 1e9, &o->time_limit);
+    bad = bench_parse_double(val, 0.0, 1e9, &o->time_limit);
   } else if (strcmp(name, "--target-seconds") == 0) {
-    bad = parse_double(val, 0.0, 1e6, &o->target_s);
+    bad = bench_parse_double(val, 0.0, 1e6, &o->target_s);
   } else if (strcmp(name, "--device") == 0) {
     bad = tfmm_device_parse(val, &o->device) != TFMM_OK;
     *device_given = 1;
   } else if (strcmp(name, "--method") == 0) {
     bad = tfmm_method_parse(val, &o->method) != TFMM_OK;
   } else if (strcmp(name, "--threads") == 0) {
-    bad = parse_ll(val, 0, 1 << 20, &ll);
+    bad = bench_parse_ll(val, 0, 1 << 20, &ll);
     o->threads = (int)ll;
   } else { /* --gpu-id */
-    bad = parse_ll(val, 0, 1 << 20, &ll);
+    bad = bench_parse_ll(val, 0, 1 << 20, &ll);
     o->gpu_id = (int)ll;
   }
   return bad;
@@ -191,32 +139,16 @@ int bench_options_parse(int argc, char **argv, bench_options *o) {
   int device_given = 0;
   options_defaults(o);
   for (int i = 1; i < argc; ++i) {
-    const char *arg = argv[i];
-    if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
       bench_options_usage(stdout);
       return 1;
     }
-    /* --flag=value or --flag value */
     char name[64];
-    const char *val = strchr(arg, '=');
-    size_t len = val ? (size_t)(val - arg) : strlen(arg);
-    if (len < sizeof name) {
-      memcpy(name, arg, len);
-      name[len] = '\0';
-    }
-    if (len >= sizeof name || !option_known(name)) {
-      fprintf(stderr, "bench_direct: unknown argument '%s' (see --help)\n",
-              arg);
+    const char *val = NULL;
+    if (bench_option_read("bench_direct", argc, argv, &i, OPTION_NAMES,
+                          sizeof OPTION_NAMES / sizeof OPTION_NAMES[0], name,
+                          sizeof name, &val) != 0)
       return -1;
-    }
-    if (val) {
-      ++val;
-    } else if (i + 1 < argc) {
-      val = argv[++i];
-    } else {
-      fprintf(stderr, "bench_direct: %s needs a value\n", name);
-      return -1;
-    }
     if (apply_option(o, name, val, &device_given) != 0) {
       fprintf(stderr, "bench_direct: bad value '%s' for %s\n", val, name);
       return -1;

@@ -11,6 +11,7 @@
  *
  * Usage: bench_tree --help. bench/sweep_tree.sh runs the sweeps behind the
  * plots of bench/plot_tree.sh. */
+#include "bench_common.h"
 #include "tilefmm.h"
 #include "tree_options.h"
 #include "tree_report.h"
@@ -25,11 +26,6 @@
 /* The seed of the sample is derived from --seed, so that one sphere is
  * always checked at the same bodies. */
 static const uint64_t SAMPLE_SEED_SALT = 0x53414d504c45ULL; /* "SAMPLE" */
-
-/* Host arrays for the largest N of the sweep. */
-typedef struct bodies {
-  double *pos, *vel, *mass, *acc, *pot;
-} bodies;
 
 /* The exact sums at the sample bodies of one sphere. */
 typedef struct sample {
@@ -49,20 +45,9 @@ typedef struct history {
   double per_call;
 } history;
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 static int cmp_size(const void *a, const void *b) {
   size_t x = *(const size_t *)a, y = *(const size_t *)b;
   return (x > y) - (x < y);
-}
-
-/* Sorts v and returns its median. */
-static double median_of(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /* The q-quantile of sorted v by nearest rank: the smallest value with at
@@ -111,7 +96,8 @@ static double wall_seconds(void) {
 
 /* The exact sums at the sample, with the sweep's eps and G = 1. */
 static tfmm_status sample_reference(sample *s, const tree_options *o, size_t n,
-                                    const bodies *b, char *msg, size_t cap) {
+                                    const bench_bodies *b, char *msg,
+                                    size_t cap) {
   tfmm_config cfg;
   tfmm_config_defaults(&cfg);
   cfg.eps = o->eps;
@@ -149,7 +135,7 @@ static void sample_errors(sample *s, const double *acc, const double *pot,
     if (isnan(s->err[t]))
       s->err[t] = INFINITY; /* sorts last */
   }
-  qsort(s->err, k, sizeof *s->err, cmp_double);
+  qsort(s->err, k, sizeof *s->err, bench_cmp_double);
   e->have = 1;
   e->k = k;
   e->median = k % 2 ? s->err[k / 2] : 0.5 * (s->err[k / 2 - 1] + s->err[k / 2]);
@@ -160,7 +146,7 @@ static void sample_errors(sample *s, const double *acc, const double *pot,
     double d = fabs(pot[s->idx[t]] - ref) / (ref != 0.0 ? fabs(ref) : 1.0);
     s->err[t] = isnan(d) ? INFINITY : d;
   }
-  qsort(s->err, k, sizeof *s->err, cmp_double);
+  qsort(s->err, k, sizeof *s->err, bench_cmp_double);
   e->pot_p99 = quantile_sorted(s->err, k, 0.99);
   e->pot_max = s->err[k - 1];
 }
@@ -184,35 +170,12 @@ static void sample_free(sample *s) {
   free(s->err);
 }
 
-static int bodies_alloc(bodies *b, size_t nmax) {
-  b->pos = malloc(3 * nmax * sizeof *b->pos);
-  b->vel = malloc(3 * nmax * sizeof *b->vel);
-  b->mass = malloc(nmax * sizeof *b->mass);
-  b->acc = malloc(3 * nmax * sizeof *b->acc);
-  b->pot = malloc(nmax * sizeof *b->pot);
-  return b->pos && b->vel && b->mass && b->acc && b->pot ? 0 : -1;
-}
-
-static void bodies_free(bodies *b) {
-  free(b->pos);
-  free(b->vel);
-  free(b->mass);
-  free(b->acc);
-  free(b->pot);
-}
-
 /* The threads the solver used, from its device name "CPU (k threads)". */
 static int threads_used(const tfmm_stats *s, int asked) {
   int k = 0;
   if (sscanf(s->device_name, "CPU (%d threads)", &k) == 1 && k > 0)
     return k;
   return asked;
-}
-
-static void fail_msg(char *msg, size_t cap, const char *what, tfmm_status st,
-                     const tfmm_solver *s) {
-  snprintf(msg, cap, "%s failed: %s: %s", what, tfmm_status_name(st),
-           s ? tfmm_solver_message(s) : "(no solver)");
 }
 
 /* Per-repetition timings, turned into medians by timings_medians. */
@@ -250,23 +213,23 @@ static void timings_record(timings *t, int i, const tfmm_stats *s) {
 
 static void timings_medians(timings *t, int done, tree_result *r) {
   for (int k = 0; k < TFMM_PHASE_COUNT; ++k)
-    r->time[k] = median_of(t->phase[k], done);
-  r->total = median_of(t->total, done); /* sorts total */
+    r->time[k] = bench_median(t->phase[k], done);
+  r->total = bench_median(t->total, done); /* sorts total */
   r->total_min = t->total[0];
   r->total_max = t->total[done - 1];
-  r->keys = median_of(t->keys, done);
-  r->sort = median_of(t->sort, done);
-  r->permute = median_of(t->permute, done);
-  r->build = median_of(t->build, done);
-  r->moments = median_of(t->moments, done);
+  r->keys = bench_median(t->keys, done);
+  r->sort = bench_median(t->sort, done);
+  r->permute = bench_median(t->permute, done);
+  r->build = bench_median(t->build, done);
+  r->moments = bench_median(t->moments, done);
 }
 
 /* Measures one point: o->warmup untimed runs, then up to o->reps timed
  * ones (fewer once past --time-limit). Returns TFMM_OK or the failing
  * status, with a message in msg. */
 static tfmm_status run_point(const tree_options *o, const tree_config *c,
-                             size_t n, bodies *b, tree_result *r, char *msg,
-                             size_t cap) {
+                             size_t n, bench_bodies *b, tree_result *r,
+                             char *msg, size_t cap) {
   tfmm_config cfg;
   tfmm_config_defaults(&cfg);
   cfg.eps = o->eps;
@@ -282,7 +245,7 @@ static tfmm_status run_point(const tree_options *o, const tree_config *c,
   tfmm_solver *s = NULL;
   tfmm_status st = tfmm_solver_create(&s, &cfg);
   if (st != TFMM_OK) {
-    fail_msg(msg, cap, "tfmm_solver_create", st, s);
+    bench_fail_msg(msg, cap, "tfmm_solver_create", st, s);
     tfmm_solver_destroy(s);
     return st;
   }
@@ -300,7 +263,7 @@ static tfmm_status run_point(const tree_options *o, const tree_config *c,
     memset(b->pot, 0xff, n * sizeof *b->pot);
     st = tfmm_solver_compute(s, n, b->pos, b->mass, b->acc, b->pot);
     if (st != TFMM_OK) {
-      fail_msg(msg, cap, "tfmm_solver_compute", st, s);
+      bench_fail_msg(msg, cap, "tfmm_solver_compute", st, s);
       break;
     }
     const tfmm_stats *ts = tfmm_solver_stats(s);
@@ -360,9 +323,9 @@ static void skip_reason(const tree_options *o, size_t n, const history *h,
 /* Once per N, before its first point: computes the sample's reference,
  * unless it is predicted past the time limit (then *note says so and the
  * points of this N run without errors). Returns the reference's status. */
-static tfmm_status ensure_reference(const tree_options *o, size_t n, bodies *b,
-                                    sample *sm, double *ref_rate, char *note,
-                                    size_t cap) {
+static tfmm_status ensure_reference(const tree_options *o, size_t n,
+                                    bench_bodies *b, sample *sm,
+                                    double *ref_rate, char *note, size_t cap) {
   note[0] = '\0';
   if (sm->want == 0 || sm->n == n)
     return TFMM_OK;
@@ -398,7 +361,7 @@ static void report_reference(FILE *csv, const sample *sm) {
 
 /* Runs every (N, configuration) point. Returns the number of failures. */
 static int run_sweep(const tree_options *o, FILE *csv, const tree_config *cs,
-                     int nc, history *hist, bodies *b, sample *sm) {
+                     int nc, history *hist, bench_bodies *b, sample *sm) {
   int failures = 0, named = 0;
   double ref_rate = 0.0; /* reference seconds per body pair */
   for (int in = 0; in < o->n.n; ++in) {
@@ -472,17 +435,14 @@ int main(int argc, char **argv) {
   tree_run_info ri;
   tree_run_describe(argc, argv, &ri);
 
-  size_t nmax = 0;
-  for (int i = 0; i < o.n.n; ++i)
-    if ((size_t)o.n.v[i] > nmax)
-      nmax = (size_t)o.n.v[i];
+  size_t nmax = bench_max_n(o.n.v, o.n.n);
   tree_config *cs = NULL;
   int nc = make_configs(&o, &cs);
   history *hist = calloc(nc > 0 ? (size_t)nc : 1, sizeof *hist);
-  bodies b = {0};
+  bench_bodies b = {0};
   sample sm;
   size_t k = o.tree_only ? 0 : (o.sample < nmax ? o.sample : nmax);
-  if (nc == 0 || !hist || bodies_alloc(&b, nmax) != 0 ||
+  if (nc == 0 || !hist || bench_bodies_alloc(&b, nmax) != 0 ||
       sample_alloc(&sm, k) != 0) {
     fprintf(stderr, "bench_tree: out of host memory for N = %zu\n", nmax);
     return 1;
@@ -499,7 +459,7 @@ int main(int argc, char **argv) {
   }
   free(cs);
   free(hist);
-  bodies_free(&b);
+  bench_bodies_free(&b);
   sample_free(&sm);
   if (failures) {
     fprintf(stderr, "bench_tree: %d failure%s\n", failures,

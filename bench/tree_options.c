@@ -1,8 +1,7 @@
 /* tree_options.h: parsing bench_tree's command line. */
 #include "tree_options.h"
+#include "bench_common.h"
 
-#include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
 void tree_options_usage(FILE *f) {
@@ -39,64 +38,15 @@ void tree_options_usage(FILE *f) {
     fprintf(f, "%s\n", lines[i]);
 }
 
-static int parse_ll(const char *s, long long lo, long long hi, long long *out) {
-  char *end = NULL;
-  errno = 0;
-  long long v = strtoll(s, &end, 10);
-  if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
-    return -1;
-  *out = v;
-  return 0;
-}
-
-static int parse_double(const char *s, double lo, double hi, double *out) {
-  char *end = NULL;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (errno != 0 || end == s || *end != '\0' || !(v >= lo && v <= hi))
-    return -1;
-  *out = v;
-  return 0;
-}
-
-/* Splits a copy of s (in buf) at commas into tok. Returns the number of
- * tokens, or -1 (reported) when there are none or too many. */
 static int split_list(const char *flag, const char *s, char *buf, size_t cap,
                       char **tok) {
-  if (strlen(s) >= cap) {
-    fprintf(stderr, "bench_tree: %s: list too long\n", flag);
-    return -1;
-  }
-  strcpy(buf, s);
-  int n = 0;
-  for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
-    if (n == TREE_MAX_LIST) {
-      fprintf(stderr, "bench_tree: %s: more than %d values\n", flag,
-              TREE_MAX_LIST);
-      return -1;
-    }
-    tok[n++] = t;
-  }
-  if (n == 0)
-    fprintf(stderr, "bench_tree: %s: empty list\n", flag);
-  return n > 0 ? n : -1;
+  return bench_split_list("bench_tree", flag, s, buf, cap, tok, TREE_MAX_LIST);
 }
 
 static int parse_ilist(const char *flag, const char *s, long long lo,
                        long long hi, tree_ilist *out) {
-  char buf[1024], *tok[TREE_MAX_LIST];
-  int n = split_list(flag, s, buf, sizeof buf, tok);
-  if (n < 0)
-    return -1;
-  for (int k = 0; k < n; ++k)
-    if (parse_ll(tok[k], lo, hi, &out->v[k]) != 0) {
-      fprintf(stderr,
-              "bench_tree: %s: '%s' is not an integer in [%lld, %lld]\n", flag,
-              tok[k], lo, hi);
-      return -1;
-    }
-  out->n = n;
-  return 0;
+  return bench_parse_ilist("bench_tree", flag, s, lo, hi, TREE_MAX_LIST, out->v,
+                           &out->n);
 }
 
 static int parse_dlist(const char *flag, const char *s, double lo, double hi,
@@ -106,7 +56,7 @@ static int parse_dlist(const char *flag, const char *s, double lo, double hi,
   if (n < 0)
     return -1;
   for (int k = 0; k < n; ++k)
-    if (parse_double(tok[k], lo, hi, &out->v[k]) != 0) {
+    if (bench_parse_double(tok[k], lo, hi, &out->v[k]) != 0) {
       fprintf(stderr, "bench_tree: %s: '%s' is not a number in [%g, %g]\n",
               flag, tok[k], lo, hi);
       return -1;
@@ -166,13 +116,6 @@ static const char *const VALUE_OPTIONS[] = {
     "--threads", "--reps",      "--warmup",     "--sample", "--seed",
     "--eps",     "--max-depth", "--time-limit", "--csv"};
 
-static int option_known(const char *name) {
-  for (size_t k = 0; k < sizeof VALUE_OPTIONS / sizeof VALUE_OPTIONS[0]; ++k)
-    if (strcmp(name, VALUE_OPTIONS[k]) == 0)
-      return 1;
-  return 0;
-}
-
 /* Sets one option from its text; non-zero when the value is bad (the list
  * parsers say why themselves). */
 static int apply_option(tree_options *o, const char *name, const char *val,
@@ -192,27 +135,27 @@ static int apply_option(tree_options *o, const char *name, const char *val,
     bad = parse_dlist(name, val, 0.0, 1.0, &o->theta);
     *theta_given = 1;
   } else if (strcmp(name, "--threads") == 0) {
-    bad = parse_ll(val, 0, 1 << 20, &ll);
+    bad = bench_parse_ll(val, 0, 1 << 20, &ll);
     o->threads = (int)ll;
   } else if (strcmp(name, "--reps") == 0) {
-    bad = parse_ll(val, 1, 100000, &ll);
+    bad = bench_parse_ll(val, 1, 100000, &ll);
     o->reps = (int)ll;
   } else if (strcmp(name, "--warmup") == 0) {
-    bad = parse_ll(val, 0, 100000, &ll);
+    bad = bench_parse_ll(val, 0, 100000, &ll);
     o->warmup = (int)ll;
   } else if (strcmp(name, "--sample") == 0) {
-    bad = parse_ll(val, 0, 1LL << 31, &ll);
+    bad = bench_parse_ll(val, 0, 1LL << 31, &ll);
     o->sample = (size_t)ll;
   } else if (strcmp(name, "--seed") == 0) {
-    bad = parse_ll(val, 0, INT64_MAX, &ll);
+    bad = bench_parse_ll(val, 0, INT64_MAX, &ll);
     o->seed = (uint64_t)ll;
   } else if (strcmp(name, "--eps") == 0) {
-    bad = parse_double(val, 0.0, 1e300, &o->eps);
+    bad = bench_parse_double(val, 0.0, 1e300, &o->eps);
   } else if (strcmp(name, "--max-depth") == 0) {
-    bad = parse_ll(val, 1, 21, &ll);
+    bad = bench_parse_ll(val, 1, 21, &ll);
     o->max_depth = (int)ll;
   } else if (strcmp(name, "--time-limit") == 0) {
-    bad = parse_double(val, 0.0, 1e9, &o->time_limit);
+    bad = bench_parse_double(val, 0.0, 1e9, &o->time_limit);
   } else { /* --csv */
     o->csv = val;
   }
@@ -232,26 +175,12 @@ int tree_options_parse(int argc, char **argv, tree_options *o) {
       o->tree_only = 1;
       continue;
     }
-    /* --flag=value or --flag value */
     char name[64];
-    const char *val = strchr(arg, '=');
-    size_t len = val ? (size_t)(val - arg) : strlen(arg);
-    if (len < sizeof name) {
-      memcpy(name, arg, len);
-      name[len] = '\0';
-    }
-    if (len >= sizeof name || !option_known(name)) {
-      fprintf(stderr, "bench_tree: unknown argument '%s' (see --help)\n", arg);
+    const char *val = NULL;
+    if (bench_option_read("bench_tree", argc, argv, &i, VALUE_OPTIONS,
+                          sizeof VALUE_OPTIONS / sizeof VALUE_OPTIONS[0], name,
+                          sizeof name, &val) != 0)
       return -1;
-    }
-    if (val) {
-      ++val;
-    } else if (i + 1 < argc) {
-      val = argv[++i];
-    } else {
-      fprintf(stderr, "bench_tree: %s needs a value\n", name);
-      return -1;
-    }
     if (apply_option(o, name, val, &order_given, &theta_given) != 0) {
       fprintf(stderr, "bench_tree: bad value '%s' for %s\n", val, name);
       return -1;

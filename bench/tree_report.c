@@ -2,29 +2,13 @@
 #define _POSIX_C_SOURCE 200809L /* uname, sysconf */
 
 #include "tree_report.h"
+#include "bench_common.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
-#include <time.h>
 #include <unistd.h>
-
-/* The command line, each argument quoted when the shell would need it. */
-static void format_cmdline(int argc, char **argv, char *out, size_t cap) {
-  size_t used = 0;
-  out[0] = '\0';
-  for (int i = 0; i < argc && used + 1 < cap; ++i) {
-    const char *a = argv[i];
-    int quote = a[0] == '\0' || strpbrk(a, " \t\"'$`\\*?;&|<>()#") != NULL;
-    int w = snprintf(out + used, cap - used, quote ? "%s'%s'" : "%s%s",
-                     i ? " " : "", a);
-    if (w < 0)
-      break;
-    used += (size_t)w;
-  }
-}
 
 /* The first "model name" of /proc/cpuinfo (x86; other machines name it
  * otherwise, and then it reads "unknown"). */
@@ -49,9 +33,8 @@ static void cpu_model(char *out, size_t cap) {
 
 void tree_run_describe(int argc, char **argv, tree_run_info *ri) {
   memset(ri, 0, sizeof *ri);
-  format_cmdline(argc, argv, ri->cmdline, sizeof ri->cmdline);
-  time_t now = time(NULL);
-  strftime(ri->date, sizeof ri->date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+  bench_run_stamp(argc, argv, ri->date, sizeof ri->date, ri->cmdline,
+                  sizeof ri->cmdline);
   struct utsname u;
   if (uname(&u) == 0)
     snprintf(ri->host, sizeof ri->host, "%s %s %s %s %s", u.sysname, u.nodename,
@@ -82,41 +65,13 @@ static const char *csv_header(void) {
   return h;
 }
 
-/* 1 when path exists with our header, 0 when it does not exist or has no
- * header yet, -1 when its header is another. */
-static int csv_check_existing(const char *path) {
-  FILE *f = fopen(path, "r");
-  if (!f)
-    return 0;
-  char line[4096];
-  int result = 0;
-  while (fgets(line, sizeof line, f)) {
-    if (line[0] == '#' || line[0] == '\n')
-      continue;
-    line[strcspn(line, "\r\n")] = '\0';
-    result = strcmp(line, csv_header()) == 0 ? 1 : -1;
-    break;
-  }
-  fclose(f);
-  return result;
-}
-
 FILE *tree_csv_open(const tree_options *o, const tree_run_info *ri) {
-  int existing = csv_check_existing(o->csv);
-  if (existing < 0) {
-    fprintf(stderr,
-            "bench_tree: %s exists with another header; not appending\n",
-            o->csv);
+  int existing = 0;
+  FILE *csv = bench_csv_open("bench_tree", o->csv, csv_header(), &existing);
+  if (!csv)
     return NULL;
-  }
-  FILE *csv = fopen(o->csv, "a");
-  if (!csv) {
-    fprintf(stderr, "bench_tree: cannot open %s: %s\n", o->csv,
-            strerror(errno));
-    return NULL;
-  }
-  fprintf(csv, "# bench_tree%s\n# date_utc: %s\n# command: %s\n",
-          o->tree_only ? " (tree only)" : "", ri->date, ri->cmdline);
+  fprintf(csv, "# bench_tree%s\n", o->tree_only ? " (tree only)" : "");
+  bench_csv_write_stamp(csv, ri->date, ri->cmdline);
   fprintf(csv, "# host: %s\n# nproc: %ld\n# cpu: %s\n# versions: tilefmm %s\n",
           ri->host, ri->nproc, ri->cpu, ri->version);
   if (!o->tree_only && o->sample > 0)
@@ -124,9 +79,7 @@ FILE *tree_csv_open(const tree_options *o, const tree_run_info *ri) {
             "# errors: per-body |a - a_ref| / |a_ref| and |phi - phi_ref| / "
             "|phi_ref| over %zu bodies (tfmm_solver_reference_at)\n",
             o->sample);
-  if (!existing)
-    fprintf(csv, "%s\n", csv_header());
-  fflush(csv);
+  bench_csv_end_comments(csv, csv_header(), existing);
   return csv;
 }
 
