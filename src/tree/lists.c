@@ -17,19 +17,25 @@ typedef struct pair_buf {
   size_t n, cap;
 } pair_buf;
 
+/* Makes room for cap pairs (both arrays, or neither grows). */
+static int pair_reserve(pair_buf *b, size_t cap) {
+  if (cap <= b->cap)
+    return 0;
+  int32_t *t = realloc(b->target, cap * sizeof *t);
+  if (t != NULL)
+    b->target = t;
+  int32_t *s = realloc(b->source, cap * sizeof *s);
+  if (s != NULL)
+    b->source = s;
+  if (t == NULL || s == NULL)
+    return -1;
+  b->cap = cap;
+  return 0;
+}
+
 static int pair_push(pair_buf *b, int32_t target, int32_t source) {
-  if (b->n == b->cap) {
-    size_t cap = b->cap ? 2 * b->cap : 1024;
-    int32_t *t = realloc(b->target, cap * sizeof *t);
-    if (t != NULL)
-      b->target = t;
-    int32_t *s = realloc(b->source, cap * sizeof *s);
-    if (s != NULL)
-      b->source = s;
-    if (t == NULL || s == NULL)
-      return -1;
-    b->cap = cap;
-  }
+  if (b->n == b->cap && pair_reserve(b, b->cap ? 2 * b->cap : 1024) != 0)
+    return -1;
   b->target[b->n] = target;
   b->source[b->n] = source;
   b->n++;
@@ -87,18 +93,9 @@ static int gatherer_collect(const gatherer *g, int o, pair_buf *out) {
   for (int64_t i = 0; i < g->nitems; i++)
     at[i + 1] = at[i] + g->pieces[i * g->noutputs + o].count;
   size_t total = at[g->nitems];
-  if (total > out->cap) {
-    int32_t *t = realloc(out->target, total * sizeof *t);
-    if (t != NULL)
-      out->target = t;
-    int32_t *s = realloc(out->source, total * sizeof *s);
-    if (s != NULL)
-      out->source = s;
-    if (t == NULL || s == NULL) {
-      free(at);
-      return -1;
-    }
-    out->cap = total;
+  if (pair_reserve(out, total) != 0) {
+    free(at);
+    return -1;
   }
 #pragma omp parallel for schedule(dynamic, 64)
   for (int64_t i = 0; i < g->nitems; i++) {
