@@ -60,7 +60,9 @@ typedef enum tfmm_method {
   /* Fast multipole method: octree, dual-tree traversal with the opening
    * criterion r_A + r_B < theta d, multipole and local expansions of order
    * p in double precision (far field), single-precision P2P over the leaf
-   * neighbour lists (near field). CPU (OpenMP). The default. */
+   * neighbour lists (near field). The far field runs on the CPU (OpenMP);
+   * the near field runs on the GPU when the device is one, at the same
+   * time as the far field, else on the CPU after it. The default. */
   TFMM_METHOD_FMM = 2,
   /* Barnes-Hut: the same octree and near field; each leaf evaluates the
    * multipoles of the cells it accepts directly at its bodies (M2P). */
@@ -83,20 +85,33 @@ typedef struct tfmm_config {
   tfmm_device device; /* default TFMM_DEVICE_AUTO */
   /* Tree methods (fmm, bh). Softening acts in the near field only: the
    * expansions represent the unsoftened 1/r field of distant cells. */
-  double theta;    /* opening angle in (0, 1]: cells A and B interact
+  double theta;    /* opening angle in [0, 1]: cells A and B interact
                       through expansions when r_A + r_B < theta d;
+                      0 accepts no pair, so that every pair is near (all
+                      pairs through the leaf lists: for validation);
                       default 0.5 */
   int order;       /* expansion order p: degrees 0..p kept (0 is the
                       monopole), 0..20; fmm needs >= 1 (a local expansion
                       of degree 0 exerts no force); default 4 */
   int leaf_size;   /* L: most bodies a leaf may hold, >= 1 (bodies that
-                      cannot be split apart stay together past L);
-                      default 64 */
+                      cannot be split apart stay together past L), or
+                      TFMM_LEAF_AUTO: the solver chooses L, and re-chooses
+                      it at every evaluation, to balance the near-field
+                      time against the far-field time (which minimises
+                      their sum on the CPU and their maximum when the GPU
+                      does the near field). Auto gives up bit-for-bit
+                      reproducibility between runs, since L follows
+                      measured times; tfmm_stats.leaf_size reports the L
+                      used. Default 64 */
   int max_depth;   /* deepest tree level, 1..21 (21 = the resolution of
                       the 63-bit keys); default 21 */
   int num_threads; /* OpenMP threads for CPU work; 0 (default) leaves
                       OpenMP's own choice (OMP_NUM_THREADS, else all cores) */
   int gpu_id;      /* CUDA device ordinal; default 0 */
+  int near_only;   /* tree methods: 1 skips the far field, so that the
+                      results are the near field alone (the sums over the
+                      leaf lists, G applied): what validators compare
+                      between the CPU and the GPU; default 0 */
   /* Tunables of the GPU all-pairs kernel (GPU Gems 3, section 31.4). A 0
    * asks the library to choose from N and the GPU's multiprocessor count;
    * the rules and defaults come from measurements on an H100
@@ -113,6 +128,9 @@ typedef struct tfmm_config {
                        registers, sharing each source load: 0 (default),
                        1, 2 or 4 */
 } tfmm_config;
+
+/* tfmm_config.leaf_size: let the solver choose. */
+#define TFMM_LEAF_AUTO 0
 
 /* Timed phases of one force evaluation (seconds in tfmm_stats.time). */
 typedef enum tfmm_phase {
@@ -143,6 +161,21 @@ typedef struct tfmm_stats {
   int64_t tree_cells, tree_leaves;
   int64_t leaf_min, leaf_max; /* bodies per leaf */
   double leaf_mean;
+  int leaf_size; /* the L this evaluation used (chosen, for TFMM_LEAF_AUTO) */
+  tfmm_device near_device; /* where the near field ran */
+  /* Tree methods: the near field and the far field measured apart. On the
+   * GPU the near field is the span from the first upload to the end of
+   * the last download (CUDA events) and runs during the far field; on the
+   * CPU the two run one after the other. */
+  double near_time; /* seconds of the near field (GPU span, or CPU P2P) */
+  double near_kernel_time; /* seconds of the near-field kernel alone (GPU;
+                          equal to near_time on the CPU) */
+  double far_time;         /* CPU seconds of the far field: P2M, M2M, M2L, L2L,
+                              L2P, M2P */
+  double overlap;          /* seconds during which the near and far fields both
+                              ran (0 on the CPU) */
+  double near_rate;        /* near-field interactions per second of
+                              near_kernel_time */
   struct {
     double keys, sort, permute, build, moments; /* seconds */
   } tree_time;                   /* the stages of TFMM_PHASE_TREE */

@@ -17,6 +17,7 @@
  *
  * No atomics: the same input gives the same bits, run after run.
  */
+#include "cp_async.cuh"
 #include "gpu_context.h"
 #include "nearfield/interaction.h"
 
@@ -72,20 +73,6 @@ sum_slice(const float4 *__restrict__ src, int count, int first,
     acc[r].z += part[r].z;
     acc[r].w += part[r].w;
   }
-}
-
-/* Asynchronous 16-byte copy from global to shared memory (cp.async, sm_80+):
- * the tile loads skip registers and overlap the previous tile's sums. */
-__device__ __forceinline__ void copy16_async(float4 *dst, const float4 *src) {
-  unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src)
-               : "memory");
-}
-__device__ __forceinline__ void copy_commit() {
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-template <int PENDING> __device__ __forceinline__ void copy_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
 }
 
 /* Starts loading tile `tile` (p sources, clamped to valid addresses; the

@@ -6,6 +6,8 @@
 
 #include "internal.h"
 
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -67,6 +69,59 @@ tfmm_status tfmm_gpu_reserve(tfmm_gpu *gpu, size_t n, float **in, float **out,
  * reserved output buffer: upload, kernel, download, synchronised. */
 tfmm_status tfmm_gpu_direct(tfmm_gpu *gpu, tfmm_gpu_direct_params *params,
                             size_t n, tfmm_gpu_times *times, tfmm_error *err);
+
+/* The near field of a tree method (GPU Gems 3, section 31.6): target leaves
+ * against the source leaves of their neighbour lists, through the tiled
+ * kernel of kernels/near_tiled.cu. Sizes of one evaluation: */
+typedef struct tfmm_gpu_near_size {
+  size_t n;         /* bodies */
+  int64_t nleaves;  /* leaves, in key order, covering the bodies in order */
+  int64_t nentries; /* entries of all the neighbour lists */
+  int64_t nitems;   /* work items (tfmm_gpu_near_item) */
+} tfmm_gpu_near_size;
+
+/* A warp's work: `count` <= TFMM_NEAR_ITEM_MAX target bodies of one leaf,
+ * starting at sorted body `first`, held two per lane by `width` lanes (a
+ * power of two, 2 width >= count); the warp's 32 / width lane groups split
+ * every source tile between them. */
+typedef struct tfmm_gpu_near_item {
+  int32_t leaf, first, count, width;
+} tfmm_gpu_near_item;
+
+enum { TFMM_NEAR_ITEM_MAX = 64 };
+
+/* Pinned host arrays of one evaluation, filled by the caller before
+ * tfmm_gpu_near_launch. Positions are single precision relative to the
+ * centre of the body's own leaf; the kernel meets a source leaf S from
+ * target leaf T by moving the targets by c_T - c_S (taken in double, then
+ * rounded), so that every pair is computed at the precision of its own
+ * separation, as on the CPU. */
+typedef struct tfmm_gpu_near_host {
+  float *body;              /* 4 n: x, y, z relative to the leaf, mass */
+  double *centre;           /* 3 nleaves: each leaf's centre */
+  int32_t *leaf_begin;      /* nleaves + 1: leaf k is bodies
+                               [leaf_begin[k], leaf_begin[k + 1]) */
+  int32_t *list_offset;     /* nleaves + 1: CSR offsets by target leaf */
+  int32_t *list_leaf;       /* nentries: source leaves (positions) */
+  tfmm_gpu_near_item *item; /* nitems */
+  const float *out;         /* 4 n results after tfmm_gpu_near_wait:
+                               acceleration and potential, G = 1 */
+} tfmm_gpu_near_host;
+
+/* Makes room for an evaluation of these sizes (kept and reused: no
+ * allocation once large enough) and points *host at the pinned arrays. */
+tfmm_status tfmm_gpu_near_reserve(tfmm_gpu *gpu, const tfmm_gpu_near_size *sz,
+                                  tfmm_gpu_near_host *host, tfmm_error *err);
+
+/* Enqueues upload, kernel and download on the solver's stream and returns
+ * at once: the caller works on the CPU meanwhile. */
+tfmm_status tfmm_gpu_near_launch(tfmm_gpu *gpu, const tfmm_gpu_near_size *sz,
+                                 float eps2, int potential, tfmm_error *err);
+
+/* Waits for the launched near field; host->out then holds the results.
+ * times: upload, kernel and download seconds (CUDA events). */
+tfmm_status tfmm_gpu_near_wait(tfmm_gpu *gpu, tfmm_gpu_times *times,
+                               tfmm_error *err);
 
 #ifdef __cplusplus
 }

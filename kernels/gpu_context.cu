@@ -76,6 +76,13 @@ extern "C" tfmm_status tfmm_gpu_create(tfmm_gpu **out, int device,
  * nobody left to report to, and a device already in error still has to give
  * back what it can); the error state they may leave is cleared below so that
  * it does not surface in the application's next CUDA call. */
+void tfmm_gpu_buffer_free(tfmm_gpu_buffer *b) {
+  cudaFree(b->dev);
+  cudaFreeHost(b->host);
+  b->dev = b->host = NULL;
+  b->bytes = 0;
+}
+
 static void release_buffers(tfmm_gpu *g) {
   cudaFree(g->d_in);
   cudaFree(g->d_out);
@@ -92,6 +99,8 @@ extern "C" void tfmm_gpu_destroy(tfmm_gpu *g) {
   {
     tfmm_device_scope scope(g->device);
     release_buffers(g);
+    for (int k = 0; k < TFMM_GPU_NEAR_BUFFERS; k++)
+      tfmm_gpu_buffer_free(&g->near[k]);
     for (int k = 0; k < 4; k++)
       if (g->events[k] != NULL)
         cudaEventDestroy(g->events[k]);

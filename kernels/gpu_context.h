@@ -6,6 +6,19 @@
 
 #include <cuda_runtime.h>
 
+/* A device buffer and its pinned host staging, kept across evaluations. */
+struct tfmm_gpu_buffer {
+  void *dev, *host;
+  size_t bytes;
+};
+
+/* Releases both halves (results not reported: see gpu_context.cu). */
+void tfmm_gpu_buffer_free(tfmm_gpu_buffer *b);
+
+/* The near field's arrays (near_tiled.cu): bodies, centres, leaf extents,
+ * list offsets, list entries, work items, results. */
+enum { TFMM_GPU_NEAR_BUFFERS = 7 };
+
 struct tfmm_gpu {
   int device;
   int sm_count;
@@ -16,6 +29,7 @@ struct tfmm_gpu {
   size_t capacity;
   float4 *d_in, *d_out; /* device: xyzm in, (a, phi) out */
   float *h_in, *h_out;  /* pinned host staging of the same */
+  tfmm_gpu_buffer near[TFMM_GPU_NEAR_BUFFERS];
 };
 
 /* Records a failed CUDA call in err and returns TFMM_ERR_CUDA (or

@@ -34,3 +34,21 @@ tfmm_status tfmm_gpu_direct(tfmm_gpu *gpu, tfmm_gpu_direct_params *params,
   (void)gpu, (void)params, (void)n, (void)times;
   return unsupported(err);
 }
+
+tfmm_status tfmm_gpu_near_reserve(tfmm_gpu *gpu, const tfmm_gpu_near_size *sz,
+                                  tfmm_gpu_near_host *host, tfmm_error *err) {
+  (void)gpu, (void)sz, (void)host;
+  return unsupported(err);
+}
+
+tfmm_status tfmm_gpu_near_launch(tfmm_gpu *gpu, const tfmm_gpu_near_size *sz,
+                                 float eps2, int potential, tfmm_error *err) {
+  (void)gpu, (void)sz, (void)eps2, (void)potential;
+  return unsupported(err);
+}
+
+tfmm_status tfmm_gpu_near_wait(tfmm_gpu *gpu, tfmm_gpu_times *times,
+                               tfmm_error *err) {
+  (void)gpu, (void)times;
+  return unsupported(err);
+}

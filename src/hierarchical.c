@@ -3,6 +3,7 @@
 #include "farfield/expansion.h"
 #include "farfield/passes.h"
 #include "nearfield/p2p_cpu.h"
+#include "nearfield/p2p_gpu.h"
 #include "tree/coincident.h"
 #include "tree/lists.h"
 #include "tree/octree.h"
@@ -42,29 +43,37 @@ static void tree_stats(const tfmm_octree *t, tfmm_stats *s) {
   s->tree_time.moments = t->times.moments;
 }
 
-static int allocate(workspace *w, size_t n, int p, int fmm) {
+static int allocate(workspace *w, size_t n, int p, int fmm, int far,
+                    int cpu_near) {
   size_t cells = (size_t)w->tree.ncells, size = tfmm_expansion_size(p);
-  w->M = malloc(cells * size * sizeof *w->M);
-  w->L = fmm ? malloc(cells * size * sizeof *w->L) : NULL;
-  w->far_phi = malloc(n * sizeof *w->far_phi);
-  w->far_g = malloc(3 * n * sizeof *w->far_g);
-  w->near_a = malloc(3 * n * sizeof *w->near_a);
-  w->near_p = malloc(n * sizeof *w->near_p);
-  return w->M && (w->L || !fmm) && w->far_phi && w->far_g && w->near_a &&
-         w->near_p;
+  w->M = far ? malloc(cells * size * sizeof *w->M) : NULL;
+  w->L = far && fmm ? malloc(cells * size * sizeof *w->L) : NULL;
+  w->far_phi = calloc(n, sizeof *w->far_phi);
+  w->far_g = calloc(3 * n, sizeof *w->far_g);
+  w->near_a = cpu_near ? malloc(3 * n * sizeof *w->near_a) : NULL;
+  w->near_p = cpu_near ? malloc(n * sizeof *w->near_p) : NULL;
+  return (w->M || !far) && (w->L || !far || !fmm) && w->far_phi && w->far_g &&
+         (!cpu_near || (w->near_a && w->near_p));
 }
 
 /* a = G (grad Phi_far + a_near), phi = G (phi_near - Phi_far), back in the
- * input order. */
-static void combine(const workspace *w, double G, double *acc, double *pot) {
+ * input order. The near field is in w->near_a and near_p (CPU) or in
+ * gpu_out, 4 floats per body (GPU). */
+static void combine(const workspace *w, const float *gpu_out, double G,
+                    double *acc, double *pot) {
   const tfmm_octree *t = &w->tree;
 #pragma omp parallel for schedule(static)
   for (int64_t k = 0; k < (int64_t)t->n; k++) {
     int64_t i = t->order[k];
+    double a[4];
+    for (int d = 0; d < 4; d++)
+      a[d] = gpu_out != NULL ? gpu_out[4 * k + d]
+             : d < 3         ? w->near_a[3 * k + d]
+                             : w->near_p[k];
     for (int d = 0; d < 3; d++)
-      acc[3 * i + d] = G * (w->far_g[3 * k + d] + w->near_a[3 * k + d]);
+      acc[3 * i + d] = G * (w->far_g[3 * k + d] + a[d]);
     if (pot != NULL)
-      pot[i] = G * (w->near_p[k] - w->far_phi[k]);
+      pot[i] = G * (a[3] - w->far_phi[k]);
   }
 }
 
@@ -79,7 +88,76 @@ static int64_t m2p_bodies(int p) {
   return 1;
 }
 
-static tfmm_status evaluate(const tfmm_config *cfg, workspace *w, tfmm_stats *s,
+/* The far field on the CPU: upward pass, M2L, downward pass, M2P. */
+static void far_field(const tfmm_config *cfg, workspace *w, tfmm_stats *s) {
+  const int fmm = cfg->method == TFMM_METHOD_FMM, p = cfg->order;
+  const tfmm_octree *t = &w->tree;
+  double t0 = tfmm_wtime();
+  tfmm_upward_pass(t, p, w->M);
+  double t1 = tfmm_wtime();
+  if (fmm)
+    tfmm_m2l_pass(t, &w->lists.m2l, p, w->M, w->L);
+  double t2 = tfmm_wtime();
+  if (fmm)
+    tfmm_downward_pass(t, p, w->L, w->far_phi, w->far_g);
+  double t3 = tfmm_wtime();
+  tfmm_m2p_pass(t, &w->lists.m2p, p, w->M, w->far_phi, w->far_g);
+  double t4 = tfmm_wtime();
+  s->time[TFMM_PHASE_UPWARD] = t1 - t0;
+  s->time[TFMM_PHASE_FAR] = (t2 - t1) + (t4 - t3); /* M2P counts as far */
+  s->time[TFMM_PHASE_DOWNWARD] = t3 - t2;
+}
+
+/* Seconds during which [a0, a1] and [b0, b1] overlap. */
+static double overlap(double a0, double a1, double b0, double b1) {
+  double lo = a0 > b0 ? a0 : b0, hi = a1 < b1 ? a1 : b1;
+  return hi > lo ? hi - lo : 0;
+}
+
+/* The near field: launched on the GPU before the far field and waited for
+ * after it, or on the CPU after it. */
+static tfmm_status near_and_far(const tfmm_config *cfg, tfmm_gpu *gpu,
+                                workspace *w, const float **gpu_out,
+                                int potential, tfmm_stats *s, tfmm_error *err) {
+  const tfmm_octree *t = &w->tree;
+  tfmm_p2p_gpu_run run;
+  tfmm_status st = TFMM_OK;
+  double t0 = tfmm_wtime();
+  if (gpu != NULL) {
+    st = tfmm_p2p_gpu_launch(gpu, t, &w->lists.near, cfg->eps, potential, &run,
+                             err);
+    if (st != TFMM_OK)
+      return st;
+    s->time[TFMM_PHASE_PREPARE] = run.launched - t0;
+  }
+  double f0 = tfmm_wtime();
+  if (!cfg->near_only)
+    far_field(cfg, w, s);
+  double f1 = tfmm_wtime();
+  s->far_time = f1 - f0;
+  if (gpu != NULL) {
+    tfmm_gpu_times g;
+    st = tfmm_p2p_gpu_wait(gpu, &run, &g, err);
+    if (st != TFMM_OK)
+      return st;
+    *gpu_out = run.host.out;
+    s->time[TFMM_PHASE_UPLOAD] = g.upload;
+    s->time[TFMM_PHASE_NEAR] = g.kernel;
+    s->time[TFMM_PHASE_DOWNLOAD] = g.download;
+    s->near_time = g.upload + g.kernel + g.download;
+    s->near_kernel_time = g.kernel;
+    s->overlap = overlap(f0, f1, run.launched, run.launched + s->near_time);
+  } else {
+    double n0 = tfmm_wtime();
+    st = tfmm_p2p_cpu(t, &w->lists.near, cfg->eps, w->near_a, w->near_p, err);
+    s->time[TFMM_PHASE_NEAR] = s->near_time = s->near_kernel_time =
+        tfmm_wtime() - n0;
+  }
+  return st;
+}
+
+static tfmm_status evaluate(const tfmm_config *cfg, tfmm_gpu *gpu, workspace *w,
+                            const float **gpu_out, int potential, tfmm_stats *s,
                             tfmm_error *err) {
   const int fmm = cfg->method == TFMM_METHOD_FMM, p = cfg->order;
   const tfmm_octree *t = &w->tree;
@@ -89,40 +167,22 @@ static tfmm_status evaluate(const tfmm_config *cfg, workspace *w, tfmm_stats *s,
           : tfmm_lists_build_bh(t, cfg->theta, &w->lists, err);
   if (st != TFMM_OK)
     return st;
-  if (!allocate(w, t->n, p, fmm))
+  if (!allocate(w, t->n, p, fmm, !cfg->near_only, gpu == NULL))
     return tfmm_error_set(err, TFMM_ERR_NO_MEMORY,
                           "no memory for the expansions of %lld cells",
                           (long long)t->ncells);
-  double t1 = tfmm_wtime();
-  tfmm_upward_pass(t, p, w->M);
-  double t2 = tfmm_wtime();
-  if (fmm)
-    tfmm_m2l_pass(t, &w->lists.m2l, p, w->M, w->L);
-  double t3 = tfmm_wtime();
-  if (fmm) {
-    tfmm_downward_pass(t, p, w->L, w->far_phi, w->far_g);
-  } else {
-    memset(w->far_phi, 0, t->n * sizeof *w->far_phi);
-    memset(w->far_g, 0, 3 * t->n * sizeof *w->far_g);
-  }
-  double t4 = tfmm_wtime();
-  tfmm_m2p_pass(t, &w->lists.m2p, p, w->M, w->far_phi, w->far_g);
-  double t5m = tfmm_wtime();
-  t3 += t5m - t4; /* M2P counts as far field */
-  t4 = t5m;
-  st = tfmm_p2p_cpu(t, &w->lists.near, cfg->eps, w->near_a, w->near_p, err);
-  double t5 = tfmm_wtime();
-  s->time[TFMM_PHASE_LISTS] = t1 - t0;
-  s->time[TFMM_PHASE_UPWARD] = t2 - t1;
-  s->time[TFMM_PHASE_FAR] = t3 - t2;
-  s->time[TFMM_PHASE_DOWNWARD] = t4 - t3;
-  s->time[TFMM_PHASE_NEAR] = t5 - t4;
+  s->time[TFMM_PHASE_LISTS] = tfmm_wtime() - t0;
+  st = near_and_far(cfg, gpu, w, gpu_out, potential, s, err);
   s->interactions = w->lists.near_interactions;
-  s->m2l = fmm ? (double)w->lists.m2l.offset[w->lists.m2l.ntargets] : 0;
-  for (int64_t c = 0; c < t->ncells; c++) {
-    const tfmm_cell *cell = &t->cells[c];
-    s->m2p += (double)(cell->body_end - cell->body_begin) *
-              (double)(w->lists.m2p.offset[c + 1] - w->lists.m2p.offset[c]);
+  if (s->near_kernel_time > 0)
+    s->near_rate = s->interactions / s->near_kernel_time;
+  if (!cfg->near_only) {
+    s->m2l = fmm ? (double)w->lists.m2l.offset[w->lists.m2l.ntargets] : 0;
+    for (int64_t c = 0; c < t->ncells; c++) {
+      const tfmm_cell *cell = &t->cells[c];
+      s->m2p += (double)(cell->body_end - cell->body_begin) *
+                (double)(w->lists.m2p.offset[c + 1] - w->lists.m2p.offset[c]);
+    }
   }
   return st;
 }
@@ -143,25 +203,29 @@ static tfmm_status refuse_coincident(const tfmm_octree *t, tfmm_error *err) {
   return TFMM_OK;
 }
 
-tfmm_status tfmm_hierarchical_compute(const tfmm_config *cfg, size_t n,
+tfmm_status tfmm_hierarchical_compute(const tfmm_config *cfg, int leaf_size,
+                                      tfmm_gpu *gpu, size_t n,
                                       const double *pos, const double *mass,
                                       double *acc, double *pot,
                                       tfmm_stats *stats, tfmm_error *err) {
   workspace w;
   memset(&w, 0, sizeof w);
+  const float *gpu_out = NULL;
   double t0 = tfmm_wtime();
-  tfmm_status st = tfmm_octree_build(&w.tree, n, pos, mass, cfg->leaf_size,
-                                     cfg->max_depth, err);
+  tfmm_status st =
+      tfmm_octree_build(&w.tree, n, pos, mass, leaf_size, cfg->max_depth, err);
+  stats->leaf_size = leaf_size;
+  stats->near_device = gpu != NULL ? TFMM_DEVICE_GPU : TFMM_DEVICE_CPU;
   stats->time[TFMM_PHASE_TREE] = tfmm_wtime() - t0;
   if (st == TFMM_OK && cfg->eps == 0)
     st = refuse_coincident(&w.tree, err);
   if (st == TFMM_OK) {
     tree_stats(&w.tree, stats);
-    st = evaluate(cfg, &w, stats, err);
+    st = evaluate(cfg, gpu, &w, &gpu_out, pot != NULL, stats, err);
   }
   if (st == TFMM_OK) {
     double t1 = tfmm_wtime();
-    combine(&w, cfg->G, acc, pot);
+    combine(&w, gpu_out, cfg->G, acc, pot);
     stats->time[TFMM_PHASE_FINISH] = tfmm_wtime() - t1;
   }
   workspace_free(&w);

@@ -1,14 +1,19 @@
-/* The tree methods (FMM and Barnes-Hut) on the CPU: build the tree, build
- * the interaction lists, evaluate them (exafmm's three stages). */
+/* The tree methods (FMM and Barnes-Hut): build the tree, build the
+ * interaction lists, evaluate them (exafmm's three stages). The tree, the
+ * lists and the far field are the CPU's; the near field is the GPU's when
+ * there is one, running while the CPU does the far field. */
 #ifndef TFMM_HIERARCHICAL_H
 #define TFMM_HIERARCHICAL_H
 
+#include "gpu.h"
 #include "internal.h"
 
 /* Accelerations (3n) and potentials (n, or NULL) of n checked bodies by
- * cfg->method (FMM or BH), in input order, G applied. Fills the tree-method
- * fields and phase times of *stats. */
-tfmm_status tfmm_hierarchical_compute(const tfmm_config *cfg, size_t n,
+ * cfg->method (FMM or BH) with leaves of at most leaf_size bodies, in input
+ * order, G applied; the near field on gpu, or on the CPU when gpu is NULL.
+ * Fills the tree-method fields and phase times of *stats. */
+tfmm_status tfmm_hierarchical_compute(const tfmm_config *cfg, int leaf_size,
+                                      tfmm_gpu *gpu, size_t n,
                                       const double *pos, const double *mass,
                                       double *acc, double *pot,
                                       tfmm_stats *stats, tfmm_error *err);

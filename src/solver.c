@@ -5,6 +5,7 @@
 #include "gpu.h"
 #include "hierarchical.h"
 #include "internal.h"
+#include "leaf_auto.h"
 #include "nearfield/direct_cpu.h"
 #include "nearfield/reference.h"
 #include "tree/octree.h"
@@ -21,6 +22,7 @@ struct tfmm_solver {
   tfmm_stats stats;
   tfmm_error err;
   tfmm_gpu *gpu;
+  int leaf; /* the leaf size of the next tree evaluation */
   /* CPU packing buffers, kept between calls (the GPU has pinned ones). */
   float *cpu_in, *cpu_out;
   size_t cpu_capacity;
@@ -38,6 +40,7 @@ void tfmm_config_defaults(tfmm_config *cfg) {
       .max_depth = TFMM_MAX_DEPTH,
       .num_threads = 0,
       .gpu_id = 0,
+      .near_only = 0,
       .gpu_tile = 0,
       .gpu_threads_per_body = 0,
       .gpu_unroll = 16,
@@ -60,8 +63,8 @@ static tfmm_status check_config(const tfmm_config *c, tfmm_error *err) {
                           c->eps);
   if (c->method < TFMM_METHOD_REFERENCE || c->method > TFMM_METHOD_BH)
     return tfmm_error_set(err, bad, "method %d is unknown", (int)c->method);
-  if (!(c->theta > 0 && c->theta <= 1))
-    return tfmm_error_set(err, bad, "theta = %g: must be in (0, 1]", c->theta);
+  if (!(c->theta >= 0 && c->theta <= 1))
+    return tfmm_error_set(err, bad, "theta = %g: must be in [0, 1]", c->theta);
   if (c->order < 0 || c->order > TFMM_ORDER_MAX)
     return tfmm_error_set(err, bad, "order = %d: must be in [0, %d]", c->order,
                           TFMM_ORDER_MAX);
@@ -70,8 +73,10 @@ static tfmm_status check_config(const tfmm_config *c, tfmm_error *err) {
                           "order = 0 with method fmm: a local expansion of "
                           "degree 0 is a constant and exerts no force; use "
                           "order >= 1 (bh accepts 0, the monopole)");
-  if (c->leaf_size < 1)
-    return tfmm_error_set(err, bad, "leaf_size = %d: must be >= 1",
+  if (c->leaf_size < 0)
+    return tfmm_error_set(err, bad,
+                          "leaf_size = %d: must be >= 1, or TFMM_LEAF_AUTO "
+                          "(0)",
                           c->leaf_size);
   if (c->max_depth < 1 || c->max_depth > TFMM_MAX_DEPTH)
     return tfmm_error_set(err, bad, "max_depth = %d: must be in [1, %d]",
@@ -81,11 +86,9 @@ static tfmm_status check_config(const tfmm_config *c, tfmm_error *err) {
   if (c->method == TFMM_METHOD_REFERENCE && c->device == TFMM_DEVICE_GPU)
     return tfmm_error_set(err, bad,
                           "the reference method runs on the CPU only");
-  if (is_tree_method(c->method) && c->device == TFMM_DEVICE_GPU)
-    return tfmm_error_set(err, TFMM_ERR_UNSUPPORTED,
-                          "method %s runs on the CPU in this version "
-                          "(device cpu or auto)",
-                          tfmm_method_name(c->method));
+  if (c->near_only != 0 && c->near_only != 1)
+    return tfmm_error_set(err, bad, "near_only = %d: must be 0 or 1",
+                          c->near_only);
   if (c->num_threads < 0)
     return tfmm_error_set(err, bad, "num_threads = %d: must be >= 0",
                           c->num_threads);
@@ -125,10 +128,15 @@ static tfmm_status check_config(const tfmm_config *c, tfmm_error *err) {
 
 static tfmm_status open_device(tfmm_solver *s) {
   const tfmm_config *c = &s->cfg;
-  int want_gpu = c->method == TFMM_METHOD_DIRECT &&
+  /* Direct runs whole on the GPU; the tree methods put their near field
+   * there. */
+  int want_gpu = c->method != TFMM_METHOD_REFERENCE &&
                  (c->device == TFMM_DEVICE_GPU ||
                   (c->device == TFMM_DEVICE_AUTO && tfmm_gpu_count() > 0));
   s->device = want_gpu ? TFMM_DEVICE_GPU : TFMM_DEVICE_CPU;
+  s->leaf = c->leaf_size != TFMM_LEAF_AUTO ? c->leaf_size
+            : want_gpu                     ? TFMM_LEAF_AUTO_GPU
+                                           : TFMM_LEAF_AUTO_CPU;
   if (!want_gpu)
     return TFMM_OK;
   if (!tfmm_has_cuda())
@@ -239,10 +247,13 @@ static size_t first_nonfinite(size_t n, const double *acc, const double *pot) {
  * sorted keys. */
 static tfmm_status run_tree(tfmm_solver *s, size_t n, const double *pos,
                             const double *mass, double *acc, double *pot) {
-  tfmm_status st = tfmm_hierarchical_compute(&s->cfg, n, pos, mass, acc, pot,
-                                             &s->stats, &s->err);
+  tfmm_status st = tfmm_hierarchical_compute(
+      &s->cfg, s->leaf, s->gpu, n, pos, mass, acc, pot, &s->stats, &s->err);
   if (st != TFMM_OK)
     return st;
+  if (s->cfg.leaf_size == TFMM_LEAF_AUTO)
+    s->leaf =
+        tfmm_leaf_auto_next(s->leaf, s->stats.near_time, s->stats.far_time);
   size_t bad = first_nonfinite(n, acc, pot);
   if (bad < n)
     return tfmm_error_set(&s->err, TFMM_ERR_NONFINITE,
@@ -367,8 +378,7 @@ static tfmm_status check_call(tfmm_solver *s, size_t n, const double *pos,
   if (n > ((size_t)1 << 31) - 1)
     return tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
                           "%zu bodies: at most 2^31 - 1 are supported", n);
-  if (s->cfg.method == TFMM_METHOD_DIRECT && s->device == TFMM_DEVICE_GPU &&
-      s->gpu == NULL)
+  if (s->device == TFMM_DEVICE_GPU && s->gpu == NULL)
     return tfmm_error_set(&s->err, TFMM_ERR_NO_DEVICE,
                           "the solver has no GPU (creation failed)");
   return tfmm_bodies_check(n, pos, mass, &s->err);

@@ -306,13 +306,13 @@ Test(tree_solver, bad_parameters_are_named) {
   for (int k = 0; k < 5; k++) {
     tfmm_config c = tree_config(TFMM_METHOD_FMM, 0.5, 4, 0);
     if (k == 0)
-      c.theta = 0;
+      c.theta = -0.1;
     if (k == 1)
       c.theta = 1.5;
     if (k == 2)
       c.order = 21;
     if (k == 3)
-      c.leaf_size = 0;
+      c.leaf_size = -1;
     if (k == 4)
       c.max_depth = 22;
     tfmm_solver *s = NULL;
@@ -322,9 +322,16 @@ Test(tree_solver, bad_parameters_are_named) {
     tfmm_solver_destroy(s);
   }
   tfmm_config c = tree_config(TFMM_METHOD_FMM, 0.5, 4, 0);
-  c.device = TFMM_DEVICE_GPU;
+  c.near_only = 2;
   tfmm_solver *s = NULL;
-  cr_assert_eq(tfmm_solver_create(&s, &c), TFMM_ERR_UNSUPPORTED);
+  cr_assert_eq(tfmm_solver_create(&s, &c), TFMM_ERR_INVALID_ARGUMENT);
+  cr_assert_not_null(strstr(tfmm_solver_message(s), "near_only"));
+  tfmm_solver_destroy(s);
+  /* The near field goes to the GPU: without one, device gpu says so. */
+  c = tree_config(TFMM_METHOD_FMM, 0.5, 4, 0);
+  c.device = TFMM_DEVICE_GPU;
+  tfmm_status want = tfmm_gpu_count() > 0 ? TFMM_OK : TFMM_ERR_NO_DEVICE;
+  cr_assert_eq(tfmm_solver_create(&s, &c), want, "%s", tfmm_solver_message(s));
   tfmm_solver_destroy(s);
 }
 
