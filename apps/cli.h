@@ -19,6 +19,7 @@ double cli_seconds(void);
 /* Commands: argv[0] is the command's name, as for main. */
 int cmd_forces(int argc, char **argv);
 int cmd_ic(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 
 #endif

@@ -35,6 +35,8 @@ static void print_usage(FILE *fp) {
               "file\n"
               "  validate     a method's errors against the double-precision "
               "reference\n"
+              "  tune         a tree method's time and accuracy against the "
+              "leaf size\n"
               "  ic plummer   Plummer-sphere initial conditions\n"
               "\n"
               "Options:\n"
@@ -67,6 +69,8 @@ int main(int argc, char **argv) {
     return cmd_forces(argc - 1, argv + 1);
   if (strcmp(cmd, "validate") == 0)
     return cmd_validate(argc - 1, argv + 1);
+  if (strcmp(cmd, "tune") == 0)
+    return cmd_tune(argc - 1, argv + 1);
   if (strcmp(cmd, "ic") == 0)
     return cmd_ic(argc - 1, argv + 1);
   cli_error("unknown command '%s' (try 'tilefmm --help')", cmd);

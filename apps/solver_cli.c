@@ -5,33 +5,53 @@
 
 #include "cli.h"
 
+#include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The ranges tilefmm.h gives for tfmm_config.order and .max_depth. */
 #define ORDER_MAX 20
 #define DEPTH_MAX 21
 
+/* "64", or "auto" for TFMM_LEAF_AUTO: the default of --leaf. */
+static const char *leaf_word(int leaf_size, char buf[16]) {
+  if (leaf_size == TFMM_LEAF_AUTO)
+    return "auto";
+  snprintf(buf, 16, "%d", leaf_size);
+  return buf;
+}
+
 void solver_cli_help(FILE *fp, const tfmm_config *d) {
+  char leaf[16];
   fprintf(
       fp,
       "  --method M        fmm (fast multipole), bh (Barnes-Hut), direct\n"
       "                    (all pairs, single precision, tiled) or\n"
       "                    reference (all pairs, double, compensated sums)\n"
       "                    (default: %s)\n"
-      "  --device D        auto, cpu or gpu; fmm, bh and reference run on\n"
-      "                    the CPU only (default: %s)\n"
+      "  --device D        auto, cpu or gpu. direct runs whole on the\n"
+      "                    device; fmm and bh run their near field on the\n"
+      "                    GPU (gpu, or auto with a GPU present) and their\n"
+      "                    far field on the CPU at the same time, or both\n"
+      "                    on the CPU; reference runs on the CPU only\n"
+      "                    (default: %s)\n"
       "  --eps E           Plummer softening length, >= 0 (default: %g)\n"
       "  --G G             gravitational constant, > 0 (default: %g)\n"
       "  --threads N       OpenMP threads for CPU work, 0 for OpenMP's\n"
       "                    choice (default: %d)\n"
       "Tree methods (fmm, bh):\n"
-      "  --theta T         opening angle in (0, 1]: cells A and B interact\n"
-      "                    through expansions when r_A + r_B < T d\n"
-      "                    (default: %g)\n"
+      "  --theta T         opening angle in [0, 1]: cells A and B interact\n"
+      "                    through expansions when r_A + r_B < T d; 0 makes\n"
+      "                    every pair near (all pairs through the leaf\n"
+      "                    lists: for validation) (default: %g)\n"
       "  --order P         expansion order in [0, %d] (0: monopole)\n"
       "                    (default: %d)\n"
-      "  --leaf L          most bodies a leaf holds, >= 1 (default: %d)\n"
+      "  --leaf L          most bodies a leaf holds: an integer >= 1, or\n"
+      "                    auto to let the solver balance the near field\n"
+      "                    against the far field at every evaluation\n"
+      "                    (see 'tilefmm tune') (default: %s)\n"
       "  --max-depth D     deepest tree level in [1, %d] (default: %d)\n"
       "GPU kernel tunables (GPU Gems 3, section 31.4):\n"
       "  --gpu-tile P      bodies per shared-memory tile: 0 to choose from\n"
@@ -46,9 +66,9 @@ void solver_cli_help(FILE *fp, const tfmm_config *d) {
       "                    bodies per thread: 0 to choose from N, or 1, 2\n"
       "                    or 4 (default: %d)\n",
       tfmm_method_name(d->method), tfmm_device_name(d->device), d->eps, d->G,
-      d->num_threads, d->theta, ORDER_MAX, d->order, d->leaf_size, DEPTH_MAX,
-      d->max_depth, d->gpu_tile, d->gpu_threads_per_body, d->gpu_unroll,
-      d->gpu_bodies_per_thread);
+      d->num_threads, d->theta, ORDER_MAX, d->order,
+      leaf_word(d->leaf_size, leaf), DEPTH_MAX, d->max_depth, d->gpu_tile,
+      d->gpu_threads_per_body, d->gpu_unroll, d->gpu_bodies_per_thread);
 }
 
 /* Rules of the flags: the library checks the same, but here the message
@@ -57,14 +77,36 @@ static int non_negative(const void *v) { return *(const double *)v >= 0; }
 static int positive(const void *v) { return *(const double *)v > 0; }
 static int theta_ok(const void *v) {
   const double t = *(const double *)v;
-  return t > 0 && t <= 1;
+  return t >= 0 && t <= 1;
 }
 static int count_or_zero(const void *v) { return *(const int *)v >= 0; }
 static int order_ok(const void *v) {
   const int p = *(const int *)v;
   return p >= 0 && p <= ORDER_MAX;
 }
-static int leaf_ok(const void *v) { return *(const int *)v >= 1; }
+
+/* "auto" (TFMM_LEAF_AUTO), or decimal digits with an optional sign that
+ * make an int >= 1. Returns 0 for anything else. */
+static int parse_leaf(const char *word, int *out) {
+  if (strcmp(word, "auto") == 0) {
+    *out = TFMM_LEAF_AUTO;
+    return 1;
+  }
+  const char *digits = word + (*word == '+' || *word == '-');
+  if (*digits < '0' || *digits > '9')
+    return 0;
+  errno = 0;
+  char *end;
+  const long v = strtol(word, &end, 10);
+  if (*end != '\0' || errno == ERANGE || v < 1 || v > INT_MAX)
+    return 0;
+  *out = (int)v;
+  return 1;
+}
+static int leaf_ok(const void *v) {
+  int leaf;
+  return parse_leaf(*(const char *const *)v, &leaf);
+}
 static int depth_ok(const void *v) {
   const int d = *(const int *)v;
   return d >= 1 && d <= DEPTH_MAX;
@@ -129,17 +171,17 @@ void solver_cli_init(solver_cli *sc, args_option *opts) {
        .kind = ARGS_DOUBLE,
        .value = &c->theta,
        .valid = theta_ok,
-       .expect = "a number in (0, 1]"},
+       .expect = "a number in [0, 1]"},
       {.name = "--order",
        .kind = ARGS_INT,
        .value = &c->order,
        .valid = order_ok,
        .expect = "an integer in [0, 20]"},
       {.name = "--leaf",
-       .kind = ARGS_INT,
-       .value = &c->leaf_size,
+       .kind = ARGS_STRING,
+       .value = &sc->leaf,
        .valid = leaf_ok,
-       .expect = "an integer >= 1"},
+       .expect = "auto or an integer >= 1"},
       {.name = "--max-depth",
        .kind = ARGS_INT,
        .value = &c->max_depth,
@@ -170,14 +212,22 @@ void solver_cli_init(solver_cli *sc, args_option *opts) {
 }
 
 void solver_cli_finish(solver_cli *sc) {
-  /* Both words were checked by method_ok and device_ok. */
+  /* The words were checked by method_ok, device_ok and leaf_ok. */
   if (sc->method != NULL)
     tfmm_method_parse(sc->method, &sc->cfg.method);
   if (sc->device != NULL)
     tfmm_device_parse(sc->device, &sc->cfg.device);
+  if (sc->leaf != NULL)
+    parse_leaf(sc->leaf, &sc->cfg.leaf_size);
 }
 
+/* Whether the last solver solver_cli_create made was asked for
+ * TFMM_LEAF_AUTO: the statistics give the L used, not how it was chosen,
+ * and the report says "(auto)" after a chosen one. */
+static int last_leaf_auto;
+
 int solver_cli_create(const tfmm_config *cfg, tfmm_solver **solver) {
+  last_leaf_auto = cfg->leaf_size == TFMM_LEAF_AUTO;
   const tfmm_status st = tfmm_solver_create(solver, cfg);
   if (st == TFMM_OK)
     return CLI_OK;
@@ -219,6 +269,25 @@ static int phase_ran(const tfmm_stats *s, int p) {
   return s->time[p] != 0;
 }
 
+/* A timing line with a note after it: "  name   seconds s  (note)". */
+static void print_time_note(FILE *fp, const char *name, double seconds,
+                            const char *note) {
+  fprintf(fp, "  %-14s %12.6f s  (%s)\n", name, seconds, note);
+}
+
+/* The near and far fields measured apart, and how long they overlapped:
+ * on the GPU the near field runs during the far field. */
+static void print_near_far(FILE *fp, const tfmm_stats *s) {
+  const int gpu = s->near_device == TFMM_DEVICE_GPU;
+  print_time_note(fp, "near field", s->near_time,
+                  gpu ? "gpu: first upload to last download" : "cpu");
+  print_time_note(fp, "near kernel", s->near_kernel_time, gpu ? "gpu" : "cpu");
+  print_time_note(fp, "far field", s->far_time, "cpu");
+  print_time_note(fp, "overlap", s->overlap,
+                  gpu ? "near and far fields both running"
+                      : "none: one after the other on the cpu");
+}
+
 void solver_cli_print_times(FILE *fp, const tfmm_stats *s) {
   for (int p = 0; p < TFMM_PHASE_COUNT; p++) {
     if (!phase_ran(s, p))
@@ -227,28 +296,42 @@ void solver_cli_print_times(FILE *fp, const tfmm_stats *s) {
     if (p == TFMM_PHASE_TREE && is_tree_method(s->method))
       print_tree_stages(fp, s);
   }
+  if (is_tree_method(s->method))
+    print_near_far(fp, s);
   solver_cli_print_time(fp, "total", s->time_total);
 }
 
+/* The tree, the leaf size and the counts of the near and far fields. */
+static void print_tree_counts(FILE *fp, const tfmm_stats *s) {
+  fprintf(fp, "  leaf size: %d%s\n", s->leaf_size,
+          last_leaf_auto ? " (auto)" : "");
+  fprintf(fp,
+          "  tree: depth %d, %" PRId64 " cells, %" PRId64 " leaves, "
+          "bodies per leaf min %" PRId64 " mean %.1f max %" PRId64 "\n",
+          s->tree_depth, s->tree_cells, s->tree_leaves, s->leaf_min,
+          s->leaf_mean, s->leaf_max);
+  fprintf(fp,
+          "  near field: %.6g interactions on the %s, %.6g interactions/s "
+          "(kernel)\n",
+          s->interactions, tfmm_device_name(s->near_device), s->near_rate);
+  if (s->method == TFMM_METHOD_FMM)
+    fprintf(fp, "  far field: %.6g M2L translations on the cpu\n", s->m2l);
+  else
+    fprintf(fp, "  far field: %.6g M2P cell-body evaluations on the cpu\n",
+            s->m2p);
+}
+
 void solver_cli_print_counts(FILE *fp, const tfmm_stats *s) {
-  const double rate = s->time_total > 0 ? s->interactions / s->time_total : 0;
   if (is_tree_method(s->method)) {
-    fprintf(fp,
-            "  tree: depth %d, %" PRId64 " cells, %" PRId64 " leaves, "
-            "bodies per leaf min %" PRId64 " mean %.1f max %" PRId64 "\n",
-            s->tree_depth, s->tree_cells, s->tree_leaves, s->leaf_min,
-            s->leaf_mean, s->leaf_max);
-    fprintf(fp, "  near field: %.6g interactions, %.6g interactions/s\n",
-            s->interactions, rate);
-    if (s->method == TFMM_METHOD_FMM)
-      fprintf(fp, "  far field: %.6g M2L translations\n", s->m2l);
-    else
-      fprintf(fp, "  far field: %.6g M2P cell-body evaluations\n", s->m2p);
+    print_tree_counts(fp, s);
   } else {
+    const double rate = s->time_total > 0 ? s->interactions / s->time_total : 0;
     fprintf(fp, "  %.6g interactions, %.6g interactions/s\n", s->interactions,
             rate);
   }
-  if (s->device == TFMM_DEVICE_GPU)
+  /* The all-pairs kernel's shape; the tree methods' leaf-list kernel has
+   * none of these tunables. */
+  if (s->device == TFMM_DEVICE_GPU && !is_tree_method(s->method))
     fprintf(fp,
             "  gpu kernel: tile %d, threads/body %d, unroll %d, "
             "bodies/thread %d\n",

@@ -1,5 +1,5 @@
 /* The flags that configure a solver, shared by the commands that compute
- * forces (forces, validate): method, device, physics, tree and GPU kernel
+ * forces (forces, validate, tune): method, device, physics, tree and GPU kernel
  * parameters, with the library's defaults (tfmm_config_defaults). Each
  * flag's own rule is checked while parsing, so that the message names the
  * flag; rules joining several fields are the library's. Also the solver's
@@ -17,7 +17,7 @@
 #define SOLVER_CLI_FLAGS 13
 
 typedef struct solver_cli {
-  const char *method, *device; /* the words given, or NULL */
+  const char *method, *device, *leaf; /* the words given, or NULL */
   tfmm_config cfg;
 } solver_cli;
 
@@ -25,7 +25,8 @@ typedef struct solver_cli {
  * flags that write into sc; sc must outlive the parsing. */
 void solver_cli_init(solver_cli *sc, args_option *opts);
 
-/* After args_parse succeeded: the method and device words into sc->cfg. */
+/* After args_parse succeeded: the method, device and leaf words into
+ * sc->cfg ("auto" for --leaf is TFMM_LEAF_AUTO). */
 void solver_cli_finish(solver_cli *sc);
 
 /* The flags' help, each with its default taken from d. */
@@ -42,12 +43,17 @@ void solver_cli_print_time(FILE *fp, const char *name, double seconds);
 
 /* The phases that took time (zero ones, and Barnes-Hut's empty downward
  * pass, are left out; the tree phase is followed by its stages for tree
- * methods), then the total. */
+ * methods); for the tree methods the near field (on the GPU: its span from
+ * the first upload to the last download, and the kernel alone), the far
+ * field (CPU) and the seconds they overlapped; then the total. */
 void solver_cli_print_times(FILE *fp, const tfmm_stats *s);
 
-/* What the evaluation did: near-field interactions and their rate, and for
- * the tree methods the tree (depth, cells, leaves, bodies per leaf) and the
- * far field (M2L or M2P count); for the GPU the kernel's launch shape. */
+/* What the evaluation did: interactions and their rate; for the tree
+ * methods the leaf size used ("(auto)" when the last solver made by
+ * solver_cli_create chose it), the tree (depth, cells, leaves, bodies per
+ * leaf), the near field (interactions, where they ran, interactions per
+ * second of kernel time) and the far field (M2L or M2P count); for the
+ * all-pairs kernel on the GPU its launch shape. */
 void solver_cli_print_counts(FILE *fp, const tfmm_stats *s);
 
 #endif

@@ -234,7 +234,7 @@ static tfmm_status run_point(const tree_options *o, const tree_config *c,
   tfmm_config_defaults(&cfg);
   cfg.eps = o->eps;
   cfg.method = c->method;
-  cfg.device = TFMM_DEVICE_CPU; /* the tree methods' only backend */
+  cfg.device = o->device; /* the near field's; the far field is the CPU's */
   cfg.theta = c->theta;
   cfg.order = c->order;
   cfg.leaf_size = c->leaf;

@@ -9,11 +9,13 @@ void tree_options_usage(FILE *f) {
       "usage: bench_tree [options]",
       "  --n LIST          bodies (default 262144,1048576,4194304)",
       "  --method LIST     fmm, bh or both: fmm,bh (default fmm)",
-      "  --leaf LIST       leaf sizes L (default 16,32,64,128,256)",
+      "  --leaf LIST       leaf sizes L, 0 for auto (default 16,32,64,128,256)",
       "  --order LIST      expansion orders p (default 2,4,6,8; 1 with",
       "                    --tree-only, the least the FMM accepts)",
       "  --theta LIST      opening angles, comma-separated reals (default 0.5;",
       "                    1 with --tree-only)",
+      "  --device D        cpu, gpu or auto: where the near field runs; the",
+      "                    far field is always the CPU's (default cpu)",
       "  --threads T       OpenMP threads (default 0: OpenMP's choice)",
       "  --reps K          timed runs per point; times are medians (default 1)",
       "  --warmup W        untimed runs first (default 0)",
@@ -98,6 +100,7 @@ static void options_defaults(tree_options *o) {
     o->order.v[o->order.n++] = orders[k];
   o->method.v[o->method.n++] = TFMM_METHOD_FMM;
   o->theta.v[o->theta.n++] = 0.5;
+  o->device = TFMM_DEVICE_CPU;
   o->threads = 0;
   o->reps = 1;
   o->warmup = 0;
@@ -112,9 +115,9 @@ static void options_defaults(tree_options *o) {
 
 /* The options that take a value; --tree-only and --help take none. */
 static const char *const VALUE_OPTIONS[] = {
-    "--n",       "--method",    "--leaf",       "--order",  "--theta",
-    "--threads", "--reps",      "--warmup",     "--sample", "--seed",
-    "--eps",     "--max-depth", "--time-limit", "--csv"};
+    "--n",       "--method", "--leaf",      "--order",      "--theta",
+    "--threads", "--device", "--reps",      "--warmup",     "--sample",
+    "--seed",    "--eps",    "--max-depth", "--time-limit", "--csv"};
 
 /* Sets one option from its text; non-zero when the value is bad (the list
  * parsers say why themselves). */
@@ -127,13 +130,15 @@ static int apply_option(tree_options *o, const char *name, const char *val,
   } else if (strcmp(name, "--method") == 0) {
     bad = parse_mlist(name, val, &o->method);
   } else if (strcmp(name, "--leaf") == 0) {
-    bad = parse_ilist(name, val, 1, 1 << 24, &o->leaf);
+    bad = parse_ilist(name, val, 0, 1 << 24, &o->leaf);
   } else if (strcmp(name, "--order") == 0) {
     bad = parse_ilist(name, val, 0, 64, &o->order);
     *order_given = 1;
   } else if (strcmp(name, "--theta") == 0) {
     bad = parse_dlist(name, val, 0.0, 1.0, &o->theta);
     *theta_given = 1;
+  } else if (strcmp(name, "--device") == 0) {
+    bad = tfmm_device_parse(val, &o->device) != TFMM_OK;
   } else if (strcmp(name, "--threads") == 0) {
     bad = bench_parse_ll(val, 0, 1 << 20, &ll);
     o->threads = (int)ll;

@@ -29,10 +29,11 @@ typedef struct tree_options {
   tree_ilist n, leaf, order;
   tree_mlist method;
   tree_dlist theta;
-  int threads;   /* OpenMP threads; 0: OpenMP's own choice */
-  int reps;      /* timed runs per point; medians reported */
-  int warmup;    /* untimed runs first */
-  size_t sample; /* bodies checked against tfmm_solver_reference_at */
+  tfmm_device device; /* where the near field runs (default cpu) */
+  int threads;        /* OpenMP threads; 0: OpenMP's own choice */
+  int reps;           /* timed runs per point; medians reported */
+  int warmup;         /* untimed runs first */
+  size_t sample;      /* bodies checked against tfmm_solver_reference_at */
   uint64_t seed; /* Plummer sphere; the sample uses a seed derived from it */
   double eps;    /* softening length */
   int max_depth; /* tfmm_config.max_depth */

@@ -61,7 +61,8 @@ static const char *csv_header(void) {
            ",t_total,t_total_min,t_total_max,tree_keys,tree_sort,"
            "tree_permute,tree_build,tree_moments,depth,cells,leaves,leaf_min,"
            "leaf_mean,leaf_max,near_interactions,m2l,m2p,err_median,err_p99,"
-           "err_max,pot_err_p99");
+           "err_max,pot_err_p99,leaf_used,near_device,near_time,"
+           "near_kernel_time,far_time,overlap,near_rate");
   return h;
 }
 
@@ -90,7 +91,9 @@ void tree_print_header(const tree_options *o, const tree_run_info *ri) {
   printf("# host: %s\n# cpu: %s, %ld processors online\n", ri->host, ri->cpu,
          ri->nproc);
   printf("# times in ms (medians over reps); other = prepare + upload + "
-         "download + finish\n");
+         "download + finish;\n# near_span, far_cpu, overlap, near/s: the "
+         "last run's near field (GPU: upload to download), CPU far field, "
+         "their overlap, near-field interactions per kernel second\n");
   if (o->tree_only)
     printf("%9s %4s %5s %2s %5s %3s %4s %9s %9s %9s %9s %9s %9s %5s %9s %9s "
            "%5s %7s %6s %9s\n",
@@ -99,11 +102,11 @@ void tree_print_header(const tree_options *o, const tree_run_info *ri) {
            "Lmin", "Lmean", "Lmax", "total");
   else
     printf("%9s %4s %5s %2s %5s %3s %4s %9s %9s %9s %9s %9s %9s %8s %9s %5s "
-           "%8s %6s %7s %9s %9s %8s %8s %8s %8s\n",
+           "%8s %6s %7s %9s %9s %8s %8s %8s %8s %9s %9s %9s %8s\n",
            "N", "meth", "L", "p", "theta", "thr", "reps", "tree", "lists",
            "upward", "far", "downward", "near", "other", "total", "depth",
            "leaves", "Lmean", "near/N", "m2l", "m2p", "err_med", "err_p99",
-           "err_max", "pot_p99");
+           "err_max", "pot_p99", "near_span", "far_cpu", "overlap", "near/s");
   fflush(stdout);
 }
 
@@ -131,14 +134,16 @@ static void print_row(const tree_options *o, size_t n, const tree_config *c,
     snprintf(err, sizeof err, "%8.1e %8.1e %8.1e %8.1e", r->err.median,
              r->err.p99, r->err.max, r->err.pot_p99);
   printf("%9zu %4s %5d %2d %5.2f %3d %4d %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f "
-         "%8.2f %9.2f %5d %8lld %6.1f %7.0f %9.3g %9.3g %s%s\n",
+         "%8.2f %9.2f %5d %8lld %6.1f %7.0f %9.3g %9.3g %s %9.2f %9.2f "
+         "%9.2f %8.2e%s\n",
          n, tfmm_method_name(c->method), c->leaf, c->order, c->theta,
          r->threads, r->reps, r->time[TFMM_PHASE_TREE] * 1e3,
          r->time[TFMM_PHASE_LISTS] * 1e3, r->time[TFMM_PHASE_UPWARD] * 1e3,
          r->time[TFMM_PHASE_FAR] * 1e3, r->time[TFMM_PHASE_DOWNWARD] * 1e3,
          r->time[TFMM_PHASE_NEAR] * 1e3, other_time(r) * 1e3, r->total * 1e3,
          s->tree_depth, (long long)s->tree_leaves, s->leaf_mean,
-         s->interactions / (double)n, s->m2l, s->m2p, err,
+         s->interactions / (double)n, s->m2l, s->m2p, err, s->near_time * 1e3,
+         s->far_time * 1e3, s->overlap * 1e3, s->near_rate,
          bad ? " FAILED" : "");
 }
 
@@ -171,6 +176,9 @@ static void csv_row(FILE *csv, const tree_options *o, size_t n,
   csv_error(csv, r->err.have, r->err.p99);
   csv_error(csv, r->err.have, r->err.max);
   csv_error(csv, r->err.have, r->err.pot_p99);
+  fprintf(csv, ",%d,%s,%.9g,%.9g,%.9g,%.9g,%.6g", s->leaf_size,
+          tfmm_device_name(s->near_device), s->near_time, s->near_kernel_time,
+          s->far_time, s->overlap, s->near_rate);
   fputc('\n', csv);
   fflush(csv);
 }

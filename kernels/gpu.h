@@ -78,34 +78,52 @@ typedef struct tfmm_gpu_near_size {
   int64_t nleaves;  /* leaves, in key order, covering the bodies in order */
   int64_t nentries; /* entries of all the neighbour lists */
   int64_t nitems;   /* work items (tfmm_gpu_near_item) */
+  int64_t nsplits;  /* target chunks whose list is cut into several items */
+  int64_t nslots;   /* partial sums those items write (4 floats each) */
 } tfmm_gpu_near_size;
 
 /* A warp's work: `count` <= TFMM_NEAR_ITEM_MAX target bodies of one leaf,
- * starting at sorted body `first`, held two per lane by `width` lanes (a
- * power of two, 2 width >= count); the warp's 32 / width lane groups split
- * every source tile between them. */
+ * starting at sorted body `first`, held two per lane by width =
+ * ceil(count / 2) lanes; the warp's floor(32 / width) lane groups split
+ * every source tile between them (lanes past the last group idle), so that
+ * a small leaf still keeps most lanes busy. The item takes the list
+ * entries [entry_begin, entry_end) of its leaf. An item that holds the
+ * whole list writes the results (slot = -1); a long list is cut into
+ * several items, each writing its partial sums to slots
+ * [slot, slot + count), added up in order afterwards
+ * (tfmm_gpu_near_split): no single warp holds up the kernel with the list
+ * of a large sparse leaf, and still no atomics. */
 typedef struct tfmm_gpu_near_item {
   int32_t leaf, first, count, width;
+  int32_t entry_begin, entry_end, slot, unused;
 } tfmm_gpu_near_item;
+
+/* A target chunk whose list was cut: the partial sums of its `parts`
+ * items are at slots slot + p count + k, p = 0 .. parts - 1, for body
+ * first + k. */
+typedef struct tfmm_gpu_near_split {
+  int32_t first, count, slot, parts;
+} tfmm_gpu_near_split;
 
 enum { TFMM_NEAR_ITEM_MAX = 64 };
 
 /* Pinned host arrays of one evaluation, filled by the caller before
  * tfmm_gpu_near_launch. Positions are single precision relative to the
- * centre of the body's own leaf; the kernel meets a source leaf S from
- * target leaf T by moving the targets by c_T - c_S (taken in double, then
+ * centre of the body's own leaf; the kernel moves the sources of leaf S
+ * into the frame of target leaf T by c_S - c_T (taken in double, then
  * rounded), so that every pair is computed at the precision of its own
  * separation, as on the CPU. */
 typedef struct tfmm_gpu_near_host {
-  float *body;              /* 4 n: x, y, z relative to the leaf, mass */
-  double *centre;           /* 3 nleaves: each leaf's centre */
-  int32_t *leaf_begin;      /* nleaves + 1: leaf k is bodies
-                               [leaf_begin[k], leaf_begin[k + 1]) */
-  int32_t *list_offset;     /* nleaves + 1: CSR offsets by target leaf */
-  int32_t *list_leaf;       /* nentries: source leaves (positions) */
-  tfmm_gpu_near_item *item; /* nitems */
-  const float *out;         /* 4 n results after tfmm_gpu_near_wait:
-                               acceleration and potential, G = 1 */
+  float *body;                /* 4 n: x, y, z relative to the leaf, mass */
+  double *centre;             /* 3 nleaves: each leaf's centre */
+  int32_t *leaf_begin;        /* nleaves + 1: leaf k is bodies
+                                 [leaf_begin[k], leaf_begin[k + 1]) */
+  int32_t *list_leaf;         /* nentries: source leaves (positions), in
+                                 CSR order by target leaf */
+  tfmm_gpu_near_item *item;   /* nitems */
+  tfmm_gpu_near_split *split; /* nsplits */
+  const float *out;           /* 4 n results after tfmm_gpu_near_wait:
+                                 acceleration and potential, G = 1 */
 } tfmm_gpu_near_host;
 
 /* Makes room for an evaluation of these sizes (kept and reused: no

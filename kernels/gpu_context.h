@@ -16,8 +16,8 @@ struct tfmm_gpu_buffer {
 void tfmm_gpu_buffer_free(tfmm_gpu_buffer *b);
 
 /* The near field's arrays (near_tiled.cu): bodies, centres, leaf extents,
- * list offsets, list entries, work items, results. */
-enum { TFMM_GPU_NEAR_BUFFERS = 7 };
+ * list entries, work items, splits, results, partial sums. */
+enum { TFMM_GPU_NEAR_BUFFERS = 8 };
 
 struct tfmm_gpu {
   int device;

@@ -9,6 +9,9 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${TILEFMM_BUILD_DIR:-$root/build}
 
 packages=(build-essential cmake pkg-config libcriterion-dev clang-format)
+# gnuplot draws the plot of 'tilefmm tune'; any installed one will do, else
+# gnuplot-nox (no X11: its PNG terminals are all tune needs).
+command -v gnuplot >/dev/null || packages+=(gnuplot-nox)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

@@ -124,8 +124,8 @@ static tfmm_status near_and_far(const tfmm_config *cfg, tfmm_gpu *gpu,
   tfmm_status st = TFMM_OK;
   double t0 = tfmm_wtime();
   if (gpu != NULL) {
-    st = tfmm_p2p_gpu_launch(gpu, t, &w->lists.near, cfg->eps, potential, &run,
-                             err);
+    st = tfmm_p2p_gpu_launch(gpu, t, &w->lists.near, w->lists.near_interactions,
+                             cfg->eps, potential, &run, err);
     if (st != TFMM_OK)
       return st;
     s->time[TFMM_PHASE_PREPARE] = run.launched - t0;

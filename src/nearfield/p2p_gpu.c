@@ -1,33 +1,121 @@
 #include "nearfield/p2p_gpu.h"
 
+#include <math.h>
 #include <stdlib.h>
 
-static int32_t width_for(int32_t count) {
-  int32_t w = 1;
-  while (2 * w < count)
-    w *= 2;
-  return w;
-}
+/* A chunk of count bodies is held two per lane by ceil(count / 2) lanes,
+ * and the warp has floor(32 / width) such groups sharing the sources. */
+static int32_t width_for(int64_t count) { return (int32_t)((count + 1) / 2); }
 
+static int64_t groups_for(int64_t count) { return 32 / width_for(count); }
+
+/* The number of chunks to cut a leaf of n bodies into: the fewest that
+ * minimise the time of streaming its list, chunks / groups (each chunk
+ * streams every source; its groups share them). A leaf of 40 bodies: one
+ * chunk of 40 has one group (cost 1), two of 20 have three each (2/3). */
 static int64_t chunks_of(int64_t bodies) {
-  return (bodies + TFMM_NEAR_ITEM_MAX - 1) / TFMM_NEAR_ITEM_MAX;
+  const int64_t least = (bodies + TFMM_NEAR_ITEM_MAX - 1) / TFMM_NEAR_ITEM_MAX;
+  int64_t best = least;
+  double best_cost = INFINITY;
+  for (int64_t k = least; k <= least + 4 && k <= bodies; k++) {
+    double cost = (double)k / (double)groups_for((bodies + k - 1) / k);
+    if (cost < best_cost) {
+      best = k;
+      best_cost = cost;
+    }
+  }
+  return best > 0 ? best : 1;
 }
 
-int64_t tfmm_p2p_gpu_items(const tfmm_octree *t, tfmm_gpu_near_item *item) {
-  int64_t n = 0;
-  for (int64_t k = 0; k < t->nleaves; k++) {
-    const tfmm_cell *c = &t->cells[t->leaves[k]];
-    const int64_t bodies = c->body_end - c->body_begin,
-                  chunks = chunks_of(bodies);
-    for (int64_t j = 0; j < chunks && item != NULL; j++) {
-      int64_t lo = bodies * j / chunks, hi = bodies * (j + 1) / chunks;
-      item[n + j] = (tfmm_gpu_near_item){
-          (int32_t)k, (int32_t)(c->body_begin + lo), (int32_t)(hi - lo),
-          width_for((int32_t)(hi - lo))};
+int64_t tfmm_p2p_gpu_budget(double total) {
+  double b = total / 16384.0;
+  return b > 65536.0 ? (int64_t)b : 65536;
+}
+
+/* Where one leaf's items, splits and slots start, and how many it has. */
+typedef struct leaf_span {
+  int64_t items, splits, slots;
+} leaf_span;
+
+/* The items of leaf k: counted into *n, and written from *at when item is
+ * not NULL. */
+static void leaf_items(const tfmm_octree *t, const tfmm_csr *near, int64_t k,
+                       int64_t budget, const leaf_span *at, leaf_span *n,
+                       tfmm_gpu_near_item *item, tfmm_gpu_near_split *split) {
+  const tfmm_cell *c = &t->cells[t->leaves[k]];
+  const int64_t bodies = c->body_end - c->body_begin,
+                chunks = chunks_of(bodies);
+  const int64_t e0 = near->offset[k], e1 = near->offset[k + 1];
+  *n = (leaf_span){0, 0, 0};
+  for (int64_t j = 0; j < chunks; j++) {
+    const int64_t lo = bodies * j / chunks, hi = bodies * (j + 1) / chunks;
+    const int64_t count = hi - lo, first_item = n->items;
+    int64_t e = e0;
+    do { /* one run of entries: at least one, at most budget interactions */
+      int64_t begin = e, work = 0;
+      while (e < e1) {
+        const tfmm_cell *src = &t->cells[near->index[e]];
+        int64_t w = count * (src->body_end - src->body_begin);
+        if (work > 0 && work + w > budget)
+          break;
+        work += w;
+        e++;
+      }
+      if (item != NULL)
+        item[at->items + n->items] =
+            (tfmm_gpu_near_item){(int32_t)k,
+                                 (int32_t)(c->body_begin + lo),
+                                 (int32_t)count,
+                                 width_for(count),
+                                 (int32_t)begin,
+                                 (int32_t)e,
+                                 -1,
+                                 0};
+      n->items++;
+    } while (e < e1);
+    const int64_t parts = n->items - first_item;
+    if (parts > 1) {
+      const int64_t slot = at->slots + n->slots;
+      for (int64_t p = 0; item != NULL && p < parts; p++)
+        item[at->items + first_item + p].slot = (int32_t)(slot + p * count);
+      if (split != NULL)
+        split[at->splits + n->splits] =
+            (tfmm_gpu_near_split){(int32_t)(c->body_begin + lo), (int32_t)count,
+                                  (int32_t)slot, (int32_t)parts};
+      n->splits++;
+      n->slots += parts * count;
     }
-    n += chunks;
   }
-  return n;
+}
+
+int tfmm_p2p_gpu_items(const tfmm_octree *t, const tfmm_csr *near,
+                       int64_t budget, tfmm_gpu_near_size *sz,
+                       tfmm_gpu_near_item *item, tfmm_gpu_near_split *split) {
+  leaf_span *span = malloc((size_t)(t->nleaves + 1) * sizeof *span);
+  if (span == NULL)
+    return -1;
+  const leaf_span zero = {0, 0, 0};
+#pragma omp parallel for schedule(dynamic, 64)
+  for (int64_t k = 0; k < t->nleaves; k++)
+    leaf_items(t, near, k, budget, &zero, &span[k + 1], NULL, NULL);
+  span[0] = zero;
+  for (int64_t k = 0; k < t->nleaves; k++) {
+    span[k + 1].items += span[k].items;
+    span[k + 1].splits += span[k].splits;
+    span[k + 1].slots += span[k].slots;
+  }
+  sz->nitems = span[t->nleaves].items;
+  sz->nsplits = span[t->nleaves].splits;
+  sz->nslots = span[t->nleaves].slots;
+  if (item != NULL) {
+#pragma omp parallel for schedule(dynamic, 64)
+    for (int64_t k = 0; k < t->nleaves; k++) {
+      leaf_span n;
+      leaf_items(t, near, k, budget, &span[k], &n, item, split);
+    }
+  }
+  free(span);
+  return 0;
 }
 
 /* Bodies relative to their leaf's centre, and the leaves' extents. */
@@ -60,9 +148,6 @@ static int pack_lists(const tfmm_octree *t, const tfmm_csr *near,
     for (int64_t k = 0; k < t->nleaves; k++)
       position[t->leaves[k]] = (int32_t)k;
 #pragma omp for schedule(static)
-    for (int64_t k = 0; k <= t->nleaves; k++)
-      h->list_offset[k] = (int32_t)near->offset[k];
-#pragma omp for schedule(static)
     for (int64_t e = 0; e < near->offset[t->nleaves]; e++)
       h->list_leaf[e] = position[near->index[e]];
   }
@@ -71,14 +156,19 @@ static int pack_lists(const tfmm_octree *t, const tfmm_csr *near,
 }
 
 tfmm_status tfmm_p2p_gpu_launch(tfmm_gpu *gpu, const tfmm_octree *t,
-                                const tfmm_csr *near, double eps, int potential,
-                                tfmm_p2p_gpu_run *run, tfmm_error *err) {
+                                const tfmm_csr *near, double total, double eps,
+                                int potential, tfmm_p2p_gpu_run *run,
+                                tfmm_error *err) {
   tfmm_gpu_near_size *sz = &run->size;
   sz->n = t->n;
   sz->nleaves = t->nleaves;
   sz->nentries = near->offset[t->nleaves];
-  sz->nitems = tfmm_p2p_gpu_items(t, NULL);
-  if (sz->nentries > INT32_MAX || sz->nitems > INT32_MAX)
+  const int64_t budget = tfmm_p2p_gpu_budget(total);
+  if (tfmm_p2p_gpu_items(t, near, budget, sz, NULL, NULL) != 0)
+    return tfmm_error_set(err, TFMM_ERR_NO_MEMORY,
+                          "no memory for the near-field work items");
+  if (sz->nentries > INT32_MAX || sz->nitems > INT32_MAX ||
+      sz->nslots > INT32_MAX)
     return tfmm_error_set(err, TFMM_ERR_UNSUPPORTED,
                           "near field: %lld list entries and %lld work items; "
                           "the GPU kernel takes at most 2^31 - 1 (use a "
@@ -88,11 +178,12 @@ tfmm_status tfmm_p2p_gpu_launch(tfmm_gpu *gpu, const tfmm_octree *t,
   if (st != TFMM_OK)
     return st;
   pack_bodies(t, &run->host);
-  if (pack_lists(t, near, &run->host) != 0)
+  if (pack_lists(t, near, &run->host) != 0 ||
+      tfmm_p2p_gpu_items(t, near, budget, sz, run->host.item,
+                         run->host.split) != 0)
     return tfmm_error_set(err, TFMM_ERR_NO_MEMORY,
                           "no memory for the near-field lists of %lld cells",
                           (long long)t->ncells);
-  tfmm_p2p_gpu_items(t, run->host.item);
   run->launched = tfmm_wtime();
   return tfmm_gpu_near_launch(gpu, sz, (float)(eps * eps), potential, err);
 }

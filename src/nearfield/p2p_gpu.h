@@ -8,12 +8,25 @@
 #include "gpu.h"
 #include "tree/lists.h"
 
-/* The work items of the near field: every leaf's bodies in chunks of at
- * most TFMM_NEAR_ITEM_MAX, as even as possible (a leaf of 100 bodies gives
- * two of 50, not 64 and 36), each with the narrowest power-of-two width
- * that holds it two bodies per lane. Items follow the leaves' key order.
- * Returns the number of items; writes them when item is not NULL. */
-int64_t tfmm_p2p_gpu_items(const tfmm_octree *t, tfmm_gpu_near_item *item);
+/* The most interactions one work item may take when the near field has
+ * `total`: a 16384th of it (four items for every warp an H100 holds, 132
+ * SMs x 32), and at least 65536. */
+int64_t tfmm_p2p_gpu_budget(double total);
+
+/* The work items of the near field (tfmm_gpu_near_item): every leaf's
+ * bodies in chunks of at most TFMM_NEAR_ITEM_MAX, as even as possible (a
+ * leaf of 100 bodies gives chunks of 50 and 50, not 64 and 36), as many as
+ * keep most lanes busy (a leaf of 40 gives two chunks of 20, which a warp
+ * holds three times over, rather than one it holds once); each chunk's
+ * width is ceil(count / 2). A chunk's list is cut into consecutive runs of
+ * entries of at most `budget` interactions each (a run holds at least one
+ * entry), with a split (tfmm_gpu_near_split) when there is more than one.
+ * Items follow the leaves' key order. Sets sz->nitems, nsplits and nslots,
+ * and writes the items and splits when item and split are not NULL (sized
+ * by a first call with NULL). Returns -1 when out of memory, else 0. */
+int tfmm_p2p_gpu_items(const tfmm_octree *t, const tfmm_csr *near,
+                       int64_t budget, tfmm_gpu_near_size *sz,
+                       tfmm_gpu_near_item *item, tfmm_gpu_near_split *split);
 
 /* One launched evaluation. */
 typedef struct tfmm_p2p_gpu_run {
@@ -22,11 +35,13 @@ typedef struct tfmm_p2p_gpu_run {
   double launched; /* tfmm_wtime() when the work was enqueued */
 } tfmm_p2p_gpu_run;
 
-/* Packs t and near (near->ntargets == t->nleaves) and enqueues the near
- * field with softening eps; returns without waiting. */
+/* Packs t and near (near->ntargets == t->nleaves, `total` interactions)
+ * and enqueues the near field with softening eps; returns without
+ * waiting. */
 tfmm_status tfmm_p2p_gpu_launch(tfmm_gpu *gpu, const tfmm_octree *t,
-                                const tfmm_csr *near, double eps, int potential,
-                                tfmm_p2p_gpu_run *run, tfmm_error *err);
+                                const tfmm_csr *near, double total, double eps,
+                                int potential, tfmm_p2p_gpu_run *run,
+                                tfmm_error *err);
 
 /* Waits for it: run->host.out then holds 4 floats per sorted body
  * (acceleration, potential; G = 1). */

@@ -51,7 +51,9 @@ Test(flags, device_unknown) { expect_forces_usage("--device", "tpu", INVALID); }
 Test(flags, method_list_in_message) {
   expect_forces_usage("--method", "pm", "reference, direct, fmm or bh");
 }
-Test(flags, theta_zero) { expect_forces_usage("--theta", "0", INVALID); }
+Test(flags, theta_below_zero) {
+  expect_forces_usage("--theta", "-0.001", INVALID);
+}
 Test(flags, theta_negative) { expect_forces_usage("--theta", "-0.5", INVALID); }
 Test(flags, theta_above_one) { expect_forces_usage("--theta", "1.5", INVALID); }
 Test(flags, theta_word) { expect_forces_usage("--theta", "wide", INVALID); }

@@ -1,8 +1,9 @@
 /* tilefmm validate: the errors it reports must be the true ones (tiny for
  * the reference against itself and for single-precision all pairs, larger
  * for a coarse FMM than for a fine one), on every body or on a sample; its
- * percentiles must follow the nearest-rank definition; and bad flags and
- * files must fail as they do for forces. */
+ * percentiles must follow the nearest-rank definition; --near must pass
+ * the near field that meets its criteria and fail the one that does not;
+ * and bad flags and files must fail as they do for forces. */
 #define _POSIX_C_SOURCE 200809L
 #include "error_stats.h"
 #include "harness.h"
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 TestSuite(validate, .init = scratch_make, .fini = scratch_remove);
 
@@ -312,9 +314,11 @@ Test(validate, zero_reference_is_absolute) {
 
 Test(validate, help_documents_flags) {
   cr_assert_eq(RUN("validate", "--help"), 0);
-  const char *flags[] = {"--in",    "--sample",  "--seed",   "--method",
-                         "--theta", "--order",   "--leaf",   "--max-depth",
-                         "--eps",   "--threads", "--device", "nearest rank"};
+  const char *flags[] = {"--in",     "--ic",      "--n",        "--ic-seed",
+                         "--sample", "--seed",    "--near",     "--method",
+                         "--theta",  "--order",   "--leaf",     "--max-depth",
+                         "--eps",    "--threads", "--device",   "nearest rank",
+                         "check 1",  "check 2",   "Exit status"};
   for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
     assert_stdout_has(flags[k]);
   cr_assert_eq(RUN("--help"), 0);
@@ -336,7 +340,7 @@ Test(validate, sample_zero) { expect_validate_usage("--sample", "0"); }
 Test(validate, sample_word) { expect_validate_usage("--sample", "abc"); }
 Test(validate, sample_negative) { expect_validate_usage("--sample", "-5"); }
 Test(validate, seed_negative) { expect_validate_usage("--seed", "-1"); }
-Test(validate, theta_zero) { expect_validate_usage("--theta", "0"); }
+Test(validate, theta_negative) { expect_validate_usage("--theta", "-0.1"); }
 Test(validate, theta_above_one) { expect_validate_usage("--theta", "1.5"); }
 Test(validate, order_21) { expect_validate_usage("--order", "21"); }
 Test(validate, order_negative) { expect_validate_usage("--order", "-1"); }
@@ -391,4 +395,260 @@ Test(validate, missing_file) {
   const char *args[] = {"validate", "--in", sp("absent.txt"),
                         "--device", "cpu",  NULL};
   expect_failure(args, 1, "absent.txt", "cannot open");
+}
+
+/* ---- --ic: the bodies made in place --------------------------------------
+ */
+
+/* --ic plummer --n N --ic-seed K is the file 'ic plummer' writes (%.17g
+ * reads back to the same doubles), so the errors are the same bits. */
+Test(validate, ic_plummer_equals_its_file) {
+  make_plummer("p.txt", "2000", "3");
+  const char *m[] = {"--method", "direct", "--threads", "1"};
+  report file = VALIDATE(m[0], m[1], m[2], m[3]);
+  const char *args[] = {"validate",  "--ic", "plummer",  "--n", "2000",
+                        "--ic-seed", "3",    "--device", "cpu", m[0],
+                        m[1],        m[2],   m[3],       NULL};
+  cr_assert_eq(run_argv(args), 0);
+  report ic;
+  ic.text = read_text("stdout.txt");
+  parse_row(ic.text, "acceleration", ic.acc);
+  parse_row(ic.text, "potential", ic.pot);
+  has(&ic, "2000 bodies (ic plummer --n 2000 --ic-seed 3)");
+  cr_assert_eq(memcmp(file.acc, ic.acc, sizeof ic.acc), 0, "acceleration");
+  cr_assert_eq(memcmp(file.pot, ic.pot, sizeof ic.pot), 0, "potential");
+  free(file.text);
+  free(ic.text);
+}
+
+/* ---- --near: the near field's two checks ---------------------------------
+ */
+
+/* validate --near with the NULL-terminated extra words; must exit with
+ * want. Returns all of standard output; free it. */
+static char *run_near(const char *const *extra, int want) {
+  const char *args[24] = {"validate", "--near"};
+  size_t n = 2;
+  for (; extra[n - 2] != NULL; n++) {
+    cr_assert_lt(n, 23);
+    args[n] = extra[n - 2];
+  }
+  args[n] = NULL;
+  const int rc = run_argv(args);
+  char *err = read_text("stderr.txt");
+  cr_assert_eq(rc, want, "exit code %d, want %d:\n%s", rc, want, err);
+  free(err);
+  char *out = read_text("stdout.txt");
+  cr_assert_not_null(out);
+  return out;
+}
+#define RUN_NEAR(want, ...)                                                    \
+  run_near((const char *const[]){__VA_ARGS__, NULL}, want)
+
+/* The part of the report from the heading of check k to the next. */
+static const char *check_section(const char *text, int k) {
+  char heading[16];
+  snprintf(heading, sizeof heading, "\ncheck %d: ", k);
+  const char *at = strstr(text, heading);
+  cr_assert_not_null(at, "no '%s' in:\n%s", heading + 1, text);
+  return at;
+}
+
+static void text_has(const char *text, const char *want) {
+  cr_assert_not_null(strstr(text, want), "report lacks '%s':\n%s", want, text);
+}
+
+/* Check 2's errors, which must meet its criterion against the reference:
+ * p99 <= 1e-5, and the median of single-precision pair terms about 1e-7. */
+static void assert_all_pairs_pass(const char *text, const char *n,
+                                  const char *pairs) {
+  const char *two = check_section(text, 2);
+  double acc[3], pot[3];
+  parse_row(two, "acceleration", acc);
+  parse_row(two, "potential", pot);
+  cr_assert_lt(acc[1], 1e-5, "check 2: acceleration p99 %g", acc[1]);
+  cr_assert_lt(pot[1], 1e-5, "check 2: potential p99 %g", pot[1]);
+  cr_assert_lt(acc[0], 1e-6, "check 2: acceleration median %g", acc[0]);
+  cr_assert_gt(acc[2], 0, "a float sum with no error at all?");
+  char want[128];
+  snprintf(want, sizeof want, "all %s bodies with the full reference", n);
+  text_has(two, want);
+  snprintf(want, sizeof want, "%s interactions = N (N - 1) = %s", pairs, pairs);
+  text_has(two, want);
+  text_has(two, "every pair is near");
+  text_has(two, "(theta 0, order 4, leaf 64, max depth 21)");
+  text_has(two, "result:          PASS");
+}
+
+/* Without the GPU check 1 cannot run: it says so, and check 2 alone
+ * decides the exit status. */
+Test(validate, near_on_cpu_skips_gpu_check) {
+  char *text = RUN_NEAR(0, "--ic", "plummer", "--n", "3000", "--device", "cpu");
+  text_has(text, "tilefmm validate --near: 3000 bodies");
+  const char *one = check_section(text, 1);
+  text_has(one, "near field, GPU against CPU over the same lists");
+  text_has(one, "skipped:         --device cpu was asked for; this check "
+                "needs a GPU");
+  text_has(text, "check 2: every pair near (theta = 0) against all pairs");
+  text_has(check_section(text, 2), "device:          cpu");
+  assert_all_pairs_pass(text, "3000", "8997000");
+  text_has(text, "summary:         check 1 skipped, check 2 PASS");
+  free(text);
+}
+
+/* The same on a file, Barnes-Hut, a coarser leaf and a sample of the
+ * reference. */
+Test(validate, near_bh_from_file_with_sample) {
+  make_plummer("p.txt", "1500", "2");
+  char *text = RUN_NEAR(0, "--in", sp("p.txt"), "--method", "bh", "--leaf",
+                        "16", "--device", "cpu", "--sample", "300");
+  const char *two = check_section(text, 2);
+  double acc[3];
+  parse_row(two, "acceleration", acc);
+  cr_assert_lt(acc[1], 1e-5, "check 2: acceleration p99 %g", acc[1]);
+  text_has(two, "bh (theta 0, order 4, leaf 16, max depth 21)");
+  text_has(two, "2248500 interactions = N (N - 1)");
+  text_has(two, "a sample of 300 of 1500 bodies");
+  text_has(text, "check 2 PASS");
+  free(text);
+}
+
+/* A pull the single-precision terms cannot resolve: the middle body of
+ * three sits 1e-9 from the midpoint of its neighbours, so the unit pulls
+ * on it cancel to 4e-9 (in the reference), below float rounding (6e-8).
+ * Its relative error is of order 1: one body in three is past the 99th
+ * percentile, so check 2 must fail, with exit status 3. */
+Test(validate, near_fails_what_float_cannot_resolve) {
+  write_text("p.txt", "-1 0 0 1\n1e-9 0 0 1\n1 0 0 1\n");
+  char *text = RUN_NEAR(3, "--in", sp("p.txt"), "--device", "cpu");
+  const char *two = check_section(text, 2);
+  double acc[3];
+  parse_row(two, "acceleration", acc);
+  cr_assert_gt(acc[2], 0.1, "the middle body's error %g", acc[2]);
+  text_has(two, "result:          FAIL");
+  text_has(text, "summary:         check 1 skipped, check 2 FAIL");
+  free(text);
+}
+
+/* Device auto without a GPU: the reason check 1 is skipped names it. */
+Test(validate, near_auto_without_gpu) {
+  if (tfmm_gpu_count() > 0)
+    cr_skip_test("a GPU is present: near_gpu_against_cpu covers auto");
+  char *text = RUN_NEAR(0, "--ic", "plummer", "--n", "500");
+  const char *one = check_section(text, 1);
+  text_has(one, tfmm_has_cuda() ? "no usable GPU was found"
+                                : "this build has no CUDA backend");
+  text_has(text, "summary:         check 1 skipped, check 2 PASS");
+  free(text);
+}
+
+/* Both checks on the GPU machine, for one method: the GPU's sums over the
+ * same lists within 1e-6 (p99) of the CPU's, and theta = 0 on the GPU
+ * against the reference. */
+static void assert_gpu_checks_pass(const char *method) {
+  char *text =
+      RUN_NEAR(0, "--ic", "plummer", "--n", "3000", "--method", method);
+  const char *one = check_section(text, 1);
+  double acc[3], pot[3];
+  parse_row(one, "acceleration", acc);
+  parse_row(one, "potential", pot);
+  cr_assert_leq(acc[1], 1e-6, "%s, check 1: acceleration p99 %g", method,
+                acc[1]);
+  cr_assert_leq(pot[1], 1e-6, "%s, check 1: potential p99 %g", method, pot[1]);
+  text_has(one, "device:          gpu");
+  text_has(one, "against:         cpu");
+  text_has(one, "the same on both devices");
+  text_has(one, "all 3000 bodies");
+  text_has(one, "result:          PASS");
+  text_has(check_section(text, 2), "device:          gpu");
+  assert_all_pairs_pass(text, "3000", "8997000");
+  text_has(text, "summary:         check 1 PASS, check 2 PASS");
+  free(text);
+}
+
+Test(validate, near_gpu_against_cpu) {
+  if (tfmm_gpu_count() == 0)
+    cr_skip_test("no usable GPU (this build has %s): check 1 needs one",
+                 tfmm_has_cuda() ? "CUDA but no device" : "no CUDA backend");
+  assert_gpu_checks_pass("fmm");
+  assert_gpu_checks_pass("bh");
+  /* Leaves of one body have radius 0 and accept every other leaf: empty
+   * lists, zero on both devices, which is no evidence of agreement. */
+  char *text = RUN_NEAR(0, "--ic", "plummer", "--n", "500", "--leaf", "1");
+  text_has(check_section(text, 1), "nothing to compare");
+  text_has(text, "summary:         check 1 skipped, check 2 PASS");
+  free(text);
+}
+
+/* ---- --ic and --near: failures -------------------------------------------
+ */
+
+/* validate with the NULL-terminated args after it must fail. */
+static void expect_validate_failure(const char *const *args, int code,
+                                    const char *needle, const char *needle2) {
+  const char *all[24] = {"validate"};
+  size_t n = 1;
+  for (; args[n - 1] != NULL; n++) {
+    cr_assert_lt(n, 23);
+    all[n] = args[n - 1];
+  }
+  all[n] = NULL;
+  unlink(sp("out.txt")); /* left by the last call's second run */
+  expect_failure(all, code, needle, needle2);
+}
+#define EXPECT_VALIDATE_FAILURE(code, needle, needle2, ...)                    \
+  expect_validate_failure((const char *const[]){__VA_ARGS__, NULL}, code,      \
+                          needle, needle2)
+
+Test(validate, near_with_all_pairs_methods) {
+  EXPECT_VALIDATE_FAILURE(2, "--near", "--method direct", "--near", "--ic",
+                          "plummer", "--n", "100", "--method", "direct");
+  EXPECT_VALIDATE_FAILURE(2, "--near", "--method reference", "--ic", "plummer",
+                          "--n", "100", "--method", "reference", "--near",
+                          "--device", "cpu");
+}
+
+/* theta = 0 makes N (N - 1) interactions: refused past 200000 bodies,
+ * before any body is made or computed. */
+Test(validate, near_too_many_bodies) {
+  EXPECT_VALIDATE_FAILURE(2, "--n 200001", "limited to 200000", "--near",
+                          "--ic", "plummer", "--n", "200001");
+  const size_t n = 200001;
+  char *text = malloc(16 * n);
+  size_t len = 0;
+  for (size_t i = 0; i < n; i++)
+    len += (size_t)sprintf(text + len, "%zu 0 0 1\n", i);
+  write_file("big.txt", text, len);
+  free(text);
+  EXPECT_VALIDATE_FAILURE(2, "big.txt holds 200001 bodies", "limited to 200000",
+                          "--near", "--in", sp("big.txt"), "--device", "cpu");
+}
+
+Test(validate, near_gpu_without_one_fails_cleanly) {
+  if (tfmm_gpu_count() > 0)
+    cr_skip_test("a GPU is present: near_gpu_against_cpu covers it");
+  EXPECT_VALIDATE_FAILURE(1, "device gpu", "CUDA", "--near", "--ic", "plummer",
+                          "--n", "100", "--device", "gpu");
+}
+
+Test(validate, near_switch_misused) {
+  EXPECT_VALIDATE_FAILURE(2, "--near", "more than once", "--near", "--ic",
+                          "plummer", "--n", "100", "--near");
+  EXPECT_VALIDATE_FAILURE(2, "--near", "takes no value", "--near=1", "--ic",
+                          "plummer", "--n", "100");
+}
+
+Test(validate, ic_flags_misused) {
+  write_text("in.txt", "0 0 0 1\n1 0 0 2\n");
+  EXPECT_VALIDATE_FAILURE(2, "--in and --ic", "one of the two", "--in",
+                          sp("in.txt"), "--ic", "plummer", "--n", "10");
+  EXPECT_VALIDATE_FAILURE(2, "--ic plummer", "missing --n", "--ic", "plummer");
+  EXPECT_VALIDATE_FAILURE(2, "--ic", "invalid value 'cube'", "--ic", "cube",
+                          "--n", "10");
+  EXPECT_VALIDATE_FAILURE(2, "--n", "only with --ic", "--in", sp("in.txt"),
+                          "--n", "10");
+  EXPECT_VALIDATE_FAILURE(2, "--ic-seed", "only with --ic", "--in",
+                          sp("in.txt"), "--ic-seed", "2");
+  EXPECT_VALIDATE_FAILURE(2, "--n", "invalid value '0'", "--ic", "plummer",
+                          "--n", "0");
 }
