@@ -50,7 +50,7 @@ if [ "$what" != bench ]; then
   main=$run/main
   mkdir -p "$main"
   "$TFMM_CLI" ic plummer --n 262144 --seed 1 --out "$main/plummer.txt" &&
-    "$TFMM_CLI" forces --method direct --in "$main/plummer.txt" \
+    "$TFMM_CLI" forces --in "$main/plummer.txt" \
       --out "$main/forces.txt" \
       >"$run/main_job.log" 2>&1
   echo "main job (forces, N = 262144) rc=$?" >>"$summary"

@@ -27,10 +27,13 @@ if (fig eq "rate") {
   set format x "%g"
   set xlabel "leaf size L (bodies at most)"
   set ylabel "interactions per second"
-  set format y "%.1te%+-T"
   set format y "%.2g"
-  set yrange [0:*]
-  set key top left
+  set yrange [0:1.15 * ap]
+  set ytics nomirror
+  set link y2 via 100 * y / ap inverse y * ap / 100
+  set y2tics 10 format "%g %%"
+  set y2label "% of the all-pairs rate with potential"
+  set key bottom right
   plot d using 1:6 with linespoints lw 2 pt 7 ps 1.1 lc rgb "#1f77b4" \
          title "near-field kernel", \
        ap with lines lw 2 dt 2 lc rgb "black" \
@@ -73,7 +76,7 @@ if (fig eq "scale") {
          title sprintf("all-pairs, extrapolated N(N-1) / %.3g", ap), \
        d using 1:4 with linespoints lw 2.5 pt 7 ps 1.3 lc rgb "#1f77b4" \
          title "tilefmm FMM, GPU near + CPU far", \
-       d using 1:4:(sprintf("L=%d, p=%d", $2, $3)) with labels offset 0, -1.2 \
+       d using 1:4:(sprintf("L=%d, p=%d", $2, $3)) with labels offset 0, 1.2 \
          font ",9" tc rgb "#1f77b4" notitle, \
        decl using 1:2 with linespoints lw 2 pt 5 ps 1.2 lc rgb "#d62728" \
          title "ECL-BH (GPU Barnes-Hut, theta = 0.5)", \
