@@ -484,7 +484,7 @@ static void check_near_only(tfmm_method m, int plummer, int leaf, double eps) {
   cr_log_info("near only %s: p99 %.3g max %.3g (bound ratio %.3g), "
               "potential p99 %.3g (%.3g)",
               what, d.acc_p99, d.acc_max, d.acc_ratio, d.pot_p99, d.pot_ratio);
-  near_diff_assert(&d, 1e-6, what);
+  near_diff_assert(&d, NEAR_P99_TRUTH, what);
   cr_assert_eq(st->interactions, nt.interactions, "%s", what);
   cr_assert_eq(whole.interactions, nt.interactions, "%s", what);
   cr_assert_eq(st->m2l, 0, "%s", what);
