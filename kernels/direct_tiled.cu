@@ -282,14 +282,5 @@ extern "C" tfmm_status tfmm_gpu_direct(tfmm_gpu *g, tfmm_gpu_direct_params *prm,
       cudaMemcpyAsync(g->h_out, g->d_out, bytes, cudaMemcpyDeviceToHost, s),
       err);
   TFMM_CUDA_TRY(cudaEventRecord(g->events[3], s), err);
-  TFMM_CUDA_TRY(cudaEventSynchronize(g->events[3]), err);
-
-  float ms[3];
-  for (int k = 0; k < 3; k++)
-    TFMM_CUDA_TRY(cudaEventElapsedTime(&ms[k], g->events[k], g->events[k + 1]),
-                  err);
-  times->upload = 1e-3 * ms[0];
-  times->kernel = 1e-3 * ms[1];
-  times->download = 1e-3 * ms[2];
-  return TFMM_OK;
+  return tfmm_gpu_elapsed(g, times, err);
 }

@@ -37,6 +37,11 @@ struct tfmm_gpu {
 tfmm_status tfmm_cuda_fail(tfmm_error *err, cudaError_t code, const char *call,
                            const char *file, int line);
 
+/* Waits for events[3], then reads the upload (events 0-1), kernel (1-2)
+ * and download (2-3) times that the launch recorded. */
+tfmm_status tfmm_gpu_elapsed(tfmm_gpu *g, tfmm_gpu_times *times,
+                             tfmm_error *err);
+
 /* Returns from the enclosing function when a CUDA call fails. Callers free
  * what they hold before returning, or keep it owned by the context so that
  * tfmm_gpu_destroy releases it. */
