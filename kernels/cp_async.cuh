@@ -1,6 +1,7 @@
 /* Asynchronous 16-byte copies from global to shared memory (cp.async,
  * sm_80+): tile loads skip registers and overlap the previous tile's sums.
- * Shared by the tiled kernels. */
+ * Used by the all-pairs kernel; the near-field kernel loads through
+ * registers instead, since it moves each source into the target's frame. */
 #ifndef TFMM_CP_ASYNC_CUH
 #define TFMM_CP_ASYNC_CUH
 
