@@ -68,7 +68,7 @@ static const char *kind_expect(args_kind kind) {
 
 /* Parses word into a scratch of the option's kind, applies its rule, and
  * only then stores it. */
-static int set_value(args_option *opt, const char *word) {
+static int set_value(args_option *opt, const char *word, const char *where) {
   union {
     double d;
     int i;
@@ -97,7 +97,8 @@ static int set_value(args_option *opt, const char *word) {
     break;
   }
   if (!ok || (opt->valid != NULL && !opt->valid(&v))) {
-    cli_error("%s: invalid value '%s': expected %s", opt->name, word,
+    cli_error("%s: invalid value '%s': expected %s",
+              where != NULL ? where : opt->name, word,
               opt->expect != NULL ? opt->expect : kind_expect(opt->kind));
     return 0;
   }
@@ -146,7 +147,11 @@ static int parse_one(int argc, char **argv, int *i, args_option *opts,
     word = argv[++*i];
   }
   opt->seen = 1;
-  return set_value(opt, word);
+  return set_value(opt, word, NULL);
+}
+
+int args_set(args_option *opt, const char *word, const char *where) {
+  return set_value(opt, word, where);
 }
 
 args_result args_parse(int argc, char **argv, args_option *opts, size_t count) {

@@ -32,4 +32,12 @@ typedef enum args_result { ARGS_OK, ARGS_HELP, ARGS_ERROR } args_result;
  * wrong. Flags may come in any order, each at most once. */
 args_result args_parse(int argc, char **argv, args_option *opts, size_t count);
 
+/* Parses word as opt's value, with its kind and rule, as if it had been
+ * given on the command line, without marking opt seen (a parameter file's
+ * value, which a flag then overrides). A failure is reported as
+ * "tilefmm: WHERE: invalid value 'word': expected ..." where WHERE is
+ * where (say "run.yml:12: Gravity:theta"), or the flag's name when where is
+ * NULL; returns 1 on success, 0 on failure. */
+int args_set(args_option *opt, const char *word, const char *where);
+
 #endif

@@ -97,10 +97,13 @@ static int grow(bodyio_bodies *b) {
   double *pos = realloc(b->pos, cap * 3 * sizeof(double));
   if (pos != NULL)
     b->pos = pos;
+  double *vel = realloc(b->vel, cap * 3 * sizeof(double));
+  if (vel != NULL)
+    b->vel = vel;
   double *mass = realloc(b->mass, cap * sizeof(double));
   if (mass != NULL)
     b->mass = mass;
-  if (pos == NULL || mass == NULL)
+  if (pos == NULL || vel == NULL || mass == NULL)
     return 0;
   b->cap = cap;
   return 1;
@@ -137,6 +140,8 @@ static int read_line(const reader *r, char *line, size_t len,
     return 0;
   }
   memcpy(b->pos + 3 * b->n, v, 3 * sizeof(double));
+  for (int d = 0; d < 3; d++)
+    b->vel[3 * b->n + d] = count == MAX_COLUMNS ? v[4 + d] : 0.0;
   b->mass[b->n++] = v[3];
   return 1;
 }
@@ -183,6 +188,7 @@ int bodyio_read(const char *path, bodyio_bodies *out) {
 
 void bodyio_free(bodyio_bodies *b) {
   free(b->pos);
+  free(b->vel);
   free(b->mass);
   memset(b, 0, sizeof *b);
 }

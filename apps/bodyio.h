@@ -11,14 +11,15 @@
 typedef struct bodyio_bodies {
   size_t n;
   double *pos;  /* 3n: x0 y0 z0 x1 ... */
+  double *vel;  /* 3n: the velocity columns, zeros where a line has none */
   double *mass; /* n, each > 0 */
   size_t cap;   /* allocated bodies */
 } bodyio_bodies;
 
 /* Reads every body of path into out (zeroed first; release with
- * bodyio_free, also after a failure). Velocity columns are checked and
- * dropped. On failure prints "tilefmm: FILE:LINE: what is wrong" and
- * returns 0. */
+ * bodyio_free, also after a failure). Velocity columns are kept (zeros
+ * for lines of 4 columns). On failure prints "tilefmm: FILE:LINE: what is
+ * wrong" and returns 0. */
 int bodyio_read(const char *path, bodyio_bodies *out);
 
 void bodyio_free(bodyio_bodies *b);

@@ -19,6 +19,8 @@ double cli_seconds(void);
 /* Commands: argv[0] is the command's name, as for main. */
 int cmd_forces(int argc, char **argv);
 int cmd_ic(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_render(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 

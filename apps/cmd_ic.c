@@ -14,29 +14,76 @@
 
 #define DEFAULT_SEED 1
 
+/* One model the command can write. */
+typedef struct ic_model {
+  const char *name;
+  tfmm_status (*generate)(size_t n, uint64_t seed, double *pos, double *vel,
+                          double *mass);
+  unsigned min_n;    /* fewest bodies the model accepts */
+  const char *title; /* one line, for 'tilefmm ic --help' */
+  const char *about; /* the model's paragraph, for 'tilefmm ic NAME --help' */
+} ic_model;
+
+static const ic_model models[] = {
+    {"plummer", tfmm_ic_plummer, 1,
+     "Plummer sphere (Aarseth, Henon & Wielen 1974)",
+     "An isotropic Plummer sphere (Aarseth, Henon & Wielen 1974) in\n"
+     "N-body units: G = M = 1, E = -1/4, scale length 3 pi / 16, cut at\n"
+     "the radius holding 99.9% of the mass; equal masses 1/N; centre of\n"
+     "mass at rest at the origin."},
+    {"hernquist", tfmm_ic_hernquist, 1,
+     "Hernquist sphere, isotropic (Hernquist 1990)",
+     "A Hernquist (1990) sphere, density ~ 1 / (r (r + a)^3), in N-body\n"
+     "units: G = M = 1, scale length a = 1/3 so that E = -1/4, cut at the\n"
+     "radius holding 99.9% of the mass (r = 666), velocities drawn from\n"
+     "the isotropic distribution function (Hernquist eq. 17); equal\n"
+     "masses 1/N; centre of mass at rest at the origin. The cut sample's\n"
+     "E is -0.2507 on average, its 2K/|W| 0.999."},
+    {"uniform", tfmm_ic_uniform, 1, "homogeneous sphere in virial equilibrium",
+     "In N-body units (G = M = 1): a homogeneous sphere of radius 6/5\n"
+     "(W = -3/(5R) = -1/2) with isotropic Gaussian velocities (each\n"
+     "component the sum of 12 uniform deviates minus 6) scaled so that\n"
+     "K = 1/4 exactly: virial equilibrium, E = -1/4; equal masses 1/N;\n"
+     "centre of mass at rest at the origin. Not a stationary model: it\n"
+     "relaxes within a few crossing times."},
+    {"cold", tfmm_ic_cold, 1, "cold collapse: a homogeneous sphere at rest",
+     "In N-body units (G = M = 1): the cold collapse, a homogeneous\n"
+     "sphere of radius 12/5 at rest (E = W = -3/(5R) = -1/4), which falls\n"
+     "to its centre in the free-fall time pi/2 sqrt(R^3/2) = 2.95; equal\n"
+     "masses 1/N; centre of mass at the origin."},
+    {"merger", tfmm_ic_merger, 2, "two Plummer spheres on a bound orbit",
+     "In N-body units (G = M = 1): two Plummer spheres, each as 'tilefmm\n"
+     "ic plummer' with half the mass and N/2 bodies (the first holds the\n"
+     "odd one), velocities scaled by sqrt(1/2), whose centres follow the\n"
+     "Kepler orbit of two point masses 1/2 with apocentre 4 and\n"
+     "pericentre 1/2, starting at apocentre on the x axis and moving\n"
+     "along y (orbit in the x-y plane); first pericentre at t = 10.6.\n"
+     "Equal masses 1/N; centre of mass at rest at the origin; total\n"
+     "E = -0.18. N >= 2."},
+};
+#define MODEL_COUNT (sizeof models / sizeof models[0])
+
 static void print_ic_help(void) {
   printf("Usage: tilefmm ic MODEL [options]\n"
          "\n"
          "Writes initial conditions in N-body units (G = M = 1, E = -1/4),\n"
          "one body a line: 'x y z m vx vy vz'.\n"
          "\n"
-         "Models:\n"
-         "  plummer   Plummer sphere (Aarseth, Henon & Wielen 1974)\n"
-         "\n"
+         "Models:\n");
+  for (size_t k = 0; k < MODEL_COUNT; k++)
+    printf("  %-10s %s\n", models[k].name, models[k].title);
+  printf("\n"
          "See 'tilefmm ic MODEL --help' for a model's options.\n");
 }
 
-static void print_plummer_help(void) {
-  printf("Usage: tilefmm ic plummer --n N [--seed S] [--out FILE]\n"
+static void print_model_help(const ic_model *m) {
+  printf("Usage: tilefmm ic %s --n N [--seed S] [--out FILE]\n"
          "\n"
-         "An isotropic Plummer sphere (Aarseth, Henon & Wielen 1974) in\n"
-         "N-body units: G = M = 1, E = -1/4, scale length 3 pi / 16, cut at\n"
-         "the radius holding 99.9%% of the mass; equal masses 1/N; centre of\n"
-         "mass at rest at the origin. The same N and seed give the same\n"
-         "file on every machine.\n"
+         "%s\n"
+         "The same N and seed give the same file on every machine.\n"
          "\n"
          "Options:\n"
-         "  --n N        number of bodies, >= 1 (required)\n"
+         "  --n N        number of bodies, >= %u (required)\n"
          "  --seed S     random seed, an integer in [0, 2^64) (default: %d)\n"
          "  --out FILE   where to write, replaced atomically\n"
          "               (default: standard output)\n"
@@ -44,13 +91,21 @@ static void print_plummer_help(void) {
          "\n"
          "Exit status: 0 on success, 1 on a runtime error, 2 on a usage "
          "error.\n",
-         DEFAULT_SEED);
+         m->name, m->about, m->min_n, DEFAULT_SEED);
 }
 
-/* At least one body, and few enough that 3n doubles can be addressed. */
+/* Few enough bodies that 3n doubles can be addressed, and at least one
+ * (two for the merger). */
+static int count_fits(uint64_t n) {
+  return n <= SIZE_MAX / (3 * sizeof(double));
+}
 static int count_ok(const void *v) {
   const uint64_t n = *(const uint64_t *)v;
-  return n >= 1 && n <= SIZE_MAX / (3 * sizeof(double));
+  return n >= 1 && count_fits(n);
+}
+static int count_two_ok(const void *v) {
+  const uint64_t n = *(const uint64_t *)v;
+  return n >= 2 && count_fits(n);
 }
 
 /* The bodies of one model. */
@@ -72,25 +127,25 @@ static int write_bodies(const char *path, const ic_bodies *b,
   return output_close(&out);
 }
 
-static int run_plummer(uint64_t n64, uint64_t seed, const char *out) {
+static int run_model(const ic_model *m, uint64_t n64, uint64_t seed,
+                     const char *out) {
   ic_bodies b = {(size_t)n64, malloc(3 * (size_t)n64 * sizeof(double)),
                  malloc(3 * (size_t)n64 * sizeof(double)),
                  malloc((size_t)n64 * sizeof(double))};
   int ok = b.pos != NULL && b.vel != NULL && b.mass != NULL;
   if (!ok)
-    cli_error("ic plummer: out of memory for %zu bodies", b.n);
+    cli_error("ic %s: out of memory for %zu bodies", m->name, b.n);
   tfmm_status st = TFMM_OK;
-  if (ok &&
-      (st = tfmm_ic_plummer(b.n, seed, b.pos, b.vel, b.mass)) != TFMM_OK) {
-    cli_error("ic plummer: %s", tfmm_status_name(st));
+  if (ok && (st = m->generate(b.n, seed, b.pos, b.vel, b.mass)) != TFMM_OK) {
+    cli_error("ic %s: %s", m->name, tfmm_status_name(st));
     ok = 0;
   }
   if (ok) {
     char header[160];
     snprintf(header, sizeof header,
-             "# tilefmm ic plummer --n %zu --seed %" PRIu64
-             " (N-body units: G = M = 1, E = -1/4)\n",
-             b.n, seed);
+             "# tilefmm ic %s --n %zu --seed %" PRIu64
+             " (N-body units: G = M = 1)\n",
+             m->name, b.n, seed);
     ok = write_bodies(out, &b, header);
   }
   free(b.pos);
@@ -99,15 +154,15 @@ static int run_plummer(uint64_t n64, uint64_t seed, const char *out) {
   return ok ? CLI_OK : CLI_RUNTIME_ERROR;
 }
 
-static int cmd_ic_plummer(int argc, char **argv) {
+static int cmd_ic_model(const ic_model *m, int argc, char **argv) {
   uint64_t n = 0, seed = DEFAULT_SEED;
   const char *out = NULL;
   args_option opts[] = {
       {.name = "--n",
        .kind = ARGS_U64,
        .value = &n,
-       .valid = count_ok,
-       .expect = "an integer >= 1",
+       .valid = m->min_n > 1 ? count_two_ok : count_ok,
+       .expect = m->min_n > 1 ? "an integer >= 2" : "an integer >= 1",
        .required = 1},
       {.name = "--seed",
        .kind = ARGS_U64,
@@ -118,13 +173,13 @@ static int cmd_ic_plummer(int argc, char **argv) {
 
   switch (args_parse(argc, argv, opts, sizeof opts / sizeof opts[0])) {
   case ARGS_HELP:
-    print_plummer_help();
+    print_model_help(m);
     return CLI_OK;
   case ARGS_ERROR:
-    fprintf(stderr, "Try 'tilefmm ic plummer --help'.\n");
+    fprintf(stderr, "Try 'tilefmm ic %s --help'.\n", m->name);
     return CLI_USAGE_ERROR;
   default:
-    return run_plummer(n, seed, out);
+    return run_model(m, n, seed, out);
   }
 }
 
@@ -138,8 +193,11 @@ int cmd_ic(int argc, char **argv) {
     print_ic_help();
     return CLI_OK;
   }
-  if (strcmp(model, "plummer") == 0)
-    return cmd_ic_plummer(argc - 2, argv + 2);
-  cli_error("ic: unknown model '%s' (known: plummer)", model);
+  for (size_t k = 0; k < MODEL_COUNT; k++)
+    if (strcmp(model, models[k].name) == 0)
+      return cmd_ic_model(&models[k], argc - 2, argv + 2);
+  cli_error("ic: unknown model '%s' (known: plummer, hernquist, uniform, "
+            "cold, merger)",
+            model);
   return CLI_USAGE_ERROR;
 }

@@ -31,13 +31,17 @@ static void print_usage(FILE *fp) {
               "Gravitational N-body forces on the CPU and the GPU.\n"
               "\n"
               "Commands:\n"
+              "  run          a simulation: initial conditions, leapfrog, "
+              "snapshots\n"
               "  forces       accelerations and potentials of the bodies in a "
               "file\n"
               "  validate     a method's errors against the double-precision "
               "reference\n"
               "  tune         a tree method's time and accuracy against the "
               "leaf size\n"
-              "  ic plummer   Plummer-sphere initial conditions\n"
+              "  ic MODEL     initial conditions: plummer, hernquist, uniform, "
+              "cold, merger\n"
+              "  render       a snapshot's surface density as a PNG picture\n"
               "\n"
               "Options:\n"
               "  -h, --help   show this help\n"
@@ -65,6 +69,8 @@ int main(int argc, char **argv) {
     print_version();
     return CLI_OK;
   }
+  if (strcmp(cmd, "run") == 0)
+    return cmd_run(argc - 1, argv + 1);
   if (strcmp(cmd, "forces") == 0)
     return cmd_forces(argc - 1, argv + 1);
   if (strcmp(cmd, "validate") == 0)
@@ -73,6 +79,8 @@ int main(int argc, char **argv) {
     return cmd_tune(argc - 1, argv + 1);
   if (strcmp(cmd, "ic") == 0)
     return cmd_ic(argc - 1, argv + 1);
+  if (strcmp(cmd, "render") == 0)
+    return cmd_render(argc - 1, argv + 1);
   cli_error("unknown command '%s' (try 'tilefmm --help')", cmd);
   return CLI_USAGE_ERROR;
 }

@@ -46,15 +46,10 @@ if [ "$what" != bench ]; then
       tail -1)
     printf '%-24s rc=%d %s\n' "sanitizer $tool" "$rc" "$line" >>"$summary"
   done
-  # The README's main job on the GPU: a 262,144-body Plummer sphere.
-  main=$run/main
-  mkdir -p "$main"
-  "$TFMM_CLI" ic plummer --n 262144 --seed 1 --out "$main/plummer.txt" &&
-    "$TFMM_CLI" forces --in "$main/plummer.txt" \
-      --out "$main/forces.txt" \
-      >"$run/main_job.log" 2>&1
-  echo "main job (forces, N = 262144) rc=$?" >>"$summary"
-  rm -f "$main/plummer.txt" "$main/forces.txt"
+  # The README's main job on the GPU: 'tilefmm run' on its defaults.
+  "$TFMM_CLI" run --out "$run/main" --progress off >"$run/main_job.log" 2>&1
+  echo "main job (run, N = 262144, 20 steps) rc=$?" >>"$summary"
+  rm -rf "$run/main"
   # The kernel's machine code, for counting the inner loop's instructions.
   for lib in "$build"/src/libtilefmm.a "$build"/src/libtilefmm.so*; do
     [ -f "$lib" ] && cuobjdump -sass "$lib" >"$run/kernels.sass" 2>&1 && break

@@ -262,6 +262,81 @@ TFMM_API const char *tfmm_version(void);
 TFMM_API tfmm_status tfmm_ic_plummer(size_t n, uint64_t seed, double *pos,
                                      double *vel, double *mass);
 
+/* Further initial conditions, all in N-body units (G = M = 1, E = -1/4
+ * for the models in equilibrium), equal masses 1/n, centre of mass at rest
+ * at the origin, and the same bits for the same (n, seed) on every
+ * machine. pos and vel: 3n doubles; mass: n doubles. */
+
+/* Hernquist (1990, ApJ 356, 359) sphere: density proportional to
+ * 1 / (r (r + a)^3), scale length a = 1/3 (E = -1/(12 a) = -1/4 for the
+ * whole model), cut at the radius holding 99.9% of the mass (r = 666),
+ * velocities drawn from the isotropic distribution function (Hernquist
+ * eq. 17). The cut sample has E = -0.2507 and 2K/|W| = 0.999 on average.
+ * Its r^-4 tail makes the centre of mass a noisy estimate of the centre:
+ * moving it to the origin leaves the cusp ~21/sqrt(n) (rms) off it. */
+TFMM_API tfmm_status tfmm_ic_hernquist(size_t n, uint64_t seed, double *pos,
+                                       double *vel, double *mass);
+
+/* A homogeneous sphere of radius 6/5 with isotropic Gaussian velocities
+ * scaled to virial equilibrium (2K = -W, so E = W/2 = -1/4). Each velocity
+ * component is the sum of 12 uniform deviates minus 6 (mean 0, variance
+ * 1, no transcendental); the velocities are then scaled so that K is
+ * exactly 1/4, the analytic -W/2. */
+TFMM_API tfmm_status tfmm_ic_uniform(size_t n, uint64_t seed, double *pos,
+                                     double *vel, double *mass);
+
+/* The cold collapse: a homogeneous sphere of radius 12/5 at rest
+ * (E = W = -3/(5 R) = -1/4), which falls in a free-fall time
+ * pi / 2 * sqrt(R^3 / 2) = 2.95. */
+TFMM_API tfmm_status tfmm_ic_cold(size_t n, uint64_t seed, double *pos,
+                                  double *vel, double *mass);
+
+/* Two Plummer spheres (as tfmm_ic_plummer, each of mass 1/2 and n/2 bodies,
+ * the first holding the odd one) on the bound Keplerian orbit of two point
+ * masses with apocentre 4 and pericentre 1/2, starting at apocentre in the
+ * x-y plane; first pericentre at t = 10.6. Each sphere's velocities are
+ * scaled by sqrt(m) (its mass m = n_k / n: 1/2 for an even n), so that it
+ * stays in equilibrium; each comes from its own random stream. The first
+ * sphere starts on +x moving along +y (angular momentum along +z). n >= 2
+ * (n = 2: the two point masses). */
+TFMM_API tfmm_status tfmm_ic_merger(size_t n, uint64_t seed, double *pos,
+                                    double *vel, double *mass);
+
+/* Time integration: the kick-drift-kick leapfrog, one step of length dt
+ * being kick(dt/2), drift(dt), new accelerations, kick(dt/2). Each is an
+ * element-wise update (OpenMP), so its result is independent of the thread
+ * count. */
+
+/* vel += h * acc, for 3n components. */
+TFMM_API void tfmm_leapfrog_kick(size_t n, double *vel, const double *acc,
+                                 double h);
+
+/* pos += h * vel, for 3n components. */
+TFMM_API void tfmm_leapfrog_drift(size_t n, double *pos, const double *vel,
+                                  double h);
+
+/* Conserved quantities and the virial ratio of a system. */
+typedef struct tfmm_diagnostics {
+  double mass;                /* total mass */
+  double kinetic;             /* K = sum m v^2 / 2 */
+  double potential;           /* W = sum m phi / 2 (phi as computed, with
+                                 G and softening) */
+  double total;               /* E = K + W */
+  double virial_ratio;        /* 2 K / |W| (1 in equilibrium); 0 if W = 0 */
+  double momentum[3];         /* P = sum m v */
+  double angular_momentum[3]; /* L = sum m x cross v, about the origin */
+  double centre_of_mass[3];   /* sum m x / M */
+} tfmm_diagnostics;
+
+/* Sums in double with compensation, in a fixed order independent of the
+ * thread count (the same bits every run). pot: the potentials phi_i of a
+ * force evaluation. TFMM_ERR_INVALID_ARGUMENT for n = 0 or NULL arrays. */
+TFMM_API tfmm_status tfmm_diagnostics_compute(size_t n, const double *pos,
+                                              const double *vel,
+                                              const double *mass,
+                                              const double *pot,
+                                              tfmm_diagnostics *out);
+
 #ifdef __cplusplus
 }
 #endif

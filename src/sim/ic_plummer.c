@@ -6,9 +6,7 @@
  * last bits differ between C libraries. Every product that feeds a sum is
  * exact (26-bit uniforms, see rng.h), so the result is the same whether or
  * not the compiler fuses a * b + c into an FMA (-ffp-contract, -march). */
-#include "tilefmm.h"
-
-#include "rng.h"
+#include "ic_common.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -17,29 +15,13 @@
  * (AHW section 2). Scaling lengths by L and velocities by 1/sqrt(L) keeps
  * the model in equilibrium with G = M = 1 and divides E by L, so
  * L = 3 pi / 16 gives E = -1/4: the scale length in N-body units. */
-#define PLUMMER_PI 3.14159265358979323846
-static const double length_unit = 3.0 * PLUMMER_PI / 16.0;
+static const double length_unit = 3.0 * TFMM_IC_PI / 16.0;
 
 /* AHW cut the sphere at the radius enclosing this fraction of the mass, so
  * that no body lands at an unbounded distance (r < 23 length units here).
  * The energy of the cut sphere differs from the full model's by < 0.1%; the
  * analytic scaling above is kept. */
 static const double mass_cut = 0.999;
-
-/* Neumaier's compensated sum: the centre of mass must vanish to ~1e-16,
- * not to the n * 1e-16 a plain running sum of a million terms reaches. */
-typedef struct ksum {
-  double sum, comp;
-} ksum;
-
-static void ksum_add(ksum *k, double x) {
-  const double t = k->sum + x;
-  if (fabs(k->sum) >= fabs(x))
-    k->comp += (k->sum - t) + x;
-  else
-    k->comp += (x - t) + k->sum;
-  k->sum = t;
-}
 
 /* The radius comes from the inverted cumulative mass
  * M(r) = r^3 / (1 + r^2)^(3/2) (AHW eq. A2): M = X gives
@@ -54,22 +36,6 @@ static double sample_mass_cube_root(tfmm_rng *rng) {
     if (u * u * u <= mass_cut)
       return u;
   }
-}
-
-/* A point uniform on the sphere of radius len: Marsaglia (1972), Ann. Math.
- * Stat. 43, 645, which needs only a square root, unlike the
- * cos(theta), phi recipe of AHW (eq. A3). */
-static void sample_direction(tfmm_rng *rng, double len, double out[3]) {
-  double x, y, s;
-  do {
-    x = 2.0 * tfmm_rng_uniform26(rng) - 1.0;
-    y = 2.0 * tfmm_rng_uniform26(rng) - 1.0;
-    s = x * x + y * y;
-  } while (s >= 1.0);
-  const double f = 2.0 * sqrt(1.0 - s);
-  out[0] = len * f * x;
-  out[1] = len * f * y;
-  out[2] = len * (1.0 - 2.0 * s);
 }
 
 /* Speed as a fraction q of the local escape speed, from the distribution
@@ -89,44 +55,35 @@ static double sample_escape_fraction(tfmm_rng *rng) {
 static void sample_body(tfmm_rng *rng, double pos[3], double vel[3]) {
   const double u = sample_mass_cube_root(rng);
   const double w = 1.0 - u * u; /* = 1 / (1 + r^2) */
-  sample_direction(rng, u / sqrt(w), pos);
+  tfmm_ic_direction(rng, u / sqrt(w), pos);
   /* Escape speed sqrt(2) (1 + r^2)^(-1/4) (AHW eq. A4). */
   const double v_escape = sqrt(2.0 * sqrt(w));
-  sample_direction(rng, sample_escape_fraction(rng) * v_escape, vel);
+  tfmm_ic_direction(rng, sample_escape_fraction(rng) * v_escape, vel);
 }
 
-/* Subtracts the mean of each component of n 3-vectors: with equal masses
- * this moves the centre of mass (or its velocity) to zero. */
-static void remove_mean(size_t n, double *v) {
-  for (int d = 0; d < 3; d++) {
-    ksum k = {0.0, 0.0};
-    for (size_t i = 0; i < n; i++)
-      ksum_add(&k, v[3 * i + d]);
-    const double mean = (k.sum + k.comp) / (double)n;
-    for (size_t i = 0; i < n; i++)
-      v[3 * i + d] -= mean;
-  }
-}
+void tfmm_ic_plummer_sample(size_t n, tfmm_rng *rng, double *pos, double *vel) {
+  for (size_t i = 0; i < n; i++)
+    sample_body(rng, pos + 3 * i, vel + 3 * i);
 
-tfmm_status tfmm_ic_plummer(size_t n, uint64_t seed, double *pos, double *vel,
-                            double *mass) {
-  if (n == 0 || n > SIZE_MAX / 3 || pos == NULL || vel == NULL || mass == NULL)
-    return TFMM_ERR_INVALID_ARGUMENT;
-
-  tfmm_rng rng;
-  tfmm_rng_seed(&rng, seed);
-  for (size_t i = 0; i < n; i++) {
-    sample_body(&rng, pos + 3 * i, vel + 3 * i);
-    mass[i] = 1.0 / (double)n;
-  }
-
-  remove_mean(n, pos);
-  remove_mean(n, vel);
+  tfmm_ic_remove_mean(n, pos);
+  tfmm_ic_remove_mean(n, vel);
 
   const double velocity_unit = 1.0 / sqrt(length_unit);
   for (size_t i = 0; i < 3 * n; i++) {
     pos[i] *= length_unit;
     vel[i] *= velocity_unit;
   }
+}
+
+tfmm_status tfmm_ic_plummer(size_t n, uint64_t seed, double *pos, double *vel,
+                            double *mass) {
+  if (!tfmm_ic_args_ok(n, 1, pos, vel, mass))
+    return TFMM_ERR_INVALID_ARGUMENT;
+
+  tfmm_rng rng;
+  tfmm_rng_seed(&rng, seed);
+  tfmm_ic_plummer_sample(n, &rng, pos, vel);
+  for (size_t i = 0; i < n; i++)
+    mass[i] = 1.0 / (double)n;
   return TFMM_OK;
 }

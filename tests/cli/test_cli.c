@@ -23,7 +23,9 @@ TestSuite(cli, .init = scratch_make, .fini = scratch_remove);
 Test(cli, help) {
   cr_assert_eq(RUN("--help"), 0);
   assert_stdout_has("forces");
-  assert_stdout_has("ic plummer");
+  assert_stdout_has("ic MODEL");
+  assert_stdout_has("run ");
+  assert_stdout_has("render ");
   assert_stdout_has("--version");
 }
 

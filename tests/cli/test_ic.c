@@ -1,52 +1,19 @@
-/* Tests of tfmm_ic_plummer against the Plummer model's analytic
- * properties: in N-body units the virial theorem gives a kinetic energy
- * T = -E = 1/4, and the half-mass radius is a / sqrt(2^(2/3) - 1) with
- * scale length a = 3 pi / 16. */
+/* Tests of the initial-condition generators against their models' analytic
+ * properties. Plummer: in N-body units the virial theorem gives a kinetic
+ * energy T = -E = 1/4, and the half-mass radius is a / sqrt(2^(2/3) - 1)
+ * with scale length a = 3 pi / 16. Every model: reproducible bits, centre
+ * of mass at rest at the origin, unit mass. The other models' energies
+ * and profiles are in test_ic_models.c. */
 #include <criterion/criterion.h>
 
-#include "tilefmm.h"
+#include "ic_util.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define PI 3.14159265358979323846
-
-typedef struct model {
-  size_t n;
-  double *pos, *vel, *mass;
-} model;
-
-/* Generates n bodies into arrays poisoned with NaN, so that a value the
- * generator forgets to write fails the finiteness checks. */
 static model make(size_t n, uint64_t seed) {
-  model m = {n, malloc(3 * n * sizeof(double)), malloc(3 * n * sizeof(double)),
-             malloc(n * sizeof(double))};
-  cr_assert(m.pos != NULL && m.vel != NULL && m.mass != NULL);
-  for (size_t i = 0; i < 3 * n; i++)
-    m.pos[i] = m.vel[i] = NAN;
-  for (size_t i = 0; i < n; i++)
-    m.mass[i] = NAN;
-  cr_assert_eq(tfmm_ic_plummer(n, seed, m.pos, m.vel, m.mass), TFMM_OK);
-  return m;
-}
-
-static void release(model *m) {
-  free(m->pos);
-  free(m->vel);
-  free(m->mass);
-}
-
-/* Neumaier's compensated sum of x[k * stride] over n terms: the test must
- * measure a zero centre of mass far below the naive sum's rounding. */
-static double sum(const double *x, size_t n, size_t stride) {
-  double s = 0, c = 0;
-  for (size_t k = 0; k < n; k++) {
-    const double v = x[k * stride], t = s + v;
-    c += fabs(s) >= fabs(v) ? (s - t) + v : (v - t) + s;
-    s = t;
-  }
-  return s + c;
+  return make_with(tfmm_ic_plummer, n, seed);
 }
 
 Test(ic, rejects_bad_arguments) {
@@ -109,11 +76,6 @@ Test(ic, equal_masses_centre_of_mass_at_rest) {
   for (size_t i = 0; i < 3 * n; i++)
     cr_assert(isfinite(m.pos[i]) && isfinite(m.vel[i]));
   release(&m);
-}
-
-static int compare_doubles(const void *a, const void *b) {
-  const double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
 }
 
 /* Kinetic energy T = 1/2 sum m v^2 must be 1/4 (virial theorem, E = -1/4);
@@ -181,4 +143,105 @@ Test(ic, radial_mass_profile) {
   cr_assert(outer > 800 && outer < 1000, "%zu bodies beyond r(0.99)", outer);
   free(r);
   release(&m);
+}
+
+/* ---- every model --------------------------------------------------------- */
+
+typedef struct generator {
+  const char *name;
+  ic_fn fn;
+  size_t min_n; /* fewest bodies accepted */
+} generator;
+
+static const generator generators[] = {{"plummer", tfmm_ic_plummer, 1},
+                                       {"hernquist", tfmm_ic_hernquist, 1},
+                                       {"uniform", tfmm_ic_uniform, 1},
+                                       {"cold", tfmm_ic_cold, 1},
+                                       {"merger", tfmm_ic_merger, 2}};
+#define GENERATORS (sizeof generators / sizeof generators[0])
+
+Test(ic, every_model_rejects_bad_arguments) {
+  double p[6], v[6], m[2];
+  for (size_t g = 0; g < GENERATORS; g++) {
+    const ic_fn fn = generators[g].fn;
+    const char *name = generators[g].name;
+    const size_t k = generators[g].min_n;
+    cr_assert_eq(fn(0, 1, p, v, m), TFMM_ERR_INVALID_ARGUMENT, "%s", name);
+    cr_assert_eq(fn(k - 1, 1, p, v, m), TFMM_ERR_INVALID_ARGUMENT, "%s", name);
+    cr_assert_eq(fn(k, 1, NULL, v, m), TFMM_ERR_INVALID_ARGUMENT, "%s", name);
+    cr_assert_eq(fn(k, 1, p, NULL, m), TFMM_ERR_INVALID_ARGUMENT, "%s", name);
+    cr_assert_eq(fn(k, 1, p, v, NULL), TFMM_ERR_INVALID_ARGUMENT, "%s", name);
+    /* 3n doubles could not be addressed: refused before any write. */
+    cr_assert_eq(fn(SIZE_MAX / 3 + 1, 1, p, v, m), TFMM_ERR_INVALID_ARGUMENT,
+                 "%s", name);
+    cr_assert_eq(fn(k, 1, p, v, m), TFMM_OK, "%s", name);
+  }
+}
+
+Test(ic, every_model_same_seed_same_bits) {
+  const size_t n = 1001;
+  for (size_t g = 0; g < GENERATORS; g++) {
+    const char *name = generators[g].name;
+    model a = make_with(generators[g].fn, n, 42),
+          b = make_with(generators[g].fn, n, 42),
+          c = make_with(generators[g].fn, n, 43);
+    cr_assert_eq(memcmp(a.pos, b.pos, 3 * n * sizeof(double)), 0, "%s", name);
+    cr_assert_eq(memcmp(a.vel, b.vel, 3 * n * sizeof(double)), 0, "%s", name);
+    cr_assert_eq(memcmp(a.mass, b.mass, n * sizeof(double)), 0, "%s", name);
+    cr_assert_neq(memcmp(a.pos, c.pos, 3 * n * sizeof(double)), 0, "%s", name);
+    /* The cold sphere is at rest whatever the seed. */
+    if (generators[g].fn != tfmm_ic_cold)
+      cr_assert_neq(memcmp(a.vel, c.vel, 3 * n * sizeof(double)), 0, "%s",
+                    name);
+    release(&a);
+    release(&b);
+    release(&c);
+  }
+}
+
+/* Masses 1/n summing to 1; centre of mass and momentum at the origin to
+ * 1e-14 (the generators' compensated sums reach ~1e-17 here); every value
+ * written and finite. n is odd, so the merger's halves differ by one. */
+Test(ic, every_model_unit_mass_centre_of_mass_at_rest) {
+  const size_t n = 10001;
+  for (size_t g = 0; g < GENERATORS; g++) {
+    const char *name = generators[g].name;
+    model m = make_with(generators[g].fn, n, 7);
+    for (size_t i = 0; i < n; i++)
+      cr_assert_eq(m.mass[i], 1.0 / (double)n, "%s", name);
+    cr_assert_float_eq(sum(m.mass, n, 1), 1.0, 1e-14, "%s", name);
+    for (size_t i = 0; i < 3 * n; i++)
+      cr_assert(isfinite(m.pos[i]) && isfinite(m.vel[i]), "%s", name);
+    double *mx = malloc(n * sizeof(double)), *mv = malloc(n * sizeof(double));
+    cr_assert(mx != NULL && mv != NULL);
+    for (int d = 0; d < 3; d++) {
+      for (size_t i = 0; i < n; i++) {
+        mx[i] = m.mass[i] * m.pos[3 * i + d];
+        mv[i] = m.mass[i] * m.vel[3 * i + d];
+      }
+      const double com = sum(mx, n, 1), momentum = sum(mv, n, 1);
+      cr_assert_lt(fabs(com), 1e-14, "%s: centre of mass[%d] = %g", name, d,
+                   com);
+      cr_assert_lt(fabs(momentum), 1e-14, "%s: momentum[%d] = %g", name, d,
+                   momentum);
+    }
+    free(mx);
+    free(mv);
+    release(&m);
+  }
+}
+
+/* One body: at rest at the origin with all the mass. */
+Test(ic, every_single_body_at_rest_at_origin) {
+  for (size_t g = 0; g < GENERATORS; g++) {
+    if (generators[g].min_n > 1)
+      continue;
+    model m = make_with(generators[g].fn, 1, 9);
+    for (int d = 0; d < 3; d++) {
+      cr_assert_eq(m.pos[d], 0.0, "%s", generators[g].name);
+      cr_assert_eq(m.vel[d], 0.0, "%s", generators[g].name);
+    }
+    cr_assert_eq(m.mass[0], 1.0, "%s", generators[g].name);
+    release(&m);
+  }
 }

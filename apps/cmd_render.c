@@ -1,0 +1,357 @@
+/* tilefmm render: the surface density of a snapshot as a PNG picture. */
+#define _POSIX_C_SOURCE 200809L
+#include "args.h"
+#include "cli.h"
+#include "png_write.h"
+#include "raster.h"
+#include "snapshot.h"
+
+#include "tilefmm.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_SIZE 512
+#define DEFAULT_DECADES 4.0
+#define MIN_SIZE 16
+#define MAX_SIZE 8192
+#define MAX_DECADES 20.0
+/* The share of the mass the automatic view holds (see raster.h). */
+#define AUTO_FRACTION 0.99
+
+typedef struct render_options {
+  const char *snapshot, *out, *axis_word, *extent_word, *centre_word;
+  int size;
+  double decades;
+  int axis;         /* 0, 1, 2 */
+  double extent;    /* 0: automatic */
+  double centre[3]; /* when centre_word */
+} render_options;
+
+static void print_help(void) {
+  printf("Usage: tilefmm render SNAPSHOT --out FILE.png [options]\n"
+         "\n"
+         "Draws the surface density of the bodies in the HDF5 snapshot\n"
+         "SNAPSHOT seen along a coordinate axis: masses are shared among\n"
+         "the pixels by cloud-in-cell, so that the picture holds exactly\n"
+         "the mass in view, and divided by the pixel area. Brightness is\n"
+         "logarithmic over the top decades below the densest pixel, on the\n"
+         "'inferno' colour map; pixels with no mass are black. The other\n"
+         "two axes are drawn right and up in right-handed order: along z,\n"
+         "x right and y up; along x, y right and z up; along y, z right\n"
+         "and x up. A tEXt chunk 'Description' records the snapshot, the\n"
+         "view and the range of densities.\n"
+         "\n"
+         "Options:\n"
+         "  --out FILE.png     where to write, replaced atomically "
+         "(required)\n"
+         "  --axis x|y|z       axis to look along (default: z)\n"
+         "  --extent E|auto    full width of the square view, > 0, in\n"
+         "                     length units; auto: twice the projected\n"
+         "                     radius around the centre holding %g%% of the\n"
+         "                     mass, so that escapers do not shrink the\n"
+         "                     picture (default: auto)\n"
+         "  --centre X,Y,Z     centre of the view (default: the centre of\n"
+         "                     mass of all bodies)\n"
+         "  --size PX          pixels per side, in [%d, %d] (default: %d)\n"
+         "  --decades D        decades of density shown, in (0, %g]\n"
+         "                     (default: %g)\n"
+         "  -h, --help         show this help\n"
+         "\n"
+         "Exit status: 0 on success, 1 on a runtime error, 2 on a usage "
+         "error.\n",
+         100.0 * AUTO_FRACTION, MIN_SIZE, MAX_SIZE, DEFAULT_SIZE, MAX_DECADES,
+         DEFAULT_DECADES);
+}
+
+/* ---- flags ------------------------------------------------------------- */
+
+static int axis_index(const char *word) {
+  static const char *const names[] = {"x", "y", "z"};
+  for (int a = 0; a < 3; a++)
+    if (strcmp(word, names[a]) == 0)
+      return a;
+  return -1;
+}
+
+static int axis_ok(const void *v) {
+  return axis_index(*(const char *const *)v) >= 0;
+}
+
+/* A finite number filling [word, end), as args.c wants it: no leading
+ * space, no "nan" or "inf". Returns where it stopped, or NULL. */
+static const char *parse_number(const char *word, double *out) {
+  if (*word == '\0' || strchr(" \t\n\v\f\r,", *word) != NULL)
+    return NULL;
+  char *end;
+  *out = strtod(word, &end);
+  return end != word && isfinite(*out) ? end : NULL;
+}
+
+static int parse_extent(const char *word, double *extent) {
+  if (strcmp(word, "auto") == 0) {
+    *extent = 0.0;
+    return 1;
+  }
+  const char *end = parse_number(word, extent);
+  return end != NULL && *end == '\0' && *extent > 0.0;
+}
+
+static int extent_ok(const void *v) {
+  double e;
+  return parse_extent(*(const char *const *)v, &e);
+}
+
+/* "X,Y,Z": three finite numbers and two commas, nothing else. */
+static int parse_centre(const char *word, double c[3]) {
+  const char *p = word;
+  for (int d = 0; d < 3; d++) {
+    p = parse_number(p, &c[d]);
+    if (p == NULL || *p != (d < 2 ? ',' : '\0'))
+      return 0;
+    p += d < 2;
+  }
+  return 1;
+}
+
+static int centre_ok(const void *v) {
+  double c[3];
+  return parse_centre(*(const char *const *)v, c);
+}
+
+static int size_ok(const void *v) {
+  const int s = *(const int *)v;
+  return s >= MIN_SIZE && s <= MAX_SIZE;
+}
+
+static int decades_ok(const void *v) {
+  const double d = *(const double *)v;
+  return d > 0.0 && d <= MAX_DECADES;
+}
+
+/* 1 when arg is a flag that takes the next word as its value. */
+static int takes_next(const char *arg, const args_option *opts, size_t n) {
+  if (arg[0] != '-' || strchr(arg, '=') != NULL)
+    return 0;
+  for (size_t k = 0; k < n; k++)
+    if (strcmp(arg, opts[k].name) == 0)
+      return 1;
+  return 0;
+}
+
+/* Takes SNAPSHOT out of argv: the first word that is neither a flag nor a
+ * flag's value. The rest go to flags, where args_parse refuses a second
+ * such word. */
+static const char *take_positional(int argc, char **argv,
+                                   const args_option *opts, size_t n,
+                                   char **flags, int *nflags) {
+  const char *positional = NULL;
+  *nflags = 0;
+  for (int i = 0; i < argc; i++) {
+    if (positional == NULL && argv[i][0] != '-') {
+      positional = argv[i];
+      continue;
+    }
+    flags[(*nflags)++] = argv[i];
+    if (takes_next(argv[i], opts, n) && i + 1 < argc)
+      flags[(*nflags)++] = argv[++i];
+  }
+  return positional;
+}
+
+static args_result parse_options(int argc, char **argv, render_options *o) {
+  memset(o, 0, sizeof *o);
+  o->axis_word = "z";
+  o->extent_word = "auto";
+  o->size = DEFAULT_SIZE;
+  o->decades = DEFAULT_DECADES;
+  args_option opts[] = {
+      {.name = "--out", .kind = ARGS_STRING, .value = &o->out, .required = 1},
+      {.name = "--axis",
+       .kind = ARGS_STRING,
+       .value = &o->axis_word,
+       .valid = axis_ok,
+       .expect = "x, y or z"},
+      {.name = "--extent",
+       .kind = ARGS_STRING,
+       .value = &o->extent_word,
+       .valid = extent_ok,
+       .expect = "a number > 0 or 'auto'"},
+      {.name = "--centre",
+       .kind = ARGS_STRING,
+       .value = &o->centre_word,
+       .valid = centre_ok,
+       .expect = "three finite numbers X,Y,Z"},
+      {.name = "--size",
+       .kind = ARGS_INT,
+       .value = &o->size,
+       .valid = size_ok,
+       .expect = "an integer in [16, 8192]"},
+      {.name = "--decades",
+       .kind = ARGS_DOUBLE,
+       .value = &o->decades,
+       .valid = decades_ok,
+       .expect = "a number in (0, 20]"},
+  };
+  const size_t n = sizeof opts / sizeof opts[0];
+  char **flags = malloc(((size_t)argc + 1) * sizeof *flags);
+  if (flags == NULL) {
+    cli_error("render: out of memory");
+    return ARGS_ERROR;
+  }
+  int nflags;
+  o->snapshot = take_positional(argc, argv, opts, n, flags, &nflags);
+  args_result r = args_parse(nflags, flags, opts, n);
+  free(flags);
+  if (r == ARGS_OK && o->snapshot == NULL) {
+    cli_error("render: missing SNAPSHOT");
+    r = ARGS_ERROR;
+  }
+  if (r == ARGS_OK) {
+    o->axis = axis_index(o->axis_word);
+    parse_extent(o->extent_word, &o->extent);
+    if (o->centre_word != NULL)
+      parse_centre(o->centre_word, o->centre);
+  }
+  return r;
+}
+
+/* ---- the picture ------------------------------------------------------- */
+
+/* What a picture records about how it was made. */
+typedef struct render_result {
+  raster_view view;
+  size_t in_view;
+  double mass_in_view, mass_total, sigma_max;
+} render_result;
+
+/* printf into a string of the right size; NULL when out of memory. */
+static char *format(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+static char *format(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  const int len = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  char *text = len >= 0 ? malloc((size_t)len + 1) : NULL;
+  if (text != NULL) {
+    va_start(ap, fmt);
+    vsnprintf(text, (size_t)len + 1, fmt, ap);
+    va_end(ap);
+  }
+  return text;
+}
+
+/* The tEXt 'Description' of the picture. Free it. */
+static char *describe(const render_options *o, const snapshot *s,
+                      const render_result *r) {
+  static const char axes[] = "xyz";
+  int right, up;
+  raster_plane_axes(r->view.axis, &right, &up);
+  const double *c = r->view.centre;
+  return format(
+      "Surface density of %s (%zu bodies, time %.9g) projected along %c "
+      "(right %c, up %c); centre (%.9g, %.9g, %.9g), extent %.9g (full "
+      "width), %d x %d pixels; %zu bodies of mass %.9g in view (of %.9g); "
+      "range: log10 surface density over %g decades, from %.6g (darkest) "
+      "to %.6g (brightest); inferno colour map, empty pixels black",
+      o->snapshot, s->n, s->time, axes[r->view.axis], axes[right], axes[up],
+      c[0], c[1], c[2], r->view.extent, r->view.size, r->view.size, r->in_view,
+      r->mass_in_view, r->mass_total, o->decades,
+      r->sigma_max * pow(10.0, -o->decades), r->sigma_max);
+}
+
+/* The view of o on s: the given centre or the centre of mass, the given
+ * extent or the automatic one. */
+static int choose_view(const render_options *o, const snapshot *s,
+                       raster_view *v) {
+  v->axis = o->axis;
+  v->size = o->size;
+  if (o->centre_word != NULL)
+    memcpy(v->centre, o->centre, sizeof v->centre);
+  else
+    raster_centre_of_mass(s->n, s->pos, s->mass, v->centre);
+  v->extent = o->extent;
+  if (v->extent > 0.0)
+    return 1;
+  if (!raster_auto_extent(v->axis, v->centre, s->n, s->pos, s->mass,
+                          AUTO_FRACTION, &v->extent)) {
+    cli_error("render: out of memory for %zu bodies", s->n);
+    return 0;
+  }
+  return 1;
+}
+
+/* Deposits, colours and writes the picture of s. */
+static int draw(const render_options *o, const snapshot *s) {
+  render_result r;
+  memset(&r, 0, sizeof r);
+  if (!choose_view(o, s, &r.view))
+    return 0;
+  const size_t pixels = (size_t)o->size * (size_t)o->size;
+  double *sigma = malloc(pixels * sizeof *sigma);
+  unsigned char *rgb = malloc(3 * pixels);
+  int ok = sigma != NULL && rgb != NULL;
+  if (!ok)
+    cli_error("render: out of memory for %d x %d pixels", o->size, o->size);
+  char *text = NULL;
+  if (ok) {
+    r.in_view =
+        raster_deposit(&r.view, s->n, s->pos, s->mass, sigma, &r.mass_in_view);
+    for (size_t k = 0; k < s->n; k++)
+      r.mass_total += s->mass[k];
+    r.sigma_max = raster_to_rgb(sigma, o->size, o->decades, rgb);
+    if (r.in_view == 0)
+      cli_error("render: warning: no bodies of %s in view; the picture is "
+                "black",
+                o->snapshot);
+    text = describe(o, s, &r);
+    ok = text != NULL;
+    if (!ok)
+      cli_error("render: out of memory");
+  }
+  if (ok) {
+    char *software = format("tilefmm %s render", tfmm_version());
+    const png_write_text chunks[] = {{"Description", text},
+                                     {"Software", software}};
+    ok = software != NULL &&
+         png_write_rgb(o->out, o->size, o->size, rgb, chunks, 2);
+    free(software);
+  }
+  if (ok)
+    fprintf(stderr,
+            "tilefmm render: %zu of %zu bodies in view, extent %.6g, "
+            "densities %.4g to %.4g -> %s\n",
+            r.in_view, s->n, r.view.extent,
+            r.sigma_max * pow(10.0, -o->decades), r.sigma_max, o->out);
+  free(text);
+  free(sigma);
+  free(rgb);
+  return ok;
+}
+
+int cmd_render(int argc, char **argv) {
+  render_options o;
+  switch (parse_options(argc - 1, argv + 1, &o)) {
+  case ARGS_HELP:
+    print_help();
+    return CLI_OK;
+  case ARGS_ERROR:
+    fprintf(stderr, "Try 'tilefmm render --help'.\n");
+    return CLI_USAGE_ERROR;
+  default:
+    break;
+  }
+  snapshot s;
+  int ok = snapshot_read(o.snapshot, &s);
+  ok = ok && draw(&o, &s);
+  snapshot_free(&s);
+  return ok ? CLI_OK : CLI_RUNTIME_ERROR;
+}

@@ -1,0 +1,328 @@
+/* tilefmm run: a simulation from initial conditions (or a checkpoint) to
+ * the end step with the kick-drift-kick leapfrog, diagnostics, snapshots
+ * and checkpoints. */
+#define _POSIX_C_SOURCE 200809L
+#include "atomic_file.h"
+#include "cli.h"
+#include "run_options.h"
+#include "run_report.h"
+#include "run_state.h"
+#include "snapshot.h"
+#include "solver_cli.h"
+
+#include "tilefmm.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Everything one run holds, released by run_free. */
+typedef struct run {
+  run_options ro;
+  run_state st;
+  tfmm_solver *solver;
+  snapshot_attr *attrs;
+  size_t nattrs;
+  run_report report;
+  int report_open;
+  int64_t end;
+  const char *device; /* "cpu" or "gpu": where the forces run */
+} run;
+
+static void run_free(run *r) {
+  if (r->report_open)
+    run_report_abort(&r->report);
+  tfmm_solver_destroy(r->solver);
+  run_options_free_attrs(r->attrs, r->nattrs);
+  run_state_free(&r->st);
+}
+
+/* mkdir -p: every missing directory of path. */
+static int make_dirs(const char *path) {
+  char *p = strdup(path);
+  if (p == NULL) {
+    cli_error("out of memory");
+    return 0;
+  }
+  int ok = 1;
+  for (char *s = p + 1; ok; s++) {
+    const int last = (*s == '\0');
+    if (*s == '/' || last) {
+      *s = '\0';
+      if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+        cli_error("--out %s: cannot create %s: %s", path, p, strerror(errno));
+        ok = 0;
+      }
+      if (last)
+        break;
+      *s = '/';
+    }
+  }
+  struct stat sb;
+  if (ok && (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))) {
+    cli_error("--out %s: not a directory", path);
+    ok = 0;
+  }
+  free(p);
+  return ok;
+}
+
+static char *out_path(const run *r, const char *fmt, int64_t k) {
+  char name[64];
+  snprintf(name, sizeof name, fmt, k);
+  const size_t len = strlen(r->ro.out) + strlen(name) + 2;
+  char *p = malloc(len);
+  if (p == NULL)
+    cli_error("out of memory");
+  else
+    snprintf(p, len, "%s/%s", r->ro.out, name);
+  return p;
+}
+
+static int write_state(const run *r, const char *fmt, int64_t k,
+                       int checkpoint) {
+  char *path = out_path(r, fmt, k);
+  const int ok =
+      path != NULL && run_state_write(&r->st, path, r->ro.dt, r->attrs,
+                                      r->nattrs, checkpoint, r->device);
+  free(path);
+  return ok;
+}
+
+static int write_used_parameters(const run *r) {
+  char *path = out_path(r, "used_parameters.yml", 0);
+  atomic_file af;
+  int ok = path != NULL && atomic_file_open(&af, path);
+  if (ok) {
+    ok = run_options_write_yaml(af.fp, r->attrs, r->nattrs);
+    if (!ok) {
+      cli_error("%s: cannot write: %s", path, strerror(errno));
+      atomic_file_discard(&af);
+    } else {
+      ok = atomic_file_commit(&af);
+    }
+  }
+  free(path);
+  return ok;
+}
+
+/* The forces at the current positions, and the phases' times. */
+static int compute_forces(run *r, run_times *t) {
+  run_state *s = &r->st;
+  if (tfmm_solver_compute(r->solver, s->n, s->pos, s->mass, s->acc, s->pot) !=
+      TFMM_OK) {
+    cli_error("step %" PRId64 ": %s", s->step, tfmm_solver_message(r->solver));
+    return 0;
+  }
+  const tfmm_stats *x = tfmm_solver_stats(r->solver);
+  const int tree = x->method == TFMM_METHOD_FMM || x->method == TFMM_METHOD_BH;
+  t->tree = tree ? x->time[TFMM_PHASE_TREE] + x->time[TFMM_PHASE_LISTS] : 0;
+  t->near = tree ? x->near_time : x->time_total;
+  t->far = tree ? x->far_time : 0;
+  return 1;
+}
+
+/* Diagnostics, their line and CSV row when due, snapshots and checkpoints
+ * when due. */
+static int after_step(run *r, run_times *t, double step_started) {
+  run_state *s = &r->st;
+  const run_options *o = &r->ro;
+  double t0 = cli_seconds();
+  int ok = 1;
+  /* Snapshot K is step K * snapshot_every; 0000, the initial state, is
+   * written even when snapshot_every is 0. */
+  if (s->step == 0 ||
+      (o->snapshot_every > 0 && s->step % o->snapshot_every == 0))
+    ok =
+        write_state(r, "snapshot_%04" PRId64 ".hdf5",
+                    o->snapshot_every > 0 ? s->step / o->snapshot_every : 0, 0);
+  if (ok && (s->step == r->end ||
+             (o->checkpoint_every > 0 && s->step % o->checkpoint_every == 0 &&
+              s->step > 0)))
+    ok = write_state(r, "checkpoint.hdf5", 0, 1);
+  t->io = cli_seconds() - t0;
+  if (!ok)
+    return 0;
+  if (s->step % o->stats_every == 0 || s->step == r->end) {
+    t0 = cli_seconds();
+    tfmm_diagnostics d;
+    if (tfmm_diagnostics_compute(s->n, s->pos, s->vel, s->mass, s->pot, &d) !=
+        TFMM_OK) {
+      cli_error("step %" PRId64 ": diagnostics: out of memory", s->step);
+      return 0;
+    }
+    if (!isfinite(d.total)) {
+      cli_error("step %" PRId64 ": the total energy is not finite", s->step);
+      return 0;
+    }
+    t->integrate += cli_seconds() - t0;
+    t->step = cli_seconds() - step_started;
+    return run_report_step(&r->report, s->step, run_state_time(s, o->dt),
+                           s->energy_initial, &d, t,
+                           tfmm_solver_stats(r->solver)->leaf_size);
+  }
+  t->step = cli_seconds() - step_started;
+  return 1;
+}
+
+/* Step 0: forces, the initial energy, snapshot 0000. */
+static int start(run *r) {
+  run_times t = {0};
+  const double t0 = cli_seconds();
+  if (!compute_forces(r, &t))
+    return 0;
+  tfmm_diagnostics d;
+  run_state *s = &r->st;
+  if (tfmm_diagnostics_compute(s->n, s->pos, s->vel, s->mass, s->pot, &d) !=
+      TFMM_OK) {
+    cli_error("diagnostics: out of memory");
+    return 0;
+  }
+  s->energy_initial = d.total;
+  return after_step(r, &t, t0);
+}
+
+/* One kick-drift-kick step. */
+static int step(run *r) {
+  run_state *s = &r->st;
+  const double dt = r->ro.dt;
+  run_times t = {0};
+  const double t0 = cli_seconds();
+  tfmm_leapfrog_kick(s->n, s->vel, s->acc, 0.5 * dt);
+  tfmm_leapfrog_drift(s->n, s->pos, s->vel, dt);
+  t.integrate = cli_seconds() - t0;
+  if (!compute_forces(r, &t))
+    return 0;
+  const double t1 = cli_seconds();
+  tfmm_leapfrog_kick(s->n, s->vel, s->acc, 0.5 * dt);
+  s->step++;
+  t.integrate += cli_seconds() - t1;
+  if (!after_step(r, &t, t0))
+    return 0;
+  run_report_tick(&r->report, s->step, run_state_time(s, dt), &t);
+  return 1;
+}
+
+/* The step at which the run ends. */
+static int resolve_end(run *r) {
+  run_options *o = &r->ro;
+  if (o->t_end > 0) {
+    const double k = ceil((o->t_end - r->st.time_initial) / o->dt - 1e-9);
+    if (!(k < 1e15)) {
+      cli_error("--t-end %g with --dt %g: too many steps", o->t_end, o->dt);
+      return 0;
+    }
+    r->end = k > 0 ? (int64_t)k : 0;
+    o->steps = (int)fmin(r->end, 2147483647.0);
+  } else {
+    r->end = o->steps;
+  }
+  if (r->end < r->st.step) {
+    cli_error("the run is at step %" PRId64
+              " already, past the end (step %" PRId64 ")",
+              r->st.step, r->end);
+    return 0;
+  }
+  return 1;
+}
+
+/* The restart's settings and state from its checkpoint. Returns a CLI
+ * exit code; *device gets the checkpoint's device (free it). */
+static int from_checkpoint(run *r, char **device) {
+  run_options *o = &r->ro;
+  snapshot cp = {0};
+  int code = CLI_OK;
+  if (!snapshot_read(o->restart_path, &cp) ||
+      !run_options_merge_checkpoint(o, o->restart_path, cp.params, cp.nparams))
+    code = CLI_RUNTIME_ERROR;
+  else if (!run_options_finish(o) ||
+           !run_options_compare(o, o->restart_path, cp.params, cp.nparams))
+    code = CLI_USAGE_ERROR;
+  else if (!run_state_from_checkpoint(&r->st, &cp, o->restart_path))
+    code = CLI_RUNTIME_ERROR;
+  const char *d = snapshot_attr_find(cp.state, cp.nstate, "device");
+  *device = d != NULL ? strdup(d) : NULL;
+  snapshot_free(&cp);
+  return code;
+}
+
+/* Settings, state and solver; for a restart, from the checkpoint. Returns
+ * a CLI exit code. */
+static int set_up(run *r) {
+  run_options *o = &r->ro;
+  char *was = NULL;
+  int code = CLI_OK;
+  if (o->restart_path != NULL)
+    code = from_checkpoint(r, &was);
+  else if (!run_options_finish(o))
+    code = CLI_USAGE_ERROR;
+  else if (!run_state_from_ic(&r->st, o))
+    code = CLI_RUNTIME_ERROR;
+  if (code == CLI_OK && !resolve_end(r))
+    code = CLI_USAGE_ERROR;
+  if (code == CLI_OK)
+    code = solver_cli_create(&o->sc.cfg, &r->solver);
+  if (code == CLI_OK) {
+    r->device = tfmm_device_name(tfmm_solver_device(r->solver));
+    if (was != NULL && strcmp(was, r->device) != 0)
+      fprintf(stderr,
+              "tilefmm run: note: the checkpoint's forces were computed on "
+              "the %s, these on the %s: the continuation is not bit for bit "
+              "the run straight through\n",
+              was, r->device);
+    r->attrs = run_options_attrs(o, &r->nattrs);
+    if (r->attrs == NULL) {
+      cli_error("out of memory");
+      code = CLI_RUNTIME_ERROR;
+    }
+  }
+  free(was);
+  if (code == CLI_OK && (!make_dirs(o->out) || !write_used_parameters(r)))
+    code = CLI_RUNTIME_ERROR;
+  return code;
+}
+
+static int use_progress(const char *word) {
+  if (strcmp(word, "on") == 0)
+    return 1;
+  if (strcmp(word, "off") == 0)
+    return 0;
+  return isatty(STDERR_FILENO);
+}
+
+int cmd_run(int argc, char **argv) {
+  run r;
+  memset(&r, 0, sizeof r);
+  run_options_init(&r.ro);
+  int code = run_options_parse(&r.ro, argc - 1, argv + 1);
+  if (code != CLI_OK)
+    return code < 0 ? CLI_OK : code;
+  code = set_up(&r);
+  if (code == CLI_OK) {
+    const run_options *o = &r.ro;
+    fprintf(
+        stderr,
+        "tilefmm run: %zu bodies (%s), %s on %s, theta %g, order %d, "
+        "leaf %s, eps %g, dt %g, steps %" PRId64 " to %" PRId64 ", out %s\n",
+        r.st.n, o->ic, o->sc.method, r.device, o->sc.cfg.theta, o->sc.cfg.order,
+        o->sc.leaf, o->sc.cfg.eps, o->dt, r.st.step, r.end, o->out);
+    r.report_open = run_report_open(&r.report, o->out, r.st.step, r.end,
+                                    use_progress(o->progress));
+    int ok = r.report_open;
+    if (ok && o->restart_path == NULL)
+      ok = start(&r);
+    while (ok && r.st.step < r.end)
+      ok = step(&r);
+    if (ok) {
+      r.report_open = 0;
+      ok = run_report_close(&r.report, r.st.n, r.device);
+    }
+    code = ok ? CLI_OK : CLI_RUNTIME_ERROR;
+  }
+  run_free(&r);
+  return code;
+}

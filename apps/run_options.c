@@ -1,0 +1,448 @@
+/* Settings of 'tilefmm run' (see run_options.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "run_options.h"
+
+#include "cli.h"
+#include "params.h"
+
+#include "tilefmm.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_N 262144
+#define DEFAULT_STEPS 20
+#define DEFAULT_DT 0.0078125 /* 1/128: t = step * dt exactly */
+#define DEFAULT_EPS 0.01
+#define DEFAULT_OUT "tilefmm_run"
+#define LEAF_CPU 64
+#define LEAF_GPU 1024
+
+/* A parameter-file key, the flag it stands for, and whether a restart may
+ * change it (free) or must keep it (the run's physics and solver). */
+typedef struct run_key {
+  const char *section, *key, *flag;
+  int free;
+} run_key;
+
+static const run_key keys[] = {
+    {"InitialConditions", "type", "--ic", 0},
+    {"InitialConditions", "n", "--n", 0},
+    {"InitialConditions", "seed", "--seed", 0},
+    {"TimeIntegration", "dt", "--dt", 0},
+    {"TimeIntegration", "steps", "--steps", 1},
+    {"TimeIntegration", "t_end", "--t-end", 1},
+    {"Gravity", "G", "--G", 0},
+    {"Gravity", "eps", "--eps", 0},
+    {"Gravity", "method", "--method", 0},
+    {"Gravity", "theta", "--theta", 0},
+    {"Gravity", "order", "--order", 0},
+    {"Gravity", "leaf_size", "--leaf", 0},
+    {"Gravity", "max_depth", "--max-depth", 0},
+    {"Gravity", "device", "--device", 1},
+    {"GPU", "tile", "--gpu-tile", 0},
+    {"GPU", "threads_per_body", "--gpu-threads-per-body", 0},
+    {"GPU", "unroll", "--gpu-unroll", 0},
+    {"GPU", "bodies_per_thread", "--gpu-bodies-per-thread", 0},
+    {"Scheduler", "threads", "--threads", 1},
+    {"Output", "directory", "--out", 1},
+    {"Output", "snapshot_every", "--snapshot-every", 1},
+    {"Output", "checkpoint_every", "--checkpoint-every", 1},
+    {"Output", "statistics_every", "--stats-every", 1},
+    {"Output", "progress", "--progress", 1},
+    {"Restart", "file", "--restart", 1},
+};
+#define NKEYS (sizeof keys / sizeof keys[0])
+
+static int positive_double(const void *v) { return *(const double *)v > 0; }
+static int non_negative_int(const void *v) { return *(const int *)v >= 0; }
+static int positive_int(const void *v) { return *(const int *)v >= 1; }
+static int count_ok(const void *v) {
+  const uint64_t n = *(const uint64_t *)v;
+  return n >= 1 && n <= SIZE_MAX / (3 * sizeof(double));
+}
+static int progress_ok(const void *v) {
+  const char *s = *(const char *const *)v;
+  return strcmp(s, "auto") == 0 || strcmp(s, "on") == 0 ||
+         strcmp(s, "off") == 0;
+}
+static int nonempty(const void *v) { return **(const char *const *)v != '\0'; }
+
+void run_options_init(run_options *ro) {
+  memset(ro, 0, sizeof *ro);
+  ro->ic = "plummer";
+  ro->n = DEFAULT_N;
+  ro->seed = 1;
+  ro->dt = DEFAULT_DT;
+  ro->steps = -1;
+  ro->t_end = -1.0;
+  ro->out = DEFAULT_OUT;
+  ro->snapshot_every = 10;
+  ro->checkpoint_every = 100;
+  ro->stats_every = 1;
+  ro->progress = "auto";
+  const args_option own[RUN_FLAGS - SOLVER_CLI_FLAGS] = {
+      {.name = "--params", .kind = ARGS_STRING, .value = &ro->params_path},
+      {.name = "--restart", .kind = ARGS_STRING, .value = &ro->restart_path},
+      {.name = "--ic",
+       .kind = ARGS_STRING,
+       .value = &ro->ic,
+       .valid = nonempty,
+       .expect = "plummer, hernquist, uniform, cold, merger or a file"},
+      {.name = "--n",
+       .kind = ARGS_U64,
+       .value = &ro->n,
+       .valid = count_ok,
+       .expect = "an integer >= 1"},
+      {.name = "--seed",
+       .kind = ARGS_U64,
+       .value = &ro->seed,
+       .expect = "an integer in [0, 2^64)"},
+      {.name = "--dt",
+       .kind = ARGS_DOUBLE,
+       .value = &ro->dt,
+       .valid = positive_double,
+       .expect = "a number > 0"},
+      {.name = "--steps",
+       .kind = ARGS_INT,
+       .value = &ro->steps,
+       .valid = non_negative_int,
+       .expect = "an integer >= 0"},
+      {.name = "--t-end",
+       .kind = ARGS_DOUBLE,
+       .value = &ro->t_end,
+       .valid = positive_double,
+       .expect = "a number > 0"},
+      {.name = "--out",
+       .kind = ARGS_STRING,
+       .value = &ro->out,
+       .valid = nonempty,
+       .expect = "a directory"},
+      {.name = "--snapshot-every",
+       .kind = ARGS_INT,
+       .value = &ro->snapshot_every,
+       .valid = non_negative_int,
+       .expect = "an integer >= 0"},
+      {.name = "--checkpoint-every",
+       .kind = ARGS_INT,
+       .value = &ro->checkpoint_every,
+       .valid = non_negative_int,
+       .expect = "an integer >= 0"},
+      {.name = "--stats-every",
+       .kind = ARGS_INT,
+       .value = &ro->stats_every,
+       .valid = positive_int,
+       .expect = "an integer >= 1"},
+      {.name = "--progress",
+       .kind = ARGS_STRING,
+       .value = &ro->progress,
+       .valid = progress_ok,
+       .expect = "auto, on or off"},
+  };
+  memcpy(ro->opts, own, sizeof own);
+  solver_cli_init(&ro->sc, ro->opts + (RUN_FLAGS - SOLVER_CLI_FLAGS));
+  ro->sc.cfg.eps = DEFAULT_EPS;
+}
+
+static args_option *find_opt(run_options *ro, const char *flag) {
+  for (size_t k = 0; k < RUN_FLAGS; k++)
+    if (strcmp(ro->opts[k].name, flag) == 0)
+      return &ro->opts[k];
+  return NULL;
+}
+
+int run_options_explicit(const run_options *ro, const char *flag) {
+  for (size_t k = 0; k < RUN_FLAGS; k++)
+    if (strcmp(ro->opts[k].name, flag) == 0)
+      return ro->explicit_[k];
+  return 0;
+}
+
+void run_options_help(FILE *fp, const run_options *d) {
+  fprintf(
+      fp,
+      "Usage: tilefmm run [options]\n"
+      "\n"
+      "Runs a simulation: initial conditions, the kick-drift-kick leapfrog\n"
+      "with a fixed step, the forces of the chosen solver at every step,\n"
+      "diagnostics, HDF5 snapshots (GADGET/SWIFT layout) and checkpoints.\n"
+      "One line per diagnostics step on stdout; a live progress line on\n"
+      "stderr when it is a terminal. Units are N-body units for the models\n"
+      "(G = M = 1, E = -1/4); a FILE's units are its own (set --G, --eps).\n"
+      "\n"
+      "Options:\n"
+      "  --params FILE     YAML parameter file (SWIFT style 'Section: key:\n"
+      "                    value'); flags override it. The run writes the\n"
+      "                    parameters it used to DIR/used_parameters.yml\n"
+      "  --ic IC           plummer, hernquist, uniform, cold (a uniform\n"
+      "                    sphere at rest), merger (two Plummer spheres on a\n"
+      "                    bound orbit), or a FILE: an HDF5 snapshot or a\n"
+      "                    text body file 'x y z m [vx vy vz]' (default: %s)\n"
+      "  --n N             bodies of a model (default: %" PRIu64 ")\n"
+      "  --seed S          random seed of a model (default: %" PRIu64 ")\n"
+      "  --dt DT           time step, > 0 (default: %g)\n"
+      "  --steps N         the step at which the run ends, counted from the\n"
+      "                    initial conditions (default: %d)\n"
+      "  --t-end T         or the time at which it ends (the first step at\n"
+      "                    or past T)\n"
+      "  --out DIR         output directory, created if needed: snapshots\n"
+      "                    DIR/snapshot_NNNN.hdf5 (NNNN = step / K, 0000 the\n"
+      "                    initial state), DIR/checkpoint.hdf5,\n"
+      "                    DIR/statistics.csv (default: %s)\n"
+      "  --snapshot-every K  steps between snapshots, 0 for the initial one\n"
+      "                    only (default: %d)\n"
+      "  --checkpoint-every K  steps between checkpoints; one is also\n"
+      "                    written at the end (default: %d)\n"
+      "  --stats-every K   steps between diagnostics (default: %d)\n"
+      "  --restart FILE    continue from a checkpoint: the result is bit\n"
+      "                    for bit the run straight through on the same\n"
+      "                    device; the settings come from the checkpoint,\n"
+      "                    and flags may change only the end, the outputs,\n"
+      "                    the threads and the device\n"
+      "  --progress P      auto (a live line when stderr is a terminal), on\n"
+      "                    or off (default: %s)\n"
+      "Solver (the leaf size defaults to %d on the CPU and %d when the\n"
+      "near field runs on a GPU; --eps defaults to %g here):\n",
+      d->ic, d->n, d->seed, d->dt, DEFAULT_STEPS, d->out, d->snapshot_every,
+      d->checkpoint_every, d->stats_every, d->progress, LEAF_CPU, LEAF_GPU,
+      DEFAULT_EPS);
+  solver_cli_help(fp, &d->sc.cfg);
+  fprintf(fp, "  -h, --help        show this help\n"
+              "\n"
+              "Exit status: 0 on success, 1 on a runtime error, 2 on a usage "
+              "error.\n");
+}
+
+int run_options_parse(run_options *ro, int argc, char **argv) {
+  switch (args_parse(argc, argv, ro->opts, RUN_FLAGS)) {
+  case ARGS_HELP: {
+    run_options d;
+    run_options_init(&d);
+    run_options_help(stdout, &d);
+    return -1;
+  }
+  case ARGS_ERROR:
+    fprintf(stderr, "Try 'tilefmm run --help'.\n");
+    return CLI_USAGE_ERROR;
+  default:
+    break;
+  }
+  for (size_t k = 0; k < RUN_FLAGS; k++)
+    ro->explicit_[k] = ro->opts[k].seen;
+  if (ro->params_path == NULL)
+    return CLI_OK;
+  params p;
+  params_key pk[NKEYS];
+  for (size_t k = 0; k < NKEYS; k++)
+    pk[k] = (params_key){keys[k].section, keys[k].key, keys[k].flag};
+  int ok = params_read(ro->params_path, &p) &&
+           params_apply(&p, pk, NKEYS, ro->opts, RUN_FLAGS);
+  for (size_t e = 0; ok && e < p.count; e++)
+    for (size_t k = 0; k < NKEYS; k++)
+      if (strcmp(p.entries[e].section, keys[k].section) == 0 &&
+          strcmp(p.entries[e].key, keys[k].key) == 0)
+        ro->explicit_[find_opt(ro, keys[k].flag) - ro->opts] = 1;
+  /* String settings point into the file's entries: keep them. */
+  if (ok) {
+    for (size_t k = 0; k < RUN_FLAGS; k++) {
+      if (ro->opts[k].kind == ARGS_STRING && ro->explicit_[k] &&
+          !ro->opts[k].seen) {
+        const char **s = ro->opts[k].value;
+        *s = strdup(*s); /* lives as long as the run; never freed */
+      }
+    }
+  }
+  params_free(&p);
+  return ok ? CLI_OK : CLI_USAGE_ERROR;
+}
+
+int run_options_merge_checkpoint(run_options *ro, const char *path,
+                                 const snapshot_attr *given, size_t count) {
+  const int end_given = ro->explicit_[find_opt(ro, "--steps") - ro->opts] ||
+                        ro->explicit_[find_opt(ro, "--t-end") - ro->opts];
+  for (size_t a = 0; a < count; a++) {
+    const char *colon = strchr(given[a].name, ':');
+    const run_key *k = NULL;
+    for (size_t j = 0; colon != NULL && j < NKEYS; j++)
+      if (strncmp(given[a].name, keys[j].section,
+                  (size_t)(colon - given[a].name)) == 0 &&
+          strlen(keys[j].section) == (size_t)(colon - given[a].name) &&
+          strcmp(colon + 1, keys[j].key) == 0)
+        k = &keys[j];
+    if (k == NULL) {
+      cli_error("%s: unknown parameter '%s' in /Parameters: not a checkpoint "
+                "of this version of tilefmm run",
+                path, given[a].name);
+      return 0;
+    }
+    args_option *o = find_opt(ro, k->flag);
+    const size_t i = (size_t)(o - ro->opts);
+    if (strcmp(k->flag, "--t-end") == 0 || strcmp(k->flag, "--restart") == 0)
+      continue; /* the end is --steps; the restart is this one */
+    if (strcmp(k->flag, "--steps") == 0 && end_given)
+      continue;
+    if (ro->explicit_[i])
+      continue; /* compared once every setting is final */
+    /* A string setting points at its word: copy the checkpoint's, which
+     * is released before the run ends. */
+    char where[512];
+    snprintf(where, sizeof where, "%s: /Parameters %s", path, given[a].name);
+    const char *word =
+        o->kind == ARGS_STRING ? strdup(given[a].value) : given[a].value;
+    if (word == NULL || !args_set(o, word, where))
+      return 0;
+  }
+  return 1;
+}
+
+int run_options_finish(run_options *ro) {
+  solver_cli_finish(&ro->sc);
+  tfmm_config *c = &ro->sc.cfg;
+  if (ro->steps >= 0 && ro->t_end > 0) {
+    cli_error("--steps and --t-end both given: choose one end");
+    return 0;
+  }
+  if (ro->steps < 0 && ro->t_end < 0)
+    ro->steps = DEFAULT_STEPS;
+  if (ro->sc.leaf == NULL) {
+    const int gpu_near =
+        (c->method == TFMM_METHOD_FMM || c->method == TFMM_METHOD_BH) &&
+        (c->device == TFMM_DEVICE_GPU ||
+         (c->device == TFMM_DEVICE_AUTO && tfmm_gpu_count() > 0));
+    c->leaf_size = gpu_near ? LEAF_GPU : LEAF_CPU;
+  }
+  /* The words every canonical list holds. */
+  ro->sc.method = tfmm_method_name(c->method);
+  ro->sc.device = tfmm_device_name(c->device);
+  if (c->leaf_size == TFMM_LEAF_AUTO) {
+    ro->sc.leaf = "auto";
+  } else {
+    char *w = malloc(16);
+    if (w == NULL) {
+      cli_error("out of memory");
+      return 0;
+    }
+    snprintf(w, 16, "%d", c->leaf_size);
+    ro->sc.leaf = w; /* lives as long as the run */
+  }
+  return 1;
+}
+
+static char *format_value(const args_option *o) {
+  char buf[64];
+  switch (o->kind) {
+  case ARGS_DOUBLE:
+    snprintf(buf, sizeof buf, "%.17g", *(const double *)o->value);
+    break;
+  case ARGS_INT:
+    snprintf(buf, sizeof buf, "%d", *(const int *)o->value);
+    break;
+  case ARGS_U64:
+    snprintf(buf, sizeof buf, "%" PRIu64, *(const uint64_t *)o->value);
+    break;
+  case ARGS_STRING: {
+    const char *s = *(const char *const *)o->value;
+    return strdup(s != NULL ? s : "");
+  }
+  }
+  return strdup(buf);
+}
+
+snapshot_attr *run_options_attrs(const run_options *ro, size_t *count) {
+  snapshot_attr *a = calloc(NKEYS, sizeof *a);
+  size_t m = 0;
+  for (size_t k = 0; a != NULL && k < NKEYS; k++) {
+    const args_option *o = NULL;
+    for (size_t j = 0; j < RUN_FLAGS; j++)
+      if (strcmp(ro->opts[j].name, keys[k].flag) == 0)
+        o = &ro->opts[j];
+    /* Unset: no end time, no restart file. */
+    if ((strcmp(keys[k].flag, "--t-end") == 0 && ro->t_end < 0) ||
+        (strcmp(keys[k].flag, "--restart") == 0 && ro->restart_path == NULL))
+      continue;
+    const size_t len = strlen(keys[k].section) + strlen(keys[k].key) + 2;
+    a[m].name = malloc(len);
+    a[m].value = format_value(o);
+    if (a[m].name == NULL || a[m].value == NULL) {
+      run_options_free_attrs(a, m + 1);
+      return NULL;
+    }
+    snprintf(a[m].name, len, "%s:%s", keys[k].section, keys[k].key);
+    m++;
+  }
+  *count = m;
+  return a;
+}
+
+void run_options_free_attrs(snapshot_attr *a, size_t count) {
+  for (size_t k = 0; a != NULL && k < count; k++) {
+    free(a[k].name);
+    free(a[k].value);
+  }
+  free(a);
+}
+
+/* A string is quoted so that YAML reads it back as that string. */
+int run_options_write_yaml(FILE *fp, const snapshot_attr *a, size_t count) {
+  fprintf(fp, "# The parameters of this run, as 'tilefmm run --params' "
+              "reads them.\n");
+  const char *section = "";
+  size_t section_len = 0;
+  for (size_t k = 0; k < count; k++) {
+    const char *colon = strchr(a[k].name, ':');
+    const size_t len = (size_t)(colon - a[k].name);
+    if (len != section_len || strncmp(a[k].name, section, len) != 0) {
+      fprintf(fp, "%.*s:\n", (int)len, a[k].name);
+      section = a[k].name;
+      section_len = len;
+    }
+    const run_key *rk = NULL;
+    for (size_t j = 0; j < NKEYS; j++)
+      if (strcmp(keys[j].key, colon + 1) == 0 &&
+          strncmp(keys[j].section, a[k].name, len) == 0)
+        rk = &keys[j];
+    /* Paths may hold anything: quote them. */
+    const int quote = rk != NULL && (strcmp(rk->flag, "--ic") == 0 ||
+                                     strcmp(rk->flag, "--out") == 0 ||
+                                     strcmp(rk->flag, "--restart") == 0);
+    if (quote) {
+      fprintf(fp, "  %s: \"", colon + 1);
+      for (const char *s = a[k].value; *s != '\0'; s++)
+        fprintf(fp, (*s == '"' || *s == '\\') ? "\\%c" : "%c", *s);
+      fprintf(fp, "\"\n");
+    } else {
+      fprintf(fp, "  %s: %s\n", colon + 1, a[k].value);
+    }
+  }
+  return !ferror(fp);
+}
+
+int run_options_compare(const run_options *ro, const char *path,
+                        const snapshot_attr *given, size_t count) {
+  size_t m = 0;
+  snapshot_attr *now = run_options_attrs(ro, &m);
+  if (now == NULL) {
+    cli_error("out of memory");
+    return 0;
+  }
+  int ok = 1;
+  for (size_t k = 0; ok && k < NKEYS; k++) {
+    if (keys[k].free)
+      continue;
+    char name[96];
+    snprintf(name, sizeof name, "%s:%s", keys[k].section, keys[k].key);
+    const char *was = snapshot_attr_find(given, count, name);
+    const char *is = snapshot_attr_find(now, m, name);
+    if (was == NULL || is == NULL || strcmp(was, is) != 0) {
+      cli_error("%s: this checkpoint was written with %s = %s, not %s (%s): "
+                "a restart continues the same run; drop the setting or start "
+                "a new run",
+                path, name, was != NULL ? was : "(unset)",
+                is != NULL ? is : "(unset)", keys[k].flag);
+      ok = 0;
+    }
+  }
+  run_options_free_attrs(now, m);
+  return ok;
+}

@@ -1,0 +1,80 @@
+/* The settings of 'tilefmm run': its flags, the same settings in a YAML
+ * parameter file (params.h), the defaults, the checks joining several
+ * settings, and the canonical "Section:key = value" list that the run
+ * writes beside its output and into every snapshot, and that a restart
+ * compares with its checkpoint's. */
+#ifndef TFMM_RUN_OPTIONS_H
+#define TFMM_RUN_OPTIONS_H
+
+#include "args.h"
+#include "snapshot.h"
+#include "solver_cli.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* Every flag of 'run': its own, --params and --restart, and the solver's. */
+#define RUN_FLAGS (13 + SOLVER_CLI_FLAGS)
+
+typedef struct run_options {
+  const char *params_path, *restart_path;
+  const char *ic;       /* a model name or a file */
+  uint64_t n, seed;     /* bodies of a model, its seed */
+  double dt;            /* the fixed step */
+  int steps;            /* the step at which the run ends (from the ICs) */
+  double t_end;         /* or the time at which it ends */
+  const char *out;      /* output directory */
+  int snapshot_every;   /* steps between snapshots; 0: none after 0000 */
+  int checkpoint_every; /* steps between checkpoints (and one at the end) */
+  int stats_every;      /* steps between diagnostics lines and CSV rows */
+  const char *progress; /* auto, on, off */
+  solver_cli sc;        /* method, device, eps, G, theta, order, leaf, ... */
+  args_option opts[RUN_FLAGS];
+  /* Where each setting came from: 1 when a flag or the parameter file
+   * gave it (a restart must not contradict those), per entry of opts. */
+  int explicit_[RUN_FLAGS];
+} run_options;
+
+/* Defaults, and the flag table pointing into ro (ro must not move). */
+void run_options_init(run_options *ro);
+
+void run_options_help(FILE *fp, const run_options *defaults);
+
+/* Flags, then the parameter file (--params) for what no flag set. Returns
+ * a CLI_* exit code; prints what is wrong. ARGS_HELP prints the help and
+ * returns -1. */
+int run_options_parse(run_options *ro, int argc, char **argv);
+
+/* Whether flag (say "--n") was given by a flag or the parameter file. */
+int run_options_explicit(const run_options *ro, const char *flag);
+
+/* A restart: every setting neither a flag nor the parameter file gave is
+ * taken from the checkpoint's parameters; one that was given must equal the
+ * checkpoint's, unless it is free to change (the end, the outputs'
+ * cadence and place, the threads, the device, the progress line).
+ * Prints what differs and returns 0 on a mismatch. */
+int run_options_merge_checkpoint(run_options *ro, const char *path,
+                                 const snapshot_attr *params, size_t count);
+
+/* After run_options_finish on a restart: every setting a restart must keep
+ * (physics, solver, initial conditions, step) equals the checkpoint's.
+ * Prints the first that differs, naming it, and returns 0 if one does. */
+int run_options_compare(const run_options *ro, const char *path,
+                        const snapshot_attr *params, size_t count);
+
+/* After parsing: the device-dependent leaf default (64 on the CPU, 1024
+ * when the near field runs on a GPU), --steps or --t-end, and the solver
+ * configuration. Prints what is wrong and returns 0 on failure. */
+int run_options_finish(run_options *ro);
+
+/* The canonical list of settings ("InitialConditions:n" = "262144", ...),
+ * numbers printed so that they read back to the same bits. The array and
+ * its strings are allocated; release with run_options_free_attrs. */
+snapshot_attr *run_options_attrs(const run_options *ro, size_t *count);
+void run_options_free_attrs(snapshot_attr *a, size_t count);
+
+/* Writes the settings as a YAML parameter file that 'run --params' reads
+ * back to the same run. Returns 0 on a write error. */
+int run_options_write_yaml(FILE *fp, const snapshot_attr *a, size_t count);
+
+#endif

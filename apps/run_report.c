@@ -1,0 +1,210 @@
+/* What 'tilefmm run' tells (see run_report.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "run_report.h"
+
+#include "atomic_file.h"
+#include "cli.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char csv_header[] =
+    "step,time,kinetic,potential,total,rel_energy_error,px,py,pz,lx,ly,lz,"
+    "virial_ratio,com_x,com_y,com_z,leaf_size,wall_tree,wall_near,wall_far,"
+    "wall_integrate,wall_io,wall_step\n";
+
+static char *join(const char *dir, const char *name) {
+  const size_t len = strlen(dir) + strlen(name) + 2;
+  char *p = malloc(len);
+  if (p != NULL)
+    snprintf(p, len, "%s/%s", dir, name);
+  return p;
+}
+
+/* Copies the header and the rows of steps <= last of path into af. */
+static int copy_rows(FILE *in, FILE *out, int64_t last) {
+  char *line = NULL;
+  size_t size = 0;
+  int first = 1, ok = 1;
+  while (getline(&line, &size, in) >= 0) {
+    if (first) {
+      first = 0;
+      if (strcmp(line, csv_header) != 0) {
+        ok = -1;
+        break;
+      }
+      fputs(line, out);
+      continue;
+    }
+    char *end;
+    errno = 0;
+    const long long step = strtoll(line, &end, 10);
+    if (end == line || *end != ',' || errno != 0) {
+      ok = -1;
+      break;
+    }
+    if (step <= last)
+      fputs(line, out);
+  }
+  free(line);
+  if (first)
+    fputs(csv_header, out);
+  return ok;
+}
+
+static int cut_csv(const char *path, int64_t last) {
+  FILE *in = fopen(path, "r");
+  if (in == NULL)
+    return 1; /* none: a new one is made */
+  atomic_file af;
+  int ok = atomic_file_open(&af, path);
+  if (ok) {
+    const int copied = copy_rows(in, af.fp, last);
+    if (copied < 0)
+      cli_error("%s: not a statistics file of tilefmm run (move it away to "
+                "restart here)",
+                path);
+    ok = copied > 0 && atomic_file_commit(&af);
+    if (!ok)
+      atomic_file_discard(&af);
+  }
+  fclose(in);
+  return ok;
+}
+
+int run_report_open(run_report *r, const char *dir, int64_t from_step,
+                    int64_t last_step, int progress) {
+  memset(r, 0, sizeof *r);
+  r->first = from_step;
+  r->last = last_step;
+  r->progress = progress;
+  r->csv_path = join(dir, "statistics.csv");
+  if (r->csv_path == NULL) {
+    cli_error("out of memory");
+    return 0;
+  }
+  if (from_step > 0 && !cut_csv(r->csv_path, from_step)) {
+    free(r->csv_path);
+    return 0;
+  }
+  r->csv = fopen(r->csv_path, from_step > 0 ? "a" : "w");
+  if (r->csv == NULL) {
+    cli_error("%s: cannot write: %s", r->csv_path, strerror(errno));
+    free(r->csv_path);
+    return 0;
+  }
+  if (ftell(r->csv) == 0)
+    fputs(csv_header, r->csv);
+  r->started = cli_seconds();
+  printf("%6s %12s %17s %10s %8s %8s %8s %8s %8s %8s\n", "step", "time", "E",
+         "dE/E", "tree", "near", "far", "integr", "io", "step[s]");
+  return 1;
+}
+
+static void clear_progress(run_report *r) {
+  if (r->progress_drawn) {
+    fputs("\r\033[K", stderr);
+    r->progress_drawn = 0;
+  }
+}
+
+int run_report_step(run_report *r, int64_t step, double time, double e0,
+                    const tfmm_diagnostics *d, const run_times *t,
+                    int leaf_size) {
+  const double err = e0 != 0.0 ? (d->total - e0) / fabs(e0) : 0.0;
+  r->worst_error = fmax(r->worst_error, fabs(err));
+  r->final_error = err;
+  clear_progress(r);
+  printf("%6" PRId64 " %12.6g %17.10e %10.3e %8.4f %8.4f %8.4f %8.4f %8.4f "
+         "%8.4f\n",
+         step, time, d->total, err, t->tree, t->near, t->far, t->integrate,
+         t->io, t->step);
+  fflush(stdout);
+  fprintf(r->csv,
+          "%" PRId64 ",%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,"
+          "%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%d,%.6f,%.6f,%.6f,%.6f,%.6f,"
+          "%.6f\n",
+          step, time, d->kinetic, d->potential, d->total, err, d->momentum[0],
+          d->momentum[1], d->momentum[2], d->angular_momentum[0],
+          d->angular_momentum[1], d->angular_momentum[2], d->virial_ratio,
+          d->centre_of_mass[0], d->centre_of_mass[1], d->centre_of_mass[2],
+          leaf_size, t->tree, t->near, t->far, t->integrate, t->io, t->step);
+  if (fflush(r->csv) != 0 || ferror(r->csv)) {
+    cli_error("%s: cannot write: %s", r->csv_path, strerror(errno));
+    return 0;
+  }
+  return 1;
+}
+
+static void format_duration(double s, char *buf, size_t size) {
+  if (!(s >= 0) || s > 1e7) {
+    snprintf(buf, size, "--:--");
+    return;
+  }
+  const long total = lround(s);
+  if (total >= 3600)
+    snprintf(buf, size, "%ld:%02ld:%02ld", total / 3600, total / 60 % 60,
+             total % 60);
+  else
+    snprintf(buf, size, "%02ld:%02ld", total / 60, total % 60);
+}
+
+void run_report_tick(run_report *r, int64_t step, double time,
+                     const run_times *t) {
+  r->sum.tree += t->tree;
+  r->sum.near += t->near;
+  r->sum.far += t->far;
+  r->sum.integrate += t->integrate;
+  r->sum.io += t->io;
+  r->sum.step += t->step;
+  r->steps_timed++;
+  if (!r->progress)
+    return;
+  const double elapsed = cli_seconds() - r->started;
+  const double per_step = elapsed / (double)(step - r->first);
+  char left[32];
+  format_duration(per_step * (double)(r->last - step), left, sizeof left);
+  fprintf(stderr,
+          "\r\033[Kstep %" PRId64 "/%" PRId64 " (%.0f%%)  t = %.6g  "
+          "%.2f steps/s  %s left",
+          step, r->last,
+          100.0 * (double)(step - r->first) / (double)(r->last - r->first),
+          time, 1.0 / per_step, left);
+  fflush(stderr);
+  r->progress_drawn = 1;
+}
+
+int run_report_close(run_report *r, size_t n, const char *device) {
+  clear_progress(r);
+  const double k = r->steps_timed > 0 ? (double)r->steps_timed : 1.0;
+  printf("\nrun: %zu bodies on %s, steps %" PRId64 " to %" PRId64
+         ": %.3f s wall, %.3f steps/s\n",
+         n, device, r->first, r->last, cli_seconds() - r->started,
+         r->sum.step > 0 ? (double)r->steps_timed / r->sum.step : 0.0);
+  printf("  mean per step: tree %.4f s, near %.4f s, far %.4f s, "
+         "integrate %.4f s, io %.4f s, step %.4f s\n",
+         r->sum.tree / k, r->sum.near / k, r->sum.far / k, r->sum.integrate / k,
+         r->sum.io / k, r->sum.step / k);
+  printf("  energy: final dE/E %.3e, worst |dE/E| %.3e\n", r->final_error,
+         r->worst_error);
+  int ok = 1;
+  if (fclose(r->csv) != 0) {
+    cli_error("%s: cannot write: %s", r->csv_path, strerror(errno));
+    ok = 0;
+  }
+  free(r->csv_path);
+  r->csv = NULL;
+  return ok;
+}
+
+void run_report_abort(run_report *r) {
+  clear_progress(r);
+  if (r->csv != NULL)
+    fclose(r->csv);
+  free(r->csv_path);
+  r->csv = NULL;
+  r->csv_path = NULL;
+}

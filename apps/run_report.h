@@ -1,0 +1,57 @@
+/* What 'tilefmm run' tells: one line per diagnostics step on stdout, the
+ * same as a row of DIR/statistics.csv, a live progress line on stderr when
+ * it is a terminal, and a summary at the end. */
+#ifndef TFMM_RUN_REPORT_H
+#define TFMM_RUN_REPORT_H
+
+#include "tilefmm.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* Wall-clock seconds of one step, by phase. */
+typedef struct run_times {
+  double tree;      /* octree and interaction lists */
+  double near;      /* near field (its GPU span, or CPU time) */
+  double far;       /* far field (CPU) */
+  double integrate; /* kicks, drift and diagnostics */
+  double io;        /* snapshots, checkpoints, the CSV */
+  double step;      /* the whole step */
+} run_times;
+
+typedef struct run_report {
+  FILE *csv;
+  char *csv_path;
+  int progress;        /* draw the live line on stderr */
+  int progress_drawn;  /* a live line is on the screen */
+  int64_t first, last; /* steps of this invocation: (first, last] */
+  double started;      /* cli_seconds() at the first step */
+  run_times sum;       /* over this invocation's steps */
+  int64_t steps_timed; /* steps summed in sum */
+  double worst_error;  /* max |dE/E| seen */
+  double final_error;  /* the last |dE/E| */
+} run_report;
+
+/* Opens DIR/statistics.csv: new (header) when from_step is 0, else the
+ * existing file cut to its rows up to from_step (atomically), or a new one
+ * if there is none, then appended to. Prints what is wrong and returns 0. */
+int run_report_open(run_report *r, const char *dir, int64_t from_step,
+                    int64_t last_step, int progress);
+
+/* Diagnostics of a step: a line on stdout and a CSV row. Returns 0 after a
+ * write error of the CSV (printed). */
+int run_report_step(run_report *r, int64_t step, double time, double e0,
+                    const tfmm_diagnostics *d, const run_times *t,
+                    int leaf_size);
+
+/* Counts a step's times toward the summary and redraws the live line. */
+void run_report_tick(run_report *r, int64_t step, double time,
+                     const run_times *t);
+
+/* The summary on stdout; closes the CSV (returns 0 on a write error). */
+int run_report_close(run_report *r, size_t n, const char *device);
+
+/* Closes without a summary (after a failure). */
+void run_report_abort(run_report *r);
+
+#endif

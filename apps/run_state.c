@@ -1,0 +1,230 @@
+/* The state of a run (see run_state.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "run_state.h"
+
+#include "bodyio.h"
+#include "cli.h"
+
+#include "tilefmm.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Written into /RunState:format; a checkpoint of another format is
+ * refused. */
+#define CHECKPOINT_FORMAT "tilefmm-run-checkpoint-1"
+
+typedef tfmm_status (*ic_model)(size_t, uint64_t, double *, double *, double *);
+
+static const struct {
+  const char *name;
+  ic_model make;
+} models[] = {{"plummer", tfmm_ic_plummer},
+              {"hernquist", tfmm_ic_hernquist},
+              {"uniform", tfmm_ic_uniform},
+              {"cold", tfmm_ic_cold},
+              {"merger", tfmm_ic_merger}};
+
+double run_state_time(const run_state *s, double dt) {
+  return s->time_initial + (double)s->step * dt;
+}
+
+void run_state_free(run_state *s) {
+  free(s->pos);
+  free(s->vel);
+  free(s->mass);
+  free(s->acc);
+  free(s->pot);
+  free(s->ids);
+  memset(s, 0, sizeof *s);
+}
+
+/* Arrays for n bodies; ids 1..n. */
+static int allocate(run_state *s, size_t n) {
+  memset(s, 0, sizeof *s);
+  s->n = n;
+  s->pos = malloc(3 * n * sizeof(double));
+  s->vel = malloc(3 * n * sizeof(double));
+  s->mass = malloc(n * sizeof(double));
+  s->acc = malloc(3 * n * sizeof(double));
+  s->pot = malloc(n * sizeof(double));
+  s->ids = malloc(n * sizeof(uint64_t));
+  if (s->pos == NULL || s->vel == NULL || s->mass == NULL || s->acc == NULL ||
+      s->pot == NULL || s->ids == NULL) {
+    cli_error("out of memory for %zu bodies", n);
+    run_state_free(s);
+    return 0;
+  }
+  for (size_t i = 0; i < n; i++)
+    s->ids[i] = (uint64_t)i + 1;
+  return 1;
+}
+
+static int from_model(run_state *s, ic_model make, const run_options *ro) {
+  if (!allocate(s, (size_t)ro->n))
+    return 0;
+  const tfmm_status st = make(s->n, ro->seed, s->pos, s->vel, s->mass);
+  if (st != TFMM_OK) {
+    cli_error("--ic %s with --n %" PRIu64 ": %s", ro->ic, ro->n,
+              tfmm_status_name(st));
+    run_state_free(s);
+    return 0;
+  }
+  return 1;
+}
+
+static int from_text(run_state *s, const char *path) {
+  bodyio_bodies b;
+  if (!bodyio_read(path, &b)) {
+    bodyio_free(&b);
+    return 0;
+  }
+  int ok = allocate(s, b.n);
+  if (ok) {
+    memcpy(s->pos, b.pos, 3 * b.n * sizeof(double));
+    memcpy(s->vel, b.vel, 3 * b.n * sizeof(double));
+    memcpy(s->mass, b.mass, b.n * sizeof(double));
+  }
+  bodyio_free(&b);
+  return ok;
+}
+
+static int from_snapshot(run_state *s, const char *path) {
+  snapshot snap;
+  if (!snapshot_read(path, &snap)) {
+    snapshot_free(&snap);
+    return 0;
+  }
+  memset(s, 0, sizeof *s);
+  s->n = snap.n;
+  s->pos = snap.pos;
+  s->vel = snap.vel;
+  s->mass = snap.mass;
+  s->ids = snap.ids;
+  s->time_initial = snap.time;
+  snap.pos = snap.vel = snap.mass = NULL;
+  snap.ids = NULL;
+  snapshot_free(&snap);
+  s->acc = malloc(3 * s->n * sizeof(double));
+  s->pot = malloc(s->n * sizeof(double));
+  if (s->acc == NULL || s->pot == NULL) {
+    cli_error("out of memory for %zu bodies", s->n);
+    run_state_free(s);
+    return 0;
+  }
+  return 1;
+}
+
+int run_state_from_ic(run_state *s, run_options *ro) {
+  for (size_t k = 0; k < sizeof models / sizeof models[0]; k++)
+    if (strcmp(ro->ic, models[k].name) == 0)
+      return from_model(s, models[k].make, ro);
+  FILE *fp = fopen(ro->ic, "rb");
+  if (fp == NULL) {
+    cli_error("--ic %s: neither a model (plummer, hernquist, uniform, cold, "
+              "merger) nor a readable file: %s",
+              ro->ic, strerror(errno));
+    return 0;
+  }
+  fclose(fp);
+  const int ok = snapshot_is_hdf5(ro->ic) ? from_snapshot(s, ro->ic)
+                                          : from_text(s, ro->ic);
+  if (!ok)
+    return 0;
+  if (run_options_explicit(ro, "--n") && ro->n != (uint64_t)s->n) {
+    cli_error("--ic %s holds %zu bodies, but --n %" PRIu64 " was given", ro->ic,
+              s->n, ro->n);
+    run_state_free(s);
+    return 0;
+  }
+  ro->n = (uint64_t)s->n;
+  return 1;
+}
+
+/* A /RunState value parsed whole as a double or an int64. */
+static int state_double(const snapshot *cp, const char *path, const char *name,
+                        double *out) {
+  const char *v = snapshot_attr_find(cp->state, cp->nstate, name);
+  char *end = NULL;
+  if (v != NULL) {
+    errno = 0;
+    *out = strtod(v, &end);
+  }
+  if (v == NULL || *v == '\0' || *end != '\0' || !isfinite(*out)) {
+    cli_error("%s: /RunState %s is %s%s%s, not a finite number", path, name,
+              v != NULL ? "'" : "missing", v != NULL ? v : "",
+              v != NULL ? "'" : "");
+    return 0;
+  }
+  return 1;
+}
+
+int run_state_from_checkpoint(run_state *s, snapshot *cp, const char *path) {
+  memset(s, 0, sizeof *s);
+  const char *format = snapshot_attr_find(cp->state, cp->nstate, "format");
+  if (format == NULL || strcmp(format, CHECKPOINT_FORMAT) != 0) {
+    cli_error("%s: not a checkpoint of tilefmm run (/RunState:format is %s; "
+              "expected %s): restart from DIR/checkpoint.hdf5",
+              path, format != NULL ? format : "missing", CHECKPOINT_FORMAT);
+    return 0;
+  }
+  if (cp->acc == NULL || cp->pot == NULL) {
+    cli_error("%s: a checkpoint needs /PartType1/Accelerations and "
+              "Potentials",
+              path);
+    return 0;
+  }
+  double step, t0, e0;
+  if (!state_double(cp, path, "step", &step) ||
+      !state_double(cp, path, "time_initial", &t0) ||
+      !state_double(cp, path, "energy_initial", &e0))
+    return 0;
+  if (step < 0 || step != floor(step) || step > 1e15) {
+    cli_error("%s: /RunState step %g is not a step count", path, step);
+    return 0;
+  }
+  s->n = cp->n;
+  s->pos = cp->pos;
+  s->vel = cp->vel;
+  s->mass = cp->mass;
+  s->acc = cp->acc;
+  s->pot = cp->pot;
+  s->ids = cp->ids;
+  cp->pos = cp->vel = cp->mass = cp->acc = cp->pot = NULL;
+  cp->ids = NULL;
+  s->step = (int64_t)step;
+  s->time_initial = t0;
+  s->energy_initial = e0;
+  return 1;
+}
+
+int run_state_write(const run_state *s, const char *path, double dt,
+                    const snapshot_attr *params, size_t nparams, int checkpoint,
+                    const char *device) {
+  char step[32], t0[32], e0[32];
+  snprintf(step, sizeof step, "%" PRId64, s->step);
+  snprintf(t0, sizeof t0, "%.17g", s->time_initial);
+  snprintf(e0, sizeof e0, "%.17g", s->energy_initial);
+  snapshot_attr state[] = {{"format", CHECKPOINT_FORMAT},
+                           {"step", step},
+                           {"time_initial", t0},
+                           {"energy_initial", e0},
+                           {"device", (char *)device}};
+  const snapshot snap = {.n = s->n,
+                         .time = run_state_time(s, dt),
+                         .pos = s->pos,
+                         .vel = s->vel,
+                         .mass = s->mass,
+                         .acc = s->acc,
+                         .pot = s->pot,
+                         .ids = s->ids,
+                         .params = (snapshot_attr *)params,
+                         .nparams = nparams,
+                         .state = checkpoint ? state : NULL,
+                         .nstate =
+                             checkpoint ? sizeof state / sizeof state[0] : 0};
+  return snapshot_write(path, &snap);
+}

@@ -1,0 +1,365 @@
+/* Writing snapshots in the GADGET/SWIFT HDF5 layout, and what the writer
+ * and the reader (snapshot_read.c) share. See snapshot.h. */
+#define _POSIX_C_SOURCE 200809L
+#include "snapshot.h"
+
+#include "atomic_file.h"
+#include "cli.h"
+
+#include <hdf5.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NTYPES 6 /* GADGET's particle types: 0 gas, 1 dark matter, ... */
+#define BODY_TYPE 1
+
+const char *snapshot_attr_find(const snapshot_attr *attrs, size_t count,
+                               const char *name) {
+  for (size_t k = 0; k < count; k++)
+    if (strcmp(attrs[k].name, name) == 0)
+      return attrs[k].value;
+  return NULL;
+}
+
+static void free_attrs(snapshot_attr *attrs, size_t count) {
+  for (size_t k = 0; k < count; k++) {
+    free(attrs[k].name);
+    free(attrs[k].value);
+  }
+  free(attrs);
+}
+
+void snapshot_free(snapshot *s) {
+  free(s->pos);
+  free(s->vel);
+  free(s->mass);
+  free(s->acc);
+  free(s->pot);
+  free(s->ids);
+  free_attrs(s->params, s->nparams);
+  free_attrs(s->state, s->nstate);
+  memset(s, 0, sizeof *s);
+}
+
+int snapshot_is_hdf5(const char *path) {
+  static const unsigned char signature[8] = {0x89, 'H',  'D',  'F',
+                                             '\r', '\n', 0x1a, '\n'};
+  unsigned char head[8];
+  FILE *fp = fopen(path, "rb");
+  if (fp == NULL)
+    return 0;
+  const size_t got = fread(head, 1, sizeof head, fp);
+  fclose(fp);
+  return got == sizeof head && memcmp(head, signature, sizeof head) == 0;
+}
+
+int snapshot_check(const char *path, const snapshot *s) {
+  for (size_t i = 0; i < s->n; i++) {
+    const double *x = s->pos + 3 * i, *v = s->vel + 3 * i;
+    const char *what = NULL;
+    if (!isfinite(x[0]) || !isfinite(x[1]) || !isfinite(x[2]))
+      what = "a non-finite coordinate";
+    else if (!isfinite(v[0]) || !isfinite(v[1]) || !isfinite(v[2]))
+      what = "a non-finite velocity";
+    else if (!isfinite(s->mass[i]))
+      what = "a non-finite mass";
+    else if (!(s->mass[i] > 0))
+      what = "a mass <= 0";
+    if (what != NULL) {
+      cli_error("%s: body %zu (ParticleID %llu) has %s", path, i,
+                (unsigned long long)s->ids[i], what);
+      return 0;
+    }
+  }
+  return 1;
+}
+
+void snapshot_hdf5_init(void) {
+  /* HDF5 before 1.14.1 frees a file whose H5Fclose failed (its last flush
+   * did not fit on the disk, say) but keeps its ID, and the handler it
+   * installs with atexit then closes that ID again and crashes
+   * (HDFFV-11052, HDFGroup/hdf5#2496). Every file is closed here, so the
+   * handler has nothing to do: it is not installed. This works when it
+   * precedes the process's first HDF5 call; later calls fail harmlessly. */
+  H5dont_atexit();
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* errors are reported here */
+}
+
+/* HDF5's reason for its latest failure: the innermost entry of the error
+ * stack, which for a failed system call quotes strerror's text. */
+static herr_t first_entry(unsigned n, const H5E_error2_t *e, void *data) {
+  char *buf = data;
+  if (n == 0 && e->desc != NULL) {
+    const char *quoted = strstr(e->desc, "error message = '");
+    if (quoted != NULL) {
+      quoted += strlen("error message = '");
+      const char *end = strchr(quoted, '\'');
+      const int len = end != NULL ? (int)(end - quoted) : (int)strlen(quoted);
+      snprintf(buf, SNAPSHOT_REASON_SIZE, "%.*s", len, quoted);
+    } else {
+      snprintf(buf, SNAPSHOT_REASON_SIZE, "%s", e->desc);
+    }
+  }
+  return 0;
+}
+
+const char *snapshot_hdf5_reason(char buf[SNAPSHOT_REASON_SIZE]) {
+  snprintf(buf, SNAPSHOT_REASON_SIZE, "HDF5 error");
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, first_entry, buf);
+  return buf;
+}
+
+/* ---- Writing ---------------------------------------------------------- */
+
+/* An attribute of count elements (count 0: a scalar). */
+static int put_attr(hid_t loc, const char *name, hid_t file_type,
+                    hid_t mem_type, size_t count, const void *data) {
+  const hsize_t dims = count;
+  const hid_t space =
+      count == 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &dims, NULL);
+  if (space < 0)
+    return 0;
+  const hid_t attr =
+      H5Acreate2(loc, name, file_type, space, H5P_DEFAULT, H5P_DEFAULT);
+  int ok = attr >= 0 && H5Awrite(attr, mem_type, data) >= 0;
+  if (attr >= 0 && H5Aclose(attr) < 0)
+    ok = 0;
+  H5Sclose(space);
+  return ok;
+}
+
+static int put_double(hid_t loc, const char *name, double value) {
+  return put_attr(loc, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 0, &value);
+}
+
+static int put_int(hid_t loc, const char *name, int32_t value) {
+  return put_attr(loc, name, H5T_STD_I32LE, H5T_NATIVE_INT32, 0, &value);
+}
+
+/* Non-periodic bodies have no box: BoxSize is the edge of the smallest
+ * origin-centred cube that holds them all, 2 max |coordinate|, so that
+ * tools which expect a box get one enclosing the bodies. */
+static double box_size(const snapshot *s) {
+  double extent = 0;
+  for (size_t i = 0; i < 3 * s->n; i++)
+    extent = fmax(extent, fabs(s->pos[i]));
+  return 2 * extent;
+}
+
+static int put_header(hid_t file, const snapshot *s) {
+  const hid_t header =
+      H5Gcreate2(file, "Header", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  if (header < 0)
+    return 0;
+  uint32_t count[NTYPES] = {0}, high[NTYPES] = {0};
+  count[BODY_TYPE] = (uint32_t)s->n; /* n <= UINT32_MAX: checked */
+  high[BODY_TYPE] = (uint32_t)((uint64_t)s->n >> 32);
+  const double mass_table[NTYPES] = {0}; /* zeros: Masses are written */
+  static const char *const flags[] = {"Flag_Sfr",      "Flag_Cooling",
+                                      "Flag_Feedback", "Flag_StellarAge",
+                                      "Flag_Metals",   "Flag_Entropy_ICs"};
+  int ok = put_attr(header, "NumPart_ThisFile", H5T_STD_U32LE,
+                    H5T_NATIVE_UINT32, NTYPES, count) &&
+           put_attr(header, "NumPart_Total", H5T_STD_U32LE, H5T_NATIVE_UINT32,
+                    NTYPES, count) &&
+           put_attr(header, "NumPart_Total_HighWord", H5T_STD_U32LE,
+                    H5T_NATIVE_UINT32, NTYPES, high) &&
+           put_attr(header, "MassTable", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
+                    NTYPES, mass_table) &&
+           put_double(header, "Time", s->time) &&
+           put_double(header, "Redshift", 0) &&
+           put_double(header, "BoxSize", box_size(s)) &&
+           put_int(header, "NumFilesPerSnapshot", 1) &&
+           put_int(header, "Dimension", 3) &&
+           put_int(header, "Flag_DoublePrecision", 1) &&
+           put_double(header, "Omega0", 0) &&
+           put_double(header, "OmegaLambda", 0) &&
+           put_double(header, "HubbleParam", 1);
+  for (size_t k = 0; ok && k < sizeof flags / sizeof flags[0]; k++)
+    ok = put_int(header, flags[k], 0);
+  if (H5Gclose(header) < 0)
+    ok = 0;
+  return ok;
+}
+
+/* One dataset of rows x cols (cols 0: a vector of rows), in one write. */
+static int put_dataset(hid_t group, const char *name, hid_t file_type,
+                       hid_t mem_type, size_t rows, int cols,
+                       const void *data) {
+  const hsize_t dims[2] = {rows, (hsize_t)cols};
+  const hid_t space = H5Screate_simple(cols > 0 ? 2 : 1, dims, NULL);
+  const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  if (space < 0 || dcpl < 0 ||
+      H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0) {
+    if (space >= 0)
+      H5Sclose(space);
+    if (dcpl >= 0)
+      H5Pclose(dcpl);
+    return 0;
+  }
+  const hid_t set =
+      H5Dcreate2(group, name, file_type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  int ok = set >= 0 &&
+           H5Dwrite(set, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0;
+  if (set >= 0 && H5Dclose(set) < 0)
+    ok = 0;
+  H5Pclose(dcpl);
+  H5Sclose(space);
+  return ok;
+}
+
+static int put_bodies(hid_t file, const snapshot *s) {
+  const hid_t group =
+      H5Gcreate2(file, "PartType1", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  if (group < 0)
+    return 0;
+  const hid_t f64 = H5T_IEEE_F64LE, d = H5T_NATIVE_DOUBLE;
+  int ok = put_dataset(group, "Coordinates", f64, d, s->n, 3, s->pos) &&
+           put_dataset(group, "Velocities", f64, d, s->n, 3, s->vel) &&
+           put_dataset(group, "Masses", f64, d, s->n, 0, s->mass) &&
+           put_dataset(group, "ParticleIDs", H5T_STD_U64LE, H5T_NATIVE_UINT64,
+                       s->n, 0, s->ids) &&
+           (s->acc == NULL ||
+            put_dataset(group, "Accelerations", f64, d, s->n, 3, s->acc)) &&
+           (s->pot == NULL ||
+            put_dataset(group, "Potentials", f64, d, s->n, 0, s->pot));
+  if (H5Gclose(group) < 0)
+    ok = 0;
+  return ok;
+}
+
+/* A group of variable-length UTF-8 string attributes (h5py reads them as
+ * str), its creation order kept so that they read back in order. */
+static int put_strings(hid_t file, const char *name, const snapshot_attr *attrs,
+                       size_t count) {
+  const hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
+  const hid_t type = H5Tcopy(H5T_C_S1);
+  int ok = gcpl >= 0 && type >= 0 &&
+           H5Pset_attr_creation_order(gcpl, H5P_CRT_ORDER_TRACKED |
+                                                H5P_CRT_ORDER_INDEXED) >= 0 &&
+           H5Tset_size(type, H5T_VARIABLE) >= 0 &&
+           H5Tset_cset(type, H5T_CSET_UTF8) >= 0;
+  const hid_t group =
+      ok ? H5Gcreate2(file, name, H5P_DEFAULT, gcpl, H5P_DEFAULT) : -1;
+  ok = group >= 0;
+  for (size_t k = 0; ok && k < count; k++)
+    ok = put_attr(group, attrs[k].name, type, type, 0, &attrs[k].value);
+  if (group >= 0 && H5Gclose(group) < 0)
+    ok = 0;
+  if (type >= 0)
+    H5Tclose(type);
+  if (gcpl >= 0)
+    H5Pclose(gcpl);
+  return ok;
+}
+
+/* What the reader would refuse, the writer refuses too. */
+static int check_attrs(const char *path, const char *group,
+                       const snapshot_attr *attrs, size_t count) {
+  for (size_t k = 0; k < count; k++) {
+    if (attrs[k].name == NULL || attrs[k].name[0] == '\0' ||
+        attrs[k].value == NULL) {
+      cli_error("%s: /%s entry %zu has no name or no value", path, group, k);
+      return 0;
+    }
+    for (size_t j = 0; j < k; j++)
+      if (strcmp(attrs[j].name, attrs[k].name) == 0) {
+        cli_error("%s: /%s holds '%s' twice", path, group, attrs[k].name);
+        return 0;
+      }
+  }
+  return 1;
+}
+
+static int check_for_writing(const char *path, const snapshot *s) {
+  if (s->n == 0 || s->n > UINT32_MAX) {
+    /* NumPart_ThisFile is uint32 in the GADGET layout. */
+    cli_error("%s: cannot write %zu bodies: a snapshot holds 1 to %lu", path,
+              s->n, (unsigned long)UINT32_MAX);
+    return 0;
+  }
+  if (s->pos == NULL || s->vel == NULL || s->mass == NULL || s->ids == NULL) {
+    cli_error("%s: cannot write: coordinates, velocities, masses and IDs "
+              "are required",
+              path);
+    return 0;
+  }
+  return snapshot_check(path, s) &&
+         check_attrs(path, "Parameters", s->params, s->nparams) &&
+         check_attrs(path, "RunState", s->state, s->nstate);
+}
+
+/* HDF5's reason for the first failure while writing, kept by the error
+ * handler below: the calls that close what was open after a failure
+ * would clear the error stack before it could be read. */
+static char first_reason[SNAPSHOT_REASON_SIZE];
+
+static herr_t keep_first_reason(hid_t stack, void *data) {
+  (void)data;
+  if (first_reason[0] == '\0')
+    H5Ewalk2(stack, H5E_WALK_UPWARD, first_entry, first_reason);
+  return 0;
+}
+
+static const char *reason(void) {
+  return first_reason[0] != '\0' ? first_reason : "HDF5 error";
+}
+
+static int write_parts(hid_t file, const snapshot *s, const char **part) {
+  *part = "/Header";
+  if (!put_header(file, s))
+    return 0;
+  *part = "/PartType1";
+  if (!put_bodies(file, s))
+    return 0;
+  *part = "/Parameters";
+  if (!put_strings(file, "Parameters", s->params, s->nparams))
+    return 0;
+  *part = "/RunState";
+  if (s->nstate > 0 && !put_strings(file, "RunState", s->state, s->nstate))
+    return 0;
+  *part = "the file";
+  return H5Fflush(file, H5F_SCOPE_GLOBAL) >= 0;
+}
+
+/* Writes the whole file at tmp; the first failure names its part. */
+static int write_hdf5(const char *path, const char *tmp, const snapshot *s) {
+  first_reason[0] = '\0';
+  H5Eset_auto2(H5E_DEFAULT, keep_first_reason, NULL); /* prints nothing */
+  int ok = 0;
+  const hid_t file = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  if (file < 0) {
+    cli_error("%s: cannot create %s: %s", path, tmp, reason());
+  } else {
+    const char *part;
+    ok = write_parts(file, s, &part);
+    if (!ok)
+      cli_error("%s: cannot write %s: %s", path, part, reason());
+    if (H5Fclose(file) < 0 && ok) {
+      cli_error("%s: cannot write: %s", path, reason());
+      ok = 0;
+    }
+  }
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  return ok;
+}
+
+int snapshot_write(const char *path, const snapshot *s) {
+  snapshot_hdf5_init();
+  if (!check_for_writing(path, s))
+    return 0;
+  /* atomic_file makes the temporary (removed on a signal too) and, once
+   * HDF5 has written and closed it, syncs it through its own descriptor
+   * (the same inode), renames it and syncs the directory. */
+  atomic_file af;
+  if (!atomic_file_open(&af, path))
+    return 0;
+  if (!write_hdf5(path, af.tmp_path, s)) {
+    atomic_file_discard(&af);
+    return 0;
+  }
+  return atomic_file_commit(&af);
+}

@@ -1,0 +1,96 @@
+/* Snapshots in the GADGET/SWIFT HDF5 layout, which h5py, yt and pynbody
+ * read:
+ *   /Header      attributes NumPart_ThisFile, NumPart_Total,
+ *                NumPart_Total_HighWord (uint32[6]), MassTable (double[6]),
+ *                Time, Redshift, BoxSize (double), NumFilesPerSnapshot,
+ *                Dimension, Flag_* (int32)
+ *   /PartType1   Coordinates, Velocities, Accelerations (double n x 3),
+ *                Masses, Potentials (double n), ParticleIDs (uint64 n)
+ *   /Parameters  one string attribute per run parameter ("Section:key")
+ *   /RunState    checkpoints only: string attributes of the run's state
+ * Every body is of type 1 (GADGET's dark matter: collisionless, gravity
+ * only). Files are written to a temporary beside the destination, synced
+ * and renamed over it, so that a failure (a full disk, say) leaves the
+ * previous file intact. Only apps/ uses HDF5; the library does not. */
+#ifndef TFMM_SNAPSHOT_H
+#define TFMM_SNAPSHOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A named text value. Numbers are written with %.17g (doubles) or as
+ * integers, so that they read back to the same bits. */
+typedef struct snapshot_attr {
+  char *name;  /* "Gravity:theta" */
+  char *value; /* "0.5" */
+} snapshot_attr;
+
+typedef struct snapshot {
+  size_t n;
+  double time;
+  double *pos;           /* 3n, required */
+  double *vel;           /* 3n, required on write; zeros on read when absent */
+  double *mass;          /* n, each > 0 */
+  double *acc;           /* 3n or NULL: not written; NULL on read when absent */
+  double *pot;           /* n or NULL: not written; NULL on read when absent */
+  uint64_t *ids;         /* n, required on write; 1..n on read when absent */
+  snapshot_attr *params; /* /Parameters */
+  size_t nparams;
+  snapshot_attr *state; /* /RunState; nstate = 0: no such group */
+  size_t nstate;
+} snapshot;
+
+/* Writes s to path atomically: 1 <= n <= UINT32_MAX (NumPart_ThisFile is
+ * uint32), bodies that snapshot_check accepts, parameter and state names
+ * non-empty and distinct; acc and pot are written when not NULL, /RunState
+ * when nstate > 0. BoxSize is 2 max |coordinate| (the bodies are not
+ * periodic: the smallest origin-centred cube holding them all). Prints
+ * "tilefmm: PATH: what is wrong" and returns 0 on failure (path untouched,
+ * no temporary left), else 1. */
+int snapshot_write(const char *path, const snapshot *s);
+
+/* Reads path into out (zeroed first; release with snapshot_free, also
+ * after a failure). All particle types present are read, in type order;
+ * masses come from Masses or else from MassTable; Coordinates and
+ * Velocities may be float or double, ParticleIDs any integer type.
+ * Accelerations and Potentials are read only when every type read holds
+ * them. /Parameters and /RunState attributes keep their creation order
+ * when the file tracks it (tilefmm's do), else come sorted by name;
+ * numeric ones are turned into text. Refuses, naming the file
+ * and what is wrong: a file that is not HDF5, a missing Header or
+ * attribute, dataset shapes that disagree with NumPart_ThisFile, multi-file
+ * snapshots, and bodies with a non-finite coordinate, velocity or mass or
+ * a mass <= 0 (naming the body's index and ID). Prints the message and
+ * returns 0 on failure, else 1. */
+int snapshot_read(const char *path, snapshot *out);
+
+/* The value of the attribute name in attrs[0 .. count), or NULL. */
+const char *snapshot_attr_find(const snapshot_attr *attrs, size_t count,
+                               const char *name);
+
+void snapshot_free(snapshot *s);
+
+/* 1 when path starts with the HDF5 signature, 0 otherwise (also when it
+ * cannot be read). */
+int snapshot_is_hdf5(const char *path);
+
+/* What the writer and the reader share. */
+
+/* 1 when every body's coordinates, velocity and mass are finite and its
+ * mass > 0; else prints "tilefmm: PATH: body I (ParticleID ID) has ..."
+ * for the first that is not and returns 0. */
+int snapshot_check(const char *path, const snapshot *s);
+
+/* Called first by snapshot_write and snapshot_read, and by anything else
+ * that calls HDF5 before them: silences HDF5's printing of errors (they
+ * are reported by the caller) and keeps HDF5 from installing its exit
+ * handler, which crashes after a failed close (see snapshot.c). */
+void snapshot_hdf5_init(void);
+
+/* HDF5's reason for the failure of the latest HDF5 call, in buf
+ * (strerror's text when a system call failed). Call it straight after
+ * the failing call: the next HDF5 call clears HDF5's error stack. */
+#define SNAPSHOT_REASON_SIZE 256
+const char *snapshot_hdf5_reason(char buf[SNAPSHOT_REASON_SIZE]);
+
+#endif

@@ -1,0 +1,521 @@
+/* Reading snapshots written by tilefmm, GADGET, SWIFT and others: every
+ * particle type present, concatenated in type order. See snapshot.h. */
+#define _POSIX_C_SOURCE 200809L
+#include "snapshot.h"
+
+#include "cli.h"
+
+#include <hdf5.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define MAX_TYPES 64 /* GADGET-4 may be built with more than 6 types */
+
+typedef struct reader {
+  const char *path;
+  hid_t file;
+  int ntypes;                   /* elements of the Header's arrays */
+  uint64_t count[MAX_TYPES];    /* NumPart_ThisFile */
+  double mass_table[MAX_TYPES]; /* MassTable, zeros when absent */
+  int has_mass_table;
+} reader;
+
+/* Elements of attribute name of loc: -1 when there is no such attribute. */
+static hssize_t attr_points(hid_t loc, const char *name) {
+  if (H5Aexists(loc, name) <= 0)
+    return -1;
+  const hid_t attr = H5Aopen(loc, name, H5P_DEFAULT);
+  const hid_t space = attr >= 0 ? H5Aget_space(attr) : -1;
+  const hssize_t points = space >= 0 ? H5Sget_simple_extent_npoints(space) : 0;
+  if (space >= 0)
+    H5Sclose(space);
+  if (attr >= 0)
+    H5Aclose(attr);
+  return points;
+}
+
+/* Reads the len numbers of Header attribute name as mem_type. Returns 1,
+ * or -1 when it is absent and optional, else prints why and returns 0. */
+static int header_numbers(const reader *r, hid_t header, const char *name,
+                          hid_t mem_type, void *buf, hssize_t len,
+                          int required) {
+  const hssize_t points = attr_points(header, name);
+  if (points < 0) {
+    if (!required)
+      return -1;
+    cli_error("%s: /Header has no attribute %s", r->path, name);
+    return 0;
+  }
+  if (points != len) {
+    cli_error("%s: /Header attribute %s has %lld values, expected %lld",
+              r->path, name, (long long)points, (long long)len);
+    return 0;
+  }
+  const hid_t attr = H5Aopen(header, name, H5P_DEFAULT);
+  const hid_t type = attr >= 0 ? H5Aget_type(attr) : -1;
+  const H5T_class_t cls = type >= 0 ? H5Tget_class(type) : H5T_NO_CLASS;
+  int ok = cls == H5T_INTEGER || cls == H5T_FLOAT;
+  if (!ok)
+    cli_error("%s: /Header attribute %s is not a number", r->path, name);
+  else if (H5Aread(attr, mem_type, buf) < 0) {
+    char reason[SNAPSHOT_REASON_SIZE];
+    cli_error("%s: cannot read /Header attribute %s: %s", r->path, name,
+              snapshot_hdf5_reason(reason));
+    ok = 0;
+  }
+  if (type >= 0)
+    H5Tclose(type);
+  if (attr >= 0)
+    H5Aclose(attr);
+  return ok;
+}
+
+/* Multi-file snapshots split each type over files: NumFilesPerSnapshot
+ * says so, and so does a total that differs from this file's count. */
+static int check_single_file(const reader *r, hid_t header) {
+  int64_t files = 1;
+  if (!header_numbers(r, header, "NumFilesPerSnapshot", H5T_NATIVE_INT64,
+                      &files, 1, 0))
+    return 0;
+  if (files != 1) {
+    cli_error("%s: part of a multi-file snapshot (NumFilesPerSnapshot = "
+              "%" PRId64 "); only single-file snapshots can be read",
+              r->path, files);
+    return 0;
+  }
+  uint64_t low[MAX_TYPES] = {0}, high[MAX_TYPES] = {0};
+  const int got = header_numbers(r, header, "NumPart_Total", H5T_NATIVE_UINT64,
+                                 low, r->ntypes, 0);
+  if (got == 0 || !header_numbers(r, header, "NumPart_Total_HighWord",
+                                  H5T_NATIVE_UINT64, high, r->ntypes, 0))
+    return 0;
+  for (int k = 0; got > 0 && k < r->ntypes; k++) {
+    const uint64_t total = low[k] + (high[k] << 32);
+    if (total != r->count[k]) {
+      cli_error("%s: NumPart_Total[%d] = %" PRIu64
+                " (with NumPart_Total_HighWord) but NumPart_ThisFile[%d] = "
+                "%" PRIu64 ": part of a multi-file snapshot?",
+                r->path, k, total, k, r->count[k]);
+      return 0;
+    }
+  }
+  return 1;
+}
+
+static int read_header_group(reader *r, hid_t header, snapshot *out) {
+  const hssize_t ntypes = attr_points(header, "NumPart_ThisFile");
+  if (ntypes < 0) {
+    cli_error("%s: /Header has no attribute NumPart_ThisFile", r->path);
+    return 0;
+  }
+  if (ntypes < 1 || ntypes > MAX_TYPES) {
+    cli_error("%s: /Header attribute NumPart_ThisFile has %lld values, "
+              "expected 1 to %d",
+              r->path, (long long)ntypes, MAX_TYPES);
+    return 0;
+  }
+  r->ntypes = (int)ntypes;
+  int64_t count[MAX_TYPES];
+  if (!header_numbers(r, header, "NumPart_ThisFile", H5T_NATIVE_INT64, count,
+                      ntypes, 1) ||
+      !header_numbers(r, header, "Time", H5T_NATIVE_DOUBLE, &out->time, 1, 1))
+    return 0;
+  for (int k = 0; k < r->ntypes; k++) {
+    if (count[k] < 0) {
+      cli_error("%s: NumPart_ThisFile[%d] = %" PRId64 " is negative", r->path,
+                k, count[k]);
+      return 0;
+    }
+    r->count[k] = (uint64_t)count[k];
+  }
+  const int got = header_numbers(r, header, "MassTable", H5T_NATIVE_DOUBLE,
+                                 r->mass_table, ntypes, 0);
+  r->has_mass_table = got > 0;
+  return got != 0 && check_single_file(r, header);
+}
+
+static int read_header(reader *r, snapshot *out) {
+  if (H5Lexists(r->file, "Header", H5P_DEFAULT) <= 0) {
+    cli_error("%s: no /Header group: not a GADGET/SWIFT snapshot", r->path);
+    return 0;
+  }
+  const hid_t header = H5Gopen2(r->file, "Header", H5P_DEFAULT);
+  if (header < 0) {
+    cli_error("%s: /Header is not a group", r->path);
+    return 0;
+  }
+  const int ok = read_header_group(r, header, out);
+  H5Gclose(header);
+  return ok;
+}
+
+/* "(rows, 3)" or "(rows)". */
+static void shape_text(char *buf, size_t size, int rank, const hsize_t *dims) {
+  int used = snprintf(buf, size, "(");
+  for (int d = 0; d < rank && used > 0 && (size_t)used < size; d++)
+    used += snprintf(buf + used, size - (size_t)used, "%s%llu",
+                     d > 0 ? ", " : "", (unsigned long long)dims[d]);
+  if (used > 0 && (size_t)used < size)
+    snprintf(buf + used, size - (size_t)used, ")");
+}
+
+/* Whether set holds rows x cols (cols 0: a vector of rows) numbers, of
+ * integers only when want_int; prints why not. */
+static int check_dataset(const reader *r, hid_t set, int k, const char *name,
+                         size_t rows, int cols, int want_int) {
+  const hid_t space = H5Dget_space(set), type = H5Dget_type(set);
+  const H5T_class_t cls = type >= 0 ? H5Tget_class(type) : H5T_NO_CLASS;
+  hsize_t dims[H5S_MAX_RANK] = {0}, want[2] = {rows, (hsize_t)cols};
+  const int rank =
+      space >= 0 ? H5Sget_simple_extent_dims(space, dims, NULL) : -1;
+  const int want_rank = cols > 0 ? 2 : 1;
+  int ok = 0;
+  if (space < 0 || type < 0 || rank < 0)
+    cli_error("%s: PartType%d/%s cannot be read", r->path, k, name);
+  else if (cls != H5T_INTEGER && (want_int || cls != H5T_FLOAT))
+    cli_error("%s: PartType%d/%s does not hold %s", r->path, k, name,
+              want_int ? "integers" : "numbers");
+  else if (rank != want_rank || dims[0] != want[0] ||
+           (cols > 0 && dims[1] != want[1])) {
+    char got_text[128], want_text[64];
+    shape_text(got_text, sizeof got_text, rank, dims);
+    shape_text(want_text, sizeof want_text, want_rank, want);
+    cli_error("%s: PartType%d/%s has shape %s, but NumPart_ThisFile[%d] = %zu "
+              "needs %s",
+              r->path, k, name, got_text, k, rows, want_text);
+  } else
+    ok = 1;
+  if (type >= 0)
+    H5Tclose(type);
+  if (space >= 0)
+    H5Sclose(space);
+  return ok;
+}
+
+/* Dataset name of PartType<k>, rows x cols numbers (see check_dataset),
+ * read as mem_type into buf. Returns 1, or -1 when it is absent and
+ * optional, else prints why and returns 0. */
+static int read_dataset(const reader *r, hid_t group, int k, const char *name,
+                        size_t rows, int cols, hid_t mem_type, void *buf,
+                        int required) {
+  if (H5Lexists(group, name, H5P_DEFAULT) <= 0) {
+    if (!required)
+      return -1;
+    cli_error("%s: PartType%d has no dataset %s", r->path, k, name);
+    return 0;
+  }
+  const hid_t set = H5Dopen2(group, name, H5P_DEFAULT);
+  if (set < 0) {
+    cli_error("%s: PartType%d/%s is not a dataset", r->path, k, name);
+    return 0;
+  }
+  int ok =
+      check_dataset(r, set, k, name, rows, cols, mem_type == H5T_NATIVE_UINT64);
+  if (ok && H5Dread(set, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
+    char reason[SNAPSHOT_REASON_SIZE];
+    cli_error("%s: cannot read PartType%d/%s: %s", r->path, k, name,
+              snapshot_hdf5_reason(reason));
+    ok = 0;
+  }
+  H5Dclose(set);
+  return ok;
+}
+
+static hid_t open_type(const reader *r, int k) {
+  char name[32];
+  snprintf(name, sizeof name, "PartType%d", k);
+  if (H5Lexists(r->file, name, H5P_DEFAULT) <= 0) {
+    cli_error("%s: no group /%s, but NumPart_ThisFile[%d] = %" PRIu64, r->path,
+              name, k, r->count[k]);
+    return -1;
+  }
+  const hid_t group = H5Gopen2(r->file, name, H5P_DEFAULT);
+  if (group < 0)
+    cli_error("%s: /%s is not a group", r->path, name);
+  return group;
+}
+
+/* Counts the bodies, and finds whether every type holds Accelerations
+ * and Potentials: only then are they read. */
+static int scan_types(const reader *r, size_t *n, int *all_acc, int *all_pot) {
+  *n = 0;
+  *all_acc = *all_pot = 1;
+  for (int k = 0; k < r->ntypes; k++) {
+    if (r->count[k] == 0)
+      continue;
+    if (r->count[k] > SIZE_MAX / (3 * sizeof(double)) - *n) {
+      cli_error("%s: too many particles for this machine", r->path);
+      return 0;
+    }
+    *n += (size_t)r->count[k];
+    const hid_t group = open_type(r, k);
+    if (group < 0)
+      return 0;
+    *all_acc &= H5Lexists(group, "Accelerations", H5P_DEFAULT) > 0;
+    *all_pot &= H5Lexists(group, "Potentials", H5P_DEFAULT) > 0;
+    H5Gclose(group);
+  }
+  if (*n == 0) {
+    cli_error("%s: holds no particles (NumPart_ThisFile is all zeros)",
+              r->path);
+    return 0;
+  }
+  return 1;
+}
+
+/* Reads type k's count bodies into out from body first on. */
+static int read_type(const reader *r, hid_t group, int k, size_t first,
+                     snapshot *out) {
+  const size_t c = (size_t)r->count[k];
+  const hid_t d = H5T_NATIVE_DOUBLE;
+  if (!read_dataset(r, group, k, "Coordinates", c, 3, d, out->pos + 3 * first,
+                    1) ||
+      !read_dataset(r, group, k, "Velocities", c, 3, d, out->vel + 3 * first,
+                    0))
+    return 0;
+  const int masses =
+      read_dataset(r, group, k, "Masses", c, 0, d, out->mass + first, 0);
+  if (masses == 0)
+    return 0;
+  if (masses < 0) {
+    if (!(r->has_mass_table && r->mass_table[k] > 0)) {
+      cli_error("%s: PartType%d has no dataset Masses, and MassTable[%d] "
+                "%s",
+                r->path, k, k, r->has_mass_table ? "is not > 0" : "is absent");
+      return 0;
+    }
+    for (size_t i = 0; i < c; i++)
+      out->mass[first + i] = r->mass_table[k];
+  }
+  const int ids = read_dataset(r, group, k, "ParticleIDs", c, 0,
+                               H5T_NATIVE_UINT64, out->ids + first, 0);
+  if (ids == 0)
+    return 0;
+  for (size_t i = 0; ids < 0 && i < c; i++)
+    out->ids[first + i] = first + i + 1;
+  return (out->acc == NULL || read_dataset(r, group, k, "Accelerations", c, 3,
+                                           d, out->acc + 3 * first, 1)) &&
+         (out->pot == NULL || read_dataset(r, group, k, "Potentials", c, 0, d,
+                                           out->pot + first, 1));
+}
+
+static int read_bodies(const reader *r, snapshot *out) {
+  size_t n;
+  int all_acc, all_pot;
+  if (!scan_types(r, &n, &all_acc, &all_pot))
+    return 0;
+  out->n = n;
+  out->pos = malloc(3 * n * sizeof(double));
+  out->vel = calloc(3 * n, sizeof(double)); /* zeros when absent */
+  out->mass = malloc(n * sizeof(double));
+  out->ids = malloc(n * sizeof(uint64_t));
+  out->acc = all_acc ? malloc(3 * n * sizeof(double)) : NULL;
+  out->pot = all_pot ? malloc(n * sizeof(double)) : NULL;
+  if (out->pos == NULL || out->vel == NULL || out->mass == NULL ||
+      out->ids == NULL || (all_acc && out->acc == NULL) ||
+      (all_pot && out->pot == NULL)) {
+    cli_error("%s: out of memory for %zu particles", r->path, n);
+    return 0;
+  }
+  size_t first = 0;
+  for (int k = 0; k < r->ntypes; k++) {
+    if (r->count[k] == 0)
+      continue;
+    const hid_t group = open_type(r, k);
+    if (group < 0)
+      return 0;
+    const int ok = read_type(r, group, k, first, out);
+    H5Gclose(group);
+    if (!ok)
+      return 0;
+    first += (size_t)r->count[k];
+  }
+  return snapshot_check(r->path, out);
+}
+
+/* ---- /Parameters and /RunState ----------------------------------------- */
+
+/* A string attribute's single value, as written (NULL on failure). */
+static char *string_text(hid_t attr, hid_t type) {
+  char *text = NULL;
+  const hid_t mem = H5Tcopy(type);
+  if (mem < 0)
+    return NULL;
+  if (H5Tis_variable_str(type) > 0) {
+    char *s = NULL;
+    if (H5Aread(attr, mem, &s) >= 0) {
+      text = strdup(s != NULL ? s : "");
+      H5free_memory(s);
+    }
+  } else {
+    const size_t size = H5Tget_size(type);
+    text = calloc(size + 1, 1);
+    if (text != NULL && H5Aread(attr, mem, text) < 0) {
+      free(text);
+      text = NULL;
+    }
+    size_t len = text != NULL ? strlen(text) : 0;
+    while (len > 0 && H5Tget_strpad(type) == H5T_STR_SPACEPAD &&
+           text[len - 1] == ' ')
+      text[--len] = '\0';
+  }
+  H5Tclose(mem);
+  return text;
+}
+
+/* Numbers (GADGET-4 writes its parameters so) as text: integers exactly,
+ * floats with %.17g, several separated by spaces (NULL on failure). */
+static char *number_text(hid_t attr, hid_t type, size_t points) {
+  const int is_float = H5Tget_class(type) == H5T_FLOAT;
+  const int is_signed = H5Tget_sign(type) == H5T_SGN_2;
+  const hid_t mem = is_float    ? H5T_NATIVE_DOUBLE
+                    : is_signed ? H5T_NATIVE_INT64
+                                : H5T_NATIVE_UINT64;
+  union {
+    double d;
+    int64_t i;
+    uint64_t u;
+  } *v = malloc((points > 0 ? points : 1) * sizeof *v);
+  char *text = malloc(points * 32 + 1);
+  if (v == NULL || text == NULL || H5Aread(attr, mem, v) < 0) {
+    free(v);
+    free(text);
+    return NULL;
+  }
+  size_t used = 0;
+  text[0] = '\0';
+  for (size_t k = 0; k < points; k++) {
+    const char *sep = k > 0 ? " " : "";
+    used +=
+        (size_t)(is_float    ? sprintf(text + used, "%s%.17g", sep, v[k].d)
+                 : is_signed ? sprintf(text + used, "%s%" PRId64, sep, v[k].i)
+                             : sprintf(text + used, "%s%" PRIu64, sep, v[k].u));
+  }
+  free(v);
+  return text;
+}
+
+typedef struct attr_list {
+  const char *path, *group;
+  snapshot_attr **items;
+  size_t *count, cap;
+  int reported; /* a message has been printed */
+} attr_list;
+
+static char *attr_text(attr_list *list, hid_t attr, const char *name) {
+  const hid_t type = H5Aget_type(attr), space = H5Aget_space(attr);
+  const hssize_t points = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
+  const H5T_class_t cls = type >= 0 ? H5Tget_class(type) : H5T_NO_CLASS;
+  char *text = NULL;
+  if (points < 0 || type < 0)
+    ;
+  else if (cls == H5T_STRING && points == 1)
+    text = string_text(attr, type);
+  else if (cls == H5T_INTEGER || cls == H5T_FLOAT)
+    text = number_text(attr, type, (size_t)points);
+  else {
+    cli_error("%s: /%s attribute '%s' is neither one string nor numbers",
+              list->path, list->group, name);
+    list->reported = 1;
+  }
+  if (type >= 0)
+    H5Tclose(type);
+  if (space >= 0)
+    H5Sclose(space);
+  return text;
+}
+
+static herr_t collect(hid_t loc, const char *name, const H5A_info_t *info,
+                      void *data) {
+  (void)info;
+  attr_list *list = data;
+  if (*list->count == list->cap) {
+    const size_t cap = list->cap > 0 ? 2 * list->cap : 16;
+    snapshot_attr *items = realloc(*list->items, cap * sizeof *items);
+    if (items == NULL)
+      return -1;
+    *list->items = items;
+    list->cap = cap;
+  }
+  const hid_t attr = H5Aopen(loc, name, H5P_DEFAULT);
+  char *text = attr >= 0 ? attr_text(list, attr, name) : NULL;
+  if (attr >= 0)
+    H5Aclose(attr);
+  char *copy = strdup(name);
+  if (text == NULL || copy == NULL) {
+    free(text);
+    free(copy);
+    return -1;
+  }
+  (*list->items)[(*list->count)++] = (snapshot_attr){copy, text};
+  return 0;
+}
+
+/* The attributes of group name, in creation order when it was kept (as
+ * tilefmm does), else by name; none when there is no such group. */
+static int read_strings(const reader *r, const char *name,
+                        snapshot_attr **items, size_t *count) {
+  if (H5Lexists(r->file, name, H5P_DEFAULT) <= 0)
+    return 1;
+  const hid_t group = H5Gopen2(r->file, name, H5P_DEFAULT);
+  if (group < 0) {
+    cli_error("%s: /%s is not a group", r->path, name);
+    return 0;
+  }
+  const hid_t gcpl = H5Gget_create_plist(group);
+  unsigned order = 0;
+  if (gcpl >= 0) {
+    H5Pget_attr_creation_order(gcpl, &order);
+    H5Pclose(gcpl);
+  }
+  attr_list list = {r->path, name, items, count, 0, 0};
+  hsize_t next = 0;
+  const int ok = H5Aiterate2(group,
+                             order & H5P_CRT_ORDER_TRACKED ? H5_INDEX_CRT_ORDER
+                                                           : H5_INDEX_NAME,
+                             H5_ITER_INC, &next, collect, &list) >= 0;
+  if (!ok && !list.reported)
+    cli_error("%s: cannot read the attributes of /%s", r->path, name);
+  H5Gclose(group);
+  return ok;
+}
+
+/* Opens path, telling a missing file from one that is not HDF5. */
+static hid_t open_file(const char *path) {
+  struct stat st;
+  const int err = stat(path, &st) != 0  ? errno
+                  : S_ISDIR(st.st_mode) ? EISDIR
+                                        : 0;
+  if (err != 0) {
+    cli_error("%s: cannot read: %s", path, strerror(err));
+    return -1;
+  }
+  const hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (file < 0) {
+    char reason[SNAPSHOT_REASON_SIZE];
+    if (!snapshot_is_hdf5(path))
+      cli_error("%s: not an HDF5 file", path);
+    else
+      cli_error("%s: cannot open as HDF5 (truncated or damaged?): %s", path,
+                snapshot_hdf5_reason(reason));
+  }
+  return file;
+}
+
+int snapshot_read(const char *path, snapshot *out) {
+  memset(out, 0, sizeof *out);
+  snapshot_hdf5_init();
+  reader r = {.path = path, .file = open_file(path)};
+  if (r.file < 0)
+    return 0;
+  const int ok = read_header(&r, out) && read_bodies(&r, out) &&
+                 read_strings(&r, "Parameters", &out->params, &out->nparams) &&
+                 read_strings(&r, "RunState", &out->state, &out->nstate);
+  H5Fclose(r.file);
+  return ok;
+}

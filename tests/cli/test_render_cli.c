@@ -1,0 +1,272 @@
+/* tilefmm render run as a child: a snapshot written here with
+ * snapshot_write, the picture read back with libpng and checked for its
+ * size, its bright and dark places and its tEXt chunks; each bad input
+ * refused with its exit code and a message naming the cause, leaving an
+ * existing output file untouched. */
+#define _POSIX_C_SOURCE 200809L
+#include "harness.h"
+#include "snapshot.h"
+
+#include <criterion/criterion.h>
+
+#include <png.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+TestSuite(render, .init = scratch_make, .fini = scratch_remove);
+
+/* A clump: n/2 bodies in the cube of side 0.1 around (0.5, 0.5, 0.5); the
+ * other n/2 spread over [0.02, 0.98)^3. Seen along any axis, a view
+ * centred on the origin with extent 2 has mass only in its top right
+ * quarter, and most of it around (0.5, 0.5). */
+static void write_snapshot(const char *name, size_t n) {
+  snapshot s;
+  memset(&s, 0, sizeof s);
+  s.n = n;
+  s.time = 0.25;
+  s.pos = malloc(3 * n * sizeof *s.pos);
+  s.vel = calloc(3 * n, sizeof *s.vel);
+  s.mass = malloc(n * sizeof *s.mass);
+  s.ids = malloc(n * sizeof *s.ids);
+  cr_assert(s.pos && s.vel && s.mass && s.ids);
+  uint64_t state = 12345;
+  for (size_t k = 0; k < n; k++) {
+    for (int d = 0; d < 3; d++) {
+      state = state * 6364136223846793005u + 1442695040888963407u;
+      const double u = (double)(state >> 11) * 0x1p-53;
+      s.pos[3 * k + d] = k % 2 == 0 ? 0.45 + 0.1 * u : 0.02 + 0.96 * u;
+    }
+    s.mass[k] = 1.0 / (double)n;
+    s.ids[k] = k + 1;
+  }
+  cr_assert(snapshot_write(sp(name), &s), "cannot write %s", name);
+  free(s.pos);
+  free(s.vel);
+  free(s.mass);
+  free(s.ids);
+}
+
+/* A PNG read back: RGB rows and its tEXt chunks. */
+typedef struct picture {
+  unsigned width, height;
+  int depth, colour;
+  unsigned char *rgb; /* width * height * 3 */
+  char description[4096], software[256];
+} picture;
+
+static picture *read_png(const char *name) {
+  FILE *fp = fopen(sp(name), "rb");
+  cr_assert_not_null(fp, "%s was not written", name);
+  png_structp png =
+      png_create_read_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+  png_infop info = png_create_info_struct(png);
+  cr_assert(png && info);
+  if (setjmp(png_jmpbuf(png)))
+    cr_assert_fail("%s is not a valid PNG", name);
+  png_init_io(png, fp);
+  png_read_png(png, info, PNG_TRANSFORM_IDENTITY, NULL);
+  picture *p = calloc(1, sizeof *p);
+  p->width = png_get_image_width(png, info);
+  p->height = png_get_image_height(png, info);
+  p->depth = png_get_bit_depth(png, info);
+  p->colour = png_get_color_type(png, info);
+  cr_assert_eq(p->depth, 8);
+  cr_assert_eq(p->colour, PNG_COLOR_TYPE_RGB);
+  p->rgb = malloc((size_t)p->width * p->height * 3);
+  png_bytepp rows = png_get_rows(png, info);
+  for (unsigned y = 0; y < p->height; y++)
+    memcpy(p->rgb + (size_t)y * p->width * 3, rows[y], (size_t)p->width * 3);
+  png_textp text;
+  int ntext = 0;
+  png_get_text(png, info, &text, &ntext);
+  for (int k = 0; k < ntext; k++) {
+    if (strcmp(text[k].key, "Description") == 0)
+      snprintf(p->description, sizeof p->description, "%s", text[k].text);
+    if (strcmp(text[k].key, "Software") == 0)
+      snprintf(p->software, sizeof p->software, "%s", text[k].text);
+  }
+  png_destroy_read_struct(&png, &info, NULL);
+  fclose(fp);
+  return p;
+}
+
+static void picture_free(picture *p) {
+  free(p->rgb);
+  free(p);
+}
+
+/* The summed brightness of the pixels in [x0, x1) x [y0, y1). */
+static long brightness(const picture *p, unsigned x0, unsigned x1, unsigned y0,
+                       unsigned y1) {
+  long sum = 0;
+  for (unsigned y = y0; y < y1; y++)
+    for (unsigned x = x0; x < x1; x++)
+      for (int c = 0; c < 3; c++)
+        sum += p->rgb[((size_t)y * p->width + x) * 3 + c];
+  return sum;
+}
+
+static void assert_has(const char *text, const char *needle) {
+  cr_assert_not_null(strstr(text, needle), "'%s' lacks '%s'", text, needle);
+}
+
+Test(render, listed_in_the_usage) {
+  cr_assert_eq(RUN("--help"), 0);
+  assert_stdout_has("render");
+}
+
+Test(render, help_documents_every_flag) {
+  cr_assert_eq(RUN("render", "--help"), 0);
+  const char *flags[] = {"SNAPSHOT", "--out",  "--axis",   "--extent",
+                         "--centre", "--size", "--decades"};
+  for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
+    assert_stdout_has(flags[k]);
+  assert_stdout_has("default: 512");
+  assert_stdout_has("default: 4");
+  assert_stdout_has("default: the centre of");
+}
+
+/* Along each axis the clump is at the top right, and the bottom left
+ * quarter, where there is no mass, is black. */
+Test(render, dense_region_is_bright) {
+  write_snapshot("snap.h5", 4000);
+  const char *axes[] = {"x", "y", "z"};
+  for (int a = 0; a < 3; a++) {
+    cr_assert_eq(RUN("render", sp("snap.h5"), "--out", sp("pic.png"), "--axis",
+                     axes[a], "--extent", "2", "--centre", "0,0,0", "--size",
+                     "64"),
+                 0, "axis %s", axes[a]);
+    picture *p = read_png("pic.png");
+    cr_assert(p->width == 64 && p->height == 64);
+    cr_assert_eq(brightness(p, 0, 32, 32, 64), 0, "bottom left not black");
+    cr_assert_eq(brightness(p, 0, 32, 0, 32), 0, "top left not black");
+    const long clump = brightness(p, 46, 50, 14, 18);
+    const long spread = brightness(p, 36, 40, 24, 28);
+    cr_assert_gt(clump, spread, "axis %s: clump %ld, spread %ld", axes[a],
+                 clump, spread);
+    cr_assert_gt(spread, 0);
+    /* The densest pixel is inferno's top colour. */
+    int top = 0;
+    for (size_t i = 0; i < 64 * 64; i++)
+      top |= p->rgb[3 * i] == 252 && p->rgb[3 * i + 1] == 255 &&
+             p->rgb[3 * i + 2] == 164;
+    cr_assert(top, "axis %s: no pixel at the top of the colour map", axes[a]);
+    char want[64];
+    snprintf(want, sizeof want, "projected along %s", axes[a]);
+    assert_has(p->description, want);
+    picture_free(p);
+  }
+  assert_no_temporaries();
+}
+
+Test(render, text_chunk_describes_the_picture) {
+  write_snapshot("snap.h5", 1000);
+  cr_assert_eq(RUN("render", sp("snap.h5"), "--out", sp("pic.png"), "--axis",
+                   "y", "--extent=1.5", "--centre=0.5,0.5,0.5", "--decades",
+                   "3", "--size", "40"),
+               0);
+  picture *p = read_png("pic.png");
+  cr_assert(p->width == 40 && p->height == 40);
+  assert_has(p->description, sp("snap.h5"));
+  assert_has(p->description, "1000 bodies");
+  assert_has(p->description, "time 0.25");
+  assert_has(p->description, "projected along y (right z, up x)");
+  assert_has(p->description, "centre (0.5, 0.5, 0.5)");
+  assert_has(p->description, "extent 1.5");
+  assert_has(p->description, "40 x 40 pixels");
+  assert_has(p->description, "1000 bodies of mass 1 in view");
+  assert_has(p->description, "over 3 decades");
+  assert_has(p->software, "tilefmm");
+  picture_free(p);
+  assert_stderr_has("1000 of 1000 bodies in view");
+}
+
+/* Defaults: the automatic view around the centre of mass, 512 pixels. */
+Test(render, defaults) {
+  write_snapshot("snap.h5", 500);
+  cr_assert_eq(RUN("render", "--out", sp("pic.png"), sp("snap.h5")), 0);
+  picture *p = read_png("pic.png");
+  cr_assert(p->width == 512 && p->height == 512);
+  assert_has(p->description, "projected along z");
+  assert_has(p->description, "over 4 decades");
+  cr_assert_gt(brightness(p, 0, 512, 0, 512), 0);
+  picture_free(p);
+}
+
+Test(render, nothing_in_view_writes_black_and_warns) {
+  write_snapshot("snap.h5", 100);
+  write_text("pic.png", PRECIOUS);
+  cr_assert_eq(RUN("render", sp("snap.h5"), "--out", sp("pic.png"), "--centre",
+                   "100,100,100", "--extent", "1", "--size", "16"),
+               0);
+  assert_stderr_has("warning");
+  assert_stderr_has("no bodies");
+  picture *p = read_png("pic.png");
+  cr_assert(p->width == 16 && p->height == 16);
+  cr_assert_eq(brightness(p, 0, 16, 0, 16), 0);
+  picture_free(p);
+}
+
+/* render with the flags in extra, writing out.txt, must fail. */
+static void expect_bad(const char *snap, const char *const extra[], int code,
+                       const char *needle, const char *needle2) {
+  remove(sp("out.txt")); /* left by the previous case */
+  const char *args[16] = {"render"};
+  int n = 1;
+  if (snap != NULL)
+    args[n++] = sp(snap);
+  args[n++] = "--out";
+  args[n++] = sp("out.txt");
+  for (int k = 0; extra[k] != NULL; k++)
+    args[n++] = extra[k];
+  args[n] = NULL;
+  expect_failure(args, code, needle, needle2);
+}
+
+#define BAD(snap, code, needle, needle2, ...)                                  \
+  expect_bad(snap, (const char *const[]){__VA_ARGS__, NULL}, code, needle,     \
+             needle2)
+
+Test(render, bad_flags_are_usage_errors) {
+  write_snapshot("snap.h5", 100);
+  BAD("snap.h5", 2, "--axis", "'w'", "--axis", "w");
+  BAD("snap.h5", 2, "--axis", "x, y or z", "--axis", "X");
+  BAD("snap.h5", 2, "--extent", "'0'", "--extent", "0");
+  BAD("snap.h5", 2, "--extent", "> 0", "--extent", "-1");
+  BAD("snap.h5", 2, "--extent", "'nan'", "--extent", "nan");
+  BAD("snap.h5", 2, "--extent", "'autox'", "--extent", "autox");
+  BAD("snap.h5", 2, "--size", "'15'", "--size", "15");
+  BAD("snap.h5", 2, "--size", "[16, 8192]", "--size", "8193");
+  BAD("snap.h5", 2, "--decades", "'0'", "--decades", "0");
+  BAD("snap.h5", 2, "--decades", "(0, 20]", "--decades", "20.5");
+  BAD("snap.h5", 2, "--centre", "'1,2'", "--centre", "1,2");
+  BAD("snap.h5", 2, "--centre", "X,Y,Z", "--centre", "1,2,3,4");
+  BAD("snap.h5", 2, "--centre", "'1, 2,3'", "--centre", "1, 2,3");
+  BAD("snap.h5", 2, "unknown flag '--zoom'", NULL, "--zoom", "2");
+  BAD("snap.h5", 2, "unexpected argument", "second.h5", "second.h5");
+}
+
+Test(render, missing_arguments) {
+  write_snapshot("snap.h5", 100);
+  BAD(NULL, 2, "missing SNAPSHOT", NULL, "--size", "32");
+  cr_assert_eq(RUN("render", sp("snap.h5")), 2);
+  assert_stderr_has("--out");
+  cr_assert_eq(RUN("render"), 2);
+}
+
+Test(render, bad_snapshots_are_runtime_errors) {
+  BAD("absent.h5", 1, "absent.h5", "No such file", "--size", "32");
+  write_text("text.h5", "0 0 0 1\n");
+  BAD("text.h5", 1, "text.h5", "not an HDF5 file", "--size", "32");
+  write_file("empty.h5", "", 0);
+  BAD("empty.h5", 1, "empty.h5", "not an HDF5 file", "--size", "32");
+}
+
+Test(render, unwritable_output) {
+  write_snapshot("snap.h5", 100);
+  cr_assert_eq(RUN("render", sp("snap.h5"), "--out", sp("no/such/dir.png")), 1);
+  assert_stderr_has("no/such/dir.png");
+  assert_no_temporaries();
+}

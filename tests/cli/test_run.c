@@ -1,0 +1,243 @@
+/* tilefmm run: a short simulation's outputs, its energy, a restart that is
+ * bit for bit the run straight through, parameter files, and --t-end. The
+ * runs use the default device, so that on a GPU machine the near field of
+ * the restart test runs there. */
+#define _POSIX_C_SOURCE 200809L
+#include "harness.h"
+#include "snapshot.h"
+
+#include <criterion/criterion.h>
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+TestSuite(run, .init = scratch_make, .fini = scratch_remove);
+
+/* snapshot.c reports through the tool's cli_error. */
+void cli_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("test_run: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
+static snapshot read_snap(const char *name) {
+  snapshot s;
+  cr_assert(snapshot_read(sp(name), &s), "cannot read %s", name);
+  return s;
+}
+
+/* Every particle array of a and b has the same bits. */
+static void assert_same_bodies(const snapshot *a, const snapshot *b) {
+  cr_assert_eq(a->n, b->n);
+  cr_assert_eq(a->time, b->time, "times %.17g and %.17g", a->time, b->time);
+  const size_t n = a->n;
+  cr_assert(memcmp(a->pos, b->pos, 3 * n * sizeof(double)) == 0, "positions");
+  cr_assert(memcmp(a->vel, b->vel, 3 * n * sizeof(double)) == 0, "velocities");
+  cr_assert(memcmp(a->mass, b->mass, n * sizeof(double)) == 0, "masses");
+  cr_assert(memcmp(a->ids, b->ids, n * sizeof(uint64_t)) == 0, "IDs");
+  cr_assert_not_null(a->acc);
+  cr_assert_not_null(b->acc);
+  cr_assert(memcmp(a->acc, b->acc, 3 * n * sizeof(double)) == 0,
+            "accelerations");
+  cr_assert(memcmp(a->pot, b->pot, n * sizeof(double)) == 0, "potentials");
+}
+
+/* The rows of statistics.csv: step, time and the total energy. */
+typedef struct csv_rows {
+  int count;
+  long step[64];
+  double time[64], total[64], error[64];
+} csv_rows;
+
+static csv_rows read_csv(const char *name) {
+  char *text = read_text(name);
+  cr_assert_not_null(text, "%s missing", name);
+  cr_assert(strncmp(text, "step,time,kinetic,potential,total,", 34) == 0,
+            "header of %s", name);
+  csv_rows r = {0};
+  for (char *line = strchr(text, '\n'); line != NULL && line[1] != '\0';
+       line = strchr(line + 1, '\n')) {
+    cr_assert_lt(r.count, 64);
+    double k, w;
+    cr_assert_eq(sscanf(line + 1, "%ld,%lf,%lf,%lf,%lf,%lf", &r.step[r.count],
+                        &r.time[r.count], &k, &w, &r.total[r.count],
+                        &r.error[r.count]),
+                 6, "row %d of %s", r.count, name);
+    r.count++;
+  }
+  free(text);
+  return r;
+}
+
+Test(run, help_documents_the_interface) {
+  cr_assert_eq(RUN("run", "--help"), 0);
+  const char *flags[] = {"--params",
+                         "--ic",
+                         "--n",
+                         "--seed",
+                         "--dt",
+                         "--steps",
+                         "--t-end",
+                         "--method",
+                         "--theta",
+                         "--order",
+                         "--leaf",
+                         "--eps",
+                         "--device",
+                         "--out",
+                         "--snapshot-every",
+                         "--checkpoint-every",
+                         "--restart",
+                         "hernquist",
+                         "merger",
+                         "--stats-every",
+                         "--progress"};
+  for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
+    assert_stdout_has(flags[k]);
+}
+
+/* A short run writes what the interface promises: snapshots 0000.. at
+ * every K steps, the checkpoint, the statistics (one row per step, energy
+ * conserved) and the parameters used; one line per step on stdout. */
+Test(run, writes_snapshots_statistics_and_parameters) {
+  cr_assert_eq(RUN("run", "--n", "3000", "--steps", "6", "--snapshot-every",
+                   "3", "--out", sp("out"), "--progress", "off"),
+               0);
+  cr_assert(exists("out/snapshot_0000.hdf5"));
+  cr_assert(exists("out/snapshot_0001.hdf5"));
+  cr_assert(exists("out/snapshot_0002.hdf5"));
+  cr_assert(!exists("out/snapshot_0003.hdf5"));
+  cr_assert(exists("out/checkpoint.hdf5"));
+  cr_assert(exists("out/used_parameters.yml"));
+  const csv_rows r = read_csv("out/statistics.csv");
+  cr_assert_eq(r.count, 7, "rows for steps 0..6, got %d", r.count);
+  for (int k = 0; k < r.count; k++) {
+    cr_expect_eq(r.step[k], k);
+    cr_expect_eq(r.time[k], k * 0.0078125, "time of step %d", k);
+    cr_expect_lt(fabs(r.error[k]), 1e-4, "step %d: dE/E %g", k, r.error[k]);
+    cr_expect_lt(fabs(r.total[k] + 0.25), 0.01, "E = %g", r.total[k]);
+  }
+  assert_stdout_has("dE/E");
+  assert_stdout_has("worst |dE/E|");
+  /* The snapshot of step 3 holds the state of step 3. */
+  snapshot s = read_snap("out/snapshot_0001.hdf5");
+  cr_expect_eq(s.n, 3000);
+  cr_expect_eq(s.time, 3 * 0.0078125);
+  cr_expect_not_null(s.acc);
+  cr_expect_not_null(s.pot);
+  cr_expect_eq(s.nstate, 0, "a snapshot is no checkpoint");
+  cr_expect_str_eq(snapshot_attr_find(s.params, s.nparams, "Gravity:method"),
+                   "fmm");
+  snapshot_free(&s);
+  assert_no_temporaries();
+}
+
+/* The issue's contract: a run split in two is bit-identical to the same
+ * run straight through, on the same device. */
+Test(run, restart_is_bit_identical) {
+  cr_assert_eq(RUN("run", "--n", "2500", "--steps", "8", "--out", sp("a"),
+                   "--snapshot-every", "4", "--progress", "off"),
+               0);
+  cr_assert_eq(RUN("run", "--n", "2500", "--steps", "5", "--out", sp("b"),
+                   "--snapshot-every", "4", "--progress", "off"),
+               0);
+  cr_assert_eq(RUN("run", "--restart", sp("b/checkpoint.hdf5"), "--steps", "8",
+                   "--progress", "off"),
+               0, "restart failed");
+  snapshot a = read_snap("a/checkpoint.hdf5");
+  snapshot b = read_snap("b/checkpoint.hdf5");
+  assert_same_bodies(&a, &b);
+  cr_expect_str_eq(snapshot_attr_find(b.state, b.nstate, "step"), "8");
+  snapshot_free(&a);
+  snapshot_free(&b);
+  a = read_snap("a/snapshot_0002.hdf5");
+  b = read_snap("b/snapshot_0002.hdf5");
+  assert_same_bodies(&a, &b);
+  snapshot_free(&a);
+  snapshot_free(&b);
+  /* The statistics were continued, not restarted: the same rows. */
+  const csv_rows ra = read_csv("a/statistics.csv");
+  const csv_rows rb = read_csv("b/statistics.csv");
+  cr_assert_eq(ra.count, 9);
+  cr_assert_eq(rb.count, 9);
+  for (int k = 0; k < 9; k++) {
+    cr_expect_eq(rb.step[k], k);
+    cr_expect_eq(ra.total[k], rb.total[k], "step %d energy", k);
+  }
+}
+
+/* A checkpoint taken at step 4 and restarted after the first run went on
+ * to step 6 cuts the statistics back to step 4 before continuing. */
+Test(run, restart_cuts_statistics_to_the_checkpoint) {
+  cr_assert_eq(RUN("run", "--n", "1500", "--steps", "6", "--out", sp("c"),
+                   "--checkpoint-every", "4", "--progress", "off"),
+               0);
+  /* The end's checkpoint replaced step 4's: take step 4's again. */
+  cr_assert_eq(RUN("run", "--n", "1500", "--steps", "4", "--out", sp("d"),
+                   "--progress", "off"),
+               0);
+  cr_assert_eq(RUN("run", "--restart", sp("d/checkpoint.hdf5"), "--out",
+                   sp("c"), "--steps", "6", "--progress", "off"),
+               0);
+  const csv_rows r = read_csv("c/statistics.csv");
+  cr_assert_eq(r.count, 7, "rows %d", r.count);
+  for (int k = 0; k < 7; k++)
+    cr_expect_eq(r.step[k], k);
+}
+
+/* The parameters a run writes read back to the same run, and flags
+ * override a parameter file. */
+Test(run, used_parameters_reproduce_the_run) {
+  write_text("p.yml", "InitialConditions:\n"
+                      "  n: 1200   # bodies\n"
+                      "  type: hernquist\n"
+                      "TimeIntegration:\n"
+                      "  steps: 3\n"
+                      "  dt: 0.005\n"
+                      "Gravity:\n"
+                      "  theta: 0.6\n"
+                      "  order: 5\n"
+                      "Output:\n"
+                      "  progress: off\n");
+  cr_assert_eq(
+      RUN("run", "--params", sp("p.yml"), "--out", sp("e"), "--steps", "4"), 0);
+  char *used = read_text("e/used_parameters.yml");
+  cr_assert_not_null(used);
+  cr_expect_not_null(strstr(used, "n: 1200"));
+  cr_expect_not_null(strstr(used, "type: \"hernquist\""));
+  cr_expect_not_null(strstr(used, "theta: 0.59999999999999998"),
+                     "%.17g reads back to the same double");
+  cr_expect_not_null(strstr(used, "steps: 4"), "the flag overrides the file");
+  free(used);
+  cr_assert_eq(
+      RUN("run", "--params", sp("e/used_parameters.yml"), "--out", sp("f")), 0);
+  snapshot a = read_snap("e/checkpoint.hdf5");
+  snapshot b = read_snap("f/checkpoint.hdf5");
+  assert_same_bodies(&a, &b);
+  cr_expect_eq(a.time, 4 * 0.005);
+  snapshot_free(&a);
+  snapshot_free(&b);
+}
+
+/* --t-end ends at the first step at or past T; a snapshot given as --ic
+ * starts at its time, keeping its bodies and IDs. */
+Test(run, t_end_and_snapshot_initial_conditions) {
+  cr_assert_eq(RUN("run", "--ic", "cold", "--n", "1000", "--t-end", "0.05",
+                   "--out", sp("g"), "--progress", "off"),
+               0);
+  const csv_rows r = read_csv("g/statistics.csv");
+  cr_assert_eq(r.count, 8, "0.05 / 0.0078125 = 6.4: steps 0..7");
+  cr_assert_eq(RUN("run", "--ic", sp("g/checkpoint.hdf5"), "--steps", "2",
+                   "--out", sp("h"), "--progress", "off"),
+               0);
+  snapshot s = read_snap("h/checkpoint.hdf5");
+  cr_expect_eq(s.n, 1000);
+  cr_expect_eq(s.time, 9 * 0.0078125, "time %.17g", s.time);
+  snapshot_free(&s);
+}
