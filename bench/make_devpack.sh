@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Packs what the GPU machine needs into .devpack.tgz (under the 64 MiB a
+# call carries): the stripped binaries of a CUDA build in .devbin/ (same
+# layout as the build) and the shared libraries they load in .devlibs/.
+#   bench/make_devpack.sh [BUILD]      (default build-h100)
+# On the GPU machine: tar -xzf .devpack.tgz, then
+#   TFMM_DEVICE_BUILD=.devbin bash bench/device_run.sh tests
+#   TFMM_DEVICE_BUILD=.devbin bash bench/device_sim.sh all
+set -euo pipefail
+build=${1:-build-h100}
+devlibs=${DEVICE_LIBS:-../shared/tools/device-libs}
+rm -rf .devbin .devlibs .devpack.tgz
+mkdir -p .devbin/apps .devbin/bench .devbin/tests/cli .devbin/src
+cp "$build/apps/tilefmm" .devbin/apps/
+cp "$build"/bench/bench_tree "$build"/bench/bench_direct .devbin/bench/
+for t in "$build"/tests/test_* "$build"/tests/cli/test_*; do
+  [ -f "$t" ] && [ -x "$t" ] || continue
+  cp "$t" ".devbin/${t#"$build"/}"
+done
+cp -a "$build"/src/libtilefmm.so* .devbin/src/
+strip -s .devbin/apps/tilefmm .devbin/bench/* .devbin/tests/test_* \
+  .devbin/tests/cli/test_*
+"$devlibs" -o .devlibs .devbin/apps/tilefmm .devbin/bench/* \
+  .devbin/tests/test_* .devbin/tests/cli/test_*
+tar -czf .devpack.tgz .devbin .devlibs
+ls -la .devpack.tgz
