@@ -274,6 +274,10 @@ static int set_up(run *r) {
               "the %s, these on the %s: the continuation is not bit for bit "
               "the run straight through\n",
               was, r->device);
+    if (o->restart_path != NULL && o->sc.cfg.leaf_size == TFMM_LEAF_AUTO)
+      fprintf(stderr, "tilefmm run: note: with --leaf auto the leaf size "
+                      "follows measured times, so the continuation is not bit "
+                      "for bit the run straight through\n");
     r->attrs = run_options_attrs(o, &r->nattrs);
     if (r->attrs == NULL) {
       cli_error("out of memory");

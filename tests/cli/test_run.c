@@ -241,3 +241,65 @@ Test(run, t_end_and_snapshot_initial_conditions) {
   cr_expect_eq(s.time, 9 * 0.0078125, "time %.17g", s.time);
   snapshot_free(&s);
 }
+
+/* yt reads a run's snapshot as a GADGET HDF5 dataset. The runs are not
+ * periodic and their coordinates are centred on the origin, so yt is given
+ * the box [-BoxSize/2, BoxSize/2]^3 (README). The mass inside r < 1 of a
+ * Plummer sphere must match the analytic r^3 / (r^2 + a^2)^(3/2) with
+ * a = 3 pi / 16 to the sampling noise of 4000 bodies. Skipped where no
+ * python3 has yt (Debian: python3-yt); CI does not install it. */
+static const char yt_check[] =
+    "import sys, math, h5py, yt\n"
+    "f = sys.argv[1]\n"
+    "b = float(h5py.File(f, 'r')['Header'].attrs['BoxSize']) / 2\n"
+    "ds = yt.load(f, bounding_box=[[-b, b]] * 3)\n"
+    "assert type(ds).__name__ == 'GadgetHDF5Dataset', type(ds).__name__\n"
+    "ad = ds.all_data()\n"
+    "assert ad['PartType1', 'Masses'].size == 4000\n"
+    "assert abs(float(ad['PartType1', 'Masses'].sum()) - 1) < 1e-12\n"
+    "m = float(ds.sphere([0, 0, 0], (1.0, 'code_length'))['PartType1', "
+    "'Masses'].sum())\n"
+    "a = 3 * math.pi / 16\n"
+    "want = 1 / (1 + a * a) ** 1.5\n"
+    "assert abs(m - want) < 0.03, (m, want)\n"
+    "print('yt ok', m, want)\n";
+
+Test(run, yt_reads_a_snapshot) {
+  const char *python = NULL;
+  static const char *const candidates[] = {"python3", "/usr/bin/python3"};
+  for (size_t k = 0; python == NULL && k < 2; k++) {
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "%s -c 'import yt, h5py' >/dev/null 2>&1",
+             candidates[k]);
+    if (system(cmd) == 0)
+      python = candidates[k];
+  }
+  if (python == NULL)
+    cr_skip_test("no python3 with yt and h5py (tried python3, "
+                 "/usr/bin/python3): the snapshot is not checked with yt");
+  cr_assert_eq(RUN("run", "--n", "4000", "--steps", "0", "--out", sp("y"),
+                   "--progress", "off"),
+               0);
+  write_text("yt_check.py", yt_check);
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "%s %s %s >%s 2>&1", python, sp("yt_check.py"),
+           sp("y/snapshot_0000.hdf5"), sp("yt.txt"));
+  const int status = system(cmd);
+  char *said = read_text("yt.txt");
+  cr_expect(status == 0, "yt check failed:\n%s", said != NULL ? said : "");
+  free(said);
+}
+
+/* --progress on draws the live line on stderr (steps done, time left);
+ * --stats-every K writes every K-th step and the last. */
+Test(run, progress_line_and_statistics_cadence) {
+  cr_assert_eq(RUN("run", "--n", "600", "--steps", "5", "--stats-every", "2",
+                   "--out", sp("p"), "--progress", "on"),
+               0);
+  assert_stderr_has("step 5/5");
+  assert_stderr_has("left");
+  const csv_rows r = read_csv("p/statistics.csv");
+  cr_assert_eq(r.count, 4, "steps 0, 2, 4 and the last, 5: got %d", r.count);
+  cr_expect_eq(r.step[1], 2);
+  cr_expect_eq(r.step[3], 5);
+}
