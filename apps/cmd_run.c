@@ -15,10 +15,37 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* SIGINT or SIGTERM asks the run to stop after the step under way, with a
+ * checkpoint; a second one ends it at once (the handler gives the signal
+ * back its default). The signal's number, or 0. A flag is all a handler
+ * may set, hence this one variable at file scope. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop(int sig) {
+  stop_signal = sig;
+  signal(sig, SIG_DFL);
+}
+
+/* Catches SIGINT and SIGTERM, unless they are ignored (nohup, &). */
+static void catch_stop_signals(void) {
+  const int sigs[] = {SIGINT, SIGTERM};
+  for (int k = 0; k < 2; k++) {
+    struct sigaction old, sa;
+    sigaction(sigs[k], NULL, &old);
+    if (old.sa_handler == SIG_IGN)
+      continue;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop;
+    sigemptyset(&sa.sa_mask);
+    sigaction(sigs[k], &sa, NULL);
+  }
+}
 
 /* Everything one run holds, released by run_free. */
 typedef struct run {
@@ -319,13 +346,29 @@ int cmd_run(int argc, char **argv) {
     int ok = r.report_open;
     if (ok && o->restart_path == NULL)
       ok = start(&r);
-    while (ok && r.st.step < r.end)
+    catch_stop_signals();
+    while (ok && r.st.step < r.end && stop_signal == 0)
       ok = step(&r);
+    const int stopped = stop_signal;
+    if (ok && stopped != 0 && r.st.step < r.end) {
+      /* The checkpoint of the step reached, unless it was just written. */
+      if (o->checkpoint_every == 0 || r.st.step % o->checkpoint_every != 0 ||
+          r.st.step == 0)
+        ok = write_state(&r, "checkpoint.hdf5", 0, 1);
+      if (ok)
+        fprintf(stderr,
+                "\ntilefmm run: stopped by signal %d at step %" PRId64
+                "; continue with --restart %s/checkpoint.hdf5\n",
+                stopped, r.st.step, o->out);
+    }
     if (ok) {
       r.report_open = 0;
+      r.report.last = r.st.step; /* the step reached */
       ok = run_report_close(&r.report, r.st.n, r.device);
     }
-    code = ok ? CLI_OK : CLI_RUNTIME_ERROR;
+    code = !ok                                 ? CLI_RUNTIME_ERROR
+           : stopped != 0 && r.st.step < r.end ? 128 + stopped
+                                               : CLI_OK;
   }
   run_free(&r);
   return code;

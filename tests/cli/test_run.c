@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 TestSuite(run, .init = scratch_make, .fini = scratch_remove);
 
@@ -302,4 +303,43 @@ Test(run, progress_line_and_statistics_cadence) {
   cr_assert_eq(r.count, 4, "steps 0, 2, 4 and the last, 5: got %d", r.count);
   cr_expect_eq(r.step[1], 2);
   cr_expect_eq(r.step[3], 5);
+}
+
+/* SIGINT stops the run after the step under way with a checkpoint and exit
+ * status 130; restarting from it reaches the same bits as a straight run. */
+Test(run, interrupt_writes_a_checkpoint_to_restart_from) {
+  const char *cli = getenv("TFMM_CLI");
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd,
+           "timeout --preserve-status -s INT 1.5 %s run --n 1500 --steps "
+           "1000000 --out %s --progress off --checkpoint-every 0 "
+           ">%s 2>%s",
+           cli != NULL ? cli : TFMM_CLI_PATH, sp("s"), sp("stdout.txt"),
+           sp("stderr.txt"));
+  const int status = system(cmd);
+  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 130, "status %d",
+            status);
+  assert_stderr_has("stopped by signal 2");
+  assert_stderr_has("--restart");
+  assert_no_temporaries();
+  /* The step reached is in the message: "at step K;". */
+  char *err = read_text("stderr.txt");
+  const char *at = strstr(err, "at step ");
+  cr_assert_not_null(at);
+  const long k = strtol(at + 8, NULL, 10);
+  free(err);
+  cr_assert_gt(k, 0, "no step was done before the signal");
+  char end[32];
+  snprintf(end, sizeof end, "%ld", k + 2);
+  cr_assert_eq(RUN("run", "--restart", sp("s/checkpoint.hdf5"), "--steps", end,
+                   "--progress", "off"),
+               0);
+  cr_assert_eq(RUN("run", "--n", "1500", "--steps", end, "--out", sp("t"),
+                   "--progress", "off"),
+               0);
+  snapshot a = read_snap("s/checkpoint.hdf5");
+  snapshot b = read_snap("t/checkpoint.hdf5");
+  assert_same_bodies(&a, &b);
+  snapshot_free(&a);
+  snapshot_free(&b);
 }
