@@ -4,6 +4,8 @@
  * result is the same whatever the thread count. */
 #include "tilefmm.h"
 
+#include "ksum.h"
+
 #include <math.h>
 #include <stdlib.h>
 
@@ -12,37 +14,25 @@
 
 enum { S_MASS, S_KIN, S_POT, S_P = 3, S_L = 6, S_X = 9, S_COUNT = 12 };
 
-typedef struct ksum {
-  double sum, comp;
-} ksum;
-
-static void ksum_add(ksum *k, double x) {
-  const double t = k->sum + x;
-  if (fabs(k->sum) >= fabs(x))
-    k->comp += (k->sum - t) + x;
-  else
-    k->comp += (x - t) + k->sum;
-  k->sum = t;
-}
-
 static void block_sums(size_t begin, size_t end, const double *pos,
                        const double *vel, const double *mass, const double *pot,
-                       ksum *s) {
+                       tfmm_ksum *s) {
   for (int q = 0; q < S_COUNT; q++)
-    s[q] = (ksum){0.0, 0.0};
+    s[q] = (tfmm_ksum){0.0, 0.0};
   for (size_t i = begin; i < end; i++) {
     const double m = mass[i];
     const double *x = pos + 3 * i, *v = vel + 3 * i;
-    ksum_add(&s[S_MASS], m);
-    ksum_add(&s[S_KIN], 0.5 * m * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]));
-    ksum_add(&s[S_POT], 0.5 * m * pot[i]);
+    tfmm_ksum_add(&s[S_MASS], m);
+    tfmm_ksum_add(&s[S_KIN],
+                  0.5 * m * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]));
+    tfmm_ksum_add(&s[S_POT], 0.5 * m * pot[i]);
     for (int d = 0; d < 3; d++) {
-      ksum_add(&s[S_P + d], m * v[d]);
-      ksum_add(&s[S_X + d], m * x[d]);
+      tfmm_ksum_add(&s[S_P + d], m * v[d]);
+      tfmm_ksum_add(&s[S_X + d], m * x[d]);
     }
-    ksum_add(&s[S_L + 0], m * (x[1] * v[2] - x[2] * v[1]));
-    ksum_add(&s[S_L + 1], m * (x[2] * v[0] - x[0] * v[2]));
-    ksum_add(&s[S_L + 2], m * (x[0] * v[1] - x[1] * v[0]));
+    tfmm_ksum_add(&s[S_L + 0], m * (x[1] * v[2] - x[2] * v[1]));
+    tfmm_ksum_add(&s[S_L + 1], m * (x[2] * v[0] - x[0] * v[2]));
+    tfmm_ksum_add(&s[S_L + 2], m * (x[0] * v[1] - x[1] * v[0]));
   }
 }
 
@@ -53,7 +43,7 @@ tfmm_status tfmm_diagnostics_compute(size_t n, const double *pos,
       out == NULL)
     return TFMM_ERR_INVALID_ARGUMENT;
   const size_t blocks = (n + BLOCK - 1) / BLOCK;
-  ksum *part = malloc(blocks * S_COUNT * sizeof *part);
+  tfmm_ksum *part = malloc(blocks * S_COUNT * sizeof *part);
   if (part == NULL)
     return TFMM_ERR_NO_MEMORY;
 #pragma omp parallel for schedule(dynamic, 1)
@@ -64,12 +54,12 @@ tfmm_status tfmm_diagnostics_compute(size_t n, const double *pos,
   }
   double total[S_COUNT];
   for (int q = 0; q < S_COUNT; q++) {
-    ksum k = {0.0, 0.0};
+    tfmm_ksum k = {0.0, 0.0};
     for (size_t b = 0; b < blocks; b++) {
-      ksum_add(&k, part[b * S_COUNT + q].sum);
-      ksum_add(&k, part[b * S_COUNT + q].comp);
+      tfmm_ksum_add(&k, part[b * S_COUNT + q].sum);
+      tfmm_ksum_add(&k, part[b * S_COUNT + q].comp);
     }
-    total[q] = k.sum + k.comp;
+    total[q] = tfmm_ksum_value(&k);
   }
   free(part);
   out->mass = total[S_MASS];

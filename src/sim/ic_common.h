@@ -9,6 +9,8 @@
 
 #include "tilefmm.h"
 
+#include "ksum.h"
+
 #include "rng.h"
 
 #include <math.h>
@@ -25,28 +27,13 @@ static inline int tfmm_ic_args_ok(size_t n, size_t min_n, const double *pos,
          vel != NULL && mass != NULL;
 }
 
-/* Neumaier's compensated sum: the centre of mass must vanish to ~1e-16,
- * not to the n * 1e-16 a plain running sum of a million terms reaches. */
-typedef struct tfmm_ic_ksum {
-  double sum, comp;
-} tfmm_ic_ksum;
-
-static inline void tfmm_ic_ksum_add(tfmm_ic_ksum *k, double x) {
-  const double t = k->sum + x;
-  if (fabs(k->sum) >= fabs(x))
-    k->comp += (k->sum - t) + x;
-  else
-    k->comp += (x - t) + k->sum;
-  k->sum = t;
-}
-
 /* Subtracts the mean of each component of n 3-vectors: with equal masses
  * this moves the centre of mass (or its velocity) to zero. */
 static inline void tfmm_ic_remove_mean(size_t n, double *v) {
   for (int d = 0; d < 3; d++) {
-    tfmm_ic_ksum k = {0.0, 0.0};
+    tfmm_ksum k = {0.0, 0.0};
     for (size_t i = 0; i < n; i++)
-      tfmm_ic_ksum_add(&k, v[3 * i + d]);
+      tfmm_ksum_add(&k, v[3 * i + d]);
     const double mean = (k.sum + k.comp) / (double)n;
     for (size_t i = 0; i < n; i++)
       v[3 * i + d] -= mean;

@@ -53,9 +53,9 @@ tfmm_status tfmm_ic_uniform(size_t n, uint64_t seed, double *pos, double *vel,
 
   /* Scale the drawn velocities so that K = sum v^2 / (2n) is exactly the
    * virial 1/4 = -W / 2 of the analytic sphere (isotropy is kept). */
-  tfmm_ic_ksum v2 = {0.0, 0.0};
+  tfmm_ksum v2 = {0.0, 0.0};
   for (size_t i = 0; i < 3 * n; i++)
-    tfmm_ic_ksum_add(&v2, vel[i] * vel[i]);
+    tfmm_ksum_add(&v2, vel[i] * vel[i]);
   const double kinetic = 0.5 * (v2.sum + v2.comp) / (double)n;
   if (kinetic > 0.0) {
     const double f = sqrt(0.25 / kinetic);
