@@ -20,7 +20,35 @@ static const int watched[] = {SIGINT, SIGTERM, SIGHUP};
 #define WATCHED (sizeof watched / sizeof watched[0])
 static struct sigaction saved[WATCHED];
 
+static void on_signal(int sig);
+
+/* A signal the program handles itself (tilefmm run stops after its step):
+ * its handler runs and the write goes on. Whatever disposition the handler
+ * leaves (say SIG_DFL, so that a second signal ends the program) becomes
+ * the one restored after the write and obeyed here meanwhile. Returns 0
+ * when the program has no handler of its own for sig. */
+static int pass_on(int sig) {
+  for (size_t k = 0; k < WATCHED; k++) {
+    if (watched[k] != sig || saved[k].sa_handler == SIG_DFL ||
+        saved[k].sa_handler == SIG_IGN)
+      continue;
+    saved[k].sa_handler(sig);
+    struct sigaction left;
+    sigaction(sig, NULL, &left); /* async-signal-safe, as is the next */
+    if (left.sa_handler != on_signal) {
+      saved[k] = left;
+      struct sigaction again = left;
+      again.sa_handler = on_signal;
+      sigaction(sig, &again, NULL);
+    }
+    return 1;
+  }
+  return 0;
+}
+
 static void on_signal(int sig) {
+  if (pass_on(sig))
+    return;
   char *tmp = pending_tmp;
   if (tmp != NULL)
     unlink(tmp); /* async-signal-safe */

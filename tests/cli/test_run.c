@@ -309,14 +309,15 @@ Test(run, progress_line_and_statistics_cadence) {
  * checkpoint and exit status 128 + the signal; restarting from it reaches
  * the same bits as a straight run. The signal is sent once a few steps are
  * in the statistics, however long the start takes (a GPU's first context
- * can take seconds). SIGTERM, because a shell's background job ignores
- * SIGINT. */
+ * can take seconds); with a snapshot at every step it often lands during
+ * a write, which must finish too. SIGTERM, because a shell's background
+ * job ignores SIGINT. */
 Test(run, interrupt_writes_a_checkpoint_to_restart_from) {
   const char *cli = getenv("TFMM_CLI");
   char cmd[2048];
   snprintf(cmd, sizeof cmd,
            "%s run --n 1500 --steps 1000000 --out %s --progress off "
-           "--checkpoint-every 0 >%s 2>%s & pid=$!; i=0; "
+           "--checkpoint-every 0 --snapshot-every 1 >%s 2>%s & pid=$!; i=0; "
            "while [ $i -lt 600 ] && "
            "[ \"$( (wc -l <%s) 2>/dev/null || echo 0)\" -lt 4 ]; do "
            "sleep 0.05; i=$((i + 1)); done; kill -TERM $pid; wait $pid",
