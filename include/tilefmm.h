@@ -5,10 +5,20 @@
  * initial-condition generators work in N-body units (G = M = 1, E = -1/4).
  *
  * Physics (for every method):
- *   a_i   =  G sum_{j != i} m_j r_ij / (|r_ij|^2 + eps^2)^(3/2)
- *   phi_i = -G sum_{j != i} m_j / (|r_ij|^2 + eps^2)^(1/2)
- * with r_ij = x_j - x_i. The self term is excluded from both sums. With
- * eps = 0 two distinct bodies at one point are an error naming both.
+ *   a_i   =  G sum_{j != i} m_j r_ij g(|r_ij|),   g(r) = -phi'(r) / r
+ *   phi_i =  G sum_{j != i} m_j phi(|r_ij|)
+ * with r_ij = x_j - x_i and phi(r) the softened potential of a unit mass,
+ * chosen by tfmm_config.softening (tfmm_softening below):
+ *   plummer: phi(r) = -1 / (r^2 + eps^2)^(1/2) (GPU Gems 3, chapter 31);
+ *   spline:  GADGET-2's cubic spline kernel (Springel 2005, MNRAS 364,
+ *            1105, eq. 4) of support h = 2.8 eps, so that phi(0) = -1/eps as
+ *            for Plummer; exactly Newtonian, phi = -1/r, for r >= h.
+ * The self term is excluded from both sums. With eps = 0 both are Newton's
+ * law and two distinct bodies at one point are an error naming both.
+ * Every method computes the softened force: the tree methods' far field
+ * either is exactly Newtonian (spline, cells that cannot come within h of
+ * each other) or is kept out of the softening's reach to within the
+ * accuracy asked for (plummer; see tfmm_config.accuracy).
  *
  * Errors are values: every call that can fail returns a tfmm_status, and a
  * solver keeps a message describing the last failure (tfmm_solver_message).
@@ -76,42 +86,90 @@ typedef enum tfmm_device {
   TFMM_DEVICE_GPU = 2 /* an error (TFMM_ERR_NO_DEVICE) when there is none */
 } tfmm_device;
 
+/* The softened potential of a body (see the physics above). */
+typedef enum tfmm_softening {
+  /* phi = -1 / (r^2 + eps^2)^(1/2): the chapter's. It differs from Newton's
+   * law at every distance (by 3 eps^2 / (2 r^2) in the force), so the tree
+   * methods keep a cell pair out of the expansions while that difference
+   * could exceed their accuracy target. */
+  TFMM_SOFTENING_PLUMMER = 0,
+  /* GADGET-2's cubic spline (Springel 2005 eq. 4), support h = 2.8 eps for
+   * the Plummer-equivalent eps: Newtonian beyond h, so the expansions are
+   * exact for cells that cannot come within h of each other. */
+  TFMM_SOFTENING_SPLINE = 1
+} tfmm_softening;
+
+/* Floating-point precision of the pairwise sums (near field, direct). */
+typedef enum tfmm_precision {
+  TFMM_PRECISION_SINGLE = 0, /* FP32 interactions (the default) */
+  TFMM_PRECISION_DOUBLE = 1  /* FP64 interactions: accuracy targets to 1e-8;
+                                half the FP32 rate on an H100, far less on
+                                consumer GPUs */
+} tfmm_precision;
+
+/* Opening criterion (multipole acceptance criterion) of the tree methods. */
+typedef enum tfmm_mac_kind {
+  /* r_A + r_B < theta d: Dehnen 2002 eq. 13 with one theta for all cells. */
+  TFMM_MAC_GEOMETRIC = 0,
+  /* The same with theta depending on the heavier cell's mass M: theta(M)
+   * solves theta^(p+2) / (1 - theta)^2 = theta0^(p+2) / (1 - theta0)^2 *
+   * (M / M_total)^(-1/3) (Dehnen 2002 eq. 13, there for p = 3), theta0 =
+   * tfmm_config.theta being the root's: light cells open less, heavy ones
+   * as the geometric criterion, balancing each pair's error bound. */
+  TFMM_MAC_MASS = 1
+} tfmm_mac_kind;
+
+/* tfmm_config.theta and .order: chosen from tfmm_config.accuracy. */
+#define TFMM_FROM_ACCURACY (-1)
+
 /* Solver configuration: fill with tfmm_config_defaults, then change fields. */
 typedef struct tfmm_config {
-  double G;           /* gravitational constant; default 1 (N-body units) */
-  double eps;         /* Plummer softening length, >= 0, in length units;
-                         default 0 */
-  tfmm_method method; /* default TFMM_METHOD_FMM */
-  tfmm_device device; /* default TFMM_DEVICE_AUTO */
-  /* Tree methods (fmm, bh). Softening acts in the near field only: the
-   * expansions represent the unsoftened 1/r field of distant cells. */
-  double theta;    /* opening angle in [0, 1]: cells A and B interact
-                      through expansions when r_A + r_B < theta d;
-                      0 accepts no pair, so that every pair is near (all
-                      pairs through the leaf lists: for validation);
-                      default 0.5 */
-  int order;       /* expansion order p: degrees 0..p kept (0 is the
-                      monopole), 0..20; fmm needs >= 1 (a local expansion
-                      of degree 0 exerts no force); default 4 */
-  int leaf_size;   /* L: most bodies a leaf may hold, >= 1 (bodies that
-                      cannot be split apart stay together past L), or
-                      TFMM_LEAF_AUTO: the solver chooses L, and re-chooses
-                      it at every evaluation, to balance the near-field
-                      time against the far-field time (which minimises
-                      their sum on the CPU and their maximum when the GPU
-                      does the near field). Auto gives up bit-for-bit
-                      reproducibility between runs, since L follows
-                      measured times; tfmm_stats.leaf_size reports the L
-                      used. Default 64 */
-  int max_depth;   /* deepest tree level, 1..21 (21 = the resolution of
-                      the 63-bit keys); default 21 */
-  int num_threads; /* OpenMP threads for CPU work; 0 (default) leaves
-                      OpenMP's own choice (OMP_NUM_THREADS, else all cores) */
-  int gpu_id;      /* CUDA device ordinal; default 0 */
-  int near_only;   /* tree methods: 1 skips the far field, so that the
-                      results are the near field alone (the sums over the
-                      leaf lists, G applied): what validators compare
-                      between the CPU and the GPU; default 0 */
+  double G;   /* gravitational constant; default 1 (N-body units) */
+  double eps; /* softening length, >= 0, in length units (for the
+                 spline, the Plummer-equivalent length: the
+                 kernel's support is 2.8 eps); default 0 */
+  tfmm_softening softening; /* default TFMM_SOFTENING_PLUMMER */
+  tfmm_precision precision; /* of the pairwise sums; default single */
+  tfmm_method method;       /* default TFMM_METHOD_FMM */
+  tfmm_device device;       /* default TFMM_DEVICE_AUTO */
+  /* Tree methods (fmm, bh). */
+  double accuracy;   /* the target: the 99th percentile over bodies of the
+                        relative acceleration error |a - a_true| / |a_true|,
+                        in (0, 0.1]; theta and order left at
+                        TFMM_FROM_ACCURACY are chosen to meet it at the least
+                        cost from a calibration (docs/accuracy.md), and with
+                        plummer softening it bounds the softening's effect on
+                        the far field. Targets below the single-precision
+                        floor (1e-6) need precision double. Default 1e-3 */
+  double theta;      /* opening angle in [0, 1]: cells A and B interact
+                        through expansions when r_A + r_B < theta d;
+                        0 accepts no pair, so that every pair is near (all
+                        pairs through the leaf lists: for validation);
+                        TFMM_FROM_ACCURACY (the default): chosen */
+  int order;         /* expansion order p: degrees 0..p kept (0 is the
+                        monopole), 0..20; fmm needs >= 1 (a local expansion
+                        of degree 0 exerts no force); TFMM_FROM_ACCURACY (the
+                        default): chosen */
+  tfmm_mac_kind mac; /* opening criterion; default TFMM_MAC_GEOMETRIC */
+  int leaf_size;     /* L: most bodies a leaf may hold, >= 1 (bodies that
+                        cannot be split apart stay together past L), or
+                        TFMM_LEAF_AUTO: the solver chooses L, and re-chooses
+                        it at every evaluation, to balance the near-field
+                        time against the far-field time (which minimises
+                        their sum on the CPU and their maximum when the GPU
+                        does the near field). Auto gives up bit-for-bit
+                        reproducibility between runs, since L follows
+                        measured times; tfmm_stats.leaf_size reports the L
+                        used. Default 64 */
+  int max_depth;     /* deepest tree level, 1..21 (21 = the resolution of
+                        the 63-bit keys); default 21 */
+  int num_threads;   /* OpenMP threads for CPU work; 0 (default) leaves
+                        OpenMP's own choice (OMP_NUM_THREADS, else all cores) */
+  int gpu_id;        /* CUDA device ordinal; default 0 */
+  int near_only;     /* tree methods: 1 skips the far field, so that the
+                        results are the near field alone (the sums over the
+                        leaf lists, G applied): what validators compare
+                        between the CPU and the GPU; default 0 */
   /* Tunables of the GPU all-pairs kernel (GPU Gems 3, section 31.4). A 0
    * asks the library to choose from N and the GPU's multiprocessor count;
    * the rules and defaults come from measurements on an H100
@@ -162,7 +220,13 @@ typedef struct tfmm_stats {
   int64_t leaf_min, leaf_max; /* bodies per leaf */
   double leaf_mean;
   int leaf_size; /* the L this evaluation used (chosen, for TFMM_LEAF_AUTO) */
-  tfmm_device near_device; /* where the near field ran */
+  double theta;  /* the opening angle used (chosen or given) */
+  int order;     /* the expansion order used (chosen or given) */
+  double softening_separation; /* the closest two bodies of a far-field
+                    cell pair may come: h for the spline, the distance at
+                    which Plummer's force is within the target of Newton's,
+                    0 without softening */
+  tfmm_device near_device;     /* where the near field ran */
   /* Tree methods: the near field and the far field measured apart. On the
    * GPU the near field is the span from the first upload to the end of
    * the last download (CUDA events) and runs during the far field; on the
@@ -246,10 +310,29 @@ TFMM_API const char *tfmm_method_name(tfmm_method method);
 TFMM_API const char *tfmm_device_name(tfmm_device device);
 TFMM_API const char *tfmm_phase_name(tfmm_phase phase);
 
-/* Parse "reference"/"direct"/"fmm"/"bh" and "auto"/"cpu"/"gpu". Return
+TFMM_API const char *tfmm_softening_name(tfmm_softening softening);
+TFMM_API const char *tfmm_precision_name(tfmm_precision precision);
+TFMM_API const char *tfmm_mac_name(tfmm_mac_kind mac);
+
+/* Parse "reference"/"direct"/"fmm"/"bh", "auto"/"cpu"/"gpu",
+ * "plummer"/"spline", "single"/"double" and "geometric"/"mass". Return
  * TFMM_ERR_INVALID_ARGUMENT for anything else, leaving *out unchanged. */
 TFMM_API tfmm_status tfmm_method_parse(const char *name, tfmm_method *out);
 TFMM_API tfmm_status tfmm_device_parse(const char *name, tfmm_device *out);
+TFMM_API tfmm_status tfmm_softening_parse(const char *name,
+                                          tfmm_softening *out);
+TFMM_API tfmm_status tfmm_precision_parse(const char *name,
+                                          tfmm_precision *out);
+TFMM_API tfmm_status tfmm_mac_parse(const char *name, tfmm_mac_kind *out);
+
+/* The opening angle and order that tfmm_solver_compute would use for cfg
+ * (those it gives, the rest chosen from cfg->accuracy), and the closest
+ * approach of a far-field cell pair that the softening allows. Checks cfg
+ * as tfmm_solver_create does; the message goes to msg (size bytes) if not
+ * NULL. */
+TFMM_API tfmm_status tfmm_config_resolve(const tfmm_config *cfg, double *theta,
+                                         int *order, double *separation,
+                                         char *msg, size_t size);
 
 /* "major.minor.patch" */
 TFMM_API const char *tfmm_version(void);

@@ -250,6 +250,14 @@ void choose_shape(int n, int sm_count, tfmm_gpu_direct_params *prm) {
 extern "C" tfmm_status tfmm_gpu_direct(tfmm_gpu *g, tfmm_gpu_direct_params *prm,
                                        size_t n, tfmm_gpu_times *times,
                                        tfmm_error *err) {
+  if (prm->pair.softening != TFMM_SOFTENING_PLUMMER ||
+      prm->pair.precision != TFMM_PRECISION_SINGLE)
+    return tfmm_error_set(err, TFMM_ERR_UNSUPPORTED,
+                          "the GPU all-pairs kernel has no %s softening in %s "
+                          "precision yet",
+                          tfmm_softening_name(prm->pair.softening),
+                          tfmm_precision_name(prm->pair.precision));
+  const float eps2 = (float)(prm->pair.eps * prm->pair.eps);
   choose_shape((int)n, g->sm_count, prm);
   const int p = prm->tile, q = prm->threads_per_body,
             r = prm->bodies_per_thread;
@@ -275,7 +283,7 @@ extern "C" tfmm_status tfmm_gpu_direct(tfmm_gpu *g, tfmm_gpu_direct_params *prm,
   TFMM_CUDA_TRY(
       cudaMemcpyAsync(g->d_in, g->h_in, bytes, cudaMemcpyHostToDevice, s), err);
   TFMM_CUDA_TRY(cudaEventRecord(g->events[1], s), err);
-  kernel<<<grid, block, shared, s>>>(g->d_in, (int)n, prm->eps2, g->d_out);
+  kernel<<<grid, block, shared, s>>>(g->d_in, (int)n, eps2, g->d_out);
   TFMM_CUDA_TRY(cudaGetLastError(), err);
   TFMM_CUDA_TRY(cudaEventRecord(g->events[2], s), err);
   TFMM_CUDA_TRY(

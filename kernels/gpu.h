@@ -20,7 +20,7 @@ typedef struct tfmm_gpu_direct_params {
   int threads_per_body;  /* q, or 0 to choose; set to the value used */
   int unroll;            /* inner-loop unroll factor */
   int bodies_per_thread; /* r, or 0 to choose; set to the value used */
-  float eps2;            /* softening squared */
+  tfmm_pair_params pair; /* softening and precision */
   int potential;         /* whether to accumulate the potential */
 } tfmm_gpu_direct_params;
 
@@ -134,7 +134,8 @@ tfmm_status tfmm_gpu_near_reserve(tfmm_gpu *gpu, const tfmm_gpu_near_size *sz,
 /* Enqueues upload, kernel and download on the solver's stream and returns
  * at once: the caller works on the CPU meanwhile. */
 tfmm_status tfmm_gpu_near_launch(tfmm_gpu *gpu, const tfmm_gpu_near_size *sz,
-                                 float eps2, int potential, tfmm_error *err);
+                                 const tfmm_pair_params *pair, int potential,
+                                 tfmm_error *err);
 
 /* Waits for the launched near field; host->out then holds the results.
  * times: upload, kernel and download seconds (CUDA events). */

@@ -348,8 +348,16 @@ extern "C" tfmm_status tfmm_gpu_near_reserve(tfmm_gpu *g,
 
 extern "C" tfmm_status tfmm_gpu_near_launch(tfmm_gpu *g,
                                             const tfmm_gpu_near_size *sz,
-                                            float eps2, int potential,
-                                            tfmm_error *err) {
+                                            const tfmm_pair_params *pair,
+                                            int potential, tfmm_error *err) {
+  if (pair->softening != TFMM_SOFTENING_PLUMMER ||
+      pair->precision != TFMM_PRECISION_SINGLE)
+    return tfmm_error_set(err, TFMM_ERR_UNSUPPORTED,
+                          "the GPU near field has no %s softening in %s "
+                          "precision yet",
+                          tfmm_softening_name(pair->softening),
+                          tfmm_precision_name(pair->precision));
+  const float eps2 = (float)(pair->eps * pair->eps);
   tfmm_device_scope scope(g->device);
   TFMM_CUDA_TRY(scope.status, err);
   cudaStream_t s = g->stream;

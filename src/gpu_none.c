@@ -42,8 +42,9 @@ tfmm_status tfmm_gpu_near_reserve(tfmm_gpu *gpu, const tfmm_gpu_near_size *sz,
 }
 
 tfmm_status tfmm_gpu_near_launch(tfmm_gpu *gpu, const tfmm_gpu_near_size *sz,
-                                 float eps2, int potential, tfmm_error *err) {
-  (void)gpu, (void)sz, (void)eps2, (void)potential;
+                                 const tfmm_pair_params *pair, int potential,
+                                 tfmm_error *err) {
+  (void)gpu, (void)sz, (void)pair, (void)potential;
   return unsupported(err);
 }
 

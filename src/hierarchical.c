@@ -1,5 +1,7 @@
 #include "hierarchical.h"
 
+#include "accuracy.h"
+
 #include "farfield/expansion.h"
 #include "farfield/passes.h"
 #include "nearfield/p2p_cpu.h"
@@ -13,6 +15,8 @@
 
 /* Everything one evaluation allocates, released together. */
 typedef struct workspace {
+  tfmm_resolved set; /* theta, order and separation of this evaluation */
+  double *theta_src; /* per-cell theta of the mass criterion, or NULL */
   tfmm_octree tree;
   tfmm_lists lists;
   double *M, *L;           /* expansions, ncells * size */
@@ -23,6 +27,7 @@ typedef struct workspace {
 static void workspace_free(workspace *w) {
   tfmm_octree_free(&w->tree);
   tfmm_lists_free(&w->lists);
+  free(w->theta_src);
   free(w->M);
   free(w->L);
   free(w->far_phi);
@@ -90,7 +95,7 @@ static int64_t m2p_bodies(int p) {
 
 /* The far field on the CPU: upward pass, M2L, downward pass, M2P. */
 static void far_field(const tfmm_config *cfg, workspace *w, tfmm_stats *s) {
-  const int fmm = cfg->method == TFMM_METHOD_FMM, p = cfg->order;
+  const int fmm = cfg->method == TFMM_METHOD_FMM, p = w->set.order;
   const tfmm_octree *t = &w->tree;
   double t0 = tfmm_wtime();
   tfmm_upward_pass(t, p, w->M);
@@ -122,10 +127,11 @@ static tfmm_status near_and_far(const tfmm_config *cfg, tfmm_gpu *gpu,
   const tfmm_octree *t = &w->tree;
   tfmm_p2p_gpu_run run;
   tfmm_status st = TFMM_OK;
+  const tfmm_pair_params pair = {cfg->softening, cfg->eps, cfg->precision};
   double t0 = tfmm_wtime();
   if (gpu != NULL) {
     st = tfmm_p2p_gpu_launch(gpu, t, &w->lists.near, w->lists.near_interactions,
-                             cfg->eps, potential, &run, err);
+                             &pair, potential, &run, err);
     if (st != TFMM_OK)
       return st;
     s->time[TFMM_PHASE_PREPARE] = run.launched - t0;
@@ -149,7 +155,7 @@ static tfmm_status near_and_far(const tfmm_config *cfg, tfmm_gpu *gpu,
     s->overlap = overlap(f0, f1, run.launched, run.launched + s->near_time);
   } else {
     double n0 = tfmm_wtime();
-    st = tfmm_p2p_cpu(t, &w->lists.near, cfg->eps, w->near_a, w->near_p, err);
+    st = tfmm_p2p_cpu(t, &w->lists.near, &pair, w->near_a, w->near_p, err);
     s->time[TFMM_PHASE_NEAR] = s->near_time = s->near_kernel_time =
         tfmm_wtime() - n0;
   }
@@ -159,12 +165,17 @@ static tfmm_status near_and_far(const tfmm_config *cfg, tfmm_gpu *gpu,
 static tfmm_status evaluate(const tfmm_config *cfg, tfmm_gpu *gpu, workspace *w,
                             const float **gpu_out, int potential, tfmm_stats *s,
                             tfmm_error *err) {
-  const int fmm = cfg->method == TFMM_METHOD_FMM, p = cfg->order;
+  const int fmm = cfg->method == TFMM_METHOD_FMM, p = w->set.order;
   const tfmm_octree *t = &w->tree;
   double t0 = tfmm_wtime();
+  if (cfg->mac == TFMM_MAC_MASS &&
+      (w->theta_src = tfmm_mac_mass_thetas(t, w->set.theta, p)) == NULL)
+    return tfmm_error_set(err, TFMM_ERR_NO_MEMORY,
+                          "no memory for the opening criterion");
+  const tfmm_mac mac = {w->set.theta, w->set.separation, w->theta_src};
   tfmm_status st =
-      fmm ? tfmm_lists_build_fmm(t, cfg->theta, m2p_bodies(p), &w->lists, err)
-          : tfmm_lists_build_bh(t, cfg->theta, &w->lists, err);
+      fmm ? tfmm_lists_build_fmm(t, &mac, m2p_bodies(p), &w->lists, err)
+          : tfmm_lists_build_bh(t, &mac, &w->lists, err);
   if (st != TFMM_OK)
     return st;
   if (!allocate(w, t->n, p, fmm, !cfg->near_only, gpu == NULL))
@@ -211,6 +222,10 @@ tfmm_status tfmm_hierarchical_compute(const tfmm_config *cfg, int leaf_size,
   workspace w;
   memset(&w, 0, sizeof w);
   const float *gpu_out = NULL;
+  tfmm_accuracy_resolve(cfg, &w.set);
+  stats->theta = w.set.theta;
+  stats->order = w.set.order;
+  stats->softening_separation = w.set.separation;
   double t0 = tfmm_wtime();
   tfmm_status st =
       tfmm_octree_build(&w.tree, n, pos, mass, leaf_size, cfg->max_depth, err);

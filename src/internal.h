@@ -26,6 +26,17 @@ tfmm_status tfmm_error_set(tfmm_error *err, tfmm_status status, const char *fmt,
 #endif
     ;
 
+/* The physics and precision of the pairwise sums, as the near field and
+ * the all-pairs kernels take them. */
+typedef struct tfmm_pair_params {
+  tfmm_softening softening;
+  double eps;
+  tfmm_precision precision;
+} tfmm_pair_params;
+
+/* Checks every field of a configuration; the message names the field. */
+tfmm_status tfmm_config_check(const tfmm_config *cfg, tfmm_error *err);
+
 /* Seconds on a monotonic clock. */
 double tfmm_wtime(void);
 

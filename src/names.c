@@ -17,6 +17,9 @@ static const char *const status_names[] = {"ok",
 
 static const char *const method_names[] = {"reference", "direct", "fmm", "bh"};
 static const char *const device_names[] = {"auto", "cpu", "gpu"};
+static const char *const softening_names[] = {"plummer", "spline"};
+static const char *const precision_names[] = {"single", "double"};
+static const char *const mac_names[] = {"geometric", "mass"};
 static const char *const phase_names[] = {
     "prepare", "upload", "near",  "download", "finish",
     "tree",    "upward", "lists", "far",      "downward"};
@@ -50,6 +53,18 @@ const char *tfmm_device_name(tfmm_device device) {
   return lookup(device_names, COUNT(device_names), (int)device);
 }
 
+const char *tfmm_softening_name(tfmm_softening softening) {
+  return lookup(softening_names, COUNT(softening_names), (int)softening);
+}
+
+const char *tfmm_precision_name(tfmm_precision precision) {
+  return lookup(precision_names, COUNT(precision_names), (int)precision);
+}
+
+const char *tfmm_mac_name(tfmm_mac_kind mac) {
+  return lookup(mac_names, COUNT(mac_names), (int)mac);
+}
+
 const char *tfmm_phase_name(tfmm_phase phase) {
   return lookup(phase_names, COUNT(phase_names), (int)phase);
 }
@@ -67,6 +82,30 @@ tfmm_status tfmm_device_parse(const char *name, tfmm_device *out) {
   if (i < 0)
     return TFMM_ERR_INVALID_ARGUMENT;
   *out = (tfmm_device)i;
+  return TFMM_OK;
+}
+
+tfmm_status tfmm_softening_parse(const char *name, tfmm_softening *out) {
+  int i = find(softening_names, COUNT(softening_names), name);
+  if (i < 0)
+    return TFMM_ERR_INVALID_ARGUMENT;
+  *out = (tfmm_softening)i;
+  return TFMM_OK;
+}
+
+tfmm_status tfmm_precision_parse(const char *name, tfmm_precision *out) {
+  int i = find(precision_names, COUNT(precision_names), name);
+  if (i < 0)
+    return TFMM_ERR_INVALID_ARGUMENT;
+  *out = (tfmm_precision)i;
+  return TFMM_OK;
+}
+
+tfmm_status tfmm_mac_parse(const char *name, tfmm_mac_kind *out) {
+  int i = find(mac_names, COUNT(mac_names), name);
+  if (i < 0)
+    return TFMM_ERR_INVALID_ARGUMENT;
+  *out = (tfmm_mac_kind)i;
   return TFMM_OK;
 }
 

@@ -7,6 +7,7 @@
 #include "internal.h"
 #include "leaf_auto.h"
 #include "nearfield/direct_cpu.h"
+#include "nearfield/interaction.h"
 #include "nearfield/reference.h"
 #include "tree/octree.h"
 
@@ -32,10 +33,14 @@ void tfmm_config_defaults(tfmm_config *cfg) {
   *cfg = (tfmm_config){
       .G = 1.0,
       .eps = 0.0,
+      .softening = TFMM_SOFTENING_PLUMMER,
+      .precision = TFMM_PRECISION_SINGLE,
       .method = TFMM_METHOD_FMM,
       .device = TFMM_DEVICE_AUTO,
-      .theta = 0.5,
-      .order = 4,
+      .accuracy = 1e-3,
+      .theta = TFMM_FROM_ACCURACY,
+      .order = TFMM_FROM_ACCURACY,
+      .mac = TFMM_MAC_GEOMETRIC,
       .leaf_size = 64,
       .max_depth = TFMM_MAX_DEPTH,
       .num_threads = 0,
@@ -54,8 +59,10 @@ static int is_tree_method(tfmm_method m) {
   return m == TFMM_METHOD_FMM || m == TFMM_METHOD_BH;
 }
 
-static tfmm_status check_config(const tfmm_config *c, tfmm_error *err) {
+tfmm_status tfmm_config_check(const tfmm_config *c, tfmm_error *err) {
   const tfmm_status bad = TFMM_ERR_INVALID_ARGUMENT;
+  if (c == NULL)
+    return tfmm_error_set(err, bad, "configuration is NULL");
   if (!isfinite(c->G) || !(c->G > 0))
     return tfmm_error_set(err, bad, "G = %g: must be finite and > 0", c->G);
   if (!isfinite(c->eps) || c->eps < 0)
@@ -63,12 +70,32 @@ static tfmm_status check_config(const tfmm_config *c, tfmm_error *err) {
                           c->eps);
   if (c->method < TFMM_METHOD_REFERENCE || c->method > TFMM_METHOD_BH)
     return tfmm_error_set(err, bad, "method %d is unknown", (int)c->method);
-  if (!(c->theta >= 0 && c->theta <= 1))
-    return tfmm_error_set(err, bad, "theta = %g: must be in [0, 1]", c->theta);
-  if (c->order < 0 || c->order > TFMM_ORDER_MAX)
-    return tfmm_error_set(err, bad, "order = %d: must be in [0, %d]", c->order,
-                          TFMM_ORDER_MAX);
-  if (c->method == TFMM_METHOD_FMM && c->order < 1)
+  if (c->softening != TFMM_SOFTENING_PLUMMER &&
+      c->softening != TFMM_SOFTENING_SPLINE)
+    return tfmm_error_set(err, bad, "softening %d is unknown",
+                          (int)c->softening);
+  if (c->precision != TFMM_PRECISION_SINGLE &&
+      c->precision != TFMM_PRECISION_DOUBLE)
+    return tfmm_error_set(err, bad, "precision %d is unknown",
+                          (int)c->precision);
+  if (c->mac != TFMM_MAC_GEOMETRIC && c->mac != TFMM_MAC_MASS)
+    return tfmm_error_set(err, bad, "opening criterion %d is unknown",
+                          (int)c->mac);
+  if (!(c->accuracy > 0 && c->accuracy <= 0.1))
+    return tfmm_error_set(err, bad, "accuracy = %g: must be in (0, 0.1]",
+                          c->accuracy);
+  if (!(c->theta >= 0 && c->theta <= 1) && c->theta != TFMM_FROM_ACCURACY)
+    return tfmm_error_set(err, bad,
+                          "theta = %g: must be in [0, 1], or "
+                          "TFMM_FROM_ACCURACY (-1)",
+                          c->theta);
+  if ((c->order < 0 || c->order > TFMM_ORDER_MAX) &&
+      c->order != TFMM_FROM_ACCURACY)
+    return tfmm_error_set(err, bad,
+                          "order = %d: must be in [0, %d], or "
+                          "TFMM_FROM_ACCURACY (-1)",
+                          c->order, TFMM_ORDER_MAX);
+  if (c->method == TFMM_METHOD_FMM && c->order >= 0 && c->order < 1)
     return tfmm_error_set(err, bad,
                           "order = 0 with method fmm: a local expansion of "
                           "degree 0 is a constant and exerts no force; use "
@@ -162,7 +189,7 @@ tfmm_status tfmm_solver_create(tfmm_solver **out, const tfmm_config *cfg) {
     return tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
                           "configuration is NULL");
   s->cfg = *cfg;
-  tfmm_status st = check_config(&s->cfg, &s->err);
+  tfmm_status st = tfmm_config_check(&s->cfg, &s->err);
   if (st == TFMM_OK)
     st = open_device(s);
   return st;
@@ -217,6 +244,11 @@ static tfmm_status check_distinct(tfmm_solver *s, size_t n, const double *xyz,
   return TFMM_OK;
 }
 
+static tfmm_pair_params pair_params(const tfmm_config *c) {
+  tfmm_pair_params p = {c->softening, c->eps, c->precision};
+  return p;
+}
+
 static tfmm_status run_reference(tfmm_solver *s, size_t n, const double *pos,
                                  const double *mass, double *acc, double *pot) {
   double t0 = tfmm_wtime();
@@ -226,7 +258,8 @@ static tfmm_status run_reference(tfmm_solver *s, size_t n, const double *pos,
       return st;
   }
   double t1 = tfmm_wtime();
-  tfmm_reference_compute(n, pos, mass, s->cfg.G, s->cfg.eps, acc, pot);
+  tfmm_reference_compute(n, pos, mass, s->cfg.G, s->cfg.eps,
+                         s->cfg.softening == TFMM_SOFTENING_SPLINE, acc, pot);
   s->stats.time[TFMM_PHASE_PREPARE] = t1 - t0;
   s->stats.time[TFMM_PHASE_NEAR] = tfmm_wtime() - t1;
   return TFMM_OK;
@@ -317,8 +350,51 @@ static tfmm_status finish_direct(tfmm_solver *s, size_t n, const float *res,
   return TFMM_OK;
 }
 
+/* All pairs on the CPU in double precision. */
+static tfmm_status run_direct_f64(tfmm_solver *s, size_t n, const double *pos,
+                                  const double *mass, double *acc,
+                                  double *pot) {
+  double t0 = tfmm_wtime();
+  if (s->cfg.eps == 0) {
+    tfmm_status st = check_distinct(s, n, pos, 3, "");
+    if (st != TFMM_OK)
+      return st;
+  }
+  double *out = malloc(4 * n * sizeof *out), center[3];
+  if (out == NULL)
+    return tfmm_error_set(&s->err, TFMM_ERR_NO_MEMORY,
+                          "no memory for %zu bodies", n);
+  tfmm_bodies_center(n, pos, center);
+  const tfmm_soft_f64 kern =
+      tfmm_soft_make_f64(s->cfg.softening == TFMM_SOFTENING_SPLINE, s->cfg.eps);
+  double t1 = tfmm_wtime();
+  s->stats.time[TFMM_PHASE_PREPARE] = t1 - t0;
+  int rc = tfmm_direct_cpu_compute_f64(n, pos, mass, center, &kern, out);
+  s->stats.time[TFMM_PHASE_NEAR] = tfmm_wtime() - t1;
+  if (rc != 0) {
+    free(out);
+    return tfmm_error_set(&s->err, TFMM_ERR_NO_MEMORY,
+                          "no memory for %zu bodies", n);
+  }
+  const double G = s->cfg.G;
+  for (size_t i = 0; i < n; i++) {
+    for (int k = 0; k < 3; k++)
+      acc[3 * i + k] = G * out[4 * i + k];
+    if (pot != NULL)
+      pot[i] = G * out[4 * i + 3];
+  }
+  free(out);
+  size_t bad = first_nonfinite(n, acc, pot);
+  if (bad < n)
+    return tfmm_error_set(&s->err, TFMM_ERR_NONFINITE,
+                          "body %zu: force is not finite", bad);
+  return TFMM_OK;
+}
+
 static tfmm_status run_direct(tfmm_solver *s, size_t n, const double *pos,
                               const double *mass, double *acc, double *pot) {
+  if (s->cfg.precision == TFMM_PRECISION_DOUBLE && s->device == TFMM_DEVICE_CPU)
+    return run_direct_f64(s, n, pos, mass, acc, pot);
   double t0 = tfmm_wtime();
   float *in = NULL, *out = NULL;
   tfmm_status st = s->device == TFMM_DEVICE_GPU
@@ -335,7 +411,9 @@ static tfmm_status run_direct(tfmm_solver *s, size_t n, const double *pos,
   tfmm_bodies_pack_f32(n, pos, mass, center, in);
   if (s->cfg.eps == 0 && (st = check_distinct_f32(s, n, in)) != TFMM_OK)
     return st;
-  const float eps2 = (float)(s->cfg.eps * s->cfg.eps);
+  const tfmm_pair_params pair = pair_params(&s->cfg);
+  const tfmm_soft_f32 kern =
+      tfmm_soft_make_f32(pair.softening == TFMM_SOFTENING_SPLINE, pair.eps);
   double t1 = tfmm_wtime();
   s->stats.time[TFMM_PHASE_PREPARE] = t1 - t0;
   if (s->device == TFMM_DEVICE_GPU) {
@@ -343,7 +421,7 @@ static tfmm_status run_direct(tfmm_solver *s, size_t n, const double *pos,
                                 s->cfg.gpu_threads_per_body,
                                 s->cfg.gpu_unroll,
                                 s->cfg.gpu_bodies_per_thread,
-                                eps2,
+                                pair,
                                 pot != NULL};
     tfmm_gpu_times t;
     if ((st = tfmm_gpu_direct(s->gpu, &p, n, &t, &s->err)) != TFMM_OK)
@@ -356,7 +434,7 @@ static tfmm_status run_direct(tfmm_solver *s, size_t n, const double *pos,
     s->stats.gpu_unroll = p.unroll;
     s->stats.gpu_bodies_per_thread = p.bodies_per_thread;
   } else {
-    if (tfmm_direct_cpu_compute(n, in, eps2, out) != 0)
+    if (tfmm_direct_cpu_compute(n, in, &kern, out) != 0)
       return tfmm_error_set(&s->err, TFMM_ERR_NO_MEMORY,
                             "no memory for %zu bodies", n);
     s->stats.time[TFMM_PHASE_NEAR] = tfmm_wtime() - t1;
@@ -460,6 +538,8 @@ tfmm_status tfmm_solver_reference_at(tfmm_solver *s, size_t n,
                                 targets[t] < j ? targets[t] : j,
                                 targets[t] < j ? j : targets[t]);
     }
-  tfmm_reference_at(n, pos, mass, s->cfg.G, s->cfg.eps, k, targets, acc, pot);
+  tfmm_reference_at(n, pos, mass, s->cfg.G, s->cfg.eps,
+                    s->cfg.softening == TFMM_SOFTENING_SPLINE, k, targets, acc,
+                    pot);
   return TFMM_OK;
 }

@@ -614,7 +614,8 @@ static void check_items(const test_bodies *b, int leaf_size, int64_t budget,
   cr_assert_eq(tfmm_octree_build(&t, b->n, b->pos, b->mass, leaf_size,
                                  TFMM_MAX_DEPTH, &err),
                TFMM_OK, "%s", err.message);
-  cr_assert_eq(tfmm_lists_build_fmm(&t, 0.5, 1, &l, &err), TFMM_OK);
+  const tfmm_mac mac = {0.5, 0, NULL};
+  cr_assert_eq(tfmm_lists_build_fmm(&t, &mac, 1, &l, &err), TFMM_OK);
   if (budget == 0)
     budget = tfmm_p2p_gpu_budget(l.near_interactions);
   tfmm_gpu_near_size sz = {0}, again = {0};

@@ -4,8 +4,8 @@
 
 #include <stdlib.h>
 
-int tfmm_direct_cpu_compute(size_t n, const float *xyzm, float eps2,
-                            float *out) {
+int tfmm_direct_cpu_compute(size_t n, const float *xyzm,
+                            const tfmm_soft_f32 *kern, float *out) {
   float *buf = malloc(4 * n * sizeof *buf);
   if (buf == NULL)
     return -1;
@@ -17,8 +17,35 @@ int tfmm_direct_cpu_compute(size_t n, const float *xyzm, float eps2,
   for (size_t i = 0; i < n; i++) {
     float xi = s.x[i], yi = s.y[i], zi = s.z[i];
     tfmm_acc_f32 total = {0, 0, 0, 0};
-    tfmm_p2p_sum_f32(&s, 0, i, xi, yi, zi, eps2, &total);
-    tfmm_p2p_sum_f32(&s, i + 1, n, xi, yi, zi, eps2, &total);
+    tfmm_p2p_sum_f32(&s, 0, i, xi, yi, zi, kern, &total);
+    tfmm_p2p_sum_f32(&s, i + 1, n, xi, yi, zi, kern, &total);
+    out[4 * i + 0] = total.x;
+    out[4 * i + 1] = total.y;
+    out[4 * i + 2] = total.z;
+    out[4 * i + 3] = total.w;
+  }
+  free(buf);
+  return 0;
+}
+
+int tfmm_direct_cpu_compute_f64(size_t n, const double *pos, const double *mass,
+                                const double center[3],
+                                const tfmm_soft_f64 *kern, double *out) {
+  double *buf = malloc(4 * n * sizeof *buf);
+  if (buf == NULL)
+    return -1;
+  for (size_t i = 0; i < n; i++) {
+    for (int k = 0; k < 3; k++)
+      buf[k * n + i] = pos[3 * i + k] - center[k];
+    buf[3 * n + i] = mass[i];
+  }
+  tfmm_sources_f64 s = {buf, buf + n, buf + 2 * n, buf + 3 * n};
+#pragma omp parallel for schedule(dynamic, 64)
+  for (size_t i = 0; i < n; i++) {
+    double xi = s.x[i], yi = s.y[i], zi = s.z[i];
+    tfmm_acc_f64 total = {0, 0, 0, 0};
+    tfmm_p2p_sum_f64(&s, 0, i, xi, yi, zi, kern, &total);
+    tfmm_p2p_sum_f64(&s, i + 1, n, xi, yi, zi, kern, &total);
     out[4 * i + 0] = total.x;
     out[4 * i + 1] = total.y;
     out[4 * i + 2] = total.z;

@@ -6,14 +6,16 @@
 #include "tree/lists.h"
 
 /* For every target leaf of `near`, the softened pull of every body of its
- * source leaves, the self pair excluded: acc[3k..] = sum m r / (r^2 +
- * eps^2)^(3/2) and pot[k] = -sum m / (r^2 + eps^2)^(1/2) for sorted body k
- * (no G). Written, not added. Single precision in the target leaf's own
+ * source leaves, the self pair excluded: acc[3k..] = sum m r g(r) and
+ * pot[k] = sum m phi(r) for sorted body k (no G; g and phi of the pair's
+ * softening kernel, interaction.h). Written, not added. In the pair's
+ * precision; in single precision, in the target leaf's own
  * frame (its centre of mass, within its bodies even when they are closer
  * than the keys resolve): positions are differenced in double and
  * then rounded, so that close pairs keep their precision; each source
  * leaf's sum is added to the total in double. OpenMP over target leaves. */
-tfmm_status tfmm_p2p_cpu(const tfmm_octree *t, const tfmm_csr *near, double eps,
-                         double *acc, double *pot, tfmm_error *err);
+tfmm_status tfmm_p2p_cpu(const tfmm_octree *t, const tfmm_csr *near,
+                         const tfmm_pair_params *pair, double *acc, double *pot,
+                         tfmm_error *err);
 
 #endif

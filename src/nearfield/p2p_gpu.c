@@ -156,9 +156,9 @@ static int pack_lists(const tfmm_octree *t, const tfmm_csr *near,
 }
 
 tfmm_status tfmm_p2p_gpu_launch(tfmm_gpu *gpu, const tfmm_octree *t,
-                                const tfmm_csr *near, double total, double eps,
-                                int potential, tfmm_p2p_gpu_run *run,
-                                tfmm_error *err) {
+                                const tfmm_csr *near, double total,
+                                const tfmm_pair_params *pair, int potential,
+                                tfmm_p2p_gpu_run *run, tfmm_error *err) {
   tfmm_gpu_near_size *sz = &run->size;
   sz->n = t->n;
   sz->nleaves = t->nleaves;
@@ -185,7 +185,7 @@ tfmm_status tfmm_p2p_gpu_launch(tfmm_gpu *gpu, const tfmm_octree *t,
                           "no memory for the near-field lists of %lld cells",
                           (long long)t->ncells);
   run->launched = tfmm_wtime();
-  return tfmm_gpu_near_launch(gpu, sz, (float)(eps * eps), potential, err);
+  return tfmm_gpu_near_launch(gpu, sz, pair, potential, err);
 }
 
 tfmm_status tfmm_p2p_gpu_wait(tfmm_gpu *gpu, tfmm_p2p_gpu_run *run,

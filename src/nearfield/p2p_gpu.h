@@ -39,9 +39,9 @@ typedef struct tfmm_p2p_gpu_run {
  * and enqueues the near field with softening eps; returns without
  * waiting. */
 tfmm_status tfmm_p2p_gpu_launch(tfmm_gpu *gpu, const tfmm_octree *t,
-                                const tfmm_csr *near, double total, double eps,
-                                int potential, tfmm_p2p_gpu_run *run,
-                                tfmm_error *err);
+                                const tfmm_csr *near, double total,
+                                const tfmm_pair_params *pair, int potential,
+                                tfmm_p2p_gpu_run *run, tfmm_error *err);
 
 /* Waits for it: run->host.out then holds 4 floats per sorted body
  * (acceleration, potential; G = 1). */

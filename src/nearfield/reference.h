@@ -9,12 +9,13 @@
  * eps = 0, that no two bodies coincide. acc: 3n, pot: n or NULL. G applied.
  * O(n^2) over OpenMP threads. */
 void tfmm_reference_compute(size_t n, const double *pos, const double *mass,
-                            double G, double eps, double *acc, double *pot);
+                            double G, double eps, int spline, double *acc,
+                            double *pot);
 
 /* The same sums at k chosen targets only (indices into [0, n)): O(n k).
  * acc: 3k, pot: k or NULL, in the order of `targets`. */
 void tfmm_reference_at(size_t n, const double *pos, const double *mass,
-                       double G, double eps, size_t k, const size_t *targets,
-                       double *acc, double *pot);
+                       double G, double eps, int spline, size_t k,
+                       const size_t *targets, double *acc, double *pot);
 
 #endif

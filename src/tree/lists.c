@@ -188,7 +188,7 @@ enum { FMM_M2L = 0, FMM_NEAR = 1, FMM_M2P = 2, FMM_OUTPUTS = 3 };
 /* What the dual-tree rule needs besides the pair. */
 typedef struct dual_rule {
   const tfmm_octree *t;
-  double theta;
+  const tfmm_mac *mac;
   int64_t m2p_bodies;
 } dual_rule;
 
@@ -207,7 +207,7 @@ static int dual_step(const dual_rule *rule, int32_t a, int32_t b, pair_buf *out,
           return -1;
     return 0;
   }
-  if (tfmm_mac_accept(A, B, rule->theta))
+  if (tfmm_mac_accept(rule->mac, A, B, b))
     return pair_push(
         &out[A->body_end - A->body_begin <= rule->m2p_bodies ? FMM_M2P
                                                              : FMM_M2L],
@@ -310,14 +310,14 @@ static double count_near(const tfmm_octree *t, const pair_buf *near) {
   return sum;
 }
 
-tfmm_status tfmm_lists_build_fmm(const tfmm_octree *t, double theta,
+tfmm_status tfmm_lists_build_fmm(const tfmm_octree *t, const tfmm_mac *mac,
                                  int64_t m2p_bodies, tfmm_lists *l,
                                  tfmm_error *err) {
   memset(l, 0, sizeof *l);
   pair_buf serial[FMM_OUTPUTS] = {{0}, {0}, {0}}, frontier = {0};
   gatherer g = {0};
   int32_t *leaf_pos = NULL;
-  const dual_rule rule = {t, theta, m2p_bodies};
+  const dual_rule rule = {t, mac, m2p_bodies};
   tfmm_status st = fmm_traverse(&rule, serial, &frontier, &g, err);
   if (st == TFMM_OK) {
     st = TFMM_ERR_NO_MEMORY;
@@ -352,7 +352,7 @@ tfmm_status tfmm_lists_build_fmm(const tfmm_octree *t, double theta,
 
 enum { BH_M2P = 0, BH_NEAR = 1 };
 
-static int bh_leaf(const tfmm_octree *t, double theta, int32_t leaf,
+static int bh_leaf(const tfmm_octree *t, const tfmm_mac *mac, int32_t leaf,
                    pair_buf *out, pair_buf *stack) {
   const tfmm_cell *A = &t->cells[leaf];
   stack->n = 0;
@@ -362,7 +362,7 @@ static int bh_leaf(const tfmm_octree *t, double theta, int32_t leaf,
     int32_t b = stack->source[--stack->n];
     const tfmm_cell *B = &t->cells[b];
     int rc;
-    if (b != leaf && tfmm_mac_accept(A, B, theta))
+    if (b != leaf && tfmm_mac_accept(mac, A, B, b))
       rc = pair_push(&out[BH_M2P], leaf, b);
     else if (is_leaf(B))
       rc = pair_push(&out[BH_NEAR], leaf, b);
@@ -378,7 +378,7 @@ static int bh_leaf(const tfmm_octree *t, double theta, int32_t leaf,
   return 0;
 }
 
-tfmm_status tfmm_lists_build_bh(const tfmm_octree *t, double theta,
+tfmm_status tfmm_lists_build_bh(const tfmm_octree *t, const tfmm_mac *mac,
                                 tfmm_lists *l, tfmm_error *err) {
   memset(l, 0, sizeof *l);
   gatherer g = {0};
@@ -393,7 +393,7 @@ tfmm_status tfmm_lists_build_bh(const tfmm_octree *t, double theta,
 #pragma omp for schedule(dynamic, 16)
       for (int64_t i = 0; i < t->nleaves; i++) {
         size_t start[2] = {out[0].n, out[1].n};
-        bad |= bh_leaf(t, theta, t->leaves[i], out, &stack) != 0;
+        bad |= bh_leaf(t, mac, t->leaves[i], out, &stack) != 0;
         for (int o = 0; o < 2; o++)
           g.pieces[i * 2 + o] = (piece){me, start[o], out[o].n - start[o]};
       }

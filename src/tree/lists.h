@@ -8,6 +8,7 @@
 #ifndef TFMM_LISTS_H
 #define TFMM_LISTS_H
 
+#include "tree/mac.h"
 #include "tree/octree.h"
 
 typedef struct tfmm_csr {
@@ -37,7 +38,7 @@ typedef struct tfmm_lists {
  * converges with r_B / (d - r_A) instead of (r_A + r_B) / d, which matters
  * for sparse cells of large radius (a halo). OpenMP over a frontier of cell
  * pairs. *l is zeroed first; free with tfmm_lists_free. */
-tfmm_status tfmm_lists_build_fmm(const tfmm_octree *t, double theta,
+tfmm_status tfmm_lists_build_fmm(const tfmm_octree *t, const tfmm_mac *mac,
                                  int64_t m2p_bodies, tfmm_lists *l,
                                  tfmm_error *err);
 
@@ -45,7 +46,7 @@ tfmm_status tfmm_lists_build_fmm(const tfmm_octree *t, double theta,
  * leaf's radius in the criterion): a source cell is used whole (M2P) when
  * tfmm_mac_accept(leaf, cell), met body by body when it is a leaf, else
  * opened. OpenMP over target leaves. */
-tfmm_status tfmm_lists_build_bh(const tfmm_octree *t, double theta,
+tfmm_status tfmm_lists_build_bh(const tfmm_octree *t, const tfmm_mac *mac,
                                 tfmm_lists *l, tfmm_error *err);
 
 void tfmm_lists_free(tfmm_lists *l);

@@ -1,23 +1,56 @@
 /* The opening criterion (multipole acceptance criterion) of the
- * traversals: cells A and B are well separated when
- *   r_A + r_B < theta * d,   d = |c_A - c_B|,
- * with r the radius enclosing a cell's bodies about its expansion centre c
- * (Dehnen 2002, J. Comput. Phys. 179, 27, eq. 13 with alpha = theta). The
- * expansions about c_A and c_B then converge with ratio below theta. */
+ * traversals: source cell B acts on target cell A through its expansion
+ * when
+ *   r_A + r_B < theta_B d   and   d - r_A - r_B >= s,   d = |c_A - c_B|,
+ * with r the radius enclosing a cell's bodies about its expansion centre c.
+ *
+ * The first condition is Dehnen 2002 (J. Comput. Phys. 179, 27) eq. 13:
+ * the expansions about c_A and c_B then converge with ratio below theta.
+ * theta_B is one theta for every cell (TFMM_MAC_GEOMETRIC), or depends on
+ * the source's mass (TFMM_MAC_MASS): the error bound of B's expansion at A
+ * is proportional to M_B theta^(p+2) / (1 - theta)^2 / d^2 (Dehnen 2002
+ * eq. 13 and the bound before it), so holding M^(1/3) theta^(p+2) /
+ * (1 - theta)^2 fixed, with the root at the given theta, spends accuracy
+ * where the mass is.
+ *
+ * The second is the softening's: no two bodies of an accepted pair come
+ * closer than s, the distance beyond which the softened force is Newton's
+ * (the spline's support h) or within the accuracy target of it (Plummer).
+ * The expansions carry 1/r, so without it they would give the unsoftened
+ * force between cells that overlap the softening. */
 #ifndef TFMM_MAC_H
 #define TFMM_MAC_H
 
 #include "tree/octree.h"
 
-static inline int tfmm_mac_accept(const tfmm_cell *a, const tfmm_cell *b,
-                                  double theta) {
+typedef struct tfmm_mac {
+  double theta;            /* the root's (and, geometric, every cell's) */
+  double separation;       /* s above; 0 without softening */
+  const double *theta_src; /* per cell theta_B (mass criterion), or NULL */
+} tfmm_mac;
+
+static inline int tfmm_mac_accept(const tfmm_mac *m, const tfmm_cell *a,
+                                  const tfmm_cell *b, int32_t b_index) {
   double dx = a->center[0] - b->center[0];
   double dy = a->center[1] - b->center[1];
   double dz = a->center[2] - b->center[2];
   double r = a->radius + b->radius;
+  double theta = m->theta_src != NULL ? m->theta_src[b_index] : m->theta;
+  double d2 = dx * dx + dy * dy + dz * dz;
   /* Squared, so that no square root is taken per test; r < theta d with
    * both sides non-negative. */
-  return r * r < theta * theta * (dx * dx + dy * dy + dz * dz);
+  if (!(r * r < theta * theta * d2))
+    return 0;
+  if (m->separation <= 0)
+    return 1;
+  double reach = r + m->separation; /* d >= r + s */
+  return reach * reach <= d2;
 }
+
+/* theta_B of the mass criterion for every cell of t: theta(M) >= theta0
+ * solving (p + 2) ln theta - 2 ln(1 - theta) = that of theta0 -
+ * ln(M / M_root) / 3, capped at 0.95 (Newton's method in ln). Returns a
+ * malloc'd array of t->ncells, or NULL for no memory. */
+double *tfmm_mac_mass_thetas(const tfmm_octree *t, double theta0, int p);
 
 #endif

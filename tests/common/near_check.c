@@ -1,4 +1,5 @@
 #include "near_check.h"
+#include "accuracy.h"
 
 #include "tree/lists.h"
 #include "tree/octree.h"
@@ -75,9 +76,13 @@ near_truth near_truth_make(const test_bodies *b, const tfmm_config *cfg) {
   cr_assert_eq(tfmm_octree_build(&t, b->n, b->pos, b->mass, cfg->leaf_size,
                                  cfg->max_depth, &err),
                TFMM_OK, "%s", err.message);
+  tfmm_resolved set;
+  tfmm_accuracy_resolve(cfg, &set);
+  cr_assert_eq(cfg->mac, TFMM_MAC_GEOMETRIC, "the truth's lists are geometric");
+  const tfmm_mac mac = {set.theta, set.separation, NULL};
   tfmm_status st = cfg->method == TFMM_METHOD_FMM
-                       ? tfmm_lists_build_fmm(&t, cfg->theta, 1, &l, &err)
-                       : tfmm_lists_build_bh(&t, cfg->theta, &l, &err);
+                       ? tfmm_lists_build_fmm(&t, &mac, 1, &l, &err)
+                       : tfmm_lists_build_bh(&t, &mac, &l, &err);
   cr_assert_eq(st, TFMM_OK, "%s", err.message);
   cr_assert_eq(l.near.ntargets, t.nleaves);
   near_truth nt = {.interactions = l.near_interactions, .leaves = t.nleaves};
