@@ -94,13 +94,15 @@ static double wall_seconds(void) {
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* The exact sums at the sample, with the sweep's eps and G = 1. */
+/* The exact sums at the sample, with the sweep's eps and softening kernel
+ * and G = 1. */
 static tfmm_status sample_reference(sample *s, const tree_options *o, size_t n,
                                     const bench_bodies *b, char *msg,
                                     size_t cap) {
   tfmm_config cfg;
   tfmm_config_defaults(&cfg);
   cfg.eps = o->eps;
+  cfg.softening = o->softening;
   cfg.device = TFMM_DEVICE_CPU;
   cfg.num_threads = o->threads;
   tfmm_solver *sv = NULL;
@@ -237,6 +239,10 @@ static tfmm_status run_point(const tree_options *o, const tree_config *c,
   cfg.device = o->device; /* the near field's; the far field is the CPU's */
   cfg.theta = c->theta;
   cfg.order = c->order;
+  cfg.accuracy = c->accuracy;
+  cfg.softening = o->softening;
+  cfg.precision = o->precision;
+  cfg.mac = o->mac;
   cfg.leaf_size = c->leaf;
   cfg.max_depth = o->max_depth;
   cfg.num_threads = o->threads;
@@ -286,7 +292,7 @@ static tfmm_status run_point(const tree_options *o, const tree_config *c,
 
 /* The configurations: every method x theta x order x leaf. */
 static int make_configs(const tree_options *o, tree_config **out) {
-  int nc = o->method.n * o->theta.n * o->order.n * o->leaf.n;
+  int nc = o->method.n * o->theta.n * o->order.n * o->leaf.n * o->accuracy.n;
   tree_config *cs = calloc((size_t)nc, sizeof *cs);
   *out = cs;
   if (!cs)
@@ -296,8 +302,10 @@ static int make_configs(const tree_options *o, tree_config **out) {
     for (int t = 0; t < o->theta.n; ++t)
       for (int p = 0; p < o->order.n; ++p)
         for (int l = 0; l < o->leaf.n; ++l)
-          cs[k++] = (tree_config){o->method.v[m], o->theta.v[t],
-                                  (int)o->order.v[p], (int)o->leaf.v[l]};
+          for (int a = 0; a < o->accuracy.n; ++a)
+            cs[k++] =
+                (tree_config){o->method.v[m], o->theta.v[t], (int)o->order.v[p],
+                              (int)o->leaf.v[l], o->accuracy.v[a]};
   return nc;
 }
 
@@ -420,7 +428,11 @@ static int run_sweep(const tree_options *o, FILE *csv, const tree_config *cs,
       }
       hist[k].n = n;
       hist[k].per_call = r.total;
-      tree_report_point(csv, o, n, c, &r, bad);
+      /* Reported with the theta and order used (chosen or given). */
+      tree_config used = *c;
+      used.theta = r.last.theta;
+      used.order = r.last.order;
+      tree_report_point(csv, o, n, &used, &r, bad);
       failures += bad;
     }
   }

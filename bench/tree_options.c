@@ -14,6 +14,14 @@ void tree_options_usage(FILE *f) {
       "                    --tree-only, the least the FMM accepts)",
       "  --theta LIST      opening angles, comma-separated reals (default 0.5;",
       "                    1 with --tree-only)",
+      "  --accuracy LIST   accuracy targets (p99 relative acceleration error);",
+      "                    without --theta and --order both are chosen from",
+      "                    each target (default: 1e-3 with the given theta",
+      "                    and order)",
+      "  --softening K     plummer or spline (default plummer)",
+      "  --precision P     single or double near field (default single)",
+      "  --mac M           opening criterion: geometric or mass (default",
+      "                    geometric)",
       "  --device D        cpu, gpu or auto: where the near field runs; the",
       "                    far field is always the CPU's (default cpu)",
       "  --threads T       OpenMP threads (default 0: OpenMP's choice)",
@@ -100,6 +108,10 @@ static void options_defaults(tree_options *o) {
     o->order.v[o->order.n++] = orders[k];
   o->method.v[o->method.n++] = TFMM_METHOD_FMM;
   o->theta.v[o->theta.n++] = 0.5;
+  o->accuracy.v[o->accuracy.n++] = 1e-3;
+  o->softening = TFMM_SOFTENING_PLUMMER;
+  o->precision = TFMM_PRECISION_SINGLE;
+  o->mac = TFMM_MAC_GEOMETRIC;
   o->device = TFMM_DEVICE_CPU;
   o->threads = 0;
   o->reps = 1;
@@ -115,14 +127,16 @@ static void options_defaults(tree_options *o) {
 
 /* The options that take a value; --tree-only and --help take none. */
 static const char *const VALUE_OPTIONS[] = {
-    "--n",       "--method", "--leaf",      "--order",      "--theta",
-    "--threads", "--device", "--reps",      "--warmup",     "--sample",
-    "--seed",    "--eps",    "--max-depth", "--time-limit", "--csv"};
+    "--n",        "--method",    "--leaf",      "--order",      "--theta",
+    "--threads",  "--device",    "--reps",      "--warmup",     "--sample",
+    "--seed",     "--eps",       "--max-depth", "--time-limit", "--csv",
+    "--accuracy", "--softening", "--precision", "--mac"};
 
 /* Sets one option from its text; non-zero when the value is bad (the list
  * parsers say why themselves). */
 static int apply_option(tree_options *o, const char *name, const char *val,
-                        int *order_given, int *theta_given) {
+                        int *order_given, int *theta_given,
+                        int *accuracy_given) {
   long long ll = 0;
   int bad = 0;
   if (strcmp(name, "--n") == 0) {
@@ -137,6 +151,15 @@ static int apply_option(tree_options *o, const char *name, const char *val,
   } else if (strcmp(name, "--theta") == 0) {
     bad = parse_dlist(name, val, 0.0, 1.0, &o->theta);
     *theta_given = 1;
+  } else if (strcmp(name, "--accuracy") == 0) {
+    bad = parse_dlist(name, val, 1e-16, 0.1, &o->accuracy);
+    *accuracy_given = 1;
+  } else if (strcmp(name, "--softening") == 0) {
+    bad = tfmm_softening_parse(val, &o->softening) != TFMM_OK;
+  } else if (strcmp(name, "--precision") == 0) {
+    bad = tfmm_precision_parse(val, &o->precision) != TFMM_OK;
+  } else if (strcmp(name, "--mac") == 0) {
+    bad = tfmm_mac_parse(val, &o->mac) != TFMM_OK;
   } else if (strcmp(name, "--device") == 0) {
     bad = tfmm_device_parse(val, &o->device) != TFMM_OK;
   } else if (strcmp(name, "--threads") == 0) {
@@ -168,7 +191,7 @@ static int apply_option(tree_options *o, const char *name, const char *val,
 }
 
 int tree_options_parse(int argc, char **argv, tree_options *o) {
-  int order_given = 0, theta_given = 0;
+  int order_given = 0, theta_given = 0, accuracy_given = 0;
   options_defaults(o);
   for (int i = 1; i < argc; ++i) {
     const char *arg = argv[i];
@@ -186,13 +209,22 @@ int tree_options_parse(int argc, char **argv, tree_options *o) {
                           sizeof VALUE_OPTIONS / sizeof VALUE_OPTIONS[0], name,
                           sizeof name, &val) != 0)
       return -1;
-    if (apply_option(o, name, val, &order_given, &theta_given) != 0) {
+    if (apply_option(o, name, val, &order_given, &theta_given,
+                     &accuracy_given) != 0) {
       fprintf(stderr, "bench_tree: bad value '%s' for %s\n", val, name);
       return -1;
     }
   }
+  if (accuracy_given && !theta_given && !o->tree_only) {
+    o->theta.n = 1;
+    o->theta.v[0] = TFMM_FROM_ACCURACY;
+  }
+  if (accuracy_given && !order_given && !o->tree_only) {
+    o->order.n = 1;
+    o->order.v[0] = TFMM_FROM_ACCURACY;
+  }
   for (int k = 0; k < o->theta.n; ++k)
-    if (!(o->theta.v[k] > 0.0)) {
+    if (!(o->theta.v[k] > 0.0) && o->theta.v[k] != TFMM_FROM_ACCURACY) {
       fprintf(stderr, "bench_tree: --theta: %g is not in (0, 1]\n",
               o->theta.v[k]);
       return -1;

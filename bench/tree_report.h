@@ -14,6 +14,7 @@ typedef struct tree_config {
   double theta;
   int order;
   int leaf;
+  double accuracy; /* tfmm_config.accuracy */
 } tree_config;
 
 /* Error of a point over the sample, relative per body:

@@ -71,17 +71,20 @@ void tfmm_accuracy_resolve(const tfmm_config *c, tfmm_resolved *out) {
       out->order = r != NULL ? r->order : (c->order >= 0 ? c->order : 12);
   }
   /* The far field's softening: none, the spline's support, or the distance
-   * where Plummer's force is within delta of Newton's; delta is the target,
-   * or the expansion's own error theta^(p+1) when that is smaller, so that
-   * with theta and order fixed the error still falls with the order. */
+   * where Plummer's force is within delta of Newton's. delta is the
+   * target; when the user fixes both theta and order, it is the smaller of
+   * the target and the expansion's own error estimate theta^(p+1) / (p+1)
+   * (within a factor 3 of the measured p99 of Plummer spheres at theta 0.5,
+   * p = 4..12), so that the error still falls with the order. */
   out->separation = 0;
   if (c->eps > 0 && c->softening == TFMM_SOFTENING_SPLINE)
     out->separation = TFMM_SPLINE_SUPPORT * c->eps;
   else if (c->eps > 0) {
     double delta = c->accuracy;
-    double series = pow(out->theta, out->order + 1);
-    if (series < delta)
-      delta = series;
+    if (c->theta >= 0 && c->order >= 0) {
+      double series = pow(out->theta, out->order + 1) / (out->order + 1);
+      delta = series < delta ? series : delta;
+    }
     out->separation = tfmm_plummer_separation(c->eps, delta);
   }
 }
