@@ -120,12 +120,56 @@ static int write_state(const run *r, const char *fmt, int64_t k,
   return ok;
 }
 
+/* "softening spline (the default of run), eps 0.01, fmm: theta 0.3
+ * (auto), order 8 (auto) for accuracy 1e-3": the physics and the tree
+ * parameters used (theta and order as resolved before the first
+ * evaluation, or as the last one used when stats is not NULL). */
+static void describe_solver(const run *r, const tfmm_stats *stats, char *buf,
+                            size_t size) {
+  const tfmm_config *c = &r->ro.sc.cfg;
+  double theta;
+  int order;
+  if (stats != NULL && stats->n > 0) {
+    theta = stats->theta;
+    order = stats->order;
+  } else {
+    solver_cli_resolve(c, &theta, &order);
+  }
+  char tree[96], tol[32];
+  solver_cli_theta_order(c, theta, order, tree, sizeof tree);
+  const int tree_method =
+      c->method == TFMM_METHOD_FMM || c->method == TFMM_METHOD_BH;
+  snprintf(
+      buf, size, "softening %s%s, eps %g, precision %s, %s%s%s%s%s%s",
+      tfmm_softening_name(c->softening),
+      run_options_explicit(&r->ro, "--softening") ? ""
+                                                  : " (the default of run)",
+      c->eps, tfmm_precision_name(c->precision), tfmm_method_name(c->method),
+      tree_method ? ": " : "", tree, tree_method ? " for accuracy " : "",
+      tree_method ? solver_cli_tol(c->accuracy, tol) : "",
+      tree_method && c->mac != TFMM_MAC_GEOMETRIC ? ", mac mass" : "");
+}
+
 static int write_used_parameters(const run *r) {
   char *path = out_path(r, "used_parameters.yml", 0);
+  char note[256] = "";
+  const tfmm_config *c = &r->ro.sc.cfg;
+  if ((c->method == TFMM_METHOD_FMM || c->method == TFMM_METHOD_BH) &&
+      (c->theta == TFMM_FROM_ACCURACY || c->order == TFMM_FROM_ACCURACY)) {
+    double theta;
+    int order;
+    char tol[32];
+    solver_cli_resolve(c, &theta, &order);
+    snprintf(note, sizeof note,
+             "theta and order 'auto': chosen from the accuracy %s, here "
+             "theta %g, order %d",
+             solver_cli_tol(c->accuracy, tol), theta, order);
+  }
   atomic_file af;
   int ok = path != NULL && atomic_file_open(&af, path);
   if (ok) {
-    ok = run_options_write_yaml(af.fp, r->attrs, r->nattrs);
+    ok = run_options_write_yaml(af.fp, r->attrs, r->nattrs,
+                                note[0] != '\0' ? note : NULL);
     if (!ok) {
       cli_error("%s: cannot write: %s", path, strerror(errno));
       atomic_file_discard(&af);
@@ -263,7 +307,12 @@ static int from_checkpoint(run *r, char **device) {
   run_options *o = &r->ro;
   snapshot cp = {0};
   int code = CLI_OK;
+  /* A checkpoint (one with a /RunState) of an older tilefmm lacks the
+   * newer physics settings: it gets the values it ran with. */
   if (!snapshot_read(o->restart_path, &cp) ||
+      (cp.nstate > 0 && cp.nparams > 0 &&
+       !run_options_upgrade_checkpoint(o->restart_path, &cp.params,
+                                       &cp.nparams)) ||
       !run_options_merge_checkpoint(o, o->restart_path, cp.params, cp.nparams))
     code = CLI_RUNTIME_ERROR;
   else if (!run_options_finish(o) ||
@@ -335,12 +384,14 @@ int cmd_run(int argc, char **argv) {
   code = set_up(&r);
   if (code == CLI_OK) {
     const run_options *o = &r.ro;
-    fprintf(
-        stderr,
-        "tilefmm run: %zu bodies (%s), %s on %s, theta %g, order %d, "
-        "leaf %s, eps %g, dt %g, steps %" PRId64 " to %" PRId64 ", out %s\n",
-        r.st.n, o->ic, o->sc.method, r.device, o->sc.cfg.theta, o->sc.cfg.order,
-        o->sc.leaf, o->sc.cfg.eps, o->dt, r.st.step, r.end, o->out);
+    char solver[256];
+    describe_solver(&r, NULL, solver, sizeof solver);
+    fprintf(stderr,
+            "tilefmm run: %zu bodies (%s), %s on %s, leaf %s, dt %g, steps "
+            "%" PRId64 " to %" PRId64 ", out %s\n"
+            "tilefmm run: %s\n",
+            r.st.n, o->ic, o->sc.method, r.device, o->sc.leaf, o->dt, r.st.step,
+            r.end, o->out, solver);
     r.report_open = run_report_open(&r.report, o->out, r.st.step, r.end,
                                     use_progress(o->progress));
     int ok = r.report_open;
@@ -364,7 +415,8 @@ int cmd_run(int argc, char **argv) {
     if (ok) {
       r.report_open = 0;
       r.report.last = r.st.step; /* the step reached */
-      ok = run_report_close(&r.report, r.st.n, r.device);
+      describe_solver(&r, tfmm_solver_stats(r.solver), solver, sizeof solver);
+      ok = run_report_close(&r.report, r.st.n, r.device, solver);
     }
     code = !ok                                 ? CLI_RUNTIME_ERROR
            : stopped != 0 && r.st.step < r.end ? 128 + stopped

@@ -4,7 +4,8 @@
  * pairs: shrink as L grows). For each L of a doubling series this runs a
  * solver of its own, keeps the fastest of a few evaluations, measures the
  * accuracy on a sample against the double-precision reference (computed
- * once), and writes the table as CSV and a plot of it through gnuplot. */
+ * once), chooses the fastest L whose error is within --max-error, and
+ * writes the table as CSV and a plot of it through gnuplot. */
 #define _POSIX_C_SOURCE 200809L
 #include "args.h"
 #include "atomic_file.h"
@@ -38,21 +39,27 @@
 #define SAMPLE_SEED 1
 /* Doubling from 1 passes INT_MAX after 31 sizes; leaf-max may add one. */
 #define MAX_ROWS 32
+/* The exit status when no leaf size met --max-error (as validate's when
+ * the accuracy target is missed). */
+#define TUNE_NOT_MET 3
 
 typedef struct tune_options {
   const char *in, *ic, *csv, *png;
   uint64_t n, seed, sample;
   int leaf_min, leaf_max, repeat;
+  double max_error; /* the largest p99 error a chosen L may have */
   solver_cli solver;
   int argc; /* the command line, for the CSV's header */
   char **argv;
 } tune_options;
 
 static void print_help(const tfmm_config *d) {
+  char tol[32];
   printf(
       "Usage: tilefmm tune (--in FILE | --ic plummer --n N [--seed S])\n"
       "                    [--leaf-min A] [--leaf-max B] [--repeat K]\n"
-      "                    [--sample S] [--csv FILE] [--png FILE]\n"
+      "                    [--sample S] [--max-error E] [--csv FILE]\n"
+      "                    [--png FILE]\n"
       "                    [solver options]\n"
       "\n"
       "Measures a tree method (fmm or bh) at the leaf sizes A, 2A, 4A, ...\n"
@@ -64,12 +71,14 @@ static void print_help(const tfmm_config *d) {
       "far field), the far-field time (CPU), the total time, and the 99th\n"
       "percentile (nearest rank) of the relative acceleration error\n"
       "|a - a_ref| / |a_ref| over S bodies, a_ref from the double-precision\n"
-      "reference computed once. Then the fastest leaf size. Each evaluation\n"
-      "computes potentials too, as 'tilefmm forces' does.\n"
+      "reference computed once. Then the fastest leaf size overall, and\n"
+      "the one chosen: the fastest whose p99 error is at most E. Each\n"
+      "evaluation computes potentials too, as 'tilefmm forces' does.\n"
       "\n"
       "The table goes to stdout and, with the command line, the date and\n"
       "the device in '#' comment lines, to a CSV file; a plot of the near,\n"
-      "far and total times against L goes to a PNG file, drawn by gnuplot.\n"
+      "far and total times against L, with the p99 error and E on a second\n"
+      "axis, goes to a PNG file, drawn by gnuplot.\n"
       "Without gnuplot the CSV is still written, with a warning. Progress,\n"
       "one line per leaf size, goes to stderr. Both files are replaced\n"
       "atomically: a failed run leaves existing ones untouched.\n"
@@ -87,20 +96,28 @@ static void print_help(const tfmm_config *d) {
       "  --sample S        bodies compared with the reference, 0 for all\n"
       "                    (O(N^2)); the same sample for every leaf size\n"
       "                    (default: %d)\n"
+      "  --max-error E     the largest 99th percentile error a chosen leaf\n"
+      "                    size may have, > 0 (default: the accuracy\n"
+      "                    target, --accuracy, %s)\n"
       "  --csv FILE        the table (default: %s)\n"
       "  --png FILE        the plot (default: %s)\n"
       "Solver options (as for 'tilefmm forces'; --leaf is what tune\n"
       "varies, so it is not accepted; the method must be fmm or bh):\n",
       DEFAULT_SEED, DEFAULT_LEAF_MIN, DEFAULT_LEAF_MAX, DEFAULT_REPEAT,
-      DEFAULT_SAMPLE, DEFAULT_CSV, DEFAULT_PNG);
+      DEFAULT_SAMPLE, solver_cli_tol(d->accuracy, tol), DEFAULT_CSV,
+      DEFAULT_PNG);
   solver_cli_help(stdout, d);
   printf("  -h, --help        show this help\n"
          "\n"
-         "Exit status: 0 on success (also without gnuplot), 1 on a runtime\n"
-         "error (gnuplot failing is one), 2 on a usage error.\n");
+         "Exit status: 0 on success (also without gnuplot), %d when no leaf\n"
+         "size met --max-error (the table, CSV and plot are written all the\n"
+         "same), 1 on a runtime error (gnuplot failing is one), 2 on a\n"
+         "usage error.\n",
+         TUNE_NOT_MET);
 }
 
 static int positive_int(const void *v) { return *(const int *)v >= 1; }
+static int positive(const void *v) { return *(const double *)v > 0; }
 static int count_ok(const void *v) {
   const uint64_t n = *(const uint64_t *)v;
   return n >= 1 && n <= SIZE_MAX / (3 * sizeof(double));
@@ -119,6 +136,7 @@ enum {
   OPT_LEAF_MAX,
   OPT_REPEAT,
   OPT_SAMPLE,
+  OPT_MAX_ERROR,
   OPT_CSV,
   OPT_PNG,
   OPT_OWN
@@ -197,6 +215,11 @@ static args_result parse_options(int argc, char **argv, tune_options *o) {
                       .kind = ARGS_U64,
                       .value = &o->sample,
                       .expect = "an integer >= 0 (0: all bodies)"},
+      [OPT_MAX_ERROR] = {.name = "--max-error",
+                         .kind = ARGS_DOUBLE,
+                         .value = &o->max_error,
+                         .valid = positive,
+                         .expect = "a number > 0"},
       [OPT_CSV] = {.name = "--csv", .kind = ARGS_STRING, .value = &o->csv},
       [OPT_PNG] = {.name = "--png", .kind = ARGS_STRING, .value = &o->png},
   };
@@ -206,6 +229,8 @@ static args_result parse_options(int argc, char **argv, tune_options *o) {
   if (r != ARGS_OK)
     return r;
   solver_cli_finish(&o->solver);
+  if (!opts[OPT_MAX_ERROR].seen)
+    o->max_error = o->solver.cfg.accuracy;
   return check_combination(o, opts) ? ARGS_OK : ARGS_ERROR;
 }
 
@@ -294,7 +319,20 @@ typedef struct tune_table {
   int rows;
   tune_row row[MAX_ROWS];
   int fastest; /* the row of least total time */
+  int chosen;  /* the fastest row with err_p99 <= max_error, or -1 */
 } tune_table;
+
+/* The fastest row whose error is within max_error (a NaN is not), or -1. */
+static int choose_row(const tune_table *tab, double max_error) {
+  int chosen = -1;
+  for (int k = 0; k < tab->rows; k++) {
+    const tune_row *r = &tab->row[k];
+    if (r->err_p99 <= max_error &&
+        (chosen < 0 || r->best.time_total < tab->row[chosen].best.time_total))
+      chosen = k;
+  }
+  return chosen;
+}
 
 /* min, 2 min, 4 min, ... up to max, and max itself. */
 static int leaf_sizes(int min, int max, int *out) {
@@ -363,6 +401,7 @@ static int run_rows(const tune_options *o, const bodyio_bodies *b, truth *t,
         tab->fastest = k;
     }
   }
+  tab->chosen = choose_row(tab, o->max_error);
   free(f.acc);
   free(f.pot);
   return rc;
@@ -377,16 +416,24 @@ static double far_count(const tfmm_stats *s) {
   return s->method == TFMM_METHOD_FMM ? s->m2l : s->m2p;
 }
 
-/* "3000 bodies (plummer, seed 1), method fmm, theta 0.5, ..." */
-static void describe_run(FILE *fp, const tune_options *o, size_t n) {
+/* "3000 bodies (plummer, seed 1), method fmm, theta 0.3 (auto), ...":
+ * theta and order as the evaluations used them (s). */
+static void describe_run(FILE *fp, const tune_options *o, size_t n,
+                         const tfmm_stats *s) {
   const tfmm_config *c = &o->solver.cfg;
   if (o->in != NULL)
     fprintf(fp, "%zu bodies (%s)", n, o->in);
   else
     fprintf(fp, "%zu bodies (plummer, seed %" PRIu64 ")", n, o->seed);
-  fprintf(fp, ", method %s, theta %g, order %d, eps %g, G %g, max depth %d",
-          tfmm_method_name(c->method), c->theta, c->order, c->eps, c->G,
-          c->max_depth);
+  char tree[96], tol[32];
+  fprintf(fp,
+          ", method %s, %s, accuracy %s, mac %s, softening %s, eps %g, "
+          "precision %s, G %g, max depth %d",
+          tfmm_method_name(c->method),
+          solver_cli_theta_order(c, s->theta, s->order, tree, sizeof tree),
+          solver_cli_tol(c->accuracy, tol), tfmm_mac_name(c->mac),
+          tfmm_softening_name(c->softening), c->eps,
+          tfmm_precision_name(c->precision), c->G, c->max_depth);
 }
 
 static void print_table(const tune_options *o, const tune_table *tab, size_t n,
@@ -394,7 +441,7 @@ static void print_table(const tune_options *o, const tune_table *tab, size_t n,
   const tfmm_stats *s0 = &tab->row[0].best;
   const char *near = tfmm_device_name(s0->near_device);
   printf("tilefmm tune: ");
-  describe_run(stdout, o, n);
+  describe_run(stdout, o, n, s0);
   printf("\ndevice: %s (%s); near field on the %s, far field on the cpu\n",
          tfmm_device_name(s0->device), s0->device_name, near);
   printf("times: the fastest of %d evaluations after a warm-up, in seconds\n"
@@ -403,19 +450,40 @@ static void print_table(const tune_options *o, const tune_table *tab, size_t n,
          o->repeat, t->k);
   char near_col[16];
   snprintf(near_col, sizeof near_col, "near (%s)", near);
-  printf("%6s %5s %9s %12s %12s %11s %11s %11s %10s\n", "leaf", "depth",
+  char tol[32];
+  solver_cli_tol(o->max_error, tol);
+  char within[40];
+  snprintf(within, sizeof within, "<= %s", tol);
+  printf("%6s %5s %9s %12s %12s %11s %11s %11s %10s %9s\n", "leaf", "depth",
          "leaves", "interactions", far_name(s0->method), near_col, "far (cpu)",
-         "total", "p99 error");
+         "total", "p99 error", within);
   for (int k = 0; k < tab->rows; k++) {
     const tune_row *r = &tab->row[k];
     const tfmm_stats *s = &r->best;
-    printf("%6d %5d %9" PRId64 " %12.6g %12.6g %11.6f %11.6f %11.6f %10.3e\n",
+    printf("%6d %5d %9" PRId64
+           " %12.6g %12.6g %11.6f %11.6f %11.6f %10.3e %9s\n",
            r->leaf, s->tree_depth, s->tree_leaves, s->interactions,
-           far_count(s), s->near_time, s->far_time, s->time_total, r->err_p99);
+           far_count(s), s->near_time, s->far_time, s->time_total, r->err_p99,
+           r->err_p99 <= o->max_error ? "yes" : "no");
   }
   const tune_row *best = &tab->row[tab->fastest];
   printf("\nfastest: leaf size %d (total %.6f s, p99 error %.3e)\n", best->leaf,
          best->best.time_total, best->err_p99);
+  if (tab->chosen >= 0) {
+    const tune_row *c = &tab->row[tab->chosen];
+    printf("chosen: leaf size %d (total %.6f s, p99 error %.3e <= %s: the "
+           "fastest within --max-error)\n",
+           c->leaf, c->best.time_total, c->err_p99, tol);
+  } else {
+    int k0 = 0;
+    for (int k = 1; k < tab->rows; k++)
+      if (tab->row[k].err_p99 < tab->row[k0].err_p99)
+        k0 = k;
+    printf("chosen: none: no leaf size met --max-error %s (the most "
+           "accurate, leaf size %d, has p99 error %.3e): lower --theta or "
+           "raise --order, or leave them to --accuracy\n",
+           tol, tab->row[k0].leaf, tab->row[k0].err_p99);
+  }
 }
 
 /* A word of the command line, quoted for a POSIX shell when it needs it;
@@ -455,12 +523,17 @@ static void write_comments(FILE *fp, const tune_options *o,
           "field on the cpu\n# run: ",
           date, tfmm_device_name(s0->device), s0->device_name,
           tfmm_device_name(s0->near_device));
-  describe_run(fp, o, n);
+  describe_run(fp, o, n, s0);
   fprintf(fp,
           "\n# times in seconds: the fastest of %d evaluations after a "
           "warm-up\n# acc_err_p99: 99th percentile (nearest rank) of |a - "
-          "a_ref| / |a_ref| over %zu bodies\n# fastest leaf size: %d\n",
-          o->repeat, t->k, tab->row[tab->fastest].leaf);
+          "a_ref| / |a_ref| over %zu bodies\n# fastest leaf size: %d\n"
+          "# max error: %.17g\n",
+          o->repeat, t->k, tab->row[tab->fastest].leaf, o->max_error);
+  if (tab->chosen >= 0)
+    fprintf(fp, "# chosen leaf size: %d\n", tab->row[tab->chosen].leaf);
+  else
+    fprintf(fp, "# chosen leaf size: none (no p99 error within the max)\n");
 }
 
 static int write_csv(const tune_options *o, const tune_table *tab, size_t n,
@@ -515,8 +588,9 @@ static void gnuplot_string(FILE *gp, const char *s) {
   fputc('\'', gp);
 }
 
-/* The script: near, far and total time against L, both axes logarithmic.
- * The CSV's header line names the columns (columnhead). */
+/* The script: near, far and total time against L, both axes logarithmic;
+ * the p99 error on the right-hand axis (logarithmic), with --max-error as
+ * a dashed line. The CSV's header line names the columns (columnhead). */
 static void write_script(FILE *gp, const tune_options *o, const tune_table *tab,
                          const char *png_path) {
   const tfmm_stats *s0 = &tab->row[0].best;
@@ -534,28 +608,49 @@ static void write_script(FILE *gp, const tune_options *o, const tune_table *tab,
           "set xrange [%g:%g]\n"
           "set xlabel 'leaf size L (bodies)'\n"
           "set ylabel 'seconds (fastest of %d)'\n"
+          "set y2label 'p99 relative acceleration error'\n"
+          "set logscale y2\nset y2tics\nset ytics nomirror\n"
+          "set format y2 '%%.0e'\n"
           "set title 'tilefmm tune: %s, N = %zu, theta %g, order %d, %s'\n",
           o->leaf_min / sqrt(2.0), o->leaf_max * sqrt(2.0), o->repeat,
-          tfmm_method_name(s0->method), s0->n, o->solver.cfg.theta,
-          o->solver.cfg.order, tfmm_device_name(s0->device));
+          tfmm_method_name(s0->method), s0->n, s0->theta, s0->order,
+          tfmm_device_name(s0->device));
   fputs("set xtics (", gp);
   for (int k = 0; k < tab->rows; k++)
     fprintf(gp, "%s%d", k > 0 ? ", " : "", tab->row[k].leaf);
-  /* The fastest L marked, its label on the side with room. */
-  const int fastest = tab->row[tab->fastest].leaf;
-  const int left = 2 * tab->fastest < tab->rows;
+  /* The chosen L (else the fastest) marked, its label on the side with
+   * room. */
+  const int mark = tab->chosen >= 0 ? tab->chosen : tab->fastest;
+  const int leaf = tab->row[mark].leaf;
+  const int left = 2 * mark < tab->rows;
   fprintf(gp,
           ")\nset arrow from %d, graph 0 to %d, graph 1 nohead dashtype 2\n"
-          "set label 'fastest: L = %d' at %d, graph 0.95 %s offset %d, 0\n",
-          fastest, fastest, fastest, fastest, left ? "left" : "right",
-          left ? 1 : -1);
+          "set label '%s: L = %d' at %d, graph 0.95 %s offset %d, 0\n",
+          leaf, leaf, tab->chosen >= 0 ? "chosen" : "fastest", leaf, leaf,
+          left ? "left" : "right", left ? 1 : -1);
+  /* The error axis spans the errors and E. */
+  double lo = o->max_error, hi = o->max_error;
+  for (int k = 0; k < tab->rows; k++) {
+    const double e = tab->row[k].err_p99;
+    if (e > 0 && isfinite(e)) {
+      lo = fmin(lo, e);
+      hi = fmax(hi, e);
+    }
+  }
+  char tol[32];
+  fprintf(gp, "set y2range [%g:%g]\n", lo / 3, hi * 3);
   fputs("plot ", gp);
   gnuplot_string(gp, o->csv);
   fprintf(gp,
           " using 1:6 with linespoints lw 2 title 'near field (%s)', \\\n"
           "  '' using 1:7 with linespoints lw 2 title 'far field (cpu)', \\\n"
-          "  '' using 1:8 with linespoints lw 2 title 'total'\n",
-          tfmm_device_name(s0->near_device));
+          "  '' using 1:8 with linespoints lw 2 title 'total', \\\n"
+          "  '' using 1:9 axes x1y2 with linespoints lw 2 dashtype 3 "
+          "title 'p99 error (right axis)', \\\n"
+          "  %.17g axes x1y2 with lines dashtype 2 lc rgb 'red' "
+          "title 'max error %s'\n",
+          tfmm_device_name(s0->near_device), o->max_error,
+          solver_cli_tol(o->max_error, tol));
 }
 
 /* Runs gnuplot on the script, writing into the temporary of an atomic
@@ -607,7 +702,8 @@ static int plot(const tune_options *o, const tune_table *tab) {
           "separator ','; set key autotitle columnhead; set logscale xy; "
           "plot '%s' using 1:6 with lp, '' using 1:7 with lp, '' using 1:8 "
           "with lp\"\n"
-          "  (columns 1: leaf size; 6, 7, 8: near, far and total seconds)\n",
+          "  (columns 1: leaf size; 6, 7, 8: near, far and total seconds;\n"
+          "  9: the p99 error)\n",
           o->png, o->csv, o->png, o->csv);
   return 1;
 }
@@ -650,6 +746,8 @@ static int tune(const tune_options *o) {
   }
   if (rc == CLI_OK && (!write_csv(o, &tab, b.n, &t) || !plot(o, &tab)))
     rc = CLI_RUNTIME_ERROR;
+  if (rc == CLI_OK && tab.chosen < 0)
+    rc = TUNE_NOT_MET;
   truth_free(&t);
   bodyio_free(&b);
   return rc;

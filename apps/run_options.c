@@ -35,9 +35,13 @@ static const run_key keys[] = {
     {"TimeIntegration", "t_end", "--t-end", 1},
     {"Gravity", "G", "--G", 0},
     {"Gravity", "eps", "--eps", 0},
+    {"Gravity", "softening", "--softening", 0},
     {"Gravity", "method", "--method", 0},
+    {"Gravity", "precision", "--precision", 0},
+    {"Gravity", "accuracy", "--accuracy", 0},
     {"Gravity", "theta", "--theta", 0},
     {"Gravity", "order", "--order", 0},
+    {"Gravity", "mac", "--mac", 0},
     {"Gravity", "leaf_size", "--leaf", 0},
     {"Gravity", "max_depth", "--max-depth", 0},
     {"Gravity", "device", "--device", 1},
@@ -143,6 +147,10 @@ void run_options_init(run_options *ro) {
   memcpy(ro->opts, own, sizeof own);
   solver_cli_init(&ro->sc, ro->opts + (RUN_FLAGS - SOLVER_CLI_FLAGS));
   ro->sc.cfg.eps = DEFAULT_EPS;
+  /* As GADGET and SWIFT: Newtonian beyond 2.8 eps, so that the far field
+   * is exact for the expansions. forces and validate keep the library's
+   * Plummer, the chapter's physics. */
+  ro->sc.cfg.softening = TFMM_SOFTENING_SPLINE;
 }
 
 static args_option *find_opt(run_options *ro, const char *flag) {
@@ -204,7 +212,9 @@ void run_options_help(FILE *fp, const run_options *d) {
       "  --progress P      auto (a live line when stderr is a terminal), on\n"
       "                    or off (default: %s)\n"
       "Solver (the leaf size defaults to %d on the CPU and %d when the\n"
-      "near field runs on a GPU; --eps defaults to %g here):\n",
+      "near field runs on a GPU; --eps defaults to %g here, and the\n"
+      "softening to the spline, as in GADGET and SWIFT, where 'forces' and\n"
+      "'validate' use Plummer's):\n",
       d->ic, d->n, d->seed, d->dt, DEFAULT_STEPS, d->out, d->snapshot_every,
       d->checkpoint_every, d->stats_every, d->progress, LEAF_CPU, LEAF_GPU,
       DEFAULT_EPS);
@@ -313,20 +323,79 @@ int run_options_finish(run_options *ro) {
          (c->device == TFMM_DEVICE_AUTO && tfmm_gpu_count() > 0));
     c->leaf_size = gpu_near ? LEAF_GPU : LEAF_CPU;
   }
-  /* The words every canonical list holds. */
+  /* The words every canonical list holds: names, and numbers that read
+   * back to the same bits. */
   ro->sc.method = tfmm_method_name(c->method);
   ro->sc.device = tfmm_device_name(c->device);
-  if (c->leaf_size == TFMM_LEAF_AUTO) {
-    ro->sc.leaf = "auto";
-  } else {
-    char *w = malloc(16);
-    if (w == NULL) {
+  ro->sc.softening = tfmm_softening_name(c->softening);
+  ro->sc.precision = tfmm_precision_name(c->precision);
+  ro->sc.mac = tfmm_mac_name(c->mac);
+  char *leaf = malloc(32), *theta = malloc(32), *order = malloc(32);
+  if (leaf == NULL || theta == NULL || order == NULL) {
+    free(leaf);
+    free(theta);
+    free(order);
+    cli_error("out of memory");
+    return 0;
+  }
+  /* These live as long as the run. */
+  if (c->leaf_size == TFMM_LEAF_AUTO)
+    snprintf(leaf, 32, "auto");
+  else
+    snprintf(leaf, 32, "%d", c->leaf_size);
+  if (c->theta == TFMM_FROM_ACCURACY)
+    snprintf(theta, 32, "auto");
+  else
+    snprintf(theta, 32, "%.17g", c->theta);
+  if (c->order == TFMM_FROM_ACCURACY)
+    snprintf(order, 32, "auto");
+  else
+    snprintf(order, 32, "%d", c->order);
+  ro->sc.leaf = leaf;
+  ro->sc.theta = theta;
+  ro->sc.order = order;
+  return 1;
+}
+
+/* The settings a checkpoint of tilefmm before the softening kernels and
+ * the accuracy target lacks, and the values it ran with. */
+static const struct {
+  const char *name, *value;
+} legacy[] = {{"Gravity:softening", "plummer"},
+              {"Gravity:precision", "single"},
+              {"Gravity:accuracy", "0.001"},
+              {"Gravity:mac", "geometric"}};
+#define NLEGACY (sizeof legacy / sizeof legacy[0])
+
+int run_options_upgrade_checkpoint(const char *path, snapshot_attr **attrs,
+                                   size_t *count) {
+  size_t missing = 0;
+  for (size_t k = 0; k < NLEGACY; k++)
+    missing += snapshot_attr_find(*attrs, *count, legacy[k].name) == NULL;
+  if (missing == 0)
+    return 1;
+  snapshot_attr *a = realloc(*attrs, (*count + missing) * sizeof *a);
+  if (a == NULL) {
+    cli_error("out of memory");
+    return 0;
+  }
+  *attrs = a;
+  for (size_t k = 0; k < NLEGACY; k++) {
+    if (snapshot_attr_find(a, *count, legacy[k].name) != NULL)
+      continue;
+    a[*count].name = strdup(legacy[k].name);
+    a[*count].value = strdup(legacy[k].value);
+    (*count)++;
+    if (a[*count - 1].name == NULL || a[*count - 1].value == NULL) {
       cli_error("out of memory");
       return 0;
     }
-    snprintf(w, 16, "%d", c->leaf_size);
-    ro->sc.leaf = w; /* lives as long as the run */
   }
+  fprintf(stderr,
+          "tilefmm run: note: %s predates the softening kernels and the "
+          "accuracy target: it continues with softening plummer, precision "
+          "single, accuracy 1e-3, mac geometric and its own theta and order\n",
+          path);
   return 1;
 }
 
@@ -385,9 +454,12 @@ void run_options_free_attrs(snapshot_attr *a, size_t count) {
 }
 
 /* A string is quoted so that YAML reads it back as that string. */
-int run_options_write_yaml(FILE *fp, const snapshot_attr *a, size_t count) {
+int run_options_write_yaml(FILE *fp, const snapshot_attr *a, size_t count,
+                           const char *note) {
   fprintf(fp, "# The parameters of this run, as 'tilefmm run --params' "
               "reads them.\n");
+  if (note != NULL)
+    fprintf(fp, "# %s\n", note);
   const char *section = "";
   size_t section_len = 0;
   for (size_t k = 0; k < count; k++) {

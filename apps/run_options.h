@@ -28,7 +28,7 @@ typedef struct run_options {
   int checkpoint_every; /* steps between checkpoints (and one at the end) */
   int stats_every;      /* steps between diagnostics lines and CSV rows */
   const char *progress; /* auto, on, off */
-  solver_cli sc;        /* method, device, eps, G, theta, order, leaf, ... */
+  solver_cli sc; /* method, device, eps, softening, theta, order, leaf, ... */
   args_option opts[RUN_FLAGS];
   /* Where each setting came from: 1 when a flag or the parameter file
    * gave it (a restart must not contradict those), per entry of opts. */
@@ -56,6 +56,14 @@ int run_options_explicit(const run_options *ro, const char *flag);
 int run_options_merge_checkpoint(run_options *ro, const char *path,
                                  const snapshot_attr *params, size_t count);
 
+/* A checkpoint written before Gravity:softening, precision, accuracy and
+ * mac existed ran with Plummer softening, single precision and the
+ * geometric criterion at its recorded theta and order: adds those keys to
+ * its parameters (reallocating *attrs), saying so on stderr, so that a
+ * restart keeps them. Returns 0 (printed) when out of memory. */
+int run_options_upgrade_checkpoint(const char *path, snapshot_attr **attrs,
+                                   size_t *count);
+
 /* After run_options_finish on a restart: every setting a restart must keep
  * (physics, solver, initial conditions, step) equals the checkpoint's.
  * Prints the first that differs, naming it, and returns 0 if one does. */
@@ -64,7 +72,9 @@ int run_options_compare(const run_options *ro, const char *path,
 
 /* After parsing: the device-dependent leaf default (64 on the CPU, 1024
  * when the near field runs on a GPU), --steps or --t-end, and the solver
- * configuration. Prints what is wrong and returns 0 on failure. */
+ * configuration; the solver's words made canonical ("auto" or %.17g for
+ * theta, names for the softening, precision and criterion). Prints what
+ * is wrong and returns 0 on failure. */
 int run_options_finish(run_options *ro);
 
 /* The canonical list of settings ("InitialConditions:n" = "262144", ...),
@@ -74,7 +84,9 @@ snapshot_attr *run_options_attrs(const run_options *ro, size_t *count);
 void run_options_free_attrs(snapshot_attr *a, size_t count);
 
 /* Writes the settings as a YAML parameter file that 'run --params' reads
- * back to the same run. Returns 0 on a write error. */
-int run_options_write_yaml(FILE *fp, const snapshot_attr *a, size_t count);
+ * back to the same run, with note (one line, or NULL) as a comment below
+ * the heading. Returns 0 on a write error. */
+int run_options_write_yaml(FILE *fp, const snapshot_attr *a, size_t count,
+                           const char *note);
 
 #endif

@@ -177,13 +177,15 @@ void run_report_tick(run_report *r, int64_t step, double time,
   r->progress_drawn = 1;
 }
 
-int run_report_close(run_report *r, size_t n, const char *device) {
+int run_report_close(run_report *r, size_t n, const char *device,
+                     const char *solver) {
   clear_progress(r);
   const double k = r->steps_timed > 0 ? (double)r->steps_timed : 1.0;
   printf("\nrun: %zu bodies on %s, steps %" PRId64 " to %" PRId64
          ": %.3f s wall, %.3f steps/s\n",
          n, device, r->first, r->last, cli_seconds() - r->started,
          r->sum.step > 0 ? (double)r->steps_timed / r->sum.step : 0.0);
+  printf("  forces: %s\n", solver);
   printf("  mean per step: tree %.4f s, near %.4f s, far %.4f s, "
          "integrate %.4f s, io %.4f s, step %.4f s\n",
          r->sum.tree / k, r->sum.near / k, r->sum.far / k, r->sum.integrate / k,

@@ -48,8 +48,10 @@ int run_report_step(run_report *r, int64_t step, double time, double e0,
 void run_report_tick(run_report *r, int64_t step, double time,
                      const run_times *t);
 
-/* The summary on stdout; closes the CSV (returns 0 on a write error). */
-int run_report_close(run_report *r, size_t n, const char *device);
+/* The summary on stdout, solver describing the forces (softening, theta
+ * and order used); closes the CSV (returns 0 on a write error). */
+int run_report_close(run_report *r, size_t n, const char *device,
+                     const char *solver);
 
 /* Closes without a summary (after a failure). */
 void run_report_abort(run_report *r);

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,8 +24,70 @@ static const char *leaf_word(int leaf_size, char buf[16]) {
   return buf;
 }
 
+const char *solver_cli_tol(double tol, char buf[32]) {
+  if (tol > 0 && isfinite(tol)) {
+    const int e = (int)floor(log10(tol));
+    const double m = tol / pow(10.0, e);
+    /* A mantissa of at most 3 significant digits that gives tol back. */
+    char mant[16];
+    snprintf(mant, sizeof mant, "%.3g", m);
+    if (strtod(mant, NULL) * pow(10.0, e) == tol ||
+        fabs(strtod(mant, NULL) * pow(10.0, e) - tol) <= 1e-12 * tol) {
+      if (e == 0)
+        snprintf(buf, 32, "%s", mant);
+      else
+        snprintf(buf, 32, "%se%d", mant, e);
+      return buf;
+    }
+  }
+  snprintf(buf, 32, "%g", tol);
+  return buf;
+}
+
+/* "auto" (chosen from the accuracy target), or the number: defaults of
+ * --theta and --order. */
+static const char *theta_word(double theta, char buf[32]) {
+  if (theta == TFMM_FROM_ACCURACY)
+    return "auto: chosen from --accuracy";
+  snprintf(buf, 32, "%g", theta);
+  return buf;
+}
+static const char *order_word(int order, char buf[32]) {
+  if (order == TFMM_FROM_ACCURACY)
+    return "auto: chosen from --accuracy";
+  snprintf(buf, 32, "%d", order);
+  return buf;
+}
+
+/* The physics: what is computed, whatever the method. */
+static void help_physics(FILE *fp, const tfmm_config *d) {
+  char tol[32];
+  fprintf(
+      fp,
+      "  --eps E           softening length, >= 0; for the spline the\n"
+      "                    Plummer-equivalent length (its support is\n"
+      "                    2.8 E) (default: %g)\n"
+      "  --softening S     plummer: phi = -1 / (r^2 + E^2)^(1/2), the\n"
+      "                    chapter's; spline: GADGET-2's cubic spline,\n"
+      "                    exactly Newtonian beyond 2.8 E (default: %s)\n"
+      "  --G G             gravitational constant, > 0 (default: %g)\n"
+      "  --precision P     single or double: floating point of the pairwise\n"
+      "                    sums (near field, direct) (default: %s)\n"
+      "  --accuracy TOL    target of the 99th percentile of the relative\n"
+      "                    acceleration error |a - a_ref| / |a_ref|, in\n"
+      "                    (0, 0.1]: the tree methods choose theta and order\n"
+      "                    to meet it, and keep Plummer softening out of the\n"
+      "                    far field to within it; targets below 1e-6 need\n"
+      "                    --precision double (default: %s)\n"
+      "  --threads N       OpenMP threads for CPU work, 0 for OpenMP's\n"
+      "                    choice (default: %d)\n",
+      d->eps, tfmm_softening_name(d->softening), d->G,
+      tfmm_precision_name(d->precision), solver_cli_tol(d->accuracy, tol),
+      d->num_threads);
+}
+
 void solver_cli_help(FILE *fp, const tfmm_config *d) {
-  char leaf[16];
+  char leaf[16], theta[32], order[32];
   fprintf(
       fp,
       "  --method M        fmm (fast multipole), bh (Barnes-Hut), direct\n"
@@ -36,18 +99,23 @@ void solver_cli_help(FILE *fp, const tfmm_config *d) {
       "                    GPU (gpu, or auto with a GPU present) and their\n"
       "                    far field on the CPU at the same time, or both\n"
       "                    on the CPU; reference runs on the CPU only\n"
-      "                    (default: %s)\n"
-      "  --eps E           Plummer softening length, >= 0 (default: %g)\n"
-      "  --G G             gravitational constant, > 0 (default: %g)\n"
-      "  --threads N       OpenMP threads for CPU work, 0 for OpenMP's\n"
-      "                    choice (default: %d)\n"
+      "                    (default: %s)\n",
+      tfmm_method_name(d->method), tfmm_device_name(d->device));
+  help_physics(fp, d);
+  fprintf(
+      fp,
       "Tree methods (fmm, bh):\n"
       "  --theta T         opening angle in [0, 1]: cells A and B interact\n"
       "                    through expansions when r_A + r_B < T d; 0 makes\n"
       "                    every pair near (all pairs through the leaf\n"
-      "                    lists: for validation) (default: %g)\n"
-      "  --order P         expansion order in [0, %d] (0: monopole)\n"
-      "                    (default: %d)\n"
+      "                    lists: for validation); auto: chosen with the\n"
+      "                    order to meet --accuracy at the least cost\n"
+      "                    (default: %s)\n"
+      "  --order P         expansion order in [0, %d] (0: monopole), or\n"
+      "                    auto (default: %s)\n"
+      "  --mac C           opening criterion: geometric (one theta for all\n"
+      "                    cells) or mass (theta grows for light cells,\n"
+      "                    Dehnen 2002) (default: %s)\n"
       "  --leaf L          most bodies a leaf holds: an integer >= 1, or\n"
       "                    auto to let the solver balance the near field\n"
       "                    against the far field at every evaluation\n"
@@ -65,24 +133,63 @@ void solver_cli_help(FILE *fp, const tfmm_config *d) {
       "  --gpu-bodies-per-thread R\n"
       "                    bodies per thread: 0 to choose from N, or 1, 2\n"
       "                    or 4 (default: %d)\n",
-      tfmm_method_name(d->method), tfmm_device_name(d->device), d->eps, d->G,
-      d->num_threads, d->theta, ORDER_MAX, d->order,
-      leaf_word(d->leaf_size, leaf), DEPTH_MAX, d->max_depth, d->gpu_tile,
-      d->gpu_threads_per_body, d->gpu_unroll, d->gpu_bodies_per_thread);
+      theta_word(d->theta, theta), ORDER_MAX, order_word(d->order, order),
+      tfmm_mac_name(d->mac), leaf_word(d->leaf_size, leaf), DEPTH_MAX,
+      d->max_depth, d->gpu_tile, d->gpu_threads_per_body, d->gpu_unroll,
+      d->gpu_bodies_per_thread);
 }
 
 /* Rules of the flags: the library checks the same, but here the message
  * can name the flag. */
 static int non_negative(const void *v) { return *(const double *)v >= 0; }
 static int positive(const void *v) { return *(const double *)v > 0; }
-static int theta_ok(const void *v) {
-  const double t = *(const double *)v;
-  return t >= 0 && t <= 1;
+static int accuracy_ok(const void *v) {
+  const double a = *(const double *)v;
+  return a > 0 && a <= 0.1;
 }
 static int count_or_zero(const void *v) { return *(const int *)v >= 0; }
+
+/* "auto" (TFMM_FROM_ACCURACY), or a finite number in [0, 1] written as
+ * the whole word. Returns 0 for anything else. */
+static int parse_theta(const char *word, double *out) {
+  if (strcmp(word, "auto") == 0) {
+    *out = TFMM_FROM_ACCURACY;
+    return 1;
+  }
+  if (*word == '\0' || strchr(" \t\n\v\f\r", *word) != NULL)
+    return 0;
+  char *end;
+  const double t = strtod(word, &end);
+  if (*end != '\0' || !isfinite(t) || !(t >= 0 && t <= 1))
+    return 0;
+  *out = t;
+  return 1;
+}
+static int theta_ok(const void *v) {
+  double t;
+  return parse_theta(*(const char *const *)v, &t);
+}
+
+/* "auto", or decimal digits with an optional sign in [0, ORDER_MAX]. */
+static int parse_order(const char *word, int *out) {
+  if (strcmp(word, "auto") == 0) {
+    *out = TFMM_FROM_ACCURACY;
+    return 1;
+  }
+  const char *digits = word + (*word == '+' || *word == '-');
+  if (*digits < '0' || *digits > '9')
+    return 0;
+  errno = 0;
+  char *end;
+  const long p = strtol(word, &end, 10);
+  if (*end != '\0' || errno == ERANGE || p < 0 || p > ORDER_MAX)
+    return 0;
+  *out = (int)p;
+  return 1;
+}
 static int order_ok(const void *v) {
-  const int p = *(const int *)v;
-  return p >= 0 && p <= ORDER_MAX;
+  int p;
+  return parse_order(*(const char *const *)v, &p);
 }
 
 /* "auto" (TFMM_LEAF_AUTO), or decimal digits with an optional sign that
@@ -136,6 +243,18 @@ static int device_ok(const void *v) {
   tfmm_device d;
   return tfmm_device_parse(*(const char *const *)v, &d) == TFMM_OK;
 }
+static int softening_ok(const void *v) {
+  tfmm_softening x;
+  return tfmm_softening_parse(*(const char *const *)v, &x) == TFMM_OK;
+}
+static int precision_ok(const void *v) {
+  tfmm_precision x;
+  return tfmm_precision_parse(*(const char *const *)v, &x) == TFMM_OK;
+}
+static int mac_ok(const void *v) {
+  tfmm_mac_kind x;
+  return tfmm_mac_parse(*(const char *const *)v, &x) == TFMM_OK;
+}
 
 void solver_cli_init(solver_cli *sc, args_option *opts) {
   memset(sc, 0, sizeof *sc);
@@ -157,26 +276,46 @@ void solver_cli_init(solver_cli *sc, args_option *opts) {
        .value = &c->eps,
        .valid = non_negative,
        .expect = "a number >= 0"},
+      {.name = "--softening",
+       .kind = ARGS_STRING,
+       .value = &sc->softening,
+       .valid = softening_ok,
+       .expect = "plummer or spline"},
       {.name = "--G",
        .kind = ARGS_DOUBLE,
        .value = &c->G,
        .valid = positive,
        .expect = "a number > 0"},
+      {.name = "--precision",
+       .kind = ARGS_STRING,
+       .value = &sc->precision,
+       .valid = precision_ok,
+       .expect = "single or double"},
+      {.name = "--accuracy",
+       .kind = ARGS_DOUBLE,
+       .value = &c->accuracy,
+       .valid = accuracy_ok,
+       .expect = "a number in (0, 0.1]"},
       {.name = "--threads",
        .kind = ARGS_INT,
        .value = &c->num_threads,
        .valid = count_or_zero,
        .expect = "an integer >= 0"},
       {.name = "--theta",
-       .kind = ARGS_DOUBLE,
-       .value = &c->theta,
+       .kind = ARGS_STRING,
+       .value = &sc->theta,
        .valid = theta_ok,
-       .expect = "a number in [0, 1]"},
+       .expect = "auto or a number in [0, 1]"},
       {.name = "--order",
-       .kind = ARGS_INT,
-       .value = &c->order,
+       .kind = ARGS_STRING,
+       .value = &sc->order,
        .valid = order_ok,
-       .expect = "an integer in [0, 20]"},
+       .expect = "auto or an integer in [0, 20]"},
+      {.name = "--mac",
+       .kind = ARGS_STRING,
+       .value = &sc->mac,
+       .valid = mac_ok,
+       .expect = "geometric or mass"},
       {.name = "--leaf",
        .kind = ARGS_STRING,
        .value = &sc->leaf,
@@ -212,22 +351,52 @@ void solver_cli_init(solver_cli *sc, args_option *opts) {
 }
 
 void solver_cli_finish(solver_cli *sc) {
-  /* The words were checked by method_ok, device_ok and leaf_ok. */
+  /* The words were checked by their flags' rules (*_ok above). */
+  tfmm_config *c = &sc->cfg;
   if (sc->method != NULL)
-    tfmm_method_parse(sc->method, &sc->cfg.method);
+    tfmm_method_parse(sc->method, &c->method);
   if (sc->device != NULL)
-    tfmm_device_parse(sc->device, &sc->cfg.device);
+    tfmm_device_parse(sc->device, &c->device);
   if (sc->leaf != NULL)
-    parse_leaf(sc->leaf, &sc->cfg.leaf_size);
+    parse_leaf(sc->leaf, &c->leaf_size);
+  if (sc->theta != NULL)
+    parse_theta(sc->theta, &c->theta);
+  if (sc->order != NULL)
+    parse_order(sc->order, &c->order);
+  if (sc->softening != NULL)
+    tfmm_softening_parse(sc->softening, &c->softening);
+  if (sc->precision != NULL)
+    tfmm_precision_parse(sc->precision, &c->precision);
+  if (sc->mac != NULL)
+    tfmm_mac_parse(sc->mac, &c->mac);
 }
 
-/* Whether the last solver solver_cli_create made was asked for
- * TFMM_LEAF_AUTO: the statistics give the L used, not how it was chosen,
+const char *solver_cli_theta_order(const tfmm_config *cfg, double theta,
+                                   int order, char *buf, size_t size) {
+  if (cfg->method != TFMM_METHOD_FMM && cfg->method != TFMM_METHOD_BH) {
+    snprintf(buf, size, "%s", "");
+    return buf;
+  }
+  snprintf(buf, size, "theta %g%s, order %d%s", theta,
+           cfg->theta == TFMM_FROM_ACCURACY ? " (auto)" : "", order,
+           cfg->order == TFMM_FROM_ACCURACY ? " (auto)" : "");
+  return buf;
+}
+
+void solver_cli_resolve(const tfmm_config *cfg, double *theta, int *order) {
+  if (tfmm_config_resolve(cfg, theta, order, NULL, NULL, 0) != TFMM_OK) {
+    *theta = cfg->theta;
+    *order = cfg->order;
+  }
+}
+
+/* The configuration of the last solver solver_cli_create made: the
+ * statistics give the L, theta and order used, not how they were chosen,
  * and the report says "(auto)" after a chosen one. */
-static int last_leaf_auto;
+static tfmm_config last_cfg;
 
 int solver_cli_create(const tfmm_config *cfg, tfmm_solver **solver) {
-  last_leaf_auto = cfg->leaf_size == TFMM_LEAF_AUTO;
+  last_cfg = *cfg;
   const tfmm_status st = tfmm_solver_create(solver, cfg);
   if (st == TFMM_OK)
     return CLI_OK;
@@ -303,8 +472,15 @@ void solver_cli_print_times(FILE *fp, const tfmm_stats *s) {
 
 /* The tree, the leaf size and the counts of the near and far fields. */
 static void print_tree_counts(FILE *fp, const tfmm_stats *s) {
+  char tol[32];
+  fprintf(fp,
+          "  theta %g%s, order %d%s; accuracy target %s, opening criterion "
+          "%s\n",
+          s->theta, last_cfg.theta == TFMM_FROM_ACCURACY ? " (auto)" : "",
+          s->order, last_cfg.order == TFMM_FROM_ACCURACY ? " (auto)" : "",
+          solver_cli_tol(last_cfg.accuracy, tol), tfmm_mac_name(last_cfg.mac));
   fprintf(fp, "  leaf size: %d%s\n", s->leaf_size,
-          last_leaf_auto ? " (auto)" : "");
+          last_cfg.leaf_size == TFMM_LEAF_AUTO ? " (auto)" : "");
   fprintf(fp,
           "  tree: depth %d, %" PRId64 " cells, %" PRId64 " leaves, "
           "bodies per leaf min %" PRId64 " mean %.1f max %" PRId64 "\n",
@@ -322,6 +498,9 @@ static void print_tree_counts(FILE *fp, const tfmm_stats *s) {
 }
 
 void solver_cli_print_counts(FILE *fp, const tfmm_stats *s) {
+  fprintf(fp, "  softening %s, eps %g, precision %s\n",
+          tfmm_softening_name(last_cfg.softening), last_cfg.eps,
+          tfmm_precision_name(last_cfg.precision));
   if (is_tree_method(s->method)) {
     print_tree_counts(fp, s);
   } else {

@@ -1,6 +1,7 @@
 /* The flags that configure a solver, shared by the commands that compute
- * forces (forces, validate, tune): method, device, physics, tree and GPU kernel
- * parameters, with the library's defaults (tfmm_config_defaults). Each
+ * forces (forces, validate, tune, run): method, device, physics (softening,
+ * precision, accuracy target), tree and GPU kernel parameters, with the
+ * library's defaults (tfmm_config_defaults). Each
  * flag's own rule is checked while parsing, so that the message names the
  * flag; rules joining several fields are the library's. Also the solver's
  * creation and the report of its statistics. */
@@ -14,10 +15,13 @@
 #include <stdio.h>
 
 /* The number of entries solver_cli_init writes. */
-#define SOLVER_CLI_FLAGS 13
+#define SOLVER_CLI_FLAGS 17
 
 typedef struct solver_cli {
-  const char *method, *device, *leaf; /* the words given, or NULL */
+  /* The words given, or NULL. theta and order: "auto" (TFMM_FROM_ACCURACY)
+   * or a number. */
+  const char *method, *device, *leaf, *theta, *order;
+  const char *softening, *precision, *mac;
   tfmm_config cfg;
 } solver_cli;
 
@@ -25,12 +29,26 @@ typedef struct solver_cli {
  * flags that write into sc; sc must outlive the parsing. */
 void solver_cli_init(solver_cli *sc, args_option *opts);
 
-/* After args_parse succeeded: the method, device and leaf words into
- * sc->cfg ("auto" for --leaf is TFMM_LEAF_AUTO). */
+/* After args_parse succeeded: the words into sc->cfg ("auto" for --leaf
+ * is TFMM_LEAF_AUTO, for --theta and --order TFMM_FROM_ACCURACY). */
 void solver_cli_finish(solver_cli *sc);
 
 /* The flags' help, each with its default taken from d. */
 void solver_cli_help(FILE *fp, const tfmm_config *d);
+
+/* An accuracy target as people write it: "1e-3", "5e-4", "2.5e-4" (a
+ * short mantissa and the exponent), else %g. Returns buf. */
+const char *solver_cli_tol(double tol, char buf[32]);
+
+/* "theta 0.3 (auto), order 8 (auto)" for a tree method: the values used
+ * (theta, order) and whether cfg left them to the accuracy target; "" for
+ * the all-pairs methods. Returns buf. */
+const char *solver_cli_theta_order(const tfmm_config *cfg, double theta,
+                                   int order, char *buf, size_t size);
+
+/* What tfmm_config_resolve says cfg will use; on a configuration it
+ * refuses, cfg's own theta and order. */
+void solver_cli_resolve(const tfmm_config *cfg, double *theta, int *order);
 
 /* Creates a solver for cfg. A configuration the library refuses as an
  * invalid argument came from the flags: a usage error; anything else (no
@@ -48,12 +66,13 @@ void solver_cli_print_time(FILE *fp, const char *name, double seconds);
  * field (CPU) and the seconds they overlapped; then the total. */
 void solver_cli_print_times(FILE *fp, const tfmm_stats *s);
 
-/* What the evaluation did: interactions and their rate; for the tree
- * methods the leaf size used ("(auto)" when the last solver made by
- * solver_cli_create chose it), the tree (depth, cells, leaves, bodies per
- * leaf), the near field (interactions, where they ran, interactions per
- * second of kernel time) and the far field (M2L or M2P count); for the
- * all-pairs kernel on the GPU its launch shape. */
+/* What the evaluation did: interactions and their rate; the softening;
+ * for the tree methods the opening angle and order used ("(auto)" when
+ * chosen from the accuracy target), the leaf size used ("(auto)" when the
+ * last solver made by solver_cli_create chose it), the tree (depth, cells,
+ * leaves, bodies per leaf), the near field (interactions, where they
+ * ran, interactions per second of kernel time) and the far field (M2L or
+ * M2P count); for the all-pairs kernel on the GPU its launch shape. */
 void solver_cli_print_counts(FILE *fp, const tfmm_stats *s);
 
 #endif

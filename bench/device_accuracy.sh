@@ -39,6 +39,15 @@ for n in 262144 1048576 4194304; do
   done
 done
 echo "bench_tree rc=$?" >>"$dir/summary.txt"
+# The main job's physics (run: 262,144 bodies, spline, eps 0.01, leaves of
+# 1024 on the GPU) and forces' (Plummer, eps 0) on their default target.
+cli=$PWD/$build/apps/tilefmm
+"$cli" validate --ic plummer --n 262144 --eps 0.01 --softening spline \
+  --leaf 1024 --device gpu --sample 2000 >"$dir/validate_run.txt" 2>&1
+echo "validate (run's defaults) rc=$?" >>"$dir/summary.txt"
+"$cli" validate --ic plummer --n 262144 --device gpu --sample 2000 \
+  >"$dir/validate_forces.txt" 2>&1
+echo "validate (forces' defaults) rc=$?" >>"$dir/summary.txt"
 # The fastest leaf of each (N, eps, softening, target) and of the fixed
 # settings: N, eps, kernel, target, theta, p, leaf, ms, p99.
 python3 - "$csv" >"$dir/table.txt" <<'PY'
@@ -61,4 +70,5 @@ for k in sorted(best):
     print("%8d %5g %8s %6s %5s %3s %5s %9.1f %9.2e" % (k[0], k[1], k[2], k[3],
           k[4], k[5], leaf, 1e3 * t, e))
 PY
+grep -hiE "target|p99|theta" "$dir"/validate_*.txt | head -20
 cat "$dir/device.txt" "$dir/summary.txt" "$dir/table.txt"

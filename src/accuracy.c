@@ -69,6 +69,9 @@ void tfmm_accuracy_resolve(const tfmm_config *c, tfmm_resolved *out) {
       out->theta = r != NULL ? r->theta : 0.3;
     if (out->order < 0)
       out->order = r != NULL ? r->order : (c->order >= 0 ? c->order : 12);
+    /* theta 0 accepts no pair: no expansion is ever formed. */
+    if (c->order < 0 && out->theta == 0)
+      out->order = 1;
   }
   /* The far field's softening: none, the spline's support, or the distance
    * where Plummer's force is within delta of Newton's. delta is the

@@ -45,7 +45,11 @@ Test(cli, forces_help_documents_every_flag) {
                          "--gpu-tile",
                          "--gpu-threads-per-body",
                          "--gpu-unroll",
-                         "--gpu-bodies-per-thread"};
+                         "--gpu-bodies-per-thread",
+                         "--softening",
+                         "--accuracy",
+                         "--precision",
+                         "--mac"};
   for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
     assert_stdout_has(flags[k]);
   char *text = read_text("stdout.txt");
@@ -53,7 +57,7 @@ Test(cli, forces_help_documents_every_flag) {
   for (const char *p = text; (p = strstr(p, "default")) != NULL; p++)
     defaults++;
   free(text);
-  cr_assert_geq(defaults, 14, "only %d defaults documented", defaults);
+  cr_assert_geq(defaults, 18, "only %d defaults documented", defaults);
 }
 
 /* The entry of flag in text: from the flag to the next line that starts
@@ -76,22 +80,35 @@ static char *help_entry(const char *text, const char *flag) {
 }
 
 /* The help of a command must give the library's own defaults
- * (tfmm_config_defaults) for the method and the tree parameters. */
+ * (tfmm_config_defaults) for the method, the physics and the tree
+ * parameters: theta and order chosen from the accuracy target (auto),
+ * the target 1e-3, Plummer softening. */
 static void assert_help_defaults(const char *command) {
   cr_assert_eq(RUN(command, "--help"), 0);
   tfmm_config d;
   tfmm_config_defaults(&d);
-  char want[5][64];
-  const char *flags[5] = {"--method", "--theta", "--order", "--leaf",
-                          "--max-depth"};
+  cr_assert_eq(d.theta, TFMM_FROM_ACCURACY);
+  cr_assert_eq(d.order, TFMM_FROM_ACCURACY);
+  cr_assert_eq(d.accuracy, 1e-3);
+  char want[9][64];
+  const char *flags[9] = {"--method",    "--theta",     "--order",
+                          "--leaf",      "--max-depth", "--softening",
+                          "--precision", "--mac",       "--accuracy"};
   snprintf(want[0], sizeof want[0], "(default: %s)",
            tfmm_method_name(d.method));
-  snprintf(want[1], sizeof want[1], "(default: %g)", d.theta);
-  snprintf(want[2], sizeof want[2], "(default: %d)", d.order);
+  snprintf(want[1], sizeof want[1], "(default: auto: chosen from --accuracy)");
+  snprintf(want[2], sizeof want[2], "(default: auto: chosen from --accuracy)");
   snprintf(want[3], sizeof want[3], "(default: %d)", d.leaf_size);
   snprintf(want[4], sizeof want[4], "(default: %d)", d.max_depth);
+  snprintf(want[5], sizeof want[5], "(default: %s)",
+           tfmm_softening_name(d.softening));
+  snprintf(want[6], sizeof want[6], "(default: %s)",
+           tfmm_precision_name(d.precision));
+  snprintf(want[7], sizeof want[7], "(default: %s)", tfmm_mac_name(d.mac));
+  snprintf(want[8], sizeof want[8], "(default: 1e-3)");
+  cr_assert_str_eq(tfmm_softening_name(d.softening), "plummer");
   char *text = read_text("stdout.txt");
-  for (int k = 0; k < 5; k++) {
+  for (int k = 0; k < 9; k++) {
     char *entry = help_entry(text, flags[k]);
     cr_assert_not_null(strstr(entry, want[k]), "%s help: '%s' lacks '%s'",
                        command, entry, want[k]);
@@ -107,6 +124,8 @@ Test(cli, forces_help_gives_library_defaults) {
 Test(cli, validate_help_gives_library_defaults) {
   assert_help_defaults("validate");
 }
+
+Test(cli, tune_help_gives_library_defaults) { assert_help_defaults("tune"); }
 
 Test(cli, ic_help) {
   cr_assert_eq(RUN("ic", "--help"), 0);
@@ -237,6 +256,113 @@ Test(cli, two_bodies_softened) {
   table *t = forces("reference", "--eps", "0.5");
   check_two_body(t, 1.0, 0.5);
   free(t);
+}
+
+static void plummer_input(const char *n);
+
+/* The spline is Newtonian beyond its support 2.8 eps: at distance 1 with
+ * eps 0.2 (support 0.56) the two bodies feel Newton's law exactly, where
+ * Plummer's softens it; with eps 0.5 (support 1.4) the spline softens it
+ * too, less than Plummer in the potential (phi(0) = -1/eps for both, and
+ * the spline approaches -1/r faster). */
+Test(cli, two_bodies_spline) {
+  write_text("in.txt", "0 0 0 1\n1 0 0 2\n");
+  const char *args[] = {"forces",      "--in",     sp("in.txt"), "--out",
+                        sp("out.txt"), "--device", "cpu",        "--method",
+                        "reference",   "--eps",    "0.2",        "--softening",
+                        "spline",      NULL};
+  cr_assert_eq(run_argv(args), 0);
+  table *t = read_table("out.txt", 4);
+  check_two_body(t, 1.0, 0.0);
+  free(t);
+  char *out = read_text("out.txt");
+  cr_assert_not_null(strstr(out, "softening spline"), "header: %.120s", out);
+  free(out);
+  table *p = forces("reference", "--eps", "0.2");
+  check_two_body(p, 1.0, 0.2);
+  free(p);
+  args[10] = "0.5";
+  cr_assert_eq(run_argv(args), 0);
+  t = read_table("out.txt", 4);
+  const double plummer_phi = -2.0 / sqrt(1.25);
+  cr_assert(t->v[0][3] < plummer_phi && t->v[0][3] > -2.0,
+            "spline phi_0 %.17g: not between Plummer's %.17g and Newton's -2",
+            t->v[0][3], plummer_phi);
+  cr_assert(t->v[0][0] > 0 && t->v[0][0] < 2.0, "spline a_0 %.17g", t->v[0][0]);
+  free(t);
+}
+
+/* The tree methods with the spline, double precision, the mass criterion
+ * and a coarse target all stay close to the reference of the same
+ * softening; --precision double makes all pairs agree with the reference
+ * to double rounding. */
+Test(cli, new_physics_flags_against_reference) {
+  plummer_input("500");
+  const char *ref_args[] = {
+      "forces",   "--in",        sp("in.txt"), "--out",     sp("ref.txt"),
+      "--device", "cpu",         "--method",   "reference", "--eps",
+      "0.05",     "--softening", "spline",     NULL};
+  cr_assert_eq(run_argv(ref_args), 0);
+  table *ref = read_table("ref.txt", 4);
+  const char *extra[][4] = {{"--method", "fmm", "--mac", "mass"},
+                            {"--method", "bh", "--accuracy", "0.01"},
+                            {"--method", "fmm", "--precision", "double"},
+                            {"--method", "direct", "--precision", "double"}};
+  for (size_t c = 0; c < 4; c++) {
+    const char *args[] = {
+        "forces",      "--in",        sp("in.txt"), "--out",
+        sp("out.txt"), "--device",    "cpu",        "--eps",
+        "0.05",        "--softening", "spline",     extra[c][0],
+        extra[c][1],   extra[c][2],   extra[c][3],  NULL};
+    const int rc = run_argv(args);
+    cr_assert_eq(rc, 0, "%s %s: exit %d", extra[c][1], extra[c][3], rc);
+    assert_stderr_has("softening spline");
+    table *got = read_table("out.txt", 4);
+    double worst = 0;
+    for (size_t i = 0; i < 500; i++) {
+      double d = 0, a = 0;
+      for (int k = 0; k < 3; k++) {
+        d += (got->v[i][k] - ref->v[i][k]) * (got->v[i][k] - ref->v[i][k]);
+        a += ref->v[i][k] * ref->v[i][k];
+      }
+      worst = fmax(worst, sqrt(d / a));
+    }
+    const double bound = c == 3 ? 1e-12 : 1e-2;
+    cr_assert_lt(worst, bound, "%s %s %s: worst relative error %g", extra[c][1],
+                 extra[c][2], extra[c][3], worst);
+    free(got);
+  }
+  free(ref);
+}
+
+/* The tree methods report the theta and order they used: chosen from the
+ * accuracy target as tfmm_config_resolve says, or as given. */
+Test(cli, forces_reports_theta_and_order) {
+  plummer_input("300");
+  const char *targets[] = {"0.01", "1e-4"};
+  for (int k = 0; k < 2; k++) {
+    table *t = forces("fmm", "--accuracy", targets[k]);
+    free(t);
+    tfmm_config c;
+    tfmm_config_defaults(&c);
+    c.accuracy = strtod(targets[k], NULL);
+    double theta;
+    int order;
+    cr_assert_eq(tfmm_config_resolve(&c, &theta, &order, NULL, NULL, 0),
+                 TFMM_OK);
+    char want[96];
+    snprintf(want, sizeof want, "theta %g (auto), order %d (auto)", theta,
+             order);
+    assert_stderr_has(want);
+    assert_stderr_has(k == 0 ? "accuracy target 1e-2" : "accuracy target 1e-4");
+  }
+  table *t = forces("bh", "--theta", "0.55");
+  free(t);
+  assert_stderr_has("theta 0.55, order ");
+  t = forces("fmm", "--order", "auto");
+  free(t);
+  assert_stderr_has("order ");
+  assert_stderr_has(" (auto)");
 }
 
 Test(cli, flag_with_equals_sign) {

@@ -60,6 +60,36 @@ Test(flags, theta_word) { expect_forces_usage("--theta", "wide", INVALID); }
 Test(flags, order_negative) { expect_forces_usage("--order", "-1", INVALID); }
 Test(flags, order_21) { expect_forces_usage("--order", "21", INVALID); }
 Test(flags, order_fraction) { expect_forces_usage("--order", "4.5", INVALID); }
+Test(flags, theta_auto_misspelt) {
+  expect_forces_usage("--theta", "Auto", "auto or a number in [0, 1]");
+}
+Test(flags, order_word) {
+  expect_forces_usage("--order", "automatic", "auto or an integer in [0, 20]");
+}
+Test(flags, softening_unknown) {
+  expect_forces_usage("--softening", "gaussian", "plummer or spline");
+}
+Test(flags, softening_empty) {
+  expect_forces_usage("--softening", "", "plummer or spline");
+}
+Test(flags, accuracy_zero) {
+  expect_forces_usage("--accuracy", "0", "a number in (0, 0.1]");
+}
+Test(flags, accuracy_negative) {
+  expect_forces_usage("--accuracy", "-1e-3", "a number in (0, 0.1]");
+}
+Test(flags, accuracy_above_limit) {
+  expect_forces_usage("--accuracy", "0.2", "a number in (0, 0.1]");
+}
+Test(flags, accuracy_word) {
+  expect_forces_usage("--accuracy", "tight", INVALID);
+}
+Test(flags, precision_unknown) {
+  expect_forces_usage("--precision", "half", "single or double");
+}
+Test(flags, mac_unknown) {
+  expect_forces_usage("--mac", "opening", "geometric or mass");
+}
 Test(flags, leaf_zero) { expect_forces_usage("--leaf", "0", INVALID); }
 Test(flags, leaf_negative) { expect_forces_usage("--leaf", "-64", INVALID); }
 Test(flags, max_depth_zero) {

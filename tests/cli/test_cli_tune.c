@@ -156,6 +156,68 @@ Test(tune, table_is_sane) {
   csv_free(c);
 }
 
+/* The leaf size whose line "chosen: leaf size L" names, or 0 for none. */
+static int chosen_on_stdout(void) {
+  char *out = read_text("stdout.txt");
+  const char *line = strstr(out, "\nchosen: ");
+  cr_assert_not_null(line, "no chosen line:\n%s", out);
+  int leaf = 0;
+  if (strncmp(line, "\nchosen: none", 13) != 0)
+    cr_assert_eq(sscanf(line, "\nchosen: leaf size %d", &leaf), 1, "%s", out);
+  free(out);
+  return leaf;
+}
+
+/* --max-error E: the chosen leaf size is the fastest row whose p99 error
+ * is at most E. E between the rows' errors splits them, so that the
+ * choice is not merely the fastest. */
+Test(tune, max_error_chooses_the_fastest_within_it) {
+  const char *common[] = {
+      "tune", "--ic",     "plummer",   "--n",        "3000",      "--theta",
+      "0.5",  "--order",  "4",         "--leaf-min", "16",        "--leaf-max",
+      "256",  "--repeat", "1",         "--sample",   "300",       "--device",
+      "cpu",  "--csv",    sp("t.csv"), "--png",      sp("t.png"), NULL};
+  cr_assert_eq(run_argv(common), 3,
+               "the default max error, 1e-3, is out of "
+               "reach at order 4 and theta 0.5");
+  cr_assert_eq(chosen_on_stdout(), 0);
+  assert_stdout_has("no leaf size met --max-error 1e-3");
+  csv *c = read_csv("t.csv", CSV_HEADER);
+  cr_assert_not_null(strstr(c->text, "# chosen leaf size: none"));
+  /* E: the median of the row errors. */
+  double e[CSV_ROWS];
+  for (size_t k = 0; k < c->rows; k++)
+    e[k] = c->v[k][ERR_P99];
+  error_stats_sort(e, c->rows);
+  const double max_error = e[c->rows / 2];
+  csv_free(c);
+  char word[32];
+  snprintf(word, sizeof word, "%.17g", max_error);
+  const char *args[26];
+  size_t n = 0;
+  for (; common[n] != NULL; n++)
+    args[n] = common[n];
+  args[n++] = "--max-error";
+  args[n++] = word;
+  args[n] = NULL;
+  cr_assert_eq(run_argv(args), 0);
+  c = read_csv("t.csv", CSV_HEADER);
+  const int leaf = chosen_on_stdout();
+  size_t best = c->rows;
+  for (size_t k = 0; k < c->rows; k++)
+    if (c->v[k][ERR_P99] <= max_error &&
+        (best == c->rows || c->v[k][TOTAL_S] < c->v[best][TOTAL_S]))
+      best = k;
+  cr_assert_lt(best, c->rows);
+  cr_assert_eq(leaf, (int)c->v[best][LEAF], "chosen %d, want %g:\n%s", leaf,
+               c->v[best][LEAF], c->text);
+  char want[64];
+  snprintf(want, sizeof want, "# chosen leaf size: %d\n", leaf);
+  cr_assert_not_null(strstr(c->text, want), "%s", c->text);
+  csv_free(c);
+  assert_stdout_has("p99 error");
+}
+
 Test(tune, csv_comments_and_stdout) {
   run_small_tune();
   csv *c = read_csv("t.csv", CSV_HEADER);
@@ -193,8 +255,8 @@ Test(tune, error_column_is_the_measured_error) {
       0);
   cr_assert_eq(RUN("tune", "--in", sp("in.txt"), "--leaf-min", "32",
                    "--leaf-max", "32", "--repeat", "1", "--sample", "0",
-                   "--order", "3", "--device", "cpu", "--csv", sp("t.csv"),
-                   "--png", sp("t.png")),
+                   "--order", "3", "--max-error", "1", "--device", "cpu",
+                   "--csv", sp("t.csv"), "--png", sp("t.png")),
                0);
   cr_assert_eq(fastest_on_stdout(), 32);
   csv *c = read_csv("t.csv", CSV_HEADER);
@@ -341,6 +403,15 @@ Test(tune, needs_a_tree_method) {
 Test(tune, theta_above_one) {
   expect_tune_usage("--theta", "1.5", NULL, NULL, INVALID);
 }
+Test(tune, max_error_zero) {
+  expect_tune_usage("--max-error", "0", NULL, NULL, "a number > 0");
+}
+Test(tune, max_error_word) {
+  expect_tune_usage("--max-error", "small", NULL, NULL, INVALID);
+}
+Test(tune, accuracy_too_large) {
+  expect_tune_usage("--accuracy", "1", NULL, NULL, "(0, 0.1]");
+}
 Test(tune, unknown_model) {
   const char *args[] = {"tune", "--ic",  "king",        "--n",
                         "100",  "--csv", sp("out.txt"), NULL};
@@ -380,10 +451,11 @@ Test(tune, bad_input_keeps_csv) {
 
 Test(tune, help_and_command_list) {
   cr_assert_eq(RUN("tune", "--help"), 0);
-  const char *flags[] = {"--in",       "--ic",       "--n",      "--seed",
-                         "--leaf-min", "--leaf-max", "--repeat", "--sample",
-                         "--csv",      "--png",      "--theta",  "--order",
-                         "--device",   "--method"};
+  const char *flags[] = {
+      "--in",       "--ic",       "--n",      "--seed",   "--leaf-min",
+      "--leaf-max", "--repeat",   "--sample", "--csv",    "--png",
+      "--theta",    "--order",    "--device", "--method", "--max-error",
+      "--accuracy", "--softening"};
   for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
     assert_stdout_has(flags[k]);
   assert_stdout_has("(default: 16)");

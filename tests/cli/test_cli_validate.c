@@ -168,6 +168,7 @@ Test(validate, sample_is_uniform) {
 typedef struct report {
   double acc[3], pot[3]; /* median, p99, max */
   char *text;            /* all of standard output; free it */
+  int rc;                /* the exit status: 0 (target met) or 3 */
 } report;
 
 static void make_plummer(const char *name, const char *n, const char *seed) {
@@ -189,8 +190,24 @@ static void parse_row(const char *text, const char *label, double out[3]) {
   cr_assert(out[0] <= out[1] && out[1] <= out[2], "%s: not ordered", label);
 }
 
+/* The verdict on the accuracy target must agree with the exit status and
+ * with the p99 printed: "target T: met" and 0 when p99 <= T, "target T:
+ * NOT met" and 3 when not. */
+static void assert_verdict(const report *r, double target, const char *word) {
+  char want[128];
+  const int met = r->acc[1] <= target;
+  snprintf(want, sizeof want, "\ntarget %s: %s (p99 acceleration error ", word,
+           met ? "met" : "NOT met");
+  cr_assert_not_null(strstr(r->text, want), "report lacks '%s':\n%s", want + 1,
+                     r->text);
+  cr_assert_eq(r->rc, met ? 0 : 3, "exit status %d with p99 %g, target %g",
+               r->rc, r->acc[1], target);
+}
+
 /* validate --in p.txt --device cpu with up to 8 more words (NULL ends);
- * must succeed. */
+ * must measure the errors: exit 0 when the target (1e-3 unless
+ * --accuracy is among the words, written as the report writes it: 1e-2)
+ * was met, 3 when not. */
 static report validate(const char *const *extra) {
   const char *args[16] = {"validate", "--in", sp("p.txt"), "--device", "cpu"};
   size_t n = 5;
@@ -201,13 +218,21 @@ static report validate(const char *const *extra) {
   args[n] = NULL;
   const int rc = run_argv(args);
   char *err = read_text("stderr.txt");
-  cr_assert_eq(rc, 0, "exit code %d:\n%s", rc, err);
+  cr_assert(rc == 0 || rc == 3, "exit code %d:\n%s", rc, err);
   free(err);
   report r;
+  r.rc = rc;
   r.text = read_text("stdout.txt");
   cr_assert_not_null(r.text);
   parse_row(r.text, "acceleration", r.acc);
   parse_row(r.text, "potential", r.pot);
+  const char *target = "1e-3";
+  for (size_t k = 5; k + 1 < n; k++)
+    if (strcmp(args[k], "--accuracy") == 0)
+      target = args[k + 1];
+  char word[32];
+  snprintf(word, sizeof word, "%s", target);
+  assert_verdict(&r, strtod(target, NULL), word);
   return r;
 }
 #define VALIDATE(...) validate((const char *const[]){__VA_ARGS__, NULL})
@@ -265,8 +290,85 @@ Test(validate, fmm_coarse_worse_than_fine) {
                coarse.acc[0], fine.acc[0]);
   has(&coarse, "fmm (theta 0.9, order 1, leaf 64, max depth 21)");
   has(&fine, "fmm (theta 0.5, order 8, leaf 64, max depth 21)");
+  /* Order 1 at theta 0.9 misses 1e-3 by far (p99 ~ 0.5). */
+  cr_assert_eq(coarse.rc, 3);
+  has(&coarse, "target 1e-3: NOT met");
+  has(&coarse, "theta 0.9, order 1 as given");
   free(coarse.text);
   free(fine.text);
+}
+
+/* theta and order the library chooses for target (as tfmm_config_resolve
+ * says), and the report's words for them. */
+static void chosen(const char *method, double target, double theta, char *want,
+                   size_t size) {
+  tfmm_config c;
+  tfmm_config_defaults(&c);
+  cr_assert_eq(tfmm_method_parse(method, &c.method), TFMM_OK);
+  c.accuracy = target;
+  c.theta = theta;
+  double t;
+  int p;
+  cr_assert_eq(tfmm_config_resolve(&c, &t, &p, NULL, NULL, 0), TFMM_OK);
+  if (theta == TFMM_FROM_ACCURACY)
+    snprintf(want, size, "theta %g auto, order %d auto", t, p);
+  else
+    snprintf(want, size, "theta %g, order %d auto", t, p);
+}
+
+/* The default target, 1e-3, met by the FMM and Barnes-Hut with the theta
+ * and order chosen from it: exit 0, and the report says which. */
+Test(validate, default_target_is_met) {
+  make_plummer("p.txt", "2000", "1");
+  const char *methods[] = {"fmm", "bh"};
+  for (int k = 0; k < 2; k++) {
+    report r = VALIDATE("--method", methods[k]);
+    cr_assert_eq(r.rc, 0, "%s: p99 %g", methods[k], r.acc[1]);
+    cr_assert_leq(r.acc[1], 1e-3);
+    has(&r, "target 1e-3: met");
+    has(&r, "chosen from the target");
+    char want[96];
+    chosen(methods[k], 1e-3, TFMM_FROM_ACCURACY, want, sizeof want);
+    has(&r, want);
+    free(r.text);
+  }
+}
+
+/* A looser target gives a cheaper theta and order (the library's
+ * choice), still met; the same coarse expansion passes 0.1 and fails
+ * 1e-3. The verdict follows the measured p99 (validate() checks it). */
+Test(validate, target_follows_accuracy) {
+  make_plummer("p.txt", "2000", "1");
+  report r = VALIDATE("--method", "fmm", "--accuracy", "1e-2");
+  char want[96];
+  chosen("fmm", 0.01, TFMM_FROM_ACCURACY, want, sizeof want);
+  has(&r, want);
+  has(&r, "target 1e-2: met");
+  free(r.text);
+  report loose = VALIDATE("--method", "fmm", "--theta", "0.5", "--order", "2",
+                          "--accuracy", "1e-1");
+  report tight = VALIDATE("--method", "fmm", "--theta", "0.5", "--order", "2");
+  cr_assert_eq(memcmp(loose.acc, tight.acc, sizeof loose.acc), 0,
+               "the target must not change given theta and order");
+  cr_assert_eq(loose.rc, 0, "p99 %g", loose.acc[1]);
+  cr_assert_eq(tight.rc, 3, "p99 %g", tight.acc[1]);
+  has(&tight, "target 1e-3: NOT met");
+  free(loose.text);
+  free(tight.text);
+}
+
+/* The physics is reported: softening and precision. */
+Test(validate, reports_softening_and_precision) {
+  make_plummer("p.txt", "1000", "1");
+  report r = VALIDATE("--method", "direct", "--softening", "spline", "--eps",
+                      "0.01", "--precision", "double");
+  has(&r, "softening:       spline, precision double");
+  /* All pairs in double against the double reference. */
+  cr_assert_lt(r.acc[2], 1e-12, "max %g", r.acc[2]);
+  free(r.text);
+  r = VALIDATE("--method", "fmm", "--mac", "mass");
+  has(&r, "mac mass");
+  free(r.text);
 }
 
 /* A sample: of the size asked, seeded, and its errors a subset of all. */
@@ -314,11 +416,12 @@ Test(validate, zero_reference_is_absolute) {
 
 Test(validate, help_documents_flags) {
   cr_assert_eq(RUN("validate", "--help"), 0);
-  const char *flags[] = {"--in",     "--ic",      "--n",        "--ic-seed",
-                         "--sample", "--seed",    "--near",     "--method",
-                         "--theta",  "--order",   "--leaf",     "--max-depth",
-                         "--eps",    "--threads", "--device",   "nearest rank",
-                         "check 1",  "check 2",   "Exit status"};
+  const char *flags[] = {
+      "--in",         "--ic",        "--n",      "--ic-seed",   "--sample",
+      "--seed",       "--near",      "--method", "--theta",     "--order",
+      "--leaf",       "--max-depth", "--eps",    "--threads",   "--device",
+      "nearest rank", "check 1",     "check 2",  "Exit status", "--accuracy",
+      "--softening",  "--precision", "--mac",    "NOT met"};
   for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
     assert_stdout_has(flags[k]);
   cr_assert_eq(RUN("--help"), 0);
@@ -348,6 +451,17 @@ Test(validate, leaf_zero) { expect_validate_usage("--leaf", "0"); }
 Test(validate, max_depth_zero) { expect_validate_usage("--max-depth", "0"); }
 Test(validate, max_depth_22) { expect_validate_usage("--max-depth", "22"); }
 Test(validate, method_unknown) { expect_validate_usage("--method", "pm"); }
+Test(validate, accuracy_zero) { expect_validate_usage("--accuracy", "0"); }
+Test(validate, accuracy_too_large) {
+  expect_validate_usage("--accuracy", "0.5");
+}
+Test(validate, softening_unknown) {
+  expect_validate_usage("--softening", "king");
+}
+Test(validate, precision_unknown) {
+  expect_validate_usage("--precision", "quad");
+}
+Test(validate, mac_unknown) { expect_validate_usage("--mac", "size"); }
 
 Test(validate, missing_input_flag) {
   const char *args[] = {"validate", "--method", "direct", NULL};
@@ -459,9 +573,11 @@ static void text_has(const char *text, const char *want) {
 }
 
 /* Check 2's errors, which must meet its criterion against the reference:
- * p99 <= 1e-5, and the median of single-precision pair terms about 1e-7. */
+ * p99 <= 1e-5, and the median of single-precision pair terms about 1e-7.
+ * theta 0 is given; the order is the library's choice for it. */
 static void assert_all_pairs_pass(const char *text, const char *n,
-                                  const char *pairs) {
+                                  const char *pairs, const char *method,
+                                  const char *leaf) {
   const char *two = check_section(text, 2);
   double acc[3], pot[3];
   parse_row(two, "acceleration", acc);
@@ -476,7 +592,11 @@ static void assert_all_pairs_pass(const char *text, const char *n,
   snprintf(want, sizeof want, "%s interactions = N (N - 1) = %s", pairs, pairs);
   text_has(two, want);
   text_has(two, "every pair is near");
-  text_has(two, "(theta 0, order 4, leaf 64, max depth 21)");
+  char order[96];
+  chosen(method, 1e-3, 0, order, sizeof order);
+  snprintf(want, sizeof want, "%s (%s, leaf %s, max depth 21)", method, order,
+           leaf);
+  text_has(two, want);
   text_has(two, "result:          PASS");
 }
 
@@ -491,7 +611,7 @@ Test(validate, near_on_cpu_skips_gpu_check) {
                 "needs a GPU");
   text_has(text, "check 2: every pair near (theta = 0) against all pairs");
   text_has(check_section(text, 2), "device:          cpu");
-  assert_all_pairs_pass(text, "3000", "8997000");
+  assert_all_pairs_pass(text, "3000", "8997000", "fmm", "64");
   text_has(text, "summary:         check 1 skipped, check 2 PASS");
   free(text);
 }
@@ -506,7 +626,11 @@ Test(validate, near_bh_from_file_with_sample) {
   double acc[3];
   parse_row(two, "acceleration", acc);
   cr_assert_lt(acc[1], 1e-5, "check 2: acceleration p99 %g", acc[1]);
-  text_has(two, "bh (theta 0, order 4, leaf 16, max depth 21)");
+  char want[128];
+  chosen("bh", 1e-3, 0, want + 4, sizeof want - 4);
+  memcpy(want, "bh (", 4);
+  strcat(want, ", leaf 16, max depth 21)");
+  text_has(two, want);
   text_has(two, "2248500 interactions = N (N - 1)");
   text_has(two, "a sample of 300 of 1500 bodies");
   text_has(text, "check 2 PASS");
@@ -561,7 +685,7 @@ static void assert_gpu_checks_pass(const char *method) {
   text_has(one, "all 3000 bodies");
   text_has(one, "result:          PASS");
   text_has(check_section(text, 2), "device:          gpu");
-  assert_all_pairs_pass(text, "3000", "8997000");
+  assert_all_pairs_pass(text, "3000", "8997000", method, "64");
   text_has(text, "summary:         check 1 PASS, check 2 PASS");
   free(text);
 }

@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "harness.h"
 #include "snapshot.h"
+#include "tilefmm.h"
 
 #include <criterion/criterion.h>
 
@@ -98,9 +99,117 @@ Test(run, help_documents_the_interface) {
                          "hernquist",
                          "merger",
                          "--stats-every",
-                         "--progress"};
+                         "--progress",
+                         "--softening",
+                         "--accuracy",
+                         "--precision",
+                         "--mac"};
   for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
     assert_stdout_has(flags[k]);
+  /* run's softening is the spline (GADGET, SWIFT); the target 1e-3. */
+  assert_stdout_has("(default: spline)");
+  assert_stdout_has("(default: 1e-3)");
+}
+
+/* The header and the summary name the softening and the theta and order
+ * used: chosen from the accuracy (tfmm_config_resolve's), or given. The
+ * parameters record them as given ("auto"), with the choice in a
+ * comment, and read back. */
+Test(run, reports_softening_theta_and_order) {
+  cr_assert_eq(RUN("run", "--n", "500", "--steps", "1", "--out", sp("o"),
+                   "--progress", "off"),
+               0);
+  tfmm_config c;
+  tfmm_config_defaults(&c);
+  c.softening = TFMM_SOFTENING_SPLINE;
+  c.eps = 0.01;
+  double theta;
+  int order;
+  cr_assert_eq(tfmm_config_resolve(&c, &theta, &order, NULL, NULL, 0), TFMM_OK);
+  char want[128];
+  snprintf(want, sizeof want, "fmm: theta %g (auto), order %d (auto)", theta,
+           order);
+  assert_stderr_has("softening spline (the default of run), eps 0.01");
+  assert_stderr_has(want);
+  assert_stdout_has("forces: softening spline (the default of run)");
+  assert_stdout_has(want);
+  char *used = read_text("o/used_parameters.yml");
+  const char *keys[] = {"  softening: spline\n", "  accuracy: 0.001\n",
+                        "  precision: single\n", "  mac: geometric\n",
+                        "  theta: auto\n",       "  order: auto\n"};
+  for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+    cr_expect_not_null(strstr(used, keys[k]), "lacks '%s':\n%s", keys[k], used);
+  snprintf(want, sizeof want, "here theta %g, order %d", theta, order);
+  cr_expect_not_null(strstr(used, want), "lacks '%s':\n%s", want, used);
+  free(used);
+  snapshot s = read_snap("o/snapshot_0000.hdf5");
+  const char *attrs[][2] = {
+      {"Gravity:softening", "spline"}, {"Gravity:accuracy", "0.001"},
+      {"Gravity:precision", "single"}, {"Gravity:mac", "geometric"},
+      {"Gravity:theta", "auto"},       {"Gravity:order", "auto"}};
+  for (size_t k = 0; k < sizeof attrs / sizeof attrs[0]; k++) {
+    const char *v = snapshot_attr_find(s.params, s.nparams, attrs[k][0]);
+    cr_expect(v != NULL && strcmp(v, attrs[k][1]) == 0, "%s = %s", attrs[k][0],
+              v != NULL ? v : "(none)");
+  }
+  snapshot_free(&s);
+  /* Given ones, as given. */
+  cr_assert_eq(RUN("run", "--n", "500", "--steps", "0", "--out", sp("g"),
+                   "--progress", "off", "--softening", "plummer", "--theta",
+                   "0.45", "--method", "bh"),
+               0);
+  assert_stderr_has("softening plummer, eps 0.01");
+  assert_stderr_has("bh: theta 0.45, order ");
+  used = read_text("g/used_parameters.yml");
+  cr_expect_not_null(strstr(used, "  theta: 0.45000000000000001\n"), "%s",
+                     used);
+  cr_expect_not_null(strstr(used, "  softening: plummer\n"), "%s", used);
+  free(used);
+}
+
+/* A checkpoint of tilefmm before the softening kernels: /Parameters
+ * without softening, precision, accuracy and mac, and theta and order as
+ * numbers. It continues as it ran (plummer, single, geometric, its theta
+ * and order), and those are locked. */
+Test(run, old_checkpoint_continues_as_plummer) {
+  cr_assert_eq(RUN("run", "--n", "600", "--steps", "2", "--out", sp("a"),
+                   "--progress", "off", "--softening", "plummer", "--theta",
+                   "0.5", "--order", "4"),
+               0);
+  snapshot cp = read_snap("a/checkpoint.hdf5");
+  size_t kept = 0;
+  for (size_t k = 0; k < cp.nparams; k++) {
+    const char *name = cp.params[k].name;
+    if (strcmp(name, "Gravity:softening") == 0 ||
+        strcmp(name, "Gravity:precision") == 0 ||
+        strcmp(name, "Gravity:accuracy") == 0 ||
+        strcmp(name, "Gravity:mac") == 0) {
+      free(cp.params[k].name);
+      free(cp.params[k].value);
+      continue;
+    }
+    cp.params[kept++] = cp.params[k];
+  }
+  cr_assert_eq(kept + 4, cp.nparams);
+  cp.nparams = kept;
+  cr_assert(snapshot_write(sp("old.hdf5"), &cp));
+  snapshot_free(&cp);
+  cr_assert_eq(RUN("run", "--restart", sp("old.hdf5"), "--softening", "spline",
+                   "--steps", "3", "--out", sp("b")),
+               2);
+  assert_stderr_has("Gravity:softening = plummer");
+  cr_assert_eq(RUN("run", "--restart", sp("old.hdf5"), "--steps", "3", "--out",
+                   sp("b"), "--progress", "off"),
+               0);
+  assert_stderr_has("predates");
+  assert_stderr_has("softening plummer");
+  assert_stderr_has("theta 0.5, order 4");
+  snapshot b = read_snap("b/checkpoint.hdf5");
+  cr_expect_str_eq(snapshot_attr_find(b.params, b.nparams, "Gravity:softening"),
+                   "plummer");
+  cr_expect_str_eq(snapshot_attr_find(b.params, b.nparams, "Gravity:theta"),
+                   "0.5");
+  snapshot_free(&b);
 }
 
 /* A short run writes what the interface promises: snapshots 0000.. at
@@ -204,6 +313,10 @@ Test(run, used_parameters_reproduce_the_run) {
                       "Gravity:\n"
                       "  theta: 0.6\n"
                       "  order: 5\n"
+                      "  softening: plummer\n"
+                      "  accuracy: 2e-3\n"
+                      "  mac: mass\n"
+                      "  precision: double\n"
                       "Output:\n"
                       "  progress: off\n");
   cr_assert_eq(
@@ -215,6 +328,10 @@ Test(run, used_parameters_reproduce_the_run) {
   cr_expect_not_null(strstr(used, "theta: 0.59999999999999998"),
                      "%.17g reads back to the same double");
   cr_expect_not_null(strstr(used, "steps: 4"), "the flag overrides the file");
+  cr_expect_not_null(strstr(used, "softening: plummer"));
+  cr_expect_not_null(strstr(used, "accuracy: 0.002"));
+  cr_expect_not_null(strstr(used, "mac: mass"));
+  cr_expect_not_null(strstr(used, "precision: double"));
   free(used);
   cr_assert_eq(
       RUN("run", "--params", sp("e/used_parameters.yml"), "--out", sp("f")), 0);

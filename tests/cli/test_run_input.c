@@ -130,14 +130,63 @@ Test(run_input, restart_from_another_configuration) {
                    sp("p.yml"), "--steps", "4"),
                2);
   assert_stderr_has("Gravity:order");
-  /* The same value given again is no conflict; an end before the
-   * checkpoint's step is. */
+  /* The physics and the accuracy are locked as the rest. */
+  const char *locked[][3] = {{"--softening", "plummer", "Gravity:softening"},
+                             {"--accuracy", "1e-4", "Gravity:accuracy"},
+                             {"--precision", "double", "Gravity:precision"},
+                             {"--mac", "mass", "Gravity:mac"},
+                             {"--theta", "0.3", "Gravity:theta"},
+                             {"--order", "8", "Gravity:order"}};
+  for (size_t k = 0; k < sizeof locked / sizeof locked[0]; k++) {
+    cr_expect_eq(RUN("run", "--restart", sp("a/checkpoint.hdf5"), locked[k][0],
+                     locked[k][1], "--steps", "4"),
+                 2, "%s %s", locked[k][0], locked[k][1]);
+    assert_stderr_has(locked[k][2]);
+  }
+  write_text("s.yml", "Gravity:\n  softening: plummer\n");
+  cr_expect_eq(RUN("run", "--restart", sp("a/checkpoint.hdf5"), "--params",
+                   sp("s.yml"), "--steps", "4"),
+               2);
+  assert_stderr_has("Gravity:softening");
+  /* The same values given again are no conflict (theta and order auto:
+   * chosen from the same accuracy); an end before the checkpoint's step
+   * is. */
   cr_expect_eq(RUN("run", "--restart", sp("a/checkpoint.hdf5"), "--theta",
-                   "0.5", "--steps", "3", "--progress", "off"),
+                   "auto", "--order", "auto", "--softening", "spline",
+                   "--accuracy", "0.001", "--steps", "3", "--progress", "off"),
                0);
   cr_expect_eq(RUN("run", "--restart", sp("a/checkpoint.hdf5"), "--steps", "1"),
                2);
   assert_stderr_has("past the end");
+}
+
+/* The new Gravity keys with bad values: each names FILE:LINE and the
+ * key; the same values as flags name the flag. */
+Test(run_input, bad_physics_parameters) {
+  const char *bad[][3] = {{"softening", "gauss", "plummer or spline"},
+                          {"accuracy", "0.5", "(0, 0.1]"},
+                          {"accuracy", "-1", "(0, 0.1]"},
+                          {"precision", "half", "single or double"},
+                          {"mac", "size", "geometric or mass"},
+                          {"theta", "-1", "auto or a number in [0, 1]"},
+                          {"order", "-1", "auto or an integer in [0, 20]"}};
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+    char text[128], want[64];
+    snprintf(text, sizeof text, "Gravity:\n  eps: 0.01\n  %s: %s\n", bad[k][0],
+             bad[k][1]);
+    write_text("b.yml", text);
+    cr_expect_eq(RUN("run", "--params", sp("b.yml"), "--out", sp("o")), 2,
+                 "%s: %s", bad[k][0], bad[k][1]);
+    snprintf(want, sizeof want, "b.yml:3: Gravity:%s", bad[k][0]);
+    assert_stderr_has(want);
+    assert_stderr_has(bad[k][2]);
+    char flag[32];
+    snprintf(flag, sizeof flag, "--%s", bad[k][0]);
+    cr_expect_eq(RUN("run", flag, bad[k][1], "--out", sp("o")), 2);
+    assert_stderr_has(flag);
+    assert_stderr_has(bad[k][2]);
+  }
+  cr_expect(!exists("o"), "nothing is written after a usage error");
 }
 
 Test(run_input, parameter_file_errors_name_the_line) {
