@@ -9,17 +9,24 @@
  * in a fixed order. Holding r targets per thread lets one shared-memory
  * load feed r interactions.
  *
- * Cost per interaction (nearfield/interaction.h): 13 FP32 instructions and
- * one MUFU.RSQ (12 without the potential), plus 1/r of an LDS.128. Limit:
- * the FP32 pipe, SMs x 128 lanes x clock / 12 to 13 interactions per
- * second (about 2.6e12 to 2.8e12 on an H100 SXM at 1.98 GHz); memory
- * traffic is 16 bytes per body per tile pass, negligible for N >> p.
+ * Cost per interaction (nearfield/interaction.h), Plummer: 13 FP32
+ * instructions and one MUFU.RSQ (12 without the potential), plus 1/r of
+ * an LDS.128. Limit: the FP32 pipe, SMs x 128 lanes x clock / 12 to 13
+ * interactions per second (about 2.6e12 to 2.8e12 on an H100 SXM at 1.98
+ * GHz); memory traffic is 16 bytes per body per tile pass, negligible for
+ * N >> p. Cubic spline (the kind a template parameter, one kernel each):
+ * outside the support h = 2.8 eps the same less the eps^2 add plus a
+ * compare and the mass select (about 15 instructions: the same limit,
+ * about 2.3e12 per second); a pair inside h adds a square root, a
+ * reciprocal and about 12 FFMA, with both sides of the branch run by a
+ * warp whose lanes disagree. Single precision only: the bodies come packed
+ * as floats (tfmm_gpu_reserve); double-precision all pairs run on the CPU.
  *
  * No atomics: the same input gives the same bits, run after run.
  */
 #include "cp_async.cuh"
 #include "gpu_context.h"
-#include "nearfield/interaction.h"
+#include "pair.cuh"
 
 #include <stdio.h>
 
@@ -30,13 +37,15 @@ struct target_set {
   int index;
 };
 
-/* Adds slice sources [0, count) from shared memory to the r targets.
- * SELF: compare indices to skip each target's own pair (only in slices that
- * overlap the block's targets; elsewhere the check compiles away). */
-template <int UNROLL, int R, bool SELF>
+/* Adds slice sources [0, count) from shared memory to the r targets under
+ * the kernel of kind SPLINE. SELF: compare indices to skip each target's
+ * own pair (only in slices that overlap the block's targets; elsewhere the
+ * check compiles away). */
+template <int UNROLL, int R, bool SELF, bool SPLINE>
 __device__ __forceinline__ void
 sum_slice(const float4 *__restrict__ src, int count, int first,
-          const target_set (&t)[R], float eps2, tfmm_acc_f32 (&acc)[R]) {
+          const target_set (&t)[R], const tfmm_soft_f32 &kern,
+          tfmm_acc_f32 (&acc)[R]) {
   tfmm_acc_f32 part[R];
 #pragma unroll
   for (int r = 0; r < R; r++)
@@ -49,9 +58,8 @@ sum_slice(const float4 *__restrict__ src, int count, int first,
         float4 s = src[j + u];
 #pragma unroll
         for (int r = 0; r < R; r++)
-          tfmm_acc_add(&part[r],
-                       tfmm_interaction_f32(t[r].x, t[r].y, t[r].z, s.x, s.y,
-                                            s.z, s.w, eps2, 0));
+          tfmm_add(part[r],
+                   tfmm_pair<SPLINE>(kern, t[r].x, t[r].y, t[r].z, s, 0));
       }
     }
   } else {
@@ -59,9 +67,8 @@ sum_slice(const float4 *__restrict__ src, int count, int first,
       float4 s = src[j];
 #pragma unroll
       for (int r = 0; r < R; r++)
-        tfmm_acc_add(&part[r],
-                     tfmm_interaction_f32(t[r].x, t[r].y, t[r].z, s.x, s.y, s.z,
-                                          s.w, eps2, first + j == t[r].index));
+        tfmm_add(part[r], tfmm_pair<SPLINE>(kern, t[r].x, t[r].y, t[r].z, s,
+                                            first + j == t[r].index));
     }
   }
   /* Two-level sum: a tile's slice first, then the running total, so that
@@ -94,9 +101,9 @@ __device__ __forceinline__ void load_tile(float4 *buf, const float4 *bodies,
  * barrier inside the loop, so warps drift apart and their rsqrt and
  * shared-memory bursts interleave instead of queueing together. Row y of
  * the block takes tiles y, y + q, y + 2q, ... */
-template <int UNROLL, int R, bool POT>
+template <int UNROLL, int R, bool POT, bool SPLINE>
 __global__ void __launch_bounds__(R >= 4 ? 512 : 1024)
-    direct_tiled(const float4 *__restrict__ bodies, int n, float eps2,
+    direct_tiled(const float4 *__restrict__ bodies, int n, tfmm_soft_f32 kern,
                  float4 *__restrict__ out) {
   extern __shared__ float4 smem[]; /* 2 p per warp; p * q at the end */
   const int p = blockDim.x, q = blockDim.y;
@@ -131,9 +138,10 @@ __global__ void __launch_bounds__(R >= 4 ? 512 : 1024)
     int count = min(p, n - first);
     bool diagonal = first < base + p * R && first + p > base;
     if (count == p && !diagonal)
-      sum_slice<UNROLL, R, false>(buf + k * p, p, first, t, eps2, acc);
+      sum_slice<UNROLL, R, false, SPLINE>(buf + k * p, p, first, t, kern, acc);
     else
-      sum_slice<UNROLL, R, true>(buf + k * p, count, first, t, eps2, acc);
+      sum_slice<UNROLL, R, true, SPLINE>(buf + k * p, count, first, t, kern,
+                                         acc);
     __syncwarp(); /* before the next prefetch overwrites this buffer */
   }
   copy_wait<0>();
@@ -167,40 +175,46 @@ __global__ void __launch_bounds__(R >= 4 ? 512 : 1024)
   }
 }
 
-typedef void (*kernel_fn)(const float4 *, int, float, float4 *);
+typedef void (*kernel_fn)(const float4 *, int, tfmm_soft_f32, float4 *);
 
-template <int UNROLL, int R> kernel_fn pick_potential(int potential) {
-  return potential ? direct_tiled<UNROLL, R, true>
-                   : direct_tiled<UNROLL, R, false>;
+template <int UNROLL, int R, bool POT> kernel_fn pick_spline(int spline) {
+  return spline ? direct_tiled<UNROLL, R, POT, true>
+                : direct_tiled<UNROLL, R, POT, false>;
 }
 
-template <int UNROLL> kernel_fn pick_r(int r, int potential) {
+template <int UNROLL, int R>
+kernel_fn pick_potential(int potential, int spline) {
+  return potential ? pick_spline<UNROLL, R, true>(spline)
+                   : pick_spline<UNROLL, R, false>(spline);
+}
+
+template <int UNROLL> kernel_fn pick_r(int r, int potential, int spline) {
   switch (r) {
   case 1:
-    return pick_potential<UNROLL, 1>(potential);
+    return pick_potential<UNROLL, 1>(potential, spline);
   case 2:
-    return pick_potential<UNROLL, 2>(potential);
+    return pick_potential<UNROLL, 2>(potential, spline);
   case 4:
-    return pick_potential<UNROLL, 4>(potential);
+    return pick_potential<UNROLL, 4>(potential, spline);
   default:
     return NULL;
   }
 }
 
-kernel_fn pick_kernel(int unroll, int r, int potential) {
+kernel_fn pick_kernel(int unroll, int r, int potential, int spline) {
   switch (unroll) {
   case 1:
-    return pick_r<1>(r, potential);
+    return pick_r<1>(r, potential, spline);
   case 2:
-    return pick_r<2>(r, potential);
+    return pick_r<2>(r, potential, spline);
   case 4:
-    return pick_r<4>(r, potential);
+    return pick_r<4>(r, potential, spline);
   case 8:
-    return pick_r<8>(r, potential);
+    return pick_r<8>(r, potential, spline);
   case 16:
-    return pick_r<16>(r, potential);
+    return pick_r<16>(r, potential, spline);
   case 32:
-    return pick_r<32>(r, potential);
+    return pick_r<32>(r, potential, spline);
   default:
     return NULL;
   }
@@ -250,18 +264,20 @@ void choose_shape(int n, int sm_count, tfmm_gpu_direct_params *prm) {
 extern "C" tfmm_status tfmm_gpu_direct(tfmm_gpu *g, tfmm_gpu_direct_params *prm,
                                        size_t n, tfmm_gpu_times *times,
                                        tfmm_error *err) {
-  if (prm->pair.softening != TFMM_SOFTENING_PLUMMER ||
-      prm->pair.precision != TFMM_PRECISION_SINGLE)
+  /* Its bodies come packed in single precision (tfmm_gpu_reserve). */
+  if (prm->pair.precision != TFMM_PRECISION_SINGLE)
     return tfmm_error_set(err, TFMM_ERR_UNSUPPORTED,
-                          "the GPU all-pairs kernel has no %s softening in %s "
-                          "precision yet",
-                          tfmm_softening_name(prm->pair.softening),
+                          "the GPU all-pairs kernel sums in single precision "
+                          "only: for precision %s use device cpu, or a tree "
+                          "method (fmm, bh), whose GPU near field sums in "
+                          "double",
                           tfmm_precision_name(prm->pair.precision));
-  const float eps2 = (float)(prm->pair.eps * prm->pair.eps);
+  const int spline = prm->pair.softening == TFMM_SOFTENING_SPLINE;
+  const tfmm_soft_f32 kern = tfmm_soft_make_f32(spline, prm->pair.eps);
   choose_shape((int)n, g->sm_count, prm);
   const int p = prm->tile, q = prm->threads_per_body,
             r = prm->bodies_per_thread;
-  kernel_fn kernel = pick_kernel(prm->unroll, r, prm->potential);
+  kernel_fn kernel = pick_kernel(prm->unroll, r, prm->potential, spline);
   if (kernel == NULL || !tfmm_direct_shape_ok(p, q, r) || n > g->capacity)
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
                           "bad kernel shape (p %d, q %d, unroll %d, r %d)", p,
@@ -283,7 +299,7 @@ extern "C" tfmm_status tfmm_gpu_direct(tfmm_gpu *g, tfmm_gpu_direct_params *prm,
   TFMM_CUDA_TRY(
       cudaMemcpyAsync(g->d_in, g->h_in, bytes, cudaMemcpyHostToDevice, s), err);
   TFMM_CUDA_TRY(cudaEventRecord(g->events[1], s), err);
-  kernel<<<grid, block, shared, s>>>(g->d_in, (int)n, eps2, g->d_out);
+  kernel<<<grid, block, shared, s>>>(g->d_in, (int)n, kern, g->d_out);
   TFMM_CUDA_TRY(cudaGetLastError(), err);
   TFMM_CUDA_TRY(cudaEventRecord(g->events[2], s), err);
   TFMM_CUDA_TRY(

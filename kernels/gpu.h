@@ -79,7 +79,8 @@ typedef struct tfmm_gpu_near_size {
   int64_t nentries; /* entries of all the neighbour lists */
   int64_t nitems;   /* work items (tfmm_gpu_near_item) */
   int64_t nsplits;  /* target chunks whose list is cut into several items */
-  int64_t nslots;   /* partial sums those items write (4 floats each) */
+  int64_t nslots;   /* partial sums those items write (4 values each) */
+  tfmm_precision precision; /* of the bodies, the sums and the results */
 } tfmm_gpu_near_size;
 
 /* A warp's work: `count` <= TFMM_NEAR_ITEM_MAX target bodies of one leaf,
@@ -108,13 +109,15 @@ typedef struct tfmm_gpu_near_split {
 enum { TFMM_NEAR_ITEM_MAX = 64 };
 
 /* Pinned host arrays of one evaluation, filled by the caller before
- * tfmm_gpu_near_launch. Positions are single precision relative to the
- * centre of the body's own leaf; the kernel moves the sources of leaf S
- * into the frame of target leaf T by c_S - c_T (taken in double, then
- * rounded), so that every pair is computed at the precision of its own
- * separation, as on the CPU. */
+ * tfmm_gpu_near_launch. Positions are relative to the centre of the body's
+ * own leaf; the kernel moves the sources of leaf S into the frame of
+ * target leaf T by c_S - c_T (taken in double, then rounded), so that
+ * every pair is computed at the precision of its own separation, as on
+ * the CPU. Bodies and results are in the precision of the sums: 4 floats
+ * a body in single precision, 4 doubles in double. */
 typedef struct tfmm_gpu_near_host {
-  float *body;                /* 4 n: x, y, z relative to the leaf, mass */
+  tfmm_precision precision;   /* of body and out (the size's) */
+  void *body;                 /* 4 n: x, y, z relative to the leaf, mass */
   double *centre;             /* 3 nleaves: each leaf's centre */
   int32_t *leaf_begin;        /* nleaves + 1: leaf k is bodies
                                  [leaf_begin[k], leaf_begin[k + 1]) */
@@ -122,7 +125,7 @@ typedef struct tfmm_gpu_near_host {
                                  CSR order by target leaf */
   tfmm_gpu_near_item *item;   /* nitems */
   tfmm_gpu_near_split *split; /* nsplits */
-  const float *out;           /* 4 n results after tfmm_gpu_near_wait:
+  const void *out;            /* 4 n results after tfmm_gpu_near_wait:
                                  acceleration and potential, G = 1 */
 } tfmm_gpu_near_host;
 

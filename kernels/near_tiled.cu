@@ -24,19 +24,37 @@
  * into the frame of target leaf T, so that every pair is computed at the
  * precision of its own separation, whatever the size of the system.
  *
- * Cost per interaction: that of the all-pairs kernel (13 FP32 instructions
- * and one MUFU.RSQ with the potential, 12 without), plus half a broadcast
- * LDS.128 (one load feeds a lane's two targets). Per source per tile: a
- * 5-step shuffle search for its entry, one LDG.128, three FADD, two STS.
- * Limit: the FP32 pipe, as for the all-pairs kernel (about 2.6e12 to
- * 2.8e12 interactions per second on an H100 SXM); a warp runs at
- * count groups / 64 of it on its item (that fraction of its lanes does
- * useful work), less the loop tails of tiles of fewer than TILE sources.
- * Memory: each source body (16 bytes) is read once per target item that
- * lists it, i.e. 16 / count bytes per interaction, mostly from L2.
+ * Cost per interaction, by variant (template parameters: precision T,
+ * softening kind SPLINE, potential POT; each kernel holds one kind):
+ *  - single, Plummer: that of the all-pairs kernel (13 FP32 instructions
+ *    and one MUFU.RSQ with the potential, 12 without), plus half a
+ *    broadcast LDS.128 (one load feeds a lane's two targets). Limit: the
+ *    FP32 pipe (about 2.6e12 to 2.8e12 interactions per second on an H100
+ *    SXM).
+ *  - single, spline: outside the support Plummer's less the eps^2 add,
+ *    plus a compare and the mass select (about 15 FP32 instructions and
+ *    one MUFU.RSQ); a pair inside h = 2.8 eps adds a square root (MUFU),
+ *    a reciprocal (MUFU.RCP, shell 1/2 <= u < 1) and about 12 FFMA, and
+ *    the warp runs both sides of the branch when some of its pairs are
+ *    inside. Limit: the FP32 pipe, about 2.3e12 per second when few pairs
+ *    fall inside the support.
+ *  - double (either kind): positions, sources (32 bytes, two LDS.128 per
+ *    source) and sums in FP64: 3 DADD, 3 DFMA, the IEEE square root and
+ *    division of 1 / sqrt (MUFU.RSQ64H / RCP64H seeds and about 16 DFMA
+ *    of refinement) and 5 DMUL/DFMA: about 30 FP64 instructions. Limit:
+ *    the FP64 pipe, half the FP32 rate (64 lanes an SM), 132 x 64 x 1.98
+ *    GHz / 30 = about 5.6e11 interactions per second on an H100 SXM.
+ * Per source per tile: a 5-step shuffle search for its entry, one
+ * LDG.128 (two in double), three adds, two STS. A warp runs at
+ * count groups / 64 of its limit on its item (that fraction of its lanes
+ * does useful work), less the loop tails of tiles of fewer than TILE
+ * sources. Memory: each source body (16 bytes, 32 in double) is read once
+ * per target item that lists it, i.e. 16 / count (32 / count) bytes per
+ * interaction, mostly from L2. Results: 16 bytes a body in single
+ * precision, 32 in double.
  */
 #include "gpu_context.h"
-#include "nearfield/interaction.h"
+#include "pair.cuh"
 
 namespace {
 
@@ -44,19 +62,25 @@ namespace {
  * stay resident until its slowest warp finished, its other warps idle. */
 constexpr int WARPS = 1;
 constexpr int TILE = 64; /* sources in one warp's tile */
-/* Blocks an SM must hold at once: 32 warps, 64 registers a thread. */
-constexpr int MIN_BLOCKS = 32;
 
-struct near_args {
-  const float4 *body;
+/* Blocks an SM must hold at once: in single precision 32 warps with 64
+ * registers a thread; in double, whose targets, sources and sums take
+ * twice the registers, 16 warps with 128 (64 would spill). */
+template <typename T> constexpr int min_blocks() {
+  return sizeof(T) == 4 ? 32 : 16;
+}
+
+template <typename T> struct near_args {
+  typedef typename tfmm_prec<T>::vec vec;
+  const vec *body;
   const double *centre;
   const int *leaf_begin;
   const int *list_leaf;
   const tfmm_gpu_near_item *item;
   int nitems;
-  float eps2;
-  float4 *out;     /* results of the items that hold a whole list */
-  float4 *partial; /* slots of the items of cut lists */
+  typename tfmm_prec<T>::soft kern;
+  vec *out;     /* results of the items that hold a whole list */
+  vec *partial; /* slots of the items of cut lists */
 };
 
 /* The source leaves of 32 consecutive list entries, one per lane, loaded
@@ -64,33 +88,32 @@ struct near_args {
  * than a chain of dependent loads per tile; read back by shuffles. The
  * entries' sources are taken as one concatenation, cut into tiles of TILE
  * whatever the leaves' sizes: a tile often spans several small leaves. */
-struct batch {
+template <typename T> struct batch {
   int first, count; /* the entry's leaf: bodies [first, first + count) */
   int offset;       /* where its sources start in the concatenation */
   int self;         /* whether it is the target's own leaf */
-  float dx, dy, dz; /* c_S - c_T, taken in double then rounded */
+  T dx, dy, dz;     /* c_S - c_T, taken in double then rounded to T */
   int total;        /* sources in the concatenation (the same in every lane) */
 };
 
-__device__ __forceinline__ int lane_int(int v, int j) {
-  return __shfl_sync(0xffffffffu, v, j);
-}
-__device__ __forceinline__ float lane_float(float v, int j) {
+/* v of lane j (int, float or double). */
+template <typename V> __device__ __forceinline__ V lane_get(V v, int j) {
   return __shfl_sync(0xffffffffu, v, j);
 }
 
-__device__ __forceinline__ batch load_batch(const near_args &a, int e, int end,
-                                            int leaf, double cx, double cy,
-                                            double cz, int lane) {
-  batch b = {0, 0, 0, 0, 0.f, 0.f, 0.f, 0};
+template <typename T>
+__device__ __forceinline__ batch<T> load_batch(const near_args<T> &a, int e,
+                                               int end, int leaf, double cx,
+                                               double cy, double cz, int lane) {
+  batch<T> b = {0, 0, 0, 0, (T)0, (T)0, (T)0, 0};
   if (e < end) {
     const int s = a.list_leaf[e];
     b.self = s == leaf;
     b.first = a.leaf_begin[s];
     b.count = a.leaf_begin[s + 1] - b.first;
-    b.dx = (float)(a.centre[3 * s] - cx);
-    b.dy = (float)(a.centre[3 * s + 1] - cy);
-    b.dz = (float)(a.centre[3 * s + 2] - cz);
+    b.dx = (T)(a.centre[3 * s] - cx);
+    b.dy = (T)(a.centre[3 * s + 1] - cy);
+    b.dz = (T)(a.centre[3 * s + 2] - cz);
   }
   int upto = b.count; /* inclusive scan of the counts */
   for (int o = 1; o < 32; o <<= 1) {
@@ -99,7 +122,7 @@ __device__ __forceinline__ batch load_batch(const near_args &a, int e, int end,
       upto += v;
   }
   b.offset = upto - b.count;
-  b.total = lane_int(upto, 31);
+  b.total = lane_get(upto, 31);
   return b;
 }
 
@@ -107,80 +130,74 @@ __device__ __forceinline__ batch load_batch(const near_args &a, int e, int end,
  * frame (x + c_S - c_T), and its body index; whether its leaf is the
  * target's own. Every lane must call it (it shuffles); lanes whose pos is
  * past the end get a massless body that is never read. */
-struct staged {
-  float4 v;
+template <typename T> struct staged {
+  typename tfmm_prec<T>::vec v;
   int index, self;
 };
 
-__device__ __forceinline__ staged fetch(const near_args &a, const batch &b,
-                                        int pos, int entries) {
+template <typename T>
+__device__ __forceinline__ staged<T>
+fetch(const near_args<T> &a, const batch<T> &b, int pos, int entries) {
   /* The entry holding pos: the last whose offset is <= pos (offsets
    * strictly increase: leaves are never empty). */
   int j = 0;
   for (int step = 16; step > 0; step >>= 1) {
-    int o = lane_int(b.offset, (j + step) & 31);
+    int o = lane_get(b.offset, (j + step) & 31);
     if (j + step < entries && o <= pos)
       j += step;
   }
-  const int first = lane_int(b.first, j), offset = lane_int(b.offset, j);
-  const float dx = lane_float(b.dx, j), dy = lane_float(b.dy, j),
-              dz = lane_float(b.dz, j);
-  staged out = {make_float4(0.f, 0.f, 0.f, 0.f), -1, lane_int(b.self, j)};
+  const int first = lane_get(b.first, j), offset = lane_get(b.offset, j);
+  const T dx = lane_get(b.dx, j), dy = lane_get(b.dy, j),
+          dz = lane_get(b.dz, j);
+  staged<T> out = {{(T)0, (T)0, (T)0, (T)0}, -1, lane_get(b.self, j)};
   if (pos < b.total) {
     out.index = first + pos - offset;
-    float4 v = a.body[out.index];
-    out.v = make_float4(v.x + dx, v.y + dy, v.z + dz, v.w);
+    const typename tfmm_prec<T>::vec v = a.body[out.index];
+    out.v = {v.x + dx, v.y + dy, v.z + dz, v.w};
   } else {
     out.self = 0;
   }
   return out;
 }
 
-struct target {
-  float x, y, z;
+template <typename T> struct target {
+  T x, y, z;
   int index;
 };
 
-/* A target's running total, in double: the tiles' float sums are added
- * without further rounding, as the CPU adds its leaf pairs' (8 DADD a
- * tile, about 1 % of its work). */
-struct acc_f64 {
-  double x, y, z, w;
-};
-
 /* Sources j = start, start + groups, ... < count of the tile to the two
- * targets. SELF: the tile holds sources of the target's own leaf, so
- * compare indices to skip the self pair. */
-template <bool SELF>
+ * targets, under the kernel of kind SPLINE. SELF: the tile holds sources
+ * of the target's own leaf, so compare indices to skip the self pair.
+ * A target's running total is in double: the tiles' sums are added
+ * without further rounding, as the CPU adds its leaf pairs' (8 DADD a
+ * tile, about 1 % of the single-precision work). */
+template <typename T, bool SPLINE, bool SELF>
 __device__ __forceinline__ void
-sum_tile(const float4 *__restrict__ src, const int *__restrict__ idx, int count,
-         int start, int groups, const target (&t)[2], float eps2,
-         acc_f64 (&acc)[2]) {
-  tfmm_acc_f32 part[2] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
+sum_tile(const typename tfmm_prec<T>::vec *__restrict__ src,
+         const int *__restrict__ idx, int count, int start, int groups,
+         const target<T> (&t)[2], const typename tfmm_prec<T>::soft &kern,
+         tfmm_acc_f64 (&acc)[2]) {
+  typename tfmm_prec<T>::acc part[2] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
 #pragma unroll 4
   for (int j = start; j < count; j += groups) {
-    float4 s = src[j];
+    const typename tfmm_prec<T>::vec s = src[j];
     int i = SELF ? idx[j] : -1;
 #pragma unroll
     for (int r = 0; r < 2; r++)
-      tfmm_acc_add(&part[r],
-                   tfmm_interaction_f32(t[r].x, t[r].y, t[r].z, s.x, s.y, s.z,
-                                        s.w, eps2, SELF && i == t[r].index));
+      tfmm_add(part[r], tfmm_pair<SPLINE>(kern, t[r].x, t[r].y, t[r].z, s,
+                                          SELF && i == t[r].index));
   }
-  /* Two-level sum: the tile in float, then the running total. */
+  /* Two-level sum: the tile in T, then the running total. */
 #pragma unroll
-  for (int r = 0; r < 2; r++) {
-    acc[r].x += part[r].x;
-    acc[r].y += part[r].y;
-    acc[r].z += part[r].z;
-    acc[r].w += part[r].w;
-  }
+  for (int r = 0; r < 2; r++)
+    tfmm_add(acc[r], part[r]);
 }
 
-template <bool POT>
-__global__ void __launch_bounds__(WARPS * 32, MIN_BLOCKS)
-    near_tiled(near_args a) {
-  __shared__ float4 tile[WARPS][2][TILE];
+template <typename T, bool SPLINE, bool POT>
+__global__ void __launch_bounds__(WARPS * 32, min_blocks<T>())
+    near_tiled(near_args<T> a) {
+  typedef typename tfmm_prec<T>::vec vec;
+  __shared__ vec tile[WARPS][2][TILE];
   __shared__ int tile_index[WARPS][2][TILE];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int it = blockIdx.x * WARPS + warp;
@@ -195,24 +212,24 @@ __global__ void __launch_bounds__(WARPS * 32, MIN_BLOCKS)
 
   /* Targets slot and slot + width of the item, relative to the leaf's
    * centre; lanes past the count compute on a valid body, store nothing. */
-  target t[2];
+  target<T> t[2];
 #pragma unroll
   for (int r = 0; r < 2; r++) {
     int k = slot + r * width;
-    float4 v = a.body[k < item.count ? item.first + k : item.first];
-    t[r] = target{v.x, v.y, v.z, k < item.count ? item.first + k : -1};
+    vec v = a.body[k < item.count ? item.first + k : item.first];
+    t[r] = target<T>{v.x, v.y, v.z, k < item.count ? item.first + k : -1};
   }
   const double cx = a.centre[3 * leaf], cy = a.centre[3 * leaf + 1],
                cz = a.centre[3 * leaf + 2];
 
-  acc_f64 acc[2] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
+  tfmm_acc_f64 acc[2] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
   const int end = item.entry_end;
   for (int base = item.entry_begin; base < end; base += 32) {
-    const batch b = load_batch(a, base + lane, end, leaf, cx, cy, cz, lane);
+    const batch<T> b = load_batch(a, base + lane, end, leaf, cx, cy, cz, lane);
     const int entries = min(32, end - base);
     /* Registers hold the next tile while shared memory serves this one. */
-    staged r0 = fetch(a, b, lane, entries),
-           r1 = fetch(a, b, lane + 32, entries);
+    staged<T> r0 = fetch(a, b, lane, entries),
+              r1 = fetch(a, b, lane + 32, entries);
     for (int at = 0, k = 0; at < b.total; at += TILE, k ^= 1) {
       tile[warp][k][lane] = r0.v;
       tile[warp][k][lane + 32] = r1.v;
@@ -227,11 +244,11 @@ __global__ void __launch_bounds__(WARPS * 32, MIN_BLOCKS)
       }
       const int count = min(TILE, b.total - at);
       if (self)
-        sum_tile<true>(tile[warp][k], tile_index[warp][k], count, start, groups,
-                       t, a.eps2, acc);
+        sum_tile<T, SPLINE, true>(tile[warp][k], tile_index[warp][k], count,
+                                  start, groups, t, a.kern, acc);
       else
-        sum_tile<false>(tile[warp][k], tile_index[warp][k], count, start,
-                        groups, t, a.eps2, acc);
+        sum_tile<T, SPLINE, false>(tile[warp][k], tile_index[warp][k], count,
+                                   start, groups, t, a.kern, acc);
     }
     __syncwarp(); /* before the next batch reuses the buffers */
   }
@@ -240,7 +257,7 @@ __global__ void __launch_bounds__(WARPS * 32, MIN_BLOCKS)
   const int index[2] = {t[0].index, t[1].index};
 #pragma unroll
   for (int r = 0; r < 2; r++) {
-    const acc_f64 mine = acc[r];
+    const tfmm_acc_f64 mine = acc[r];
     for (int g = 1; g < groups; g++) {
       const int from = slot + g * width;
       acc[r].x += __shfl_sync(0xffffffffu, mine.x, from);
@@ -254,8 +271,8 @@ __global__ void __launch_bounds__(WARPS * 32, MIN_BLOCKS)
 #pragma unroll
     for (int r = 0; r < 2; r++)
       if (index[r] >= 0) {
-        float4 v = make_float4((float)acc[r].x, (float)acc[r].y,
-                               (float)acc[r].z, POT ? (float)acc[r].w : 0.f);
+        const vec v = {(T)acc[r].x, (T)acc[r].y, (T)acc[r].z,
+                       POT ? (T)acc[r].w : (T)0};
         if (item.slot < 0)
           a.out[index[r]] = v;
         else
@@ -265,22 +282,18 @@ __global__ void __launch_bounds__(WARPS * 32, MIN_BLOCKS)
 
 /* The cut lists: each body's partial sums added in the order of the parts,
  * one warp per split, two bodies per lane. */
+template <typename V>
 __global__ void __launch_bounds__(WARPS * 32)
     near_combine(const tfmm_gpu_near_split *__restrict__ split, int nsplits,
-                 const float4 *__restrict__ partial, float4 *__restrict__ out) {
+                 const V *__restrict__ partial, V *__restrict__ out) {
   const int it = blockIdx.x * WARPS + (threadIdx.x >> 5);
   if (it >= nsplits)
     return;
   const tfmm_gpu_near_split sp = split[it];
   for (int k = threadIdx.x & 31; k < sp.count; k += 32) {
-    float4 sum = partial[sp.slot + k];
-    for (int p = 1; p < sp.parts; p++) {
-      float4 v = partial[sp.slot + p * sp.count + k];
-      sum.x += v.x;
-      sum.y += v.y;
-      sum.z += v.z;
-      sum.w += v.w;
-    }
+    V sum = partial[sp.slot + k];
+    for (int p = 1; p < sp.parts; p++)
+      tfmm_add(sum, partial[sp.slot + p * sp.count + k]);
     out[sp.first + k] = sum;
   }
 }
@@ -290,10 +303,14 @@ __global__ void __launch_bounds__(WARPS * 32)
 enum { BODY, CENTRE, LEAF_BEGIN, LIST_LEAF, ITEM, SPLIT, OUT, PARTIAL };
 
 size_t bytes_of(int which, const tfmm_gpu_near_size *sz) {
+  /* A body, a result or a partial sum: four values of the precision. */
+  const size_t four = sz->precision == TFMM_PRECISION_DOUBLE
+                          ? sizeof(tfmm_vec4_f64)
+                          : sizeof(float4);
   switch (which) {
   case BODY:
   case OUT:
-    return sz->n * sizeof(float4);
+    return sz->n * four;
   case CENTRE:
     return (size_t)sz->nleaves * 3 * sizeof(double);
   case LEAF_BEGIN:
@@ -305,7 +322,7 @@ size_t bytes_of(int which, const tfmm_gpu_near_size *sz) {
   case SPLIT:
     return (size_t)sz->nsplits * sizeof(tfmm_gpu_near_split);
   default:
-    return (size_t)sz->nslots * sizeof(float4);
+    return (size_t)sz->nslots * four;
   }
 }
 
@@ -323,6 +340,40 @@ tfmm_status grow(tfmm_gpu_buffer *b, size_t bytes, int pinned,
   return TFMM_OK;
 }
 
+/* The near field's kernels in precision T with the kernel of kind SPLINE,
+ * then the cut lists' sums, on stream s. */
+template <typename T, bool SPLINE>
+tfmm_status launch_kernels(tfmm_gpu *g, const tfmm_gpu_near_size *sz,
+                           double eps, int potential, cudaStream_t s,
+                           tfmm_error *err) {
+  typedef typename tfmm_prec<T>::vec vec;
+  near_args<T> a = {(const vec *)g->near[BODY].dev,
+                    (const double *)g->near[CENTRE].dev,
+                    (const int *)g->near[LEAF_BEGIN].dev,
+                    (const int *)g->near[LIST_LEAF].dev,
+                    (const tfmm_gpu_near_item *)g->near[ITEM].dev,
+                    (int)sz->nitems,
+                    tfmm_prec<T>::make(SPLINE, eps),
+                    (vec *)g->near[OUT].dev,
+                    (vec *)g->near[PARTIAL].dev};
+  unsigned blocks = (unsigned)((sz->nitems + WARPS - 1) / WARPS);
+  if (blocks > 0) {
+    if (potential)
+      near_tiled<T, SPLINE, true><<<blocks, WARPS * 32, 0, s>>>(a);
+    else
+      near_tiled<T, SPLINE, false><<<blocks, WARPS * 32, 0, s>>>(a);
+    TFMM_CUDA_TRY(cudaGetLastError(), err);
+  }
+  if (sz->nsplits > 0) {
+    unsigned split_blocks = (unsigned)((sz->nsplits + WARPS - 1) / WARPS);
+    near_combine<vec><<<split_blocks, WARPS * 32, 0, s>>>(
+        (const tfmm_gpu_near_split *)g->near[SPLIT].dev, (int)sz->nsplits,
+        a.partial, a.out);
+    TFMM_CUDA_TRY(cudaGetLastError(), err);
+  }
+  return TFMM_OK;
+}
+
 } // namespace
 
 extern "C" tfmm_status tfmm_gpu_near_reserve(tfmm_gpu *g,
@@ -336,13 +387,14 @@ extern "C" tfmm_status tfmm_gpu_near_reserve(tfmm_gpu *g,
     if (st != TFMM_OK)
       return st; /* what was allocated stays owned by g */
   }
-  host->body = (float *)g->near[BODY].host;
+  host->precision = sz->precision;
+  host->body = g->near[BODY].host;
   host->centre = (double *)g->near[CENTRE].host;
   host->leaf_begin = (int32_t *)g->near[LEAF_BEGIN].host;
   host->list_leaf = (int32_t *)g->near[LIST_LEAF].host;
   host->item = (tfmm_gpu_near_item *)g->near[ITEM].host;
   host->split = (tfmm_gpu_near_split *)g->near[SPLIT].host;
-  host->out = (const float *)g->near[OUT].host;
+  host->out = g->near[OUT].host;
   return TFMM_OK;
 }
 
@@ -350,14 +402,14 @@ extern "C" tfmm_status tfmm_gpu_near_launch(tfmm_gpu *g,
                                             const tfmm_gpu_near_size *sz,
                                             const tfmm_pair_params *pair,
                                             int potential, tfmm_error *err) {
-  if (pair->softening != TFMM_SOFTENING_PLUMMER ||
-      pair->precision != TFMM_PRECISION_SINGLE)
-    return tfmm_error_set(err, TFMM_ERR_UNSUPPORTED,
-                          "the GPU near field has no %s softening in %s "
-                          "precision yet",
-                          tfmm_softening_name(pair->softening),
+  if (pair->precision != sz->precision)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "the near field was reserved in %s precision, "
+                          "launched in %s",
+                          tfmm_precision_name(sz->precision),
                           tfmm_precision_name(pair->precision));
-  const float eps2 = (float)(pair->eps * pair->eps);
+  const int spline = pair->softening == TFMM_SOFTENING_SPLINE;
+  const int dbl = pair->precision == TFMM_PRECISION_DOUBLE;
   tfmm_device_scope scope(g->device);
   TFMM_CUDA_TRY(scope.status, err);
   cudaStream_t s = g->stream;
@@ -367,30 +419,16 @@ extern "C" tfmm_status tfmm_gpu_near_launch(tfmm_gpu *g,
                                   bytes_of(k, sz), cudaMemcpyHostToDevice, s),
                   err);
   TFMM_CUDA_TRY(cudaEventRecord(g->events[1], s), err);
-  near_args a = {(const float4 *)g->near[BODY].dev,
-                 (const double *)g->near[CENTRE].dev,
-                 (const int *)g->near[LEAF_BEGIN].dev,
-                 (const int *)g->near[LIST_LEAF].dev,
-                 (const tfmm_gpu_near_item *)g->near[ITEM].dev,
-                 (int)sz->nitems,
-                 eps2,
-                 (float4 *)g->near[OUT].dev,
-                 (float4 *)g->near[PARTIAL].dev};
-  unsigned blocks = (unsigned)((sz->nitems + WARPS - 1) / WARPS);
-  if (blocks > 0) {
-    if (potential)
-      near_tiled<true><<<blocks, WARPS * 32, 0, s>>>(a);
-    else
-      near_tiled<false><<<blocks, WARPS * 32, 0, s>>>(a);
-    TFMM_CUDA_TRY(cudaGetLastError(), err);
-  }
-  if (sz->nsplits > 0) {
-    unsigned split_blocks = (unsigned)((sz->nsplits + WARPS - 1) / WARPS);
-    near_combine<<<split_blocks, WARPS * 32, 0, s>>>(
-        (const tfmm_gpu_near_split *)g->near[SPLIT].dev, (int)sz->nsplits,
-        a.partial, a.out);
-    TFMM_CUDA_TRY(cudaGetLastError(), err);
-  }
+  tfmm_status st =
+      dbl ? (spline ? launch_kernels<double, true>(g, sz, pair->eps, potential,
+                                                   s, err)
+                    : launch_kernels<double, false>(g, sz, pair->eps, potential,
+                                                    s, err))
+      : spline
+          ? launch_kernels<float, true>(g, sz, pair->eps, potential, s, err)
+          : launch_kernels<float, false>(g, sz, pair->eps, potential, s, err);
+  if (st != TFMM_OK)
+    return st;
   TFMM_CUDA_TRY(cudaEventRecord(g->events[2], s), err);
   TFMM_CUDA_TRY(cudaMemcpyAsync(g->near[OUT].host, g->near[OUT].dev,
                                 bytes_of(OUT, sz), cudaMemcpyDeviceToHost, s),

@@ -63,18 +63,21 @@ static int allocate(workspace *w, size_t n, int p, int fmm, int far,
 
 /* a = G (grad Phi_far + a_near), phi = G (phi_near - Phi_far), back in the
  * input order. The near field is in w->near_a and near_p (CPU) or in
- * gpu_out, 4 floats per body (GPU). */
-static void combine(const workspace *w, const float *gpu_out, double G,
-                    double *acc, double *pot) {
+ * gpu_out, 4 values per body, doubles if gpu_double else floats (GPU). */
+static void combine(const workspace *w, const void *gpu_out, int gpu_double,
+                    double G, double *acc, double *pot) {
   const tfmm_octree *t = &w->tree;
+  const float *g32 = gpu_double ? NULL : gpu_out;
+  const double *g64 = gpu_double ? gpu_out : NULL;
 #pragma omp parallel for schedule(static)
   for (int64_t k = 0; k < (int64_t)t->n; k++) {
     int64_t i = t->order[k];
     double a[4];
     for (int d = 0; d < 4; d++)
-      a[d] = gpu_out != NULL ? gpu_out[4 * k + d]
-             : d < 3         ? w->near_a[3 * k + d]
-                             : w->near_p[k];
+      a[d] = g32 != NULL   ? g32[4 * k + d]
+             : g64 != NULL ? g64[4 * k + d]
+             : d < 3       ? w->near_a[3 * k + d]
+                           : w->near_p[k];
     for (int d = 0; d < 3; d++)
       acc[3 * i + d] = G * (w->far_g[3 * k + d] + a[d]);
     if (pot != NULL)
@@ -122,7 +125,7 @@ static double overlap(double a0, double a1, double b0, double b1) {
 /* The near field: launched on the GPU before the far field and waited for
  * after it, or on the CPU after it. */
 static tfmm_status near_and_far(const tfmm_config *cfg, tfmm_gpu *gpu,
-                                workspace *w, const float **gpu_out,
+                                workspace *w, const void **gpu_out,
                                 int potential, tfmm_stats *s, tfmm_error *err) {
   const tfmm_octree *t = &w->tree;
   tfmm_p2p_gpu_run run;
@@ -163,7 +166,7 @@ static tfmm_status near_and_far(const tfmm_config *cfg, tfmm_gpu *gpu,
 }
 
 static tfmm_status evaluate(const tfmm_config *cfg, tfmm_gpu *gpu, workspace *w,
-                            const float **gpu_out, int potential, tfmm_stats *s,
+                            const void **gpu_out, int potential, tfmm_stats *s,
                             tfmm_error *err) {
   const int fmm = cfg->method == TFMM_METHOD_FMM, p = w->set.order;
   const tfmm_octree *t = &w->tree;
@@ -221,7 +224,7 @@ tfmm_status tfmm_hierarchical_compute(const tfmm_config *cfg, int leaf_size,
                                       tfmm_stats *stats, tfmm_error *err) {
   workspace w;
   memset(&w, 0, sizeof w);
-  const float *gpu_out = NULL;
+  const void *gpu_out = NULL;
   tfmm_accuracy_resolve(cfg, &w.set);
   stats->theta = w.set.theta;
   stats->order = w.set.order;
@@ -240,7 +243,8 @@ tfmm_status tfmm_hierarchical_compute(const tfmm_config *cfg, int leaf_size,
   }
   if (st == TFMM_OK) {
     double t1 = tfmm_wtime();
-    combine(&w, gpu_out, cfg->G, acc, pot);
+    combine(&w, gpu_out, cfg->precision == TFMM_PRECISION_DOUBLE, cfg->G, acc,
+            pot);
     stats->time[TFMM_PHASE_FINISH] = tfmm_wtime() - t1;
   }
   workspace_free(&w);

@@ -118,8 +118,11 @@ int tfmm_p2p_gpu_items(const tfmm_octree *t, const tfmm_csr *near,
   return 0;
 }
 
-/* Bodies relative to their leaf's centre, and the leaves' extents. */
+/* Bodies relative to their leaf's centre, in the precision of the sums,
+ * and the leaves' extents. */
 static void pack_bodies(const tfmm_octree *t, tfmm_gpu_near_host *h) {
+  float *b32 = h->precision == TFMM_PRECISION_DOUBLE ? NULL : h->body;
+  double *b64 = h->precision == TFMM_PRECISION_DOUBLE ? h->body : NULL;
 #pragma omp parallel for schedule(dynamic, 64)
   for (int64_t k = 0; k < t->nleaves; k++) {
     const tfmm_cell *c = &t->cells[t->leaves[k]];
@@ -127,9 +130,13 @@ static void pack_bodies(const tfmm_octree *t, tfmm_gpu_near_host *h) {
       h->centre[3 * k + d] = c->center[d];
     h->leaf_begin[k] = (int32_t)c->body_begin;
     for (int64_t b = c->body_begin; b < c->body_end; b++) {
-      for (int d = 0; d < 3; d++)
-        h->body[4 * b + d] = (float)(t->pos[3 * b + d] - c->center[d]);
-      h->body[4 * b + 3] = (float)t->mass[b];
+      for (int d = 0; d < 4; d++) {
+        const double v = d < 3 ? t->pos[3 * b + d] - c->center[d] : t->mass[b];
+        if (b64 != NULL)
+          b64[4 * b + d] = v;
+        else
+          b32[4 * b + d] = (float)v;
+      }
     }
   }
   h->leaf_begin[t->nleaves] = (int32_t)t->n;
@@ -163,6 +170,7 @@ tfmm_status tfmm_p2p_gpu_launch(tfmm_gpu *gpu, const tfmm_octree *t,
   sz->n = t->n;
   sz->nleaves = t->nleaves;
   sz->nentries = near->offset[t->nleaves];
+  sz->precision = pair->precision;
   const int64_t budget = tfmm_p2p_gpu_budget(total);
   if (tfmm_p2p_gpu_items(t, near, budget, sz, NULL, NULL) != 0)
     return tfmm_error_set(err, TFMM_ERR_NO_MEMORY,

@@ -36,15 +36,16 @@ typedef struct tfmm_p2p_gpu_run {
 } tfmm_p2p_gpu_run;
 
 /* Packs t and near (near->ntargets == t->nleaves, `total` interactions)
- * and enqueues the near field with softening eps; returns without
- * waiting. */
+ * in the precision of pair and enqueues the near field with its
+ * softening; returns without waiting. */
 tfmm_status tfmm_p2p_gpu_launch(tfmm_gpu *gpu, const tfmm_octree *t,
                                 const tfmm_csr *near, double total,
                                 const tfmm_pair_params *pair, int potential,
                                 tfmm_p2p_gpu_run *run, tfmm_error *err);
 
-/* Waits for it: run->host.out then holds 4 floats per sorted body
- * (acceleration, potential; G = 1). */
+/* Waits for it: run->host.out then holds 4 values per sorted body
+ * (acceleration, potential; G = 1), floats or doubles as
+ * run->host.precision says. */
 tfmm_status tfmm_p2p_gpu_wait(tfmm_gpu *gpu, tfmm_p2p_gpu_run *run,
                               tfmm_gpu_times *times, tfmm_error *err);
 

@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define UNIT_ROUNDOFF 0x1p-24
+#define UNIT_ROUNDOFF 0x1p-24     /* float */
+#define UNIT_ROUNDOFF_F64 0x1p-53 /* double */
 
 test_bodies near_bodies_make(size_t n, int plummer, uint64_t seed) {
   if (!plummer)
@@ -23,34 +24,114 @@ test_bodies near_bodies_make(size_t n, int plummer, uint64_t seed) {
   return b;
 }
 
-/* Sums of one target body over its list. */
+/* Sums of one target body over its list: the pulls and potentials (in
+ * long double), and the magnitudes the bound is made of (near_check.h). */
 typedef struct body_sums {
-  double a[3], phi, s, p, q_acc, q_pot, k;
+  long double a[3], phi;
+  double s, p, q_acc, q_pot, e_acc, e_pot, k;
 } body_sums;
+
+/* The kernel a unit mass at distance r applies: pull a = r_vec g(r) and
+ * potential phi(r). */
+typedef struct kernel_value {
+  long double g, phi;
+  double g_max;    /* bounds |d(r_vec g) / dr| / 3 near r */
+  double dphi;     /* bounds |dphi / dr| near r */
+  double e_g, e_p; /* the spline's polynomial, summed in absolute value:
+                      what its cancellation may cost (0 outside h) */
+} kernel_value;
+
+/* Fraction of the cubic spline's mass inside u = r / h (Monaghan &
+ * Lattanzio 1985; Springel 2005, eq. 4), integrated here from the
+ * density 8 / pi (1 - 6 u^2 + 6 u^3) (u < 1/2), 16 / pi (1 - u)^3
+ * (u < 1), times 4 pi u^2, written apart from nearfield/interaction.h.
+ * Over u^3 (the pull factor in units of 1/h^3) below 1/2, where r may be
+ * zero. */
+static long double spline_mass_over_u3(long double u) {
+  return 32 * (1.0L / 3 - 6.0L / 5 * u * u + u * u * u);
+}
+
+static long double spline_mass(long double u) {
+  if (u < 0.5L)
+    return u * u * u * spline_mass_over_u3(u);
+    /* 19/30 inside u = 1/2, then 64 times the integral of s^2 (1 - s)^3. */
+#define OUTER_MASS(s)                                                          \
+  ((s) * (s) * (s) *                                                           \
+   (1.0L / 3 + (s) * (-3.0L / 4 + (s) * (3.0L / 5 - (s) / 6.0L))))
+  return 19.0L / 30 + 64 * (OUTER_MASS(u) - OUTER_MASS(0.5L));
+#undef OUTER_MASS
+}
+
+/* 4 pi times the integral of the density times v from u to 1, in units of
+ * 1/h: the potential of the shells outside u. */
+static long double spline_shells(long double u) {
+#define INNER(v) ((v) * (v) * (0.5L + (v) * (v) * (-1.5L + 1.2L * (v))))
+#define OUTER(v) ((v) * (v) * (0.5L + (v) * (-1 + (v) * (0.75L - (v) / 5))))
+  const long double outer = 64 * (OUTER(1.0L) - OUTER(u < 0.5L ? 0.5L : u));
+  return u < 0.5L ? 32 * (INNER(0.5L) - INNER(u)) + outer : outer;
+#undef INNER
+#undef OUTER
+}
+
+static kernel_value kernel_at(long double r2, const tfmm_config *cfg) {
+  kernel_value v = {0};
+  const long double eps = cfg->eps, r = sqrtl(r2);
+  if (cfg->softening == TFMM_SOFTENING_PLUMMER || r >= 2.8L * eps) {
+    const long double D = cfg->softening == TFMM_SOFTENING_PLUMMER
+                              ? r2 + eps * eps
+                              : r2,
+                      inv = 1 / sqrtl(D);
+    v.g = inv * inv * inv;
+    v.phi = -inv;
+    v.g_max = (double)v.g;
+    v.dphi = (double)(inv * inv);
+    return v;
+  }
+  /* Inside the support h = 2.8 eps: g = M(u) / r^3, and phi the potential
+   * of the mass inside r plus that of the shells outside it. */
+  const long double h = 2.8L * eps, q = 1 / h, u = r * q;
+  v.g =
+      u < 0.5L ? q * q * q * spline_mass_over_u3(u) : spline_mass(u) / (r2 * r);
+  v.phi =
+      -q * ((u < 0.5L ? u * u * spline_mass_over_u3(u) : spline_mass(u) / u) +
+            spline_shells(u));
+  /* The pull factor is at most 32/3 q^3 (its value at r = 0), its
+   * derivative's share within 3 g_max; phi' = -r g <= 11 q^2. */
+  const double qd = (double)q, cap3 = 11 * qd * qd * qd, cap2 = 11 * qd * qd;
+  v.g_max = r2 > 0 && 1 / (double)(r2 * r) < cap3 ? 1 / (double)(r2 * r) : cap3;
+  v.dphi = r2 > 0 && 1 / (double)r2 < cap2 ? 1 / (double)r2 : cap2;
+  /* The library's polynomials (Springel 2005) in u, coefficients summed in
+   * absolute value: 118.5 for g, 41.7 for phi (in q^3 and q). */
+  v.e_g = 118.5 * qd * qd * qd;
+  v.e_p = 41.7 * qd;
+  return v;
+}
 
 /* Body i (sorted) of leaf T against the bodies of source leaf S. */
 static void sum_pairs(const tfmm_octree *t, const tfmm_cell *T,
-                      const tfmm_cell *S, int64_t i, double eps2,
+                      const tfmm_cell *S, int64_t i, const tfmm_config *cfg,
                       body_sums *o) {
   const double *xi = t->pos + 3 * i;
   const double rho = T->radius + S->radius;
   for (int64_t j = S->body_begin; j < S->body_end; j++) {
     if (j == i)
       continue;
-    double d[3], r2 = 0;
+    long double d[3], r2 = 0;
     for (int k = 0; k < 3; k++) {
-      d[k] = t->pos[3 * j + k] - xi[k];
+      d[k] = (long double)t->pos[3 * j + k] - xi[k];
       r2 += d[k] * d[k];
     }
-    const double D = r2 + eps2, m = t->mass[j];
-    const double inv = 1 / sqrt(D), inv3 = inv * inv * inv;
+    const kernel_value v = kernel_at(r2, cfg);
+    const double m = t->mass[j], r = (double)sqrtl(r2);
     for (int k = 0; k < 3; k++)
-      o->a[k] += m * d[k] * inv3;
-    o->phi -= m * inv;
-    o->s += m * sqrt(r2) * inv3;
-    o->p += m * inv;
-    o->q_acc += m * rho * inv3;
-    o->q_pot += m * rho * inv * inv;
+      o->a[k] += m * d[k] * v.g;
+    o->phi += m * v.phi;
+    o->s += m * r * (double)v.g;
+    o->p += m * (double)-v.phi;
+    o->q_acc += m * rho * v.g_max;
+    o->q_pot += m * rho * v.dphi;
+    o->e_acc += m * r * v.e_g;
+    o->e_pot += m * v.e_p;
     o->k += 1;
   }
 }
@@ -87,7 +168,9 @@ near_truth near_truth_make(const test_bodies *b, const tfmm_config *cfg) {
   cr_assert_eq(l.near.ntargets, t.nleaves);
   near_truth nt = {.interactions = l.near_interactions, .leaves = t.nleaves};
   alloc_truth(&nt, b->n);
-  const double eps2 = cfg->eps * cfg->eps, G = cfg->G, u = UNIT_ROUNDOFF;
+  const double G = cfg->G, u = cfg->precision == TFMM_PRECISION_DOUBLE
+                                   ? UNIT_ROUNDOFF_F64
+                                   : UNIT_ROUNDOFF;
 #pragma omp parallel for schedule(dynamic, 1)
   for (int64_t leaf = 0; leaf < t.nleaves; leaf++) {
     const tfmm_cell *T = &t.cells[t.leaves[leaf]];
@@ -95,15 +178,17 @@ near_truth near_truth_make(const test_bodies *b, const tfmm_config *cfg) {
       body_sums o;
       memset(&o, 0, sizeof o);
       for (int64_t e = l.near.offset[leaf]; e < l.near.offset[leaf + 1]; e++)
-        sum_pairs(&t, T, &t.cells[l.near.index[e]], i, eps2, &o);
+        sum_pairs(&t, T, &t.cells[l.near.index[e]], i, cfg, &o);
       const int64_t in = t.order[i];
       for (int k = 0; k < 3; k++)
-        nt.acc[3 * in + k] = G * o.a[k];
-      nt.pot[in] = G * o.phi;
+        nt.acc[3 * in + k] = G * (double)o.a[k];
+      nt.pot[in] = G * (double)o.phi;
       nt.mag_acc[in] = G * o.s;
       nt.mag_pot[in] = G * o.p;
-      nt.bound_acc[in] = G * u * ((36 + 4 * sqrt(o.k)) * o.s + 16 * o.q_acc);
-      nt.bound_pot[in] = G * u * ((16 + 4 * sqrt(o.k)) * o.p + 6 * o.q_pot);
+      nt.bound_acc[in] =
+          G * u * ((36 + 4 * sqrt(o.k)) * o.s + 16 * o.q_acc + 8 * o.e_acc);
+      nt.bound_pot[in] =
+          G * u * ((16 + 4 * sqrt(o.k)) * o.p + 6 * o.q_pot + 8 * o.e_pot);
     }
   }
   tfmm_lists_free(&l);

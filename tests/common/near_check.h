@@ -1,5 +1,5 @@
 /* The near field of a tree method over its own leaf lists, summed in
- * double: the truth that the single-precision near fields (CPU and GPU,
+ * long double: the truth that the near fields (CPU and GPU,
  * tfmm_config.near_only = 1) are held to, with a precision-aware bound for
  * every body. The tree and the lists are the library's (the same leaves
  * and the same lists as the solver's); the arithmetic is independent.
@@ -27,7 +27,16 @@
  * The potential likewise, with m / D^(1/2) (magnitude P_i), whose
  * derivative is at most m / D: positions u (3.5 p_ij + 5.2 m_j (rho_i +
  * rho_j) / D), arithmetic under 10 u p_ij:
- *   bound_pot_i = G u ((16 + 4 sqrt(k_i)) P_i + 6 Q_i). */
+ *   bound_pot_i = G u ((16 + 4 sqrt(k_i)) P_i + 6 Q_i).
+ * The cubic spline (cfg.softening): the truth integrates the kernel's
+ * density itself (enclosed mass and outer shells, not interaction.h);
+ * s_ij = m_j r g(r) and p_ij = m_j |phi(r)|; inside the support the
+ * derivatives are bounded by g <= 11 q^3 and |phi'| <= 11 q^2 (q = 1 / h)
+ * in place of Plummer's D, and the library's polynomials in u = r / h,
+ * which cancel towards u = 1, add 8 u sum_j m_j r 118.5 q^3 (8 u sum_j m_j
+ * 41.7 q for the potential): 118.5 and 41.7 are their coefficients summed
+ * in absolute value. Precision double (cfg.precision): the same bound with
+ * u = 2^-53, the truth then summed in long double. */
 #ifndef TFMM_NEAR_CHECK_H
 #define TFMM_NEAR_CHECK_H
 
@@ -45,7 +54,7 @@ typedef struct near_truth {
 } near_truth;
 
 /* The truth of cfg (method fmm or bh, theta, leaf_size >= 1, max_depth,
- * eps, G) on the bodies. Asserts on failure. OpenMP. */
+ * eps, softening, precision, G) on the bodies. Asserts on failure. OpenMP. */
 near_truth near_truth_make(const test_bodies *b, const tfmm_config *cfg);
 void near_truth_free(near_truth *t);
 
@@ -73,6 +82,11 @@ near_diff near_diff_of(size_t n, const double *acc, const double *pot,
  * 1000 bodies, eps = 0); each body is held to its bound meanwhile. */
 #define NEAR_P99_BETWEEN 1e-6
 #define NEAR_P99_TRUTH 3e-6
+
+/* The same in double precision: those of single precision scaled by the
+ * ratio of unit roundoffs (2^-29, about 2e-9), with a margin of 50. */
+#define NEAR_P99_BETWEEN_F64 1e-13
+#define NEAR_P99_TRUTH_F64 3e-13
 
 /* Asserts that every output is finite and that d is within the bounds
  * (ratios <= 1) and within p99 relative error at the 99th percentile;

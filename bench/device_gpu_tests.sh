@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The GPU test suites in parallel on the GPU machine (16 cores: the CPU
+# truths of the near-field tests are the long pole), memcheck on the
+# softened and double near field, the CLI suites that run on the GPU, and
+# the main job. From the repository root with .devpack.tgz carried:
+#   bash bench/device_gpu_tests.sh
+# Logs in $OUT/tests/; a summary is printed last.
+set -uo pipefail
+out=${OUT:-/tmp/tilefmm-out}/tests
+mkdir -p "$out"
+[ -d .devbin ] || tar -xzf .devpack.tgz
+export LD_LIBRARY_PATH=$PWD/.devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+b=$PWD/${TFMM_DEVICE_BUILD:-.devbin}
+export TFMM_CLI=$b/apps/tilefmm
+sum=$out/summary.txt
+: >"$sum"
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv \
+  >"$out/device.txt" 2>&1
+suite() { # name, limit, binary, args...
+  local name=$1 limit=$2
+  shift 2
+  timeout "$limit" "$@" >"$out/$name.log" 2>&1
+  local rc=$?
+  printf '%-22s rc=%d %s\n' "$name" "$rc" \
+    "$(grep -a Synthesis "$out/$name.log" | tail -1)" >>"$sum"
+}
+suite test_near_gpu 480 "$b/tests/test_near_gpu" --jobs 10 &
+suite test_direct_gpu 480 "$b/tests/test_direct_gpu" --jobs 4 &
+wait
+suite memcheck_near 200 compute-sanitizer --tool memcheck --error-exitcode 9 \
+  --target-processes all "$b/tests/test_near_gpu" --filter \
+  'near_gpu/coincident*' --jobs 1
+suite test_run 200 "$b/tests/cli/test_run" --jobs 8
+suite test_cli 200 "$b/tests/cli/test_cli" --jobs 8
+t0=$(date +%s%N)
+"$TFMM_CLI" run --out /tmp/tfmm-main --progress off >"$out/main_job.log" 2>&1
+rc=$?
+echo "main job (tilefmm run) rc=$rc $((($(date +%s%N) - t0) / 1000000)) ms" \
+  >>"$sum"
+tail -4 "$out/main_job.log"
+cat "$out/device.txt" "$sum"
