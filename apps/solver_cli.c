@@ -91,7 +91,7 @@ void solver_cli_help(FILE *fp, const tfmm_config *d) {
   fprintf(
       fp,
       "  --method M        fmm (fast multipole), bh (Barnes-Hut), direct\n"
-      "                    (all pairs, single precision, tiled) or\n"
+      "                    (all pairs, tiled, in --precision) or\n"
       "                    reference (all pairs, double, compensated sums)\n"
       "                    (default: %s)\n"
       "  --device D        auto, cpu or gpu. direct runs whole on the\n"

@@ -64,15 +64,16 @@ typedef enum tfmm_method {
   /* CPU, OpenMP, double precision with compensated (Neumaier) summation:
    * O(N^2), the truth every accuracy test and validator compares against. */
   TFMM_METHOD_REFERENCE = 0,
-  /* All pairs in single precision: the tiled CUDA kernel of GPU Gems 3
-   * chapter 31 on the GPU, a vectorised OpenMP loop on the CPU. O(N^2). */
+  /* All pairs in tfmm_config.precision (single by default): the tiled
+   * CUDA kernel of GPU Gems 3 chapter 31 on the GPU, a vectorised OpenMP
+   * loop on the CPU. O(N^2). */
   TFMM_METHOD_DIRECT = 1,
   /* Fast multipole method: octree, dual-tree traversal with the opening
    * criterion r_A + r_B < theta d, multipole and local expansions of order
-   * p in double precision (far field), single-precision P2P over the leaf
-   * neighbour lists (near field). The far field runs on the CPU (OpenMP);
-   * the near field runs on the GPU when the device is one, at the same
-   * time as the far field, else on the CPU after it. The default. */
+   * p in double precision (far field), P2P over the leaf neighbour lists
+   * in tfmm_config.precision (near field). The far field runs on the CPU
+   * (OpenMP); the near field runs on the GPU when the device is one, at the
+   * same time as the far field, else on the CPU after it. The default. */
   TFMM_METHOD_FMM = 2,
   /* Barnes-Hut: the same octree and near field; each leaf evaluates the
    * multipoles of the cells it accepts directly at its bodies (M2P). */

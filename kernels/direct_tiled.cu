@@ -9,18 +9,41 @@
  * in a fixed order. Holding r targets per thread lets one shared-memory
  * load feed r interactions.
  *
- * Cost per interaction (nearfield/interaction.h), Plummer: 13 FP32
- * instructions and one MUFU.RSQ (12 without the potential), plus 1/r of
- * an LDS.128. Limit: the FP32 pipe, SMs x 128 lanes x clock / 12 to 13
- * interactions per second (about 2.6e12 to 2.8e12 on an H100 SXM at 1.98
- * GHz); memory traffic is 16 bytes per body per tile pass, negligible for
- * N >> p. Cubic spline (the kind a template parameter, one kernel each):
- * outside the support h = 2.8 eps the same less the eps^2 add plus a
- * compare and the mass select (about 15 instructions: the same limit,
- * about 2.3e12 per second); a pair inside h adds a square root, a
- * reciprocal and about 12 FFMA, with both sides of the branch run by a
- * warp whose lanes disagree. Single precision only: the bodies come packed
- * as floats (tfmm_gpu_reserve); double-precision all pairs run on the CPU.
+ * Two precisions (template parameter T): bodies, targets, tiles and sums
+ * in float or double, positions relative to the bodies' centre
+ * (tfmm_bodies_pack_f32 / _f64). Double is built for unroll 4 and r in
+ * {1, 2} only (8 kernels beside single precision's 72); its 32-byte
+ * bodies take two 16-byte copies and twice the shared memory a tile, and
+ * its blocks at most 512 threads (gpu.h, tfmm_direct_shape_ok_for).
+ *
+ * Cost per interaction (nearfield/interaction.h), single precision,
+ * Plummer: 13 FP32 instructions and one MUFU.RSQ (12 without the
+ * potential), plus 1/r of an LDS.128. Limit: the FP32 pipe, SMs x 128
+ * lanes x clock / 12 to 13 interactions per second (about 2.6e12 to
+ * 2.8e12 on an H100 SXM at 1.98 GHz); memory traffic is 16 bytes per body
+ * per tile pass, negligible for N >> p. Cubic spline (the kind a template
+ * parameter, one kernel each): outside the support h = 2.8 eps the same
+ * less the eps^2 add plus a compare and the mass select (about 15
+ * instructions: the same limit, about 2.3e12 per second); a pair inside h
+ * adds a square root, a reciprocal and about 12 FFMA, with both sides of
+ * the branch run by a warp whose lanes disagree.
+ *
+ * Double precision, Plummer (sm_90 SASS of CUDA 13.0): 3 DADD (r), DMUL
+ * + 2 DFMA + DADD (r^2 + eps^2); rsqrt(): MUFU.RSQ64H and one Newton step,
+ * 2 DMUL + 3 DFMA (1 ulp; a range check branches off for extreme r^2);
+ * then 2 DMUL (1/r^3), DMUL (m/r^3), 3 DFMA (a) and 1 DFMA (phi): 19 FP64
+ * instructions (18 without the potential), plus the MUFU on its own pipe,
+ * about 8 integer and branch instructions and 2/r LDS.128. Limit: the
+ * FP64 pipe, half the FP32 rate (64 lanes an SM): 132 x 64 x 1.98 GHz / 19
+ * = 8.8e11 interactions per second on an H100 SXM (the 1.4e12 of 12
+ * instructions an interaction is out of reach: the refinement of the
+ * seed alone takes 5). Measured (N = 262144, p 128, q 1, r 2, with the
+ * potential): 6.0e11 per second, 68 % of it, against 1.75e12 in single
+ * precision in the same run (0.34 times). Spline: outside h the same less
+ * the eps^2 add plus the compare and selects; inside h the IEEE square
+ * root, a reciprocal and a division (--prec-div/--prec-sqrt do not touch
+ * FP64), some tens of instructions more, branched as in single precision.
+ * Memory: 32 bytes per body per tile pass.
  *
  * No atomics: the same input gives the same bits, run after run.
  */
@@ -32,8 +55,8 @@
 
 namespace {
 
-struct target_set {
-  float x, y, z;
+template <typename T> struct target_set {
+  T x, y, z;
   int index;
 };
 
@@ -41,21 +64,23 @@ struct target_set {
  * the kernel of kind SPLINE. SELF: compare indices to skip each target's
  * own pair (only in slices that overlap the block's targets; elsewhere the
  * check compiles away). */
-template <int UNROLL, int R, bool SELF, bool SPLINE>
+template <typename T, int UNROLL, int R, bool SELF, bool SPLINE>
 __device__ __forceinline__ void
-sum_slice(const float4 *__restrict__ src, int count, int first,
-          const target_set (&t)[R], const tfmm_soft_f32 &kern,
-          tfmm_acc_f32 (&acc)[R]) {
-  tfmm_acc_f32 part[R];
+sum_slice(const typename tfmm_prec<T>::vec *__restrict__ src, int count,
+          int first, const target_set<T> (&t)[R],
+          const typename tfmm_prec<T>::soft &kern,
+          typename tfmm_prec<T>::acc (&acc)[R]) {
+  typedef typename tfmm_prec<T>::vec vec;
+  typename tfmm_prec<T>::acc part[R];
 #pragma unroll
   for (int r = 0; r < R; r++)
-    part[r] = tfmm_acc_f32{0.f, 0.f, 0.f, 0.f};
+    part[r] = {(T)0, (T)0, (T)0, (T)0};
   if (!SELF) {
     /* count == p, a multiple of 32 and so of UNROLL. */
     for (int j = 0; j < count; j += UNROLL) {
 #pragma unroll
       for (int u = 0; u < UNROLL; u++) {
-        float4 s = src[j + u];
+        vec s = src[j + u];
 #pragma unroll
         for (int r = 0; r < R; r++)
           tfmm_add(part[r],
@@ -64,7 +89,7 @@ sum_slice(const float4 *__restrict__ src, int count, int first,
     }
   } else {
     for (int j = 0; j < count; j++) {
-      float4 s = src[j];
+      vec s = src[j];
 #pragma unroll
       for (int r = 0; r < R; r++)
         tfmm_add(part[r], tfmm_pair<SPLINE>(kern, t[r].x, t[r].y, t[r].z, s,
@@ -74,54 +99,73 @@ sum_slice(const float4 *__restrict__ src, int count, int first,
   /* Two-level sum: a tile's slice first, then the running total, so that
    * rounding grows with sqrt(p) + sqrt(N / p) rather than sqrt(N). */
 #pragma unroll
-  for (int r = 0; r < R; r++) {
-    acc[r].x += part[r].x;
-    acc[r].y += part[r].y;
-    acc[r].z += part[r].z;
-    acc[r].w += part[r].w;
-  }
+  for (int r = 0; r < R; r++)
+    tfmm_add(acc[r], part[r]);
 }
 
 /* Starts loading tile `tile` (p sources, clamped to valid addresses; the
- * sums never read past n) into a warp's buffer. */
-__device__ __forceinline__ void load_tile(float4 *buf, const float4 *bodies,
-                                          int n, int p, int tile, int lane) {
-  for (int k = lane; k < p; k += 32) {
-    int j = tile * p + k;
-    copy16_async(buf + k, bodies + (j < n ? j : n - 1));
+ * sums never read past n) into a warp's buffer, in 16-byte words: one a
+ * body in single precision, two in double. */
+template <typename V>
+__device__ __forceinline__ void load_tile(V *buf, const V *bodies, int n, int p,
+                                          int tile, int lane) {
+  constexpr int W = sizeof(V) / 16;
+  float4 *dst = reinterpret_cast<float4 *>(buf);
+  const float4 *src = reinterpret_cast<const float4 *>(bodies);
+  for (int k = lane; k < W * p; k += 32) {
+    int j = tile * p + k / W;
+    copy16_async(dst + k, src + (size_t)W * (j < n ? j : n - 1) + k % W);
   }
   copy_commit();
 }
 
-/* r = 4 needs more than the 64 registers a 1024-thread block allows; its
- * blocks are capped at 512 threads (tfmm_direct_max_threads) instead.
- *
- * Each warp streams its own tiles through a private, double-buffered piece
+/* A result (or partial sum) as stored: without POT the potential is dead
+ * code, kept out of memory so that the compiler drops its add from the
+ * inner loop. */
+template <bool POT, typename V, typename A>
+__device__ __forceinline__ V result(const A &a) {
+  return V{a.x, a.y, a.z, POT ? a.w : 0};
+}
+
+/* Threads a block may have: r = 4 needs more than the 64 registers a
+ * 1024-thread block allows, and so does double precision (targets,
+ * sources and sums twice the size); those blocks are capped at 512
+ * threads (tfmm_direct_max_threads_for), 128 registers a thread. */
+template <typename T, int R> constexpr int block_max() {
+  return R >= 4 || sizeof(T) == 8 ? 512 : 1024;
+}
+
+/* Each warp streams its own tiles through a private, double-buffered piece
  * of shared memory, synchronising only with itself (__syncwarp): no block
  * barrier inside the loop, so warps drift apart and their rsqrt and
  * shared-memory bursts interleave instead of queueing together. Row y of
  * the block takes tiles y, y + q, y + 2q, ... */
-template <int UNROLL, int R, bool POT, bool SPLINE>
-__global__ void __launch_bounds__(R >= 4 ? 512 : 1024)
-    direct_tiled(const float4 *__restrict__ bodies, int n, tfmm_soft_f32 kern,
-                 float4 *__restrict__ out) {
-  extern __shared__ float4 smem[]; /* 2 p per warp; p * q at the end */
+template <typename T, int UNROLL, int R, bool POT, bool SPLINE>
+__global__ void __launch_bounds__(block_max<T, R>())
+    direct_tiled(const typename tfmm_prec<T>::vec *__restrict__ bodies, int n,
+                 typename tfmm_prec<T>::soft kern,
+                 typename tfmm_prec<T>::vec *__restrict__ out) {
+  typedef typename tfmm_prec<T>::vec vec;
+  typedef typename tfmm_prec<T>::acc acc_t;
+  extern __shared__ float4 shared_words[];
+  vec *smem = reinterpret_cast<vec *>(shared_words); /* 2 p per warp;
+                                                        p * q at the end */
   const int p = blockDim.x, q = blockDim.y;
   const int x = threadIdx.x, y = threadIdx.y, lane = x & 31;
   const int warp = (y * p + x) >> 5;
-  float4 *buf = smem + (size_t)warp * 2 * p;
+  vec *buf = smem + (size_t)warp * 2 * p;
   const int base = blockIdx.x * p * R; /* the block's first target */
 
-  target_set t[R];
-  tfmm_acc_f32 acc[R];
+  target_set<T> t[R];
+  acc_t acc[R];
 #pragma unroll
   for (int r = 0; r < R; r++) {
     int i = base + x + r * p;
     /* Threads past the end still compute (on a valid body) so that every
      * thread reaches every barrier; they store nothing. */
-    float4 b = bodies[i < n ? i : n - 1];
-    t[r] = target_set{b.x, b.y, b.z, i};
-    acc[r] = tfmm_acc_f32{0.f, 0.f, 0.f, 0.f};
+    vec b = bodies[i < n ? i : n - 1];
+    t[r] = target_set<T>{b.x, b.y, b.z, i};
+    acc[r] = {(T)0, (T)0, (T)0, (T)0};
   }
 
   const int tiles = (n + p - 1) / p;
@@ -138,10 +182,11 @@ __global__ void __launch_bounds__(R >= 4 ? 512 : 1024)
     int count = min(p, n - first);
     bool diagonal = first < base + p * R && first + p > base;
     if (count == p && !diagonal)
-      sum_slice<UNROLL, R, false, SPLINE>(buf + k * p, p, first, t, kern, acc);
+      sum_slice<T, UNROLL, R, false, SPLINE>(buf + k * p, p, first, t, kern,
+                                             acc);
     else
-      sum_slice<UNROLL, R, true, SPLINE>(buf + k * p, count, first, t, kern,
-                                         acc);
+      sum_slice<T, UNROLL, R, true, SPLINE>(buf + k * p, count, first, t, kern,
+                                            acc);
     __syncwarp(); /* before the next prefetch overwrites this buffer */
   }
   copy_wait<0>();
@@ -153,14 +198,11 @@ __global__ void __launch_bounds__(R >= 4 ? 512 : 1024)
 #pragma unroll
   for (int r = 0; r < R; r++) {
     if (q > 1) {
-      /* Without POT the potential is dead code: keep it out of shared
-       * memory so that the compiler drops its FADD from the inner loop. */
-      smem[slot] =
-          make_float4(acc[r].x, acc[r].y, acc[r].z, POT ? acc[r].w : 0.f);
+      smem[slot] = result<POT, vec>(acc[r]);
       __syncthreads();
       if (y == 0)
         for (int k = 1; k < q; k++) {
-          float4 o = smem[k * p + x];
+          vec o = smem[k * p + x];
           acc[r].x += o.x;
           acc[r].y += o.y;
           acc[r].z += o.z;
@@ -170,51 +212,75 @@ __global__ void __launch_bounds__(R >= 4 ? 512 : 1024)
       __syncthreads();
     }
     if (y == 0 && t[r].index < n)
-      out[t[r].index] =
-          make_float4(acc[r].x, acc[r].y, acc[r].z, POT ? acc[r].w : 0.f);
+      out[t[r].index] = result<POT, vec>(acc[r]);
   }
 }
 
-typedef void (*kernel_fn)(const float4 *, int, tfmm_soft_f32, float4 *);
+template <typename T>
+using kernel_fn = void (*)(const typename tfmm_prec<T>::vec *, int,
+                           typename tfmm_prec<T>::soft,
+                           typename tfmm_prec<T>::vec *);
 
-template <int UNROLL, int R, bool POT> kernel_fn pick_spline(int spline) {
-  return spline ? direct_tiled<UNROLL, R, POT, true>
-                : direct_tiled<UNROLL, R, POT, false>;
+template <typename T, int UNROLL, int R, bool POT>
+kernel_fn<T> pick_spline(int spline) {
+  return spline ? direct_tiled<T, UNROLL, R, POT, true>
+                : direct_tiled<T, UNROLL, R, POT, false>;
 }
 
-template <int UNROLL, int R>
-kernel_fn pick_potential(int potential, int spline) {
-  return potential ? pick_spline<UNROLL, R, true>(spline)
-                   : pick_spline<UNROLL, R, false>(spline);
+template <typename T, int UNROLL, int R>
+kernel_fn<T> pick_potential(int potential, int spline) {
+  return potential ? pick_spline<T, UNROLL, R, true>(spline)
+                   : pick_spline<T, UNROLL, R, false>(spline);
 }
 
-template <int UNROLL> kernel_fn pick_r(int r, int potential, int spline) {
+template <int UNROLL>
+kernel_fn<float> pick_r_f32(int r, int potential, int spline) {
   switch (r) {
   case 1:
-    return pick_potential<UNROLL, 1>(potential, spline);
+    return pick_potential<float, UNROLL, 1>(potential, spline);
   case 2:
-    return pick_potential<UNROLL, 2>(potential, spline);
+    return pick_potential<float, UNROLL, 2>(potential, spline);
   case 4:
-    return pick_potential<UNROLL, 4>(potential, spline);
+    return pick_potential<float, UNROLL, 4>(potential, spline);
   default:
     return NULL;
   }
 }
 
-kernel_fn pick_kernel(int unroll, int r, int potential, int spline) {
+/* Single precision: every unroll in {1, 2, 4, ..., 32} and r in {1, 2, 4}
+ * (72 kernels). */
+kernel_fn<float> pick_kernel(float, int unroll, int r, int potential,
+                             int spline) {
   switch (unroll) {
   case 1:
-    return pick_r<1>(r, potential, spline);
+    return pick_r_f32<1>(r, potential, spline);
   case 2:
-    return pick_r<2>(r, potential, spline);
+    return pick_r_f32<2>(r, potential, spline);
   case 4:
-    return pick_r<4>(r, potential, spline);
+    return pick_r_f32<4>(r, potential, spline);
   case 8:
-    return pick_r<8>(r, potential, spline);
+    return pick_r_f32<8>(r, potential, spline);
   case 16:
-    return pick_r<16>(r, potential, spline);
+    return pick_r_f32<16>(r, potential, spline);
   case 32:
-    return pick_r<32>(r, potential, spline);
+    return pick_r_f32<32>(r, potential, spline);
+  default:
+    return NULL;
+  }
+}
+
+/* Double precision: unroll 4 whatever was asked (tfmm_gpu_direct reports
+ * it), r in {1, 2}: 8 kernels. An interaction is some 30 FP64
+ * instructions, so a longer unroll buys no latency hiding the r targets
+ * and 16 warps an SM do not already give, and r = 4 would spill. */
+kernel_fn<double> pick_kernel(double, int unroll, int r, int potential,
+                              int spline) {
+  (void)unroll;
+  switch (r) {
+  case 1:
+    return pick_potential<double, 4, 1>(potential, spline);
+  case 2:
+    return pick_potential<double, 4, 2>(potential, spline);
   default:
     return NULL;
   }
@@ -222,14 +288,19 @@ kernel_fn pick_kernel(int unroll, int r, int potential, int spline) {
 
 /* The launch shape for n bodies, filling in what the caller left at 0
  * (GPU Gems 3, 31.4.1: small N leaves multiprocessors idle unless several
- * threads share each body). The GPU is full at about 1024 threads per SM
- * (64 registers each). Measured on an H100 (bench/results/h100): with
+ * threads share each body). In single precision the GPU is full at about
+ * 1024 threads per SM (64 registers each); in double at 512 (128 each).
+ * Measured on an H100 (bench/results/h100), single precision: with
  * enough bodies, p = 128 and r = 2 (one shared-memory load feeds two
  * interactions); with few, r = 1, q as large as the block allows and so
  * p = 32. q then grows until the grid fills the GPU, never past the number
- * of tiles. */
-void choose_shape(int n, int sm_count, tfmm_gpu_direct_params *prm) {
-  const long long full = 1024LL * sm_count;
+ * of tiles. Every step keeps to the precision's limits
+ * (tfmm_direct_shape_ok_for): in double a tile takes twice the shared
+ * memory and a block half the threads. */
+void choose_shape(int n, int sm_count, tfmm_precision prec,
+                  tfmm_gpu_direct_params *prm) {
+  const long long full =
+      (long long)tfmm_direct_max_threads_for(1, prec) * sm_count;
   int r = prm->bodies_per_thread, p = prm->tile, q = prm->threads_per_body;
   if (r == 0)
     r = n >= full ? 2 : 1;
@@ -240,17 +311,17 @@ void choose_shape(int n, int sm_count, tfmm_gpu_direct_params *prm) {
     while (threads * want < full && want < 32)
       want *= 2;
     p = 128;
-    while (p > 32 && !tfmm_direct_shape_ok(p, want, r))
+    while (p > 32 && !tfmm_direct_shape_ok_for(p, want, r, prec))
       p /= 2;
   } else if (p == 0) {
     p = 128;
-    while (p > 32 && !tfmm_direct_shape_ok(p, q, r))
+    while (p > 32 && !tfmm_direct_shape_ok_for(p, q, r, prec))
       p /= 2;
   }
   if (q == 0) {
     long long tiles = (n + p - 1) / p;
     q = 1;
-    while (tfmm_direct_shape_ok(p, 2 * q, r) && 2 * q <= tiles &&
+    while (tfmm_direct_shape_ok_for(p, 2 * q, r, prec) && 2 * q <= tiles &&
            threads * q < full)
       q *= 2;
   }
@@ -259,37 +330,31 @@ void choose_shape(int n, int sm_count, tfmm_gpu_direct_params *prm) {
   prm->bodies_per_thread = r;
 }
 
-} // namespace
-
-extern "C" tfmm_status tfmm_gpu_direct(tfmm_gpu *g, tfmm_gpu_direct_params *prm,
-                                       size_t n, tfmm_gpu_times *times,
-                                       tfmm_error *err) {
-  /* Its bodies come packed in single precision (tfmm_gpu_reserve). */
-  if (prm->pair.precision != TFMM_PRECISION_SINGLE)
-    return tfmm_error_set(err, TFMM_ERR_UNSUPPORTED,
-                          "the GPU all-pairs kernel sums in single precision "
-                          "only: for precision %s use device cpu, or a tree "
-                          "method (fmm, bh), whose GPU near field sums in "
-                          "double",
-                          tfmm_precision_name(prm->pair.precision));
+/* Upload, kernel, download on the solver's stream, in precision T. */
+template <typename T>
+tfmm_status launch(tfmm_gpu *g, const tfmm_gpu_direct_params *prm, size_t n,
+                   tfmm_gpu_times *times, tfmm_error *err) {
+  typedef typename tfmm_prec<T>::vec vec;
   const int spline = prm->pair.softening == TFMM_SOFTENING_SPLINE;
-  const tfmm_soft_f32 kern = tfmm_soft_make_f32(spline, prm->pair.eps);
-  choose_shape((int)n, g->sm_count, prm);
+  const typename tfmm_prec<T>::soft kern =
+      tfmm_prec<T>::make(spline, prm->pair.eps);
   const int p = prm->tile, q = prm->threads_per_body,
             r = prm->bodies_per_thread;
-  kernel_fn kernel = pick_kernel(prm->unroll, r, prm->potential, spline);
-  if (kernel == NULL || !tfmm_direct_shape_ok(p, q, r) || n > g->capacity)
+  kernel_fn<T> kernel =
+      pick_kernel(T(0), prm->unroll, r, prm->potential, spline);
+  if (kernel == NULL)
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
-                          "bad kernel shape (p %d, q %d, unroll %d, r %d)", p,
-                          q, prm->unroll, r);
+                          "no all-pairs kernel for unroll %d, r %d",
+                          prm->unroll, r);
 
   tfmm_device_scope scope(g->device);
   TFMM_CUDA_TRY(scope.status, err);
   cudaStream_t s = g->stream;
-  size_t bytes = n * sizeof(float4);
+  size_t bytes = n * sizeof(vec);
   dim3 block(p, q);
   unsigned grid = (unsigned)((n + (size_t)p * r - 1) / ((size_t)p * r));
-  size_t shared = (size_t)tfmm_direct_shared_bytes(p, q);
+  size_t shared =
+      (size_t)tfmm_direct_shared_bytes_for(p, q, prm->pair.precision);
   TFMM_CUDA_TRY(cudaFuncSetAttribute(
                     (const void *)kernel,
                     cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared),
@@ -299,7 +364,8 @@ extern "C" tfmm_status tfmm_gpu_direct(tfmm_gpu *g, tfmm_gpu_direct_params *prm,
   TFMM_CUDA_TRY(
       cudaMemcpyAsync(g->d_in, g->h_in, bytes, cudaMemcpyHostToDevice, s), err);
   TFMM_CUDA_TRY(cudaEventRecord(g->events[1], s), err);
-  kernel<<<grid, block, shared, s>>>(g->d_in, (int)n, kern, g->d_out);
+  kernel<<<grid, block, shared, s>>>((const vec *)g->d_in, (int)n, kern,
+                                     (vec *)g->d_out);
   TFMM_CUDA_TRY(cudaGetLastError(), err);
   TFMM_CUDA_TRY(cudaEventRecord(g->events[2], s), err);
   TFMM_CUDA_TRY(
@@ -307,4 +373,53 @@ extern "C" tfmm_status tfmm_gpu_direct(tfmm_gpu *g, tfmm_gpu_direct_params *prm,
       err);
   TFMM_CUDA_TRY(cudaEventRecord(g->events[3], s), err);
   return tfmm_gpu_elapsed(g, times, err);
+}
+
+} // namespace
+
+extern "C" tfmm_status tfmm_gpu_direct(tfmm_gpu *g, tfmm_gpu_direct_params *prm,
+                                       size_t n, tfmm_gpu_times *times,
+                                       tfmm_error *err) {
+  const tfmm_precision prec = prm->pair.precision;
+  const int f64 = prec == TFMM_PRECISION_DOUBLE;
+  if (n * (size_t)tfmm_direct_body_bytes(prec) > g->direct_bytes)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "%zu bodies in %s precision: more than "
+                          "tfmm_gpu_reserve made room for",
+                          n, tfmm_precision_name(prec));
+  if (f64 && prm->bodies_per_thread == 4)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "gpu_bodies_per_thread = 4 in double precision: "
+                          "the double-precision all-pairs kernel holds 1 or "
+                          "2 bodies a thread (0 chooses)");
+  if (f64)
+    prm->unroll = 4; /* the one unroll it is built for */
+  choose_shape((int)n, g->sm_count, prec, prm);
+  const int p = prm->tile, q = prm->threads_per_body,
+            r = prm->bodies_per_thread;
+  if (!tfmm_direct_shape_ok_for(p, q, r, prec)) {
+    const int most = tfmm_direct_max_threads_for(r, prec);
+    const long shared = tfmm_direct_shared_bytes_for(p, q, prec);
+    if (p * q > most)
+      return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                            "gpu_tile = %d with gpu_threads_per_body = %d: "
+                            "%d threads a block, more than the %d of the "
+                            "%s-precision all-pairs kernel (r = %d)",
+                            p, q, p * q, most, tfmm_precision_name(prec), r);
+    if (shared > TFMM_DIRECT_MAX_SHARED)
+      return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                            "gpu_tile = %d with gpu_threads_per_body = %d: "
+                            "%ld bytes of shared memory in %s precision "
+                            "(%d-byte bodies: %sgpu_tile^2 * q), more than "
+                            "the %d a block may have",
+                            p, q, shared, tfmm_precision_name(prec),
+                            tfmm_direct_body_bytes(prec), f64 ? "2 " : "",
+                            TFMM_DIRECT_MAX_SHARED);
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "bad kernel shape in %s precision (p %d, q %d, "
+                          "unroll %d, r %d)",
+                          tfmm_precision_name(prec), p, q, prm->unroll, r);
+  }
+  return f64 ? launch<double>(g, prm, n, times, err)
+             : launch<float>(g, prm, n, times, err);
 }

@@ -18,32 +18,62 @@ typedef struct tfmm_gpu tfmm_gpu;
 typedef struct tfmm_gpu_direct_params {
   int tile;              /* p, or 0 to choose; set to the value used */
   int threads_per_body;  /* q, or 0 to choose; set to the value used */
-  int unroll;            /* inner-loop unroll factor */
+  int unroll;            /* inner-loop unroll factor; in double precision
+                            always 4 (set to the value used) */
   int bodies_per_thread; /* r, or 0 to choose; set to the value used */
   tfmm_pair_params pair; /* softening and precision */
   int potential;         /* whether to accumulate the potential */
 } tfmm_gpu_direct_params;
 
 /* Limits of the all-pairs kernel's launch shape. A block has p * q threads
- * (r = 4 holds more in registers and runs in blocks of at most 512); each
- * of its (p / 32) q warps double-buffers tiles of p bodies in shared
- * memory: p * p * q bytes, within the 227 KB a Hopper block may have. */
+ * (r = 4 holds more in registers and runs in blocks of at most 512, as
+ * does every double-precision kernel, whose targets and sums take twice
+ * the registers); each of its (p / 32) q warps double-buffers tiles of p
+ * bodies in shared memory: p * p * q bytes for 16-byte bodies (single
+ * precision), twice that for 32-byte ones (double), within the 227 KB a
+ * Hopper block may have. The double-precision kernel is built for r = 1
+ * and 2 only (direct_tiled.cu). */
 enum { TFMM_DIRECT_MAX_TILE = 256, TFMM_DIRECT_MAX_SHARED = 227 * 1024 };
 
+/* Bytes of one body (x, y, z, m) or result (a, phi) in a precision. */
+static inline int tfmm_direct_body_bytes(tfmm_precision precision) {
+  return precision == TFMM_PRECISION_DOUBLE ? 32 : 16;
+}
+
+static inline int tfmm_direct_max_threads_for(int bodies_per_thread,
+                                              tfmm_precision precision) {
+  return bodies_per_thread >= 4 || precision == TFMM_PRECISION_DOUBLE ? 512
+                                                                      : 1024;
+}
+
+static inline long tfmm_direct_shared_bytes_for(int p, int q,
+                                                tfmm_precision precision) {
+  return (long)p * p * q / 16 * tfmm_direct_body_bytes(precision);
+}
+
+/* Whether (p, q, r) is a launch shape the kernel of a precision accepts. */
+static inline int tfmm_direct_shape_ok_for(int p, int q, int r,
+                                           tfmm_precision precision) {
+  const int f64 = precision == TFMM_PRECISION_DOUBLE;
+  return p >= 32 && p <= TFMM_DIRECT_MAX_TILE && p % 32 == 0 && q >= 1 &&
+         (q & (q - 1)) == 0 &&
+         p * q <= tfmm_direct_max_threads_for(r, precision) &&
+         tfmm_direct_shared_bytes_for(p, q, precision) <=
+             TFMM_DIRECT_MAX_SHARED &&
+         (r == 1 || r == 2 || (r == 4 && !f64));
+}
+
+/* The same in single precision. */
 static inline int tfmm_direct_max_threads(int bodies_per_thread) {
-  return bodies_per_thread >= 4 ? 512 : 1024;
+  return tfmm_direct_max_threads_for(bodies_per_thread, TFMM_PRECISION_SINGLE);
 }
 
 static inline long tfmm_direct_shared_bytes(int p, int q) {
-  return (long)p * p * q;
+  return tfmm_direct_shared_bytes_for(p, q, TFMM_PRECISION_SINGLE);
 }
 
-/* Whether (p, q, r) is a launch shape the kernel accepts. */
 static inline int tfmm_direct_shape_ok(int p, int q, int r) {
-  return p >= 32 && p <= TFMM_DIRECT_MAX_TILE && p % 32 == 0 && q >= 1 &&
-         (q & (q - 1)) == 0 && p * q <= tfmm_direct_max_threads(r) &&
-         tfmm_direct_shared_bytes(p, q) <= TFMM_DIRECT_MAX_SHARED &&
-         (r == 1 || r == 2 || r == 4);
+  return tfmm_direct_shape_ok_for(p, q, r, TFMM_PRECISION_SINGLE);
 }
 
 /* Seconds, measured with CUDA events on the solver's stream. */
@@ -59,14 +89,16 @@ tfmm_status tfmm_gpu_create(tfmm_gpu **out, int device, tfmm_error *err);
 void tfmm_gpu_destroy(tfmm_gpu *gpu);
 const char *tfmm_gpu_name(const tfmm_gpu *gpu);
 
-/* Makes room for n bodies on the device and in pinned host buffers, which
- * are kept and reused: no allocation per call once large enough. *in and
- * *out receive the pinned host buffers of 4n floats (xyzm in, acc+phi out). */
-tfmm_status tfmm_gpu_reserve(tfmm_gpu *gpu, size_t n, float **in, float **out,
-                             tfmm_error *err);
+/* Makes room for n bodies of a precision on the device and in pinned host
+ * buffers, which are kept and reused: no allocation per call once large
+ * enough. *in and *out receive the pinned host buffers of 4n values of
+ * that precision (floats or doubles): xyzm in, acc+phi out. */
+tfmm_status tfmm_gpu_reserve(tfmm_gpu *gpu, size_t n, tfmm_precision precision,
+                             void **in, void **out, tfmm_error *err);
 
 /* All pairs over the n bodies in the reserved input buffer, results to the
- * reserved output buffer: upload, kernel, download, synchronised. */
+ * reserved output buffer, both in params->pair.precision (reserved for it):
+ * upload, kernel, download, synchronised. */
 tfmm_status tfmm_gpu_direct(tfmm_gpu *gpu, tfmm_gpu_direct_params *params,
                             size_t n, tfmm_gpu_times *times, tfmm_error *err);
 

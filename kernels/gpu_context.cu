@@ -90,7 +90,7 @@ static void release_buffers(tfmm_gpu *g) {
   cudaFreeHost(g->h_out);
   g->d_in = g->d_out = NULL;
   g->h_in = g->h_out = NULL;
-  g->capacity = 0;
+  g->direct_bytes = 0;
 }
 
 extern "C" void tfmm_gpu_destroy(tfmm_gpu *g) {
@@ -113,25 +113,28 @@ extern "C" void tfmm_gpu_destroy(tfmm_gpu *g) {
 
 extern "C" const char *tfmm_gpu_name(const tfmm_gpu *g) { return g->name; }
 
-static tfmm_status allocate_buffers(tfmm_gpu *g, size_t n, tfmm_error *err) {
-  size_t bytes = n * sizeof(float4);
-  TFMM_CUDA_TRY(cudaMalloc((void **)&g->d_in, bytes), err);
-  TFMM_CUDA_TRY(cudaMalloc((void **)&g->d_out, bytes), err);
-  TFMM_CUDA_TRY(cudaMallocHost((void **)&g->h_in, bytes), err);
-  TFMM_CUDA_TRY(cudaMallocHost((void **)&g->h_out, bytes), err);
-  g->capacity = n;
+static tfmm_status allocate_buffers(tfmm_gpu *g, size_t bytes,
+                                    tfmm_error *err) {
+  TFMM_CUDA_TRY(cudaMalloc(&g->d_in, bytes), err);
+  TFMM_CUDA_TRY(cudaMalloc(&g->d_out, bytes), err);
+  TFMM_CUDA_TRY(cudaMallocHost(&g->h_in, bytes), err);
+  TFMM_CUDA_TRY(cudaMallocHost(&g->h_out, bytes), err);
+  g->direct_bytes = bytes;
   return TFMM_OK;
 }
 
-extern "C" tfmm_status tfmm_gpu_reserve(tfmm_gpu *g, size_t n, float **in,
-                                        float **out, tfmm_error *err) {
-  if (n > g->capacity) {
+/* Sized in bytes: one set of buffers serves both precisions, a double
+ * body taking the room of two floats. */
+extern "C" tfmm_status tfmm_gpu_reserve(tfmm_gpu *g, size_t n,
+                                        tfmm_precision precision, void **in,
+                                        void **out, tfmm_error *err) {
+  const size_t bytes = n * (size_t)tfmm_direct_body_bytes(precision);
+  if (bytes > g->direct_bytes) {
     tfmm_device_scope scope(g->device);
     TFMM_CUDA_TRY(scope.status, err);
     release_buffers(g);
     /* Grow geometrically so that slowly growing inputs reallocate rarely. */
-    size_t want = n + n / 4;
-    tfmm_status st = allocate_buffers(g, want, err);
+    tfmm_status st = allocate_buffers(g, bytes + bytes / 4, err);
     if (st != TFMM_OK) {
       release_buffers(g);
       return st;

@@ -25,10 +25,11 @@ struct tfmm_gpu {
   char name[256];
   cudaStream_t stream;
   cudaEvent_t events[4];
-  /* Buffers for `capacity` bodies, kept across evaluations. */
-  size_t capacity;
-  float4 *d_in, *d_out; /* device: xyzm in, (a, phi) out */
-  float *h_in, *h_out;  /* pinned host staging of the same */
+  /* The all-pairs buffers, `direct_bytes` each, kept across evaluations:
+   * 4 values a body of the precision asked (tfmm_gpu_reserve). */
+  size_t direct_bytes;
+  void *d_in, *d_out; /* device: xyzm in, (a, phi) out */
+  void *h_in, *h_out; /* pinned host staging of the same */
   tfmm_gpu_buffer near[TFMM_GPU_NEAR_BUFFERS];
 };
 

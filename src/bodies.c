@@ -42,6 +42,17 @@ void tfmm_bodies_pack_f32(size_t n, const double *pos, const double *mass,
   }
 }
 
+void tfmm_bodies_pack_f64(size_t n, const double *pos, const double *mass,
+                          const double center[3], double *xyzm) {
+#pragma omp parallel for schedule(static)
+  for (size_t i = 0; i < n; i++) {
+    xyzm[4 * i + 0] = pos[3 * i + 0] - center[0];
+    xyzm[4 * i + 1] = pos[3 * i + 1] - center[1];
+    xyzm[4 * i + 2] = pos[3 * i + 2] - center[2];
+    xyzm[4 * i + 3] = mass[i];
+  }
+}
+
 int tfmm_point_key_compare(const void *pa, const void *pb) {
   const tfmm_point_key *a = pa, *b = pb;
   if (a->x != b->x)

@@ -20,6 +20,11 @@ void tfmm_bodies_center(size_t n, const double *pos, double center[3]);
 void tfmm_bodies_pack_f32(size_t n, const double *pos, const double *mass,
                           const double center[3], float *xyzm);
 
+/* The same in double precision: the layout of the GPU's double-precision
+ * all-pairs kernel. */
+void tfmm_bodies_pack_f64(size_t n, const double *pos, const double *mass,
+                          const double center[3], double *xyzm);
+
 /* A point and the input index of its body, ordered lexicographically on
  * (x, y, z) and then by index, so that equal points sit together in index
  * order. */

@@ -23,9 +23,9 @@ const char *tfmm_gpu_name(const tfmm_gpu *gpu) {
   return "none";
 }
 
-tfmm_status tfmm_gpu_reserve(tfmm_gpu *gpu, size_t n, float **in, float **out,
-                             tfmm_error *err) {
-  (void)gpu, (void)n, (void)in, (void)out;
+tfmm_status tfmm_gpu_reserve(tfmm_gpu *gpu, size_t n, tfmm_precision precision,
+                             void **in, void **out, tfmm_error *err) {
+  (void)gpu, (void)n, (void)precision, (void)in, (void)out;
   return unsupported(err);
 }
 

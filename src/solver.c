@@ -327,26 +327,35 @@ static tfmm_status check_distinct_f32(tfmm_solver *s, size_t n,
   return st;
 }
 
-/* Scales by G into the caller's arrays and refuses non-finite results. */
-static tfmm_status finish_direct(tfmm_solver *s, size_t n, const float *res,
-                                 double *acc, double *pot) {
+/* Result k of the packed results, in their precision. */
+static inline double result_at(const void *res, int f64, size_t k) {
+  return f64 ? ((const double *)res)[k] : (double)((const float *)res)[k];
+}
+
+/* Scales by G into the caller's arrays and refuses non-finite results.
+ * res: 4n values, doubles when f64, else floats. */
+static tfmm_status finish_direct(tfmm_solver *s, size_t n, const void *res,
+                                 int f64, double *acc, double *pot) {
   const double G = s->cfg.G;
   size_t bad = n;
 #pragma omp parallel for schedule(static) reduction(min : bad)
   for (size_t i = 0; i < n; i++) {
+    double v[4];
+    for (int k = 0; k < 4; k++)
+      v[k] = result_at(res, f64, 4 * i + k);
     for (int k = 0; k < 3; k++)
-      acc[3 * i + k] = G * (double)res[4 * i + k];
+      acc[3 * i + k] = G * v[k];
     if (pot != NULL)
-      pot[i] = G * (double)res[4 * i + 3];
-    if (!isfinite(res[4 * i]) || !isfinite(res[4 * i + 1]) ||
-        !isfinite(res[4 * i + 2]) || !isfinite(res[4 * i + 3]))
+      pot[i] = G * v[3];
+    if (!isfinite(v[0]) || !isfinite(v[1]) || !isfinite(v[2]) ||
+        !isfinite(v[3]))
       bad = i < bad ? i : bad;
   }
   if (bad < n)
     return tfmm_error_set(&s->err, TFMM_ERR_NONFINITE,
-                          "body %zu: force is not finite in single precision "
+                          "body %zu: force is not finite in %s precision "
                           "(bodies nearly coincident with eps = 0?)",
-                          bad);
+                          bad, f64 ? "double" : "single");
   return TFMM_OK;
 }
 
@@ -391,32 +400,46 @@ static tfmm_status run_direct_f64(tfmm_solver *s, size_t n, const double *pos,
   return TFMM_OK;
 }
 
+/* Packs the bodies relative to their centre in the precision of the sums
+ * (floats or doubles, 4 a body) and, with eps = 0, refuses bodies that
+ * meet once packed: two bodies may differ in double yet meet in float. */
+static tfmm_status pack_direct(tfmm_solver *s, size_t n, const double *pos,
+                               const double *mass, int f64, void *in) {
+  double center[3];
+  tfmm_bodies_center(n, pos, center);
+  if (f64) {
+    tfmm_bodies_pack_f64(n, pos, mass, center, in);
+    return s->cfg.eps == 0 ? check_distinct(s, n, in, 4, "") : TFMM_OK;
+  }
+  tfmm_bodies_pack_f32(n, pos, mass, center, in);
+  return s->cfg.eps == 0 ? check_distinct_f32(s, n, in) : TFMM_OK;
+}
+
+/* All pairs: on the GPU in either precision (kernels/direct_tiled.cu), on
+ * the CPU in single precision here and in double in run_direct_f64. */
 static tfmm_status run_direct(tfmm_solver *s, size_t n, const double *pos,
                               const double *mass, double *acc, double *pot) {
-  if (s->cfg.precision == TFMM_PRECISION_DOUBLE && s->device == TFMM_DEVICE_CPU)
+  const int f64 = s->cfg.precision == TFMM_PRECISION_DOUBLE;
+  const int gpu = s->device == TFMM_DEVICE_GPU;
+  if (f64 && !gpu)
     return run_direct_f64(s, n, pos, mass, acc, pot);
   double t0 = tfmm_wtime();
-  float *in = NULL, *out = NULL;
-  tfmm_status st = s->device == TFMM_DEVICE_GPU
-                       ? tfmm_gpu_reserve(s->gpu, n, &in, &out, &s->err)
-                       : reserve_cpu(s, n);
+  void *in = NULL, *out = NULL;
+  tfmm_status st =
+      gpu ? tfmm_gpu_reserve(s->gpu, n, s->cfg.precision, &in, &out, &s->err)
+          : reserve_cpu(s, n);
   if (st != TFMM_OK)
     return st;
-  if (s->device == TFMM_DEVICE_CPU) {
+  if (!gpu) {
     in = s->cpu_in;
     out = s->cpu_out;
   }
-  double center[3];
-  tfmm_bodies_center(n, pos, center);
-  tfmm_bodies_pack_f32(n, pos, mass, center, in);
-  if (s->cfg.eps == 0 && (st = check_distinct_f32(s, n, in)) != TFMM_OK)
+  if ((st = pack_direct(s, n, pos, mass, f64, in)) != TFMM_OK)
     return st;
   const tfmm_pair_params pair = pair_params(&s->cfg);
-  const tfmm_soft_f32 kern =
-      tfmm_soft_make_f32(pair.softening == TFMM_SOFTENING_SPLINE, pair.eps);
   double t1 = tfmm_wtime();
   s->stats.time[TFMM_PHASE_PREPARE] = t1 - t0;
-  if (s->device == TFMM_DEVICE_GPU) {
+  if (gpu) {
     tfmm_gpu_direct_params p = {s->cfg.gpu_tile,
                                 s->cfg.gpu_threads_per_body,
                                 s->cfg.gpu_unroll,
@@ -434,13 +457,15 @@ static tfmm_status run_direct(tfmm_solver *s, size_t n, const double *pos,
     s->stats.gpu_unroll = p.unroll;
     s->stats.gpu_bodies_per_thread = p.bodies_per_thread;
   } else {
+    const tfmm_soft_f32 kern =
+        tfmm_soft_make_f32(pair.softening == TFMM_SOFTENING_SPLINE, pair.eps);
     if (tfmm_direct_cpu_compute(n, in, &kern, out) != 0)
       return tfmm_error_set(&s->err, TFMM_ERR_NO_MEMORY,
                             "no memory for %zu bodies", n);
     s->stats.time[TFMM_PHASE_NEAR] = tfmm_wtime() - t1;
   }
   double t2 = tfmm_wtime();
-  st = finish_direct(s, n, out, acc, pot);
+  st = finish_direct(s, n, out, f64, acc, pot);
   s->stats.time[TFMM_PHASE_FINISH] = tfmm_wtime() - t2;
   return st;
 }

@@ -130,7 +130,13 @@ typedef struct tfmm_acc_f64 {
 TFMM_SPLINE_INSIDE(float, f32, sqrtf)
 TFMM_SPLINE_INSIDE(double, f64, sqrt)
 
-TFMM_INTERACTION_FN double tfmm_rsqrt_f64(double x) { return 1.0 / sqrt(x); }
+TFMM_INTERACTION_FN double tfmm_rsqrt_f64(double x) {
+#if defined(__CUDA_ARCH__)
+  return rsqrt(x); /* 1 ulp (CUDA C guide), without the IEEE divide */
+#else
+  return 1.0 / sqrt(x);
+#endif
+}
 
 /* The pull of source (xj, yj, zj, mj) on the target at (xi, yi, zi) under
  * kernel k: acceleration in x, y, z and potential in w. self: as in
