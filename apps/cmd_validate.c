@@ -386,9 +386,14 @@ static void print_method(const tfmm_config *cfg, const tfmm_stats *s) {
            s->gpu_tile, s->gpu_threads_per_body, s->gpu_unroll,
            s->gpu_bodies_per_thread);
   printf("\nG, eps:          %.17g, %.17g\n", cfg->G, cfg->eps);
-  printf("softening:       %s, precision %s\n",
-         tfmm_softening_name(cfg->softening),
-         tfmm_precision_name(cfg->precision));
+  /* The tree methods report the precision auto resolved to. */
+  tfmm_precision prec = is_tree_method(s->method) ? s->precision
+                        : cfg->precision == TFMM_PRECISION_DOUBLE
+                            ? TFMM_PRECISION_DOUBLE
+                            : TFMM_PRECISION_SINGLE;
+  printf("softening:       %s, precision %s%s\n",
+         tfmm_softening_name(cfg->softening), tfmm_precision_name(prec),
+         cfg->precision == TFMM_PRECISION_AUTO ? " (auto)" : "");
   printf("device:          %s, %s\n", tfmm_device_name(s->device),
          s->device_name);
 }

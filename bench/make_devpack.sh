@@ -12,7 +12,8 @@ devlibs=${DEVICE_LIBS:-../shared/tools/device-libs}
 rm -rf .devbin .devlibs .devpack.tgz
 mkdir -p .devbin/apps .devbin/bench .devbin/tests/cli .devbin/src
 cp "$build/apps/tilefmm" .devbin/apps/
-cp "$build"/bench/bench_tree "$build"/bench/bench_direct .devbin/bench/
+cp "$build"/bench/bench_tree "$build"/bench/bench_direct \
+  "$build"/bench/calibrate_accuracy .devbin/bench/
 for t in "$build"/tests/test_* "$build"/tests/cli/test_*; do
   [ -f "$t" ] && [ -x "$t" ] || continue
   cp "$t" ".devbin/${t#"$build"/}"

@@ -19,7 +19,8 @@ void tree_options_usage(FILE *f) {
       "                    each target (default: 1e-3 with the given theta",
       "                    and order)",
       "  --softening K     plummer or spline (default plummer)",
-      "  --precision P     single or double near field (default single)",
+      "  --precision P     single, double or auto near field (default auto:",
+      "                    single for targets >= 3e-4, else double)",
       "  --mac M           opening criterion: geometric or mass (default",
       "                    geometric)",
       "  --device D        cpu, gpu or auto: where the near field runs; the",
@@ -110,7 +111,7 @@ static void options_defaults(tree_options *o) {
   o->theta.v[o->theta.n++] = 0.5;
   o->accuracy.v[o->accuracy.n++] = 1e-3;
   o->softening = TFMM_SOFTENING_PLUMMER;
-  o->precision = TFMM_PRECISION_SINGLE;
+  o->precision = TFMM_PRECISION_AUTO;
   o->mac = TFMM_MAC_GEOMETRIC;
   o->device = TFMM_DEVICE_CPU;
   o->threads = 0;

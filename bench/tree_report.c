@@ -181,7 +181,7 @@ static void csv_row(FILE *csv, const tree_options *o, size_t n,
           tfmm_device_name(s->near_device), s->near_time, s->near_kernel_time,
           s->far_time, s->overlap, s->near_rate);
   fprintf(csv, ",%.3g,%s,%s,%s,%.9g", c->accuracy,
-          tfmm_softening_name(o->softening), tfmm_precision_name(o->precision),
+          tfmm_softening_name(o->softening), tfmm_precision_name(s->precision),
           tfmm_mac_name(o->mac), s->softening_separation);
   fputc('\n', csv);
   fflush(csv);

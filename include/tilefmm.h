@@ -102,10 +102,17 @@ typedef enum tfmm_softening {
 
 /* Floating-point precision of the pairwise sums (near field, direct). */
 typedef enum tfmm_precision {
-  TFMM_PRECISION_SINGLE = 0, /* FP32 interactions (the default) */
-  TFMM_PRECISION_DOUBLE = 1  /* FP64 interactions: accuracy targets to 1e-8;
-                                half the FP32 rate on an H100, far less on
-                                consumer GPUs */
+  TFMM_PRECISION_SINGLE = 0, /* FP32 interactions: the near field's error
+                                floor is about 1e-7 to 1e-6 for smooth
+                                systems, and up to 2e-4 where large pulls
+                                cancel (a dense line of bodies, eps = 0) */
+  TFMM_PRECISION_DOUBLE = 1, /* FP64 interactions: accuracy targets to 1e-8;
+                                about a third of the FP32 rate on an H100,
+                                far less on consumer GPUs */
+  /* The tree methods: single for accuracy targets >= 3e-4, double below,
+   * so that the target holds whatever the input; the direct method:
+   * single. The default. */
+  TFMM_PRECISION_AUTO = 2
 } tfmm_precision;
 
 /* Opening criterion (multipole acceptance criterion) of the tree methods. */
@@ -130,7 +137,8 @@ typedef struct tfmm_config {
                  spline, the Plummer-equivalent length: the
                  kernel's support is 2.8 eps); default 0 */
   tfmm_softening softening; /* default TFMM_SOFTENING_PLUMMER */
-  tfmm_precision precision; /* of the pairwise sums; default single */
+  tfmm_precision precision; /* of the pairwise sums; default
+                               TFMM_PRECISION_AUTO */
   tfmm_method method;       /* default TFMM_METHOD_FMM */
   tfmm_device device;       /* default TFMM_DEVICE_AUTO */
   /* Tree methods (fmm, bh). */
@@ -140,8 +148,9 @@ typedef struct tfmm_config {
                         TFMM_FROM_ACCURACY are chosen to meet it at the least
                         cost from a calibration (docs/accuracy.md), and with
                         plummer softening it bounds the softening's effect on
-                        the far field. Targets below the single-precision
-                        floor (1e-6) need precision double. Default 1e-3 */
+                        the far field. With precision auto, targets
+                        below 3e-4 run the near field in double. Default
+                        1e-3 */
   double theta;      /* opening angle in [0, 1]: cells A and B interact
                         through expansions when r_A + r_B < theta d;
                         0 accepts no pair, so that every pair is near (all
@@ -223,6 +232,7 @@ typedef struct tfmm_stats {
   int leaf_size; /* the L this evaluation used (chosen, for TFMM_LEAF_AUTO) */
   double theta;  /* the opening angle used (chosen or given) */
   int order;     /* the expansion order used (chosen or given) */
+  tfmm_precision precision;    /* of the pairwise sums (single or double) */
   double softening_separation; /* the closest two bodies of a far-field
                     cell pair may come: h for the spline, the distance at
                     which Plummer's force is within the target of Newton's,
@@ -316,7 +326,7 @@ TFMM_API const char *tfmm_precision_name(tfmm_precision precision);
 TFMM_API const char *tfmm_mac_name(tfmm_mac_kind mac);
 
 /* Parse "reference"/"direct"/"fmm"/"bh", "auto"/"cpu"/"gpu",
- * "plummer"/"spline", "single"/"double" and "geometric"/"mass". Return
+ * "plummer"/"spline", "single"/"double"/"auto" and "geometric"/"mass". Return
  * TFMM_ERR_INVALID_ARGUMENT for anything else, leaving *out unchanged. */
 TFMM_API tfmm_status tfmm_method_parse(const char *name, tfmm_method *out);
 TFMM_API tfmm_status tfmm_device_parse(const char *name, tfmm_device *out);

@@ -8,13 +8,24 @@
 
 /* What one tree evaluation uses. */
 typedef struct tfmm_resolved {
-  double theta;      /* opening angle */
-  int order;         /* expansion order */
-  double separation; /* closest approach of far-field bodies (mac.h) */
+  double theta;             /* opening angle */
+  int order;                /* expansion order */
+  double separation;        /* closest approach of far-field bodies (mac.h) */
+  tfmm_precision precision; /* of the near field: single or double */
 } tfmm_resolved;
 
-/* Fills *out for cfg (a checked configuration). Tree methods only. */
-void tfmm_accuracy_resolve(const tfmm_config *cfg, tfmm_resolved *out);
+/* Fills *out for cfg (a checked configuration) evaluated with leaves of
+ * leaf_size bodies and the near field on the GPU (near_gpu) or the CPU.
+ * The rows chosen from are those calibrated on that device at a leaf size
+ * at most leaf_size (errors fall as leaves grow), else the CPU's. Tree
+ * methods only. */
+void tfmm_accuracy_resolve(const tfmm_config *cfg, int leaf_size, int near_gpu,
+                           tfmm_resolved *out);
+
+/* Targets below this run the near field in double under
+ * TFMM_PRECISION_AUTO: the single-precision floor measured on the
+ * calibration and test inputs reaches 2.3e-4 (docs/accuracy.md). */
+#define TFMM_SINGLE_FLOOR 3e-4
 
 /* The distance beyond which Plummer's force m r / (r^2 + eps^2)^(3/2)
  * differs from Newton's m / r^2 by at most the fraction delta:

@@ -130,7 +130,7 @@ static tfmm_status near_and_far(const tfmm_config *cfg, tfmm_gpu *gpu,
   const tfmm_octree *t = &w->tree;
   tfmm_p2p_gpu_run run;
   tfmm_status st = TFMM_OK;
-  const tfmm_pair_params pair = {cfg->softening, cfg->eps, cfg->precision};
+  const tfmm_pair_params pair = {cfg->softening, cfg->eps, w->set.precision};
   double t0 = tfmm_wtime();
   if (gpu != NULL) {
     st = tfmm_p2p_gpu_launch(gpu, t, &w->lists.near, w->lists.near_interactions,
@@ -225,9 +225,10 @@ tfmm_status tfmm_hierarchical_compute(const tfmm_config *cfg, int leaf_size,
   workspace w;
   memset(&w, 0, sizeof w);
   const void *gpu_out = NULL;
-  tfmm_accuracy_resolve(cfg, &w.set);
+  tfmm_accuracy_resolve(cfg, leaf_size, gpu != NULL, &w.set);
   stats->theta = w.set.theta;
   stats->order = w.set.order;
+  stats->precision = w.set.precision;
   stats->softening_separation = w.set.separation;
   double t0 = tfmm_wtime();
   tfmm_status st =
@@ -243,7 +244,7 @@ tfmm_status tfmm_hierarchical_compute(const tfmm_config *cfg, int leaf_size,
   }
   if (st == TFMM_OK) {
     double t1 = tfmm_wtime();
-    combine(&w, gpu_out, cfg->precision == TFMM_PRECISION_DOUBLE, cfg->G, acc,
+    combine(&w, gpu_out, w.set.precision == TFMM_PRECISION_DOUBLE, cfg->G, acc,
             pot);
     stats->time[TFMM_PHASE_FINISH] = tfmm_wtime() - t1;
   }

@@ -34,7 +34,7 @@ void tfmm_config_defaults(tfmm_config *cfg) {
       .G = 1.0,
       .eps = 0.0,
       .softening = TFMM_SOFTENING_PLUMMER,
-      .precision = TFMM_PRECISION_SINGLE,
+      .precision = TFMM_PRECISION_AUTO,
       .method = TFMM_METHOD_FMM,
       .device = TFMM_DEVICE_AUTO,
       .accuracy = 1e-3,
@@ -75,7 +75,8 @@ tfmm_status tfmm_config_check(const tfmm_config *c, tfmm_error *err) {
     return tfmm_error_set(err, bad, "softening %d is unknown",
                           (int)c->softening);
   if (c->precision != TFMM_PRECISION_SINGLE &&
-      c->precision != TFMM_PRECISION_DOUBLE)
+      c->precision != TFMM_PRECISION_DOUBLE &&
+      c->precision != TFMM_PRECISION_AUTO)
     return tfmm_error_set(err, bad, "precision %d is unknown",
                           (int)c->precision);
   if (c->mac != TFMM_MAC_GEOMETRIC && c->mac != TFMM_MAC_MASS)
@@ -245,7 +246,11 @@ static tfmm_status check_distinct(tfmm_solver *s, size_t n, const double *xyz,
 }
 
 static tfmm_pair_params pair_params(const tfmm_config *c) {
-  tfmm_pair_params p = {c->softening, c->eps, c->precision};
+  /* The direct method has no accuracy target: auto is single. */
+  tfmm_pair_params p = {c->softening, c->eps,
+                        c->precision == TFMM_PRECISION_DOUBLE
+                            ? TFMM_PRECISION_DOUBLE
+                            : TFMM_PRECISION_SINGLE};
   return p;
 }
 
@@ -425,9 +430,11 @@ static tfmm_status run_direct(tfmm_solver *s, size_t n, const double *pos,
     return run_direct_f64(s, n, pos, mass, acc, pot);
   double t0 = tfmm_wtime();
   void *in = NULL, *out = NULL;
-  tfmm_status st =
-      gpu ? tfmm_gpu_reserve(s->gpu, n, s->cfg.precision, &in, &out, &s->err)
-          : reserve_cpu(s, n);
+  tfmm_status st = gpu ? tfmm_gpu_reserve(s->gpu, n,
+                                          f64 ? TFMM_PRECISION_DOUBLE
+                                              : TFMM_PRECISION_SINGLE,
+                                          &in, &out, &s->err)
+                       : reserve_cpu(s, n);
   if (st != TFMM_OK)
     return st;
   if (!gpu) {

@@ -28,7 +28,7 @@ Test(solver, defaults_are_documented_values) {
   cr_assert_eq(c.order, TFMM_FROM_ACCURACY);
   cr_assert_eq(c.accuracy, 1e-3);
   cr_assert_eq(c.softening, TFMM_SOFTENING_PLUMMER);
-  cr_assert_eq(c.precision, TFMM_PRECISION_SINGLE);
+  cr_assert_eq(c.precision, TFMM_PRECISION_AUTO);
   cr_assert_eq(c.mac, TFMM_MAC_GEOMETRIC);
   cr_assert_eq(c.leaf_size, 64);
   cr_assert_eq(c.max_depth, 21);

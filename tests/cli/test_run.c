@@ -135,7 +135,7 @@ Test(run, reports_softening_theta_and_order) {
   assert_stdout_has(want);
   char *used = read_text("o/used_parameters.yml");
   const char *keys[] = {"  softening: spline\n", "  accuracy: 0.001\n",
-                        "  precision: single\n", "  mac: geometric\n",
+                        "  precision: auto\n",   "  mac: geometric\n",
                         "  theta: auto\n",       "  order: auto\n"};
   for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
     cr_expect_not_null(strstr(used, keys[k]), "lacks '%s':\n%s", keys[k], used);
@@ -145,7 +145,7 @@ Test(run, reports_softening_theta_and_order) {
   snapshot s = read_snap("o/snapshot_0000.hdf5");
   const char *attrs[][2] = {
       {"Gravity:softening", "spline"}, {"Gravity:accuracy", "0.001"},
-      {"Gravity:precision", "single"}, {"Gravity:mac", "geometric"},
+      {"Gravity:precision", "auto"},   {"Gravity:mac", "geometric"},
       {"Gravity:theta", "auto"},       {"Gravity:order", "auto"}};
   for (size_t k = 0; k < sizeof attrs / sizeof attrs[0]; k++) {
     const char *v = snapshot_attr_find(s.params, s.nparams, attrs[k][0]);

@@ -158,7 +158,7 @@ near_truth near_truth_make(const test_bodies *b, const tfmm_config *cfg) {
                                  cfg->max_depth, &err),
                TFMM_OK, "%s", err.message);
   tfmm_resolved set;
-  tfmm_accuracy_resolve(cfg, &set);
+  tfmm_accuracy_resolve(cfg, cfg->leaf_size, 0, &set);
   cr_assert_eq(cfg->mac, TFMM_MAC_GEOMETRIC, "the truth's lists are geometric");
   const tfmm_mac mac = {set.theta, set.separation, NULL};
   tfmm_status st = cfg->method == TFMM_METHOD_FMM
