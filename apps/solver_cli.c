@@ -171,33 +171,12 @@ static int theta_ok(const void *v) {
   return parse_theta(*(const char *const *)v, &t);
 }
 
-/* "auto", or decimal digits with an optional sign in [0, ORDER_MAX]. */
-static int parse_order(const char *word, int *out) {
+/* "auto" (auto_value), or decimal digits with an optional sign making an
+ * integer in [lo, hi]. Returns 0 for anything else. */
+static int parse_auto_int(const char *word, int auto_value, long lo, long hi,
+                          int *out) {
   if (strcmp(word, "auto") == 0) {
-    *out = TFMM_FROM_ACCURACY;
-    return 1;
-  }
-  const char *digits = word + (*word == '+' || *word == '-');
-  if (*digits < '0' || *digits > '9')
-    return 0;
-  errno = 0;
-  char *end;
-  const long p = strtol(word, &end, 10);
-  if (*end != '\0' || errno == ERANGE || p < 0 || p > ORDER_MAX)
-    return 0;
-  *out = (int)p;
-  return 1;
-}
-static int order_ok(const void *v) {
-  int p;
-  return parse_order(*(const char *const *)v, &p);
-}
-
-/* "auto" (TFMM_LEAF_AUTO), or decimal digits with an optional sign that
- * make an int >= 1. Returns 0 for anything else. */
-static int parse_leaf(const char *word, int *out) {
-  if (strcmp(word, "auto") == 0) {
-    *out = TFMM_LEAF_AUTO;
+    *out = auto_value;
     return 1;
   }
   const char *digits = word + (*word == '+' || *word == '-');
@@ -206,10 +185,24 @@ static int parse_leaf(const char *word, int *out) {
   errno = 0;
   char *end;
   const long v = strtol(word, &end, 10);
-  if (*end != '\0' || errno == ERANGE || v < 1 || v > INT_MAX)
+  if (*end != '\0' || errno == ERANGE || v < lo || v > hi)
     return 0;
   *out = (int)v;
   return 1;
+}
+
+/* "auto" (TFMM_FROM_ACCURACY), or an order in [0, ORDER_MAX]. */
+static int parse_order(const char *word, int *out) {
+  return parse_auto_int(word, TFMM_FROM_ACCURACY, 0, ORDER_MAX, out);
+}
+static int order_ok(const void *v) {
+  int p;
+  return parse_order(*(const char *const *)v, &p);
+}
+
+/* "auto" (TFMM_LEAF_AUTO), or a leaf size >= 1. */
+static int parse_leaf(const char *word, int *out) {
+  return parse_auto_int(word, TFMM_LEAF_AUTO, 1, INT_MAX, out);
 }
 static int leaf_ok(const void *v) {
   int leaf;

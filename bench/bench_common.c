@@ -192,3 +192,24 @@ void bench_fail_msg(char *msg, size_t cap, const char *what, tfmm_status st,
   snprintf(msg, cap, "%s failed: %s: %s", what, tfmm_status_name(st),
            s ? tfmm_solver_message(s) : "(no solver)");
 }
+
+/* The first "model name" of /proc/cpuinfo (x86; other machines name it
+ * otherwise, and then it reads "unknown"). */
+void bench_cpu_model(char *out, size_t cap) {
+  snprintf(out, cap, "unknown");
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  if (!f)
+    return;
+  char line[512];
+  while (fgets(line, sizeof line, f)) {
+    if (strncmp(line, "model name", 10) != 0)
+      continue;
+    const char *v = strchr(line, ':');
+    if (v) {
+      v += strspn(v + 1, " \t") + 1;
+      snprintf(out, cap, "%.*s", (int)strcspn(v, "\r\n"), v);
+    }
+    break;
+  }
+  fclose(f);
+}

@@ -78,4 +78,7 @@ double bench_median(double *v, int n);
 void bench_fail_msg(char *msg, size_t cap, const char *what, tfmm_status st,
                     const tfmm_solver *s);
 
+/* The processor's model name, or "unknown". */
+void bench_cpu_model(char *out, size_t cap);
+
 #endif /* BENCH_COMMON_H */

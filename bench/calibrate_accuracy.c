@@ -355,25 +355,6 @@ static int measure(const tfmm_config *c, const options *o, const input *in,
 /* ------------------------------------------------------------------ */
 /* Output. */
 
-static void cpu_model(char *out, size_t cap) {
-  snprintf(out, cap, "unknown");
-  FILE *f = fopen("/proc/cpuinfo", "r");
-  if (!f)
-    return;
-  char line[512];
-  while (fgets(line, sizeof line, f)) {
-    if (strncmp(line, "model name", 10) != 0)
-      continue;
-    const char *v = strchr(line, ':');
-    if (v) {
-      v += strspn(v + 1, " \t") + 1;
-      snprintf(out, cap, "%.*s", (int)strcspn(v, "\r\n"), v);
-    }
-    break;
-  }
-  fclose(f);
-}
-
 typedef struct stamp {
   char date[64], cmd[2048], machine[512];
 } stamp;
@@ -381,7 +362,7 @@ typedef struct stamp {
 static void stamp_make(stamp *s, int argc, char **argv) {
   bench_run_stamp(argc, argv, s->date, sizeof s->date, s->cmd, sizeof s->cmd);
   char cpu[256];
-  cpu_model(cpu, sizeof cpu);
+  bench_cpu_model(cpu, sizeof cpu);
   struct utsname u;
   snprintf(s->machine, sizeof s->machine, "%s, %ld cores online, %s %s", cpu,
            sysconf(_SC_NPROCESSORS_ONLN),

@@ -4,7 +4,7 @@
 # --device gpu on the five calibration families), the theta and order they
 # give each target (the rule of src/accuracy.c: the cheapest row whose
 # error times 2 is within the target, theta <= 0.6), then the timings of
-# bench/device_accuracy.sh at those settings beside the seed's fixed ones.
+# bench_tree at those settings beside the seed's fixed ones.
 # From the repository root with .devpack.tgz (bench/make_devpack.sh) carried:
 #   bash bench/device_calibrate_gpu.sh
 # Results in $OUT/cal/.

@@ -10,27 +10,6 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-/* The first "model name" of /proc/cpuinfo (x86; other machines name it
- * otherwise, and then it reads "unknown"). */
-static void cpu_model(char *out, size_t cap) {
-  snprintf(out, cap, "unknown");
-  FILE *f = fopen("/proc/cpuinfo", "r");
-  if (!f)
-    return;
-  char line[512];
-  while (fgets(line, sizeof line, f)) {
-    if (strncmp(line, "model name", 10) != 0)
-      continue;
-    const char *v = strchr(line, ':');
-    if (v) {
-      v += strspn(v + 1, " \t") + 1;
-      snprintf(out, cap, "%.*s", (int)strcspn(v, "\r\n"), v);
-    }
-    break;
-  }
-  fclose(f);
-}
-
 void tree_run_describe(int argc, char **argv, tree_run_info *ri) {
   memset(ri, 0, sizeof *ri);
   bench_run_stamp(argc, argv, ri->date, sizeof ri->date, ri->cmdline,
@@ -42,7 +21,7 @@ void tree_run_describe(int argc, char **argv, tree_run_info *ri) {
   else
     snprintf(ri->host, sizeof ri->host, "unknown");
   ri->nproc = sysconf(_SC_NPROCESSORS_ONLN);
-  cpu_model(ri->cpu, sizeof ri->cpu);
+  bench_cpu_model(ri->cpu, sizeof ri->cpu);
   snprintf(ri->version, sizeof ri->version, "%s", tfmm_version());
 }
 
