@@ -4,6 +4,27 @@
 
 #include <stdlib.h>
 
+/* Every body against all others from structure-of-arrays sources s of n
+ * bodies, in the precision T: (ax, ay, az, phi) per body into out. */
+#define ALL_PAIRS(T, SUFFIX)                                                   \
+  static void all_pairs_##SUFFIX(size_t n, const tfmm_sources_##SUFFIX *s,     \
+                                 const tfmm_soft_##SUFFIX *kern, T *out) {     \
+    _Pragma("omp parallel for schedule(dynamic, 64)") for (size_t i = 0;       \
+                                                           i < n; i++) {       \
+      T xi = s->x[i], yi = s->y[i], zi = s->z[i];                              \
+      tfmm_acc_##SUFFIX total = {0, 0, 0, 0};                                  \
+      tfmm_p2p_sum_##SUFFIX(s, 0, i, xi, yi, zi, kern, &total);                \
+      tfmm_p2p_sum_##SUFFIX(s, i + 1, n, xi, yi, zi, kern, &total);            \
+      out[4 * i + 0] = total.x;                                                \
+      out[4 * i + 1] = total.y;                                                \
+      out[4 * i + 2] = total.z;                                                \
+      out[4 * i + 3] = total.w;                                                \
+    }                                                                          \
+  }
+
+ALL_PAIRS(float, f32)
+ALL_PAIRS(double, f64)
+
 int tfmm_direct_cpu_compute(size_t n, const float *xyzm,
                             const tfmm_soft_f32 *kern, float *out) {
   float *buf = malloc(4 * n * sizeof *buf);
@@ -13,17 +34,7 @@ int tfmm_direct_cpu_compute(size_t n, const float *xyzm,
     for (int k = 0; k < 4; k++)
       buf[k * n + i] = xyzm[4 * i + k];
   tfmm_sources_f32 s = {buf, buf + n, buf + 2 * n, buf + 3 * n};
-#pragma omp parallel for schedule(dynamic, 64)
-  for (size_t i = 0; i < n; i++) {
-    float xi = s.x[i], yi = s.y[i], zi = s.z[i];
-    tfmm_acc_f32 total = {0, 0, 0, 0};
-    tfmm_p2p_sum_f32(&s, 0, i, xi, yi, zi, kern, &total);
-    tfmm_p2p_sum_f32(&s, i + 1, n, xi, yi, zi, kern, &total);
-    out[4 * i + 0] = total.x;
-    out[4 * i + 1] = total.y;
-    out[4 * i + 2] = total.z;
-    out[4 * i + 3] = total.w;
-  }
+  all_pairs_f32(n, &s, kern, out);
   free(buf);
   return 0;
 }
@@ -40,17 +51,7 @@ int tfmm_direct_cpu_compute_f64(size_t n, const double *pos, const double *mass,
     buf[3 * n + i] = mass[i];
   }
   tfmm_sources_f64 s = {buf, buf + n, buf + 2 * n, buf + 3 * n};
-#pragma omp parallel for schedule(dynamic, 64)
-  for (size_t i = 0; i < n; i++) {
-    double xi = s.x[i], yi = s.y[i], zi = s.z[i];
-    tfmm_acc_f64 total = {0, 0, 0, 0};
-    tfmm_p2p_sum_f64(&s, 0, i, xi, yi, zi, kern, &total);
-    tfmm_p2p_sum_f64(&s, i + 1, n, xi, yi, zi, kern, &total);
-    out[4 * i + 0] = total.x;
-    out[4 * i + 1] = total.y;
-    out[4 * i + 2] = total.z;
-    out[4 * i + 3] = total.w;
-  }
+  all_pairs_f64(n, &s, kern, out);
   free(buf);
   return 0;
 }
