@@ -148,7 +148,9 @@ static int accuracy_ok(const void *v) {
   const double a = *(const double *)v;
   return a > 0 && a <= 0.1;
 }
-static int count_or_zero(const void *v) { return *(const int *)v >= 0; }
+static int threads_ok(const void *v) {
+  return *(const int *)v >= 0 && *(const int *)v <= TFMM_MAX_THREADS;
+}
 
 /* "auto" (TFMM_FROM_ACCURACY), or a finite number in [0, 1] written as
  * the whole word. Returns 0 for anything else. */
@@ -293,8 +295,8 @@ void solver_cli_init(solver_cli *sc, args_option *opts) {
       {.name = "--threads",
        .kind = ARGS_INT,
        .value = &c->num_threads,
-       .valid = count_or_zero,
-       .expect = "an integer >= 0"},
+       .valid = threads_ok,
+       .expect = "an integer in [0, 1024]"},
       {.name = "--theta",
        .kind = ARGS_STRING,
        .value = &sc->theta,

@@ -127,6 +127,10 @@ typedef enum tfmm_mac_kind {
   TFMM_MAC_MASS = 1
 } tfmm_mac_kind;
 
+/* The most OpenMP threads tfmm_config.num_threads may ask for (libgomp
+ * fails inside, with no error to report, on teams of 10^5). */
+#define TFMM_MAX_THREADS 1024
+
 /* tfmm_config.theta and .order: chosen from tfmm_config.accuracy. */
 #define TFMM_FROM_ACCURACY (-1)
 
@@ -173,8 +177,9 @@ typedef struct tfmm_config {
                         used. Default 64 */
   int max_depth;     /* deepest tree level, 1..21 (21 = the resolution of
                         the 63-bit keys); default 21 */
-  int num_threads;   /* OpenMP threads for CPU work; 0 (default) leaves
-                        OpenMP's own choice (OMP_NUM_THREADS, else all cores) */
+  int num_threads;   /* OpenMP threads for CPU work, 0..TFMM_MAX_THREADS;
+                        0 (default) leaves OpenMP's own choice
+                        (OMP_NUM_THREADS, else all cores) */
   int gpu_id;        /* CUDA device ordinal; default 0 */
   int near_only;     /* tree methods: 1 skips the far field, so that the
                         results are the near field alone (the sums over the

@@ -117,9 +117,9 @@ tfmm_status tfmm_config_check(const tfmm_config *c, tfmm_error *err) {
   if (c->near_only != 0 && c->near_only != 1)
     return tfmm_error_set(err, bad, "near_only = %d: must be 0 or 1",
                           c->near_only);
-  if (c->num_threads < 0)
-    return tfmm_error_set(err, bad, "num_threads = %d: must be >= 0",
-                          c->num_threads);
+  if (c->num_threads < 0 || c->num_threads > TFMM_MAX_THREADS)
+    return tfmm_error_set(err, bad, "num_threads = %d: must be in [0, %d]",
+                          c->num_threads, TFMM_MAX_THREADS);
   if (c->gpu_id < 0)
     return tfmm_error_set(err, bad, "gpu_id = %d: must be >= 0", c->gpu_id);
   int p = c->gpu_tile, q = c->gpu_threads_per_body,

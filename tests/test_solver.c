@@ -48,6 +48,9 @@ Test(solver, bad_configuration_is_named) {
   c.G = 0;
   cr_assert_eq(create_with(c, "G"), TFMM_ERR_INVALID_ARGUMENT);
   tfmm_config_defaults(&c);
+  c.num_threads = TFMM_MAX_THREADS + 1;
+  cr_assert_eq(create_with(c, "num_threads"), TFMM_ERR_INVALID_ARGUMENT);
+  tfmm_config_defaults(&c);
   c.accuracy = 0;
   cr_assert_eq(create_with(c, "accuracy"), TFMM_ERR_INVALID_ARGUMENT);
   tfmm_config_defaults(&c);

@@ -101,6 +101,8 @@ static int gatherer_collect(const gatherer *g, int o, pair_buf *out) {
   for (int64_t i = 0; i < g->nitems; i++) {
     const piece *p = &g->pieces[i * g->noutputs + o];
     const pair_buf *b = &g->bufs[p->thread * g->noutputs + o];
+    if (p->count == 0)
+      continue; /* b's arrays may be NULL: memcpy must not see them */
     memcpy(out->target + at[i], b->target + p->start,
            p->count * sizeof(int32_t));
     memcpy(out->source + at[i], b->source + p->start,

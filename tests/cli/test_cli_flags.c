@@ -44,6 +44,13 @@ Test(flags, threads_fraction) {
 Test(flags, threads_overflow) {
   expect_forces_usage("--threads", "99999999999", INVALID);
 }
+/* libgomp crashed on these before they were capped (issue 11). */
+Test(flags, threads_too_many) {
+  expect_forces_usage("--threads", "100000", "[0, 1024]");
+}
+Test(flags, threads_int_max) {
+  expect_forces_usage("--threads", "2147483647", INVALID);
+}
 Test(flags, method_unknown) {
   expect_forces_usage("--method", "fmm2", INVALID);
 }
