@@ -185,8 +185,7 @@ static void compute(const tfmm_config *cfg, const test_bodies *b, double *acc,
 static void check_spline(size_t n, test_layout layout, double eps) {
   const uint64_t seed = test_fresh_seed();
   test_bodies b = test_bodies_make(n, layout, seed);
-  for (size_t i = 7; i < n; i += 7)
-    memcpy(b.pos + 3 * i, b.pos + 3 * (i - 1), 3 * sizeof(double));
+  test_bodies_stack(&b, 7);
   double *ref = malloc(3 * n * 8), *pref = malloc(n * 8);
   double *cpu = malloc(3 * n * 8), *pcpu = malloc(n * 8);
   double *acc = malloc(3 * n * 8), *pot = malloc(n * 8);
@@ -292,17 +291,12 @@ static void check_double(size_t n, test_layout layout, double eps,
                          tfmm_softening softening) {
   const uint64_t seed = test_fresh_seed();
   test_bodies b = test_bodies_make(n, layout, seed);
-  for (size_t i = 7; eps > 0 && i < n; i += 7)
-    memcpy(b.pos + 3 * i, b.pos + 3 * (i - 1), 3 * sizeof(double));
+  if (eps > 0)
+    test_bodies_stack(&b, 7);
   double *ref = malloc(3 * n * 8), *pref = malloc(n * 8);
   double *acc = malloc(3 * n * 8), *pot = malloc(n * 8);
   cr_assert(ref && pref && acc && pot);
-  tfmm_config cfg;
-  tfmm_config_defaults(&cfg);
-  cfg.method = TFMM_METHOD_REFERENCE;
-  cfg.eps = eps;
-  cfg.softening = softening;
-  compute(&cfg, &b, ref, pref);
+  cr_assert_eq(test_reference_softened(&b, eps, softening, ref, pref), 0);
   const int shapes[][4] = {{0, 0, 16, 0},
                            {32, 16, 4, 1},
                            {64, 4, 16, 2},

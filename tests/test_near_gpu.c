@@ -101,8 +101,8 @@ static void check_near_kind(tfmm_method m, int plummer, size_t n, int leaf,
                             double theta, double eps, uint64_t seed,
                             pair_kind kind, int coincident) {
   test_bodies b = near_bodies_make(n, plummer, seed);
-  for (size_t i = 5; coincident && i < n; i += 5)
-    memcpy(b.pos + 3 * i, b.pos + 3 * (i - 1), 3 * sizeof(double));
+  if (coincident)
+    test_bodies_stack(&b, 5);
   double *ag = malloc(3 * n * 8), *pg = malloc(n * 8);
   double *ac = malloc(3 * n * 8), *pc = malloc(n * 8);
   cr_assert(ag && pg && ac && pc);

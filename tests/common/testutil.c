@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static uint64_t splitmix64(uint64_t *x) {
@@ -104,13 +105,25 @@ double test_momentum_drift(const double *mass, const double *acc, size_t n) {
 }
 
 int test_reference(const test_bodies *b, double eps, double *acc, double *pot) {
+  return test_reference_softened(b, eps, TFMM_SOFTENING_PLUMMER, acc, pot);
+}
+
+int test_reference_softened(const test_bodies *b, double eps,
+                            tfmm_softening softening, double *acc,
+                            double *pot) {
   tfmm_config cfg;
   tfmm_config_defaults(&cfg);
   cfg.method = TFMM_METHOD_REFERENCE;
   cfg.eps = eps;
+  cfg.softening = softening;
   tfmm_solver *s = NULL;
   int rc = tfmm_solver_create(&s, &cfg) != TFMM_OK ||
            tfmm_solver_compute(s, b->n, b->pos, b->mass, acc, pot) != TFMM_OK;
   tfmm_solver_destroy(s);
   return rc;
+}
+
+void test_bodies_stack(test_bodies *b, size_t every) {
+  for (size_t i = every; every > 0 && i < b->n; i += every)
+    memcpy(b->pos + 3 * i, b->pos + 3 * (i - 1), 3 * sizeof(double));
 }

@@ -3,6 +3,8 @@
 #ifndef TFMM_TESTUTIL_H
 #define TFMM_TESTUTIL_H
 
+#include <tilefmm.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,7 +49,15 @@ double test_rel_l2(const double *x, const double *ref, size_t n);
 double test_momentum_drift(const double *mass, const double *acc, size_t n);
 
 /* Reference accelerations and potentials (the library's reference method
- * on the CPU). Returns 0 on success. */
+ * on the CPU, Plummer softening). Returns 0 on success. */
 int test_reference(const test_bodies *b, double eps, double *acc, double *pot);
+
+/* The same under the given softening kernel. Returns 0 on success. */
+int test_reference_softened(const test_bodies *b, double eps,
+                            tfmm_softening softening, double *acc, double *pot);
+
+/* Moves every `every`-th body onto the one before it: coincident pairs,
+ * inside any softening kernel's core. */
+void test_bodies_stack(test_bodies *b, size_t every);
 
 #endif
