@@ -243,6 +243,7 @@ static tfmm_status run_point(const tree_options *o, const tree_config *c,
   cfg.softening = o->softening;
   cfg.precision = o->precision;
   cfg.mac = o->mac;
+  cfg.mac_epsilon = o->mac_epsilon;
   cfg.leaf_size = c->leaf;
   cfg.max_depth = o->max_depth;
   cfg.num_threads = o->threads;

@@ -43,7 +43,14 @@
  * bit for bit; tests/test_accuracy.c draws fresh ones. */
 static const uint64_t CAL_SEED = 0xCA11B4A7E5EEDULL;
 
-enum { NINPUTS = 5, NSOFT = 2, MAXTHETA = 16, MAXORDER = 21 };
+enum {
+  NINPUTS = 5,
+  NSOFT = 2,
+  NMAC = 3,
+  MAXTHETA = 16,
+  MAXEPS = 16,
+  MAXORDER = 21
+};
 
 static const char *const INPUT_NAMES[NINPUTS] = {
     "plummer", "hernquist", "uniform", "clusters", "line_pile"};
@@ -59,6 +66,9 @@ typedef struct options {
   int leaves[4], nleaves;
   double thetas[MAXTHETA];
   int nthetas;
+  double epsilons[MAXEPS]; /* mac_epsilon of the error criterion's rows */
+  int nepsilons;
+  int macs; /* bit k: tfmm_mac_kind k */
   int order_max;
   int threads, reps;
   int methods;            /* bit 0: fmm, bit 1: bh */
@@ -371,7 +381,8 @@ static void stamp_make(stamp *s, int argc, char **argv) {
 }
 
 static const char CSV_HEADER[] =
-    "input,softening,eps,n,sample,leaf,method,mac,theta,order,precision,p99,"
+    "input,softening,eps,n,sample,leaf,method,mac,theta,mac_epsilon,order,"
+    "precision,p99,"
     "max,"
     "p99_outer,seconds,seconds_single,cost_seconds,near_interactions,m2l,"
     "m2p";
@@ -380,21 +391,25 @@ static void csv_row(FILE *f, const input *in, double eps, const truth *t,
                     const tfmm_config *c, const point *pt, double single,
                     double cost) {
   fprintf(f,
-          "%s,%s,%g,%zu,%zu,%d,%s,%s,%g,%d,%s,%.4g,%.4g,%.4g,%.4g,%.4g,%.4g,"
+          "%s,%s,%g,%zu,%zu,%d,%s,%s,%g,%g,%d,%s,%.4g,%.4g,%.4g,%.4g,%.4g,"
+          "%.4g,"
           "%.6g,%.6g,%.6g\n",
           in->name, eps > 0 ? "spline" : "none", eps, in->n, t->k, c->leaf_size,
           tfmm_method_name(c->method), tfmm_mac_name(c->mac), c->theta,
-          c->order, tfmm_precision_name(c->precision), pt->p99, pt->max,
-          pt->p99_outer, pt->seconds, single, cost, pt->near_interactions,
-          pt->m2l, pt->m2p);
+          c->mac == TFMM_MAC_ERROR ? c->mac_epsilon : 0, c->order,
+          tfmm_precision_name(c->precision), pt->p99, pt->max, pt->p99_outer,
+          pt->seconds, single, cost, pt->near_interactions, pt->m2l, pt->m2p);
 }
 
 static const char *const METHOD_ENUM[] = {"", "", "TFMM_METHOD_FMM",
                                           "TFMM_METHOD_BH"};
-static const char *const MAC_ENUM[] = {"TFMM_MAC_GEOMETRIC", "TFMM_MAC_MASS"};
+static const char *const MAC_ENUM[NMAC] = {"TFMM_MAC_GEOMETRIC",
+                                           "TFMM_MAC_MASS", "TFMM_MAC_ERROR"};
 
-static int table_write(const options *o, const stamp *s,
-                       cell tab[2][2][MAXTHETA][MAXORDER], double base) {
+typedef cell table[2][NMAC][MAXTHETA][MAXEPS][MAXORDER];
+
+static int table_write(const options *o, const stamp *s, table tab,
+                       double base) {
   FILE *f = fopen(o->table, "w");
   if (!f) {
     fprintf(stderr, "calibrate_accuracy: cannot write %s\n", o->table);
@@ -431,22 +446,25 @@ static int table_write(const options *o, const stamp *s,
       "  double cost;  /* relative time of an evaluation */\n"
       "  int leaf;     /* the leaf size calibrated: valid for larger ones */\n"
       "  int near_gpu; /* 1: calibrated with the near field on the GPU */\n"
+      "  double epsilon; /* TFMM_MAC_ERROR: mac_epsilon; else 0 */\n"
       "} tfmm_accuracy_row;\n\n"
       "static const tfmm_accuracy_row TFMM_ACCURACY_TABLE[] = {\n",
       s->date, s->machine, o->n, o->leaves[0], o->cost_n > 0 ? o->cost_n : o->n,
       o->threads);
   for (int m = 0; m < 2; m++)
-    for (int mac = 0; mac < 2; mac++)
+    for (int mac = 0; mac < NMAC; mac++)
       for (int th = 0; th < o->nthetas; th++)
-        for (int p = 0; p <= o->order_max; p++) {
-          const cell *c = &tab[m][mac][th][p];
-          if (c->count != NINPUTS * NSOFT)
-            continue;
-          fprintf(f, "    {%s, %s, %g, %d, %.2e, %.3g, %d, %d},\n",
-                  METHOD_ENUM[TFMM_METHOD_FMM + m], MAC_ENUM[mac],
-                  o->thetas[th], p, c->error, c->seconds / base, o->leaves[0],
-                  o->device == TFMM_DEVICE_GPU);
-        }
+        for (int e = 0; e < MAXEPS; e++)
+          for (int p = 0; p <= o->order_max; p++) {
+            const cell *c = &tab[m][mac][th][e][p];
+            if (c->count != NINPUTS * NSOFT)
+              continue;
+            fprintf(f, "    {%s, %s, %g, %d, %.2e, %.3g, %d, %d, %g},\n",
+                    METHOD_ENUM[TFMM_METHOD_FMM + m], MAC_ENUM[mac],
+                    o->thetas[th], p, c->error, c->seconds / base, o->leaves[0],
+                    o->device == TFMM_DEVICE_GPU,
+                    mac == TFMM_MAC_ERROR ? o->epsilons[e] : 0);
+          }
   fprintf(f, "};\n\n#endif\n");
   return fclose(f) == 0 ? 0 : -1;
 }
@@ -466,6 +484,9 @@ static void usage(FILE *f) {
           "0.25,0.3,0.4,0.5,0.6,0.7,0.8)\n"
           "  --order-max P    orders 0 (bh) or 1 (fmm) to P (default 16)\n"
           "  --method M,...   fmm, bh (default both)\n"
+          "  --mac K,...      geometric, mass, error (default geometric,mass)\n"
+          "  --epsilon E,...  mac_epsilon of the error criterion's rows\n"
+          "                   (default 1e-2,1e-3,...,1e-7)\n"
           "  --threads T      OpenMP threads (default 0: OpenMP's choice)\n"
           "  --reps R         evaluations per point, the least time kept "
           "(default 1)\n"
@@ -480,15 +501,19 @@ static void usage(FILE *f) {
 
 static int parse(int argc, char **argv, options *o) {
   static const char *const known[] = {
-      "--n",      "--sample",   "--leaf",   "--theta", "--order-max",
-      "--method", "--threads",  "--reps",   "--csv",   "--table",
-      "--floor",  "--max-cost", "--cost-n", "--device"};
+      "--n",         "--sample", "--leaf",    "--theta",
+      "--order-max", "--method", "--threads", "--reps",
+      "--csv",       "--table",  "--floor",   "--max-cost",
+      "--cost-n",    "--device", "--mac",     "--epsilon"};
   *o = (options){.n = 20000,
                  .sample = 2000,
                  .leaves = {64},
                  .nleaves = 1,
                  .thetas = {0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8},
                  .nthetas = 7,
+                 .epsilons = {1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7},
+                 .nepsilons = 6,
+                 .macs = 3,
                  .order_max = 16,
                  .reps = 1,
                  .methods = 3,
@@ -554,6 +579,30 @@ static int parse(int argc, char **argv, options *o) {
           return -1;
         }
       o->nthetas = nt;
+    } else if (strcmp(name, "--epsilon") == 0) {
+      int nt = bench_split_list(prog, name, v, buf, sizeof buf, tok, MAXEPS);
+      if (nt < 0)
+        return -1;
+      for (int k = 0; k < nt; k++)
+        if (bench_parse_double(tok[k], 1e-12, 1, &o->epsilons[k]) != 0) {
+          fprintf(stderr, "%s: --epsilon: bad value '%s'\n", prog, tok[k]);
+          return -1;
+        }
+      o->nepsilons = nt;
+    } else if (strcmp(name, "--mac") == 0) {
+      int nt = bench_split_list(prog, name, v, buf, sizeof buf, tok, NMAC);
+      if (nt < 0)
+        return -1;
+      o->macs = 0;
+      for (int k = 0; k < nt; k++) {
+        tfmm_mac_kind m;
+        if (tfmm_mac_parse(tok[k], &m) != TFMM_OK) {
+          fprintf(stderr, "%s: --mac: geometric, mass or error, not '%s'\n",
+                  prog, tok[k]);
+          return -1;
+        }
+        o->macs |= 1 << m;
+      }
     } else if (strcmp(name, "--method") == 0) {
       int nt = bench_split_list(prog, name, v, buf, sizeof buf, tok, 2);
       if (nt < 0)
@@ -659,7 +708,7 @@ static int row_measure(const options *o, job *jobs, const input *cost_in,
  * only grow more expensive from there). Rows go to tab when tab is not
  * NULL. */
 static int sweep(const options *o, job *jobs, const input *cost_in, int leaf,
-                 FILE *csv, cell tab[2][2][MAXTHETA][MAXORDER], double *base) {
+                 FILE *csv, table tab, double *base) {
   size_t n = jobs[0].in.n, k = 0;
   if (cost_in != NULL && cost_in->n > n)
     n = cost_in->n;
@@ -682,24 +731,33 @@ static int sweep(const options *o, job *jobs, const input *cost_in, int leaf,
     if (!(o->methods & (1 << m)))
       continue;
     c.method = (tfmm_method)(TFMM_METHOD_FMM + m);
-    for (int mac = 0; mac < 2 && rc == 0; mac++)
+    for (int mac = 0; mac < NMAC && rc == 0; mac++) {
+      if (!(o->macs & (1 << mac)))
+        continue;
+      const int neps = mac == TFMM_MAC_ERROR ? o->nepsilons : 1;
       for (int th = 0; th < o->nthetas && rc == 0; th++)
-        for (int p = m == 0 ? 1 : 0; p <= o->order_max; p++) {
-          c.mac = (tfmm_mac_kind)mac;
-          c.theta = o->thetas[th];
-          c.order = p;
-          if ((rc = row_measure(o, jobs, cost_in, &c, csv, &r, acc, e, eo)) !=
-              0)
-            break;
-          printf("leaf %d %s %-9s theta %.2f p %2d: error %.3g cost %.3g\n",
-                 leaf, tfmm_method_name(c.method), tfmm_mac_name(c.mac),
-                 c.theta, p, r.error, r.seconds / *base);
-          fflush(stdout);
-          if (tab != NULL)
-            tab[m][mac][th][p] = (cell){r.error, r.seconds, NJOBS};
-          if (r.error < o->floor || r.seconds > o->max_cost * *base)
-            break;
-        }
+        for (int ep = 0; ep < neps && rc == 0; ep++)
+          for (int p = m == 0 ? 1 : 0; p <= o->order_max; p++) {
+            c.mac = (tfmm_mac_kind)mac;
+            c.theta = o->thetas[th];
+            c.mac_epsilon =
+                mac == TFMM_MAC_ERROR ? o->epsilons[ep] : TFMM_FROM_ACCURACY;
+            c.order = p;
+            if ((rc = row_measure(o, jobs, cost_in, &c, csv, &r, acc, e, eo)) !=
+                0)
+              break;
+            printf("leaf %d %s %-9s theta %.2f eps %-7.2g p %2d: error %.3g "
+                   "cost %.3g\n",
+                   leaf, tfmm_method_name(c.method), tfmm_mac_name(c.mac),
+                   c.theta, mac == TFMM_MAC_ERROR ? c.mac_epsilon : 0, p,
+                   r.error, r.seconds / *base);
+            fflush(stdout);
+            if (tab != NULL)
+              tab[m][mac][th][ep][p] = (cell){r.error, r.seconds, NJOBS};
+            if (r.error < o->floor || r.seconds > o->max_cost * *base)
+              break;
+          }
+    }
   }
   free(acc);
   free(e);
@@ -747,7 +805,7 @@ int main(int argc, char **argv) {
   input cost_in = {0};
   if (rc == 0 && o.cost_n > 0)
     rc = input_make(&cost_in, 0, o.cost_n, 0);
-  static cell tab[2][2][MAXTHETA][MAXORDER];
+  static table tab;
   double base = 0;
   for (int l = 0; l < o.nleaves && rc == 0; l++)
     rc = sweep(&o, jobs, o.cost_n > 0 ? &cost_in : NULL, o.leaves[l], csv,

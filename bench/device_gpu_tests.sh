@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU test suites in parallel on the GPU machine (16 cores: the CPU
 # truths of the near-field tests are the long pole), memcheck on the
-# softened and double near field, the CLI suites that run on the GPU, and
+# softened and double near field, the units and solver suites (their GPU
+# cases), the CLI suites that run on the GPU, and
 # the main job. From the repository root with .devpack.tgz carried:
 #   bash bench/device_gpu_tests.sh
 # Logs in $OUT/tests/; a summary is printed last.
@@ -26,6 +27,8 @@ suite() { # name, limit, binary, args...
 }
 suite test_near_gpu 480 "$b/tests/test_near_gpu" --jobs 10 &
 suite test_direct_gpu 480 "$b/tests/test_direct_gpu" --jobs 4 &
+suite test_units 300 "$b/tests/test_units" --jobs 1 &
+suite test_solver 300 "$b/tests/test_solver" --jobs 1 &
 wait
 suite memcheck_near 200 compute-sanitizer --tool memcheck --error-exitcode 9 \
   --target-processes all "$b/tests/test_near_gpu" --filter \

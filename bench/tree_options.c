@@ -21,8 +21,10 @@ void tree_options_usage(FILE *f) {
       "  --softening K     plummer or spline (default plummer)",
       "  --precision P     single, double or auto near field (default auto:",
       "                    single for targets >= 3e-4, else double)",
-      "  --mac M           opening criterion: geometric or mass (default",
-      "                    geometric)",
+      "  --mac M           opening criterion: geometric, mass or error",
+      "                    (default geometric)",
+      "  --mac-epsilon E   the error criterion's epsilon (default: chosen",
+      "                    from the accuracy target)",
       "  --device D        cpu, gpu or auto: where the near field runs; the",
       "                    far field is always the CPU's (default cpu)",
       "  --threads T       OpenMP threads (default 0: OpenMP's choice)",
@@ -113,6 +115,7 @@ static void options_defaults(tree_options *o) {
   o->softening = TFMM_SOFTENING_PLUMMER;
   o->precision = TFMM_PRECISION_AUTO;
   o->mac = TFMM_MAC_GEOMETRIC;
+  o->mac_epsilon = TFMM_FROM_ACCURACY;
   o->device = TFMM_DEVICE_CPU;
   o->threads = 0;
   o->reps = 1;
@@ -128,10 +131,11 @@ static void options_defaults(tree_options *o) {
 
 /* The options that take a value; --tree-only and --help take none. */
 static const char *const VALUE_OPTIONS[] = {
-    "--n",        "--method",    "--leaf",      "--order",      "--theta",
-    "--threads",  "--device",    "--reps",      "--warmup",     "--sample",
-    "--seed",     "--eps",       "--max-depth", "--time-limit", "--csv",
-    "--accuracy", "--softening", "--precision", "--mac"};
+    "--n",         "--method",     "--leaf",   "--order",
+    "--theta",     "--threads",    "--device", "--reps",
+    "--warmup",    "--sample",     "--seed",   "--eps",
+    "--max-depth", "--time-limit", "--csv",    "--accuracy",
+    "--softening", "--precision",  "--mac",    "--mac-epsilon"};
 
 /* Sets one option from its text; non-zero when the value is bad (the list
  * parsers say why themselves). */
@@ -161,6 +165,8 @@ static int apply_option(tree_options *o, const char *name, const char *val,
     bad = tfmm_precision_parse(val, &o->precision) != TFMM_OK;
   } else if (strcmp(name, "--mac") == 0) {
     bad = tfmm_mac_parse(val, &o->mac) != TFMM_OK;
+  } else if (strcmp(name, "--mac-epsilon") == 0) {
+    bad = bench_parse_double(val, 1e-16, 1.0, &o->mac_epsilon);
   } else if (strcmp(name, "--device") == 0) {
     bad = tfmm_device_parse(val, &o->device) != TFMM_OK;
   } else if (strcmp(name, "--threads") == 0) {

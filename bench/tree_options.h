@@ -34,6 +34,7 @@ typedef struct tree_options {
   tfmm_softening softening; /* default plummer */
   tfmm_precision precision; /* of the near field; default single */
   tfmm_mac_kind mac;        /* opening criterion; default geometric */
+  double mac_epsilon;       /* the error criterion's; default chosen */
   tfmm_device device;       /* where the near field runs (default cpu) */
   int threads;              /* OpenMP threads; 0: OpenMP's own choice */
   int reps;                 /* timed runs per point; medians reported */

@@ -124,7 +124,15 @@ typedef enum tfmm_mac_kind {
    * (M / M_total)^(-1/3) (Dehnen 2002 eq. 13, there for p = 3), theta0 =
    * tfmm_config.theta being the root's: light cells open less, heavy ones
    * as the geometric criterion, balancing each pair's error bound. */
-  TFMM_MAC_MASS = 1
+  TFMM_MAC_MASS = 1,
+  /* Error-based (Dehnen 2014, SWIFT's adaptive criterion): B acts on A
+   * through its expansion when the error it may bring,
+   * M_B (r_A + r_B)^p / d^(p+2) (plus 3 M_B eps^2 / (2 (d - r_A - r_B)^4)
+   * with Plummer softening), is below tfmm_config.mac_epsilon times the
+   * least acceleration of A's bodies (estimated by a monopole walk before
+   * the traversal), and r_A + r_B < theta d (theta a cap). Each body's
+   * error is held relative to its own force. */
+  TFMM_MAC_ERROR = 2
 } tfmm_mac_kind;
 
 /* The most OpenMP threads tfmm_config.num_threads may ask for (libgomp
@@ -146,45 +154,49 @@ typedef struct tfmm_config {
   tfmm_method method;       /* default TFMM_METHOD_FMM */
   tfmm_device device;       /* default TFMM_DEVICE_AUTO */
   /* Tree methods (fmm, bh). */
-  double accuracy;   /* the target: the 99th percentile over bodies of the
-                        relative acceleration error |a - a_true| / |a_true|,
-                        in (0, 0.1]; theta and order left at
-                        TFMM_FROM_ACCURACY are chosen to meet it at the least
-                        cost from a calibration (docs/accuracy.md), and with
-                        plummer softening it bounds the softening's effect on
-                        the far field. With precision auto, targets
-                        below 3e-4 run the near field in double. Default
-                        1e-3 */
-  double theta;      /* opening angle in [0, 1]: cells A and B interact
-                        through expansions when r_A + r_B < theta d;
-                        0 accepts no pair, so that every pair is near (all
-                        pairs through the leaf lists: for validation);
-                        TFMM_FROM_ACCURACY (the default): chosen */
-  int order;         /* expansion order p: degrees 0..p kept (0 is the
-                        monopole), 0..20; fmm needs >= 1 (a local expansion
-                        of degree 0 exerts no force); TFMM_FROM_ACCURACY (the
-                        default): chosen */
-  tfmm_mac_kind mac; /* opening criterion; default TFMM_MAC_GEOMETRIC */
-  int leaf_size;     /* L: most bodies a leaf may hold, >= 1 (bodies that
-                        cannot be split apart stay together past L), or
-                        TFMM_LEAF_AUTO: the solver chooses L, and re-chooses
-                        it at every evaluation, to balance the near-field
-                        time against the far-field time (which minimises
-                        their sum on the CPU and their maximum when the GPU
-                        does the near field). Auto gives up bit-for-bit
-                        reproducibility between runs, since L follows
-                        measured times; tfmm_stats.leaf_size reports the L
-                        used. Default 64 */
-  int max_depth;     /* deepest tree level, 1..21 (21 = the resolution of
-                        the 63-bit keys); default 21 */
-  int num_threads;   /* OpenMP threads for CPU work, 0..TFMM_MAX_THREADS;
-                        0 (default) leaves OpenMP's own choice
-                        (OMP_NUM_THREADS, else all cores) */
-  int gpu_id;        /* CUDA device ordinal; default 0 */
-  int near_only;     /* tree methods: 1 skips the far field, so that the
-                        results are the near field alone (the sums over the
-                        leaf lists, G applied): what validators compare
-                        between the CPU and the GPU; default 0 */
+  double accuracy;    /* the target: the 99th percentile over bodies of the
+                         relative acceleration error |a - a_true| / |a_true|,
+                         in (0, 0.1]; theta and order left at
+                         TFMM_FROM_ACCURACY are chosen to meet it at the least
+                         cost from a calibration (docs/accuracy.md), and with
+                         plummer softening it bounds the softening's effect on
+                         the far field. With precision auto, targets
+                         below 3e-4 run the near field in double. Default
+                         1e-3 */
+  double theta;       /* opening angle in [0, 1]: cells A and B interact
+                         through expansions when r_A + r_B < theta d;
+                         0 accepts no pair, so that every pair is near (all
+                         pairs through the leaf lists: for validation);
+                         TFMM_FROM_ACCURACY (the default): chosen */
+  int order;          /* expansion order p: degrees 0..p kept (0 is the
+                         monopole), 0..20; fmm needs >= 1 (a local expansion
+                         of degree 0 exerts no force); TFMM_FROM_ACCURACY (the
+                         default): chosen */
+  tfmm_mac_kind mac;  /* opening criterion; default TFMM_MAC_GEOMETRIC */
+  double mac_epsilon; /* TFMM_MAC_ERROR: the error allowed per interaction
+                         relative to the target's acceleration, > 0;
+                         TFMM_FROM_ACCURACY (the default): chosen with theta
+                         and order */
+  int leaf_size;      /* L: most bodies a leaf may hold, >= 1 (bodies that
+                         cannot be split apart stay together past L), or
+                         TFMM_LEAF_AUTO: the solver chooses L, and re-chooses
+                         it at every evaluation, to balance the near-field
+                         time against the far-field time (which minimises
+                         their sum on the CPU and their maximum when the GPU
+                         does the near field). Auto gives up bit-for-bit
+                         reproducibility between runs, since L follows
+                         measured times; tfmm_stats.leaf_size reports the L
+                         used. Default 64 */
+  int max_depth;      /* deepest tree level, 1..21 (21 = the resolution of
+                         the 63-bit keys); default 21 */
+  int num_threads;    /* OpenMP threads for CPU work, 0..TFMM_MAX_THREADS;
+                         0 (default) leaves OpenMP's own choice
+                         (OMP_NUM_THREADS, else all cores) */
+  int gpu_id;         /* CUDA device ordinal; default 0 */
+  int near_only;      /* tree methods: 1 skips the far field, so that the
+                         results are the near field alone (the sums over the
+                         leaf lists, G applied): what validators compare
+                         between the CPU and the GPU; default 0 */
   /* Tunables of the GPU all-pairs kernel (GPU Gems 3, section 31.4). A 0
    * asks the library to choose from N and the GPU's multiprocessor count;
    * the rules and defaults come from measurements on an H100
@@ -238,6 +250,8 @@ typedef struct tfmm_stats {
   double theta;  /* the opening angle used (chosen or given) */
   int order;     /* the expansion order used (chosen or given) */
   tfmm_precision precision;    /* of the pairwise sums (single or double) */
+  double mac_epsilon;          /* the error criterion's epsilon used (0: another
+                                  criterion) */
   double softening_separation; /* the closest two bodies of a far-field
                     cell pair may come: h for the spline, the distance at
                     which Plummer's force is within the target of Newton's,

@@ -51,14 +51,15 @@ static int any_row(const row_filter *f) {
 }
 
 /* The cheapest row meeting tol among those allowed by a given theta
- * (rows at the smallest calibrated theta >= it) or order (rows of the
- * largest calibrated order <= it); else NULL, with the most accurate of
+ * (rows at the smallest calibrated theta >= it), order (rows of the
+ * largest calibrated order <= it) or mac_epsilon (rows of the largest
+ * calibrated epsilon <= it); else NULL, with the most accurate of
  * them in *closest_out. */
 static const tfmm_accuracy_row *choose(const row_filter *f, double tol,
                                        const tfmm_accuracy_row **closest_out) {
   const tfmm_config *c = f->c;
   const tfmm_accuracy_row *best = NULL, *closest = NULL;
-  double theta_row = INFINITY;
+  double theta_row = INFINITY, eps_row = -1;
   int order_row = -1;
   for (size_t k = 0; k < COUNT(TFMM_ACCURACY_TABLE); k++) {
     const tfmm_accuracy_row *r = &TFMM_ACCURACY_TABLE[k];
@@ -68,6 +69,9 @@ static const tfmm_accuracy_row *choose(const row_filter *f, double tol,
       theta_row = r->theta;
     if (c->order >= 0 && r->order <= c->order && r->order > order_row)
       order_row = r->order;
+    if (c->mac_epsilon > 0 && r->epsilon <= c->mac_epsilon * (1 + 1e-12) &&
+        r->epsilon > eps_row)
+      eps_row = r->epsilon;
   }
   for (size_t k = 0; k < COUNT(TFMM_ACCURACY_TABLE); k++) {
     const tfmm_accuracy_row *r = &TFMM_ACCURACY_TABLE[k];
@@ -75,9 +79,13 @@ static const tfmm_accuracy_row *choose(const row_filter *f, double tol,
       continue;
     if (c->theta >= 0 && r->theta != theta_row)
       continue;
-    if (c->theta < 0 && r->theta > THETA_CHOICE_MAX)
+    /* (Under the error criterion theta is only a cap: its rows' error is
+     * mac_epsilon's.) */
+    if (c->theta < 0 && r->theta > THETA_CHOICE_MAX && r->mac != TFMM_MAC_ERROR)
       continue;
     if (c->order >= 0 && r->order != order_row)
+      continue;
+    if (c->mac_epsilon > 0 && r->epsilon != eps_row)
       continue;
     if (closest == NULL || r->error < closest->error)
       closest = r;
@@ -95,7 +103,9 @@ void tfmm_accuracy_resolve(const tfmm_config *c, int leaf_size, int near_gpu,
   out->precision = c->precision != TFMM_PRECISION_AUTO ? c->precision
                    : c->accuracy < TFMM_SINGLE_FLOOR   ? TFMM_PRECISION_DOUBLE
                                                        : TFMM_PRECISION_SINGLE;
-  if (c->theta < 0 || c->order < 0) {
+  out->mac_epsilon = c->mac == TFMM_MAC_ERROR ? c->mac_epsilon : 0;
+  const int error_mac = c->mac == TFMM_MAC_ERROR;
+  if (c->theta < 0 || c->order < 0 || (error_mac && c->mac_epsilon < 0)) {
     /* Leaf auto (0) may pick small leaves: the smallest calibrated. */
     row_filter f = {c, leaf_size > 0 ? leaf_size : 64, near_gpu};
     if (!any_row(&f))
@@ -121,6 +131,9 @@ void tfmm_accuracy_resolve(const tfmm_config *c, int leaf_size, int near_gpu,
       out->theta = r != NULL ? r->theta : 0.3;
     if (out->order < 0)
       out->order = r != NULL ? r->order : (c->order >= 0 ? c->order : 12);
+    /* Uncalibrated: the target itself per interaction. */
+    if (error_mac && out->mac_epsilon < 0)
+      out->mac_epsilon = r != NULL && r->epsilon > 0 ? r->epsilon : c->accuracy;
     /* theta 0 accepts no pair: no expansion is ever formed. */
     if (c->order < 0 && out->theta == 0)
       out->order = 1;
@@ -134,7 +147,7 @@ void tfmm_accuracy_resolve(const tfmm_config *c, int leaf_size, int near_gpu,
   out->separation = 0;
   if (c->eps > 0 && c->softening == TFMM_SOFTENING_SPLINE)
     out->separation = TFMM_SPLINE_SUPPORT * c->eps;
-  else if (c->eps > 0) {
+  else if (c->eps > 0 && !error_mac) { /* the error criterion weighs it */
     double delta = c->accuracy;
     if (c->theta >= 0 && c->order >= 0) {
       double series = pow(out->theta, out->order + 1) / (out->order + 1);

@@ -11,6 +11,7 @@ typedef struct tfmm_resolved {
   double theta;             /* opening angle */
   int order;                /* expansion order */
   double separation;        /* closest approach of far-field bodies (mac.h) */
+  double mac_epsilon;       /* the error criterion's epsilon (0: not used) */
   tfmm_precision precision; /* of the near field: single or double */
 } tfmm_resolved;
 
@@ -21,6 +22,11 @@ typedef struct tfmm_resolved {
  * methods only. */
 void tfmm_accuracy_resolve(const tfmm_config *cfg, int leaf_size, int near_gpu,
                            tfmm_resolved *out);
+
+/* The tightest target the error criterion's calibration reaches with its
+ * margin (its most accurate row: p99 1.9e-6); tighter ones are refused
+ * under TFMM_MAC_ERROR unless theta, order and mac_epsilon are all given. */
+#define TFMM_ERROR_MAC_MIN_TOL 1e-5
 
 /* Targets below this run the near field in double under
  * TFMM_PRECISION_AUTO: the single-precision floor measured on the

@@ -6,6 +6,7 @@
 #include "farfield/passes.h"
 #include "nearfield/p2p_cpu.h"
 #include "nearfield/p2p_gpu.h"
+#include "tree/accel_estimate.h"
 #include "tree/coincident.h"
 #include "tree/lists.h"
 #include "tree/octree.h"
@@ -17,6 +18,7 @@
 typedef struct workspace {
   tfmm_resolved set; /* theta, order and separation of this evaluation */
   double *theta_src; /* per-cell theta of the mass criterion, or NULL */
+  double *accel;     /* per-cell |a| of the error criterion, or NULL */
   tfmm_octree tree;
   tfmm_lists lists;
   double *M, *L;           /* expansions, ncells * size */
@@ -28,6 +30,7 @@ static void workspace_free(workspace *w) {
   tfmm_octree_free(&w->tree);
   tfmm_lists_free(&w->lists);
   free(w->theta_src);
+  free(w->accel);
   free(w->M);
   free(w->L);
   free(w->far_phi);
@@ -175,7 +178,17 @@ static tfmm_status evaluate(const tfmm_config *cfg, tfmm_gpu *gpu, workspace *w,
       (w->theta_src = tfmm_mac_mass_thetas(t, w->set.theta, p)) == NULL)
     return tfmm_error_set(err, TFMM_ERR_NO_MEMORY,
                           "no memory for the opening criterion");
-  const tfmm_mac mac = {w->set.theta, w->set.separation, w->theta_src};
+  if (cfg->mac == TFMM_MAC_ERROR &&
+      (w->accel = tfmm_accel_estimate(t, cfg->eps)) == NULL)
+    return tfmm_error_set(err, TFMM_ERR_NO_MEMORY,
+                          "no memory for the opening criterion");
+  const double soft_term =
+      cfg->mac == TFMM_MAC_ERROR && cfg->softening == TFMM_SOFTENING_PLUMMER
+          ? 1.5 * cfg->eps * cfg->eps
+          : 0;
+  const tfmm_mac mac = {w->set.theta, w->set.separation,  w->theta_src,
+                        w->accel,     w->set.mac_epsilon, p,
+                        soft_term};
   tfmm_status st =
       fmm ? tfmm_lists_build_fmm(t, &mac, m2p_bodies(p), &w->lists, err)
           : tfmm_lists_build_bh(t, &mac, &w->lists, err);
@@ -230,13 +243,15 @@ tfmm_status tfmm_hierarchical_compute(const tfmm_config *cfg, int leaf_size,
   stats->order = w.set.order;
   stats->precision = w.set.precision;
   stats->softening_separation = w.set.separation;
+  stats->mac_epsilon = w.set.mac_epsilon;
   double t0 = tfmm_wtime();
   tfmm_status st =
       tfmm_octree_build(&w.tree, n, pos, mass, leaf_size, cfg->max_depth, err);
   stats->leaf_size = leaf_size;
   stats->near_device = gpu != NULL ? TFMM_DEVICE_GPU : TFMM_DEVICE_CPU;
   stats->time[TFMM_PHASE_TREE] = tfmm_wtime() - t0;
-  if (st == TFMM_OK && cfg->eps == 0)
+  if (st == TFMM_OK &&
+      tfmm_eps_vanishes(cfg->eps, w.set.precision == TFMM_PRECISION_SINGLE))
     st = refuse_coincident(&w.tree, err);
   if (st == TFMM_OK) {
     tree_stats(&w.tree, stats);

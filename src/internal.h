@@ -44,4 +44,13 @@ double tfmm_wtime(void);
 }
 #endif
 
+/* Whether a softening length acts as none: its square underflows in the
+ * precision of the sums (single: below FLT_MIN, which the GPU flushes to
+ * zero). Then coincident bodies have an infinite force, as with eps = 0,
+ * and are refused the same way. */
+static inline int tfmm_eps_vanishes(double eps, int single) {
+  const double e2 = eps * eps;
+  return e2 == 0 || (single && e2 < 1.1754943508222875e-38);
+}
+
 #endif

@@ -19,7 +19,7 @@ static const char *const method_names[] = {"reference", "direct", "fmm", "bh"};
 static const char *const device_names[] = {"auto", "cpu", "gpu"};
 static const char *const softening_names[] = {"plummer", "spline"};
 static const char *const precision_names[] = {"single", "double", "auto"};
-static const char *const mac_names[] = {"geometric", "mass"};
+static const char *const mac_names[] = {"geometric", "mass", "error"};
 static const char *const phase_names[] = {
     "prepare", "upload", "near",  "download", "finish",
     "tree",    "upward", "lists", "far",      "downward"};

@@ -1,5 +1,6 @@
 /* The solver handle: configuration, device choice, dispatch to a method,
  * statistics and the message of the last failure. */
+#include "accuracy.h"
 #include "bodies.h"
 #include "farfield/expansion.h"
 #include "gpu.h"
@@ -10,6 +11,7 @@
 #include "nearfield/interaction.h"
 #include "nearfield/reference.h"
 #include "tree/octree.h"
+#include "units.h"
 
 #include <math.h>
 #include <omp.h>
@@ -18,7 +20,13 @@
 #include <string.h>
 
 struct tfmm_solver {
-  tfmm_config cfg;
+  tfmm_config cfg; /* as the caller gave it */
+  /* The evaluation under way, in internal units (units.h): cfg with eps
+   * scaled and G = 1 (applied on the way out). */
+  tfmm_config run;
+  tfmm_units units;
+  double *scaled_pos, *scaled_mass; /* the bodies in internal units */
+  size_t scaled_capacity;
   tfmm_device device; /* resolved: CPU or GPU */
   tfmm_stats stats;
   tfmm_error err;
@@ -41,6 +49,7 @@ void tfmm_config_defaults(tfmm_config *cfg) {
       .theta = TFMM_FROM_ACCURACY,
       .order = TFMM_FROM_ACCURACY,
       .mac = TFMM_MAC_GEOMETRIC,
+      .mac_epsilon = TFMM_FROM_ACCURACY,
       .leaf_size = 64,
       .max_depth = TFMM_MAX_DEPTH,
       .num_threads = 0,
@@ -79,9 +88,28 @@ tfmm_status tfmm_config_check(const tfmm_config *c, tfmm_error *err) {
       c->precision != TFMM_PRECISION_AUTO)
     return tfmm_error_set(err, bad, "precision %d is unknown",
                           (int)c->precision);
-  if (c->mac != TFMM_MAC_GEOMETRIC && c->mac != TFMM_MAC_MASS)
+  if (c->mac != TFMM_MAC_GEOMETRIC && c->mac != TFMM_MAC_MASS &&
+      c->mac != TFMM_MAC_ERROR)
     return tfmm_error_set(err, bad, "opening criterion %d is unknown",
                           (int)c->mac);
+  if (c->mac == TFMM_MAC_ERROR && c->method == TFMM_METHOD_BH &&
+      (c->theta < 0 || c->order < 0 || c->mac_epsilon < 0))
+    return tfmm_error_set(err, bad,
+                          "the error criterion is calibrated for fmm only: "
+                          "with bh, give theta, order and mac_epsilon");
+  if (c->mac == TFMM_MAC_ERROR && c->accuracy < TFMM_ERROR_MAC_MIN_TOL &&
+      (c->theta < 0 || c->order < 0 || c->mac_epsilon < 0))
+    return tfmm_error_set(err, bad,
+                          "accuracy = %g with the error criterion: it is "
+                          "calibrated down to %g; use mac geometric for "
+                          "tighter targets",
+                          c->accuracy, TFMM_ERROR_MAC_MIN_TOL);
+  if (!(isfinite(c->mac_epsilon) && c->mac_epsilon > 0) &&
+      c->mac_epsilon != TFMM_FROM_ACCURACY)
+    return tfmm_error_set(err, bad,
+                          "mac_epsilon = %g: must be finite and > 0, or "
+                          "TFMM_FROM_ACCURACY (-1)",
+                          c->mac_epsilon);
   if (!(c->accuracy > 0 && c->accuracy <= 0.1))
     return tfmm_error_set(err, bad, "accuracy = %g: must be in (0, 0.1]",
                           c->accuracy);
@@ -200,6 +228,8 @@ void tfmm_solver_destroy(tfmm_solver *s) {
   if (s == NULL)
     return;
   tfmm_gpu_destroy(s->gpu);
+  free(s->scaled_pos);
+  free(s->scaled_mass);
   free(s->cpu_in);
   free(s->cpu_out);
   free(s);
@@ -254,22 +284,6 @@ static tfmm_pair_params pair_params(const tfmm_config *c) {
   return p;
 }
 
-static tfmm_status run_reference(tfmm_solver *s, size_t n, const double *pos,
-                                 const double *mass, double *acc, double *pot) {
-  double t0 = tfmm_wtime();
-  if (s->cfg.eps == 0) {
-    tfmm_status st = check_distinct(s, n, pos, 3, "");
-    if (st != TFMM_OK)
-      return st;
-  }
-  double t1 = tfmm_wtime();
-  tfmm_reference_compute(n, pos, mass, s->cfg.G, s->cfg.eps,
-                         s->cfg.softening == TFMM_SOFTENING_SPLINE, acc, pot);
-  s->stats.time[TFMM_PHASE_PREPARE] = t1 - t0;
-  s->stats.time[TFMM_PHASE_NEAR] = tfmm_wtime() - t1;
-  return TFMM_OK;
-}
-
 /* The first body whose results are not finite, or n. */
 static size_t first_nonfinite(size_t n, const double *acc, const double *pot) {
   size_t bad = n;
@@ -281,15 +295,37 @@ static size_t first_nonfinite(size_t n, const double *acc, const double *pot) {
   return bad;
 }
 
+static tfmm_status run_reference(tfmm_solver *s, size_t n, const double *pos,
+                                 const double *mass, double *acc, double *pot) {
+  double t0 = tfmm_wtime();
+  if (tfmm_eps_vanishes(s->run.eps, 0)) {
+    tfmm_status st = check_distinct(s, n, pos, 3, "");
+    if (st != TFMM_OK)
+      return st;
+  }
+  double t1 = tfmm_wtime();
+  tfmm_reference_compute(n, pos, mass, s->run.G, s->run.eps,
+                         s->run.softening == TFMM_SOFTENING_SPLINE, acc, pot);
+  s->stats.time[TFMM_PHASE_PREPARE] = t1 - t0;
+  s->stats.time[TFMM_PHASE_NEAR] = tfmm_wtime() - t1;
+  size_t bad = first_nonfinite(n, acc, pot);
+  if (bad < n)
+    return tfmm_error_set(&s->err, TFMM_ERR_NONFINITE,
+                          "body %zu: force is not finite (bodies nearly "
+                          "coincident for this eps?)",
+                          bad);
+  return TFMM_OK;
+}
+
 /* The tree methods check for coincident bodies themselves, from the tree's
  * sorted keys. */
 static tfmm_status run_tree(tfmm_solver *s, size_t n, const double *pos,
                             const double *mass, double *acc, double *pot) {
   tfmm_status st = tfmm_hierarchical_compute(
-      &s->cfg, s->leaf, s->gpu, n, pos, mass, acc, pot, &s->stats, &s->err);
+      &s->run, s->leaf, s->gpu, n, pos, mass, acc, pot, &s->stats, &s->err);
   if (st != TFMM_OK)
     return st;
-  if (s->cfg.leaf_size == TFMM_LEAF_AUTO)
+  if (s->run.leaf_size == TFMM_LEAF_AUTO)
     s->leaf =
         tfmm_leaf_auto_next(s->leaf, s->stats.near_time, s->stats.far_time);
   size_t bad = first_nonfinite(n, acc, pot);
@@ -341,7 +377,7 @@ static inline double result_at(const void *res, int f64, size_t k) {
  * res: 4n values, doubles when f64, else floats. */
 static tfmm_status finish_direct(tfmm_solver *s, size_t n, const void *res,
                                  int f64, double *acc, double *pot) {
-  const double G = s->cfg.G;
+  const double G = s->run.G;
   size_t bad = n;
 #pragma omp parallel for schedule(static) reduction(min : bad)
   for (size_t i = 0; i < n; i++) {
@@ -369,7 +405,7 @@ static tfmm_status run_direct_f64(tfmm_solver *s, size_t n, const double *pos,
                                   const double *mass, double *acc,
                                   double *pot) {
   double t0 = tfmm_wtime();
-  if (s->cfg.eps == 0) {
+  if (tfmm_eps_vanishes(s->run.eps, 0)) {
     tfmm_status st = check_distinct(s, n, pos, 3, "");
     if (st != TFMM_OK)
       return st;
@@ -380,7 +416,7 @@ static tfmm_status run_direct_f64(tfmm_solver *s, size_t n, const double *pos,
                           "no memory for %zu bodies", n);
   tfmm_bodies_center(n, pos, center);
   const tfmm_soft_f64 kern =
-      tfmm_soft_make_f64(s->cfg.softening == TFMM_SOFTENING_SPLINE, s->cfg.eps);
+      tfmm_soft_make_f64(s->run.softening == TFMM_SOFTENING_SPLINE, s->run.eps);
   double t1 = tfmm_wtime();
   s->stats.time[TFMM_PHASE_PREPARE] = t1 - t0;
   int rc = tfmm_direct_cpu_compute_f64(n, pos, mass, center, &kern, out);
@@ -390,7 +426,7 @@ static tfmm_status run_direct_f64(tfmm_solver *s, size_t n, const double *pos,
     return tfmm_error_set(&s->err, TFMM_ERR_NO_MEMORY,
                           "no memory for %zu bodies", n);
   }
-  const double G = s->cfg.G;
+  const double G = s->run.G;
   for (size_t i = 0; i < n; i++) {
     for (int k = 0; k < 3; k++)
       acc[3 * i + k] = G * out[4 * i + k];
@@ -414,17 +450,19 @@ static tfmm_status pack_direct(tfmm_solver *s, size_t n, const double *pos,
   tfmm_bodies_center(n, pos, center);
   if (f64) {
     tfmm_bodies_pack_f64(n, pos, mass, center, in);
-    return s->cfg.eps == 0 ? check_distinct(s, n, in, 4, "") : TFMM_OK;
+    return tfmm_eps_vanishes(s->run.eps, 0) ? check_distinct(s, n, in, 4, "")
+                                            : TFMM_OK;
   }
   tfmm_bodies_pack_f32(n, pos, mass, center, in);
-  return s->cfg.eps == 0 ? check_distinct_f32(s, n, in) : TFMM_OK;
+  return tfmm_eps_vanishes(s->run.eps, 1) ? check_distinct_f32(s, n, in)
+                                          : TFMM_OK;
 }
 
 /* All pairs: on the GPU in either precision (kernels/direct_tiled.cu), on
  * the CPU in single precision here and in double in run_direct_f64. */
 static tfmm_status run_direct(tfmm_solver *s, size_t n, const double *pos,
                               const double *mass, double *acc, double *pot) {
-  const int f64 = s->cfg.precision == TFMM_PRECISION_DOUBLE;
+  const int f64 = s->run.precision == TFMM_PRECISION_DOUBLE;
   const int gpu = s->device == TFMM_DEVICE_GPU;
   if (f64 && !gpu)
     return run_direct_f64(s, n, pos, mass, acc, pot);
@@ -443,14 +481,14 @@ static tfmm_status run_direct(tfmm_solver *s, size_t n, const double *pos,
   }
   if ((st = pack_direct(s, n, pos, mass, f64, in)) != TFMM_OK)
     return st;
-  const tfmm_pair_params pair = pair_params(&s->cfg);
+  const tfmm_pair_params pair = pair_params(&s->run);
   double t1 = tfmm_wtime();
   s->stats.time[TFMM_PHASE_PREPARE] = t1 - t0;
   if (gpu) {
-    tfmm_gpu_direct_params p = {s->cfg.gpu_tile,
-                                s->cfg.gpu_threads_per_body,
-                                s->cfg.gpu_unroll,
-                                s->cfg.gpu_bodies_per_thread,
+    tfmm_gpu_direct_params p = {s->run.gpu_tile,
+                                s->run.gpu_threads_per_body,
+                                s->run.gpu_unroll,
+                                s->run.gpu_bodies_per_thread,
                                 pair,
                                 pot != NULL};
     tfmm_gpu_times t;
@@ -494,6 +532,46 @@ static tfmm_status check_call(tfmm_solver *s, size_t n, const double *pos,
   return tfmm_bodies_check(n, pos, mass, &s->err);
 }
 
+/* The bodies into internal units (units.h), and s->run: cfg with eps in
+ * those units and G = 1. */
+static tfmm_status to_internal_units(tfmm_solver *s, size_t n,
+                                     const double *pos, const double *mass) {
+  if (n > s->scaled_capacity) {
+    double *p = realloc(s->scaled_pos, 3 * n * sizeof *p);
+    if (p != NULL)
+      s->scaled_pos = p;
+    double *m = realloc(s->scaled_mass, n * sizeof *m);
+    if (m != NULL)
+      s->scaled_mass = m;
+    if (p == NULL || m == NULL)
+      return tfmm_error_set(&s->err, TFMM_ERR_NO_MEMORY,
+                            "no memory for %zu bodies", n);
+    s->scaled_capacity = n;
+  }
+  s->units = tfmm_units_choose(n, pos, mass);
+  tfmm_units_scale(&s->units, n, pos, mass, s->scaled_pos, s->scaled_mass);
+  s->run = s->cfg;
+  s->run.eps = ldexp(s->cfg.eps, -s->units.length_exp);
+  s->run.G = 1;
+  return TFMM_OK;
+}
+
+/* Results of k bodies back to the caller's units with G; a force or
+ * potential beyond the range of double there is an error, naming the
+ * body. */
+static tfmm_status to_caller_units(tfmm_solver *s, size_t k, double *acc,
+                                   double *pot) {
+  tfmm_units_unscale(&s->units, s->cfg.G, k, acc, pot);
+  size_t bad = first_nonfinite(k, acc, pot);
+  if (bad < k)
+    return tfmm_error_set(&s->err, TFMM_ERR_NONFINITE,
+                          "body %zu: its acceleration or potential (G = %g "
+                          "times the sums) is beyond the range of double "
+                          "precision",
+                          bad, s->cfg.G);
+  return TFMM_OK;
+}
+
 static void describe_device(tfmm_solver *s) {
   tfmm_stats *st = &s->stats;
   if (s->device == TFMM_DEVICE_GPU)
@@ -520,17 +598,24 @@ tfmm_status tfmm_solver_compute(tfmm_solver *s, size_t n, const double *pos,
   tfmm_stats fresh = {.method = s->cfg.method, .device = s->device, .n = n};
   s->stats = fresh;
   describe_device(s);
-  switch (s->cfg.method) {
-  case TFMM_METHOD_REFERENCE:
-    st = run_reference(s, n, pos, mass, acc, pot);
-    break;
-  case TFMM_METHOD_DIRECT:
-    st = run_direct(s, n, pos, mass, acc, pot);
-    break;
-  default:
-    st = run_tree(s, n, pos, mass, acc, pot);
-    break;
-  }
+  st = to_internal_units(s, n, pos, mass);
+  const double *ipos = s->scaled_pos, *imass = s->scaled_mass;
+  if (st == TFMM_OK)
+    switch (s->cfg.method) {
+    case TFMM_METHOD_REFERENCE:
+      st = run_reference(s, n, ipos, imass, acc, pot);
+      break;
+    case TFMM_METHOD_DIRECT:
+      st = run_direct(s, n, ipos, imass, acc, pot);
+      break;
+    default:
+      st = run_tree(s, n, ipos, imass, acc, pot);
+      break;
+    }
+  if (st == TFMM_OK)
+    st = to_caller_units(s, n, acc, pot);
+  s->stats.softening_separation =
+      ldexp(s->stats.softening_separation, s->units.length_exp);
   omp_set_num_threads(saved_threads);
   if (st != TFMM_OK)
     return st;
@@ -558,7 +643,11 @@ tfmm_status tfmm_solver_reference_at(tfmm_solver *s, size_t n,
       return tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
                             "target %zu: index %zu is not below n = %zu", t,
                             targets[t], n);
-  if (s->cfg.eps == 0)
+  if ((st = to_internal_units(s, n, pos, mass)) != TFMM_OK)
+    return st;
+  pos = s->scaled_pos;
+  mass = s->scaled_mass;
+  if (tfmm_eps_vanishes(s->run.eps, 0))
     for (size_t t = 0; t < k; t++) {
       const double *x = pos + 3 * targets[t];
       for (size_t j = 0; j < n; j++)
@@ -570,8 +659,14 @@ tfmm_status tfmm_solver_reference_at(tfmm_solver *s, size_t n,
                                 targets[t] < j ? targets[t] : j,
                                 targets[t] < j ? j : targets[t]);
     }
-  tfmm_reference_at(n, pos, mass, s->cfg.G, s->cfg.eps,
-                    s->cfg.softening == TFMM_SOFTENING_SPLINE, k, targets, acc,
+  tfmm_reference_at(n, pos, mass, s->run.G, s->run.eps,
+                    s->run.softening == TFMM_SOFTENING_SPLINE, k, targets, acc,
                     pot);
-  return TFMM_OK;
+  size_t bad = first_nonfinite(k, acc, pot);
+  if (bad < k)
+    return tfmm_error_set(&s->err, TFMM_ERR_NONFINITE,
+                          "target %zu (body %zu): force is not finite "
+                          "(bodies nearly coincident for this eps?)",
+                          bad, targets[bad]);
+  return to_caller_units(s, k, acc, pot);
 }

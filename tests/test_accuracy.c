@@ -11,6 +11,7 @@
 #include "farfield/passes.h"
 #include "nearfield/p2p_cpu.h"
 #include "testutil.h"
+#include "tree/accel_estimate.h"
 #include "tree/lists.h"
 #include "tree/octree.h"
 
@@ -360,16 +361,21 @@ Test(accuracy, error_falls_with_order_single, .timeout = 300) {
 }
 
 /* The tree method's stages assembled by hand (as src/hierarchical.c does
- * on the CPU), with the opening criterion's softening separation given:
+ * on the CPU), with the opening criterion given (with the error
+ * criterion's accelerations estimated here when mac.epsilon > 0):
  * accelerations of p's bodies into p->acc. */
-static void staged_forces(problem *p, tfmm_method m, double theta, int order,
-                          double separation) {
+static void staged_forces(problem *p, tfmm_method m, int order, tfmm_mac mac) {
   tfmm_error err = {{0}};
   tfmm_octree t;
   memset(&t, 0, sizeof t);
   cr_assert_eq(tfmm_octree_build(&t, p->n, p->pos, p->mass, 64, 21, &err),
                TFMM_OK, "%s", err.message);
-  tfmm_mac mac = {theta, separation, NULL};
+  double *accel = NULL;
+  if (mac.epsilon > 0) {
+    cr_assert_not_null(accel = tfmm_accel_estimate(&t, p->eps));
+    mac.accel = accel;
+    mac.order = order;
+  }
   tfmm_lists l;
   cr_assert_eq(m == TFMM_METHOD_FMM
                    ? tfmm_lists_build_fmm(&t, &mac, 1, &l, &err)
@@ -391,7 +397,7 @@ static void staged_forces(problem *p, tfmm_method m, double theta, int order,
   for (size_t k = 0; k < p->n; k++)
     for (int d = 0; d < 3; d++)
       p->acc[3 * t.order[k] + d] = g[3 * k + d] + na[3 * k + d];
-  free(M), free(L), free(phi), free(g), free(na), free(np);
+  free(M), free(L), free(phi), free(g), free(na), free(np), free(accel);
   tfmm_lists_free(&l);
   tfmm_octree_free(&t);
 }
@@ -413,9 +419,10 @@ static void check_separation_matters(tfmm_softening soft) {
     int order;
     cr_assert_eq(tfmm_config_resolve(&c, &theta, &order, &s, NULL, 0), TFMM_OK);
     cr_assert_gt(s, 0);
-    staged_forces(&p, (tfmm_method)m, theta, order, s);
+    staged_forces(&p, (tfmm_method)m, order,
+                  (tfmm_mac){.theta = theta, .separation = s});
     double good = p99(&p);
-    staged_forces(&p, (tfmm_method)m, theta, order, 0);
+    staged_forces(&p, (tfmm_method)m, order, (tfmm_mac){.theta = theta});
     double broken = p99(&p);
     cr_log_info("seed %llu clusters %s %s theta %.2f p %d s %.3g: p99 %.3g, "
                 "%.3g with s = 0",
@@ -439,4 +446,105 @@ Test(accuracy, separation_matters_spline, .timeout = 300) {
 }
 Test(accuracy, separation_matters_plummer, .timeout = 300) {
   check_separation_matters(TFMM_SOFTENING_PLUMMER);
+}
+
+/* ---- The error-based criterion (TFMM_MAC_ERROR) ------------------------ */
+
+/* Targets to 1e-4 with mac = error (calibrated for fmm), on the inputs
+ * where the geometric criterion is least and most accurate. */
+static void check_error_mac(input_kind kind, size_t n, double eps,
+                            tfmm_softening soft) {
+  problem p = make_problem(kind, n, eps, soft, test_fresh_seed());
+  for (int m = TFMM_METHOD_FMM; m <= TFMM_METHOD_FMM; m++)
+    for (int t = 0; t < 3; t++) {
+      tfmm_config c = config((tfmm_method)m, &p, TOLS[t], TFMM_PRECISION_AUTO);
+      c.mac = TFMM_MAC_ERROR;
+      double theta;
+      int order;
+      double e = run(&p, &c, &theta, &order);
+      char what[256];
+      snprintf(what, sizeof what,
+               "seed %llu %s n=%zu eps=%g %s %s mac error TOL %g: theta %.2f "
+               "p %d",
+               (unsigned long long)p.seed, INPUT_NAME[kind], n, eps,
+               eps > 0 ? tfmm_softening_name(soft) : "newton",
+               tfmm_method_name((tfmm_method)m), TOLS[t], theta, order);
+      cr_log_info("%s: p99 %.3g", what, e);
+      cr_expect_leq(e, TOLS[t], "%s: p99 %.3g > TOL", what, e);
+    }
+  free_problem(&p);
+}
+
+Test(accuracy, error_mac_hernquist, .timeout = 300) {
+  check_error_mac(IN_HERNQUIST, 3000, 0, TFMM_SOFTENING_SPLINE);
+}
+Test(accuracy, error_mac_clusters_plummer_softened, .timeout = 300) {
+  check_error_mac(IN_CLUSTERS, 4000, EPS_MAX[IN_CLUSTERS],
+                  TFMM_SOFTENING_PLUMMER);
+}
+Test(accuracy, error_mac_line_pile_spline, .timeout = 300) {
+  check_error_mac(IN_LINE_PILE, 3000, EPS_MAX[IN_LINE_PILE],
+                  TFMM_SOFTENING_SPLINE);
+}
+
+/* With theta and order fixed, the error falls as mac_epsilon falls (by
+ * 10x a step, never rising by more than 1.5x) and by more than 100x over
+ * four decades. */
+Test(accuracy, error_mac_falls_with_epsilon, .timeout = 300) {
+  problem p = make_problem(IN_HERNQUIST, 3000, 0, TFMM_SOFTENING_SPLINE,
+                           test_fresh_seed());
+  double first = 0, last = 0, prev = INFINITY;
+  for (double eps_mac = 1e-2; eps_mac > 1e-7; eps_mac /= 10) {
+    staged_forces(&p, TFMM_METHOD_FMM, 6,
+                  (tfmm_mac){.theta = 0.7, .epsilon = eps_mac});
+    double e = p99(&p);
+    cr_log_info("seed %llu hernquist theta 0.7 p 6 mac_epsilon %g: p99 %.3g",
+                (unsigned long long)p.seed, eps_mac, e);
+    cr_expect_leq(e, 1.5 * prev, "mac_epsilon %g: p99 %.3g rose from %.3g",
+                  eps_mac, e, prev);
+    if (first == 0)
+      first = e;
+    last = prev = e;
+  }
+  cr_expect_gt(first / last, 100, "p99 %.3g at 1e-2, %.3g at 1e-6", first,
+               last);
+  free_problem(&p);
+}
+
+/* Plummer softening under the error criterion has no separation: the
+ * term 3 M eps^2 / (2 gap^4) in the error is what keeps the far field
+ * right. Without it (soft_term 0) clusters softened at their own scale
+ * miss 1e-4; with it they meet it. */
+Test(accuracy, error_mac_softening_term_matters, .timeout = 300) {
+  const double tol = 1e-4;
+  problem p = make_problem(IN_CLUSTERS, 4000, 0.01, TFMM_SOFTENING_PLUMMER,
+                           test_fresh_seed());
+  tfmm_config c = config(TFMM_METHOD_FMM, &p, tol, TFMM_PRECISION_DOUBLE);
+  c.mac = TFMM_MAC_ERROR;
+  double theta, s;
+  int order;
+  cr_assert_eq(tfmm_config_resolve(&c, &theta, &order, &s, NULL, 0), TFMM_OK);
+  cr_assert_eq(s, 0, "no separation under the error criterion");
+  tfmm_solver *solver = NULL;
+  cr_assert_eq(tfmm_solver_create(&solver, &c), TFMM_OK);
+  cr_assert_eq(tfmm_solver_compute(solver, p.n, p.pos, p.mass, p.acc, NULL),
+               TFMM_OK);
+  const double eps_mac = tfmm_solver_stats(solver)->mac_epsilon;
+  tfmm_solver_destroy(solver);
+  cr_assert_gt(eps_mac, 0);
+  const tfmm_mac with = {
+      .theta = theta, .epsilon = eps_mac, .soft_term = 1.5 * p.eps * p.eps};
+  tfmm_mac without = with;
+  without.soft_term = 0;
+  staged_forces(&p, TFMM_METHOD_FMM, order, with);
+  double good = p99(&p);
+  staged_forces(&p, TFMM_METHOD_FMM, order, without);
+  double broken = p99(&p);
+  cr_log_info("seed %llu clusters plummer eps 0.01 theta %.2f p %d "
+              "mac_epsilon %g: p99 %.3g, %.3g without the softening term",
+              (unsigned long long)p.seed, theta, order, eps_mac, good, broken);
+  cr_expect_leq(good, tol, "p99 %.3g with the softening term", good);
+  cr_expect_gt(broken, tol, "p99 %.3g without it: the check cannot see it",
+               broken);
+  free_problem(&p);
 }

@@ -30,6 +30,7 @@ Test(solver, defaults_are_documented_values) {
   cr_assert_eq(c.softening, TFMM_SOFTENING_PLUMMER);
   cr_assert_eq(c.precision, TFMM_PRECISION_AUTO);
   cr_assert_eq(c.mac, TFMM_MAC_GEOMETRIC);
+  cr_assert_eq(c.mac_epsilon, TFMM_FROM_ACCURACY);
   cr_assert_eq(c.leaf_size, 64);
   cr_assert_eq(c.max_depth, 21);
   cr_assert_eq(c.device, TFMM_DEVICE_AUTO);
@@ -62,6 +63,24 @@ Test(solver, bad_configuration_is_named) {
   tfmm_config_defaults(&c);
   c.mac = (tfmm_mac_kind)7;
   cr_assert_eq(create_with(c, "criterion"), TFMM_ERR_INVALID_ARGUMENT);
+  tfmm_config_defaults(&c);
+  c.mac = TFMM_MAC_ERROR;
+  c.mac_epsilon = 0;
+  cr_assert_eq(create_with(c, "mac_epsilon"), TFMM_ERR_INVALID_ARGUMENT);
+  c.mac_epsilon = NAN;
+  cr_assert_eq(create_with(c, "mac_epsilon"), TFMM_ERR_INVALID_ARGUMENT);
+  tfmm_config_defaults(&c);
+  c.mac = TFMM_MAC_ERROR; /* no calibration for bh: all three given */
+  c.method = TFMM_METHOD_BH;
+  cr_assert_eq(create_with(c, "fmm only"), TFMM_ERR_INVALID_ARGUMENT);
+  c.theta = 0.7;
+  c.order = 4;
+  c.mac_epsilon = 1e-4;
+  cr_assert_eq(create_with(c, NULL), TFMM_OK);
+  tfmm_config_defaults(&c);
+  c.mac = TFMM_MAC_ERROR; /* past its calibration */
+  c.accuracy = 1e-6;
+  cr_assert_eq(create_with(c, "calibrated down to"), TFMM_ERR_INVALID_ARGUMENT);
   tfmm_config_defaults(&c);
   c.theta = -0.5;
   cr_assert_eq(create_with(c, "theta"), TFMM_ERR_INVALID_ARGUMENT);

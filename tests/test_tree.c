@@ -3,6 +3,7 @@
  * against qsort, and the built tree against its invariants checked body by
  * body (ranges, cubes, masses, centres, radii, leaves). */
 #include "testutil.h"
+#include "tree/accel_estimate.h"
 #include "tree/octree.h"
 
 #include <criterion/criterion.h>
@@ -659,4 +660,72 @@ Test(octree, out_of_memory_is_an_error) {
   cr_assert_not_null(strstr(err.message, "memory"), "%s", err.message);
   tfmm_octree_free(&t);
   cr_assert_null(t.keys);
+}
+
+/* ---- The error criterion's accelerations (tree/accel_estimate.h) ------- */
+
+static int cmp_dbl(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Each leaf's estimate against the field at its centre of mass from every
+ * body outside it, summed directly in double; each inner cell holds the
+ * least of its children. */
+static void check_accel_estimate(test_layout layout, size_t n, int leaf) {
+  uint64_t seed = test_fresh_seed();
+  test_bodies b = test_bodies_make(n, layout, seed);
+  tfmm_octree t;
+  tfmm_error err = {{0}};
+  cr_assert_eq(tfmm_octree_build(&t, b.n, b.pos, b.mass, leaf, 21, &err),
+               TFMM_OK, "%s", err.message);
+  double *a = tfmm_accel_estimate(&t, 0);
+  cr_assert_not_null(a);
+  double *rel = malloc((size_t)t.nleaves * sizeof *rel);
+  for (int64_t k = 0; k < t.nleaves; k++) {
+    const tfmm_cell *L = &t.cells[t.leaves[k]];
+    double g[3] = {0, 0, 0};
+    for (int64_t j = 0; j < (int64_t)t.n; j++) {
+      if (j >= L->body_begin && j < L->body_end)
+        continue;
+      double d[3], r2 = 0;
+      for (int c = 0; c < 3; c++) {
+        d[c] = t.pos[3 * j + c] - L->center[c];
+        r2 += d[c] * d[c];
+      }
+      for (int c = 0; c < 3; c++)
+        g[c] += t.mass[j] * d[c] / (r2 * sqrt(r2));
+    }
+    double truth = sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]);
+    rel[k] = fabs(a[t.leaves[k]] - truth) / truth;
+  }
+  for (int64_t c = 0; c < t.ncells; c++) {
+    const tfmm_cell *C = &t.cells[c];
+    double least = INFINITY;
+    for (int32_t j = 0; j < C->child_count; j++)
+      least = fmin(least, a[C->child_begin + j]);
+    if (C->child_count > 0)
+      cr_assert_eq(a[c], least,
+                   "seed %llu: cell %lld is not the least of "
+                   "its children",
+                   (unsigned long long)seed, (long long)c);
+  }
+  qsort(rel, (size_t)t.nleaves, sizeof *rel, cmp_dbl);
+  double med = rel[t.nleaves / 2], p95 = rel[(t.nleaves * 95) / 100];
+  cr_log_info("seed %llu n %zu leaf %d: estimate's relative error median "
+              "%.3g, p95 %.3g, max %.3g over %lld leaves",
+              (unsigned long long)seed, n, leaf, med, p95, rel[t.nleaves - 1],
+              (long long)t.nleaves);
+  cr_expect_lt(med, 0.02, "seed %llu: median %.3g", (unsigned long long)seed,
+               med);
+  cr_expect_lt(p95, 0.1, "seed %llu: p95 %.3g", (unsigned long long)seed, p95);
+  free(rel);
+  free(a);
+  tfmm_octree_free(&t);
+  test_bodies_free(&b);
+}
+
+Test(accel_estimate, uniform) { check_accel_estimate(TEST_UNIFORM, 20000, 32); }
+Test(accel_estimate, clustered) {
+  check_accel_estimate(TEST_CLUSTERED, 20000, 16);
 }

@@ -614,7 +614,7 @@ static void check_items(const test_bodies *b, int leaf_size, int64_t budget,
   cr_assert_eq(tfmm_octree_build(&t, b->n, b->pos, b->mass, leaf_size,
                                  TFMM_MAX_DEPTH, &err),
                TFMM_OK, "%s", err.message);
-  const tfmm_mac mac = {0.5, 0, NULL};
+  const tfmm_mac mac = {.theta = 0.5};
   cr_assert_eq(tfmm_lists_build_fmm(&t, &mac, 1, &l, &err), TFMM_OK);
   if (budget == 0)
     budget = tfmm_p2p_gpu_budget(l.near_interactions);

@@ -209,7 +209,7 @@ static int dual_step(const dual_rule *rule, int32_t a, int32_t b, pair_buf *out,
           return -1;
     return 0;
   }
-  if (tfmm_mac_accept(rule->mac, A, B, b))
+  if (tfmm_mac_accept(rule->mac, A, a, B, b))
     return pair_push(
         &out[A->body_end - A->body_begin <= rule->m2p_bodies ? FMM_M2P
                                                              : FMM_M2L],
@@ -364,7 +364,7 @@ static int bh_leaf(const tfmm_octree *t, const tfmm_mac *mac, int32_t leaf,
     int32_t b = stack->source[--stack->n];
     const tfmm_cell *B = &t->cells[b];
     int rc;
-    if (b != leaf && tfmm_mac_accept(mac, A, B, b))
+    if (b != leaf && tfmm_mac_accept(mac, A, leaf, B, b))
       rc = pair_push(&out[BH_M2P], leaf, b);
     else if (is_leaf(B))
       rc = pair_push(&out[BH_NEAR], leaf, b);

@@ -13,6 +13,18 @@
  * (1 - theta)^2 fixed, with the root at the given theta, spends accuracy
  * where the mass is.
  *
+ * With TFMM_MAC_ERROR the first condition is only a cap on theta (the
+ * expansions converge), and the pair must also pass the error-based test
+ * of Dehnen 2014 (Comput. Astrophys. Cosmol. 1, 1; SWIFT's "adaptive"
+ * criterion): the error that the interaction may bring to the force on A,
+ *   E = M_B q^(p+1) / (d - r_A - r_B)^2,  q = (r_A + r_B) / d  (the series)
+ *     + (3/2) M_B eps^2 / (d - r_A - r_B)^4      (Plummer: Newton's 1/r
+ *                                                 instead of the softened)
+ * must be below epsilon |a|_A, |a|_A the least acceleration estimated for
+ * A's bodies (accel_estimate.h). The error is spent relative to each
+ * target's own force: sparse halos and cancelling pulls open more cells,
+ * dense regions fewer.
+ *
  * The second is the softening's: no two bodies of an accepted pair come
  * closer than s, the distance beyond which the softened force is Newton's
  * (the spline's support h) or within the accuracy target of it (Plummer).
@@ -23,14 +35,32 @@
 
 #include "tree/octree.h"
 
+#include <math.h>
+
 typedef struct tfmm_mac {
   double theta;            /* the root's (and, geometric, every cell's) */
   double separation;       /* s above; 0 without softening */
   const double *theta_src; /* per cell theta_B (mass criterion), or NULL */
+  /* The error criterion (TFMM_MAC_ERROR): */
+  const double *accel; /* per cell: |a|_A, or NULL (criterion off) */
+  double epsilon;      /* error allowed per interaction, relative to |a|_A */
+  int order;           /* p of the expansions */
+  double soft_term;    /* 3/2 eps^2 with Plummer softening, else 0 */
 } tfmm_mac;
 
+/* The force error bound of a series of order p about centres rho = r_A +
+ * r_B apart at distance d, q = rho / d < 1: M q^(p+1) / (d - rho)^2. */
+static inline double tfmm_mac_series_error(double mass, double q, double gap,
+                                           int p) {
+  double qp = q;
+  for (int k = 0; k < p; k++)
+    qp *= q;
+  return mass * qp / (gap * gap);
+}
+
 static inline int tfmm_mac_accept(const tfmm_mac *m, const tfmm_cell *a,
-                                  const tfmm_cell *b, int32_t b_index) {
+                                  int32_t a_index, const tfmm_cell *b,
+                                  int32_t b_index) {
   double dx = a->center[0] - b->center[0];
   double dy = a->center[1] - b->center[1];
   double dz = a->center[2] - b->center[2];
@@ -41,10 +71,18 @@ static inline int tfmm_mac_accept(const tfmm_mac *m, const tfmm_cell *a,
    * both sides non-negative. */
   if (!(r * r < theta * theta * d2))
     return 0;
-  if (m->separation <= 0)
+  if (m->separation > 0) {
+    double reach = r + m->separation; /* d >= r + s */
+    if (!(reach * reach <= d2))
+      return 0;
+  }
+  if (m->accel == NULL)
     return 1;
-  double reach = r + m->separation; /* d >= r + s */
-  return reach * reach <= d2;
+  double d = sqrt(d2), gap = d - r; /* > 0: r < theta d */
+  double e = tfmm_mac_series_error(b->mass, r / d, gap, m->order);
+  if (m->soft_term > 0)
+    e += m->soft_term * b->mass / (gap * gap * gap * gap);
+  return e < m->epsilon * m->accel[a_index];
 }
 
 /* theta_B of the mass criterion for every cell of t: theta(M) >= theta0

@@ -160,7 +160,7 @@ near_truth near_truth_make(const test_bodies *b, const tfmm_config *cfg) {
   tfmm_resolved set;
   tfmm_accuracy_resolve(cfg, cfg->leaf_size, 0, &set);
   cr_assert_eq(cfg->mac, TFMM_MAC_GEOMETRIC, "the truth's lists are geometric");
-  const tfmm_mac mac = {set.theta, set.separation, NULL};
+  const tfmm_mac mac = {.theta = set.theta, .separation = set.separation};
   tfmm_status st = cfg->method == TFMM_METHOD_FMM
                        ? tfmm_lists_build_fmm(&t, &mac, 1, &l, &err)
                        : tfmm_lists_build_bh(&t, &mac, &l, &err);

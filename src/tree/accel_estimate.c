@@ -1,0 +1,76 @@
+#include "tree/accel_estimate.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* The walk's opening angle: monopoles at theta 0.5 are within a few per
+ * cent, enough for an error budget. */
+static const double ESTIMATE_THETA = 0.5;
+
+/* |field| at the centre of mass of `leaf` from every other body, by a
+ * monopole walk; stack holds at least 8 * (depth + 1) cells. */
+static double leaf_field(const tfmm_octree *t, int32_t leaf, double eps2,
+                         int32_t *stack) {
+  const double *x = t->cells[leaf].center;
+  double g[3] = {0, 0, 0};
+  int top = 0;
+  stack[top++] = 0;
+  while (top > 0) {
+    int32_t b = stack[--top];
+    const tfmm_cell *B = &t->cells[b];
+    if (b == leaf)
+      continue;
+    double dx = B->center[0] - x[0], dy = B->center[1] - x[1],
+           dz = B->center[2] - x[2];
+    double d2 = dx * dx + dy * dy + dz * dz;
+    int whole = B->child_count == 0 ||
+                B->radius * B->radius < ESTIMATE_THETA * ESTIMATE_THETA * d2;
+    if (!whole) {
+      for (int32_t j = 0; j < B->child_count; j++)
+        stack[top++] = B->child_begin + j;
+      continue;
+    }
+    double r2 = d2 + eps2;
+    if (r2 > 0) {
+      double inv = 1 / sqrt(r2), f = B->mass * inv * inv * inv;
+      g[0] += f * dx;
+      g[1] += f * dy;
+      g[2] += f * dz;
+    }
+  }
+  return sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]);
+}
+
+double *tfmm_accel_estimate(const tfmm_octree *t, double eps) {
+  double *a = malloc((size_t)(t->ncells > 0 ? t->ncells : 1) * sizeof *a);
+  if (a == NULL)
+    return NULL;
+  const size_t stack_cells = 8 * ((size_t)t->depth + 2);
+  int bad = 0;
+#pragma omp parallel if (t->nleaves > 64) reduction(| : bad)
+  {
+    int32_t *stack = malloc(stack_cells * sizeof *stack);
+    bad |= stack == NULL;
+#pragma omp for schedule(dynamic, 16)
+    for (int64_t k = 0; k < t->nleaves; k++)
+      if (stack != NULL)
+        a[t->leaves[k]] = leaf_field(t, t->leaves[k], eps * eps, stack);
+    free(stack);
+  }
+  if (bad) {
+    free(a);
+    return NULL;
+  }
+  /* Parents after their children: levels from the deepest up. */
+  for (int l = t->depth; l >= 0; l--)
+    for (int64_t c = t->level_begin[l]; c < t->level_begin[l + 1]; c++) {
+      const tfmm_cell *C = &t->cells[c];
+      if (C->child_count == 0)
+        continue;
+      double m = INFINITY;
+      for (int32_t j = 0; j < C->child_count; j++)
+        m = fmin(m, a[C->child_begin + j]);
+      a[c] = m;
+    }
+  return a;
+}

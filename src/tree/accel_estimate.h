@@ -1,0 +1,23 @@
+/* The accelerations the error-based opening criterion (mac.h) measures its
+ * error against, estimated before the lists exist.
+ *
+ * For every leaf, the field at its centre of mass from every other cell,
+ * by a monopole Barnes-Hut walk (a cell of radius r at distance d is used
+ * whole when r < ESTIMATE_THETA d, a leaf always), with the Plummer
+ * kernel at eps so that near leaves stay finite; the leaf's own bodies
+ * are left out. Then every cell takes the least over its leaves: |a|_A.
+ * Leaving the own leaf out underestimates the bodies of an isolated group
+ * (which only opens more cells); the walk is within 1% of the field at
+ * the centre of mass for half the leaves and within 8% for 95% of them
+ * (tests/test_tree.c), errors the criterion's calibration
+ * takes up. O(leaves log N). */
+#ifndef TFMM_ACCEL_ESTIMATE_H
+#define TFMM_ACCEL_ESTIMATE_H
+
+#include "tree/octree.h"
+
+/* A malloc'd array of t->ncells values of |a|_A (G = 1), or NULL for no
+ * memory. */
+double *tfmm_accel_estimate(const tfmm_octree *t, double eps);
+
+#endif
