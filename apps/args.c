@@ -61,6 +61,8 @@ static const char *kind_expect(args_kind kind) {
     return "an integer";
   case ARGS_U64:
     return "a non-negative integer";
+  case ARGS_FLAG:
+    return "true or false";
   default:
     return "a value";
   }
@@ -94,6 +96,11 @@ static int set_value(args_option *opt, const char *word, const char *where) {
     v.s = word;
     ok = 1;
     size = sizeof v.s;
+    break;
+  case ARGS_FLAG:
+    v.i = strcmp(word, "true") == 0;
+    ok = v.i || strcmp(word, "false") == 0;
+    size = sizeof v.i;
     break;
   }
   if (!ok || (opt->valid != NULL && !opt->valid(&v))) {
@@ -139,6 +146,15 @@ static int parse_one(int argc, char **argv, int *i, args_option *opts,
   }
   const char *eq = strchr(arg, '=');
   const char *word = eq != NULL ? eq + 1 : NULL;
+  if (opt->kind == ARGS_FLAG) {
+    if (word != NULL) {
+      cli_error("%s: takes no value", opt->name);
+      return 0;
+    }
+    opt->seen = 1;
+    *(int *)opt->value = 1;
+    return 1;
+  }
   if (word == NULL) {
     if (*i + 1 >= argc) {
       cli_error("%s: missing value", opt->name);

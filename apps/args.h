@@ -10,7 +10,9 @@ typedef enum args_kind {
   ARGS_DOUBLE, /* value: double *; decimal or hex, finite */
   ARGS_INT,    /* value: int *; optional sign and decimal digits */
   ARGS_U64,    /* value: uint64_t *; decimal digits only */
-  ARGS_STRING  /* value: const char **; points into argv */
+  ARGS_STRING, /* value: const char **; points into argv */
+  ARGS_FLAG    /* value: int *; set to 1 by the flag alone, which takes no
+                  value; "true" or "false" through args_set */
 } args_kind;
 
 typedef struct args_option {

@@ -81,15 +81,32 @@ static void unwatch_signals(void) {
 
 /* "<dir>/.<name>.tmp-XXXXXX" next to path, so that rename stays within one
  * file system and is atomic. */
+#define TMP_TAG ".tmp-"
+#define TMP_SUFFIX TMP_TAG "XXXXXX"
+
 static char *temporary_name(const char *path) {
   const char *slash = strrchr(path, '/');
   const size_t dir_len = slash != NULL ? (size_t)(slash - path) + 1 : 0;
   const char *base = path + dir_len;
-  const size_t size = strlen(path) + sizeof("..tmp-XXXXXX");
+  const size_t size = strlen(path) + sizeof("." TMP_SUFFIX);
   char *tmp = malloc(size);
   if (tmp != NULL)
-    snprintf(tmp, size, "%.*s.%s.tmp-XXXXXX", (int)dir_len, path, base);
+    snprintf(tmp, size, "%.*s.%s" TMP_SUFFIX, (int)dir_len, path, base);
   return tmp;
+}
+
+size_t atomic_file_temporary_base(const char *name) {
+  const size_t len = strlen(name), tail = sizeof(TMP_SUFFIX) - 1;
+  if (name[0] != '.' || len < 2 + tail)
+    return 0;
+  const char *t = name + len - tail;
+  if (strncmp(t, TMP_TAG, sizeof(TMP_TAG) - 1) != 0)
+    return 0;
+  for (const char *c = t + sizeof(TMP_TAG) - 1; *c != '\0'; c++)
+    if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+          (*c >= '0' && *c <= '9')))
+      return 0;
+  return len - tail - 1;
 }
 
 /* mkstemp creates the file with mode 0600; an output file should get the
@@ -100,29 +117,148 @@ static void set_default_mode(int fd) {
   fchmod(fd, 0666 & ~mask);
 }
 
-static int is_directory(const char *path) {
+/* The inputs of the command (atomic_file_protect). */
+#define MAX_INPUTS 8
+typedef struct input_file {
+  const char *path;
+  dev_t dev;
+  ino_t ino;
+} input_file;
+static input_file inputs[MAX_INPUTS];
+static size_t ninputs;
+
+void atomic_file_protect(const char *path) {
   struct stat st;
-  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+  if (ninputs < MAX_INPUTS && stat(path, &st) == 0 && S_ISREG(st.st_mode))
+    inputs[ninputs++] = (input_file){path, st.st_dev, st.st_ino};
+}
+
+/* The input that st is, or NULL. */
+static const char *input_of(const struct stat *st) {
+  for (size_t k = 0; k < ninputs; k++)
+    if (inputs[k].dev == st->st_dev && inputs[k].ino == st->st_ino)
+      return inputs[k].path;
+  return NULL;
+}
+
+int atomic_file_is_protected(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && input_of(&st) != NULL;
+}
+
+/* The file path finally names: path itself unless it is a symbolic link,
+ * else the link's target, followed to the end of a chain of links (a
+ * relative target is relative to its link's directory). NULL with errno
+ * set on failure (ELOOP past 40 links). */
+static char *follow_links(const char *path) {
+  char *cur = strdup(path);
+  for (int hops = 0; cur != NULL; hops++) {
+    struct stat st;
+    if (lstat(cur, &st) != 0 || !S_ISLNK(st.st_mode))
+      return cur; /* not there (yet), or no link */
+    if (hops == 40) {
+      free(cur);
+      errno = ELOOP;
+      return NULL;
+    }
+    char target[4096];
+    const ssize_t n = readlink(cur, target, sizeof target - 1);
+    if (n < 0) {
+      free(cur);
+      return NULL;
+    }
+    target[n] = '\0';
+    const char *slash = strrchr(cur, '/');
+    const int dir_len =
+        target[0] == '/' || slash == NULL ? 0 : (int)(slash - cur) + 1;
+    const size_t size = (size_t)dir_len + (size_t)n + 1;
+    char *next = malloc(size);
+    if (next != NULL)
+      snprintf(next, size, "%.*s%s", dir_len, cur, target);
+    free(cur);
+    cur = next;
+  }
+  errno = ENOMEM;
+  return NULL;
+}
+
+/* Opens a character device or a FIFO to write through it. */
+static int open_direct(atomic_file *af) {
+  const int fd = open(af->path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) {
+    cli_error("%s: cannot open: %s", af->path, strerror(errno));
+    atomic_file_discard(af);
+    return 0;
+  }
+  af->direct = 1;
+  af->tmp_path = strdup(af->path);
+  af->fp = fdopen(fd, "w");
+  if (af->tmp_path == NULL || af->fp == NULL) {
+    cli_error("%s: cannot open: %s", af->path, strerror(errno));
+    if (af->fp == NULL)
+      close(fd);
+    atomic_file_discard(af);
+    return 0;
+  }
+  return 1;
+}
+
+/* What the destination is decides how it is written (atomic_file.h): st
+ * is what path names, NULL for nothing yet. Returns 1 to write through
+ * it, 0 for a temporary, -1 after an error. */
+static int classify(const char *path, const struct stat *st) {
+  if (st == NULL)
+    return 0; /* a new file */
+  const char *input = input_of(st);
+  if (input != NULL) {
+    cli_error("%s: is the same file as the input %s: not replaced", path,
+              input);
+    return -1;
+  }
+  if (S_ISREG(st->st_mode))
+    return 0;
+  if (S_ISCHR(st->st_mode) || S_ISFIFO(st->st_mode))
+    return 1;
+  cli_error("%s: cannot write: %s", path,
+            S_ISDIR(st->st_mode)   ? strerror(EISDIR)
+            : S_ISBLK(st->st_mode) ? "a block device (not written)"
+                                   : "not a regular file, character device "
+                                     "or FIFO");
+  return -1;
 }
 
 int atomic_file_open(atomic_file *af, const char *path) {
   memset(af, 0, sizeof *af);
-  if (*path == '\0' || is_directory(path)) {
-    cli_error("%s: cannot write: %s", path,
-              *path == '\0' ? "empty file name" : strerror(EISDIR));
+  if (*path == '\0') {
+    cli_error("%s: cannot write: empty file name", path);
     return 0;
   }
-  af->path = strdup(path);
-  char *tmp = temporary_name(path);
-  if (af->path == NULL || tmp == NULL) {
+  /* stat follows every link, /proc's too (/dev/stdout: a pipe has no
+   * path): a special file is written through the name given; a regular
+   * file, or none yet, is replaced at the end of the chain of links. */
+  struct stat st;
+  const int exists = stat(path, &st) == 0;
+  af->path = exists && !S_ISREG(st.st_mode) ? strdup(path) : follow_links(path);
+  if (af->path == NULL) {
+    cli_error("%s: cannot follow the symbolic link: %s", path, strerror(errno));
+    return 0;
+  }
+  const int kind = classify(path, exists ? &st : NULL);
+  if (kind != 0) {
+    if (kind > 0)
+      return open_direct(af);
+    atomic_file_discard(af);
+    return 0;
+  }
+  char *tmp = temporary_name(af->path);
+  if (tmp == NULL) {
     cli_error("%s: out of memory", path);
-    free(tmp);
     atomic_file_discard(af);
     return 0;
   }
   const int fd = mkstemp(tmp);
   if (fd < 0) {
-    cli_error("%s: cannot create a temporary file next to it: %s", path,
+    cli_error("%s: cannot create a temporary file next to it: %s", af->path,
               strerror(errno));
     free(tmp);
     atomic_file_discard(af);
@@ -162,7 +298,9 @@ static void sync_directory(const char *path) {
 static int finish_writing(atomic_file *af) {
   int ok = fflush(af->fp) == 0 && !ferror(af->fp);
   int err = ok ? 0 : errno;
-  if (ok && fsync(fileno(af->fp)) != 0) {
+  /* A device or a pipe written through may have nothing to sync. */
+  if (ok && fsync(fileno(af->fp)) != 0 &&
+      !(af->direct && (errno == EINVAL || errno == EROFS))) {
     ok = 0;
     err = errno;
   }
@@ -182,6 +320,10 @@ int atomic_file_commit(atomic_file *af) {
     atomic_file_discard(af);
     return 0;
   }
+  if (af->direct) {
+    atomic_file_discard(af);
+    return 1;
+  }
   if (rename(af->tmp_path, af->path) != 0) {
     cli_error("%s: cannot replace: %s", af->path, strerror(errno));
     atomic_file_discard(af);
@@ -200,7 +342,7 @@ void atomic_file_discard(atomic_file *af) {
   if (af->fp != NULL)
     fclose(af->fp);
   af->fp = NULL;
-  if (af->tmp_path != NULL) {
+  if (af->tmp_path != NULL && !af->direct) {
     unlink(af->tmp_path);
     unwatch_signals();
   }
@@ -208,4 +350,5 @@ void atomic_file_discard(atomic_file *af) {
   af->tmp_path = NULL;
   free(af->path);
   af->path = NULL;
+  af->direct = 0;
 }

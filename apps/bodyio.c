@@ -1,9 +1,10 @@
 /* Reading and writing body and force text files (see bodyio.h). Millions of
- * lines must read fast: getline, strtod on words cut in place, and arrays
- * that grow geometrically. */
+ * lines must read fast: large blocks cut into lines in place, strtod on
+ * words cut in place, and arrays that grow geometrically. */
 #define _POSIX_C_SOURCE 200809L
 #include "bodyio.h"
 
+#include "atomic_file.h"
 #include "cli.h"
 
 #include <errno.h>
@@ -14,6 +15,10 @@
 #include <string.h>
 
 #define MAX_COLUMNS 7
+
+/* A line is at most BODYIO_MAX_LINE bytes; the buffer holds several, so
+ * that most reads bring many lines. */
+#define BLOCK (4 * BODYIO_MAX_LINE)
 
 static const char *const column_names[MAX_COLUMNS] = {"x",  "y",  "z", "m",
                                                       "vx", "vy", "vz"};
@@ -146,24 +151,57 @@ static int read_line(const reader *r, char *line, size_t len,
   return 1;
 }
 
+static void read_failed(const reader *r) {
+  cli_error("%s:%zu: cannot read: %s", r->path, r->line + 1,
+            errno != 0 ? strerror(errno) : "I/O error");
+}
+
+/* Cuts the file into lines in buf: a line that ends at the end of the file
+ * without '\n' counts; one longer than BODYIO_MAX_LINE is an error, so
+ * that a file with no newline (/dev/zero, a binary) is refused at once
+ * instead of being read whole into memory. */
 static int read_stream(FILE *fp, reader *r, bodyio_bodies *b) {
-  char *line = NULL;
-  size_t size = 0;
-  ssize_t len;
-  int ok = 1;
+  char *buf = malloc(BLOCK + 1);
+  if (buf == NULL) {
+    cli_error("%s: out of memory", r->path);
+    return 0;
+  }
+  size_t start = 0, end = 0;
+  int ok = 1, eof = 0;
   errno = 0;
-  while (ok && (len = getline(&line, &size, fp)) >= 0) {
-    r->line++;
-    ok = read_line(r, line, (size_t)len, b);
+  while (ok) {
+    char *nl = memchr(buf + start, '\n', end - start);
+    if (nl == NULL && end - start > BODYIO_MAX_LINE) {
+      line_error(&(reader){r->path, r->line + 1},
+                 "a line longer than %d bytes: not a text body file",
+                 BODYIO_MAX_LINE);
+      ok = 0;
+    } else if (nl == NULL && eof) {
+      if (end > start) { /* the last line, with no '\n' */
+        buf[end] = '\0';
+        r->line++;
+        ok = read_line(r, buf + start, end - start, b);
+      }
+      break;
+    } else if (nl == NULL) {
+      memmove(buf, buf + start, end - start);
+      end -= start;
+      start = 0;
+      const size_t got = fread(buf + end, 1, BLOCK - end, fp);
+      end += got;
+      if (got == 0 && ferror(fp)) {
+        read_failed(r);
+        ok = 0;
+      }
+      eof = got == 0;
+    } else {
+      *nl = '\0';
+      r->line++;
+      ok = read_line(r, buf + start, (size_t)(nl - (buf + start)), b);
+      start = (size_t)(nl + 1 - buf);
+    }
   }
-  free(line);
-  /* getline also stops on an error (EISDIR, ENOMEM): only the end of the
-   * file is a clean end. */
-  if (ok && (ferror(fp) || !feof(fp))) {
-    cli_error("%s:%zu: cannot read: %s", r->path, r->line + 1,
-              errno != 0 ? strerror(errno) : "I/O error");
-    ok = 0;
-  }
+  free(buf);
   return ok;
 }
 
@@ -174,6 +212,7 @@ int bodyio_read(const char *path, bodyio_bodies *out) {
     cli_error("%s: cannot open: %s", path, strerror(errno));
     return 0;
   }
+  atomic_file_protect(path); /* no output of this command may replace it */
   reader r = {path, 0};
   int ok = read_stream(fp, &r, out);
   fclose(fp);

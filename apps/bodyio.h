@@ -1,12 +1,15 @@
 /* Text files of bodies and forces. A body file has one body a line,
  * whitespace-separated "x y z m" or "x y z m vx vy vz"; '#' starts a
- * comment (whole-line or trailing) and blank lines are skipped. Output
+ * comment (whole-line or trailing) and blank lines are skipped; a line
+ * holds at most BODYIO_MAX_LINE bytes. Output
  * numbers are printed with %.17g, so they read back to the same double. */
 #ifndef TFMM_BODYIO_H
 #define TFMM_BODYIO_H
 
 #include <stddef.h>
 #include <stdio.h>
+
+#define BODYIO_MAX_LINE 65536
 
 typedef struct bodyio_bodies {
   size_t n;
@@ -19,7 +22,8 @@ typedef struct bodyio_bodies {
 /* Reads every body of path into out (zeroed first; release with
  * bodyio_free, also after a failure). Velocity columns are kept (zeros
  * for lines of 4 columns). On failure prints "tilefmm: FILE:LINE: what is
- * wrong" and returns 0. */
+ * wrong" and returns 0. path is marked as an input (atomic_file_protect):
+ * no output of the command may replace it. */
 int bodyio_read(const char *path, bodyio_bodies *out);
 
 void bodyio_free(bodyio_bodies *b);

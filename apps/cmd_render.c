@@ -1,6 +1,7 @@
 /* tilefmm render: the surface density of a snapshot as a PNG picture. */
 #define _POSIX_C_SOURCE 200809L
 #include "args.h"
+#include "atomic_file.h"
 #include "cli.h"
 #include "png_write.h"
 #include "raster.h"
@@ -350,7 +351,8 @@ int cmd_render(int argc, char **argv) {
     break;
   }
   snapshot s;
-  int ok = snapshot_read(o.snapshot, &s);
+  atomic_file_protect(o.snapshot); /* --out must not replace it */
+  int ok = snapshot_read_bodies(o.snapshot, &s);
   ok = ok && draw(&o, &s);
   snapshot_free(&s);
   return ok ? CLI_OK : CLI_RUNTIME_ERROR;

@@ -12,19 +12,23 @@
 
 #include "tilefmm.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* SIGINT or SIGTERM asks the run to stop after the step under way, with a
- * checkpoint; a second one ends it at once (the handler gives the signal
- * back its default). The signal's number, or 0. A flag is all a handler
- * may set, hence this one variable at file scope. */
+/* SIGINT, SIGTERM or SIGHUP (a dropped ssh session) asks the run to stop
+ * after the step under way, with a checkpoint; a second one ends it at once
+ * (the handler gives the signal back its default). The signal's number, or
+ * 0. A flag is all a handler may set, hence this one variable at file
+ * scope. */
 static volatile sig_atomic_t stop_signal;
 
 static void on_stop(int sig) {
@@ -32,10 +36,11 @@ static void on_stop(int sig) {
   signal(sig, SIG_DFL);
 }
 
-/* Catches SIGINT and SIGTERM, unless they are ignored (nohup, &). */
+/* Catches SIGINT, SIGTERM and SIGHUP, unless they are ignored (nohup,
+ * &). */
 static void catch_stop_signals(void) {
-  const int sigs[] = {SIGINT, SIGTERM};
-  for (int k = 0; k < 2; k++) {
+  const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+  for (int k = 0; k < 3; k++) {
     struct sigaction old, sa;
     sigaction(sigs[k], NULL, &old);
     if (old.sa_handler == SIG_IGN)
@@ -47,30 +52,56 @@ static void catch_stop_signals(void) {
   }
 }
 
-/* Everything one run holds, released by run_free. */
-typedef struct run {
-  run_options ro;
-  run_state st;
-  tfmm_solver *solver;
-  snapshot_attr *attrs;
-  size_t nattrs;
-  run_report report;
-  int report_open;
-  int64_t end;
-  const char *device; /* "cpu" or "gpu": where the forces run */
-} run;
+/* ---- the run directory ------------------------------------------------
+ * One run at a time writes to a directory: it holds a lock (flock) on
+ * DIR/.tilefmm-run.lock while it runs. A fresh run refuses a directory
+ * that holds another run's files unless --force (which removes them); a
+ * restart continues the run there. Temporaries of a run killed while
+ * writing are swept; a fresh run that fails before its step 0 is done
+ * leaves no trace. */
 
-static void run_free(run *r) {
-  if (r->report_open)
-    run_report_abort(&r->report);
-  tfmm_solver_destroy(r->solver);
-  run_options_free_attrs(r->attrs, r->nattrs);
-  run_state_free(&r->st);
+#define LOCK_NAME ".tilefmm-run.lock"
+
+typedef struct run_dir {
+  const char *path; /* --out */
+  int locked;       /* lock_fd holds the lock */
+  int lock_fd;
+  int claimed; /* locked and holding no other run's files */
+  char *made;  /* the topmost directory this run created, or NULL */
+} run_dir;
+
+/* Whether name[0 .. len) is a file a run writes: checkpoint.hdf5,
+ * statistics.csv, used_parameters.yml or snapshot_NNNN.hdf5. */
+static int is_run_file(const char *name, size_t len) {
+  static const char *const fixed[] = {"checkpoint.hdf5", "statistics.csv",
+                                      "used_parameters.yml"};
+  for (size_t k = 0; k < 3; k++)
+    if (len == strlen(fixed[k]) && strncmp(name, fixed[k], len) == 0)
+      return 1;
+  const size_t pre = strlen("snapshot_"), post = strlen(".hdf5");
+  if (len < pre + 4 + post || strncmp(name, "snapshot_", pre) != 0 ||
+      strncmp(name + len - post, ".hdf5", post) != 0)
+    return 0;
+  for (size_t i = pre; i < len - post; i++)
+    if (name[i] < '0' || name[i] > '9')
+      return 0;
+  return 1;
 }
 
-/* mkdir -p: every missing directory of path. */
-static int make_dirs(const char *path) {
-  char *p = strdup(path);
+static char *join(const char *dir, const char *name) {
+  const size_t len = strlen(dir) + strlen(name) + 2;
+  char *p = malloc(len);
+  if (p == NULL)
+    cli_error("out of memory");
+  else
+    snprintf(p, len, "%s/%s", dir, name);
+  return p;
+}
+
+/* mkdir -p: every missing directory of d->path, the topmost one created
+ * kept in d->made. */
+static int make_dirs(run_dir *d) {
+  char *p = strdup(d->path);
   if (p == NULL) {
     cli_error("out of memory");
     return 0;
@@ -80,8 +111,12 @@ static int make_dirs(const char *path) {
     const int last = (*s == '\0');
     if (*s == '/' || last) {
       *s = '\0';
-      if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-        cli_error("--out %s: cannot create %s: %s", path, p, strerror(errno));
+      if (mkdir(p, 0777) == 0) {
+        if (d->made == NULL)
+          d->made = strdup(p);
+      } else if (errno != EEXIST) {
+        cli_error("--out %s: cannot create %s: %s", d->path, p,
+                  strerror(errno));
         ok = 0;
       }
       if (last)
@@ -90,12 +125,197 @@ static int make_dirs(const char *path) {
     }
   }
   struct stat sb;
-  if (ok && (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))) {
-    cli_error("--out %s: not a directory", path);
+  if (ok && (stat(d->path, &sb) != 0 || !S_ISDIR(sb.st_mode))) {
+    cli_error("--out %s: not a directory", d->path);
     ok = 0;
   }
   free(p);
   return ok;
+}
+
+/* Takes the directory's lock, or names the process that holds it. */
+static int lock_dir(run_dir *d) {
+  char *path = join(d->path, LOCK_NAME);
+  if (path == NULL)
+    return 0;
+  const int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    cli_error("%s: cannot create the run's lock: %s", path, strerror(errno));
+    free(path);
+    return 0;
+  }
+  free(path);
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    char pid[32] = "";
+    const ssize_t n = read(fd, pid, sizeof pid - 1);
+    pid[n > 0 ? n : 0] = '\0';
+    pid[strcspn(pid, "\n")] = '\0';
+    if (err == EWOULDBLOCK)
+      cli_error("--out %s: another tilefmm run%s%s%s is writing to this "
+                "directory",
+                d->path, pid[0] != '\0' ? " (process " : "", pid,
+                pid[0] != '\0' ? ")" : "");
+    else
+      cli_error("--out %s: cannot lock: %s", d->path, strerror(err));
+    close(fd);
+    return 0;
+  }
+  char pid[32];
+  const int len = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+  if (ftruncate(fd, 0) != 0 || write(fd, pid, (size_t)len) != len) {
+    /* the pid is a courtesy for the message above */
+  }
+  d->locked = 1;
+  d->lock_fd = fd;
+  return 1;
+}
+
+/* Calls visit on every entry of the directory; stops at the first that
+ * returns 0 (and returns 0 then). */
+static int each_entry(const run_dir *d,
+                      int (*visit)(const run_dir *d, const char *name)) {
+  DIR *dir = opendir(d->path);
+  if (dir == NULL) {
+    cli_error("--out %s: cannot read: %s", d->path, strerror(errno));
+    return 0;
+  }
+  int ok = 1;
+  const struct dirent *e;
+  while (ok && (e = readdir(dir)) != NULL)
+    ok = visit(d, e->d_name);
+  closedir(dir);
+  return ok;
+}
+
+/* Removes a temporary of one of the run's files: a run killed while
+ * writing it left it behind, and the lock says no run is writing now. */
+static int sweep_temporary(const run_dir *d, const char *name) {
+  const size_t base = atomic_file_temporary_base(name);
+  if (base > 0 && is_run_file(name + 1, base)) {
+    char *path = join(d->path, name);
+    if (path == NULL)
+      return 0;
+    if (unlink(path) == 0)
+      fprintf(stderr,
+              "tilefmm run: note: removed %s, left by a run that "
+              "was killed\n",
+              path);
+    free(path);
+  }
+  return 1;
+}
+
+/* Refuses a fresh run where a run's file is. */
+static int refuse_run_file(const run_dir *d, const char *name) {
+  if (!is_run_file(name, strlen(name)))
+    return 1;
+  char *checkpoint = join(d->path, "checkpoint.hdf5");
+  struct stat st;
+  const int has_checkpoint = checkpoint != NULL && stat(checkpoint, &st) == 0;
+  cli_error("--out %s holds a run (%s): continue it with --restart %s, or "
+            "start afresh there with --force (which removes it)",
+            d->path, name,
+            has_checkpoint ? checkpoint : "CHECKPOINT (it has none)");
+  free(checkpoint);
+  return 0;
+}
+
+/* Refuses --force where a run's file is an input of this run. */
+static int refuse_input(const run_dir *d, const char *name) {
+  if (!is_run_file(name, strlen(name)))
+    return 1;
+  char *path = join(d->path, name);
+  const int input = path == NULL || atomic_file_is_protected(path);
+  if (path != NULL && input)
+    cli_error("%s: is an input of this run: --force does not remove it (copy "
+              "it elsewhere first)",
+              path);
+  free(path);
+  return !input;
+}
+
+/* Removes one of the run's files. */
+static int remove_run_file(const run_dir *d, const char *name) {
+  if (!is_run_file(name, strlen(name)))
+    return 1;
+  char *path = join(d->path, name);
+  int ok = path != NULL;
+  if (ok && unlink(path) != 0 && errno != ENOENT) {
+    cli_error("%s: cannot remove: %s", path, strerror(errno));
+    ok = 0;
+  }
+  free(path);
+  return ok;
+}
+
+/* Makes, locks and cleans the directory for a run: a fresh one refuses a
+ * directory holding a run, or clears it with --force. */
+static int claim_dir(run_dir *d, int fresh, int force) {
+  if (!make_dirs(d) || !lock_dir(d) || !each_entry(d, sweep_temporary))
+    return 0;
+  if (fresh && !force && !each_entry(d, refuse_run_file))
+    return 0;
+  if (fresh && force &&
+      (!each_entry(d, refuse_input) || !each_entry(d, remove_run_file)))
+    return 0;
+  d->claimed = 1;
+  return 1;
+}
+
+/* After a fresh run failed before its step 0 was done: its files (the
+ * only run files there, as it claimed the directory), its lock and the
+ * directories it made go. */
+static void abandon_dir(run_dir *d) {
+  each_entry(d, remove_run_file);
+  char *lock = join(d->path, LOCK_NAME);
+  if (lock != NULL)
+    unlink(lock);
+  free(lock);
+  if (d->made == NULL)
+    return;
+  char *p = strdup(d->path);
+  while (p != NULL && rmdir(p) == 0 && strcmp(p, d->made) != 0) {
+    char *slash = strrchr(p, '/');
+    if (slash == NULL || slash == p)
+      break;
+    *slash = '\0';
+  }
+  free(p);
+}
+
+static void run_dir_release(run_dir *d) {
+  if (d->locked)
+    close(d->lock_fd); /* and the lock with it */
+  d->locked = 0;
+  free(d->made);
+  d->made = NULL;
+}
+
+/* Everything one run holds, released by run_free. */
+typedef struct run {
+  run_options ro;
+  run_state st;
+  tfmm_solver *solver;
+  snapshot_attr *attrs;
+  size_t nattrs;
+  run_report report;
+  int report_open;
+  run_times last_times; /* of the latest step, for a row written late */
+  int64_t end;
+  const char *device; /* "cpu" or "gpu": where the forces run */
+  run_dir dir;
+  int started; /* step 0 is done (or this is a restart) */
+} run;
+
+static void run_free(run *r) {
+  if (r->report_open)
+    run_report_abort(&r->report);
+  tfmm_solver_destroy(r->solver);
+  run_options_free_attrs(r->attrs, r->nattrs);
+  run_state_free(&r->st);
+  run_dir_release(&r->dir);
+  run_options_free(&r->ro);
 }
 
 static char *out_path(const run *r, const char *fmt, int64_t k) {
@@ -147,7 +367,8 @@ static void describe_solver(const run *r, const tfmm_stats *stats, char *buf,
       c->eps, tfmm_precision_name(c->precision), tfmm_method_name(c->method),
       tree_method ? ": " : "", tree, tree_method ? " for accuracy " : "",
       tree_method ? solver_cli_tol(c->accuracy, tol) : "",
-      tree_method && c->mac != TFMM_MAC_GEOMETRIC ? ", mac mass" : "");
+      tree_method && c->mac != TFMM_MAC_GEOMETRIC ? ", mac " : "",
+      tree_method && c->mac != TFMM_MAC_GEOMETRIC ? tfmm_mac_name(c->mac) : "");
 }
 
 static int write_used_parameters(const run *r) {
@@ -197,8 +418,44 @@ static int compute_forces(run *r, run_times *t) {
   return 1;
 }
 
-/* Diagnostics, their line and CSV row when due, snapshots and checkpoints
- * when due. */
+/* The diagnostics of the current step, their line and CSV row. Their time
+ * counts toward integrate, and t->step ends here, unless step_started is
+ * 0 (a row written late, with the latest step's times). */
+static int record_row(run *r, run_times *t, double step_started) {
+  run_state *s = &r->st;
+  const double t0 = cli_seconds();
+  tfmm_diagnostics d;
+  if (tfmm_diagnostics_compute(s->n, s->pos, s->vel, s->mass, s->pot, &d) !=
+      TFMM_OK) {
+    cli_error("step %" PRId64 ": diagnostics: out of memory", s->step);
+    return 0;
+  }
+  if (!isfinite(d.total)) {
+    cli_error("step %" PRId64 ": the total energy is not finite", s->step);
+    return 0;
+  }
+  if (step_started > 0) {
+    t->integrate += cli_seconds() - t0;
+    t->step = cli_seconds() - step_started;
+  }
+  return run_report_step(&r->report, s->step, run_state_time(s, r->ro.dt),
+                         s->energy_initial, &d, t,
+                         tfmm_solver_stats(r->solver)->leaf_size);
+}
+
+/* The checkpoint of the current step, after its row: the row is written
+ * (late, with the latest step's times, when the cadence did not call for
+ * it) and synced first, so that a checkpoint is never ahead of the
+ * statistics a restart continues. */
+static int write_checkpoint(run *r) {
+  run_times late = r->last_times;
+  if (r->report.last_row != r->st.step && !record_row(r, &late, 0))
+    return 0;
+  return run_report_sync(&r->report) && write_state(r, "checkpoint.hdf5", 0, 1);
+}
+
+/* Snapshot, diagnostics (line and CSV row) and checkpoint, each when
+ * due. */
 static int after_step(run *r, run_times *t, double step_started) {
   run_state *s = &r->st;
   const run_options *o = &r->ro;
@@ -211,31 +468,21 @@ static int after_step(run *r, run_times *t, double step_started) {
     ok =
         write_state(r, "snapshot_%04" PRId64 ".hdf5",
                     o->snapshot_every > 0 ? s->step / o->snapshot_every : 0, 0);
-  if (ok && (s->step == r->end ||
-             (o->checkpoint_every > 0 && s->step % o->checkpoint_every == 0 &&
-              s->step > 0)))
-    ok = write_state(r, "checkpoint.hdf5", 0, 1);
   t->io = cli_seconds() - t0;
   if (!ok)
     return 0;
-  if (s->step % o->stats_every == 0 || s->step == r->end) {
-    t0 = cli_seconds();
-    tfmm_diagnostics d;
-    if (tfmm_diagnostics_compute(s->n, s->pos, s->vel, s->mass, s->pot, &d) !=
-        TFMM_OK) {
-      cli_error("step %" PRId64 ": diagnostics: out of memory", s->step);
-      return 0;
-    }
-    if (!isfinite(d.total)) {
-      cli_error("step %" PRId64 ": the total energy is not finite", s->step);
-      return 0;
-    }
-    t->integrate += cli_seconds() - t0;
-    t->step = cli_seconds() - step_started;
-    return run_report_step(&r->report, s->step, run_state_time(s, o->dt),
-                           s->energy_initial, &d, t,
-                           tfmm_solver_stats(r->solver)->leaf_size);
-  }
+  const int checkpoint =
+      s->step == r->end || (o->checkpoint_every > 0 && s->step > 0 &&
+                            s->step % o->checkpoint_every == 0);
+  if ((s->step % o->stats_every == 0 || checkpoint) &&
+      !record_row(r, t, step_started))
+    return 0;
+  t->step = cli_seconds() - step_started;
+  r->last_times = *t;
+  t0 = cli_seconds();
+  if (checkpoint && !write_checkpoint(r))
+    return 0;
+  t->io += cli_seconds() - t0;
   t->step = cli_seconds() - step_started;
   return 1;
 }
@@ -332,12 +579,15 @@ static int set_up(run *r) {
   run_options *o = &r->ro;
   char *was = NULL;
   int code = CLI_OK;
-  if (o->restart_path != NULL)
+  if (o->restart_path != NULL) {
     code = from_checkpoint(r, &was);
-  else if (!run_options_finish(o))
+  } else if (!run_options_finish(o)) {
     code = CLI_USAGE_ERROR;
-  else if (!run_state_from_ic(&r->st, o))
-    code = CLI_RUNTIME_ERROR;
+  } else {
+    atomic_file_protect(o->ic); /* a file's, kept from every output */
+    if (!run_state_from_ic(&r->st, o))
+      code = CLI_RUNTIME_ERROR;
+  }
   if (code == CLI_OK && !resolve_end(r))
     code = CLI_USAGE_ERROR;
   if (code == CLI_OK)
@@ -361,7 +611,10 @@ static int set_up(run *r) {
     }
   }
   free(was);
-  if (code == CLI_OK && (!make_dirs(o->out) || !write_used_parameters(r)))
+  r->dir.path = o->out;
+  if (code == CLI_OK &&
+      (!claim_dir(&r->dir, o->restart_path == NULL, o->force) ||
+       !write_used_parameters(r)))
     code = CLI_RUNTIME_ERROR;
   return code;
 }
@@ -379,8 +632,10 @@ int cmd_run(int argc, char **argv) {
   memset(&r, 0, sizeof r);
   run_options_init(&r.ro);
   int code = run_options_parse(&r.ro, argc - 1, argv + 1);
-  if (code != CLI_OK)
+  if (code != CLI_OK) {
+    run_options_free(&r.ro);
     return code < 0 ? CLI_OK : code;
+  }
   code = set_up(&r);
   if (code == CLI_OK) {
     const run_options *o = &r.ro;
@@ -392,11 +647,13 @@ int cmd_run(int argc, char **argv) {
             "tilefmm run: %s\n",
             r.st.n, o->ic, o->sc.method, r.device, o->sc.leaf, o->dt, r.st.step,
             r.end, o->out, solver);
-    r.report_open = run_report_open(&r.report, o->out, r.st.step, r.end,
-                                    use_progress(o->progress));
+    r.report_open =
+        run_report_open(&r.report, o->out, r.st.step, r.end,
+                        o->restart_path != NULL, use_progress(o->progress));
     int ok = r.report_open;
     if (ok && o->restart_path == NULL)
       ok = start(&r);
+    r.started = ok || o->restart_path != NULL;
     catch_stop_signals();
     while (ok && r.st.step < r.end && stop_signal == 0)
       ok = step(&r);
@@ -405,7 +662,7 @@ int cmd_run(int argc, char **argv) {
       /* The checkpoint of the step reached, unless it was just written. */
       if (o->checkpoint_every == 0 || r.st.step % o->checkpoint_every != 0 ||
           r.st.step == 0)
-        ok = write_state(&r, "checkpoint.hdf5", 0, 1);
+        ok = write_checkpoint(&r);
       if (ok)
         fprintf(stderr,
                 "\ntilefmm run: stopped by signal %d at step %" PRId64
@@ -422,6 +679,11 @@ int cmd_run(int argc, char **argv) {
            : stopped != 0 && r.st.step < r.end ? 128 + stopped
                                                : CLI_OK;
   }
+  /* A fresh run that never got through step 0 is no run: nothing of it
+   * may make its directory look like one. */
+  if (code != CLI_OK && !r.started && r.ro.restart_path == NULL &&
+      r.dir.claimed)
+    abandon_dir(&r.dir);
   run_free(&r);
   return code;
 }

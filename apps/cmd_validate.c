@@ -380,7 +380,9 @@ static void print_method(const tfmm_config *cfg, const tfmm_stats *s) {
            cfg->theta == TFMM_FROM_ACCURACY ? " auto" : "", s->order,
            cfg->order == TFMM_FROM_ACCURACY ? " auto" : "", s->leaf_size,
            cfg->leaf_size == TFMM_LEAF_AUTO ? " auto" : "", cfg->max_depth,
-           cfg->mac == TFMM_MAC_MASS ? ", mac mass" : "");
+           cfg->mac == TFMM_MAC_MASS    ? ", mac mass"
+           : cfg->mac == TFMM_MAC_ERROR ? ", mac error"
+                                        : "");
   else if (s->device == TFMM_DEVICE_GPU)
     printf(" (gpu tile %d, threads/body %d, unroll %d, bodies/thread %d)",
            s->gpu_tile, s->gpu_threads_per_body, s->gpu_unroll,

@@ -5,6 +5,7 @@
 
 #include "tilefmm.h"
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -56,6 +57,10 @@ static void print_version(void) {
 }
 
 int main(int argc, char **argv) {
+  /* A file-size limit (ulimit -f) must make the write fail with EFBIG, which
+   * is reported and cleaned up, not kill the program with no message and a
+   * temporary left behind. */
+  signal(SIGXFSZ, SIG_IGN);
   if (argc < 2) {
     print_usage(stderr);
     return CLI_USAGE_ERROR;

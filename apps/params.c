@@ -1,7 +1,10 @@
 /* SWIFT-style YAML parameter files (see params.h), read with libyaml's
  * event API: the grammar is one mapping of sections, each a mapping of
  * scalars, so a small state machine over the events checks it as it goes
- * and every error can name the line of the event at fault. */
+ * and every error can name the line of the event at fault. Each key is
+ * checked as it comes, in constant time: a table's unknown key stops the
+ * reading there, and repeats are found in a hash set, so that a file of a
+ * million keys costs no more than reading it. */
 #define _POSIX_C_SOURCE 200809L
 #include "params.h"
 
@@ -9,10 +12,24 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
+
+/* A set of (section, key) pairs with the line of each, to find a repeat
+ * in constant time: open addressing, at most half full. The strings
+ * belong to the caller. A section itself is the pair (name, NULL). */
+typedef struct pair_slot {
+  const char *section, *key; /* section NULL: an empty slot */
+  int line;
+} pair_slot;
+
+typedef struct pair_set {
+  pair_slot *slots;
+  size_t cap, count; /* cap: a power of two, or 0 */
+} pair_set;
 
 typedef struct reader {
   const char *path;
@@ -22,9 +39,11 @@ typedef struct reader {
   int has_ev;
   params *out;
   size_t cap;
-  char **sections; /* names seen so far, to reject a repeated section */
-  int *section_lines;
-  size_t nsections;
+  const params_key *keys; /* the keys allowed, or NULL for any */
+  size_t nkeys;
+  char **sections; /* names seen so far (owned) */
+  size_t nsections, sections_cap;
+  pair_set seen; /* the sections and keys seen so far */
 } reader;
 
 /* Prints "tilefmm: FILE:LINE: message". Returns 0 for "return fail(...)". */
@@ -45,6 +64,62 @@ static int fail(const reader *r, size_t line, const char *fmt, ...) {
 }
 
 static size_t ev_line(const reader *r) { return r->ev.start_mark.line + 1; }
+
+/* FNV-1a over the section, a separator no string holds, and the key. */
+static size_t pair_hash(const char *section, const char *key) {
+  uint64_t h = 14695981039346656037u;
+  for (const char *s = section; *s != '\0'; s++)
+    h = (h ^ (unsigned char)*s) * 1099511628211u;
+  h = (h ^ 0x100u) * 1099511628211u; /* not a byte: no string makes it */
+  for (const char *s = key; s != NULL && *s != '\0'; s++)
+    h = (h ^ (unsigned char)*s) * 1099511628211u;
+  return (size_t)h;
+}
+
+static int same_pair(const pair_slot *s, const char *section, const char *key) {
+  return strcmp(s->section, section) == 0 &&
+         (s->key == NULL ? key == NULL
+                         : key != NULL && strcmp(s->key, key) == 0);
+}
+
+/* The slot holding (section, key), or the empty one where it belongs. */
+static pair_slot *pair_slot_of(const pair_set *set, const char *section,
+                               const char *key) {
+  size_t i = pair_hash(section, key) & (set->cap - 1);
+  while (set->slots[i].section != NULL &&
+         !same_pair(&set->slots[i], section, key))
+    i = (i + 1) & (set->cap - 1);
+  return &set->slots[i];
+}
+
+static int pair_set_grow(pair_set *set) {
+  const size_t cap = set->cap != 0 ? 2 * set->cap : 64;
+  pair_slot *slots = calloc(cap, sizeof *slots);
+  if (slots == NULL)
+    return 0;
+  pair_set bigger = {slots, cap, set->count};
+  for (size_t i = 0; i < set->cap; i++)
+    if (set->slots[i].section != NULL)
+      *pair_slot_of(&bigger, set->slots[i].section, set->slots[i].key) =
+          set->slots[i];
+  free(set->slots);
+  *set = bigger;
+  return 1;
+}
+
+/* Adds (section, key) at line. Returns 0 when added, the line of the pair
+ * already there, or -1 when out of memory. */
+static int pair_set_add(pair_set *set, const char *section, const char *key,
+                        int line) {
+  if (2 * (set->count + 1) > set->cap && !pair_set_grow(set))
+    return -1;
+  pair_slot *s = pair_slot_of(set, section, key);
+  if (s->section != NULL)
+    return s->line;
+  *s = (pair_slot){section, key, line};
+  set->count++;
+  return 0;
+}
 
 /* libyaml decodes ahead of its scanner, so a reader error (bad UTF-8)
  * carries only a byte offset: count the lines up to it. */
@@ -167,23 +242,57 @@ static int add_entry(reader *r, const char *section, const char *key,
   return 1;
 }
 
+/* Appends ", word" (or "word" first) to buf unless it is there already. */
+static void list_add(char *buf, size_t size, const char *word) {
+  const size_t len = strlen(buf), n = strlen(word);
+  for (const char *s = buf; (s = strstr(s, word)) != NULL; s += n)
+    if ((s == buf || s[-1] == ' ') && (s[n] == ',' || s[n] == '\0'))
+      return;
+  snprintf(buf + len, size - len, "%s%s", len > 0 ? ", " : "", word);
+}
+
+/* Reports a section and key (key NULL: the section alone) that name
+ * nothing of the table, listing what they could have named: the section's
+ * keys, or the sections. */
+static void unknown_key(const char *path, int line, const char *section,
+                        const char *key, const params_key *keys, size_t nkeys) {
+  char keys_of[1024] = "", sections[1024] = "";
+  for (size_t k = 0; k < nkeys; k++) {
+    list_add(sections, sizeof sections, keys[k].section);
+    if (strcmp(keys[k].section, section) == 0)
+      list_add(keys_of, sizeof keys_of, keys[k].key);
+  }
+  if (keys_of[0] != '\0')
+    cli_error("%s:%d: unknown key '%s:%s' (%s holds: %s)", path, line, section,
+              key, section, keys_of);
+  else
+    cli_error("%s:%d: unknown section '%s' (sections: %s)", path, line, section,
+              sections[0] != '\0' ? sections : "none");
+}
+
+/* Whether the table allows section and key (key NULL: the section). */
+static int allowed(const reader *r, const char *section, const char *key) {
+  if (r->keys == NULL)
+    return 1;
+  for (size_t k = 0; k < r->nkeys; k++)
+    if (strcmp(r->keys[k].section, section) == 0 &&
+        (key == NULL || strcmp(r->keys[k].key, key) == 0))
+      return 1;
+  unknown_key(r->path, (int)ev_line(r), section, key, r->keys, r->nkeys);
+  return 0;
+}
+
 /* The current event is the key's scalar; reads its value. */
 static int read_key(reader *r, const char *section) {
   const size_t line = ev_line(r);
   if (*scalar(r) == '\0')
     return fail(r, line, "%s: empty key", section);
+  if (!allowed(r, section, scalar(r)))
+    return 0;
   char *key = strdup(scalar(r));
   if (key == NULL)
     return fail(r, line, "out of memory");
   int ok = 0;
-  for (size_t i = 0; i < r->out->count; i++) {
-    const params_entry *e = &r->out->entries[i];
-    if (strcmp(e->section, section) == 0 && strcmp(e->key, key) == 0) {
-      fail(r, line, "%s:%s: repeated key (first at line %d)", section, key,
-           e->line);
-      goto done;
-    }
-  }
   if (!next(r))
     goto done;
   if (r->ev.type != YAML_SCALAR_EVENT)
@@ -191,8 +300,18 @@ static int read_key(reader *r, const char *section) {
          kind_name(r->ev.type));
   else if (is_null(r))
     fail(r, line, "%s:%s: no value", section, key);
-  else
-    ok = add_entry(r, section, key, line);
+  else if (add_entry(r, section, key, line)) {
+    /* The entry's own copies live as long as the set. */
+    const params_entry *e = &r->out->entries[r->out->count - 1];
+    const int first = pair_set_add(&r->seen, e->section, e->key, (int)line);
+    if (first < 0)
+      fail(r, line, "out of memory");
+    else if (first > 0)
+      fail(r, line, "%s:%s: repeated key (first at line %d)", section, key,
+           first);
+    else
+      ok = 1;
+  }
 done:
   free(key);
   return ok;
@@ -214,23 +333,24 @@ static int read_section(reader *r, const char *section) {
 }
 
 static int remember_section(reader *r, const char *name, size_t line) {
-  for (size_t i = 0; i < r->nsections; i++)
-    if (strcmp(r->sections[i], name) == 0)
-      return fail(r, line, "section '%s' repeated (first at line %d)", name,
-                  r->section_lines[i]);
-  char **names = realloc(r->sections, (r->nsections + 1) * sizeof *names);
-  if (names != NULL)
+  if (r->nsections == r->sections_cap) {
+    const size_t cap = r->sections_cap != 0 ? 2 * r->sections_cap : 16;
+    char **names = realloc(r->sections, cap * sizeof *names);
+    if (names == NULL)
+      return fail(r, line, "out of memory");
     r->sections = names;
-  int *lines = realloc(r->section_lines, (r->nsections + 1) * sizeof *lines);
-  if (lines != NULL)
-    r->section_lines = lines;
-  char *copy = strdup(name);
-  if (names == NULL || lines == NULL || copy == NULL) {
-    free(copy);
-    return fail(r, line, "out of memory");
+    r->sections_cap = cap;
   }
-  r->sections[r->nsections] = copy;
-  r->section_lines[r->nsections++] = (int)line;
+  char *copy = strdup(name);
+  if (copy == NULL)
+    return fail(r, line, "out of memory");
+  r->sections[r->nsections++] = copy;
+  const int first = pair_set_add(&r->seen, copy, NULL, (int)line);
+  if (first < 0)
+    return fail(r, line, "out of memory");
+  if (first > 0)
+    return fail(r, line, "section '%s' repeated (first at line %d)", name,
+                first);
   return 1;
 }
 
@@ -242,7 +362,7 @@ static int read_top_key(reader *r) {
                 kind_name(r->ev.type));
   if (*scalar(r) == '\0')
     return fail(r, line, "empty section name");
-  if (!remember_section(r, scalar(r), line))
+  if (!allowed(r, scalar(r), NULL) || !remember_section(r, scalar(r), line))
     return 0;
   const char *name = r->sections[r->nsections - 1];
   if (!next(r))
@@ -296,14 +416,15 @@ static int read_stream(reader *r) {
   }
 }
 
-int params_read(const char *path, params *out) {
+int params_read(const char *path, const params_key *keys, size_t nkeys,
+                params *out) {
   memset(out, 0, sizeof *out);
   out->path = strdup(path);
   if (out->path == NULL) {
     cli_error("%s: out of memory", path);
     return 0;
   }
-  reader r = {.path = path, .out = out};
+  reader r = {.path = path, .out = out, .keys = keys, .nkeys = nkeys};
   r.fp = fopen(path, "rb");
   if (r.fp == NULL) {
     cli_error("%s: cannot open: %s", path, strerror(errno));
@@ -323,7 +444,7 @@ int params_read(const char *path, params *out) {
   for (size_t i = 0; i < r.nsections; i++)
     free(r.sections[i]);
   free(r.sections);
-  free(r.section_lines);
+  free(r.seen.slots);
   return ok;
 }
 
@@ -336,33 +457,6 @@ void params_free(params *p) {
   free(p->entries);
   free(p->path);
   memset(p, 0, sizeof *p);
-}
-
-/* Appends ", word" (or "word" first) to buf unless it is there already. */
-static void list_add(char *buf, size_t size, const char *word) {
-  const size_t len = strlen(buf), n = strlen(word);
-  for (const char *s = buf; (s = strstr(s, word)) != NULL; s += n)
-    if ((s == buf || s[-1] == ' ') && (s[n] == ',' || s[n] == '\0'))
-      return;
-  snprintf(buf + len, size - len, "%s%s", len > 0 ? ", " : "", word);
-}
-
-/* Reports an entry that names no key of the table, listing what it could
- * have named: the section's keys, or the sections. */
-static void unknown_key(const params *p, const params_entry *e,
-                        const params_key *keys, size_t nkeys) {
-  char keys_of[1024] = "", sections[1024] = "";
-  for (size_t k = 0; k < nkeys; k++) {
-    list_add(sections, sizeof sections, keys[k].section);
-    if (strcmp(keys[k].section, e->section) == 0)
-      list_add(keys_of, sizeof keys_of, keys[k].key);
-  }
-  if (keys_of[0] != '\0')
-    cli_error("%s:%d: unknown key '%s:%s' (%s holds: %s)", p->path, e->line,
-              e->section, e->key, e->section, keys_of);
-  else
-    cli_error("%s:%d: unknown section '%s' (sections: %s)", p->path, e->line,
-              e->section, sections[0] != '\0' ? sections : "none");
 }
 
 static const params_key *find_key(const params_entry *e, const params_key *keys,
@@ -380,7 +474,7 @@ int params_apply(const params *p, const params_key *keys, size_t nkeys,
     const params_entry *e = &p->entries[i];
     const params_key *key = find_key(e, keys, nkeys);
     if (key == NULL) {
-      unknown_key(p, e, keys, nkeys);
+      unknown_key(p->path, e->line, e->section, e->key, keys, nkeys);
       return 0;
     }
     args_option *opt = NULL;

@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "run_options.h"
 
+#include "atomic_file.h"
 #include "cli.h"
 #include "params.h"
 
@@ -73,6 +74,29 @@ static int progress_ok(const void *v) {
 }
 static int nonempty(const void *v) { return **(const char *const *)v != '\0'; }
 
+/* Takes s (allocated, or NULL when out of memory) into ro->owned, so that
+ * run_options_free releases it. Returns s, or NULL (s released) when out
+ * of memory. */
+static char *keep(run_options *ro, char *s) {
+  char **owned =
+      s != NULL ? realloc(ro->owned, (ro->nowned + 1) * sizeof *owned) : NULL;
+  if (owned == NULL) {
+    free(s);
+    return NULL;
+  }
+  ro->owned = owned;
+  ro->owned[ro->nowned++] = s;
+  return s;
+}
+
+void run_options_free(run_options *ro) {
+  for (size_t k = 0; k < ro->nowned; k++)
+    free(ro->owned[k]);
+  free(ro->owned);
+  ro->owned = NULL;
+  ro->nowned = 0;
+}
+
 void run_options_init(run_options *ro) {
   memset(ro, 0, sizeof *ro);
   ro->ic = "plummer";
@@ -89,6 +113,7 @@ void run_options_init(run_options *ro) {
   const args_option own[RUN_FLAGS - SOLVER_CLI_FLAGS] = {
       {.name = "--params", .kind = ARGS_STRING, .value = &ro->params_path},
       {.name = "--restart", .kind = ARGS_STRING, .value = &ro->restart_path},
+      {.name = "--force", .kind = ARGS_FLAG, .value = &ro->force},
       {.name = "--ic",
        .kind = ARGS_STRING,
        .value = &ro->ic,
@@ -197,18 +222,26 @@ void run_options_help(FILE *fp, const run_options *d) {
       "  --out DIR         output directory, created if needed: snapshots\n"
       "                    DIR/snapshot_NNNN.hdf5 (NNNN = step / K, 0000 the\n"
       "                    initial state), DIR/checkpoint.hdf5,\n"
-      "                    DIR/statistics.csv (default: %s)\n"
+      "                    DIR/statistics.csv (default: %s; on a restart,\n"
+      "                    the checkpoint's directory). One run at a time\n"
+      "                    writes to a directory (it is locked)\n"
+      "  --force           start afresh in a directory that holds a run,\n"
+      "                    removing that run's snapshots, checkpoint,\n"
+      "                    statistics and parameters first (a restart,\n"
+      "                    which continues its run, needs none)\n"
       "  --snapshot-every K  steps between snapshots, 0 for the initial one\n"
       "                    only (default: %d)\n"
       "  --checkpoint-every K  steps between checkpoints; one is also\n"
       "                    written at the end (default: %d)\n"
-      "  --stats-every K   steps between diagnostics (default: %d)\n"
+      "  --stats-every K   steps between diagnostics, also done at every\n"
+      "                    checkpoint (default: %d)\n"
       "  --restart FILE    continue from a checkpoint: the result is bit\n"
       "                    for bit the run straight through on the same\n"
       "                    device; the settings come from the checkpoint,\n"
       "                    and flags may change only the end, the outputs,\n"
-      "                    the threads and the device. Ctrl-C stops a\n"
-      "                    run after the step under way with a checkpoint\n"
+      "                    the threads and the device. Ctrl-C, SIGTERM or\n"
+      "                    SIGHUP stops a run after the step under way\n"
+      "                    with a checkpoint\n"
       "  --progress P      auto (a live line when stderr is a terminal), on\n"
       "                    or off (default: %s)\n"
       "Solver (the leaf size defaults to %d on the CPU and %d when the\n"
@@ -247,20 +280,23 @@ int run_options_parse(run_options *ro, int argc, char **argv) {
   params_key pk[NKEYS];
   for (size_t k = 0; k < NKEYS; k++)
     pk[k] = (params_key){keys[k].section, keys[k].key, keys[k].flag};
-  int ok = params_read(ro->params_path, &p) &&
+  atomic_file_protect(ro->params_path);
+  int ok = params_read(ro->params_path, pk, NKEYS, &p) &&
            params_apply(&p, pk, NKEYS, ro->opts, RUN_FLAGS);
   for (size_t e = 0; ok && e < p.count; e++)
     for (size_t k = 0; k < NKEYS; k++)
       if (strcmp(p.entries[e].section, keys[k].section) == 0 &&
           strcmp(p.entries[e].key, keys[k].key) == 0)
         ro->explicit_[find_opt(ro, keys[k].flag) - ro->opts] = 1;
-  /* String settings point into the file's entries: keep them. */
-  if (ok) {
-    for (size_t k = 0; k < RUN_FLAGS; k++) {
-      if (ro->opts[k].kind == ARGS_STRING && ro->explicit_[k] &&
-          !ro->opts[k].seen) {
-        const char **s = ro->opts[k].value;
-        *s = strdup(*s); /* lives as long as the run; never freed */
+  /* String settings point into the file's entries: copy them. */
+  for (size_t k = 0; ok && k < RUN_FLAGS; k++) {
+    if (ro->opts[k].kind == ARGS_STRING && ro->explicit_[k] &&
+        !ro->opts[k].seen) {
+      const char **s = ro->opts[k].value;
+      *s = keep(ro, strdup(*s));
+      if (*s == NULL) {
+        cli_error("out of memory");
+        ok = 0;
       }
     }
   }
@@ -289,8 +325,10 @@ int run_options_merge_checkpoint(run_options *ro, const char *path,
     }
     args_option *o = find_opt(ro, k->flag);
     const size_t i = (size_t)(o - ro->opts);
-    if (strcmp(k->flag, "--t-end") == 0 || strcmp(k->flag, "--restart") == 0)
-      continue; /* the end is --steps; the restart is this one */
+    if (strcmp(k->flag, "--t-end") == 0 || strcmp(k->flag, "--restart") == 0 ||
+        strcmp(k->flag, "--out") == 0)
+      continue; /* the end is --steps; the restart is this one; the
+                 * directory is the checkpoint's (below) */
     if (strcmp(k->flag, "--steps") == 0 && end_given)
       continue;
     if (ro->explicit_[i])
@@ -299,10 +337,22 @@ int run_options_merge_checkpoint(run_options *ro, const char *path,
      * is released before the run ends. */
     char where[512];
     snprintf(where, sizeof where, "%s: /Parameters %s", path, given[a].name);
-    const char *word =
-        o->kind == ARGS_STRING ? strdup(given[a].value) : given[a].value;
+    const char *word = o->kind == ARGS_STRING ? keep(ro, strdup(given[a].value))
+                                              : given[a].value;
+    if (word == NULL)
+      cli_error("out of memory");
     if (word == NULL || !args_set(o, word, where))
       return 0;
+  }
+  if (!ro->explicit_[find_opt(ro, "--out") - ro->opts]) {
+    const char *slash = strrchr(path, '/');
+    ro->out = keep(ro, slash == NULL   ? strdup(".")
+                       : slash == path ? strdup("/")
+                                       : strndup(path, (size_t)(slash - path)));
+    if (ro->out == NULL) {
+      cli_error("out of memory");
+      return 0;
+    }
   }
   return 1;
 }
@@ -330,15 +380,12 @@ int run_options_finish(run_options *ro) {
   ro->sc.softening = tfmm_softening_name(c->softening);
   ro->sc.precision = tfmm_precision_name(c->precision);
   ro->sc.mac = tfmm_mac_name(c->mac);
-  char *leaf = malloc(32), *theta = malloc(32), *order = malloc(32);
+  char *leaf = keep(ro, malloc(32)), *theta = keep(ro, malloc(32)),
+       *order = keep(ro, malloc(32));
   if (leaf == NULL || theta == NULL || order == NULL) {
-    free(leaf);
-    free(theta);
-    free(order);
     cli_error("out of memory");
     return 0;
   }
-  /* These live as long as the run. */
   if (c->leaf_size == TFMM_LEAF_AUTO)
     snprintf(leaf, 32, "auto");
   else
@@ -415,6 +462,9 @@ static char *format_value(const args_option *o) {
     const char *s = *(const char *const *)o->value;
     return strdup(s != NULL ? s : "");
   }
+  case ARGS_FLAG:
+    snprintf(buf, sizeof buf, "%s", *(const int *)o->value ? "true" : "false");
+    break;
   }
   return strdup(buf);
 }
@@ -491,6 +541,18 @@ int run_options_write_yaml(FILE *fp, const snapshot_attr *a, size_t count,
   return !ferror(fp);
 }
 
+/* Whether two written values of key are one setting: numbers by value
+ * ("0.50" is 0.5), words and paths by their text. */
+static int same_setting(const run_key *key, const char *a, const char *b) {
+  if (strcmp(a, b) == 0)
+    return 1;
+  if (strcmp(key->flag, "--ic") == 0)
+    return 0;
+  char *end_a = NULL, *end_b = NULL;
+  double x = strtod(a, &end_a), y = strtod(b, &end_b);
+  return end_a != a && *end_a == '\0' && end_b != b && *end_b == '\0' && x == y;
+}
+
 int run_options_compare(const run_options *ro, const char *path,
                         const snapshot_attr *given, size_t count) {
   size_t m = 0;
@@ -507,7 +569,7 @@ int run_options_compare(const run_options *ro, const char *path,
     snprintf(name, sizeof name, "%s:%s", keys[k].section, keys[k].key);
     const char *was = snapshot_attr_find(given, count, name);
     const char *is = snapshot_attr_find(now, m, name);
-    if (was == NULL || is == NULL || strcmp(was, is) != 0) {
+    if (was == NULL || is == NULL || !same_setting(&keys[k], was, is)) {
       cli_error("%s: this checkpoint was written with %s = %s, not %s (%s): "
                 "a restart continues the same run; drop the setting or start "
                 "a new run",

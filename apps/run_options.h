@@ -13,8 +13,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Every flag of 'run': its own, --params and --restart, and the solver's. */
-#define RUN_FLAGS (13 + SOLVER_CLI_FLAGS)
+/* Every flag of 'run': its own, --params, --restart and --force, and the
+ * solver's. */
+#define RUN_FLAGS (14 + SOLVER_CLI_FLAGS)
 
 typedef struct run_options {
   const char *params_path, *restart_path;
@@ -28,15 +29,23 @@ typedef struct run_options {
   int checkpoint_every; /* steps between checkpoints (and one at the end) */
   int stats_every;      /* steps between diagnostics lines and CSV rows */
   const char *progress; /* auto, on, off */
+  int force;            /* start afresh in a directory that holds a run */
   solver_cli sc; /* method, device, eps, softening, theta, order, leaf, ... */
   args_option opts[RUN_FLAGS];
   /* Where each setting came from: 1 when a flag or the parameter file
    * gave it (a restart must not contradict those), per entry of opts. */
   int explicit_[RUN_FLAGS];
+  /* Strings the settings point to that ro allocated (copies of a parameter
+   * file's or a checkpoint's words, canonical words): run_options_free. */
+  char **owned;
+  size_t nowned;
 } run_options;
 
 /* Defaults, and the flag table pointing into ro (ro must not move). */
 void run_options_init(run_options *ro);
+
+/* Releases the strings ro allocated; its string settings then dangle. */
+void run_options_free(run_options *ro);
 
 void run_options_help(FILE *fp, const run_options *defaults);
 
@@ -51,7 +60,9 @@ int run_options_explicit(const run_options *ro, const char *flag);
 /* A restart: every setting neither a flag nor the parameter file gave is
  * taken from the checkpoint's parameters; one that was given must equal the
  * checkpoint's, unless it is free to change (the end, the outputs'
- * cadence and place, the threads, the device, the progress line).
+ * cadence and place, the threads, the device, the progress line). The
+ * output directory, unless given, is the checkpoint's own directory (not
+ * the one recorded, which may be relative to another working directory).
  * Prints what differs and returns 0 on a mismatch. */
 int run_options_merge_checkpoint(run_options *ro, const char *path,
                                  const snapshot_attr *params, size_t count);

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char csv_header[] =
     "step,time,kinetic,potential,total,rel_energy_error,px,py,pz,lx,ly,lz,"
@@ -24,50 +25,70 @@ static char *join(const char *dir, const char *name) {
   return p;
 }
 
-/* Copies the header and the rows of steps <= last of path into af. */
-static int copy_rows(FILE *in, FILE *out, int64_t last) {
-  char *line = NULL;
-  size_t size = 0;
-  int first = 1, ok = 1;
-  while (getline(&line, &size, in) >= 0) {
+/* Rows are a few hundred bytes; a longer line is no row of ours. */
+#define MAX_ROW 4096
+
+/* Copies the header and the rows of steps <= last of in to out. A last
+ * line with no newline is a row torn by a crash or a full disk: dropped.
+ * Returns the step of the last row kept (-1 for none), or -2 when in is
+ * not a statistics file. */
+static int64_t copy_rows(FILE *in, FILE *out, int64_t last) {
+  char line[MAX_ROW];
+  int first = 1;
+  int64_t kept = -1;
+  while (fgets(line, sizeof line, in) != NULL) {
+    const size_t len = strlen(line);
+    if (len == 0 || line[len - 1] != '\n') {
+      if (feof(in) && !first)
+        break;   /* torn */
+      return -2; /* too long, a NUL byte, or a torn header */
+    }
     if (first) {
       first = 0;
-      if (strcmp(line, csv_header) != 0) {
-        ok = -1;
-        break;
-      }
+      if (strcmp(line, csv_header) != 0)
+        return -2;
       fputs(line, out);
       continue;
     }
     char *end;
     errno = 0;
     const long long step = strtoll(line, &end, 10);
-    if (end == line || *end != ',' || errno != 0) {
-      ok = -1;
-      break;
-    }
-    if (step <= last)
+    if (end == line || *end != ',' || errno != 0 || step < 0 || step <= kept)
+      return -2;
+    if (step <= last) {
       fputs(line, out);
+      kept = step;
+    }
   }
-  free(line);
+  if (ferror(in))
+    return -2;
   if (first)
     fputs(csv_header, out);
-  return ok;
+  return kept;
 }
 
-static int cut_csv(const char *path, int64_t last) {
+/* Cuts path back to the rows of steps <= last (the checkpoint's step),
+ * which must end with that step's row: a run writes and syncs a row
+ * before the checkpoint that covers it. */
+static int cut_csv(const char *path, int64_t last, int64_t *last_row) {
   FILE *in = fopen(path, "r");
   if (in == NULL)
     return 1; /* none: a new one is made */
+  *last_row = last;
   atomic_file af;
   int ok = atomic_file_open(&af, path);
   if (ok) {
-    const int copied = copy_rows(in, af.fp, last);
-    if (copied < 0)
+    const int64_t kept = copy_rows(in, af.fp, last);
+    if (kept == -2)
       cli_error("%s: not a statistics file of tilefmm run (move it away to "
                 "restart here)",
                 path);
-    ok = copied > 0 && atomic_file_commit(&af);
+    else if (kept != last)
+      cli_error("%s: its rows end at step %" PRId64 ", not at the "
+                "checkpoint's step %" PRId64 ": rows are missing (move it "
+                "away to restart here)",
+                path, kept, last);
+    ok = kept == last && atomic_file_commit(&af);
     if (!ok)
       atomic_file_discard(&af);
   }
@@ -76,21 +97,22 @@ static int cut_csv(const char *path, int64_t last) {
 }
 
 int run_report_open(run_report *r, const char *dir, int64_t from_step,
-                    int64_t last_step, int progress) {
+                    int64_t last_step, int restart, int progress) {
   memset(r, 0, sizeof *r);
   r->first = from_step;
   r->last = last_step;
+  r->last_row = -1;
   r->progress = progress;
   r->csv_path = join(dir, "statistics.csv");
   if (r->csv_path == NULL) {
     cli_error("out of memory");
     return 0;
   }
-  if (from_step > 0 && !cut_csv(r->csv_path, from_step)) {
+  if (restart && !cut_csv(r->csv_path, from_step, &r->last_row)) {
     free(r->csv_path);
     return 0;
   }
-  r->csv = fopen(r->csv_path, from_step > 0 ? "a" : "w");
+  r->csv = fopen(r->csv_path, restart ? "a" : "w");
   if (r->csv == NULL) {
     cli_error("%s: cannot write: %s", r->csv_path, strerror(errno));
     free(r->csv_path);
@@ -133,6 +155,15 @@ int run_report_step(run_report *r, int64_t step, double time, double e0,
           d->centre_of_mass[0], d->centre_of_mass[1], d->centre_of_mass[2],
           leaf_size, t->tree, t->near, t->far, t->integrate, t->io, t->step);
   if (fflush(r->csv) != 0 || ferror(r->csv)) {
+    cli_error("%s: cannot write: %s", r->csv_path, strerror(errno));
+    return 0;
+  }
+  r->last_row = step;
+  return 1;
+}
+
+int run_report_sync(run_report *r) {
+  if (fflush(r->csv) != 0 || ferror(r->csv) || fsync(fileno(r->csv)) != 0) {
     cli_error("%s: cannot write: %s", r->csv_path, strerror(errno));
     return 0;
   }

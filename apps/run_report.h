@@ -15,7 +15,8 @@ typedef struct run_times {
   double near;      /* near field (its GPU span, or CPU time) */
   double far;       /* far field (CPU) */
   double integrate; /* kicks, drift and diagnostics */
-  double io;        /* snapshots, checkpoints, the CSV */
+  double io;        /* snapshots, checkpoints, the CSV (a row counts what came
+                      before it: a checkpoint is written after its step's row) */
   double step;      /* the whole step */
 } run_times;
 
@@ -25,6 +26,7 @@ typedef struct run_report {
   int progress;        /* draw the live line on stderr */
   int progress_drawn;  /* a live line is on the screen */
   int64_t first, last; /* steps of this invocation: (first, last] */
+  int64_t last_row;    /* the step of the last row written, -1 for none */
   double started;      /* cli_seconds() at the first step */
   run_times sum;       /* over this invocation's steps */
   int64_t steps_timed; /* steps summed in sum */
@@ -32,17 +34,24 @@ typedef struct run_report {
   double final_error;  /* the last |dE/E| */
 } run_report;
 
-/* Opens DIR/statistics.csv: new (header) when from_step is 0, else the
- * existing file cut to its rows up to from_step (atomically), or a new one
- * if there is none, then appended to. Prints what is wrong and returns 0. */
+/* Opens DIR/statistics.csv: new (header) for a fresh run, else (restart)
+ * the existing file cut to its rows up to from_step (atomically), or a new
+ * one if there is none, then appended to. A torn last row (no newline: a crash
+ * or a full disk) is dropped; the rows kept must end with from_step's, as
+ * a run writes and syncs every checkpoint's row before the checkpoint.
+ * Prints what is wrong and returns 0. */
 int run_report_open(run_report *r, const char *dir, int64_t from_step,
-                    int64_t last_step, int progress);
+                    int64_t last_step, int restart, int progress);
 
 /* Diagnostics of a step: a line on stdout and a CSV row. Returns 0 after a
  * write error of the CSV (printed). */
 int run_report_step(run_report *r, int64_t step, double time, double e0,
                     const tfmm_diagnostics *d, const run_times *t,
                     int leaf_size);
+
+/* Makes the rows written so far durable (fsync), before the checkpoint
+ * that covers them. Returns 0 after a write error (printed). */
+int run_report_sync(run_report *r);
 
 /* Counts a step's times toward the summary and redraws the live line. */
 void run_report_tick(run_report *r, int64_t step, double time,

@@ -94,7 +94,7 @@ static int from_text(run_state *s, const char *path) {
 
 static int from_snapshot(run_state *s, const char *path) {
   snapshot snap;
-  if (!snapshot_read(path, &snap)) {
+  if (!snapshot_read_bodies(path, &snap)) {
     snapshot_free(&snap);
     return 0;
   }
@@ -162,6 +162,45 @@ static int state_double(const snapshot *cp, const char *path, const char *name,
   return 1;
 }
 
+/* Forces are not checked by snapshot_read (a picture does not need them);
+ * a run continues from them, so a non-finite one is refused here, named
+ * for what it is. */
+static int check_forces(const snapshot *cp, const char *path) {
+  for (size_t i = 0; i < cp->n; i++) {
+    const double *a = cp->acc + 3 * i;
+    const char *what = !isfinite(a[0]) || !isfinite(a[1]) || !isfinite(a[2])
+                           ? "a non-finite acceleration"
+                       : !isfinite(cp->pot[i]) ? "a non-finite potential"
+                                               : NULL;
+    if (what != NULL) {
+      cli_error("%s: body %zu (ParticleID %llu) has %s", path, i,
+                (unsigned long long)cp->ids[i], what);
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* The body count the run was set up with (run_options' key
+ * InitialConditions:n) must be the count of bodies the checkpoint holds. */
+static int check_count(const snapshot *cp, const char *path) {
+  const char *name = "InitialConditions:n";
+  const char *v = snapshot_attr_find(cp->params, cp->nparams, name);
+  if (v == NULL)
+    return 1; /* run_options_merge_checkpoint decides what is required */
+  char *end = NULL;
+  errno = 0;
+  const unsigned long long n = strtoull(v, &end, 10);
+  if (*v < '0' || *v > '9' || *end != '\0' || errno != 0 ||
+      n != (unsigned long long)cp->n) {
+    cli_error("%s: /Parameters %s is '%s', but the checkpoint holds %zu "
+              "bodies",
+              path, name, v, cp->n);
+    return 0;
+  }
+  return 1;
+}
+
 int run_state_from_checkpoint(run_state *s, snapshot *cp, const char *path) {
   memset(s, 0, sizeof *s);
   const char *format = snapshot_attr_find(cp->state, cp->nstate, "format");
@@ -177,6 +216,8 @@ int run_state_from_checkpoint(run_state *s, snapshot *cp, const char *path) {
               path);
     return 0;
   }
+  if (!check_forces(cp, path) || !check_count(cp, path))
+    return 0;
   double step, t0, e0;
   if (!state_double(cp, path, "step", &step) ||
       !state_double(cp, path, "time_initial", &t0) ||

@@ -26,14 +26,17 @@ typedef struct run_state {
 double run_state_time(const run_state *s, double dt);
 
 /* Initial conditions from ro->ic: a model (ro->n, ro->seed) or a file, an
- * HDF5 snapshot or a text body file. Sets ro->n to the file's count (an
+ * HDF5 snapshot (its /Parameters and /RunState not read) or a text body
+ * file. Sets ro->n to the file's count (an
  * explicit --n that differs is an error). Prints what is wrong and returns
  * 0 on failure; s is then released. */
 int run_state_from_ic(run_state *s, run_options *ro);
 
 /* Takes the arrays of a checkpoint read with snapshot_read (cp's arrays
  * then belong to s) and its /RunState. Prints what is wrong (a snapshot
- * that is no checkpoint, a missing or malformed state) and returns 0. */
+ * that is no checkpoint, a missing or malformed state, a non-finite
+ * acceleration or potential, a /Parameters InitialConditions:n other than
+ * the count of bodies) and returns 0. */
 int run_state_from_checkpoint(run_state *s, snapshot *cp, const char *path);
 
 /* Writes s to path as a snapshot with params in /Parameters, and with

@@ -8,6 +8,7 @@
 
 #include <hdf5.h>
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,13 +48,22 @@ void snapshot_free(snapshot *s) {
 int snapshot_is_hdf5(const char *path) {
   static const unsigned char signature[8] = {0x89, 'H',  'D',  'F',
                                              '\r', '\n', 0x1a, '\n'};
-  unsigned char head[8];
   FILE *fp = fopen(path, "rb");
   if (fp == NULL)
     return 0;
-  const size_t got = fread(head, 1, sizeof head, fp);
+  /* The superblock follows a user block of 0, 512, 1024, 2048, ... bytes
+   * (HDF5 File Format Specification, section II.A): where HDF5 looks. */
+  int found = 0;
+  for (long offset = 0; !found && offset <= LONG_MAX / 2;
+       offset = offset == 0 ? 512 : 2 * offset) {
+    unsigned char head[8];
+    if (fseek(fp, offset, SEEK_SET) != 0 ||
+        fread(head, 1, sizeof head, fp) != sizeof head)
+      break; /* past the end */
+    found = memcmp(head, signature, sizeof head) == 0;
+  }
   fclose(fp);
-  return got == sizeof head && memcmp(head, signature, sizeof head) == 0;
+  return found;
 }
 
 int snapshot_check(const char *path, const snapshot *s) {
@@ -149,9 +159,26 @@ static double box_size(const snapshot *s) {
   return 2 * extent;
 }
 
+/* A group whose attributes all stay in its object header, which carries
+ * a checksum: past 8 attributes HDF5 would move them to "dense storage",
+ * a fractal heap whose blocks have none. Their creation order is kept
+ * when ordered, so that they read back in order. */
+static hid_t create_group(hid_t file, const char *name, int ordered) {
+  const hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
+  const int ok =
+      gcpl >= 0 && H5Pset_attr_phase_change(gcpl, UINT16_MAX, 0) >= 0 &&
+      (!ordered ||
+       H5Pset_attr_creation_order(gcpl, H5P_CRT_ORDER_TRACKED |
+                                            H5P_CRT_ORDER_INDEXED) >= 0);
+  const hid_t group =
+      ok ? H5Gcreate2(file, name, H5P_DEFAULT, gcpl, H5P_DEFAULT) : -1;
+  if (gcpl >= 0)
+    H5Pclose(gcpl);
+  return group;
+}
+
 static int put_header(hid_t file, const snapshot *s) {
-  const hid_t header =
-      H5Gcreate2(file, "Header", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  const hid_t header = create_group(file, "Header", 0);
   if (header < 0)
     return 0;
   uint32_t count[NTYPES] = {0}, high[NTYPES] = {0};
@@ -185,14 +212,24 @@ static int put_header(hid_t file, const snapshot *s) {
   return ok;
 }
 
+/* Chunks of about 1 MiB: each carries a Fletcher-32 checksum (which
+ * needs chunked storage), and a chunk must stay under HDF5's 4 GiB. */
+#define CHUNK_BYTES ((size_t)1 << 20)
+
 /* One dataset of rows x cols (cols 0: a vector of rows), in one write. */
 static int put_dataset(hid_t group, const char *name, hid_t file_type,
                        hid_t mem_type, size_t rows, int cols,
                        const void *data) {
   const hsize_t dims[2] = {rows, (hsize_t)cols};
+  const size_t row_bytes = H5Tget_size(file_type) * (cols > 0 ? cols : 1);
+  const size_t chunk_rows = CHUNK_BYTES / row_bytes;
+  const hsize_t chunk[2] = {rows < chunk_rows ? rows : chunk_rows,
+                            (hsize_t)cols};
   const hid_t space = H5Screate_simple(cols > 0 ? 2 : 1, dims, NULL);
   const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
   if (space < 0 || dcpl < 0 ||
+      H5Pset_chunk(dcpl, cols > 0 ? 2 : 1, chunk) < 0 ||
+      H5Pset_fletcher32(dcpl) < 0 ||
       H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0) {
     if (space >= 0)
       H5Sclose(space);
@@ -231,28 +268,29 @@ static int put_bodies(hid_t file, const snapshot *s) {
   return ok;
 }
 
-/* A group of variable-length UTF-8 string attributes (h5py reads them as
- * str), its creation order kept so that they read back in order. */
-static int put_strings(hid_t file, const char *name, const snapshot_attr *attrs,
-                       size_t count) {
-  const hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
+/* A fixed-length, null-terminated UTF-8 string attribute: stored in the
+ * object header, not in the global heap as a variable-length one is (a
+ * damaged global heap crashes libhdf5's reader). */
+static int put_string(hid_t group, const char *name, const char *value) {
   const hid_t type = H5Tcopy(H5T_C_S1);
-  int ok = gcpl >= 0 && type >= 0 &&
-           H5Pset_attr_creation_order(gcpl, H5P_CRT_ORDER_TRACKED |
-                                                H5P_CRT_ORDER_INDEXED) >= 0 &&
-           H5Tset_size(type, H5T_VARIABLE) >= 0 &&
-           H5Tset_cset(type, H5T_CSET_UTF8) >= 0;
-  const hid_t group =
-      ok ? H5Gcreate2(file, name, H5P_DEFAULT, gcpl, H5P_DEFAULT) : -1;
-  ok = group >= 0;
-  for (size_t k = 0; ok && k < count; k++)
-    ok = put_attr(group, attrs[k].name, type, type, 0, &attrs[k].value);
-  if (group >= 0 && H5Gclose(group) < 0)
-    ok = 0;
+  const int ok = type >= 0 && H5Tset_size(type, strlen(value) + 1) >= 0 &&
+                 H5Tset_strpad(type, H5T_STR_NULLTERM) >= 0 &&
+                 H5Tset_cset(type, H5T_CSET_UTF8) >= 0 &&
+                 put_attr(group, name, type, type, 0, value);
   if (type >= 0)
     H5Tclose(type);
-  if (gcpl >= 0)
-    H5Pclose(gcpl);
+  return ok;
+}
+
+/* A group of string attributes, in order. */
+static int put_strings(hid_t file, const char *name, const snapshot_attr *attrs,
+                       size_t count) {
+  const hid_t group = create_group(file, name, 1);
+  int ok = group >= 0;
+  for (size_t k = 0; ok && k < count; k++)
+    ok = put_string(group, attrs[k].name, attrs[k].value);
+  if (group >= 0 && H5Gclose(group) < 0)
+    ok = 0;
   return ok;
 }
 
@@ -325,12 +363,30 @@ static int write_parts(hid_t file, const snapshot *s, const char **part) {
   return H5Fflush(file, H5F_SCOPE_GLOBAL) >= 0;
 }
 
+/* The HDF5 1.8 file format, neither older nor newer: its superblock and
+ * object headers carry checksums (the 1.6 format, HDF5's default, has
+ * none), so that damaged metadata fails a call instead of being believed;
+ * HDF5 1.8 and every later version read it. */
+static hid_t file_access(void) {
+  const hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  if (fapl >= 0 &&
+      H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V18) < 0) {
+    H5Pclose(fapl);
+    return -1;
+  }
+  return fapl;
+}
+
 /* Writes the whole file at tmp; the first failure names its part. */
 static int write_hdf5(const char *path, const char *tmp, const snapshot *s) {
   first_reason[0] = '\0';
   H5Eset_auto2(H5E_DEFAULT, keep_first_reason, NULL); /* prints nothing */
   int ok = 0;
-  const hid_t file = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  const hid_t fapl = file_access();
+  const hid_t file =
+      fapl >= 0 ? H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl) : -1;
+  if (fapl >= 0)
+    H5Pclose(fapl);
   if (file < 0) {
     cli_error("%s: cannot create %s: %s", path, tmp, reason());
   } else {

@@ -9,9 +9,15 @@
  *   /Parameters  one string attribute per run parameter ("Section:key")
  *   /RunState    checkpoints only: string attributes of the run's state
  * Every body is of type 1 (GADGET's dark matter: collisionless, gravity
- * only). Files are written to a temporary beside the destination, synced
- * and renamed over it, so that a failure (a full disk, say) leaves the
- * previous file intact. Only apps/ uses HDF5; the library does not. */
+ * only). The strings are fixed-length, as SWIFT writes them (h5py reads
+ * them as bytes): variable-length ones live in HDF5's global heap, whose
+ * damage crashes libhdf5 instead of failing a call. The datasets are
+ * chunked, each chunk with a Fletcher-32 checksum, and the file's metadata
+ * carries checksums too (the HDF5 1.8 format), so that a damaged file is
+ * refused rather than run from. Files are written to a temporary beside
+ * the destination, synced and renamed over it, so that a failure (a full
+ * disk, say) leaves the previous file intact. Only apps/ uses HDF5; the
+ * library does not. */
 #ifndef TFMM_SNAPSHOT_H
 #define TFMM_SNAPSHOT_H
 
@@ -56,13 +62,20 @@ int snapshot_write(const char *path, const snapshot *s);
  * Accelerations and Potentials are read only when every type read holds
  * them. /Parameters and /RunState attributes keep their creation order
  * when the file tracks it (tilefmm's do), else come sorted by name;
- * numeric ones are turned into text. Refuses, naming the file
- * and what is wrong: a file that is not HDF5, a missing Header or
- * attribute, dataset shapes that disagree with NumPart_ThisFile, multi-file
- * snapshots, and bodies with a non-finite coordinate, velocity or mass or
- * a mass <= 0 (naming the body's index and ID). Prints the message and
- * returns 0 on failure, else 1. */
+ * numeric ones are turned into text; strings may be fixed-length or
+ * variable-length (tilefmm before fixed-length strings). Refuses, naming
+ * the file and what is wrong: a file that is not HDF5, a missing Header or
+ * attribute, a non-finite Time, dataset shapes that disagree with
+ * NumPart_ThisFile, multi-file snapshots, a chunk whose checksum does not
+ * match, bodies with a non-finite coordinate, velocity or mass or a mass
+ * <= 0 (naming the body's index and ID), and a negative ParticleID (naming
+ * the body). Prints the message and returns 0 on failure, else 1. */
 int snapshot_read(const char *path, snapshot *out);
+
+/* snapshot_read without /Parameters and /RunState (out->nparams and
+ * out->nstate are 0): what initial conditions and pictures need. A
+ * damaged group that is not read cannot stop the read. */
+int snapshot_read_bodies(const char *path, snapshot *out);
 
 /* The value of the attribute name in attrs[0 .. count), or NULL. */
 const char *snapshot_attr_find(const snapshot_attr *attrs, size_t count,
@@ -70,8 +83,9 @@ const char *snapshot_attr_find(const snapshot_attr *attrs, size_t count,
 
 void snapshot_free(snapshot *s);
 
-/* 1 when path starts with the HDF5 signature, 0 otherwise (also when it
- * cannot be read). */
+/* 1 when path holds the HDF5 signature where the HDF5 format puts it: at
+ * offset 0, or after a user block at 512, 1024, 2048, ... bytes; 0
+ * otherwise (also when it cannot be read). */
 int snapshot_is_hdf5(const char *path);
 
 /* What the writer and the reader share. */

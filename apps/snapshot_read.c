@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,43 @@ typedef struct reader {
   double mass_table[MAX_TYPES]; /* MassTable, zeros when absent */
   int has_mass_table;
 } reader;
+
+/* Prints why reading what (a part of the file) failed, from HDF5's error
+ * stack: a checksum that does not match (Fletcher-32 on a chunk of data,
+ * or the checksum of metadata) means a damaged file, and says so. Call it
+ * straight after the failing call. */
+static void report_hdf5(const char *path, const char *what) {
+  char reason[SNAPSHOT_REASON_SIZE];
+  snapshot_hdf5_reason(reason);
+  if (strstr(reason, "checksum") != NULL ||
+      strstr(reason, "Fletcher32") != NULL)
+    cli_error("%s: %s: checksum mismatch: the file is damaged", path, what);
+  else
+    cli_error("%s: cannot read %s: %s", path, what, reason);
+}
+
+/* Opens the object name of loc, which exists, when it is of the type
+ * wanted; else prints why not (HDF5's reason when the object cannot be
+ * read, which a damaged object header is not). what names it. */
+static hid_t open_object(const char *path, hid_t loc, const char *name,
+                         H5I_type_t wanted, const char *what) {
+  const hid_t object = H5Oopen(loc, name, H5P_DEFAULT);
+  if (object < 0) {
+    report_hdf5(path, what);
+  } else if (H5Iget_type(object) != wanted) {
+    cli_error("%s: %s is not a %s", path, what,
+              wanted == H5I_GROUP ? "group" : "dataset");
+    H5Oclose(object);
+    return -1;
+  }
+  return object;
+}
+
+static hid_t open_group(const char *path, hid_t loc, const char *name) {
+  char what[64];
+  snprintf(what, sizeof what, "/%s", name);
+  return open_object(path, loc, name, H5I_GROUP, what);
+}
 
 /* Elements of attribute name of loc: -1 when there is no such attribute. */
 static hssize_t attr_points(hid_t loc, const char *name) {
@@ -63,9 +101,9 @@ static int header_numbers(const reader *r, hid_t header, const char *name,
   if (!ok)
     cli_error("%s: /Header attribute %s is not a number", r->path, name);
   else if (H5Aread(attr, mem_type, buf) < 0) {
-    char reason[SNAPSHOT_REASON_SIZE];
-    cli_error("%s: cannot read /Header attribute %s: %s", r->path, name,
-              snapshot_hdf5_reason(reason));
+    char what[96];
+    snprintf(what, sizeof what, "/Header attribute %s", name);
+    report_hdf5(r->path, what);
     ok = 0;
   }
   if (type >= 0)
@@ -125,6 +163,11 @@ static int read_header_group(reader *r, hid_t header, snapshot *out) {
                       ntypes, 1) ||
       !header_numbers(r, header, "Time", H5T_NATIVE_DOUBLE, &out->time, 1, 1))
     return 0;
+  if (!isfinite(out->time)) {
+    cli_error("%s: /Header attribute Time is %g, not a finite number", r->path,
+              out->time);
+    return 0;
+  }
   for (int k = 0; k < r->ntypes; k++) {
     if (count[k] < 0) {
       cli_error("%s: NumPart_ThisFile[%d] = %" PRId64 " is negative", r->path,
@@ -140,15 +183,18 @@ static int read_header_group(reader *r, hid_t header, snapshot *out) {
 }
 
 static int read_header(reader *r, snapshot *out) {
-  if (H5Lexists(r->file, "Header", H5P_DEFAULT) <= 0) {
+  const htri_t exists = H5Lexists(r->file, "Header", H5P_DEFAULT);
+  if (exists < 0) {
+    report_hdf5(r->path, "the root group");
+    return 0;
+  }
+  if (exists == 0) {
     cli_error("%s: no /Header group: not a GADGET/SWIFT snapshot", r->path);
     return 0;
   }
-  const hid_t header = H5Gopen2(r->file, "Header", H5P_DEFAULT);
-  if (header < 0) {
-    cli_error("%s: /Header is not a group", r->path);
+  const hid_t header = open_group(r->path, r->file, "Header");
+  if (header < 0)
     return 0;
-  }
   const int ok = read_header_group(r, header, out);
   H5Gclose(header);
   return ok;
@@ -203,41 +249,82 @@ static int check_dataset(const reader *r, hid_t set, int k, const char *name,
 static int read_dataset(const reader *r, hid_t group, int k, const char *name,
                         size_t rows, int cols, hid_t mem_type, void *buf,
                         int required) {
-  if (H5Lexists(group, name, H5P_DEFAULT) <= 0) {
+  char what[96];
+  snprintf(what, sizeof what, "PartType%d/%s", k, name);
+  const htri_t exists = H5Lexists(group, name, H5P_DEFAULT);
+  if (exists < 0) {
+    report_hdf5(r->path, what);
+    return 0;
+  }
+  if (exists == 0) {
     if (!required)
       return -1;
     cli_error("%s: PartType%d has no dataset %s", r->path, k, name);
     return 0;
   }
-  const hid_t set = H5Dopen2(group, name, H5P_DEFAULT);
-  if (set < 0) {
-    cli_error("%s: PartType%d/%s is not a dataset", r->path, k, name);
+  const hid_t set = open_object(r->path, group, name, H5I_DATASET, what);
+  if (set < 0)
     return 0;
-  }
-  int ok =
-      check_dataset(r, set, k, name, rows, cols, mem_type == H5T_NATIVE_UINT64);
+  const int want_int =
+      mem_type == H5T_NATIVE_UINT64 || mem_type == H5T_NATIVE_INT64;
+  int ok = check_dataset(r, set, k, name, rows, cols, want_int);
   if (ok && H5Dread(set, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
-    char reason[SNAPSHOT_REASON_SIZE];
-    cli_error("%s: cannot read PartType%d/%s: %s", r->path, k, name,
-              snapshot_hdf5_reason(reason));
+    report_hdf5(r->path, what);
     ok = 0;
   }
   H5Dclose(set);
   return ok;
 }
 
+/* Whether dataset name of group holds signed integers (0 when it is
+ * absent or cannot be read: read_dataset then says why). */
+static int holds_signed(hid_t group, const char *name) {
+  if (H5Lexists(group, name, H5P_DEFAULT) <= 0)
+    return 0;
+  const hid_t set = H5Dopen2(group, name, H5P_DEFAULT);
+  const hid_t type = set >= 0 ? H5Dget_type(set) : -1;
+  const int is_signed = type >= 0 && H5Tget_class(type) == H5T_INTEGER &&
+                        H5Tget_sign(type) == H5T_SGN_2;
+  if (type >= 0)
+    H5Tclose(type);
+  if (set >= 0)
+    H5Dclose(set);
+  return is_signed;
+}
+
+/* The c ParticleIDs of type k into ids, body first on; 1..n when absent.
+ * HDF5 would turn a negative ID into 0 when converting it to uint64:
+ * signed IDs are read as signed, and a negative one is refused. */
+static int read_ids(const reader *r, hid_t group, int k, size_t first, size_t c,
+                    uint64_t *ids) {
+  const int is_signed = holds_signed(group, "ParticleIDs");
+  int64_t *signed_ids = (int64_t *)ids; /* same size: read in place */
+  const int got = read_dataset(r, group, k, "ParticleIDs", c, 0,
+                               is_signed ? H5T_NATIVE_INT64 : H5T_NATIVE_UINT64,
+                               is_signed ? (void *)signed_ids : (void *)ids, 0);
+  if (got == 0)
+    return 0;
+  for (size_t i = 0; got < 0 && i < c; i++)
+    ids[i] = first + i + 1;
+  for (size_t i = 0; got > 0 && is_signed && i < c; i++)
+    if (signed_ids[i] < 0) {
+      cli_error("%s: body %zu has a negative ParticleID (%" PRId64 ")", r->path,
+                first + i, signed_ids[i]);
+      return 0;
+    }
+  return 1;
+}
+
 static hid_t open_type(const reader *r, int k) {
   char name[32];
   snprintf(name, sizeof name, "PartType%d", k);
-  if (H5Lexists(r->file, name, H5P_DEFAULT) <= 0) {
+  const htri_t exists = H5Lexists(r->file, name, H5P_DEFAULT);
+  if (exists < 0)
+    report_hdf5(r->path, "the root group");
+  else if (exists == 0)
     cli_error("%s: no group /%s, but NumPart_ThisFile[%d] = %" PRIu64, r->path,
               name, k, r->count[k]);
-    return -1;
-  }
-  const hid_t group = H5Gopen2(r->file, name, H5P_DEFAULT);
-  if (group < 0)
-    cli_error("%s: /%s is not a group", r->path, name);
-  return group;
+  return exists > 0 ? open_group(r->path, r->file, name) : -1;
 }
 
 /* Counts the bodies, and finds whether every type holds Accelerations
@@ -292,13 +379,8 @@ static int read_type(const reader *r, hid_t group, int k, size_t first,
     for (size_t i = 0; i < c; i++)
       out->mass[first + i] = r->mass_table[k];
   }
-  const int ids = read_dataset(r, group, k, "ParticleIDs", c, 0,
-                               H5T_NATIVE_UINT64, out->ids + first, 0);
-  if (ids == 0)
-    return 0;
-  for (size_t i = 0; ids < 0 && i < c; i++)
-    out->ids[first + i] = first + i + 1;
-  return (out->acc == NULL || read_dataset(r, group, k, "Accelerations", c, 3,
+  return read_ids(r, group, k, first, c, out->ids + first) &&
+         (out->acc == NULL || read_dataset(r, group, k, "Accelerations", c, 3,
                                            d, out->acc + 3 * first, 1)) &&
          (out->pot == NULL || read_dataset(r, group, k, "Potentials", c, 0, d,
                                            out->pot + first, 1));
@@ -460,13 +542,14 @@ static herr_t collect(hid_t loc, const char *name, const H5A_info_t *info,
  * tilefmm does), else by name; none when there is no such group. */
 static int read_strings(const reader *r, const char *name,
                         snapshot_attr **items, size_t *count) {
-  if (H5Lexists(r->file, name, H5P_DEFAULT) <= 0)
-    return 1;
-  const hid_t group = H5Gopen2(r->file, name, H5P_DEFAULT);
-  if (group < 0) {
-    cli_error("%s: /%s is not a group", r->path, name);
+  const htri_t exists = H5Lexists(r->file, name, H5P_DEFAULT);
+  if (exists < 0)
+    report_hdf5(r->path, "the root group");
+  if (exists <= 0)
+    return exists == 0;
+  const hid_t group = open_group(r->path, r->file, name);
+  if (group < 0)
     return 0;
-  }
   const hid_t gcpl = H5Gget_create_plist(group);
   unsigned order = 0;
   if (gcpl >= 0) {
@@ -479,8 +562,11 @@ static int read_strings(const reader *r, const char *name,
                              order & H5P_CRT_ORDER_TRACKED ? H5_INDEX_CRT_ORDER
                                                            : H5_INDEX_NAME,
                              H5_ITER_INC, &next, collect, &list) >= 0;
-  if (!ok && !list.reported)
-    cli_error("%s: cannot read the attributes of /%s", r->path, name);
+  if (!ok && !list.reported) {
+    char what[64];
+    snprintf(what, sizeof what, "the attributes of /%s", name);
+    report_hdf5(r->path, what);
+  }
   H5Gclose(group);
   return ok;
 }
@@ -507,15 +593,26 @@ static hid_t open_file(const char *path) {
   return file;
 }
 
-int snapshot_read(const char *path, snapshot *out) {
+/* The header and the bodies, and the string groups when strings. */
+static int read_file(const char *path, snapshot *out, int strings) {
   memset(out, 0, sizeof *out);
   snapshot_hdf5_init();
   reader r = {.path = path, .file = open_file(path)};
   if (r.file < 0)
     return 0;
-  const int ok = read_header(&r, out) && read_bodies(&r, out) &&
-                 read_strings(&r, "Parameters", &out->params, &out->nparams) &&
-                 read_strings(&r, "RunState", &out->state, &out->nstate);
+  const int ok =
+      read_header(&r, out) && read_bodies(&r, out) &&
+      (!strings ||
+       (read_strings(&r, "Parameters", &out->params, &out->nparams) &&
+        read_strings(&r, "RunState", &out->state, &out->nstate)));
   H5Fclose(r.file);
   return ok;
+}
+
+int snapshot_read(const char *path, snapshot *out) {
+  return read_file(path, out, 1);
+}
+
+int snapshot_read_bodies(const char *path, snapshot *out) {
+  return read_file(path, out, 0);
 }

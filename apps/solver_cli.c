@@ -115,8 +115,10 @@ void solver_cli_help(FILE *fp, const tfmm_config *d) {
       "  --order P         expansion order in [0, %d] (0: monopole), or\n"
       "                    auto (default: %s)\n"
       "  --mac C           opening criterion: geometric (one theta for all\n"
-      "                    cells) or mass (theta grows for light cells,\n"
-      "                    Dehnen 2002) (default: %s)\n"
+      "                    cells), mass (theta grows for light cells,\n"
+      "                    Dehnen 2002) or error (each interaction's error\n"
+      "                    bound against the target's acceleration, Dehnen\n"
+      "                    2014; theta is then a cap) (default: %s)\n"
       "  --leaf L          most bodies a leaf holds: an integer >= 1, or\n"
       "                    auto to let the solver balance the near field\n"
       "                    against the far field at every evaluation\n"
@@ -311,7 +313,7 @@ void solver_cli_init(solver_cli *sc, args_option *opts) {
        .kind = ARGS_STRING,
        .value = &sc->mac,
        .valid = mac_ok,
-       .expect = "geometric or mass"},
+       .expect = "geometric, mass or error"},
       {.name = "--leaf",
        .kind = ARGS_STRING,
        .value = &sc->leaf,

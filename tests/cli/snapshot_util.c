@@ -3,14 +3,17 @@
 #include "snapshot_util.h"
 
 #include "cli.h"
+#include "harness.h"
 
 #include <criterion/criterion.h>
 
+#include <dirent.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Criterion runs each test in its own process: one buffer each. */
 static char captured[8192];
@@ -98,7 +101,8 @@ snapshot random_snapshot(size_t n, uint64_t seed, int extras) {
     s.state = attrs(3, "Run", &state);
     s.nstate = 3;
   }
-  s.params = attrs(12, "Gravity", &state); /* past HDF5's compact limit */
+  /* More than HDF5's default limit of attributes kept in the header. */
+  s.params = attrs(12, "Gravity", &state);
   s.nparams = 12;
   free(s.params[0].value);
   s.params[0].value = strdup("text with spaces, and UTF-8: \xc3\xa9");
@@ -207,4 +211,140 @@ void h5_poke(hid_t file, const char *name, size_t index, double value) {
   H5Sclose(mem);
   H5Sclose(space);
   H5Dclose(set);
+}
+
+/* The attributes of a group, each a name and its text. */
+typedef struct texts {
+  size_t count;
+  char names[64][64];
+  char *values[64];
+} texts;
+
+static herr_t keep_text(hid_t loc, const char *name, const H5A_info_t *info,
+                        void *data) {
+  (void)info;
+  texts *t = data;
+  cr_assert_lt(t->count, 64);
+  const hid_t attr = H5Aopen(loc, name, H5P_DEFAULT);
+  const hid_t type = H5Aget_type(attr);
+  cr_assert_eq(H5Tget_class(type), H5T_STRING, "%s is not a string", name);
+  cr_assert_eq(H5Tis_variable_str(type), 0, "%s is variable-length", name);
+  const size_t size = H5Tget_size(type);
+  char *value = calloc(size + 1, 1);
+  cr_assert_not_null(value);
+  cr_assert_geq(H5Aread(attr, type, value), 0);
+  H5Tclose(type);
+  H5Aclose(attr);
+  snprintf(t->names[t->count], sizeof t->names[0], "%s", name);
+  t->values[t->count++] = value;
+  return 0;
+}
+
+void h5_strings_to_variable_length(hid_t file, const char *group) {
+  static texts t; /* large: not on the stack */
+  t.count = 0;
+  hid_t g = H5Gopen2(file, group, H5P_DEFAULT);
+  cr_assert_geq(g, 0, "no group %s", group);
+  hsize_t next = 0;
+  cr_assert_geq(
+      H5Aiterate2(g, H5_INDEX_CRT_ORDER, H5_ITER_INC, &next, keep_text, &t), 0);
+  H5Gclose(g);
+  cr_assert_geq(H5Ldelete(file, group, H5P_DEFAULT), 0);
+  const hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
+  H5Pset_attr_creation_order(gcpl,
+                             H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED);
+  g = H5Gcreate2(file, group, H5P_DEFAULT, gcpl, H5P_DEFAULT);
+  cr_assert_geq(g, 0);
+  const hid_t type = H5Tcopy(H5T_C_S1);
+  H5Tset_size(type, H5T_VARIABLE);
+  H5Tset_cset(type, H5T_CSET_UTF8);
+  for (size_t k = 0; k < t.count; k++) {
+    h5_attr(g, t.names[k], type, type, 0, &t.values[k]);
+    free(t.values[k]);
+  }
+  H5Tclose(type);
+  H5Pclose(gcpl);
+  H5Gclose(g);
+}
+
+void h5_copy_with_user_block(const char *src, const char *dst,
+                             size_t userblock) {
+  const hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+  cr_assert_geq(H5Pset_userblock(fcpl, userblock), 0);
+  const hid_t to = H5Fcreate(dst, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
+  cr_assert_geq(to, 0);
+  const hid_t from = H5Fopen(src, H5F_ACC_RDONLY, H5P_DEFAULT);
+  cr_assert_geq(from, 0);
+  static const char *const groups[] = {"Header", "PartType1", "Parameters"};
+  for (size_t k = 0; k < 3; k++)
+    cr_assert_geq(
+        H5Ocopy(from, groups[k], to, groups[k], H5P_DEFAULT, H5P_DEFAULT), 0,
+        "cannot copy %s", groups[k]);
+  H5Fclose(from);
+  h5_close(to);
+  H5Pclose(fcpl);
+  /* Text in the user block: a body file's lines, which a reader that
+   * looks at the first bytes only takes for a body file. */
+  size_t len;
+  unsigned char *bytes = read_bytes(dst, &len);
+  for (size_t i = 0; i + 8 <= userblock; i += 8)
+    memcpy(bytes + i, "0 0 0 1\n", 8);
+  write_bytes(dst, bytes, len);
+  free(bytes);
+}
+
+unsigned char *read_bytes(const char *path, size_t *len) {
+  FILE *fp = fopen(path, "rb");
+  cr_assert_not_null(fp, "cannot read %s", path);
+  cr_assert_eq(fseek(fp, 0, SEEK_END), 0);
+  const long size = ftell(fp);
+  cr_assert_geq(size, 0);
+  rewind(fp);
+  unsigned char *bytes = malloc((size_t)size + 1);
+  cr_assert_not_null(bytes);
+  cr_assert_eq(fread(bytes, 1, (size_t)size, fp), (size_t)size);
+  fclose(fp);
+  *len = (size_t)size;
+  return bytes;
+}
+
+void write_bytes(const char *path, const void *bytes, size_t len) {
+  FILE *fp = fopen(path, "wb");
+  cr_assert_not_null(fp, "cannot create %s", path);
+  cr_assert_eq(fwrite(bytes, 1, len, fp), len);
+  cr_assert_eq(fclose(fp), 0);
+}
+
+long find_bytes(const unsigned char *bytes, size_t len, const void *needle,
+                size_t needle_len) {
+  for (size_t i = 0; i + needle_len <= len; i++)
+    if (memcmp(bytes + i, needle, needle_len) == 0)
+      return (long)i;
+  return -1;
+}
+
+void remove_dir(const char *path) {
+  DIR *dir = opendir(path);
+  if (dir == NULL)
+    return;
+  struct dirent *e;
+  char name[1024];
+  while ((e = readdir(dir)) != NULL) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+      continue;
+    snprintf(name, sizeof name, "%s/%s", path, e->d_name);
+    cr_assert_eq(remove(name), 0, "cannot remove %s", name);
+  }
+  closedir(dir);
+  cr_assert_eq(rmdir(path), 0, "cannot remove %s", path);
+}
+
+void small_run(const char *dir) {
+  remove_dir(sp(dir));
+  const int code = RUN("run", "--ic", "plummer", "--n", "32", "--method",
+                       "direct", "--steps", "1", "--threads", "1", "--progress",
+                       "off", "--out", sp(dir));
+  char *said = read_text("stderr.txt");
+  cr_assert_eq(code, 0, "the run failed:\n%s", said != NULL ? said : "");
+  free(said);
 }

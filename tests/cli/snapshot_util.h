@@ -44,5 +44,28 @@ void h5_dataset(hid_t loc, const char *name, hid_t file_type, hid_t mem_type,
                 int rank, const size_t *dims, const void *data);
 /* Sets element index of the double dataset name to value. */
 void h5_poke(hid_t file, const char *name, size_t index, double value);
+/* Rewrites the attributes of group (creation order kept) as
+ * variable-length strings, as tilefmm wrote them before fixed-length
+ * ones: they then live in the file's global heap. */
+void h5_strings_to_variable_length(hid_t file, const char *group);
+/* A copy of the snapshot src at dst, after a user block of userblock
+ * bytes (512, 1024, 2048, ...) that holds text. */
+void h5_copy_with_user_block(const char *src, const char *dst,
+                             size_t userblock);
+
+/* Whole files, by path. */
+unsigned char *read_bytes(const char *path, size_t *len);
+void write_bytes(const char *path, const void *bytes, size_t len);
+/* Where needle first occurs in bytes[0 .. len), or -1. */
+long find_bytes(const unsigned char *bytes, size_t len, const void *needle,
+                size_t needle_len);
+/* Removes a directory of files. */
+void remove_dir(const char *path);
+
+/* A short run of the tool into the scratch directory dir (removed first,
+ * with what it held): 32 Plummer
+ * bodies, direct summation, one step on one thread: dir/snapshot_0000.hdf5,
+ * dir/checkpoint.hdf5 (step 1) and dir/statistics.csv. */
+void small_run(const char *dir);
 
 #endif

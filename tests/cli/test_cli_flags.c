@@ -95,7 +95,7 @@ Test(flags, precision_unknown) {
   expect_forces_usage("--precision", "half", "single or double");
 }
 Test(flags, mac_unknown) {
-  expect_forces_usage("--mac", "opening", "geometric or mass");
+  expect_forces_usage("--mac", "opening", "geometric, mass or error");
 }
 Test(flags, leaf_zero) { expect_forces_usage("--leaf", "0", INVALID); }
 Test(flags, leaf_negative) { expect_forces_usage("--leaf", "-64", INVALID); }

@@ -71,7 +71,7 @@ static void assert_message(int line, const char *needle) {
 /* Reading text must fail at line with needle in the message. */
 static void expect_reject(const char *text, int line, const char *needle) {
   params p;
-  cr_assert_eq(params_read(yaml(text), &p), 0, "accepted:\n%s", text);
+  cr_assert_eq(params_read(yaml(text), NULL, 0, &p), 0, "accepted:\n%s", text);
   assert_message(line, needle);
   params_free(&p);
 }
@@ -101,7 +101,7 @@ Test(params, good_file) {
                                 "  name: \"a: b # not a comment\"\n"
                                 "Empty: {}\n"
                                 "Flow: {seed: 42}\n"),
-                           &p),
+                           NULL, 0, &p),
                1, "%s", message);
   cr_assert_eq(messages, 0);
   cr_assert_str_eq(p.path, path);
@@ -118,7 +118,7 @@ Test(params, good_file) {
 
 static void expect_empty(const char *text) {
   params p;
-  cr_assert_eq(params_read(yaml(text), &p), 1, "%s", message);
+  cr_assert_eq(params_read(yaml(text), NULL, 0, &p), 1, "%s", message);
   cr_assert_eq(p.count, 0);
   cr_assert_eq(messages, 0);
   params_free(&p);
@@ -132,7 +132,7 @@ Test(params, marker_and_end) { expect_empty("---\n...\n"); }
 Test(params, missing_file) {
   params p;
   const char *missing = "/nonexistent-tfmm-dir/run.yml";
-  cr_assert_eq(params_read(missing, &p), 0);
+  cr_assert_eq(params_read(missing, NULL, 0, &p), 0);
   cr_assert_eq(messages, 1);
   cr_assert(strstr(message, missing) != NULL, "%s", message);
   cr_assert(strstr(message, "No such file or directory") != NULL, "%s",
@@ -144,7 +144,7 @@ Test(params, directory) {
   params p;
   const char *tmp = getenv("TMPDIR");
   const char *dir = tmp != NULL && *tmp != '\0' ? tmp : "/tmp";
-  cr_assert_eq(params_read(dir, &p), 0);
+  cr_assert_eq(params_read(dir, NULL, 0, &p), 0);
   cr_assert_eq(messages, 1);
   cr_assert(strstr(message, dir) != NULL, "%s", message);
   cr_assert(strstr(message, "Is a directory") != NULL, "%s", message);
@@ -206,8 +206,8 @@ Test(params, repeated_key) {
 }
 Test(params, same_key_in_two_sections) {
   params p;
-  cr_assert_eq(params_read(yaml("A:\n  x: 1\nB:\n  x: 2\n"), &p), 1, "%s",
-               message);
+  cr_assert_eq(params_read(yaml("A:\n  x: 1\nB:\n  x: 2\n"), NULL, 0, &p), 1,
+               "%s", message);
   assert_entry(&p, 0, "A", "x", "1", 2);
   assert_entry(&p, 1, "B", "x", "2", 4);
   params_free(&p);
@@ -264,7 +264,7 @@ static int apply(const char *text, params *p) {
   order = -1;
   seed = 7;
   name = "unset";
-  cr_assert_eq(params_read(yaml(text), p), 1, "%s", message);
+  cr_assert_eq(params_read(yaml(text), NULL, 0, p), 1, "%s", message);
   return params_apply(p, keys, NKEYS, opts, NOPTS);
 }
 
@@ -330,4 +330,79 @@ Test(params, apply_unknown_key) {
 Test(params, apply_unknown_section) {
   expect_apply_fails("Run:\n  seed: 1\nGravitty:\n  theta: 0.5\n", 4,
                      "unknown section 'Gravitty'", "(sections: Gravity, Run)");
+}
+
+/* With the caller's table, a key or section it lacks stops the reading at
+ * its own line, before anything after it is even parsed: the malformed
+ * last line is never reached. */
+Test(params, table_rejects_unknown_key_at_once) {
+  params p;
+  cr_assert_eq(params_read(yaml("Gravity:\n  theta: 0.5\n  thetta: 0.6\n"
+                                "  order: [unclosed\n"),
+                           keys, NKEYS, &p),
+               0);
+  assert_message(3, "unknown key 'Gravity:thetta' (Gravity holds: theta, "
+                    "order)");
+  params_free(&p);
+  unlink(path);
+  messages = 0;
+  cr_assert_eq(params_read(yaml("Run:\n  seed: 1\nGravitty:\n  theta: 0.5\n"
+                                "\t bad: [\n"),
+                           keys, NKEYS, &p),
+               0);
+  assert_message(3, "unknown section 'Gravitty' (sections: Gravity, Run)");
+  params_free(&p);
+}
+
+/* The keys the table holds read as without it. */
+Test(params, table_accepts_its_keys) {
+  params p;
+  cr_assert_eq(params_read(yaml("Run:\n  name: x\nGravity:\n  order: 3\n"),
+                           keys, NKEYS, &p),
+               1, "%s", message);
+  cr_assert_eq(messages, 0);
+  assert_entry(&p, 0, "Run", "name", "x", 2);
+  assert_entry(&p, 1, "Gravity", "order", "3", 4);
+  params_free(&p);
+}
+
+/* Writes a file of one section holding count distinct keys k0 .. k(n-1),
+ * then tail. */
+static void many_keys(size_t count, const char *section, const char *tail) {
+  const char *tmp = getenv("TMPDIR");
+  snprintf(path, sizeof path, "%s/tfmm-params-XXXXXX",
+           tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
+  const int fd = mkstemp(path);
+  cr_assert(fd >= 0, "mkstemp failed");
+  FILE *fp = fdopen(fd, "w");
+  cr_assert_not_null(fp);
+  fprintf(fp, "%s:\n", section);
+  for (size_t k = 0; k < count; k++)
+    fprintf(fp, "  k%zu: %zu\n", k, k);
+  fputs(tail, fp);
+  cr_assert_eq(fclose(fp), 0);
+}
+
+/* 200,000 keys with the table: the first, on line 2, is the error, and
+ * the malformed end of the file (line 200,002) is never parsed. Quadratic
+ * checking took minutes here before the first message. */
+Test(params, table_rejects_a_huge_file_at_its_first_key, .timeout = 600) {
+  many_keys(200000, "Gravity", "  bad: [unclosed\n");
+  params p;
+  cr_assert_eq(params_read(path, keys, NKEYS, &p), 0);
+  assert_message(2, "unknown key 'Gravity:k0'");
+  params_free(&p);
+}
+
+/* Without a table, 200,000 distinct keys all read (each checked for a
+ * repeat in constant time), and a repeat of one of the first keys at the
+ * end is found and named with its first line. */
+Test(params, repeats_found_among_many_keys, .timeout = 600) {
+  many_keys(200000, "S", "  k7: again\n");
+  params p;
+  cr_assert_eq(params_read(path, NULL, 0, &p), 0);
+  assert_message(200002, "S:k7: repeated key (first at line 9)");
+  cr_assert_eq(p.count, 200001, "every key before the repeat was read");
+  assert_entry(&p, 199999, "S", "k199999", "199999", 200001);
+  params_free(&p);
 }

@@ -96,6 +96,7 @@ Test(run, help_documents_the_interface) {
                          "--snapshot-every",
                          "--checkpoint-every",
                          "--restart",
+                         "--force",
                          "hernquist",
                          "merger",
                          "--stats-every",

@@ -167,7 +167,7 @@ Test(run_input, bad_physics_parameters) {
                           {"accuracy", "0.5", "(0, 0.1]"},
                           {"accuracy", "-1", "(0, 0.1]"},
                           {"precision", "half", "single or double"},
-                          {"mac", "size", "geometric or mass"},
+                          {"mac", "size", "expected geometric"},
                           {"theta", "-1", "auto or a number in [0, 1]"},
                           {"order", "-1", "auto or an integer in [0, 20]"}};
   for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
@@ -209,25 +209,30 @@ Test(run_input, out_is_not_a_directory) {
   assert_stderr_has("not a directory");
 }
 
-/* A full disk (emulated by a file-size limit, which posix_spawn passes to
- * the tool, with SIGXFSZ ignored so that write fails with EFBIG) stops
- * the run with a message; the earlier snapshot and checkpoint stay whole
- * and no temporary is left. */
+/* A full disk (emulated by a file-size limit, with SIGXFSZ at its default
+ * as a shell leaves it: the tool ignores it, so that write fails with
+ * EFBIG) stops the run with a message; the earlier snapshot and checkpoint
+ * stay whole and no temporary is left. A restart, as a fresh run into a
+ * directory holding a run is refused. */
 Test(run_input, full_disk_leaves_earlier_output_intact) {
   small_run("a", "1");
   size_t snap_len, check_len;
   char *snap = read_bytes("a/snapshot_0000.hdf5", &snap_len);
   char *check = read_bytes("a/checkpoint.hdf5", &check_len);
   cr_assert_gt(snap_len, 40000, "the limit must stop the snapshot");
-  signal(SIGXFSZ, SIG_IGN);
-  struct rlimit lim = {40000, 40000};
+  signal(SIGXFSZ, SIG_DFL);
+  /* The soft limit only, so that it can be raised back. */
+  struct rlimit was, lim;
+  cr_assert_eq(getrlimit(RLIMIT_FSIZE, &was), 0);
+  lim = (struct rlimit){40000, was.rlim_max};
   cr_assert_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
-  const int code = RUN("run", "--n", "800", "--steps", "1", "--out", sp("a"),
-                       "--progress", "off");
-  struct rlimit none = {RLIM_INFINITY, RLIM_INFINITY};
-  setrlimit(RLIMIT_FSIZE, &none);
+  const int code = RUN("run", "--restart", sp("a/checkpoint.hdf5"), "--steps",
+                       "2", "--snapshot-every", "1", "--progress", "off");
+  cr_assert_eq(setrlimit(RLIMIT_FSIZE, &was), 0);
   cr_expect_eq(code, 1, "exit %d: %s", code, read_text("stderr.txt"));
-  assert_stderr_has("snapshot_0000.hdf5");
+  assert_stderr_has("snapshot_0002.hdf5");
+  assert_stderr_has("File too large");
+  cr_expect(!exists("a/snapshot_0002.hdf5"));
   cr_expect(same_bytes("a/snapshot_0000.hdf5", snap, snap_len),
             "the snapshot was damaged");
   cr_expect(same_bytes("a/checkpoint.hdf5", check, check_len),

@@ -329,3 +329,115 @@ Test(snapshot_bad, unwritable_directory) {
   assert_no_temporaries();
   snapshot_free(&s);
 }
+
+/* ---- Damage and values the reader used to let through (issue 11) ------ */
+
+Test(snapshot_bad, non_finite_time) {
+  const double times[3] = {NAN, INFINITY, -INFINITY};
+  const char *said[3] = {"Time is nan,", "Time is inf,", "Time is -inf,"};
+  const hid_t d = H5T_NATIVE_DOUBLE;
+  for (int k = 0; k < 3; k++)
+    EXPECT_BROKEN(h5_set_attr(file, "Header", "Time", d, d, 0, &times[k]),
+                  said[k], "not a finite number");
+}
+
+/* HDF5 turns a negative ID into 0 when it converts it to uint64; the
+ * reader refuses it, naming the body. */
+Test(snapshot_bad, negative_particle_ids) {
+  const int64_t ids[N] = {1, 2, 3, -7, 5};
+  const size_t dims[1] = {N};
+  const hid_t i64 = H5T_NATIVE_INT64;
+  EXPECT_BROKEN(h5_dataset(file, "PartType1/ParticleIDs", H5T_STD_I64LE, i64, 1,
+                           dims, ids),
+                "body 3 has a negative ParticleID (-7)", NULL);
+  const int32_t ids32[N] = {-1, 2, 3, 4, 5};
+  EXPECT_BROKEN(h5_dataset(file, "PartType1/ParticleIDs", H5T_STD_I32LE,
+                           H5T_NATIVE_INT32, 1, dims, ids32),
+                "body 0 has a negative ParticleID (-1)", NULL);
+}
+
+Test(snapshot_bad, signed_particle_ids_read_as_written) {
+  snapshot s, back;
+  const hid_t file = good_file(&s);
+  const int64_t ids[N] = {0, 9, INT64_MAX, 4, 5};
+  const size_t dims[1] = {N};
+  h5_dataset(file, "PartType1/ParticleIDs", H5T_STD_I64LE, H5T_NATIVE_INT64, 1,
+             dims, ids);
+  h5_close(file);
+  cr_assert_eq(snapshot_read(sp("snap.h5"), &back), 1, "%s", errors());
+  for (int i = 0; i < N; i++)
+    cr_assert_eq(back.ids[i], (uint64_t)ids[i], "body %d", i);
+  snapshot_free(&back);
+  snapshot_free(&s);
+}
+
+/* The bytes of snap.h5 with one byte at the first occurrence of needle
+ * changed; returns its offset. */
+static long damage_at(const void *needle, size_t len, size_t skip) {
+  size_t size;
+  unsigned char *bytes = read_bytes(sp("snap.h5"), &size);
+  const long at = find_bytes(bytes, size, needle, len);
+  cr_assert_geq(at, 0, "needle not found in the file");
+  bytes[at + (long)skip] ^= 0x10;
+  write_bytes(sp("snap.h5"), bytes, size);
+  free(bytes);
+  return at;
+}
+
+/* Each chunk carries a Fletcher-32 checksum: one changed bit of body 2's
+ * coordinates is a clear error, not a run from a moved body. */
+Test(snapshot_bad, damaged_data_fails_its_checksum) {
+  snapshot s;
+  h5_close(good_file(&s));
+  damage_at(s.pos + 6, 3 * sizeof(double), 5);
+  expect_read_failure(sp("snap.h5"),
+                      "PartType1/Coordinates: checksum "
+                      "mismatch",
+                      NULL);
+  snapshot_free(&s);
+  h5_close(good_file(&s));
+  damage_at(s.ids + 4, sizeof s.ids[4], 0);
+  expect_read_failure(sp("snap.h5"),
+                      "PartType1/ParticleIDs: checksum "
+                      "mismatch",
+                      NULL);
+  snapshot_free(&s);
+}
+
+/* The HDF5 1.8 format checksums metadata too: a changed letter in the
+ * name of a Header attribute is caught. */
+Test(snapshot_bad, damaged_metadata_fails_its_checksum) {
+  snapshot s;
+  h5_close(good_file(&s));
+  damage_at("NumPart_ThisFile", 16, 3);
+  expect_read_failure(sp("snap.h5"), "checksum mismatch", NULL);
+  snapshot_free(&s);
+}
+
+/* A damaged global heap (where variable-length strings live, as tilefmm
+ * wrote /Parameters before) crashes libhdf5's reader: reading the bodies
+ * alone never touches it. */
+Test(snapshot_bad, bodies_read_without_the_parameters) {
+  snapshot s, back;
+  const hid_t file = good_file(&s);
+  h5_strings_to_variable_length(file, "Parameters");
+  h5_close(file);
+  size_t size;
+  unsigned char *bytes = read_bytes(sp("snap.h5"), &size);
+  const long heap = find_bytes(bytes, size, "GCOL", 4);
+  cr_assert_geq(heap, 0, "no global heap: the strings are not variable-length");
+  /* The first object's size (after signature, version, reserved, the
+   * collection's size, the object's index, count and reserved): huge. */
+  memset(bytes + heap + 24, 0x7f, 8);
+  write_bytes(sp("snap.h5"), bytes, size);
+  free(bytes);
+  cr_assert_eq(snapshot_read_bodies(sp("snap.h5"), &back), 1, "%s", errors());
+  cr_assert_eq(back.nparams, 0);
+  cr_assert_eq(back.nstate, 0);
+  snapshot bodies = s; /* all but the strings */
+  bodies.params = bodies.state = NULL;
+  bodies.nparams = bodies.nstate = 0;
+  assert_same_snapshot(&bodies, &back);
+  snapshot_free(&back);
+  snapshot_free(&s);
+}
