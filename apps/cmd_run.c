@@ -360,7 +360,7 @@ static void describe_solver(const run *r, const tfmm_stats *stats, char *buf,
   const int tree_method =
       c->method == TFMM_METHOD_FMM || c->method == TFMM_METHOD_BH;
   snprintf(
-      buf, size, "softening %s%s, eps %g, precision %s, %s%s%s%s%s%s",
+      buf, size, "softening %s%s, eps %g, precision %s, %s%s%s%s%s%s%s",
       tfmm_softening_name(c->softening),
       run_options_explicit(&r->ro, "--softening") ? ""
                                                   : " (the default of run)",

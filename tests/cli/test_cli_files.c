@@ -96,7 +96,7 @@ Test(files, output_never_replaces_the_input) {
   const char *outs[] = {"b.txt", "hard.txt", "soft.txt"};
   for (size_t k = 0; k < 3; k++) {
     cr_expect_eq(RUN("forces", "--in", sp("b.txt"), "--out", sp(outs[k]),
-                     "--method", "direct"),
+                     "--method", "direct", "--device", "cpu"),
                  1, "--out %s", outs[k]);
     assert_stderr_has("is the same file as the input");
     assert_stderr_has(sp("b.txt"));
@@ -118,13 +118,13 @@ Test(files, output_follows_symbolic_links) {
   cr_assert_eq(symlink("link.txt", sp("chain.txt")), 0);
   cr_assert_eq(symlink("new.txt", sp("dangling.txt")), 0);
   cr_assert_eq(RUN("forces", "--in", sp("b.txt"), "--out", sp("chain.txt"),
-                   "--method", "direct"),
+                   "--method", "direct", "--device", "cpu"),
                0);
   assert_same_text("target.txt", "want.txt");
   cr_expect_eq(file_type("link.txt"), S_IFLNK);
   cr_expect_eq(file_type("chain.txt"), S_IFLNK);
   cr_assert_eq(RUN("forces", "--in", sp("b.txt"), "--out", sp("dangling.txt"),
-                   "--method", "direct"),
+                   "--method", "direct", "--device", "cpu"),
                0);
   assert_same_text("new.txt", "want.txt");
   cr_expect_eq(file_type("dangling.txt"), S_IFLNK);
@@ -141,7 +141,7 @@ Test(files, fifo_is_written_through, .timeout = 120) {
   /* The reader gives up after 60 s, should nothing ever open the FIFO. */
   snprintf(cmd, sizeof cmd,
            "timeout 60 cat %s >%s & r=$!; %s forces --in %s --out %s "
-           "--method direct 2>%s; s=$?; wait $r; exit $s",
+           "--method direct --device cpu 2>%s; s=$?; wait $r; exit $s",
            sp("fifo"), sp("got.txt"), cli != NULL ? cli : TFMM_CLI_PATH,
            sp("b.txt"), sp("fifo"), sp("stderr.txt"));
   const int status = system(cmd);
@@ -167,9 +167,9 @@ Test(files, character_device_is_written_through) {
     close(fd);
     dev = sp("null");
   }
-  cr_assert_eq(
-      RUN("forces", "--in", sp("b.txt"), "--out", dev, "--method", "direct"),
-      0);
+  cr_assert_eq(RUN("forces", "--in", sp("b.txt"), "--out", dev, "--method",
+                   "direct", "--device", "cpu"),
+               0);
   struct stat st;
   cr_assert_eq(lstat(dev, &st), 0);
   cr_expect(S_ISCHR(st.st_mode), "%s is no longer a character device", dev);
