@@ -1,5 +1,7 @@
 #include "bodies.h"
 
+#include "team.h"
+
 #include <math.h>
 #include <stdlib.h>
 
@@ -33,7 +35,8 @@ void tfmm_bodies_center(size_t n, const double *pos, double center[3]) {
 
 void tfmm_bodies_pack_f32(size_t n, const double *pos, const double *mass,
                           const double center[3], float *xyzm) {
-#pragma omp parallel for schedule(static)
+  const int team = tfmm_team(n, TFMM_GRAIN_BODIES);
+#pragma omp parallel for schedule(static) num_threads(team)
   for (size_t i = 0; i < n; i++) {
     xyzm[4 * i + 0] = (float)(pos[3 * i + 0] - center[0]);
     xyzm[4 * i + 1] = (float)(pos[3 * i + 1] - center[1]);
@@ -44,7 +47,8 @@ void tfmm_bodies_pack_f32(size_t n, const double *pos, const double *mass,
 
 void tfmm_bodies_pack_f64(size_t n, const double *pos, const double *mass,
                           const double center[3], double *xyzm) {
-#pragma omp parallel for schedule(static)
+  const int team = tfmm_team(n, TFMM_GRAIN_BODIES);
+#pragma omp parallel for schedule(static) num_threads(team)
   for (size_t i = 0; i < n; i++) {
     xyzm[4 * i + 0] = pos[3 * i + 0] - center[0];
     xyzm[4 * i + 1] = pos[3 * i + 1] - center[1];

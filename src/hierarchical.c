@@ -1,5 +1,7 @@
 #include "hierarchical.h"
 
+#include "team.h"
+
 #include "accuracy.h"
 
 #include "farfield/expansion.h"
@@ -72,7 +74,8 @@ static void combine(const workspace *w, const void *gpu_out, int gpu_double,
   const tfmm_octree *t = &w->tree;
   const float *g32 = gpu_double ? NULL : gpu_out;
   const double *g64 = gpu_double ? gpu_out : NULL;
-#pragma omp parallel for schedule(static)
+  const int team = tfmm_team(t->n, TFMM_GRAIN_BODIES);
+#pragma omp parallel for schedule(static) num_threads(team)
   for (int64_t k = 0; k < (int64_t)t->n; k++) {
     int64_t i = t->order[k];
     double a[4];

@@ -1,6 +1,7 @@
 /* The solver handle: configuration, device choice, dispatch to a method,
  * statistics and the message of the last failure. */
 #include "accuracy.h"
+
 #include "bodies.h"
 #include "farfield/expansion.h"
 #include "gpu.h"
@@ -10,6 +11,7 @@
 #include "nearfield/direct_cpu.h"
 #include "nearfield/interaction.h"
 #include "nearfield/reference.h"
+#include "team.h"
 #include "tree/octree.h"
 #include "units.h"
 
@@ -287,7 +289,8 @@ static tfmm_pair_params pair_params(const tfmm_config *c) {
 /* The first body whose results are not finite, or n. */
 static size_t first_nonfinite(size_t n, const double *acc, const double *pot) {
   size_t bad = n;
-#pragma omp parallel for schedule(static) reduction(min : bad)
+  const int team = tfmm_team(n, TFMM_GRAIN_BODIES);
+#pragma omp parallel for schedule(static) reduction(min : bad) num_threads(team)
   for (size_t i = 0; i < n; i++)
     if (!isfinite(acc[3 * i]) || !isfinite(acc[3 * i + 1]) ||
         !isfinite(acc[3 * i + 2]) || (pot != NULL && !isfinite(pot[i])))
@@ -379,7 +382,8 @@ static tfmm_status finish_direct(tfmm_solver *s, size_t n, const void *res,
                                  int f64, double *acc, double *pot) {
   const double G = s->run.G;
   size_t bad = n;
-#pragma omp parallel for schedule(static) reduction(min : bad)
+  const int team = tfmm_team(n, TFMM_GRAIN_BODIES);
+#pragma omp parallel for schedule(static) reduction(min : bad) num_threads(team)
   for (size_t i = 0; i < n; i++) {
     double v[4];
     for (int k = 0; k < 4; k++)

@@ -1,5 +1,7 @@
 #include "units.h"
 
+#include "team.h"
+
 #include <math.h>
 
 /* The exponent e of x = f 2^e with f in [0.5, 1); 0 for x = 0. */
@@ -35,7 +37,8 @@ tfmm_units tfmm_units_choose(size_t n, const double *pos, const double *mass) {
 void tfmm_units_scale(const tfmm_units *u, size_t n, const double *pos,
                       const double *mass, double *pos_out, double *mass_out) {
   const int k = u->length_exp, j = u->mass_exp;
-#pragma omp parallel for schedule(static) if (n > 65536)
+  const int team = tfmm_team(n, TFMM_GRAIN_BODIES);
+#pragma omp parallel for schedule(static) num_threads(team)
   for (size_t i = 0; i < n; i++) {
     for (int d = 0; d < 3; d++)
       pos_out[3 * i + d] = ldexp(pos[3 * i + d], -k);
@@ -47,7 +50,8 @@ void tfmm_units_unscale(const tfmm_units *u, double G, size_t n, double *acc,
                         double *pot) {
   const int a_exp = u->mass_exp - 2 * u->length_exp;
   const int p_exp = u->mass_exp - u->length_exp;
-#pragma omp parallel for schedule(static) if (n > 65536)
+  const int team = tfmm_team(n, TFMM_GRAIN_BODIES);
+#pragma omp parallel for schedule(static) num_threads(team)
   for (size_t i = 0; i < n; i++) {
     for (int d = 0; d < 3; d++)
       acc[3 * i + d] = G * ldexp(acc[3 * i + d], a_exp);

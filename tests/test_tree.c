@@ -2,6 +2,7 @@
  * bit-by-bit interleaving and the geometry of the cubes, the radix sort
  * against qsort, and the built tree against its invariants checked body by
  * body (ranges, cubes, masses, centres, radii, leaves). */
+#include "team.h"
 #include "testutil.h"
 #include "tree/accel_estimate.h"
 #include "tree/octree.h"
@@ -728,4 +729,17 @@ static void check_accel_estimate(test_layout layout, size_t n, int leaf) {
 Test(accel_estimate, uniform) { check_accel_estimate(TEST_UNIFORM, 20000, 32); }
 Test(accel_estimate, clustered) {
   check_accel_estimate(TEST_CLUSTERED, 20000, 16);
+}
+
+/* Teams sized to the work (src/team.h): one thread below a grain, one
+ * more per grain, never more than OpenMP allows. */
+Test(team, sized_to_the_work) {
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(4);
+  cr_expect_eq(tfmm_team(0, 100), 1);
+  cr_expect_eq(tfmm_team(99, 100), 1);
+  cr_expect_eq(tfmm_team(250, 100), 2);
+  cr_expect_eq(tfmm_team(300, 100), 3);
+  cr_expect_eq(tfmm_team(1e12, 100), 4);
+  omp_set_num_threads(saved);
 }

@@ -1,5 +1,7 @@
 #include "farfield/passes.h"
 
+#include "team.h"
+
 #include "farfield/expansion.h"
 
 #include <string.h>
@@ -15,7 +17,8 @@ void tfmm_upward_pass(const tfmm_octree *t, int p, double *M) {
   for (int level = t->depth; level >= 0; level--) {
     const int64_t begin = t->level_begin[level],
                   end = t->level_begin[level + 1];
-#pragma omp parallel for schedule(dynamic, 16)
+    const int team = tfmm_team(end - begin, TFMM_GRAIN_EXPANSIONS);
+#pragma omp parallel for schedule(dynamic, 16) num_threads(team)
     for (int64_t c = begin; c < end; c++) {
       const tfmm_cell *cell = &t->cells[c];
       double *Mc = M + (size_t)c * size;
@@ -37,7 +40,8 @@ void tfmm_upward_pass(const tfmm_octree *t, int p, double *M) {
 void tfmm_m2l_pass(const tfmm_octree *t, const tfmm_csr *m2l, int p,
                    const double *M, double *L) {
   const size_t size = tfmm_expansion_size(p);
-#pragma omp parallel for schedule(dynamic, 16)
+  const int team = tfmm_team(t->ncells, TFMM_GRAIN_EXPANSIONS);
+#pragma omp parallel for schedule(dynamic, 16) num_threads(team)
   for (int64_t c = 0; c < t->ncells; c++) {
     double *Lc = L + (size_t)c * size;
     memset(Lc, 0, size * sizeof *Lc);
@@ -57,7 +61,8 @@ void tfmm_downward_pass(const tfmm_octree *t, int p, double *L, double *phi,
   for (int level = 1; level <= t->depth; level++) {
     const int64_t begin = t->level_begin[level],
                   end = t->level_begin[level + 1];
-#pragma omp parallel for schedule(static)
+    const int team = tfmm_team(end - begin, TFMM_GRAIN_EXPANSIONS);
+#pragma omp parallel for schedule(static) num_threads(team)
     for (int64_t c = begin; c < end; c++) {
       const tfmm_cell *cell = &t->cells[c];
       tfmm_l2l(p, L + (size_t)cell->parent * size,
@@ -65,7 +70,8 @@ void tfmm_downward_pass(const tfmm_octree *t, int p, double *L, double *phi,
                L + (size_t)c * size);
     }
   }
-#pragma omp parallel for schedule(dynamic, 16)
+  const int team = tfmm_team(t->nleaves, TFMM_GRAIN_EXPANSIONS);
+#pragma omp parallel for schedule(dynamic, 16) num_threads(team)
   for (int64_t k = 0; k < t->nleaves; k++) {
     const tfmm_cell *cell = &t->cells[t->leaves[k]];
     const int64_t b = cell->body_begin;
@@ -79,7 +85,8 @@ void tfmm_downward_pass(const tfmm_octree *t, int p, double *L, double *phi,
 void tfmm_m2p_pass(const tfmm_octree *t, const tfmm_csr *m2p, int p,
                    const double *M, double *phi, double *grad) {
   const size_t size = tfmm_expansion_size(p);
-#pragma omp parallel for schedule(dynamic, 8)
+  const int team = tfmm_team(t->nleaves, TFMM_GRAIN_EXPANSIONS);
+#pragma omp parallel for schedule(dynamic, 8) num_threads(team)
   for (int64_t k = 0; k < t->nleaves; k++) {
     const tfmm_cell *leaf = &t->cells[t->leaves[k]];
     const int64_t b = leaf->body_begin;

@@ -1,5 +1,7 @@
 #include "nearfield/direct_cpu.h"
 
+#include "team.h"
+
 #include "nearfield/p2p_sum.h"
 
 #include <stdlib.h>
@@ -9,8 +11,9 @@
 #define ALL_PAIRS(T, SUFFIX)                                                   \
   static void all_pairs_##SUFFIX(size_t n, const tfmm_sources_##SUFFIX *s,     \
                                  const tfmm_soft_##SUFFIX *kern, T *out) {     \
-    _Pragma("omp parallel for schedule(dynamic, 64)") for (size_t i = 0;       \
-                                                           i < n; i++) {       \
+    const int team = tfmm_team((double)n * (double)n, TFMM_GRAIN_PAIRS);       \
+    _Pragma("omp parallel for schedule(dynamic, 64) num_threads(team)") for (  \
+        size_t i = 0; i < n; i++) {                                            \
       T xi = s->x[i], yi = s->y[i], zi = s->z[i];                              \
       tfmm_acc_##SUFFIX total = {0, 0, 0, 0};                                  \
       tfmm_p2p_sum_##SUFFIX(s, 0, i, xi, yi, zi, kern, &total);                \

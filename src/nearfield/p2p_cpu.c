@@ -1,5 +1,7 @@
 #include "nearfield/p2p_cpu.h"
 
+#include "team.h"
+
 #include "nearfield/p2p_sum.h"
 
 #include <stdlib.h>
@@ -80,7 +82,10 @@ tfmm_status tfmm_p2p_cpu(const tfmm_octree *t, const tfmm_csr *near,
   const tfmm_soft_f64 k64 = tfmm_soft_make_f64(spline, pair->eps);
   const size_t width = dbl ? sizeof(double) : sizeof(float);
   int bad = 0;
-#pragma omp parallel reduction(| : bad)
+  /* Leaves of up to `stride` bodies, each against its list: its pairs. */
+  const double pairs = (double)t->n * (double)stride;
+  const int team = tfmm_team(pairs, TFMM_GRAIN_PAIRS);
+#pragma omp parallel reduction(| : bad) num_threads(team)
   {
     void *tgt = malloc(4 * (size_t)stride * width);
     void *src = malloc(4 * (size_t)stride * width);

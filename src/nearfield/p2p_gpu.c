@@ -1,5 +1,7 @@
 #include "nearfield/p2p_gpu.h"
 
+#include "team.h"
+
 #include <math.h>
 #include <stdlib.h>
 
@@ -95,7 +97,8 @@ int tfmm_p2p_gpu_items(const tfmm_octree *t, const tfmm_csr *near,
   if (span == NULL)
     return -1;
   const leaf_span zero = {0, 0, 0};
-#pragma omp parallel for schedule(dynamic, 64)
+  const int team = tfmm_team(t->nleaves, TFMM_GRAIN_LEAVES);
+#pragma omp parallel for schedule(dynamic, 64) num_threads(team)
   for (int64_t k = 0; k < t->nleaves; k++)
     leaf_items(t, near, k, budget, &zero, &span[k + 1], NULL, NULL);
   span[0] = zero;
@@ -108,7 +111,7 @@ int tfmm_p2p_gpu_items(const tfmm_octree *t, const tfmm_csr *near,
   sz->nsplits = span[t->nleaves].splits;
   sz->nslots = span[t->nleaves].slots;
   if (item != NULL) {
-#pragma omp parallel for schedule(dynamic, 64)
+#pragma omp parallel for schedule(dynamic, 64) num_threads(team)
     for (int64_t k = 0; k < t->nleaves; k++) {
       leaf_span n;
       leaf_items(t, near, k, budget, &span[k], &n, item, split);
@@ -123,7 +126,8 @@ int tfmm_p2p_gpu_items(const tfmm_octree *t, const tfmm_csr *near,
 static void pack_bodies(const tfmm_octree *t, tfmm_gpu_near_host *h) {
   float *b32 = h->precision == TFMM_PRECISION_DOUBLE ? NULL : h->body;
   double *b64 = h->precision == TFMM_PRECISION_DOUBLE ? h->body : NULL;
-#pragma omp parallel for schedule(dynamic, 64)
+  const int team = tfmm_team(t->nleaves, TFMM_GRAIN_LEAVES);
+#pragma omp parallel for schedule(dynamic, 64) num_threads(team)
   for (int64_t k = 0; k < t->nleaves; k++) {
     const tfmm_cell *c = &t->cells[t->leaves[k]];
     for (int d = 0; d < 3; d++)
@@ -149,7 +153,8 @@ static int pack_lists(const tfmm_octree *t, const tfmm_csr *near,
   int32_t *position = malloc((size_t)t->ncells * sizeof *position);
   if (position == NULL)
     return -1;
-#pragma omp parallel
+  const int team = tfmm_team(t->nleaves, TFMM_GRAIN_LEAVES);
+#pragma omp parallel num_threads(team)
   {
 #pragma omp for schedule(static)
     for (int64_t k = 0; k < t->nleaves; k++)

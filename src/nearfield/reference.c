@@ -2,6 +2,8 @@
  * single-precision paths are tested against, so it shares no code with them. */
 #include "nearfield/reference.h"
 
+#include "team.h"
+
 #include <math.h>
 
 /* Neumaier's improved Kahan summation: sum + comp carries the exact sum of
@@ -103,7 +105,8 @@ static void sum_on(size_t i, size_t n, const double *pos, const double *mass,
 void tfmm_reference_compute(size_t n, const double *pos, const double *mass,
                             double G, double eps, int spline, double *acc,
                             double *pot) {
-#pragma omp parallel for schedule(dynamic, 16)
+  const int team = tfmm_team((double)n * n, TFMM_GRAIN_PAIRS);
+#pragma omp parallel for schedule(dynamic, 16) num_threads(team)
   for (size_t i = 0; i < n; i++)
     sum_on(i, n, pos, mass, G, eps, spline, acc + 3 * i,
            pot != NULL ? pot + i : NULL);
@@ -112,7 +115,8 @@ void tfmm_reference_compute(size_t n, const double *pos, const double *mass,
 void tfmm_reference_at(size_t n, const double *pos, const double *mass,
                        double G, double eps, int spline, size_t k,
                        const size_t *targets, double *acc, double *pot) {
-#pragma omp parallel for schedule(dynamic, 1)
+  const int team = tfmm_team((double)k * n, TFMM_GRAIN_PAIRS);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(team)
   for (size_t t = 0; t < k; t++)
     sum_on(targets[t], n, pos, mass, G, eps, spline, acc + 3 * t,
            pot != NULL ? pot + t : NULL);

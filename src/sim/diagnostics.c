@@ -4,6 +4,8 @@
  * result is the same whatever the thread count. */
 #include "tilefmm.h"
 
+#include "team.h"
+
 #include "ksum.h"
 
 #include <math.h>
@@ -46,7 +48,8 @@ tfmm_status tfmm_diagnostics_compute(size_t n, const double *pos,
   tfmm_ksum *part = malloc(blocks * S_COUNT * sizeof *part);
   if (part == NULL)
     return TFMM_ERR_NO_MEMORY;
-#pragma omp parallel for schedule(dynamic, 1)
+  const int team = tfmm_team(n, TFMM_GRAIN_BODIES);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(team)
   for (ptrdiff_t b = 0; b < (ptrdiff_t)blocks; b++) {
     const size_t begin = (size_t)b * BLOCK;
     const size_t end = begin + BLOCK < n ? begin + BLOCK : n;

@@ -1,5 +1,7 @@
 #include "tree/accel_estimate.h"
 
+#include "team.h"
+
 #include <math.h>
 #include <stdlib.h>
 
@@ -47,7 +49,8 @@ double *tfmm_accel_estimate(const tfmm_octree *t, double eps) {
     return NULL;
   const size_t stack_cells = 8 * ((size_t)t->depth + 2);
   int bad = 0;
-#pragma omp parallel if (t->nleaves > 64) reduction(| : bad)
+  const int team = tfmm_team(t->nleaves, TFMM_GRAIN_LEAVES);
+#pragma omp parallel reduction(| : bad) num_threads(team)
   {
     int32_t *stack = malloc(stack_cells * sizeof *stack);
     bad |= stack == NULL;

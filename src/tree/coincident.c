@@ -1,5 +1,7 @@
 #include "tree/coincident.h"
 
+#include "team.h"
+
 #include "bodies.h"
 
 #include <stdlib.h>
@@ -41,7 +43,8 @@ int tfmm_octree_find_coincident(const tfmm_octree *t, int64_t *i, int64_t *j) {
   const int64_t n = (int64_t)t->n;
   int64_t bi = INT64_MAX, bj = INT64_MAX;
   int bad = 0;
-#pragma omp parallel
+  const int team = tfmm_team(n, TFMM_GRAIN_BODIES);
+#pragma omp parallel num_threads(team)
   {
     int64_t li = INT64_MAX, lj = INT64_MAX;
     /* A run is handled by the thread that owns its first body. */

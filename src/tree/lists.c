@@ -5,6 +5,8 @@
  * number of threads or on scheduling. */
 #include "tree/lists.h"
 
+#include "team.h"
+
 #include "tree/mac.h"
 
 #include <omp.h>
@@ -97,7 +99,8 @@ static int gatherer_collect(const gatherer *g, int o, pair_buf *out) {
     free(at);
     return -1;
   }
-#pragma omp parallel for schedule(dynamic, 64)
+  const int team = tfmm_team(g->nitems, TFMM_GRAIN_CELLS);
+#pragma omp parallel for schedule(dynamic, 64) num_threads(team)
   for (int64_t i = 0; i < g->nitems; i++) {
     const piece *p = &g->pieces[i * g->noutputs + o];
     const pair_buf *b = &g->bufs[p->thread * g->noutputs + o];
@@ -121,7 +124,8 @@ static int csr_from_pairs(const pair_buf *p, int64_t ntargets, tfmm_csr *c) {
   c->ntargets = ntargets;
   c->offset = calloc((size_t)ntargets + 1, sizeof *c->offset);
   c->index = malloc((p->n > 0 ? p->n : 1) * sizeof *c->index);
-  const int nchunks = omp_get_max_threads();
+  /* Chunks of at least 2^16 pairs: the counts are nchunks * ntargets. */
+  const int nchunks = tfmm_team((double)p->n, 65536);
   int64_t *next = calloc((size_t)nchunks * (size_t)ntargets, sizeof *next);
   if (c->offset == NULL || c->index == NULL || next == NULL) {
     free(next);
@@ -269,7 +273,8 @@ static tfmm_status fmm_traverse(const dual_rule *rule,
     return tfmm_error_set(err, TFMM_ERR_NO_MEMORY,
                           "no memory for the interaction lists");
   int bad = 0;
-#pragma omp parallel reduction(| : bad)
+  const int team = tfmm_team(g->nitems, 64);
+#pragma omp parallel reduction(| : bad) num_threads(team)
   {
     int me = omp_get_thread_num();
     pair_buf stack = {0};
@@ -387,7 +392,8 @@ tfmm_status tfmm_lists_build_bh(const tfmm_octree *t, const tfmm_mac *mac,
   pair_buf m2p = {0}, near = {0};
   int bad = gatherer_init(&g, 2, t->nleaves) != 0;
   if (!bad) {
-#pragma omp parallel reduction(| : bad)
+    const int team = tfmm_team(t->nleaves, TFMM_GRAIN_EXPANSIONS);
+#pragma omp parallel reduction(| : bad) num_threads(team)
     {
       int me = omp_get_thread_num();
       pair_buf stack = {0};

@@ -1,5 +1,7 @@
 #include "tree/mac.h"
 
+#include "team.h"
+
 #include <math.h>
 #include <stdlib.h>
 
@@ -37,7 +39,8 @@ double *tfmm_mac_mass_thetas(const tfmm_octree *t, double theta0, int p) {
       th[c] = theta0;
     return th;
   }
-#pragma omp parallel for schedule(static) if (t->ncells > 4096)
+  const int team = tfmm_team(t->ncells, TFMM_GRAIN_CELLS);
+#pragma omp parallel for schedule(static) num_threads(team)
   for (int64_t c = 0; c < t->ncells; c++)
     th[c] = theta_of_mass(theta0, p, t->cells[c].mass / total);
   return th;

@@ -6,6 +6,8 @@
  * bodies. */
 #include "octree.h"
 
+#include "team.h"
+
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -31,7 +33,11 @@ static tfmm_status bounding_cube(tfmm_octree *t, const double *pos,
   size_t n = t->n;
   double x0 = pos[0], y0 = pos[1], z0 = pos[2];
   double x1 = x0, y1 = y0, z1 = z0;
-#pragma omp parallel for reduction(min : x0, y0, z0) reduction(max : x1, y1, z1)
+  const int team = tfmm_team(n, TFMM_GRAIN_BODIES);
+#pragma omp parallel for reduction(min                                         \
+                                   : x0, y0, z0) reduction(max                 \
+                                                           : x1, y1, z1)       \
+    num_threads(team)
   for (size_t i = 0; i < n; i++) {
     /* Comparisons, not fmin/fmax: those handle NaN (excluded here) and
      * are ten times slower. */
@@ -59,7 +65,8 @@ static tfmm_status bounding_cube(tfmm_octree *t, const double *pos,
 
 static void make_keys(tfmm_octree *t, const double *pos) {
   int64_t n = (int64_t)t->n;
-#pragma omp parallel for
+  const int team = tfmm_team(n, TFMM_GRAIN_BODIES);
+#pragma omp parallel for num_threads(team)
   for (int64_t i = 0; i < n; i++) {
     t->keys[i] = tfmm_morton_encode(pos + 3 * i, t->box_min, t->box_size);
     t->order[i] = i;
@@ -92,7 +99,8 @@ static tfmm_status permute(tfmm_octree *t, const double *pos,
     return tfmm_error_set(err, TFMM_ERR_NO_MEMORY,
                           "octree: out of memory for %zu sorted bodies", t->n);
   int64_t n = (int64_t)t->n;
-#pragma omp parallel for
+  const int team = tfmm_team(n, TFMM_GRAIN_BODIES);
+#pragma omp parallel for num_threads(team)
   for (int64_t k = 0; k < n; k++) {
     int64_t i = t->order[k];
     t->pos[3 * k] = pos[3 * i];
@@ -395,15 +403,18 @@ static void parent_moments(const tfmm_octree *t, int32_t c) {
  * parent's mass and centre from its children's, its radius exact over its
  * bodies (the opening criterion relies on it enclosing them all). */
 static void compute_moments(tfmm_octree *t) {
-#pragma omp parallel for
+  const int cell_team = tfmm_team(t->ncells, TFMM_GRAIN_CELLS);
+#pragma omp parallel for num_threads(cell_team)
   for (int64_t c = 0; c < t->ncells; c++)
     cell_box(t, &t->cells[c]);
-#pragma omp parallel for schedule(dynamic, 64)
+  const int leaf_team = tfmm_team(t->nleaves, TFMM_GRAIN_EXPANSIONS);
+#pragma omp parallel for schedule(dynamic, 64) num_threads(leaf_team)
   for (int64_t k = 0; k < t->nleaves; k++)
     leaf_moments(t, &t->cells[t->leaves[k]]);
   for (int level = t->depth - 1; level >= 0; level--) {
     int64_t begin = t->level_begin[level], end = t->level_begin[level + 1];
-#pragma omp parallel for schedule(dynamic, 16)
+    const int team = tfmm_team(end - begin, TFMM_GRAIN_EXPANSIONS);
+#pragma omp parallel for schedule(dynamic, 16) num_threads(team)
     for (int64_t c = begin; c < end; c++)
       if (t->cells[c].child_count > 0)
         parent_moments(t, (int32_t)c);
@@ -496,7 +507,10 @@ void tfmm_octree_free(tfmm_octree *t) {
 void tfmm_octree_occupancy(const tfmm_octree *t, int64_t *min, double *mean,
                            int64_t *max) {
   int64_t lo = INT64_MAX, hi = 0;
-#pragma omp parallel for reduction(min : lo) reduction(max : hi)
+  const int team = tfmm_team(t->nleaves, TFMM_GRAIN_BODIES);
+#pragma omp parallel for reduction(min                                         \
+                                   : lo) reduction(max                         \
+                                                   : hi) num_threads(team)
   for (int64_t k = 0; k < t->nleaves; k++) {
     const tfmm_cell *c = &t->cells[t->leaves[k]];
     int64_t count = c->body_end - c->body_begin;

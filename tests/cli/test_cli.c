@@ -691,3 +691,38 @@ Test(cli, device_gpu_fails_cleanly_without_gpu) {
   cr_assert(!exists("out.txt"));
   assert_no_temporaries();
 }
+
+/* The last value libgomp reports for name under OMP_DISPLAY_ENV=verbose
+ * (the tool's own OpenMP, after it runs itself again), or "". */
+static void last_setting(const char *text, const char *name, char *out,
+                         size_t cap) {
+  out[0] = '\0';
+  for (const char *at = strstr(text, name); at != NULL;
+       at = strstr(at + 1, name)) {
+    const char *q = strchr(at, '\'');
+    const char *end = q != NULL ? strchr(q + 1, '\'') : NULL;
+    if (end != NULL)
+      snprintf(out, cap, "%.*s", (int)(end - q - 1), q + 1);
+  }
+}
+
+/* OpenMP's threads wait passively (no spinning: GOMP_SPINCOUNT 0) unless
+ * the user chose a policy, which is kept. */
+Test(cli, openmp_waits_passively_unless_told) {
+  char spin[64];
+  unsetenv("OMP_WAIT_POLICY");
+  setenv("OMP_DISPLAY_ENV", "verbose", 1);
+  cr_assert_eq(RUN("--version"), 0);
+  char *said = read_text("stderr.txt");
+  last_setting(said, "GOMP_SPINCOUNT", spin, sizeof spin);
+  cr_expect_str_eq(spin, "0", "%s", said);
+  free(said);
+  setenv("OMP_WAIT_POLICY", "active", 1);
+  cr_assert_eq(RUN("--version"), 0);
+  said = read_text("stderr.txt");
+  last_setting(said, "OMP_WAIT_POLICY", spin, sizeof spin);
+  cr_expect_str_eq(spin, "ACTIVE", "%s", said);
+  free(said);
+  unsetenv("OMP_WAIT_POLICY");
+  unsetenv("OMP_DISPLAY_ENV");
+}
