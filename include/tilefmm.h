@@ -189,6 +189,13 @@ typedef struct tfmm_config {
                          used. Default 64 */
   int max_depth;      /* deepest tree level, 1..21 (21 = the resolution of
                          the 63-bit keys); default 21 */
+  double box_min[3];  /* tree methods: with box_size > 0, the cube the
+                         tree's keys are taken in (lowest corner box_min,
+                         side box_size) instead of the bodies' own bounding
+                         cube, so that several solvers (several GPUs) share
+                         one key space; every body must lie in it
+                         (TFMM_ERR_INVALID_ARGUMENT naming the body) */
+  double box_size;    /* 0 (default): the bodies' own cube */
   int num_threads;    /* OpenMP threads for CPU work, 0..TFMM_MAX_THREADS;
                          0 (default) leaves OpenMP's own choice
                          (OMP_NUM_THREADS, else all cores) */

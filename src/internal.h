@@ -4,27 +4,14 @@
 
 #include "tilefmm.h"
 
+#include "base/clock.h"
+#include "base/error.h"
+
 #include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define TFMM_MESSAGE_SIZE 512
-
-/* An error message buffer; stages report failures through one of these so
- * that they never print and stay usable without a solver. */
-typedef struct tfmm_error {
-  char message[TFMM_MESSAGE_SIZE];
-} tfmm_error;
-
-/* Formats the message into err (if not NULL) and returns status. */
-tfmm_status tfmm_error_set(tfmm_error *err, tfmm_status status, const char *fmt,
-                           ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
 
 /* The physics and precision of the pairwise sums, as the near field and
  * the all-pairs kernels take them. */
@@ -36,9 +23,6 @@ typedef struct tfmm_pair_params {
 
 /* Checks every field of a configuration; the message names the field. */
 tfmm_status tfmm_config_check(const tfmm_config *cfg, tfmm_error *err);
-
-/* Seconds on a monotonic clock. */
-double tfmm_wtime(void);
 
 #ifdef __cplusplus
 }

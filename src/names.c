@@ -1,9 +1,6 @@
-/* Names, parsing, version and error formatting: small, table-driven. */
+/* Names, parsing and the version: small, table-driven. */
 #include "internal.h"
 
-#include <omp.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 
 static const char *const status_names[] = {"ok",
@@ -110,16 +107,3 @@ tfmm_status tfmm_mac_parse(const char *name, tfmm_mac_kind *out) {
 }
 
 const char *tfmm_version(void) { return TFMM_VERSION_STRING; }
-
-tfmm_status tfmm_error_set(tfmm_error *err, tfmm_status status, const char *fmt,
-                           ...) {
-  if (err != NULL) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->message, sizeof err->message, fmt, ap);
-    va_end(ap);
-  }
-  return status;
-}
-
-double tfmm_wtime(void) { return omp_get_wtime(); }

@@ -29,7 +29,8 @@ struct tfmm_solver {
   tfmm_units units;
   double *scaled_pos, *scaled_mass; /* the bodies in internal units */
   size_t scaled_capacity;
-  tfmm_device device; /* resolved: CPU or GPU */
+  tfmm_workspace work; /* the tree methods' buffers, kept between calls */
+  tfmm_device device;  /* resolved: CPU or GPU */
   tfmm_stats stats;
   tfmm_error err;
   tfmm_gpu *gpu;
@@ -131,6 +132,13 @@ tfmm_status tfmm_config_check(const tfmm_config *c, tfmm_error *err) {
                           "order = 0 with method fmm: a local expansion of "
                           "degree 0 is a constant and exerts no force; use "
                           "order >= 1 (bh accepts 0, the monopole)");
+  if (!isfinite(c->box_size) || c->box_size < 0 || !isfinite(c->box_min[0]) ||
+      !isfinite(c->box_min[1]) || !isfinite(c->box_min[2]))
+    return tfmm_error_set(err, bad,
+                          "box_min = (%g, %g, %g), box_size = %g: must be "
+                          "finite, the size >= 0 (0: the bodies' own cube)",
+                          c->box_min[0], c->box_min[1], c->box_min[2],
+                          c->box_size);
   if (c->leaf_size < 0)
     return tfmm_error_set(err, bad,
                           "leaf_size = %d: must be >= 1, or TFMM_LEAF_AUTO "
@@ -232,6 +240,7 @@ void tfmm_solver_destroy(tfmm_solver *s) {
   tfmm_gpu_destroy(s->gpu);
   free(s->scaled_pos);
   free(s->scaled_mass);
+  tfmm_workspace_release(&s->work);
   free(s->cpu_in);
   free(s->cpu_out);
   free(s);
@@ -324,8 +333,9 @@ static tfmm_status run_reference(tfmm_solver *s, size_t n, const double *pos,
  * sorted keys. */
 static tfmm_status run_tree(tfmm_solver *s, size_t n, const double *pos,
                             const double *mass, double *acc, double *pot) {
-  tfmm_status st = tfmm_hierarchical_compute(
-      &s->run, s->leaf, s->gpu, n, pos, mass, acc, pot, &s->stats, &s->err);
+  tfmm_status st =
+      tfmm_hierarchical_compute(&s->run, s->leaf, s->gpu, &s->work, n, pos,
+                                mass, acc, pot, &s->stats, &s->err);
   if (st != TFMM_OK)
     return st;
   if (s->run.leaf_size == TFMM_LEAF_AUTO)
@@ -552,10 +562,13 @@ static tfmm_status to_internal_units(tfmm_solver *s, size_t n,
                             "no memory for %zu bodies", n);
     s->scaled_capacity = n;
   }
-  s->units = tfmm_units_choose(n, pos, mass);
+  s->units = tfmm_units_choose(n, pos, mass, s->cfg.box_size);
   tfmm_units_scale(&s->units, n, pos, mass, s->scaled_pos, s->scaled_mass);
   s->run = s->cfg;
   s->run.eps = ldexp(s->cfg.eps, -s->units.length_exp);
+  s->run.box_size = ldexp(s->cfg.box_size, -s->units.length_exp);
+  for (int d = 0; d < 3; d++)
+    s->run.box_min[d] = ldexp(s->cfg.box_min[d], -s->units.length_exp);
   s->run.G = 1;
   return TFMM_OK;
 }

@@ -11,7 +11,8 @@ static int exponent(double x) {
   return x == 0 ? 0 : e;
 }
 
-tfmm_units tfmm_units_choose(size_t n, const double *pos, const double *mass) {
+tfmm_units tfmm_units_choose(size_t n, const double *pos, const double *mass,
+                             double box_size) {
   double half_side = 0, reach = 0, heaviest = 0;
   for (int d = 0; d < 3; d++) {
     double lo = pos[d], hi = pos[d];
@@ -29,7 +30,9 @@ tfmm_units tfmm_units_choose(size_t n, const double *pos, const double *mass) {
     heaviest = mass[i] > heaviest ? mass[i] : heaviest;
   tfmm_units u;
   /* 2^k >= the side: scaled, the system fits in [-1, 1]. */
-  u.length_exp = half_side > 0 ? exponent(half_side) + 1 : exponent(reach);
+  u.length_exp = box_size > 0    ? exponent(box_size)
+                 : half_side > 0 ? exponent(half_side) + 1
+                                 : exponent(reach);
   u.mass_exp = exponent(heaviest);
   return u;
 }

@@ -21,9 +21,12 @@ typedef struct tfmm_units {
 } tfmm_units;
 
 /* k from the bounding box's largest side (or the largest |coordinate|
- * when every body is at one point), j from the largest mass. pos and mass
- * finite, masses > 0 (checked by the caller). */
-tfmm_units tfmm_units_choose(size_t n, const double *pos, const double *mass);
+ * when every body is at one point), or from box_size when it is > 0 (a
+ * cube the caller gives: solvers sharing it then share the scaling too);
+ * j from the largest mass. pos and mass finite, masses > 0 (checked by
+ * the caller). */
+tfmm_units tfmm_units_choose(size_t n, const double *pos, const double *mass,
+                             double box_size);
 
 /* pos_out = pos 2^-k, mass_out = mass 2^-j. */
 void tfmm_units_scale(const tfmm_units *u, size_t n, const double *pos,

@@ -4,6 +4,8 @@
 
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <tilefmm.h>
 
@@ -203,4 +205,121 @@ Test(solver, names_round_trip) {
   cr_assert_eq(tfmm_device_parse("tpu", &d), TFMM_ERR_INVALID_ARGUMENT);
   cr_assert_eq(tfmm_method_parse(NULL, &m), TFMM_ERR_INVALID_ARGUMENT);
   cr_assert_str_eq(tfmm_phase_name(TFMM_PHASE_NEAR), "near");
+}
+
+/* The tree methods keep their buffers between evaluations (the solver's
+ * workspace): one solver through N = 3000, 6000 and 1500, and back to
+ * 3000, gives bit for bit what a fresh solver gives for each. */
+static void evaluate(tfmm_solver *s, size_t n, const double *pos,
+                     const double *mass, double *acc, double *pot) {
+  cr_assert_eq(tfmm_solver_compute(s, n, pos, mass, acc, pot), TFMM_OK, "%s",
+               tfmm_solver_message(s));
+}
+
+Test(solver, workspace_reuse_is_exact_across_n) {
+  enum { NMAX = 6000 };
+  double *pos = malloc(3 * NMAX * sizeof *pos);
+  double *vel = malloc(3 * NMAX * sizeof *vel);
+  double *mass = malloc(NMAX * sizeof *mass);
+  double *a1 = malloc(3 * NMAX * sizeof *a1), *p1 = malloc(NMAX * 8);
+  double *a2 = malloc(3 * NMAX * sizeof *a2), *p2 = malloc(NMAX * 8);
+  cr_assert_eq(tfmm_ic_hernquist(NMAX, test_fresh_seed(), pos, vel, mass),
+               TFMM_OK);
+  const size_t ns[] = {3000, 6000, 1500, 3000};
+  for (int m = TFMM_METHOD_FMM; m <= TFMM_METHOD_BH; m++) {
+    tfmm_config c;
+    tfmm_config_defaults(&c);
+    c.method = (tfmm_method)m;
+    c.device = TFMM_DEVICE_CPU;
+    c.eps = 0.01;
+    tfmm_solver *kept = NULL;
+    cr_assert_eq(tfmm_solver_create(&kept, &c), TFMM_OK);
+    for (size_t k = 0; k < sizeof ns / sizeof *ns; k++) {
+      tfmm_solver *fresh = NULL;
+      cr_assert_eq(tfmm_solver_create(&fresh, &c), TFMM_OK);
+      evaluate(kept, ns[k], pos, mass, a1, p1);
+      evaluate(fresh, ns[k], pos, mass, a2, p2);
+      cr_expect(memcmp(a1, a2, 3 * ns[k] * sizeof *a1) == 0 &&
+                    memcmp(p1, p2, ns[k] * sizeof *p1) == 0,
+                "%s, n = %zu: the kept solver differs from a fresh one",
+                tfmm_method_name((tfmm_method)m), ns[k]);
+      tfmm_solver_destroy(fresh);
+    }
+    tfmm_solver_destroy(kept);
+  }
+  free(pos), free(vel), free(mass), free(a1), free(p1), free(a2), free(p2);
+}
+
+/* A cube given by the caller (tfmm_config.box_min, box_size): the tree
+ * takes its keys there and the forces still meet the target against the
+ * reference; a body outside it is refused by index; a bad cube is named. */
+static double p99_rel(size_t n, const double *a, const double *ref) {
+  double *e = malloc(n * sizeof *e);
+  for (size_t i = 0; i < n; i++) {
+    double num = 0, den = 0;
+    for (int d = 0; d < 3; d++) {
+      num += (a[3 * i + d] - ref[3 * i + d]) * (a[3 * i + d] - ref[3 * i + d]);
+      den += ref[3 * i + d] * ref[3 * i + d];
+    }
+    e[i] = sqrt(num / den);
+  }
+  for (size_t i = 1; i < n; i++) /* insertion sort: n is small */
+    for (size_t j = i; j > 0 && e[j - 1] > e[j]; j--) {
+      double x = e[j];
+      e[j] = e[j - 1];
+      e[j - 1] = x;
+    }
+  double r = e[(n * 99) / 100];
+  free(e);
+  return r;
+}
+
+Test(solver, caller_given_cube) {
+  enum { N = 3000 };
+  double *pos = malloc(3 * N * sizeof *pos), *vel = malloc(3 * N * 8);
+  double *mass = malloc(N * sizeof *mass), *acc = malloc(3 * N * 8);
+  double *ref = malloc(3 * N * sizeof *ref);
+  const uint64_t seed = test_fresh_seed();
+  cr_assert_eq(tfmm_ic_plummer(N, seed, pos, vel, mass), TFMM_OK);
+  double reach = 0;
+  for (size_t k = 0; k < 3 * N; k++)
+    reach = fmax(reach, fabs(pos[k]));
+  tfmm_config c;
+  tfmm_config_defaults(&c);
+  c.method = TFMM_METHOD_REFERENCE;
+  tfmm_solver *s = NULL;
+  cr_assert_eq(tfmm_solver_create(&s, &c), TFMM_OK);
+  evaluate(s, N, pos, mass, ref, NULL);
+  tfmm_solver_destroy(s);
+  for (int m = TFMM_METHOD_FMM; m <= TFMM_METHOD_BH; m++) {
+    tfmm_config_defaults(&c);
+    c.method = (tfmm_method)m;
+    c.device = TFMM_DEVICE_CPU;
+    /* Off-centre and three times the bodies' reach. */
+    c.box_min[0] = c.box_min[1] = c.box_min[2] = -2 * reach;
+    c.box_size = 3 * reach + reach;
+    cr_assert_eq(tfmm_solver_create(&s, &c), TFMM_OK);
+    evaluate(s, N, pos, mass, acc, NULL);
+    const double e = p99_rel(N, acc, ref);
+    cr_expect_leq(e, 1e-3, "seed %llu %s in a given cube: p99 %.3g",
+                  (unsigned long long)seed, tfmm_method_name((tfmm_method)m),
+                  e);
+    /* Body 7 moved out of the cube: refused, named. */
+    const double keep = pos[21];
+    pos[21] = 2.5 * reach;
+    cr_expect_eq(tfmm_solver_compute(s, N, pos, mass, acc, NULL),
+                 TFMM_ERR_INVALID_ARGUMENT);
+    cr_expect(strstr(tfmm_solver_message(s), "body 7") != NULL, "%s",
+              tfmm_solver_message(s));
+    pos[21] = keep;
+    tfmm_solver_destroy(s);
+  }
+  tfmm_config_defaults(&c);
+  c.box_size = -1;
+  cr_assert_eq(create_with(c, "box_size"), TFMM_ERR_INVALID_ARGUMENT);
+  tfmm_config_defaults(&c);
+  c.box_min[1] = NAN;
+  c.box_size = 1;
+  cr_assert_eq(create_with(c, "box_min"), TFMM_ERR_INVALID_ARGUMENT);
+  free(pos), free(vel), free(mass), free(acc), free(ref);
 }

@@ -743,3 +743,29 @@ Test(team, sized_to_the_work) {
   cr_expect_eq(tfmm_team(1e12, 100), 4);
   omp_set_num_threads(saved);
 }
+
+/* A cube given by the caller: the tree's keys are taken in it exactly
+ * (two body sets in one cube share one key space); a body outside it is
+ * refused, named. */
+Test(octree, given_cube) {
+  const double box[4] = {-3, -2, -1, 8};
+  for (int k = 0; k < 2; k++) {
+    test_bodies b = test_bodies_make(500, TEST_CLUSTERED, test_fresh_seed());
+    tfmm_octree t;
+    tfmm_error err = {{0}};
+    cr_assert_eq(tfmm_octree_build_in(&t, b.n, b.pos, b.mass, 8, 21, box, &err),
+                 TFMM_OK, "%s", err.message);
+    for (int d = 0; d < 3; d++)
+      cr_assert_eq(t.box_min[d], box[d]);
+    cr_assert_eq(t.box_size, box[3]);
+    for (size_t s = 0; s < t.n; s++)
+      cr_assert_eq(t.keys[s], tfmm_morton_encode(t.pos + 3 * s, box, box[3]));
+    tfmm_octree_free(&t);
+    b.pos[3 * 42 + 2] = 7.5; /* z beyond -1 + 8 */
+    cr_assert_eq(tfmm_octree_build_in(&t, b.n, b.pos, b.mass, 8, 21, box, &err),
+                 TFMM_ERR_INVALID_ARGUMENT);
+    cr_expect(strstr(err.message, "body 42") != NULL, "%s", err.message);
+    tfmm_octree_free(&t);
+    test_bodies_free(&b);
+  }
+}

@@ -63,6 +63,32 @@ static tfmm_status bounding_cube(tfmm_octree *t, const double *pos,
   return TFMM_OK;
 }
 
+/* The caller's cube (lowest corner, side): every body must lie in it. */
+static tfmm_status given_cube(tfmm_octree *t, const double *pos,
+                              const double box[4], tfmm_error *err) {
+  if (!(box[3] > 0) || !isfinite(box[3]) || !isfinite(box[0]) ||
+      !isfinite(box[1]) || !isfinite(box[2]))
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "octree: the given cube (%g, %g, %g) side %g is not "
+                          "finite with a positive side",
+                          box[0], box[1], box[2], box[3]);
+  for (size_t i = 0; i < t->n; i++)
+    for (int d = 0; d < 3; d++) {
+      const double x = pos[3 * i + d];
+      if (!(x >= box[d] && x <= box[d] + box[3]))
+        return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                              "body %zu: position (%g, %g, %g) is outside the "
+                              "given cube [%g, %g] x [%g, %g] x [%g, %g]",
+                              i, pos[3 * i], pos[3 * i + 1], pos[3 * i + 2],
+                              box[0], box[0] + box[3], box[1], box[1] + box[3],
+                              box[2], box[2] + box[3]);
+    }
+  for (int d = 0; d < 3; d++)
+    t->box_min[d] = box[d];
+  t->box_size = box[3];
+  return TFMM_OK;
+}
+
 static void make_keys(tfmm_octree *t, const double *pos) {
   int64_t n = (int64_t)t->n;
   const int team = tfmm_team(n, TFMM_GRAIN_BODIES);
@@ -448,6 +474,13 @@ static tfmm_status check_arguments(size_t n, const double *pos,
 tfmm_status tfmm_octree_build(tfmm_octree *t, size_t n, const double *pos,
                               const double *mass, int leaf_size, int max_depth,
                               tfmm_error *err) {
+  return tfmm_octree_build_in(t, n, pos, mass, leaf_size, max_depth, NULL, err);
+}
+
+tfmm_status tfmm_octree_build_in(tfmm_octree *t, size_t n, const double *pos,
+                                 const double *mass, int leaf_size,
+                                 int max_depth, const double box[4],
+                                 tfmm_error *err) {
   if (t == NULL)
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT, "the octree is NULL");
   memset(t, 0, sizeof *t);
@@ -464,7 +497,8 @@ tfmm_status tfmm_octree_build(tfmm_octree *t, size_t n, const double *pos,
   if (t->keys == NULL || t->order == NULL)
     return tfmm_error_set(err, TFMM_ERR_NO_MEMORY,
                           "octree: out of memory for %zu keys", n);
-  if ((st = bounding_cube(t, pos, err)) != TFMM_OK)
+  if ((st = box != NULL ? given_cube(t, pos, box, err)
+                        : bounding_cube(t, pos, err)) != TFMM_OK)
     return st;
   make_keys(t, pos);
   double t1 = tfmm_wtime();

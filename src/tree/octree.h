@@ -65,6 +65,14 @@ typedef struct tfmm_octree {
 tfmm_status tfmm_octree_build(tfmm_octree *t, size_t n, const double *pos,
                               const double *mass, int leaf_size, int max_depth,
                               tfmm_error *err);
+/* The same with the keys taken in the cube box (lowest corner box[0..2],
+ * side box[3] > 0) instead of the bodies' own: several trees (several
+ * GPUs) then share one key space. A body outside it is
+ * TFMM_ERR_INVALID_ARGUMENT naming the body. box NULL: tfmm_octree_build. */
+tfmm_status tfmm_octree_build_in(tfmm_octree *t, size_t n, const double *pos,
+                                 const double *mass, int leaf_size,
+                                 int max_depth, const double box[4],
+                                 tfmm_error *err);
 void tfmm_octree_free(tfmm_octree *t);
 
 /* Leaf occupancy: the fewest, mean and most bodies in a leaf. */

@@ -1,0 +1,31 @@
+/* One evaluation of a tree method as the stages see it: the inputs, the
+ * settings resolved for it, the workspace it fills and the outputs. Each
+ * stage (stages.h) reads and writes only this. */
+#ifndef TFMM_EVAL_H
+#define TFMM_EVAL_H
+
+#include "accuracy.h"
+#include "gpu.h"
+#include "internal.h"
+#include "nearfield/p2p_gpu.h"
+#include "pipeline/workspace.h"
+
+typedef struct tfmm_eval {
+  /* Given. */
+  const tfmm_config *cfg;
+  int leaf_size;
+  tfmm_gpu *gpu; /* the near field's device, or NULL: the CPU's */
+  size_t n;
+  const double *pos, *mass; /* checked bodies, input order */
+  double *acc, *pot;        /* outputs (pot may be NULL), input order */
+  tfmm_workspace *w;
+  tfmm_stats *stats;
+  tfmm_error *err;
+  /* Set by the stages. */
+  tfmm_resolved set;         /* theta, order, separation, precision */
+  tfmm_p2p_gpu_run near;     /* the GPU near field in flight */
+  const void *near_out;      /* its results once waited for, or NULL */
+  double far_begin, far_end; /* the far field's span (tfmm_wtime) */
+} tfmm_eval;
+
+#endif

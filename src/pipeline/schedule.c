@@ -1,0 +1,39 @@
+#include "pipeline/schedule.h"
+
+#include "pipeline/stages.h"
+
+static const tfmm_stage HYBRID[] = {
+    {"tree", tfmm_stage_tree, 0},
+    {"lists", tfmm_stage_lists, 0},
+    {"near_launch", tfmm_stage_near_launch, 0},
+    {"upward", tfmm_stage_upward, 1},
+    {"m2l", tfmm_stage_m2l, 1},
+    {"downward", tfmm_stage_downward, 1},
+    {"m2p", tfmm_stage_m2p, 1},
+    {"near_finish", tfmm_stage_near_finish, 0},
+    {"combine", tfmm_stage_combine, 0},
+};
+
+const tfmm_schedule TFMM_SCHEDULE_HYBRID = {
+    "hybrid", HYBRID, (int)(sizeof HYBRID / sizeof HYBRID[0])};
+
+tfmm_status tfmm_schedule_run(const tfmm_schedule *s, tfmm_eval *e) {
+  int in_far = 0;
+  for (int k = 0; k < s->count; k++) {
+    const tfmm_stage *st = &s->stages[k];
+    if (st->far && e->cfg->near_only)
+      continue;
+    /* The far field's span: from its first stage to the end of its last. */
+    if (st->far && !in_far) {
+      e->far_begin = tfmm_wtime();
+      in_far = 1;
+    } else if (!st->far && in_far) {
+      e->far_end = tfmm_wtime();
+      in_far = 0;
+    }
+    tfmm_status status = st->run(e);
+    if (status != TFMM_OK)
+      return status;
+  }
+  return TFMM_OK;
+}

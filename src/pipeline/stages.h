@@ -1,0 +1,31 @@
+/* The stages of the tree methods, each a function of the evaluation
+ * (eval.h), in the order a schedule (schedule.h) runs them:
+ *
+ *   tree         octree of the bodies (keys, sort, cells, moments' centres)
+ *   lists        opening criterion and traversal: M2L, M2P and near lists
+ *   near_launch  the near field enqueued on the GPU (nothing on the CPU)
+ *   upward       P2M and M2M
+ *   m2l          M2L over the lists (FMM)
+ *   downward     L2L and L2P (FMM)
+ *   m2p          M2P over the lists
+ *   near_finish  the GPU near field waited for, or the CPU near field
+ *   combine      G, far plus near, back to input order
+ *
+ * Each returns TFMM_OK or a status with a message in eval->err, and fills
+ * its own times in eval->stats. */
+#ifndef TFMM_STAGES_H
+#define TFMM_STAGES_H
+
+#include "pipeline/eval.h"
+
+tfmm_status tfmm_stage_tree(tfmm_eval *e);
+tfmm_status tfmm_stage_lists(tfmm_eval *e);
+tfmm_status tfmm_stage_near_launch(tfmm_eval *e);
+tfmm_status tfmm_stage_upward(tfmm_eval *e);
+tfmm_status tfmm_stage_m2l(tfmm_eval *e);
+tfmm_status tfmm_stage_downward(tfmm_eval *e);
+tfmm_status tfmm_stage_m2p(tfmm_eval *e);
+tfmm_status tfmm_stage_near_finish(tfmm_eval *e);
+tfmm_status tfmm_stage_combine(tfmm_eval *e);
+
+#endif

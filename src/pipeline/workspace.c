@@ -1,0 +1,32 @@
+#include "pipeline/workspace.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int tfmm_doubles_reserve(tfmm_doubles *d, size_t count) {
+  if (count <= d->cap && d->v != NULL)
+    return 0;
+  double *v = malloc((count > 0 ? count : 1) * sizeof *v);
+  if (v == NULL)
+    return -1;
+  free(d->v);
+  d->v = v;
+  d->cap = count;
+  return 0;
+}
+
+void tfmm_workspace_clear(tfmm_workspace *w) {
+  tfmm_octree_free(&w->tree);
+  tfmm_lists_free(&w->lists);
+}
+
+void tfmm_workspace_release(tfmm_workspace *w) {
+  if (w == NULL)
+    return;
+  tfmm_workspace_clear(w);
+  tfmm_doubles *all[] = {&w->theta_src, &w->accel, &w->M,      &w->L,
+                         &w->far_phi,   &w->far_g, &w->near_a, &w->near_p};
+  for (size_t k = 0; k < sizeof all / sizeof *all; k++)
+    free(all[k]->v);
+  memset(w, 0, sizeof *w);
+}

@@ -1,0 +1,42 @@
+/* What the tree methods keep between evaluations: the buffers of every
+ * stage, grown when an evaluation needs more and reused otherwise, so that
+ * a simulation step allocates nothing once N has settled. The tree and
+ * the lists are rebuilt at each evaluation (their builders allocate); the
+ * expansions, the far-field results and the CPU near field's are kept.
+ * One workspace belongs to one solver (tfmm_solver): no sharing between
+ * threads. */
+#ifndef TFMM_WORKSPACE_H
+#define TFMM_WORKSPACE_H
+
+#include "tree/lists.h"
+#include "tree/octree.h"
+
+#include <stddef.h>
+
+/* A growable array of doubles. */
+typedef struct tfmm_doubles {
+  double *v;
+  size_t cap;
+} tfmm_doubles;
+
+typedef struct tfmm_workspace {
+  tfmm_octree tree;
+  tfmm_lists lists;
+  tfmm_doubles theta_src;      /* per-cell theta of the mass criterion */
+  tfmm_doubles accel;          /* per-cell |a| of the error criterion */
+  tfmm_doubles M, L;           /* expansions, cells x tfmm_expansion_size(p) */
+  tfmm_doubles far_phi, far_g; /* Phi and grad Phi, sorted order */
+  tfmm_doubles near_a, near_p; /* the CPU near field's results */
+} tfmm_workspace;
+
+/* At least count doubles in d (contents not kept when it grows); 0, or -1
+ * with d unchanged when out of memory. */
+int tfmm_doubles_reserve(tfmm_doubles *d, size_t count);
+
+/* The tree and lists of the last evaluation released, the buffers kept. */
+void tfmm_workspace_clear(tfmm_workspace *w);
+
+/* Everything released; w is empty and reusable. */
+void tfmm_workspace_release(tfmm_workspace *w);
+
+#endif
