@@ -29,6 +29,7 @@ suite test_near_gpu 480 "$b/tests/test_near_gpu" --jobs 10 &
 suite test_direct_gpu 480 "$b/tests/test_direct_gpu" --jobs 4 &
 suite test_units 300 "$b/tests/test_units" --jobs 1 &
 suite test_solver 300 "$b/tests/test_solver" --jobs 1 &
+suite test_tree_gpu 300 "$b/tests/test_tree_gpu" --jobs 1 &
 wait
 suite memcheck_near 200 compute-sanitizer --tool memcheck --error-exitcode 9 \
   --target-processes all "$b/tests/test_near_gpu" --filter \

@@ -4,7 +4,8 @@
 #ifndef TFMM_GPU_H
 #define TFMM_GPU_H
 
-#include "internal.h"
+#include "base/error.h"
+#include "base/pair.h"
 
 #include <stdint.h>
 
@@ -88,6 +89,9 @@ int tfmm_gpu_device_count(void);
 tfmm_status tfmm_gpu_create(tfmm_gpu **out, int device, tfmm_error *err);
 void tfmm_gpu_destroy(tfmm_gpu *gpu);
 const char *tfmm_gpu_name(const tfmm_gpu *gpu);
+
+/* Its multiprocessor count (0 for none), which sizes the work. */
+int tfmm_gpu_sm_count(const tfmm_gpu *gpu);
 
 /* Makes room for n bodies of a precision on the device and in pinned host
  * buffers, which are kept and reused: no allocation per call once large

@@ -113,6 +113,10 @@ extern "C" void tfmm_gpu_destroy(tfmm_gpu *g) {
 
 extern "C" const char *tfmm_gpu_name(const tfmm_gpu *g) { return g->name; }
 
+extern "C" int tfmm_gpu_sm_count(const tfmm_gpu *g) {
+  return g != NULL ? g->sm_count : 0;
+}
+
 static tfmm_status allocate_buffers(tfmm_gpu *g, size_t bytes,
                                     tfmm_error *err) {
   TFMM_CUDA_TRY(cudaMalloc(&g->d_in, bytes), err);

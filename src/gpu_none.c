@@ -18,6 +18,11 @@ tfmm_status tfmm_gpu_create(tfmm_gpu **out, int device, tfmm_error *err) {
 
 void tfmm_gpu_destroy(tfmm_gpu *gpu) { (void)gpu; }
 
+int tfmm_gpu_sm_count(const tfmm_gpu *gpu) {
+  (void)gpu;
+  return 0;
+}
+
 const char *tfmm_gpu_name(const tfmm_gpu *gpu) {
   (void)gpu;
   return "none";

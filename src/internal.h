@@ -6,20 +6,13 @@
 
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/pair.h"
 
 #include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* The physics and precision of the pairwise sums, as the near field and
- * the all-pairs kernels take them. */
-typedef struct tfmm_pair_params {
-  tfmm_softening softening;
-  double eps;
-  tfmm_precision precision;
-} tfmm_pair_params;
 
 /* Checks every field of a configuration; the message names the field. */
 tfmm_status tfmm_config_check(const tfmm_config *cfg, tfmm_error *err);

@@ -29,8 +29,9 @@ static int64_t chunks_of(int64_t bodies) {
   return best > 0 ? best : 1;
 }
 
-int64_t tfmm_p2p_gpu_budget(double total) {
-  double b = total / 16384.0;
+int64_t tfmm_p2p_gpu_budget(double total, int sm_count) {
+  const double items = 16384.0 * (sm_count > 0 ? sm_count : 132) / 132;
+  double b = total / items;
   return b > 65536.0 ? (int64_t)b : 65536;
 }
 
@@ -176,7 +177,7 @@ tfmm_status tfmm_p2p_gpu_launch(tfmm_gpu *gpu, const tfmm_octree *t,
   sz->nleaves = t->nleaves;
   sz->nentries = near->offset[t->nleaves];
   sz->precision = pair->precision;
-  const int64_t budget = tfmm_p2p_gpu_budget(total);
+  const int64_t budget = tfmm_p2p_gpu_budget(total, tfmm_gpu_sm_count(gpu));
   if (tfmm_p2p_gpu_items(t, near, budget, sz, NULL, NULL) != 0)
     return tfmm_error_set(err, TFMM_ERR_NO_MEMORY,
                           "no memory for the near-field work items");

@@ -9,9 +9,10 @@
 #include "tree/lists.h"
 
 /* The most interactions one work item may take when the near field has
- * `total`: a 16384th of it (four items for every warp an H100 holds, 132
- * SMs x 32), and at least 65536. */
-int64_t tfmm_p2p_gpu_budget(double total);
+ * `total` on a GPU of sm_count multiprocessors: total / (16384 sm_count /
+ * 132), about four items for every warp the GPU holds (on an H100, 132
+ * SMs: a 16384th, as tuned there), and at least 65536. */
+int64_t tfmm_p2p_gpu_budget(double total, int sm_count);
 
 /* The work items of the near field (tfmm_gpu_near_item): every leaf's
  * bodies in chunks of at most TFMM_NEAR_ITEM_MAX, as even as possible (a

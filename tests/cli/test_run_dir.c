@@ -346,6 +346,9 @@ Test(run_dir, failed_start_leaves_nothing) {
  * restart (the checkpoint's strings copied) under valgrind, which exits
  * 99 on a definite leak. Skipped where valgrind is not installed. */
 Test(run_dir, no_leak_under_valgrind, .timeout = 600) {
+#ifdef __SANITIZE_ADDRESS__
+  cr_skip_test("ASan build: LeakSanitizer checks these runs");
+#endif
   if (system("valgrind --version >/dev/null 2>&1") != 0)
     cr_skip_test("no valgrind: the leak check is not run");
   write_text("p.yml", "InitialConditions:\n  type: plummer\n  n: 200\n"

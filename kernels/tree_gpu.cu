@@ -1,0 +1,779 @@
+/* The octree on the GPU: keys, sort, gather, cells, moments (tree_gpu.h).
+ * Every rule is src/tree/octree.c's, restated here for the device: the
+ * cube's formula, the keys (src/tree/morton.c), the octant bounds by binary
+ * search, the leaf rule, the breadth-first placement of children by a
+ * prefix sum of their counts, the moments' formulas and order of
+ * summation. Scans, sorts, reductions and compaction are CUB's. Products
+ * and sums in the moments use the _rn intrinsics: no fused multiply-add,
+ * as on an x86-64 CPU build, so that the results are the CPU's bits.
+ *
+ * Cost: keys, gather and the moments of the leaves read each body once
+ * (~100 bytes a body in all with the sort's passes); each level reads its
+ * cells and does 7 binary searches per cell; the radius of a cell is a
+ * branch-and-bound search over its subtree, as on the CPU, which reads the
+ * few leaves near its farthest body. */
+#include "tree_gpu.h"
+
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_reduce.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_select.cuh>
+#include <cuda_runtime.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+
+#include <math.h>
+#include <stdint.h>
+
+namespace {
+
+/* src/tree/octree.h and octree.c: key bits per axis, deepest level, the
+ * cube's relative margin and the radius search's pruning slack. */
+constexpr int MORTON_BITS = 21;
+constexpr int MAX_DEPTH = 21;
+constexpr double BOX_MARGIN = 1e-12;
+constexpr double PRUNE_SLACK = 1e-12;
+constexpr int THREADS = 256;
+/* Room for the radius search: at most 8 children pushed per level. */
+constexpr int STACK = 8 * TFMM_TREE_GPU_LEVELS + 1;
+constexpr size_t ALIGN = 256;
+
+tfmm_status cuda_fail(tfmm_error *err, cudaError_t code, const char *call,
+                      int line) {
+  cudaGetLastError(); /* clear a non-sticky error */
+  tfmm_status st =
+      code == cudaErrorMemoryAllocation ? TFMM_ERR_NO_MEMORY : TFMM_ERR_CUDA;
+  return tfmm_error_set(err, st, "tree_gpu: CUDA error %d (%s) in %s at %s:%d",
+                        (int)code, cudaGetErrorString(code), call, __FILE__,
+                        line);
+}
+
+#define TRY(call)                                                              \
+  do {                                                                         \
+    cudaError_t code_ = (call);                                                \
+    if (code_ != cudaSuccess)                                                  \
+      return cuda_fail(err, code_, #call, __LINE__);                           \
+  } while (0)
+
+#define LAUNCHED(what) TRY(cudaGetLastError())
+
+unsigned blocks(int64_t count) {
+  return (unsigned)((count + THREADS - 1) / THREADS);
+}
+
+/* ---- Stage 1: the cube and the keys ------------------------------------- */
+
+struct Box {
+  double lo[3], hi[3];
+};
+
+struct BodyBox {
+  const double *pos;
+  __host__ __device__ Box operator()(int64_t i) const {
+    Box b;
+    for (int k = 0; k < 3; k++)
+      b.lo[k] = b.hi[k] = pos[3 * i + k];
+    return b;
+  }
+};
+
+/* Comparisons as octree.c's bounding_cube: the minimum and maximum of
+ * finite values do not depend on the order they are met in. */
+struct MergeBox {
+  __host__ __device__ Box operator()(const Box &a, const Box &b) const {
+    Box r;
+    for (int k = 0; k < 3; k++) {
+      r.lo[k] = b.lo[k] < a.lo[k] ? b.lo[k] : a.lo[k];
+      r.hi[k] = b.hi[k] > a.hi[k] ? b.hi[k] : a.hi[k];
+    }
+    return r;
+  }
+};
+
+using BoxIter =
+    thrust::transform_iterator<BodyBox, thrust::counting_iterator<int64_t>>;
+
+/* d_box: box_min[3], box_size, then the extent (checked on the host). */
+__global__ void finish_cube(const Box *box, double *d_box) {
+  double extent = fmax(box->hi[0] - box->lo[0],
+                       fmax(box->hi[1] - box->lo[1], box->hi[2] - box->lo[2]));
+  for (int k = 0; k < 3; k++)
+    d_box[k] = box->lo[k];
+  d_box[3] = extent > 0 ? extent * (1 + BOX_MARGIN) : 1.0;
+  d_box[4] = extent;
+}
+
+__device__ uint64_t spread_bits(uint64_t v) {
+  v &= 0x1fffffull;
+  v = (v | v << 32) & 0x1f00000000ffffull;
+  v = (v | v << 16) & 0x1f0000ff0000ffull;
+  v = (v | v << 8) & 0x100f00f00f00f00full;
+  v = (v | v << 4) & 0x10c30c30c30c30c3ull;
+  v = (v | v << 2) & 0x1249249249249249ull;
+  return v;
+}
+
+__device__ uint64_t grid_index(double x, double lo, double scale) {
+  const double top = (double)((1u << MORTON_BITS) - 1);
+  double u = __dmul_rn(__dsub_rn(x, lo), scale);
+  if (!(u > 0))
+    return 0;
+  if (u > top)
+    u = top;
+  return (uint64_t)u;
+}
+
+__global__ void make_keys(int64_t n, const double *pos, const double *d_box,
+                          uint64_t *keys, int32_t *order) {
+  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (i >= n)
+    return;
+  double scale = (double)(1u << MORTON_BITS) / d_box[3];
+  keys[i] = spread_bits(grid_index(pos[3 * i], d_box[0], scale)) << 2 |
+            spread_bits(grid_index(pos[3 * i + 1], d_box[1], scale)) << 1 |
+            spread_bits(grid_index(pos[3 * i + 2], d_box[2], scale));
+  order[i] = (int32_t)i;
+}
+
+/* ---- Stage 3: the bodies into key order --------------------------------- */
+
+__global__ void gather(int64_t n, const int32_t *order, const double *pos,
+                       const double *mass, double *spos, double *smass) {
+  int64_t k = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (k >= n)
+    return;
+  int64_t i = order[k];
+  spos[3 * k] = pos[3 * i];
+  spos[3 * k + 1] = pos[3 * i + 1];
+  spos[3 * k + 2] = pos[3 * i + 2];
+  smass[k] = mass[i];
+}
+
+/* ---- Stage 4: the cells, level by level --------------------------------- */
+
+/* octree.c's octant_bounds: the bodies [begin, end) of a cell of `level`
+ * split into the octants of level + 1, octant o holding [b[o], b[o+1]). */
+__device__ void octant_bounds(const uint64_t *keys, int32_t begin, int32_t end,
+                              int level, int32_t b[9]) {
+  int shift = 3 * (MAX_DEPTH - level - 1);
+  uint64_t prefix = (keys[begin] >> shift) & ~(uint64_t)7;
+  int32_t lo = begin;
+  b[0] = begin;
+  b[8] = end;
+  for (uint64_t o = 1; o < 8; o++) {
+    int32_t hi = end;
+    while (lo < hi) {
+      int32_t mid = lo + (hi - lo) / 2;
+      if ((keys[mid] >> shift) < (prefix | o))
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    b[o] = lo;
+  }
+}
+
+struct Cells {
+  int32_t *level, *parent, *child_begin, *child_count, *body_begin, *body_end;
+};
+
+__global__ void init_root(Cells cells, int32_t n) {
+  cells.level[0] = 0;
+  cells.parent[0] = -1;
+  cells.child_begin[0] = -1;
+  cells.child_count[0] = 0;
+  cells.body_begin[0] = 0;
+  cells.body_end[0] = n;
+}
+
+/* octree.c's count_children: 0 for a cell that stays a leaf (few bodies,
+ * the deepest level allowed, or one key for all its bodies). */
+__global__ void count_children(Cells cells, const uint64_t *keys, int32_t begin,
+                               int32_t m, int level, int leaf_size,
+                               int max_depth, int32_t *count) {
+  int32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+  if (j >= m)
+    return;
+  int32_t c = begin + j;
+  int32_t b = cells.body_begin[c], e = cells.body_end[c];
+  int32_t k = 0;
+  if (!(e - b <= leaf_size || level >= max_depth || keys[b] == keys[e - 1])) {
+    int32_t bounds[9];
+    octant_bounds(keys, b, e, level, bounds);
+    for (int o = 0; o < 8; o++)
+      k += bounds[o] < bounds[o + 1];
+  }
+  count[j] = k;
+  cells.child_count[c] = k;
+}
+
+/* octree.c's add_children: the children of the level's cell j start at
+ * `end` (the next level's first cell) plus the exclusive prefix sum of the
+ * counts, in octant order. */
+__global__ void add_children(Cells cells, const uint64_t *keys, int32_t begin,
+                             int32_t end, int level, const int32_t *count,
+                             const int32_t *inclusive) {
+  int32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+  if (j >= end - begin)
+    return;
+  int32_t c = begin + j, k = count[j];
+  int32_t first = end + inclusive[j] - k;
+  cells.child_begin[c] = k > 0 ? first : -1;
+  if (k == 0)
+    return;
+  int32_t b[9];
+  octant_bounds(keys, cells.body_begin[c], cells.body_end[c], level, b);
+  int32_t child = first;
+  for (int o = 0; o < 8; o++) {
+    if (b[o] == b[o + 1])
+      continue;
+    cells.level[child] = level + 1;
+    cells.parent[child] = c;
+    cells.child_begin[child] = -1;
+    cells.child_count[child] = 0;
+    cells.body_begin[child] = b[o];
+    cells.body_end[child] = b[o + 1];
+    child++;
+  }
+}
+
+/* A leaf's first body names it; every other entry stays -1. */
+__global__ void mark_leaves(Cells cells, int32_t ncells, int32_t *leaf_at) {
+  int32_t c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c < ncells && cells.child_count[c] == 0)
+    leaf_at[cells.body_begin[c]] = c;
+}
+
+struct IsCell {
+  __host__ __device__ bool operator()(int32_t c) const { return c >= 0; }
+};
+
+/* ---- Stage 5: moments --------------------------------------------------- */
+
+struct Moments {
+  const double *pos, *mass; /* bodies in key order */
+  double *center, *radius, *cmass, *box_center, *size;
+};
+
+__device__ uint64_t compact_bits(uint64_t v) {
+  v &= 0x1249249249249249ull;
+  v = (v ^ (v >> 2)) & 0x10c30c30c30c30c3ull;
+  v = (v ^ (v >> 4)) & 0x100f00f00f00f00full;
+  v = (v ^ (v >> 8)) & 0x1f0000ff0000ffull;
+  v = (v ^ (v >> 16)) & 0x1f00000000ffffull;
+  v = (v ^ (v >> 32)) & 0x1fffffull;
+  return v;
+}
+
+/* octree.c's cell_box: the top 3l bits of a cell's keys name its cube. */
+__global__ void cell_box(Cells cells, Moments mo, const uint64_t *keys,
+                         const double *d_box, int32_t ncells) {
+  int32_t c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= ncells)
+    return;
+  int level = cells.level[c];
+  uint64_t prefix = keys[cells.body_begin[c]] >> 3 * (MAX_DEPTH - level);
+  uint64_t index[3] = {compact_bits(prefix >> 2), compact_bits(prefix >> 1),
+                       compact_bits(prefix)};
+  double size = ldexp(d_box[3], -level);
+  mo.size[c] = size;
+  for (int k = 0; k < 3; k++)
+    mo.box_center[3 * c + k] =
+        __dadd_rn(d_box[k], __dmul_rn((double)index[k] + 0.5, size));
+}
+
+__device__ double distance(const double *a, const double *b) {
+  double dx = __dsub_rn(a[0], b[0]), dy = __dsub_rn(a[1], b[1]),
+         dz = __dsub_rn(a[2], b[2]);
+  return sqrt(__dadd_rn(__dadd_rn(__dmul_rn(dx, dx), __dmul_rn(dy, dy)),
+                        __dmul_rn(dz, dz)));
+}
+
+/* octree.c's set_center: relative to the cube, a massless cell at its
+ * cube's centre. */
+__device__ void set_center(Moments mo, int32_t c, double mass,
+                           const double moment[3]) {
+  mo.cmass[c] = mass;
+  for (int k = 0; k < 3; k++)
+    mo.center[3 * c + k] =
+        __dadd_rn(mo.box_center[3 * c + k], mass > 0 ? moment[k] / mass : 0.0);
+}
+
+/* octree.c's leaf_moments. */
+__global__ void leaf_moments(Cells cells, Moments mo, int32_t ncells) {
+  int32_t c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= ncells || cells.child_count[c] != 0)
+    return;
+  int32_t b = cells.body_begin[c], e = cells.body_end[c];
+  const double *bc = mo.box_center + 3 * c;
+  double mass = 0, moment[3] = {0, 0, 0};
+  for (int32_t i = b; i < e; i++) {
+    double m = mo.mass[i];
+    mass = __dadd_rn(mass, m);
+    for (int k = 0; k < 3; k++)
+      moment[k] = __dadd_rn(moment[k],
+                            __dmul_rn(m, __dsub_rn(mo.pos[3 * i + k], bc[k])));
+  }
+  set_center(mo, c, mass, moment);
+  double *center = mo.center + 3 * c;
+  if (e - b == 1)
+    for (int k = 0; k < 3; k++)
+      center[k] = mo.pos[3 * b + k];
+  double radius = 0;
+  for (int32_t i = b; i < e; i++)
+    radius = fmax(radius, distance(center, mo.pos + 3 * i));
+  mo.radius[c] = radius;
+}
+
+/* octree.c's farthest, with a stack for the recursion: children are
+ * pushed smallest bound first, so that they are searched largest bound
+ * first, and one whose bound cannot beat the best is dropped. Returns the
+ * exact maximum over the bodies of `root`, as the CPU's. */
+__device__ double farthest(Cells cells, Moments mo, const double p[3],
+                           int32_t root) {
+  int32_t stack_cell[STACK];
+  double stack_bound[STACK];
+  int top = 0;
+  double best = 0;
+  stack_cell[top] = root;
+  stack_bound[top++] = INFINITY;
+  while (top > 0) {
+    top--;
+    int32_t c = stack_cell[top];
+    if (!(stack_bound[top] > best))
+      continue;
+    int32_t count = cells.child_count[c];
+    if (count == 0) {
+      for (int32_t i = cells.body_begin[c]; i < cells.body_end[c]; i++)
+        best = fmax(best, distance(p, mo.pos + 3 * i));
+      continue;
+    }
+    double bound[8];
+    int32_t child[8];
+    for (int32_t k = 0; k < count; k++) {
+      int32_t ch = cells.child_begin[c] + k;
+      double b =
+          __dmul_rn(__dadd_rn(distance(p, mo.center + 3 * ch), mo.radius[ch]),
+                    1 + PRUNE_SLACK);
+      int32_t j = k;
+      for (; j > 0 && bound[j - 1] < b; j--) {
+        bound[j] = bound[j - 1];
+        child[j] = child[j - 1];
+      }
+      bound[j] = b;
+      child[j] = ch;
+    }
+    for (int32_t k = count - 1; k >= 0; k--) {
+      stack_cell[top] = child[k];
+      stack_bound[top++] = bound[k];
+    }
+  }
+  return best;
+}
+
+/* octree.c's parent_moments, for the cells [begin, begin + m) of a level
+ * whose children are done. */
+__global__ void parent_moments(Cells cells, Moments mo, int32_t begin,
+                               int32_t m) {
+  int32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+  if (j >= m)
+    return;
+  int32_t c = begin + j, count = cells.child_count[c];
+  if (count == 0)
+    return;
+  const double *bc = mo.box_center + 3 * c;
+  double mass = 0, moment[3] = {0, 0, 0};
+  for (int32_t k = 0; k < count; k++) {
+    int32_t ch = cells.child_begin[c] + k;
+    double m_ch = mo.cmass[ch];
+    mass = __dadd_rn(mass, m_ch);
+    for (int i = 0; i < 3; i++)
+      moment[i] = __dadd_rn(
+          moment[i], __dmul_rn(m_ch, __dsub_rn(mo.center[3 * ch + i], bc[i])));
+  }
+  set_center(mo, c, mass, moment);
+  double center[3];
+  for (int i = 0; i < 3; i++)
+    center[i] = mo.center[3 * c + i];
+  if (count == 1)
+    for (int i = 0; i < 3; i++)
+      center[i] = mo.center[3 * c + i] =
+          mo.center[3 * cells.child_begin[c] + i];
+  mo.radius[c] = farthest(cells, mo, center, c);
+}
+
+/* ---- The workspace ------------------------------------------------------ */
+
+struct Layout {
+  size_t pos, mass, keys[2], order[2], box, reduced, counters, leaves;
+  size_t center, radius, cmass, box_center, size;
+  size_t level, parent, child_begin, child_count, body_begin, body_end;
+  size_t temp, temp_bytes, total;
+};
+
+size_t place(size_t *at, size_t bytes) {
+  size_t offset = *at;
+  *at += (bytes + ALIGN - 1) / ALIGN * ALIGN;
+  return offset;
+}
+
+int64_t cell_bound(int64_t n, int leaf_size, int max_depth) {
+  int64_t split = n / ((int64_t)leaf_size + 1);
+  int64_t level = 8 * split < n ? 8 * split : n;
+  return 1 + (int64_t)max_depth * level;
+}
+
+/* CUB's scratch for every call the build makes, the largest. */
+cudaError_t cub_bytes(int64_t n, cudaStream_t stream, size_t *bytes) {
+  size_t b[4] = {0, 0, 0, 0};
+  int nn = (int)n;
+  BoxIter boxes(thrust::counting_iterator<int64_t>(0), BodyBox{nullptr});
+  Box init{};
+  cudaError_t e = cub::DeviceReduce::Reduce(
+      nullptr, b[0], boxes, (Box *)nullptr, nn, MergeBox{}, init, stream);
+  cub::DoubleBuffer<uint64_t> keys(nullptr, nullptr);
+  cub::DoubleBuffer<int32_t> order(nullptr, nullptr);
+  if (e == cudaSuccess)
+    e = cub::DeviceRadixSort::SortPairs(nullptr, b[1], keys, order, nn, 0,
+                                        3 * MORTON_BITS, stream);
+  if (e == cudaSuccess)
+    e = cub::DeviceScan::InclusiveSum(nullptr, b[2], (int32_t *)nullptr,
+                                      (int32_t *)nullptr, nn, stream);
+  if (e == cudaSuccess)
+    e = cub::DeviceSelect::If(nullptr, b[3], (int32_t *)nullptr,
+                              (int32_t *)nullptr, (int32_t *)nullptr, nn,
+                              IsCell{}, stream);
+  *bytes = 0;
+  for (int k = 0; k < 4; k++)
+    *bytes = b[k] > *bytes ? b[k] : *bytes;
+  return e;
+}
+
+/* The arrays, each aligned; after the sort the spare key buffer holds the
+ * per-level counts and sums, the spare order buffer the leaf marks. */
+Layout make_layout(int64_t n, int64_t cells, size_t temp_bytes) {
+  Layout l;
+  size_t at = 0;
+  l.pos = place(&at, 3 * n * sizeof(double));
+  l.mass = place(&at, n * sizeof(double));
+  for (int k = 0; k < 2; k++) {
+    l.keys[k] = place(&at, n * sizeof(uint64_t));
+    l.order[k] = place(&at, n * sizeof(int32_t));
+  }
+  l.box = place(&at, 5 * sizeof(double));
+  l.reduced = place(&at, sizeof(Box));
+  l.counters = place(&at, 4 * sizeof(int32_t));
+  l.leaves = place(&at, n * sizeof(int32_t));
+  l.center = place(&at, 3 * cells * sizeof(double));
+  l.radius = place(&at, cells * sizeof(double));
+  l.cmass = place(&at, cells * sizeof(double));
+  l.box_center = place(&at, 3 * cells * sizeof(double));
+  l.size = place(&at, cells * sizeof(double));
+  l.level = place(&at, cells * sizeof(int32_t));
+  l.parent = place(&at, cells * sizeof(int32_t));
+  l.child_begin = place(&at, cells * sizeof(int32_t));
+  l.child_count = place(&at, cells * sizeof(int32_t));
+  l.body_begin = place(&at, cells * sizeof(int32_t));
+  l.body_end = place(&at, cells * sizeof(int32_t));
+  l.temp_bytes = temp_bytes;
+  l.temp = place(&at, temp_bytes);
+  l.total = at;
+  return l;
+}
+
+tfmm_status check(size_t n, const double *pos, const double *mass,
+                  const tfmm_tree_gpu_params *p, size_t *bytes,
+                  tfmm_tree_gpu *tree, tfmm_error *err) {
+  if (p == NULL || bytes == NULL || tree == NULL)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "tree_gpu: %s is NULL",
+                          p == NULL       ? "params"
+                          : bytes == NULL ? "workspace_bytes"
+                                          : "tree");
+  if (n == 0)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "n = 0: the octree needs at least one body");
+  if (n > (size_t)INT32_MAX)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "tree_gpu: n = %zu: at most %d bodies", n, INT32_MAX);
+  if (pos == NULL || mass == NULL)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT, "%s is NULL",
+                          pos == NULL ? "pos" : "mass");
+  if (p->leaf_size < 1)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "leaf_size = %d: must be >= 1", p->leaf_size);
+  if (p->max_depth < 0 || p->max_depth > MAX_DEPTH)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "max_depth = %d: must be in [0, %d]", p->max_depth,
+                          MAX_DEPTH);
+  if (p->max_cells < 0 || p->max_cells > INT32_MAX)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "max_cells = %lld: must be in [0, %d]",
+                          (long long)p->max_cells, INT32_MAX);
+  return TFMM_OK;
+}
+
+/* ---- The stages --------------------------------------------------------- */
+
+struct Build {
+  tfmm_tree_gpu *t;
+  char *ws;
+  Layout l;
+  cudaStream_t s;
+  cudaEvent_t ev[6]; /* before keys, sort, gather, cells, moments; after */
+  int timed;
+  Cells cells;
+  Moments mo;
+};
+
+tfmm_status mark(Build *b, int k, tfmm_error *err) {
+  if (b->timed)
+    TRY(cudaEventRecord(b->ev[k], b->s));
+  return TFMM_OK;
+}
+
+tfmm_status keys_and_sort(Build *b, const double *pos, const double *mass,
+                          tfmm_error *err) {
+  tfmm_tree_gpu *t = b->t;
+  int64_t n = (int64_t)t->n;
+  void *temp = b->ws + b->l.temp;
+  size_t temp_bytes = b->l.temp_bytes;
+  Box *reduced = (Box *)(b->ws + b->l.reduced);
+  Box init;
+  for (int k = 0; k < 3; k++) {
+    init.lo[k] = INFINITY;
+    init.hi[k] = -INFINITY;
+  }
+  BoxIter boxes(thrust::counting_iterator<int64_t>(0), BodyBox{pos});
+  TRY(cub::DeviceReduce::Reduce(temp, temp_bytes, boxes, reduced, (int)n,
+                                MergeBox{}, init, b->s));
+  finish_cube<<<1, 1, 0, b->s>>>(reduced, t->d_box);
+  LAUNCHED(finish_cube);
+  uint64_t *k0 = (uint64_t *)(b->ws + b->l.keys[0]);
+  uint64_t *k1 = (uint64_t *)(b->ws + b->l.keys[1]);
+  int32_t *o0 = (int32_t *)(b->ws + b->l.order[0]);
+  int32_t *o1 = (int32_t *)(b->ws + b->l.order[1]);
+  make_keys<<<blocks(n), THREADS, 0, b->s>>>(n, pos, t->d_box, k0, o0);
+  LAUNCHED(make_keys);
+  tfmm_status st = mark(b, 1, err);
+  if (st != TFMM_OK)
+    return st;
+  /* LSD radix sort: stable, so equal keys keep their input order, as in
+   * tfmm_radix_sort. */
+  cub::DoubleBuffer<uint64_t> keys(k0, k1);
+  cub::DoubleBuffer<int32_t> order(o0, o1);
+  TRY(cub::DeviceRadixSort::SortPairs(temp, temp_bytes, keys, order, (int)n, 0,
+                                      3 * MORTON_BITS, b->s));
+  t->d_keys = keys.Current();
+  t->d_order = order.Current();
+  if ((st = mark(b, 2, err)) != TFMM_OK)
+    return st;
+  gather<<<blocks(n), THREADS, 0, b->s>>>(n, t->d_order, pos, mass, t->d_pos,
+                                          t->d_mass);
+  LAUNCHED(gather);
+  /* The spare buffers, now free, become the cells' scratch. */
+  b->l.keys[0] = (size_t)((char *)keys.Alternate() - b->ws);
+  b->l.order[0] = (size_t)((char *)order.Alternate() - b->ws);
+  return mark(b, 3, err);
+}
+
+tfmm_status check_cube(Build *b, tfmm_error *err) {
+  double box[5];
+  TRY(cudaMemcpyAsync(box, b->t->d_box, sizeof box, cudaMemcpyDeviceToHost,
+                      b->s));
+  TRY(cudaStreamSynchronize(b->s));
+  if (!isfinite(box[4]))
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "octree: the bodies span %g, beyond the range of "
+                          "double",
+                          box[4]);
+  for (int k = 0; k < 3; k++)
+    b->t->box_min[k] = box[k];
+  b->t->box_size = box[3];
+  return TFMM_OK;
+}
+
+tfmm_status build_cells(Build *b, tfmm_error *err) {
+  tfmm_tree_gpu *t = b->t;
+  int32_t *count = (int32_t *)(b->ws + b->l.keys[0]);
+  int32_t *inclusive = count + t->n;
+  void *temp = b->ws + b->l.temp;
+  size_t temp_bytes = b->l.temp_bytes;
+  init_root<<<1, 1, 0, b->s>>>(b->cells, (int32_t)t->n);
+  LAUNCHED(init_root);
+  t->level_begin[0] = 0;
+  t->level_begin[1] = 1;
+  for (int level = 0;; level++) {
+    int32_t begin = (int32_t)t->level_begin[level];
+    int32_t end = (int32_t)t->level_begin[level + 1], m = end - begin;
+    count_children<<<blocks(m), THREADS, 0, b->s>>>(b->cells, t->d_keys, begin,
+                                                    m, level, t->leaf_size,
+                                                    t->max_depth, count);
+    LAUNCHED(count_children);
+    TRY(cub::DeviceScan::InclusiveSum(temp, temp_bytes, count, inclusive, m,
+                                      b->s));
+    int32_t total = 0;
+    TRY(cudaMemcpyAsync(&total, inclusive + m - 1, sizeof total,
+                        cudaMemcpyDeviceToHost, b->s));
+    TRY(cudaStreamSynchronize(b->s));
+    if (total == 0) {
+      t->depth = level;
+      break;
+    }
+    int64_t next = (int64_t)end + total;
+    if (next > t->max_cells)
+      return tfmm_error_set(err, TFMM_ERR_NO_MEMORY,
+                            "tree_gpu: more than max_cells = %lld cells "
+                            "(at least %lld)",
+                            (long long)t->max_cells, (long long)next);
+    add_children<<<blocks(m), THREADS, 0, b->s>>>(b->cells, t->d_keys, begin,
+                                                  end, level, count, inclusive);
+    LAUNCHED(add_children);
+    t->level_begin[level + 2] = next;
+    t->ncells = next;
+  }
+  /* The leaves in key order: each leaf marks its first body, and the marks
+   * are compacted in body order. */
+  int32_t *leaf_at = (int32_t *)(b->ws + b->l.order[0]);
+  int32_t *d_nleaves = (int32_t *)(b->ws + b->l.counters);
+  TRY(cudaMemsetAsync(leaf_at, 0xff, t->n * sizeof *leaf_at, b->s));
+  mark_leaves<<<blocks(t->ncells), THREADS, 0, b->s>>>(
+      b->cells, (int32_t)t->ncells, leaf_at);
+  LAUNCHED(mark_leaves);
+  TRY(cub::DeviceSelect::If(temp, temp_bytes, leaf_at, t->d_leaves, d_nleaves,
+                            (int)t->n, IsCell{}, b->s));
+  int32_t nleaves = 0;
+  TRY(cudaMemcpyAsync(&nleaves, d_nleaves, sizeof nleaves,
+                      cudaMemcpyDeviceToHost, b->s));
+  TRY(cudaStreamSynchronize(b->s));
+  t->nleaves = nleaves;
+  return mark(b, 4, err);
+}
+
+tfmm_status moments(Build *b, tfmm_error *err) {
+  tfmm_tree_gpu *t = b->t;
+  int32_t ncells = (int32_t)t->ncells;
+  cell_box<<<blocks(ncells), THREADS, 0, b->s>>>(b->cells, b->mo, t->d_keys,
+                                                 t->d_box, ncells);
+  LAUNCHED(cell_box);
+  leaf_moments<<<blocks(ncells), THREADS, 0, b->s>>>(b->cells, b->mo, ncells);
+  LAUNCHED(leaf_moments);
+  for (int level = t->depth - 1; level >= 0; level--) {
+    int32_t begin = (int32_t)t->level_begin[level];
+    int32_t m = (int32_t)t->level_begin[level + 1] - begin;
+    parent_moments<<<blocks(m), THREADS, 0, b->s>>>(b->cells, b->mo, begin, m);
+    LAUNCHED(parent_moments);
+  }
+  return mark(b, 5, err);
+}
+
+tfmm_status read_times(Build *b, tfmm_error *err) {
+  float ms[5];
+  for (int k = 0; k < 5; k++)
+    TRY(cudaEventElapsedTime(&ms[k], b->ev[k], b->ev[k + 1]));
+  float total;
+  TRY(cudaEventElapsedTime(&total, b->ev[0], b->ev[5]));
+  tfmm_tree_gpu_times *tt = &b->t->times;
+  tt->keys = ms[0];
+  tt->sort = ms[1];
+  tt->gather = ms[2];
+  tt->cells = ms[3];
+  tt->moments = ms[4];
+  tt->total = total;
+  return TFMM_OK;
+}
+
+tfmm_status run_stages(Build *b, const double *pos, const double *mass,
+                       tfmm_error *err) {
+  tfmm_status st;
+  if ((st = mark(b, 0, err)) != TFMM_OK ||
+      (st = keys_and_sort(b, pos, mass, err)) != TFMM_OK ||
+      (st = check_cube(b, err)) != TFMM_OK ||
+      (st = build_cells(b, err)) != TFMM_OK ||
+      (st = moments(b, err)) != TFMM_OK)
+    return st;
+  TRY(cudaStreamSynchronize(b->s));
+  return b->timed ? read_times(b, err) : TFMM_OK;
+}
+
+void point_arrays(Build *b) {
+  tfmm_tree_gpu *t = b->t;
+  char *ws = b->ws;
+  const Layout &l = b->l;
+  t->d_pos = (double *)(ws + l.pos);
+  t->d_mass = (double *)(ws + l.mass);
+  t->d_box = (double *)(ws + l.box);
+  t->d_leaves = (int32_t *)(ws + l.leaves);
+  t->d_center = (double *)(ws + l.center);
+  t->d_radius = (double *)(ws + l.radius);
+  t->d_cmass = (double *)(ws + l.cmass);
+  t->d_box_center = (double *)(ws + l.box_center);
+  t->d_size = (double *)(ws + l.size);
+  t->d_level = (int32_t *)(ws + l.level);
+  t->d_parent = (int32_t *)(ws + l.parent);
+  t->d_child_begin = (int32_t *)(ws + l.child_begin);
+  t->d_child_count = (int32_t *)(ws + l.child_count);
+  t->d_body_begin = (int32_t *)(ws + l.body_begin);
+  t->d_body_end = (int32_t *)(ws + l.body_end);
+  b->cells = Cells{t->d_level,       t->d_parent,     t->d_child_begin,
+                   t->d_child_count, t->d_body_begin, t->d_body_end};
+  b->mo = Moments{t->d_pos,   t->d_mass,       t->d_center, t->d_radius,
+                  t->d_cmass, t->d_box_center, t->d_size};
+}
+
+} // namespace
+
+extern "C" tfmm_status
+tfmm_tree_gpu_build(void *workspace, size_t *workspace_bytes, size_t n,
+                    const double *d_pos, const double *d_mass,
+                    const tfmm_tree_gpu_params *params, tfmm_tree_gpu *tree,
+                    void *stream, tfmm_error *err) {
+  tfmm_status st = check(n, d_pos, d_mass, params, workspace_bytes, tree, err);
+  if (st != TFMM_OK)
+    return st;
+  int64_t cells =
+      params->max_cells > 0
+          ? params->max_cells
+          : cell_bound((int64_t)n, params->leaf_size, params->max_depth);
+  if (cells > INT32_MAX)
+    cells = INT32_MAX;
+  cudaStream_t s = (cudaStream_t)stream;
+  size_t temp_bytes = 0;
+  TRY(cub_bytes((int64_t)n, s, &temp_bytes));
+  Layout layout = make_layout((int64_t)n, cells, temp_bytes);
+  if (workspace == NULL) {
+    *workspace_bytes = layout.total;
+    return TFMM_OK;
+  }
+  if (*workspace_bytes < layout.total)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "tree_gpu: workspace of %zu bytes, %zu needed",
+                          *workspace_bytes, layout.total);
+  *tree = tfmm_tree_gpu{};
+  tree->n = n;
+  tree->max_cells = cells;
+  tree->leaf_size = params->leaf_size;
+  tree->max_depth = params->max_depth;
+  tree->ncells = 1;
+  Build b{};
+  b.t = tree;
+  b.ws = (char *)workspace;
+  b.l = layout;
+  b.s = s;
+  b.timed = params->timed;
+  point_arrays(&b);
+  int made = 0;
+  if (b.timed)
+    for (; made < 6; made++)
+      if (cudaEventCreate(&b.ev[made]) != cudaSuccess)
+        break;
+  if (b.timed && made < 6)
+    st = tfmm_error_set(err, TFMM_ERR_CUDA, "tree_gpu: cudaEventCreate failed");
+  else
+    st = run_stages(&b, d_pos, d_mass, err);
+  if (st != TFMM_OK)
+    cudaStreamSynchronize(s); /* leave the stream idle; keep the first error */
+  for (int k = 0; k < made; k++)
+    cudaEventDestroy(b.ev[k]);
+  return st;
+}

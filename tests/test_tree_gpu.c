@@ -1,0 +1,291 @@
+/* The octree built on the GPU (kernels/tree_gpu.h) against the CPU's
+ * (tfmm_octree_build) for the same input: every array equal (keys, body
+ * order, sorted bodies, cells' structure and cubes, leaves, levels), the
+ * moments within TFMM_TREE_GPU_MOMENT_TOL. Uniform, Plummer, clustered and
+ * degenerate inputs, leaf sizes 1 to 4096. Skips without a GPU. */
+#include "testutil.h"
+#include "tree/octree.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if TFMM_HAVE_CUDA
+#include "tree_gpu.h"
+
+#include <cuda_runtime.h>
+#endif
+
+static void require_gpu(void) {
+  if (tfmm_gpu_count() == 0)
+    cr_skip_test("no usable CUDA GPU on this machine: GPU test skipped");
+#if !TFMM_HAVE_CUDA
+  cr_skip_test("built without CUDA: GPU test skipped");
+#endif
+}
+
+#if TFMM_HAVE_CUDA
+
+static const int leaf_sizes[] = {1, 16, 64, 512, 4096};
+enum { NLEAF = sizeof leaf_sizes / sizeof leaf_sizes[0] };
+
+/* The largest moment deviation seen, relative as the bound states. */
+static double worst;
+
+static void check_rel(double gpu, double cpu, double scale, const char *what,
+                      int64_t c, const char *label) {
+  double dev = fabs(gpu - cpu) / (scale > 0 ? scale : 1);
+  worst = dev > worst ? dev : worst;
+  cr_assert(dev <= TFMM_TREE_GPU_MOMENT_TOL,
+            "%s: cell %lld %s: GPU %.17g CPU %.17g (relative %g)", label,
+            (long long)c, what, gpu, cpu, dev);
+}
+
+static void compare_cells(const tfmm_octree *g, const tfmm_octree *t,
+                          const char *label) {
+  for (int64_t c = 0; c < t->ncells; c++) {
+    const tfmm_cell *a = &g->cells[c], *b = &t->cells[c];
+    cr_assert(a->level == b->level && a->parent == b->parent &&
+                  a->child_begin == b->child_begin &&
+                  a->child_count == b->child_count &&
+                  a->body_begin == b->body_begin && a->body_end == b->body_end,
+              "%s: cell %lld differs: level %d/%d parent %d/%d child %d+%d / "
+              "%d+%d bodies [%lld, %lld) / [%lld, %lld)",
+              label, (long long)c, a->level, b->level, a->parent, b->parent,
+              a->child_begin, a->child_count, b->child_begin, b->child_count,
+              (long long)a->body_begin, (long long)a->body_end,
+              (long long)b->body_begin, (long long)b->body_end);
+    cr_assert(a->size == b->size && memcmp(a->box_center, b->box_center,
+                                           sizeof a->box_center) == 0,
+              "%s: cell %lld: cube differs", label, (long long)c);
+    check_rel(a->mass, b->mass, b->mass, "mass", c, label);
+    for (int k = 0; k < 3; k++)
+      check_rel(a->center[k], b->center[k], b->size, "centre", c, label);
+    check_rel(a->radius, b->radius, b->size, "radius", c, label);
+  }
+}
+
+static void compare_trees(const tfmm_octree *g, const tfmm_octree *t,
+                          const char *label) {
+  cr_assert_eq(g->n, t->n, "%s: n", label);
+  cr_assert(memcmp(g->box_min, t->box_min, sizeof g->box_min) == 0 &&
+                g->box_size == t->box_size,
+            "%s: cube differs: size %.17g / %.17g", label, g->box_size,
+            t->box_size);
+  size_t n = t->n;
+  cr_assert(memcmp(g->keys, t->keys, n * sizeof *t->keys) == 0,
+            "%s: keys differ", label);
+  cr_assert(memcmp(g->order, t->order, n * sizeof *t->order) == 0,
+            "%s: body order differs", label);
+  cr_assert(memcmp(g->pos, t->pos, 3 * n * sizeof *t->pos) == 0 &&
+                memcmp(g->mass, t->mass, n * sizeof *t->mass) == 0,
+            "%s: sorted bodies differ", label);
+  cr_assert(g->ncells == t->ncells && g->nleaves == t->nleaves &&
+                g->depth == t->depth,
+            "%s: %lld cells %lld leaves depth %d on the GPU, %lld %lld %d on "
+            "the CPU",
+            label, (long long)g->ncells, (long long)g->nleaves, g->depth,
+            (long long)t->ncells, (long long)t->nleaves, t->depth);
+  cr_assert(memcmp(g->level_begin, t->level_begin,
+                   (size_t)(t->depth + 2) * sizeof *t->level_begin) == 0,
+            "%s: level_begin differs", label);
+  cr_assert(
+      memcmp(g->leaves, t->leaves, (size_t)t->nleaves * sizeof *t->leaves) == 0,
+      "%s: leaves differ", label);
+  compare_cells(g, t, label);
+}
+
+static void *device_copy(const double *x, size_t count) {
+  void *d = NULL;
+  cr_assert_eq(cudaMalloc(&d, count * sizeof *x), cudaSuccess);
+  cr_assert_eq(cudaMemcpy(d, x, count * sizeof *x, cudaMemcpyHostToDevice),
+               cudaSuccess);
+  return d;
+}
+
+/* Builds both trees of the bodies and compares them. */
+static void check_case(size_t n, const double *pos, const double *mass,
+                       int leaf_size, int max_depth, const char *label) {
+  char full[256];
+  snprintf(full, sizeof full, "%s, n %zu, leaf %d, depth %d", label, n,
+           leaf_size, max_depth);
+  tfmm_error err = {{0}};
+  tfmm_octree cpu, gpu;
+  cr_assert_eq(
+      tfmm_octree_build(&cpu, n, pos, mass, leaf_size, max_depth, &err),
+      TFMM_OK, "%s: %s", full, err.message);
+  double *d_pos = device_copy(pos, 3 * n), *d_mass = device_copy(mass, n);
+  tfmm_tree_gpu_params params = {leaf_size, max_depth, 0, 1};
+  tfmm_tree_gpu tree;
+  size_t bytes = 0;
+  cr_assert_eq(tfmm_tree_gpu_build(NULL, &bytes, n, d_pos, d_mass, &params,
+                                   &tree, NULL, &err),
+               TFMM_OK, "%s: %s", full, err.message);
+  void *ws = NULL;
+  cr_assert_eq(cudaMalloc(&ws, bytes), cudaSuccess);
+  /* Poisoned: the build must write everything the copy reads. */
+  cr_assert_eq(cudaMemset(ws, 0xff, bytes), cudaSuccess);
+  cr_assert_eq(tfmm_tree_gpu_build(ws, &bytes, n, d_pos, d_mass, &params, &tree,
+                                   NULL, &err),
+               TFMM_OK, "%s: %s", full, err.message);
+  cr_assert_eq(tfmm_tree_gpu_copy(&tree, &gpu, NULL, &err), TFMM_OK, "%s: %s",
+               full, err.message);
+  compare_trees(&gpu, &cpu, full);
+  tfmm_octree_free(&gpu);
+  tfmm_octree_free(&cpu);
+  cudaFree(ws);
+  cudaFree(d_pos);
+  cudaFree(d_mass);
+}
+
+static void check_leaf_sizes(size_t n, const double *pos, const double *mass,
+                             const char *label) {
+  for (int k = 0; k < NLEAF; k++)
+    check_case(n, pos, mass, leaf_sizes[k], TFMM_MAX_DEPTH, label);
+}
+
+static void check_layout(size_t n, test_layout layout, const char *label) {
+  uint64_t seed = test_fresh_seed();
+  test_bodies b = test_bodies_make(n, layout, seed);
+  char full[128];
+  snprintf(full, sizeof full, "%s seed %llu", label, (unsigned long long)seed);
+  check_leaf_sizes(n, b.pos, b.mass, full);
+  test_bodies_free(&b);
+}
+
+#endif /* TFMM_HAVE_CUDA */
+
+Test(tree_gpu, uniform) {
+  require_gpu();
+#if TFMM_HAVE_CUDA
+  check_layout(30000, TEST_UNIFORM, "uniform");
+  cr_log_info("largest moment deviation, relative: %g", worst);
+#endif
+}
+
+Test(tree_gpu, clustered) {
+  require_gpu();
+#if TFMM_HAVE_CUDA
+  check_layout(30000, TEST_CLUSTERED, "clustered");
+#endif
+}
+
+Test(tree_gpu, plummer) {
+  require_gpu();
+#if TFMM_HAVE_CUDA
+  size_t n = 50000;
+  double *pos = malloc(3 * n * sizeof *pos), *vel = malloc(3 * n * sizeof *vel);
+  double *mass = malloc(n * sizeof *mass);
+  uint64_t seed = test_fresh_seed();
+  cr_assert_eq(tfmm_ic_plummer(n, seed, pos, vel, mass), TFMM_OK);
+  char label[64];
+  snprintf(label, sizeof label, "plummer seed %llu", (unsigned long long)seed);
+  check_leaf_sizes(n, pos, mass, label);
+  free(pos);
+  free(vel);
+  free(mass);
+#endif
+}
+
+Test(tree_gpu, small_n) {
+  require_gpu();
+#if TFMM_HAVE_CUDA
+  uint64_t seed = test_fresh_seed();
+  test_rng rng = {seed};
+  double pos[300], mass[100];
+  for (size_t n = 1; n <= 100; n++) {
+    for (size_t i = 0; i < 3 * n; i++)
+      pos[i] = test_uniform(&rng) - 0.5;
+    for (size_t i = 0; i < n; i++)
+      mass[i] = 0.5 + test_uniform(&rng);
+    char label[64];
+    snprintf(label, sizeof label, "small seed %llu", (unsigned long long)seed);
+    check_case(n, pos, mass, 1, TFMM_MAX_DEPTH, label);
+    check_case(n, pos, mass, 16, TFMM_MAX_DEPTH, label);
+  }
+#endif
+}
+
+/* Coincident bodies share a key: a leaf past leaf_size. Two piles closer
+ * than a few key cells separate only near the deepest level; with a
+ * shallower max_depth they stop there. */
+Test(tree_gpu, coincident_and_deepest) {
+  require_gpu();
+#if TFMM_HAVE_CUDA
+  enum { N = 3000 };
+  static double pos[3 * N], mass[N];
+  uint64_t seed = test_fresh_seed();
+  test_rng rng = {seed};
+  for (size_t i = 0; i < N; i++) {
+    mass[i] = 1.0 / N;
+    int pile = i % 3 == 0, far = i % 3 == 1;
+    for (int k = 0; k < 3; k++)
+      pos[3 * i + k] =
+          far ? test_uniform(&rng) : 0.25 + (pile ? 0 : 3.0 * ldexp(1.0, -21));
+  }
+  check_leaf_sizes(N, pos, mass, "two piles");
+  for (int depth = 0; depth <= 6; depth += 3)
+    check_case(N, pos, mass, 1, depth, "two piles, shallow");
+  for (size_t i = 0; i < 3 * N; i++)
+    pos[i] = -7.5;
+  check_leaf_sizes(N, pos, mass, "one pile");
+#endif
+}
+
+Test(tree_gpu, line_and_one_body) {
+  require_gpu();
+#if TFMM_HAVE_CUDA
+  enum { N = 5000 };
+  static double pos[3 * N], mass[N];
+  uint64_t seed = test_fresh_seed();
+  test_rng rng = {seed};
+  for (size_t i = 0; i < N; i++) {
+    pos[3 * i] = 1e3 + test_uniform(&rng);
+    pos[3 * i + 1] = pos[3 * i + 2] = -2.0;
+    mass[i] = test_uniform(&rng) + 1e-3;
+  }
+  check_leaf_sizes(N, pos, mass, "line");
+  check_leaf_sizes(1, pos, mass, "one body");
+#endif
+}
+
+Test(tree_gpu, errors_are_reported) {
+  require_gpu();
+#if TFMM_HAVE_CUDA
+  enum { N = 4096 };
+  test_bodies b = test_bodies_make(N, TEST_UNIFORM, test_fresh_seed());
+  double *d_pos = device_copy(b.pos, 3 * N), *d_mass = device_copy(b.mass, N);
+  tfmm_error err = {{0}};
+  tfmm_tree_gpu tree;
+  size_t bytes = 0;
+  tfmm_tree_gpu_params bad = {0, TFMM_MAX_DEPTH, 0, 0};
+  cr_assert_eq(tfmm_tree_gpu_build(NULL, &bytes, N, d_pos, d_mass, &bad, &tree,
+                                   NULL, &err),
+               TFMM_ERR_INVALID_ARGUMENT);
+  cr_assert(strstr(err.message, "leaf_size") != NULL, "%s", err.message);
+  tfmm_tree_gpu_params tight = {1, TFMM_MAX_DEPTH, 100, 0};
+  cr_assert_eq(tfmm_tree_gpu_build(NULL, &bytes, 0, d_pos, d_mass, &tight,
+                                   &tree, NULL, &err),
+               TFMM_ERR_INVALID_ARGUMENT);
+  cr_assert_eq(tfmm_tree_gpu_build(NULL, &bytes, N, d_pos, d_mass, &tight,
+                                   &tree, NULL, &err),
+               TFMM_OK, "%s", err.message);
+  void *ws = NULL;
+  cr_assert_eq(cudaMalloc(&ws, bytes), cudaSuccess);
+  size_t less = bytes - 1;
+  cr_assert_eq(tfmm_tree_gpu_build(ws, &less, N, d_pos, d_mass, &tight, &tree,
+                                   NULL, &err),
+               TFMM_ERR_INVALID_ARGUMENT);
+  /* 100 cells cannot hold a tree of 4096 bodies in leaves of one. */
+  cr_assert_eq(tfmm_tree_gpu_build(ws, &bytes, N, d_pos, d_mass, &tight, &tree,
+                                   NULL, &err),
+               TFMM_ERR_NO_MEMORY);
+  cr_assert(strstr(err.message, "max_cells") != NULL, "%s", err.message);
+  cudaFree(ws);
+  cudaFree(d_pos);
+  cudaFree(d_mass);
+  test_bodies_free(&b);
+#endif
+}
