@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 TestSuite(render, .init = scratch_make, .fini = scratch_remove);
 
@@ -269,4 +270,46 @@ Test(render, unwritable_output) {
   cr_assert_eq(RUN("render", sp("snap.h5"), "--out", sp("no/such/dir.png")), 1);
   assert_stderr_has("no/such/dir.png");
   assert_no_temporaries();
+}
+
+/* The whole of a file in the scratch directory; *len its size. */
+static unsigned char *whole_file(const char *name, size_t *len) {
+  FILE *f = fopen(sp(name), "rb");
+  cr_assert_not_null(f, "%s missing", name);
+  unsigned char *b = NULL;
+  size_t cap = 0;
+  *len = 0;
+  for (;;) {
+    if (*len == cap) {
+      cap = cap ? 2 * cap : 65536;
+      b = realloc(b, cap);
+      cr_assert_not_null(b);
+    }
+    size_t got = fread(b + *len, 1, cap - *len, f);
+    *len += got;
+    if (got == 0)
+      break;
+  }
+  fclose(f);
+  return b;
+}
+
+/* The picture never replaces the snapshot it is drawn from (--out naming
+ * it, or a link to it): refused, the snapshot unchanged byte for byte. */
+Test(render, output_never_replaces_the_snapshot) {
+  write_snapshot("snap.h5", 2000);
+  size_t n0, n1;
+  unsigned char *before = whole_file("snap.h5", &n0);
+  cr_assert_eq(symlink("snap.h5", sp("link.h5")), 0);
+  const char *outs[] = {"snap.h5", "link.h5"};
+  for (size_t k = 0; k < 2; k++) {
+    cr_expect_eq(RUN("render", sp("snap.h5"), "--out", sp(outs[k])), 1,
+                 "--out %s", outs[k]);
+    assert_stderr_has("is the same file as the input");
+  }
+  unsigned char *after = whole_file("snap.h5", &n1);
+  cr_assert(n0 == n1 && memcmp(before, after, n0) == 0,
+            "the snapshot was changed (%zu bytes, then %zu)", n0, n1);
+  free(before);
+  free(after);
 }
