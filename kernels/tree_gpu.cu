@@ -14,6 +14,8 @@
  * few leaves near its farthest body. */
 #include "tree_gpu.h"
 
+#include "tree/keys.h"
+
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
@@ -27,10 +29,10 @@
 
 namespace {
 
-/* src/tree/octree.h and octree.c: key bits per axis, deepest level, the
+/* src/tree/keys.h: key bits per axis and the deepest level; octree.c: the
  * cube's relative margin and the radius search's pruning slack. */
-constexpr int MORTON_BITS = 21;
-constexpr int MAX_DEPTH = 21;
+constexpr int MORTON_BITS = TFMM_KEY_BITS;
+constexpr int MAX_DEPTH = TFMM_KEY_LEVELS;
 constexpr double BOX_MARGIN = 1e-12;
 constexpr double PRUNE_SLACK = 1e-12;
 constexpr int THREADS = 256;
@@ -103,35 +105,12 @@ __global__ void finish_cube(const Box *box, double *d_box) {
   d_box[4] = extent;
 }
 
-__device__ uint64_t spread_bits(uint64_t v) {
-  v &= 0x1fffffull;
-  v = (v | v << 32) & 0x1f00000000ffffull;
-  v = (v | v << 16) & 0x1f0000ff0000ffull;
-  v = (v | v << 8) & 0x100f00f00f00f00full;
-  v = (v | v << 4) & 0x10c30c30c30c30c3ull;
-  v = (v | v << 2) & 0x1249249249249249ull;
-  return v;
-}
-
-__device__ uint64_t grid_index(double x, double lo, double scale) {
-  const double top = (double)((1u << MORTON_BITS) - 1);
-  double u = __dmul_rn(__dsub_rn(x, lo), scale);
-  if (!(u > 0))
-    return 0;
-  if (u > top)
-    u = top;
-  return (uint64_t)u;
-}
-
 __global__ void make_keys(int64_t n, const double *pos, const double *d_box,
                           uint64_t *keys, int32_t *order) {
   int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
   if (i >= n)
     return;
-  double scale = (double)(1u << MORTON_BITS) / d_box[3];
-  keys[i] = spread_bits(grid_index(pos[3 * i], d_box[0], scale)) << 2 |
-            spread_bits(grid_index(pos[3 * i + 1], d_box[1], scale)) << 1 |
-            spread_bits(grid_index(pos[3 * i + 2], d_box[2], scale));
+  keys[i] = tfmm_key_encode(pos + 3 * i, d_box, d_box[3]);
   order[i] = (int32_t)i;
 }
 
@@ -150,28 +129,6 @@ __global__ void gather(int64_t n, const int32_t *order, const double *pos,
 }
 
 /* ---- Stage 4: the cells, level by level --------------------------------- */
-
-/* octree.c's octant_bounds: the bodies [begin, end) of a cell of `level`
- * split into the octants of level + 1, octant o holding [b[o], b[o+1]). */
-__device__ void octant_bounds(const uint64_t *keys, int32_t begin, int32_t end,
-                              int level, int32_t b[9]) {
-  int shift = 3 * (MAX_DEPTH - level - 1);
-  uint64_t prefix = (keys[begin] >> shift) & ~(uint64_t)7;
-  int32_t lo = begin;
-  b[0] = begin;
-  b[8] = end;
-  for (uint64_t o = 1; o < 8; o++) {
-    int32_t hi = end;
-    while (lo < hi) {
-      int32_t mid = lo + (hi - lo) / 2;
-      if ((keys[mid] >> shift) < (prefix | o))
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    b[o] = lo;
-  }
-}
 
 struct Cells {
   int32_t *level, *parent, *child_begin, *child_count, *body_begin, *body_end;
@@ -198,8 +155,8 @@ __global__ void count_children(Cells cells, const uint64_t *keys, int32_t begin,
   int32_t b = cells.body_begin[c], e = cells.body_end[c];
   int32_t k = 0;
   if (!(e - b <= leaf_size || level >= max_depth || keys[b] == keys[e - 1])) {
-    int32_t bounds[9];
-    octant_bounds(keys, b, e, level, bounds);
+    int64_t bounds[9];
+    tfmm_key_octants(keys, b, e, level, bounds);
     for (int o = 0; o < 8; o++)
       k += bounds[o] < bounds[o + 1];
   }
@@ -221,8 +178,8 @@ __global__ void add_children(Cells cells, const uint64_t *keys, int32_t begin,
   cells.child_begin[c] = k > 0 ? first : -1;
   if (k == 0)
     return;
-  int32_t b[9];
-  octant_bounds(keys, cells.body_begin[c], cells.body_end[c], level, b);
+  int64_t b[9];
+  tfmm_key_octants(keys, cells.body_begin[c], cells.body_end[c], level, b);
   int32_t child = first;
   for (int o = 0; o < 8; o++) {
     if (b[o] == b[o + 1])
@@ -231,8 +188,8 @@ __global__ void add_children(Cells cells, const uint64_t *keys, int32_t begin,
     cells.parent[child] = c;
     cells.child_begin[child] = -1;
     cells.child_count[child] = 0;
-    cells.body_begin[child] = b[o];
-    cells.body_end[child] = b[o + 1];
+    cells.body_begin[child] = (int32_t)b[o];
+    cells.body_end[child] = (int32_t)b[o + 1];
     child++;
   }
 }

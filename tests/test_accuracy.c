@@ -418,33 +418,43 @@ static void check_separation_matters(tfmm_softening soft) {
   /* 1e-4: at 1e-3 Barnes-Hut's chosen theta (0.25) keeps all but a few
    * pairs within the spline's reach apart by itself (p99 5e-4 at s = 0). */
   const double tol = 1e-4;
-  problem p = make_problem(IN_CLUSTERS, 4000, 0.01, soft, test_fresh_seed());
+  /* Two fresh inputs: each must meet tol with the separation; without it
+   * the worse of the two must miss it. (One input alone does not always
+   * show it: over 17 seeds Barnes-Hut with the spline missed tol by 2.4-13x
+   * at s = 0, and one seed, 6879623529255777656, met it at 5.2e-5.) */
+  const uint64_t seed = test_fresh_seed();
   for (int m = TFMM_METHOD_FMM; m <= TFMM_METHOD_BH; m++) {
-    tfmm_config c = config((tfmm_method)m, &p, tol, TFMM_PRECISION_DOUBLE);
-    double theta, s;
-    int order;
-    cr_assert_eq(tfmm_config_resolve(&c, &theta, &order, &s, NULL, 0), TFMM_OK);
-    cr_assert_gt(s, 0);
-    staged_forces(&p, (tfmm_method)m, order,
-                  (tfmm_mac){.theta = theta, .separation = s});
-    double good = p99(&p);
-    staged_forces(&p, (tfmm_method)m, order, (tfmm_mac){.theta = theta});
-    double broken = p99(&p);
-    cr_log_info("seed %llu clusters %s %s theta %.2f p %d s %.3g: p99 %.3g, "
-                "%.3g with s = 0",
-                (unsigned long long)p.seed, tfmm_softening_name(soft),
-                tfmm_method_name((tfmm_method)m), theta, order, s, good,
-                broken);
-    cr_expect_leq(good, tol, "seed %llu %s: p99 %.3g with the separation",
-                  (unsigned long long)p.seed, tfmm_method_name((tfmm_method)m),
-                  good);
+    double broken = 0;
+    for (int k = 0; k < 2; k++) {
+      problem p = make_problem(IN_CLUSTERS, 4000, 0.01, soft, seed + k);
+      tfmm_config c = config((tfmm_method)m, &p, tol, TFMM_PRECISION_DOUBLE);
+      double theta, s;
+      int order;
+      cr_assert_eq(tfmm_config_resolve(&c, &theta, &order, &s, NULL, 0),
+                   TFMM_OK);
+      cr_assert_gt(s, 0);
+      staged_forces(&p, (tfmm_method)m, order,
+                    (tfmm_mac){.theta = theta, .separation = s});
+      double good = p99(&p);
+      staged_forces(&p, (tfmm_method)m, order, (tfmm_mac){.theta = theta});
+      double without = p99(&p);
+      cr_log_info("seed %llu clusters %s %s theta %.2f p %d s %.3g: p99 "
+                  "%.3g, %.3g with s = 0",
+                  (unsigned long long)p.seed, tfmm_softening_name(soft),
+                  tfmm_method_name((tfmm_method)m), theta, order, s, good,
+                  without);
+      cr_expect_leq(good, tol, "seed %llu %s: p99 %.3g with the separation",
+                    (unsigned long long)p.seed,
+                    tfmm_method_name((tfmm_method)m), good);
+      broken = without > broken ? without : broken;
+      free_problem(&p);
+    }
     cr_expect_gt(broken, tol,
-                 "seed %llu %s: p99 %.3g without the separation: the check "
-                 "cannot see the softening",
-                 (unsigned long long)p.seed, tfmm_method_name((tfmm_method)m),
-                 broken);
+                 "seeds %llu, %llu %s: p99 %.3g at most without the "
+                 "separation: the check cannot see the softening",
+                 (unsigned long long)seed, (unsigned long long)seed + 1,
+                 tfmm_method_name((tfmm_method)m), broken);
   }
-  free_problem(&p);
 }
 
 Test(accuracy, separation_matters_spline, .timeout = 300) {

@@ -7,6 +7,7 @@
 #include "octree.h"
 
 #include "team.h"
+#include "tree/keys.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -139,30 +140,6 @@ static tfmm_status permute(tfmm_octree *t, const double *pos,
 
 /* ---- Stage 4: the cells, level by level --------------------------------- */
 
-/* Splits the bodies [begin, end) of a cell of level `level` into the eight
- * octants of level + 1: octant o holds [b[o], b[o + 1]). The keys share
- * their top 3 level bits and are sorted, so the next 3 bits rise through
- * the range and each boundary is a binary search. */
-static void octant_bounds(const uint64_t *keys, int64_t begin, int64_t end,
-                          int level, int64_t b[9]) {
-  int shift = 3 * (TFMM_MAX_DEPTH - level - 1);
-  uint64_t prefix = (keys[begin] >> shift) & ~(uint64_t)7;
-  int64_t lo = begin;
-  b[0] = begin;
-  b[8] = end;
-  for (uint64_t o = 1; o < 8; o++) {
-    int64_t hi = end;
-    while (lo < hi) {
-      int64_t mid = lo + (hi - lo) / 2;
-      if ((keys[mid] >> shift) < (prefix | o))
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    b[o] = lo;
-  }
-}
-
 /* Children of cell c, 0 when it stays a leaf: it does when it holds few
  * enough bodies, is at the deepest level allowed, or all its bodies share
  * one key (no level could separate them). */
@@ -171,7 +148,7 @@ static int32_t count_children(const tfmm_octree *t, const tfmm_cell *c) {
       t->keys[c->body_begin] == t->keys[c->body_end - 1])
     return 0;
   int64_t b[9];
-  octant_bounds(t->keys, c->body_begin, c->body_end, c->level, b);
+  tfmm_key_octants(t->keys, c->body_begin, c->body_end, c->level, b);
   int32_t count = 0;
   for (int o = 0; o < 8; o++)
     count += b[o] < b[o + 1];
@@ -181,7 +158,7 @@ static int32_t count_children(const tfmm_octree *t, const tfmm_cell *c) {
 static void add_children(tfmm_octree *t, int32_t parent) {
   const tfmm_cell *p = &t->cells[parent];
   int64_t b[9];
-  octant_bounds(t->keys, p->body_begin, p->body_end, p->level, b);
+  tfmm_key_octants(t->keys, p->body_begin, p->body_end, p->level, b);
   tfmm_cell *child = &t->cells[p->child_begin];
   for (int o = 0; o < 8; o++) {
     if (b[o] == b[o + 1])

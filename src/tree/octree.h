@@ -9,12 +9,13 @@
 #define TFMM_OCTREE_H
 
 #include "internal.h"
+#include "tree/keys.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
 /* 21 bits per axis: a 63-bit key, and the deepest level. */
-enum { TFMM_MORTON_BITS = 21, TFMM_MAX_DEPTH = 21 };
+enum { TFMM_MORTON_BITS = TFMM_KEY_BITS, TFMM_MAX_DEPTH = TFMM_KEY_LEVELS };
 
 typedef struct tfmm_cell {
   double center[3];     /* expansion centre: the bodies' centre of mass */
