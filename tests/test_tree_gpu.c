@@ -289,3 +289,61 @@ Test(tree_gpu, errors_are_reported) {
   test_bodies_free(&b);
 #endif
 }
+
+/* One workspace and one pair of body arrays, sized once for the largest N,
+ * reused for builds of other sizes and inputs (as a simulation whose N
+ * changes would): every build still equals the CPU's tree. */
+Test(tree_gpu, workspace_reuse_across_n) {
+  require_gpu();
+#if TFMM_HAVE_CUDA
+  enum { NMAX = 40000 };
+  const size_t ns[] = {NMAX, 7000, 1, 25000, 300};
+  const test_layout layouts[] = {TEST_CLUSTERED, TEST_UNIFORM, TEST_UNIFORM,
+                                 TEST_UNIFORM, TEST_CLUSTERED};
+  const uint64_t seed = test_fresh_seed();
+  double *d_pos = NULL, *d_mass = NULL;
+  cr_assert_eq(cudaMalloc((void **)&d_pos, 3 * NMAX * sizeof(double)),
+               cudaSuccess);
+  cr_assert_eq(cudaMalloc((void **)&d_mass, NMAX * sizeof(double)),
+               cudaSuccess);
+  tfmm_tree_gpu_params params = {16, TFMM_MAX_DEPTH, 0, 0};
+  tfmm_tree_gpu tree;
+  tfmm_error err = {{0}};
+  size_t bytes = 0;
+  cr_assert_eq(tfmm_tree_gpu_build(NULL, &bytes, NMAX, d_pos, d_mass, &params,
+                                   &tree, NULL, &err),
+               TFMM_OK, "%s", err.message);
+  void *ws = NULL;
+  cr_assert_eq(cudaMalloc(&ws, bytes), cudaSuccess);
+  for (size_t k = 0; k < sizeof ns / sizeof *ns; k++) {
+    const size_t n = ns[k];
+    test_bodies b = test_bodies_make(n, layouts[k], seed + k);
+    char label[128];
+    snprintf(label, sizeof label, "reuse seed %llu n %zu",
+             (unsigned long long)(seed + k), n);
+    cr_assert_eq(cudaMemcpy(d_pos, b.pos, 3 * n * sizeof(double),
+                            cudaMemcpyHostToDevice),
+                 cudaSuccess);
+    cr_assert_eq(
+        cudaMemcpy(d_mass, b.mass, n * sizeof(double), cudaMemcpyHostToDevice),
+        cudaSuccess);
+    size_t have = bytes;
+    cr_assert_eq(tfmm_tree_gpu_build(ws, &have, n, d_pos, d_mass, &params,
+                                     &tree, NULL, &err),
+                 TFMM_OK, "%s: %s", label, err.message);
+    tfmm_octree cpu, gpu;
+    cr_assert_eq(
+        tfmm_octree_build(&cpu, n, b.pos, b.mass, 16, TFMM_MAX_DEPTH, &err),
+        TFMM_OK, "%s: %s", label, err.message);
+    cr_assert_eq(tfmm_tree_gpu_copy(&tree, &gpu, NULL, &err), TFMM_OK, "%s: %s",
+                 label, err.message);
+    compare_trees(&gpu, &cpu, label);
+    tfmm_octree_free(&gpu);
+    tfmm_octree_free(&cpu);
+    test_bodies_free(&b);
+  }
+  cudaFree(ws);
+  cudaFree(d_pos);
+  cudaFree(d_mass);
+#endif
+}
