@@ -313,6 +313,24 @@ TFMM_API tfmm_status tfmm_solver_compute(tfmm_solver *solver, size_t n,
                                          const double *pos, const double *mass,
                                          double *acc, double *pot);
 
+/* tfmm_solver_compute for bodies that live on the GPU: d_pos (3n), d_mass
+ * (n) in, d_acc (3n) and d_pot (n, or NULL) out are device pointers on the
+ * solver's GPU (cfg.gpu_id), and the work is ordered on `stream` (a
+ * cudaStream_t; NULL: the default stream): it starts after what the caller
+ * enqueued there before, and when the call returns the results are on the
+ * device and the stream is idle. The results are those of
+ * tfmm_solver_compute on the same bodies, bit for bit. The solver must run
+ * on the GPU (TFMM_ERR_NO_DEVICE otherwise; TFMM_ERR_UNSUPPORTED in a build
+ * without CUDA). Today's schedule (hybrid) builds the tree and the far
+ * field on the CPU, so the bodies travel to the host and back inside the
+ * call; a schedule that keeps them on the device will serve the same call
+ * without it. */
+TFMM_API tfmm_status tfmm_solver_compute_device(tfmm_solver *solver, size_t n,
+                                                const double *d_pos,
+                                                const double *d_mass,
+                                                double *d_acc, double *d_pot,
+                                                void *stream);
+
 /* The double-precision reference (compensated sums, as the reference
  * method) at k chosen bodies only, with the solver's G and eps: what
  * validators compare a method with on large N, in O(n k). targets: k

@@ -93,6 +93,14 @@ const char *tfmm_gpu_name(const tfmm_gpu *gpu);
 /* Its multiprocessor count (0 for none), which sizes the work. */
 int tfmm_gpu_sm_count(const tfmm_gpu *gpu);
 
+/* Copies bytes between the host and memory of gpu's device (to_device: host
+ * src into device dst; else device src into host dst), ordered on the
+ * caller's stream (a cudaStream_t, NULL: the default stream), and waits for
+ * it. */
+tfmm_status tfmm_gpu_copy(tfmm_gpu *gpu, void *dst, const void *src,
+                          size_t bytes, int to_device, void *stream,
+                          tfmm_error *err);
+
 /* Makes room for n bodies of a precision on the device and in pinned host
  * buffers, which are kept and reused: no allocation per call once large
  * enough. *in and *out receive the pinned host buffers of 4n values of

@@ -113,6 +113,21 @@ extern "C" void tfmm_gpu_destroy(tfmm_gpu *g) {
 
 extern "C" const char *tfmm_gpu_name(const tfmm_gpu *g) { return g->name; }
 
+extern "C" tfmm_status tfmm_gpu_copy(tfmm_gpu *g, void *dst, const void *src,
+                                     size_t bytes, int to_device, void *stream,
+                                     tfmm_error *err) {
+  tfmm_device_scope scope(g->device);
+  TFMM_CUDA_TRY(scope.status, err);
+  cudaStream_t s = (cudaStream_t)stream;
+  TFMM_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes,
+                                to_device ? cudaMemcpyHostToDevice
+                                          : cudaMemcpyDeviceToHost,
+                                s),
+                err);
+  TFMM_CUDA_TRY(cudaStreamSynchronize(s), err);
+  return TFMM_OK;
+}
+
 extern "C" int tfmm_gpu_sm_count(const tfmm_gpu *g) {
   return g != NULL ? g->sm_count : 0;
 }

@@ -18,6 +18,15 @@ tfmm_status tfmm_gpu_create(tfmm_gpu **out, int device, tfmm_error *err) {
 
 void tfmm_gpu_destroy(tfmm_gpu *gpu) { (void)gpu; }
 
+tfmm_status tfmm_gpu_copy(tfmm_gpu *gpu, void *dst, const void *src,
+                          size_t bytes, int to_device, void *stream,
+                          tfmm_error *err) {
+  (void)gpu, (void)dst, (void)src, (void)bytes, (void)to_device, (void)stream;
+  return tfmm_error_set(err, TFMM_ERR_UNSUPPORTED,
+                        "device-resident bodies: this tilefmm was built "
+                        "without CUDA");
+}
+
 int tfmm_gpu_sm_count(const tfmm_gpu *gpu) {
   (void)gpu;
   return 0;

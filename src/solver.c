@@ -30,6 +30,7 @@ struct tfmm_solver {
   double *scaled_pos, *scaled_mass; /* the bodies in internal units */
   size_t scaled_capacity;
   tfmm_workspace work; /* the tree methods' buffers, kept between calls */
+  tfmm_doubles staged; /* device-resident bodies on the host: 8n doubles */
   tfmm_device device;  /* resolved: CPU or GPU */
   tfmm_stats stats;
   tfmm_error err;
@@ -241,6 +242,7 @@ void tfmm_solver_destroy(tfmm_solver *s) {
   free(s->scaled_pos);
   free(s->scaled_mass);
   tfmm_workspace_release(&s->work);
+  free(s->staged.v);
   free(s->cpu_in);
   free(s->cpu_out);
   free(s);
@@ -640,6 +642,49 @@ tfmm_status tfmm_solver_compute(tfmm_solver *s, size_t n, const double *pos,
     s->stats.interactions = (double)n * (double)(n - 1);
   s->stats.time_total = tfmm_wtime() - t0;
   return TFMM_OK;
+}
+
+tfmm_status tfmm_solver_compute_device(tfmm_solver *s, size_t n,
+                                       const double *d_pos,
+                                       const double *d_mass, double *d_acc,
+                                       double *d_pot, void *stream) {
+  if (s == NULL)
+    return TFMM_ERR_INVALID_ARGUMENT;
+  s->err.message[0] = '\0';
+  if (n == 0 || d_pos == NULL || d_mass == NULL || d_acc == NULL)
+    return tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
+                          n == 0 ? "no bodies"
+                                 : "positions, masses and accelerations "
+                                   "must not be NULL");
+  if (!tfmm_has_cuda())
+    return tfmm_error_set(&s->err, TFMM_ERR_UNSUPPORTED,
+                          "device-resident bodies: this tilefmm was built "
+                          "without CUDA");
+  if (s->device != TFMM_DEVICE_GPU || s->gpu == NULL)
+    return tfmm_error_set(&s->err, TFMM_ERR_NO_DEVICE,
+                          "device-resident bodies need a solver on the GPU "
+                          "(device gpu, or auto with a GPU present)");
+  if (n > ((size_t)1 << 31) - 1)
+    return tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
+                          "%zu bodies: at most 2^31 - 1 are supported", n);
+  if (tfmm_doubles_reserve(&s->staged, 8 * n) != 0)
+    return tfmm_error_set(&s->err, TFMM_ERR_NO_MEMORY,
+                          "no memory to stage %zu bodies", n);
+  double *pos = s->staged.v, *mass = pos + 3 * n, *acc = mass + n,
+         *pot = acc + 3 * n;
+  tfmm_status st = tfmm_gpu_copy(s->gpu, pos, d_pos, 3 * n * sizeof *pos, 0,
+                                 stream, &s->err);
+  if (st == TFMM_OK)
+    st = tfmm_gpu_copy(s->gpu, mass, d_mass, n * sizeof *mass, 0, stream,
+                       &s->err);
+  if (st == TFMM_OK)
+    st = tfmm_solver_compute(s, n, pos, mass, acc, d_pot != NULL ? pot : NULL);
+  if (st == TFMM_OK)
+    st = tfmm_gpu_copy(s->gpu, d_acc, acc, 3 * n * sizeof *acc, 1, stream,
+                       &s->err);
+  if (st == TFMM_OK && d_pot != NULL)
+    st = tfmm_gpu_copy(s->gpu, d_pot, pot, n * sizeof *pot, 1, stream, &s->err);
+  return st;
 }
 
 tfmm_status tfmm_solver_reference_at(tfmm_solver *s, size_t n,

@@ -323,3 +323,26 @@ Test(solver, caller_given_cube) {
   cr_assert_eq(create_with(c, "box_min"), TFMM_ERR_INVALID_ARGUMENT);
   free(pos), free(vel), free(mass), free(acc), free(ref);
 }
+
+/* Device-resident bodies need a solver on the GPU: a CPU solver refuses
+ * them (no pointer is touched), naming why; a build without CUDA says so. */
+Test(solver, device_resident_bodies_need_a_gpu_solver) {
+  tfmm_config c;
+  tfmm_config_defaults(&c);
+  c.device = TFMM_DEVICE_CPU;
+  tfmm_solver *s = NULL;
+  cr_assert_eq(tfmm_solver_create(&s, &c), TFMM_OK);
+  double dummy[3] = {0, 0, 0};
+  const tfmm_status want =
+      tfmm_has_cuda() ? TFMM_ERR_NO_DEVICE : TFMM_ERR_UNSUPPORTED;
+  cr_expect_eq(
+      tfmm_solver_compute_device(s, 1, dummy, dummy, dummy, NULL, NULL), want,
+      "%s", tfmm_solver_message(s));
+  cr_expect(strstr(tfmm_solver_message(s), tfmm_has_cuda() ? "GPU" : "CUDA") !=
+                NULL,
+            "%s", tfmm_solver_message(s));
+  cr_expect_eq(
+      tfmm_solver_compute_device(NULL, 1, dummy, dummy, dummy, NULL, NULL),
+      TFMM_ERR_INVALID_ARGUMENT);
+  tfmm_solver_destroy(s);
+}

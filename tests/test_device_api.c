@@ -1,0 +1,120 @@
+/* tfmm_solver_compute_device: bodies and results in GPU memory, ordered on
+ * the caller's stream, give what tfmm_solver_compute gives on the same
+ * bodies, bit for bit (fmm, bh, direct; with and without the potential;
+ * the default stream and a stream of the caller's). Skips without a GPU. */
+#include "testutil.h"
+
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tilefmm.h>
+
+#if TFMM_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
+
+static void require_gpu(void) {
+  if (tfmm_gpu_count() == 0)
+    cr_skip_test("no usable CUDA GPU on this machine: GPU test skipped");
+#if !TFMM_HAVE_CUDA
+  cr_skip_test("built without CUDA: GPU test skipped");
+#endif
+}
+
+#if TFMM_HAVE_CUDA
+static void *on_device(const double *x, size_t count) {
+  void *d = NULL;
+  cr_assert_eq(cudaMalloc(&d, count * sizeof *x), cudaSuccess);
+  if (x != NULL)
+    cr_assert_eq(cudaMemcpy(d, x, count * sizeof *x, cudaMemcpyHostToDevice),
+                 cudaSuccess);
+  return d;
+}
+
+static void to_host(double *x, const void *d, size_t count) {
+  cr_assert_eq(cudaMemcpy(x, d, count * sizeof *x, cudaMemcpyDeviceToHost),
+               cudaSuccess);
+}
+
+/* One method, both ways, compared bit for bit. */
+static void check_method(tfmm_method m, int potential, int own_stream) {
+  enum { N = 5000 };
+  double *pos = malloc(3 * N * sizeof *pos), *vel = malloc(3 * N * 8);
+  double *mass = malloc(N * sizeof *mass);
+  double *a_host = malloc(3 * N * 8), *p_host = malloc(N * 8);
+  double *a_dev = malloc(3 * N * 8), *p_dev = malloc(N * 8);
+  const uint64_t seed = test_fresh_seed();
+  cr_assert_eq(tfmm_ic_plummer(N, seed, pos, vel, mass), TFMM_OK);
+  tfmm_config c;
+  tfmm_config_defaults(&c);
+  c.method = m;
+  c.device = TFMM_DEVICE_GPU;
+  c.eps = 0.01;
+  tfmm_solver *s = NULL;
+  cr_assert_eq(tfmm_solver_create(&s, &c), TFMM_OK, "%s",
+               tfmm_solver_message(s));
+  cr_assert_eq(
+      tfmm_solver_compute(s, N, pos, mass, a_host, potential ? p_host : NULL),
+      TFMM_OK, "%s", tfmm_solver_message(s));
+  void *d_pos = on_device(pos, 3 * N), *d_mass = on_device(mass, N);
+  void *d_acc = on_device(NULL, 3 * N), *d_pot = on_device(NULL, N);
+  cudaStream_t stream = NULL;
+  if (own_stream)
+    cr_assert_eq(cudaStreamCreate(&stream), cudaSuccess);
+  cr_assert_eq(tfmm_solver_compute_device(s, N, d_pos, d_mass, d_acc,
+                                          potential ? d_pot : NULL, stream),
+               TFMM_OK, "%s", tfmm_solver_message(s));
+  to_host(a_dev, d_acc, 3 * N);
+  cr_expect(memcmp(a_dev, a_host, 3 * N * sizeof *a_dev) == 0,
+            "seed %llu %s: accelerations differ from the host call",
+            (unsigned long long)seed, tfmm_method_name(m));
+  if (potential) {
+    to_host(p_dev, d_pot, N);
+    cr_expect(memcmp(p_dev, p_host, N * sizeof *p_dev) == 0,
+              "seed %llu %s: potentials differ from the host call",
+              (unsigned long long)seed, tfmm_method_name(m));
+  }
+  if (own_stream)
+    cudaStreamDestroy(stream);
+  cudaFree(d_pos), cudaFree(d_mass), cudaFree(d_acc), cudaFree(d_pot);
+  tfmm_solver_destroy(s);
+  free(pos), free(vel), free(mass), free(a_host), free(p_host), free(a_dev),
+      free(p_dev);
+}
+#endif
+
+Test(device_api, fmm_equals_the_host_call) {
+  require_gpu();
+#if TFMM_HAVE_CUDA
+  check_method(TFMM_METHOD_FMM, 1, 0);
+  check_method(TFMM_METHOD_FMM, 0, 1);
+#endif
+}
+
+Test(device_api, bh_and_direct_equal_the_host_call) {
+  require_gpu();
+#if TFMM_HAVE_CUDA
+  check_method(TFMM_METHOD_BH, 1, 1);
+  check_method(TFMM_METHOD_DIRECT, 1, 0);
+#endif
+}
+
+Test(device_api, bad_arguments_are_named) {
+  require_gpu();
+#if TFMM_HAVE_CUDA
+  tfmm_config c;
+  tfmm_config_defaults(&c);
+  c.device = TFMM_DEVICE_GPU;
+  tfmm_solver *s = NULL;
+  cr_assert_eq(tfmm_solver_create(&s, &c), TFMM_OK);
+  double *d = on_device(NULL, 30);
+  cr_expect_eq(tfmm_solver_compute_device(s, 0, d, d, d, NULL, NULL),
+               TFMM_ERR_INVALID_ARGUMENT);
+  cr_expect_eq(tfmm_solver_compute_device(s, 10, NULL, d, d, NULL, NULL),
+               TFMM_ERR_INVALID_ARGUMENT);
+  cr_expect(strstr(tfmm_solver_message(s), "NULL") != NULL, "%s",
+            tfmm_solver_message(s));
+  cudaFree(d);
+  tfmm_solver_destroy(s);
+#endif
+}
