@@ -29,6 +29,7 @@
 #define _POSIX_C_SOURCE 200809L /* uname, sysconf */
 
 #include "bench_common.h"
+#include "calibrate_inputs.h"
 #include "tilefmm.h"
 
 #include <math.h>
@@ -39,21 +40,14 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-/* The calibration inputs' seeds: fixed, so that the table can be redone
- * bit for bit; tests/test_accuracy.c draws fresh ones. */
-static const uint64_t CAL_SEED = 0xCA11B4A7E5EEDULL;
-
 enum {
-  NINPUTS = 5,
+  NINPUTS = CAL_INPUTS,
   NSOFT = 2,
   NMAC = 3,
   MAXTHETA = 16,
   MAXEPS = 16,
   MAXORDER = 21
 };
-
-static const char *const INPUT_NAMES[NINPUTS] = {
-    "plummer", "hernquist", "uniform", "clusters", "line_pile"};
 
 /* The spline's eps per input: a tenth to a fiftieth of the densest
  * structure's size (Plummer scale 0.59, Hernquist a = 1/3, sphere radius
@@ -79,13 +73,6 @@ typedef struct options {
   const char *csv, *table;
 } options;
 
-typedef struct input {
-  const char *name;
-  size_t n;
-  double *pos, *mass;
-  double *radius; /* distance from the centre of mass, per body */
-} input;
-
 /* The reference at the sample bodies of one input and softening. */
 typedef struct truth {
   size_t k;
@@ -105,109 +92,6 @@ typedef struct cell {
   double error, seconds;
   int count;
 } cell;
-
-/* ------------------------------------------------------------------ */
-/* Random numbers and inputs. */
-
-static uint64_t splitmix64(uint64_t *state) {
-  uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-static double uniform01(uint64_t *s) {
-  return (double)(splitmix64(s) >> 11) * 0x1.0p-53;
-}
-
-static double gaussian(uint64_t *s) {
-  double u = uniform01(s), v = uniform01(s);
-  return sqrt(-2.0 * log(1.0 - u)) * cos(6.283185307179586 * v);
-}
-
-/* Two clusters of 0.4 n bodies each, Gaussian of scale 0.01 at x = -0.5
- * and x = +0.5, on a background of 0.2 n bodies uniform in a cube of side
- * 10: densities 1e10 apart. Equal masses. */
-static void make_clusters(size_t n, uint64_t seed, double *pos, double *mass) {
-  uint64_t s = seed;
-  for (size_t i = 0; i < n; i++) {
-    mass[i] = 1.0 / (double)n;
-    double u = uniform01(&s);
-    for (int k = 0; k < 3; k++)
-      pos[3 * i + k] =
-          u < 0.2 ? 10 * (uniform01(&s) - 0.5)
-                  : (k == 0 ? (u < 0.6 ? -0.5 : 0.5) : 0) + 0.01 * gaussian(&s);
-  }
-}
-
-/* A line of 0.9 n bodies at random x in [-1, 1] on the x axis, and a pile
- * of 0.1 n bodies at (0.25, 0.1, 0): coincident when softened (spread = 0),
- * else within spread of that point. Equal masses. */
-static void make_line_pile(size_t n, uint64_t seed, double spread, double *pos,
-                           double *mass) {
-  uint64_t s = seed;
-  size_t line = n - n / 10;
-  for (size_t i = 0; i < n; i++) {
-    mass[i] = 1.0 / (double)n;
-    if (i < line) {
-      pos[3 * i] = 2 * uniform01(&s) - 1;
-      pos[3 * i + 1] = pos[3 * i + 2] = 0;
-    } else {
-      pos[3 * i] = 0.25 + spread * gaussian(&s);
-      pos[3 * i + 1] = 0.1 + spread * gaussian(&s);
-      pos[3 * i + 2] = spread * gaussian(&s);
-    }
-  }
-}
-
-/* Input w (INPUT_NAMES order); softened selects the pile's coincidence. */
-static int input_make(input *in, int w, size_t n, int softened) {
-  memset(in, 0, sizeof *in);
-  in->name = INPUT_NAMES[w];
-  in->n = n;
-  in->pos = malloc(3 * n * sizeof *in->pos);
-  in->mass = malloc(n * sizeof *in->mass);
-  in->radius = malloc(n * sizeof *in->radius);
-  double *vel = malloc(3 * n * sizeof *vel);
-  if (!in->pos || !in->mass || !in->radius || !vel) {
-    free(vel);
-    return -1;
-  }
-  uint64_t seed = CAL_SEED + (uint64_t)w;
-  tfmm_status st = TFMM_OK;
-  if (w == 0)
-    st = tfmm_ic_plummer(n, seed, in->pos, vel, in->mass);
-  else if (w == 1)
-    st = tfmm_ic_hernquist(n, seed, in->pos, vel, in->mass);
-  else if (w == 2)
-    st = tfmm_ic_uniform(n, seed, in->pos, vel, in->mass);
-  else if (w == 3)
-    make_clusters(n, seed, in->pos, in->mass);
-  else
-    make_line_pile(n, seed, softened ? 0 : 1e-6, in->pos, in->mass);
-  free(vel);
-  double c[3] = {0, 0, 0}, m = 0;
-  for (size_t i = 0; i < n; i++) {
-    m += in->mass[i];
-    for (int k = 0; k < 3; k++)
-      c[k] += in->mass[i] * in->pos[3 * i + k];
-  }
-  for (size_t i = 0; i < n; i++) {
-    double r2 = 0;
-    for (int k = 0; k < 3; k++) {
-      double d = in->pos[3 * i + k] - c[k] / m;
-      r2 += d * d;
-    }
-    in->radius[i] = sqrt(r2);
-  }
-  return st == TFMM_OK ? 0 : -1;
-}
-
-static void input_free(input *in) {
-  free(in->pos);
-  free(in->mass);
-  free(in->radius);
-}
 
 /* ------------------------------------------------------------------ */
 /* The reference and the errors. */
@@ -249,7 +133,7 @@ static int truth_sample(truth *t, const input *in, size_t want) {
     size_t far = want / 100;
     uint64_t s = CAL_SEED ^ 0x53414d504c45ULL;
     for (size_t i = far; i < t->k; i++) {
-      size_t j = i + (size_t)(splitmix64(&s) % (n - i));
+      size_t j = i + (size_t)(cal_splitmix64(&s) % (n - i));
       size_t x = all[i];
       all[i] = all[j];
       all[j] = x;
