@@ -212,31 +212,14 @@ struct Moments {
   double *center, *radius, *cmass, *box_center, *size;
 };
 
-__device__ uint64_t compact_bits(uint64_t v) {
-  v &= 0x1249249249249249ull;
-  v = (v ^ (v >> 2)) & 0x10c30c30c30c30c3ull;
-  v = (v ^ (v >> 4)) & 0x100f00f00f00f00full;
-  v = (v ^ (v >> 8)) & 0x1f0000ff0000ffull;
-  v = (v ^ (v >> 16)) & 0x1f00000000ffffull;
-  v = (v ^ (v >> 32)) & 0x1fffffull;
-  return v;
-}
-
-/* octree.c's cell_box: the top 3l bits of a cell's keys name its cube. */
+/* octree.c's cell_box, from the same formula (src/tree/keys.h). */
 __global__ void cell_box(Cells cells, Moments mo, const uint64_t *keys,
                          const double *d_box, int32_t ncells) {
   int32_t c = blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= ncells)
     return;
-  int level = cells.level[c];
-  uint64_t prefix = keys[cells.body_begin[c]] >> 3 * (MAX_DEPTH - level);
-  uint64_t index[3] = {compact_bits(prefix >> 2), compact_bits(prefix >> 1),
-                       compact_bits(prefix)};
-  double size = ldexp(d_box[3], -level);
-  mo.size[c] = size;
-  for (int k = 0; k < 3; k++)
-    mo.box_center[3 * c + k] =
-        __dadd_rn(d_box[k], __dmul_rn((double)index[k] + 0.5, size));
+  tfmm_key_cell_cube(keys[cells.body_begin[c]], cells.level[c], d_box, d_box[3],
+                     mo.box_center + 3 * c, &mo.size[c]);
 }
 
 __device__ double distance(const double *a, const double *b) {

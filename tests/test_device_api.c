@@ -13,14 +13,6 @@
 #include <cuda_runtime.h>
 #endif
 
-static void require_gpu(void) {
-  if (tfmm_gpu_count() == 0)
-    cr_skip_test("no usable CUDA GPU on this machine: GPU test skipped");
-#if !TFMM_HAVE_CUDA
-  cr_skip_test("built without CUDA: GPU test skipped");
-#endif
-}
-
 #if TFMM_HAVE_CUDA
 static void *on_device(const double *x, size_t count) {
   void *d = NULL;
@@ -84,7 +76,7 @@ static void check_method(tfmm_method m, int potential, int own_stream) {
 #endif
 
 Test(device_api, fmm_equals_the_host_call) {
-  require_gpu();
+  test_require_gpu();
 #if TFMM_HAVE_CUDA
   check_method(TFMM_METHOD_FMM, 1, 0);
   check_method(TFMM_METHOD_FMM, 0, 1);
@@ -92,7 +84,7 @@ Test(device_api, fmm_equals_the_host_call) {
 }
 
 Test(device_api, bh_and_direct_equal_the_host_call) {
-  require_gpu();
+  test_require_gpu();
 #if TFMM_HAVE_CUDA
   check_method(TFMM_METHOD_BH, 1, 1);
   check_method(TFMM_METHOD_DIRECT, 1, 0);
@@ -100,7 +92,7 @@ Test(device_api, bh_and_direct_equal_the_host_call) {
 }
 
 Test(device_api, bad_arguments_are_named) {
-  require_gpu();
+  test_require_gpu();
 #if TFMM_HAVE_CUDA
   tfmm_config c;
   tfmm_config_defaults(&c);

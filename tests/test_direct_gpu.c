@@ -7,11 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void require_gpu(void) {
-  if (tfmm_gpu_count() == 0)
-    cr_skip_test("no usable CUDA GPU on this machine: GPU test skipped");
-}
-
 static tfmm_config gpu_config(int p, int q, int unroll, int r) {
   tfmm_config cfg;
   tfmm_config_defaults(&cfg);
@@ -35,19 +30,19 @@ static void check_sizes(test_layout layout, double eps) {
 }
 
 Test(direct_gpu, uniform_no_softening) {
-  require_gpu();
+  test_require_gpu();
   check_sizes(TEST_UNIFORM, 0);
 }
 Test(direct_gpu, uniform_softened) {
-  require_gpu();
+  test_require_gpu();
   check_sizes(TEST_UNIFORM, 0.05);
 }
 Test(direct_gpu, clustered_no_softening) {
-  require_gpu();
+  test_require_gpu();
   check_sizes(TEST_CLUSTERED, 0);
 }
 Test(direct_gpu, clustered_softened) {
-  require_gpu();
+  test_require_gpu();
   check_sizes(TEST_CLUSTERED, 1e-3);
 }
 
@@ -55,7 +50,7 @@ Test(direct_gpu, clustered_softened) {
  * with q, unroll and bodies per thread varied over every shape the kernel
  * accepts (tfmm_direct_shape_ok's rules; others must be refused). */
 Test(direct_gpu, every_tunable) {
-  require_gpu();
+  test_require_gpu();
   const int ps[] = {32, 64, 128, 256};
   const int qs[] = {0, 1, 2, 4, 8, 32};
   const int unrolls[] = {1, 2, 4, 8, 16, 32};
@@ -85,7 +80,7 @@ Test(direct_gpu, every_tunable) {
 
 /* Automatic shapes across sizes that fill the GPU and sizes that don't. */
 Test(direct_gpu, automatic_shape) {
-  require_gpu();
+  test_require_gpu();
   const size_t sizes[] = {3, 4096, 70000, 150000};
   for (size_t k = 0; k < 4; k++) {
     direct_case c = direct_case_make(sizes[k], TEST_UNIFORM, 1e-2);
@@ -96,7 +91,7 @@ Test(direct_gpu, automatic_shape) {
 
 /* No atomics: the same input gives the same bits. */
 Test(direct_gpu, deterministic) {
-  require_gpu();
+  test_require_gpu();
   test_bodies b = test_bodies_make(50000, TEST_CLUSTERED, test_fresh_seed());
   double *a1 = malloc(3 * b.n * 8), *a2 = malloc(3 * b.n * 8);
   double *p1 = malloc(b.n * 8), *p2 = malloc(b.n * 8);
@@ -115,7 +110,7 @@ Test(direct_gpu, deterministic) {
 
 /* One solver, sizes up and down: buffers are reused and regrown. */
 Test(direct_gpu, reuses_buffers_across_sizes) {
-  require_gpu();
+  test_require_gpu();
   const size_t sizes[] = {5000, 100, 20000, 7};
   tfmm_config cfg = gpu_config(0, 0, 0, 0);
   cfg.eps = 0.01;
@@ -141,7 +136,7 @@ Test(direct_gpu, reuses_buffers_across_sizes) {
 }
 
 Test(direct_gpu, coincident_in_single_precision) {
-  require_gpu();
+  test_require_gpu();
   double pos[9] = {0, 0, 0, 1, 1, 1, 1 + 1e-12, 1, 1}, mass[3] = {1, 1, 1};
   double acc[9];
   tfmm_config cfg = gpu_config(0, 0, 0, 0);
@@ -154,7 +149,7 @@ Test(direct_gpu, coincident_in_single_precision) {
 
 /* Raw double positions: the rounding to float is bounded body by body. */
 Test(direct_gpu, raw_positions_within_rounding_bound) {
-  require_gpu();
+  test_require_gpu();
   direct_case_check_raw(3000, TEST_CLUSTERED, 0, gpu_config(0, 0, 0, 0));
   direct_case_check_raw(3000, TEST_UNIFORM, 1e-4, gpu_config(0, 0, 0, 0));
 }
@@ -230,19 +225,19 @@ static void check_spline(size_t n, test_layout layout, double eps) {
 /* eps chosen so that many pairs fall inside h = 2.8 eps: about 20
  * neighbours per body for uniform bodies at N = 4097. */
 Test(direct_gpu, spline_uniform) {
-  require_gpu();
+  test_require_gpu();
   check_spline(4097, TEST_UNIFORM, 0.05);
   check_spline(129, TEST_UNIFORM, 0.2);
 }
 Test(direct_gpu, spline_clustered) {
-  require_gpu();
+  test_require_gpu();
   check_spline(20000, TEST_CLUSTERED, 1e-2);
   check_spline(1000, TEST_CLUSTERED, 1e-3);
 }
 
 /* The spline with eps = 0 is Newton's law: the same as Plummer's. */
 Test(direct_gpu, spline_without_softening_is_newton) {
-  require_gpu();
+  test_require_gpu();
   direct_case c = direct_case_make(4097, TEST_CLUSTERED, 0);
   tfmm_config cfg = gpu_config(0, 0, 0, 0);
   cfg.softening = TFMM_SOFTENING_SPLINE;
@@ -339,7 +334,7 @@ static void check_double(size_t n, test_layout layout, double eps,
 static const size_t double_sizes[] = {1, 31, 1000, 4097};
 
 Test(direct_gpu, double_plummer) {
-  require_gpu();
+  test_require_gpu();
   for (size_t k = 0; k < 4; k++) {
     check_double(double_sizes[k], TEST_UNIFORM, 0.05, TFMM_SOFTENING_PLUMMER);
     check_double(double_sizes[k], TEST_CLUSTERED, 0, TFMM_SOFTENING_PLUMMER);
@@ -348,7 +343,7 @@ Test(direct_gpu, double_plummer) {
 
 /* eps such that many pairs fall inside h = 2.8 eps. */
 Test(direct_gpu, double_spline) {
-  require_gpu();
+  test_require_gpu();
   for (size_t k = 0; k < 4; k++) {
     check_double(double_sizes[k], TEST_UNIFORM, 0.05, TFMM_SOFTENING_SPLINE);
     check_double(double_sizes[k], TEST_CLUSTERED, 1e-3, TFMM_SOFTENING_SPLINE);
@@ -360,7 +355,7 @@ Test(direct_gpu, double_spline) {
  * an SM) and sizes that don't, against the reference at 64 sampled
  * bodies; the same bits on a second run (no atomics). */
 Test(direct_gpu, double_automatic_shape) {
-  require_gpu();
+  test_require_gpu();
   const size_t sizes[] = {3, 5000, 70000, 150000};
   for (size_t k = 0; k < 4; k++) {
     const size_t n = sizes[k], m = n < 64 ? n : 64;
@@ -410,7 +405,7 @@ Test(direct_gpu, double_automatic_shape) {
  * with a message that names double precision and the limit they break:
  * 1024 threads; 2 x 256^2 x 2 bytes of shared memory; r = 4. */
 Test(direct_gpu, double_refuses_shapes_that_do_not_fit) {
-  require_gpu();
+  test_require_gpu();
   test_bodies b = test_bodies_make(300, TEST_UNIFORM, test_fresh_seed());
   double *acc = malloc(3 * b.n * 8);
   cr_assert(acc);
@@ -436,7 +431,7 @@ Test(direct_gpu, double_refuses_shapes_that_do_not_fit) {
 
 /* With eps = 0, two bodies at one point are refused in double too. */
 Test(direct_gpu, double_coincident_refused) {
-  require_gpu();
+  test_require_gpu();
   double pos[9] = {0, 0, 0, 1, 1, 1, 1, 1, 1}, mass[3] = {1, 1, 1};
   double acc[9];
   tfmm_config cfg = gpu_double(0, 0, 0, 0, 0, TFMM_SOFTENING_PLUMMER);

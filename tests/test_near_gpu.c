@@ -15,11 +15,6 @@
 #include <string.h>
 #include <tilefmm.h>
 
-static void require_gpu(void) {
-  if (tfmm_gpu_count() == 0)
-    cr_skip_test("no usable CUDA GPU on this machine: GPU test skipped");
-}
-
 static tfmm_config tree_config(tfmm_method m, tfmm_device d, int leaf,
                                double theta, double eps, int near_only) {
   tfmm_config c;
@@ -168,19 +163,19 @@ static void check_near_sizes(tfmm_method m, int plummer) {
 }
 
 Test(near_gpu, fmm_plummer_matches_cpu, .timeout = 600) {
-  require_gpu();
+  test_require_gpu();
   check_near_sizes(TFMM_METHOD_FMM, 1);
 }
 Test(near_gpu, fmm_uniform_matches_cpu, .timeout = 600) {
-  require_gpu();
+  test_require_gpu();
   check_near_sizes(TFMM_METHOD_FMM, 0);
 }
 Test(near_gpu, bh_plummer_matches_cpu, .timeout = 600) {
-  require_gpu();
+  test_require_gpu();
   check_near_sizes(TFMM_METHOD_BH, 1);
 }
 Test(near_gpu, bh_uniform_matches_cpu, .timeout = 600) {
-  require_gpu();
+  test_require_gpu();
   check_near_sizes(TFMM_METHOD_BH, 0);
 }
 
@@ -202,11 +197,11 @@ static void check_kind_sizes(pair_kind kind) {
 }
 
 Test(near_gpu, spline_matches_cpu, .timeout = 600) {
-  require_gpu();
+  test_require_gpu();
   check_kind_sizes((pair_kind){TFMM_SOFTENING_SPLINE, TFMM_PRECISION_SINGLE});
 }
 Test(near_gpu, double_plummer_matches_cpu, .timeout = 600) {
-  require_gpu();
+  test_require_gpu();
   check_kind_sizes((pair_kind){TFMM_SOFTENING_PLUMMER, TFMM_PRECISION_DOUBLE});
   uint64_t seed = test_fresh_seed(); /* and unsoftened */
   check_near_kind(TFMM_METHOD_FMM, 1, 20000, 64, 0.5, 0, seed,
@@ -214,7 +209,7 @@ Test(near_gpu, double_plummer_matches_cpu, .timeout = 600) {
                   0);
 }
 Test(near_gpu, double_spline_matches_cpu, .timeout = 600) {
-  require_gpu();
+  test_require_gpu();
   check_kind_sizes((pair_kind){TFMM_SOFTENING_SPLINE, TFMM_PRECISION_DOUBLE});
 }
 
@@ -222,7 +217,7 @@ Test(near_gpu, double_spline_matches_cpu, .timeout = 600) {
  * pair is finite, zero pull and the potential's depth, in every kernel
  * and precision; the self pair is still skipped. */
 Test(near_gpu, coincident_bodies_softened, .timeout = 600) {
-  require_gpu();
+  test_require_gpu();
   for (int sp = 0; sp <= 1; sp++)
     for (int dbl = 0; dbl <= 1; dbl++) {
       const pair_kind kind = {
@@ -283,7 +278,7 @@ static void check_theta0_kind(pair_kind kind, test_layout layout, double eps) {
 }
 
 Test(near_gpu, theta0_spline_and_double, .timeout = 600) {
-  require_gpu();
+  test_require_gpu();
   const pair_kind kinds[] = {{TFMM_SOFTENING_SPLINE, TFMM_PRECISION_SINGLE},
                              {TFMM_SOFTENING_SPLINE, TFMM_PRECISION_DOUBLE},
                              {TFMM_SOFTENING_PLUMMER, TFMM_PRECISION_DOUBLE}};
@@ -336,19 +331,19 @@ static void check_theta0(test_layout layout, double eps) {
 }
 
 Test(near_gpu, theta0_uniform_no_softening, .timeout = 600) {
-  require_gpu();
+  test_require_gpu();
   check_theta0(TEST_UNIFORM, 0);
 }
 Test(near_gpu, theta0_uniform_softened, .timeout = 600) {
-  require_gpu();
+  test_require_gpu();
   check_theta0(TEST_UNIFORM, 0.05);
 }
 Test(near_gpu, theta0_clustered_no_softening, .timeout = 600) {
-  require_gpu();
+  test_require_gpu();
   check_theta0(TEST_CLUSTERED, 0);
 }
 Test(near_gpu, theta0_clustered_softened, .timeout = 600) {
-  require_gpu();
+  test_require_gpu();
   check_theta0(TEST_CLUSTERED, 1e-3);
 }
 
@@ -398,7 +393,7 @@ static void check_full(tfmm_method m, int plummer, int leaf, double eps,
 }
 
 Test(near_gpu, full_methods_match_cpu_near_field, .timeout = 600) {
-  require_gpu();
+  test_require_gpu();
   const int leaves[] = {16, 64, 512};
   for (int m = TFMM_METHOD_FMM; m <= TFMM_METHOD_BH; m++)
     for (int k = 0; k < 3; k++) {
@@ -410,7 +405,7 @@ Test(near_gpu, full_methods_match_cpu_near_field, .timeout = 600) {
 /* pot = NULL takes the kernel without the potential: the accelerations
  * are still right, near field alone and whole. */
 Test(near_gpu, without_the_potential, .timeout = 600) {
-  require_gpu();
+  test_require_gpu();
   uint64_t seed = test_fresh_seed();
   const size_t n = 15000;
   test_bodies b = near_bodies_make(n, 1, seed);
@@ -440,7 +435,7 @@ Test(near_gpu, without_the_potential, .timeout = 600) {
  * evaluation and solver after solver; with leaves of 1000 bodies, lists
  * are cut into several items whose partial sums are added afterwards. */
 Test(near_gpu, same_bits_every_evaluation, .timeout = 600) {
-  require_gpu();
+  test_require_gpu();
   test_bodies b = test_bodies_make(50000, TEST_CLUSTERED, test_fresh_seed());
   const size_t n = b.n;
   double *a1 = malloc(3 * n * 8), *a2 = malloc(3 * n * 8),
@@ -479,7 +474,7 @@ Test(near_gpu, same_bits_every_evaluation, .timeout = 600) {
  * work items all change; buffers grow, then are reused larger than
  * needed), checked each time against the list sums and a CPU solver. */
 Test(near_gpu, reuses_buffers_across_sizes, .timeout = 600) {
-  require_gpu();
+  test_require_gpu();
   const size_t sizes[] = {1000, 50000, 3000, 120, 20000};
   for (int m = TFMM_METHOD_FMM; m <= TFMM_METHOD_BH; m++) {
     tfmm_config cfg =
@@ -526,7 +521,7 @@ Test(near_gpu, reuses_buffers_across_sizes, .timeout = 600) {
 /* Outputs full of NaN before the call are all overwritten: the results
  * equal those written over zeros. */
 Test(near_gpu, poisoned_outputs_are_overwritten) {
-  require_gpu();
+  test_require_gpu();
   test_bodies b = test_bodies_make(20000, TEST_CLUSTERED, test_fresh_seed());
   const size_t n = b.n;
   double *a1 = malloc(3 * n * 8), *a2 = calloc(3 * n, 8);
@@ -585,7 +580,7 @@ static void check_stats(const tfmm_stats *st, int leaf, int near_only,
 }
 
 Test(near_gpu, stats_time_the_overlap) {
-  require_gpu();
+  test_require_gpu();
   test_bodies b = near_bodies_make(30000, 1, test_fresh_seed());
   double *acc = malloc(3 * b.n * 8), *pot = malloc(b.n * 8);
   for (int m = TFMM_METHOD_FMM; m <= TFMM_METHOD_BH; m++)
@@ -610,7 +605,7 @@ Test(near_gpu, stats_time_the_overlap) {
  * times, and keeps the FMM's accuracy (tree_solver's Plummer bound at
  * theta 0.5, p = 4: 3e-2 at the 99th percentile). */
 Test(near_gpu, auto_leaf_size_starts_at_the_gpu_default, .timeout = 600) {
-  require_gpu();
+  test_require_gpu();
   const uint64_t seed = test_fresh_seed();
   test_bodies b = near_bodies_make(20000, 1, seed);
   const size_t n = b.n;

@@ -18,14 +18,6 @@
 #include <cuda_runtime.h>
 #endif
 
-static void require_gpu(void) {
-  if (tfmm_gpu_count() == 0)
-    cr_skip_test("no usable CUDA GPU on this machine: GPU test skipped");
-#if !TFMM_HAVE_CUDA
-  cr_skip_test("built without CUDA: GPU test skipped");
-#endif
-}
-
 #if TFMM_HAVE_CUDA
 
 static const int leaf_sizes[] = {1, 16, 64, 512, 4096};
@@ -158,7 +150,7 @@ static void check_layout(size_t n, test_layout layout, const char *label) {
 #endif /* TFMM_HAVE_CUDA */
 
 Test(tree_gpu, uniform) {
-  require_gpu();
+  test_require_gpu();
 #if TFMM_HAVE_CUDA
   check_layout(30000, TEST_UNIFORM, "uniform");
   cr_log_info("largest moment deviation, relative: %g", worst);
@@ -166,14 +158,14 @@ Test(tree_gpu, uniform) {
 }
 
 Test(tree_gpu, clustered) {
-  require_gpu();
+  test_require_gpu();
 #if TFMM_HAVE_CUDA
   check_layout(30000, TEST_CLUSTERED, "clustered");
 #endif
 }
 
 Test(tree_gpu, plummer) {
-  require_gpu();
+  test_require_gpu();
 #if TFMM_HAVE_CUDA
   size_t n = 50000;
   double *pos = malloc(3 * n * sizeof *pos), *vel = malloc(3 * n * sizeof *vel);
@@ -190,7 +182,7 @@ Test(tree_gpu, plummer) {
 }
 
 Test(tree_gpu, small_n) {
-  require_gpu();
+  test_require_gpu();
 #if TFMM_HAVE_CUDA
   uint64_t seed = test_fresh_seed();
   test_rng rng = {seed};
@@ -212,7 +204,7 @@ Test(tree_gpu, small_n) {
  * than a few key cells separate only near the deepest level; with a
  * shallower max_depth they stop there. */
 Test(tree_gpu, coincident_and_deepest) {
-  require_gpu();
+  test_require_gpu();
 #if TFMM_HAVE_CUDA
   enum { N = 3000 };
   static double pos[3 * N], mass[N];
@@ -235,7 +227,7 @@ Test(tree_gpu, coincident_and_deepest) {
 }
 
 Test(tree_gpu, line_and_one_body) {
-  require_gpu();
+  test_require_gpu();
 #if TFMM_HAVE_CUDA
   enum { N = 5000 };
   static double pos[3 * N], mass[N];
@@ -252,7 +244,7 @@ Test(tree_gpu, line_and_one_body) {
 }
 
 Test(tree_gpu, errors_are_reported) {
-  require_gpu();
+  test_require_gpu();
 #if TFMM_HAVE_CUDA
   enum { N = 4096 };
   test_bodies b = test_bodies_make(N, TEST_UNIFORM, test_fresh_seed());
@@ -294,7 +286,7 @@ Test(tree_gpu, errors_are_reported) {
  * reused for builds of other sizes and inputs (as a simulation whose N
  * changes would): every build still equals the CPU's tree. */
 Test(tree_gpu, workspace_reuse_across_n) {
-  require_gpu();
+  test_require_gpu();
 #if TFMM_HAVE_CUDA
   enum { NMAX = 40000 };
   const size_t ns[] = {NMAX, 7000, 1, 25000, 300};

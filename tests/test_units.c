@@ -123,8 +123,7 @@ Test(units, microscopic, .timeout = 300) { check_scale(1e-12, 1e-20, 1); }
 /* The same on the GPU's kernels (direct, and the tree methods' near
  * field): skipped without a GPU. */
 Test(units, on_the_gpu, .timeout = 300) {
-  if (tfmm_gpu_count() == 0)
-    cr_skip_test("no usable GPU");
+  test_require_gpu();
   device = TFMM_DEVICE_GPU;
   check_scale(3.0857e21, 1.989e33, 6.674e-8);
   check_scale(1e-12, 1e-40, 1);

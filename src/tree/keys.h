@@ -6,6 +6,7 @@
 #ifndef TFMM_KEYS_H
 #define TFMM_KEYS_H
 
+#include <math.h>
 #include <stdint.h>
 
 #if defined(__CUDACC__)
@@ -54,6 +55,38 @@ TFMM_KEYS_FN uint64_t tfmm_key_encode(const double x[3], const double lo[3],
   return tfmm_key_spread(tfmm_key_grid(x[0], lo[0], scale)) << 2 |
          tfmm_key_spread(tfmm_key_grid(x[1], lo[1], scale)) << 1 |
          tfmm_key_spread(tfmm_key_grid(x[2], lo[2], scale));
+}
+
+/* Inverse of tfmm_key_spread: bits 0, 3, 6, ... of v, packed. */
+TFMM_KEYS_FN uint64_t tfmm_key_compact(uint64_t v) {
+  v &= 0x1249249249249249ull;
+  v = (v ^ (v >> 2)) & 0x10c30c30c30c30c3ull;
+  v = (v ^ (v >> 4)) & 0x100f00f00f00f00full;
+  v = (v ^ (v >> 8)) & 0x1f0000ff0000ffull;
+  v = (v ^ (v >> 16)) & 0x1f00000000ffffull;
+  v = (v ^ (v >> 32)) & 0x1fffffull;
+  return v;
+}
+
+/* The cube of the cell of `level` holding the body of `key`, named by the
+ * key's top 3 level bits (level bits of the grid index along each axis), in
+ * the tree's cube (lowest corner box_min, side box_size): its centre and
+ * side. Rounded as written on both sides (no fused multiply-add). */
+TFMM_KEYS_FN void tfmm_key_cell_cube(uint64_t key, int level,
+                                     const double box_min[3], double box_size,
+                                     double center[3], double *size) {
+  const uint64_t prefix = key >> 3 * (TFMM_KEY_LEVELS - level);
+  const uint64_t index[3] = {tfmm_key_compact(prefix >> 2),
+                             tfmm_key_compact(prefix >> 1),
+                             tfmm_key_compact(prefix)};
+  const double side = ldexp(box_size, -level);
+  *size = side;
+  for (int k = 0; k < 3; k++)
+#if defined(__CUDA_ARCH__)
+    center[k] = __dadd_rn(box_min[k], __dmul_rn((double)index[k] + 0.5, side));
+#else
+    center[k] = box_min[k] + ((double)index[k] + 0.5) * side;
+#endif
 }
 
 /* Splits the sorted keys [begin, end) of a cell of level `level` into the

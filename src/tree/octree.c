@@ -295,26 +295,10 @@ static tfmm_status collect_leaves(tfmm_octree *t, tfmm_error *err) {
 
 /* ---- Stage 5: moments --------------------------------------------------- */
 
-/* Inverse of the key's bit spreading: bits 0, 3, 6, ... of v, packed. */
-static uint64_t compact_bits(uint64_t v) {
-  v &= 0x1249249249249249ull;
-  v = (v ^ (v >> 2)) & 0x10c30c30c30c30c3ull;
-  v = (v ^ (v >> 4)) & 0x100f00f00f00f00full;
-  v = (v ^ (v >> 8)) & 0x1f0000ff0000ffull;
-  v = (v ^ (v >> 16)) & 0x1f00000000ffffull;
-  v = (v ^ (v >> 32)) & 0x1fffffull;
-  return v;
-}
-
-/* The cube of a cell of level l is named by the top 3l bits of its keys:
- * l bits of the grid index along each axis. */
+/* The cube of a cell of level l is named by the top 3l bits of its keys. */
 static void cell_box(const tfmm_octree *t, tfmm_cell *c) {
-  uint64_t prefix = t->keys[c->body_begin] >> 3 * (TFMM_MAX_DEPTH - c->level);
-  uint64_t index[3] = {compact_bits(prefix >> 2), compact_bits(prefix >> 1),
-                       compact_bits(prefix)};
-  c->size = ldexp(t->box_size, -c->level);
-  for (int k = 0; k < 3; k++)
-    c->box_center[k] = t->box_min[k] + ((double)index[k] + 0.5) * c->size;
+  tfmm_key_cell_cube(t->keys[c->body_begin], c->level, t->box_min, t->box_size,
+                     c->box_center, &c->size);
 }
 
 static double distance(const double a[3], const double b[3]) {

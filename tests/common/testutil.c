@@ -1,5 +1,6 @@
 #include "testutil.h"
 
+#include <criterion/criterion.h>
 #include <tilefmm.h>
 
 #include <math.h>
@@ -126,4 +127,9 @@ int test_reference_softened(const test_bodies *b, double eps,
 void test_bodies_stack(test_bodies *b, size_t every) {
   for (size_t i = every; every > 0 && i < b->n; i += every)
     memcpy(b->pos + 3 * i, b->pos + 3 * (i - 1), 3 * sizeof(double));
+}
+
+void test_require_gpu(void) {
+  if (tfmm_gpu_count() == 0)
+    cr_skip_test("no usable CUDA GPU on this machine: GPU test skipped");
 }

@@ -42,6 +42,10 @@ void test_poison(double *x, size_t n);
 /* Index of the first non-finite element, or n. */
 size_t test_first_nonfinite(const double *x, size_t n);
 
+/* Skips the calling test (Criterion) when no usable GPU is present: always
+ * in a build without CUDA. */
+void test_require_gpu(void);
+
 /* ||x - ref||_2 / ||ref||_2 */
 double test_rel_l2(const double *x, const double *ref, size_t n);
 
