@@ -7,10 +7,12 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -203,4 +205,28 @@ table *read_table(const char *name, int cols) {
 void assert_close(double got, double want, double rel, const char *what) {
   cr_assert(fabs(got - want) <= rel * fmax(fabs(want), 1e-300),
             "%s: got %.17g, want %.17g", what, got, want);
+}
+
+void file_limit_begin(file_limit *f, long long bytes) {
+  struct sigaction dfl;
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  f->saved = malloc(sizeof(struct sigaction));
+  cr_assert_not_null(f->saved);
+  sigaction(SIGXFSZ, &dfl, f->saved);
+  struct rlimit was, lim;
+  cr_assert_eq(getrlimit(RLIMIT_FSIZE, &was), 0);
+  f->soft = (long long)was.rlim_cur;
+  lim = (struct rlimit){(rlim_t)bytes, was.rlim_max};
+  cr_assert_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+}
+
+void file_limit_end(file_limit *f) {
+  struct rlimit lim;
+  cr_assert_eq(getrlimit(RLIMIT_FSIZE, &lim), 0);
+  lim.rlim_cur = (rlim_t)f->soft;
+  cr_assert_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+  sigaction(SIGXFSZ, f->saved, NULL);
+  free(f->saved);
+  f->saved = NULL;
 }

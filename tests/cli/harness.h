@@ -55,4 +55,14 @@ table *read_table(const char *name, int cols);
 
 void assert_close(double got, double want, double rel, const char *what);
 
+/* A file-size limit for the tool's children, as `ulimit -f` sets it in a
+ * shell: the soft limit only (so that it can be raised back), with
+ * SIGXFSZ at its default. file_limit_end restores both. */
+typedef struct file_limit {
+  long long soft; /* the soft limit before */
+  void *saved;    /* the SIGXFSZ action before (struct sigaction) */
+} file_limit;
+void file_limit_begin(file_limit *f, long long bytes);
+void file_limit_end(file_limit *f);
+
 #endif

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -214,18 +213,10 @@ Test(files, directory_output_is_refused) {
  * leave the temporary). */
 Test(files, file_size_limit_is_a_reported_error) {
   bodies_and_forces("3000");
-  struct sigaction dfl, saved;
-  memset(&dfl, 0, sizeof dfl);
-  dfl.sa_handler = SIG_DFL;
-  sigaction(SIGXFSZ, &dfl, &saved);
-  /* The soft limit only, so that it can be raised back. */
-  struct rlimit was, lim;
-  cr_assert_eq(getrlimit(RLIMIT_FSIZE, &was), 0);
-  lim = (struct rlimit){40000, was.rlim_max};
-  cr_assert_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+  file_limit limit;
+  file_limit_begin(&limit, 40000);
   const char *args[] = {"forces",      "--in",     sp("b.txt"), "--out",
                         sp("out.txt"), "--method", "direct",    NULL};
   expect_failure(args, 1, "out.txt: cannot write: File too large", NULL);
-  cr_assert_eq(setrlimit(RLIMIT_FSIZE, &was), 0);
-  sigaction(SIGXFSZ, &saved, NULL);
+  file_limit_end(&limit);
 }

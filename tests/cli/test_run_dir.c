@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -312,21 +311,13 @@ Test(run_dir, restart_from_another_working_directory) {
 Test(run_dir, failed_start_leaves_nothing) {
   cr_assert_eq(mkdir(sp("e"), 0777), 0);
   write_text("e/keep.txt", "mine\n");
-  struct sigaction dfl, saved;
-  memset(&dfl, 0, sizeof dfl);
-  dfl.sa_handler = SIG_DFL;
-  sigaction(SIGXFSZ, &dfl, &saved);
-  /* The soft limit only, so that it can be raised back. */
-  struct rlimit was, lim;
-  cr_assert_eq(getrlimit(RLIMIT_FSIZE, &was), 0);
-  lim = (struct rlimit){40000, was.rlim_max};
-  cr_assert_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+  file_limit limit;
+  file_limit_begin(&limit, 40000);
   const int made = RUN("run", "--n", "3000", "--steps", "2", "--out",
                        sp("new/sub"), "--progress", "off");
   const int there = RUN("run", "--n", "3000", "--steps", "2", "--out", sp("e"),
                         "--progress", "off");
-  cr_assert_eq(setrlimit(RLIMIT_FSIZE, &was), 0);
-  sigaction(SIGXFSZ, &saved, NULL);
+  file_limit_end(&limit);
   cr_expect_eq(made, 1);
   cr_expect_eq(there, 1);
   assert_stderr_has("snapshot_0000.hdf5");
