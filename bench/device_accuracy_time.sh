@@ -12,17 +12,8 @@
 # TIME_LEAVES override the sizes and leaves (for a dry run on a CPU with
 # TIME_DEVICE=cpu).
 set -uo pipefail
-out=${OUT:-/tmp/tilefmm-out}/acc
-mkdir -p "$out"
-[ -d .devbin ] || tar -xzf .devpack.tgz
-export LD_LIBRARY_PATH=$PWD/.devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-b=$PWD/${TFMM_DEVICE_BUILD:-.devbin}
-{
-  date -u +"date: %Y-%m-%dT%H:%M:%SZ"
-  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv
-  nproc | sed 's/^/cpu cores: /'
-} >"$out/device.txt" 2>&1
-cat "$out/device.txt"
+source "$(dirname "$0")/device_setup.sh"
+device_setup acc
 bt=$b/bench/bench_tree
 csv=$out/time_h100.csv
 common=(--device "${TIME_DEVICE:-gpu}" --reps 2 --warmup 1 --sample 1000

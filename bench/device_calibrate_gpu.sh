@@ -3,23 +3,14 @@
 # on the GPU (leaf 512, fmm, geometric criterion; calibrate_accuracy
 # --device gpu on the five calibration families), the theta and order they
 # give each target (the rule of src/accuracy.c: the cheapest row whose
-# error times 2 is within the target, theta <= 0.6), then the timings of
-# bench_tree at those settings beside the seed's fixed ones.
+# error times MARGIN = 3 is within the target, theta <= 0.6), then the
+# timings of bench_tree at those settings beside the seed's fixed ones.
 # From the repository root with .devpack.tgz (bench/make_devpack.sh) carried:
 #   bash bench/device_calibrate_gpu.sh
 # Results in $OUT/cal/.
 set -uo pipefail
-out=${OUT:-/tmp/tilefmm-out}/cal
-mkdir -p "$out"
-[ -d .devbin ] || tar -xzf .devpack.tgz
-export LD_LIBRARY_PATH=$PWD/.devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-b=$PWD/${TFMM_DEVICE_BUILD:-.devbin}
-{
-  date -u +"date: %Y-%m-%dT%H:%M:%SZ"
-  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv
-  nproc | sed 's/^/cpu cores: /'
-} >"$out/device.txt" 2>&1
-cat "$out/device.txt"
+source "$(dirname "$0")/device_setup.sh"
+device_setup cal
 dev=${CAL_DEVICE:-gpu}
 timeout ${CAL_LIMIT:-300} "$b/bench/calibrate_accuracy" --device "$dev" \
   --leaf 512 --n ${CAL_N:-50000} --sample 1000 --method fmm \
@@ -27,17 +18,18 @@ timeout ${CAL_LIMIT:-300} "$b/bench/calibrate_accuracy" --device "$dev" \
   --cost-n ${CAL_COST_N:-262144} --csv "$out/gpu_calibration.csv" \
   --table "$out/gpu_table.h" >"$out/calibrate.log" 2>&1
 echo "calibrate rc=$?" | tee "$out/summary.txt"
-# The rule of src/accuracy.c on the GPU rows (geometric only).
+# The rule of src/accuracy.c on the GPU rows (geometric only; MARGIN 3).
 python3 - "$out/gpu_table.h" >"$out/choice.txt" <<'PY'
 import re, sys
 rows = []
 for line in open(sys.argv[1]):
     m = re.match(r'\s*\{TFMM_METHOD_FMM, TFMM_MAC_GEOMETRIC, ([\d.]+), (\d+), '
-                 r'([\d.e+-]+), ([\d.e+-]+), (\d+), (\d+)\}', line)
+                 r'([\d.e+-]+), ([\d.e+-]+), (\d+), (\d+)(?:, [\d.e+-]+)?\}',
+                 line)
     if m:
         rows.append((float(m[1]), int(m[2]), float(m[3]), float(m[4])))
 for tol in (1e-2, 1e-3, 1e-4, 1e-6):
-    ok = [r for r in rows if r[2] * 2 <= tol and r[0] <= 0.6]
+    ok = [r for r in rows if r[2] * 3 <= tol and r[0] <= 0.6]
     best = min(ok, key=lambda r: r[3]) if ok else min(rows, key=lambda r: r[2])
     print("%g %g %d %.3g %.3g" % (tol, best[0], best[1], best[2], best[3]))
 PY

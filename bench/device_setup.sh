@@ -1,0 +1,19 @@
+# Sourced by the device scripts (bench/device_*.sh), from the repository
+# root on the GPU machine: device_setup NAME makes $out = $OUT/NAME,
+# unpacks .devpack.tgz (bench/make_devpack.sh) unless .devbin is there,
+# puts .devlibs on LD_LIBRARY_PATH, sets $b to the binaries
+# (TFMM_DEVICE_BUILD, default .devbin) and writes and shows
+# $out/device.txt (date, GPU, driver, clock, cores).
+device_setup() {
+  out=${OUT:-/tmp/tilefmm-out}/$1
+  mkdir -p "$out"
+  [ -d .devbin ] || tar -xzf .devpack.tgz
+  export LD_LIBRARY_PATH=$PWD/.devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  b=$PWD/${TFMM_DEVICE_BUILD:-.devbin}
+  {
+    date -u +"date: %Y-%m-%dT%H:%M:%SZ"
+    nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv
+    nproc | sed 's/^/cpu cores: /'
+  } >"$out/device.txt" 2>&1
+  cat "$out/device.txt"
+}
