@@ -13,21 +13,32 @@ static int exponent(double x) {
 
 tfmm_units tfmm_units_choose(size_t n, const double *pos, const double *mass,
                              double box_size) {
-  double half_side = 0, reach = 0, heaviest = 0;
-  for (int d = 0; d < 3; d++) {
-    double lo = pos[d], hi = pos[d];
-    for (size_t i = 1; i < n; i++) {
-      double v = pos[3 * i + d];
-      lo = v < lo ? v : lo;
-      hi = v > hi ? v : hi;
-    }
-    /* Halves first: hi - lo itself may overflow. */
-    double h = 0.5 * hi - 0.5 * lo;
-    half_side = h > half_side ? h : half_side;
-    reach = fmax(reach, fmax(fabs(lo), fabs(hi)));
-  }
-  for (size_t i = 0; i < n; i++)
+  /* One parallel pass over the bodies: the box's corners, the heaviest. */
+  double x0 = pos[0], y0 = pos[1], z0 = pos[2], x1 = x0, y1 = y0, z1 = z0;
+  double heaviest = 0;
+  const int team = tfmm_team(n, TFMM_GRAIN_BODIES);
+#pragma omp parallel for num_threads(team) reduction(min                       \
+                                                     : x0, y0, z0)             \
+    reduction(max                                                              \
+              : x1, y1, z1, heaviest)
+  for (size_t i = 0; i < n; i++) {
+    const double *x = pos + 3 * i;
+    x0 = x[0] < x0 ? x[0] : x0;
+    y0 = x[1] < y0 ? x[1] : y0;
+    z0 = x[2] < z0 ? x[2] : z0;
+    x1 = x[0] > x1 ? x[0] : x1;
+    y1 = x[1] > y1 ? x[1] : y1;
+    z1 = x[2] > z1 ? x[2] : z1;
     heaviest = mass[i] > heaviest ? mass[i] : heaviest;
+  }
+  const double lo[3] = {x0, y0, z0}, hi[3] = {x1, y1, z1};
+  double half_side = 0, reach = 0;
+  for (int d = 0; d < 3; d++) {
+    /* Halves first: hi - lo itself may overflow. */
+    double h = 0.5 * hi[d] - 0.5 * lo[d];
+    half_side = h > half_side ? h : half_side;
+    reach = fmax(reach, fmax(fabs(lo[d]), fabs(hi[d])));
+  }
   tfmm_units u;
   /* 2^k >= the side: scaled, the system fits in [-1, 1]. */
   u.length_exp = box_size > 0    ? exponent(box_size)
