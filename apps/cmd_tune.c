@@ -442,8 +442,10 @@ static void print_table(const tune_options *o, const tune_table *tab, size_t n,
   const char *near = tfmm_device_name(s0->near_device);
   printf("tilefmm tune: ");
   describe_run(stdout, o, n, s0);
-  printf("\ndevice: %s (%s); near field on the %s, far field on the cpu\n",
-         tfmm_device_name(s0->device), s0->device_name, near);
+  printf("\ndevice: %s (%s); tree and upward pass on the %s, near field "
+         "on the %s, lists and far field on the cpu\n",
+         tfmm_device_name(s0->device), s0->device_name,
+         tfmm_device_name(s0->tree_device), near);
   printf("times: the fastest of %d evaluations after a warm-up, in seconds\n"
          "error: 99th percentile (nearest rank) of |a - a_ref| / |a_ref|\n"
          "       over %zu bodies, a_ref the double-precision reference\n\n",
@@ -519,10 +521,11 @@ static void write_comments(FILE *fp, const tune_options *o,
   if (gmtime_r(&now, &tm) != NULL)
     strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
   fprintf(fp,
-          "\n# date: %s\n# device: %s, %s; near field on the %s, far "
-          "field on the cpu\n# run: ",
+          "\n# date: %s\n# device: %s, %s; tree and upward pass on the "
+          "%s, near field on the %s, lists and far field on the cpu\n# "
+          "run: ",
           date, tfmm_device_name(s0->device), s0->device_name,
-          tfmm_device_name(s0->near_device));
+          tfmm_device_name(s0->tree_device), tfmm_device_name(s0->near_device));
   describe_run(fp, o, n, s0);
   fprintf(fp,
           "\n# times in seconds: the fastest of %d evaluations after a "

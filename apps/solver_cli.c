@@ -124,6 +124,12 @@ void solver_cli_help(FILE *fp, const tfmm_config *d) {
       "                    against the far field at every evaluation\n"
       "                    (see 'tilefmm tune') (default: %s)\n"
       "  --max-depth D     deepest tree level in [1, %d] (default: %d)\n"
+      "  --tree-device D   auto, cpu or gpu: where the tree and its\n"
+      "                    multipoles are built; gpu copies them back for\n"
+      "                    the lists and far field on the cpu (the same\n"
+      "                    tree, the same forces); auto: the gpu from %d\n"
+      "                    bodies when the near field is on one (default:\n"
+      "                    %s)\n"
       "GPU kernel tunables (GPU Gems 3, section 31.4):\n"
       "  --gpu-tile P      bodies per shared-memory tile: 0 to choose from\n"
       "                    N, or a multiple of 32 in [32, 256] (default: %d)\n"
@@ -138,7 +144,8 @@ void solver_cli_help(FILE *fp, const tfmm_config *d) {
       "                    or 4 (default: %d)\n",
       theta_word(d->theta, theta), ORDER_MAX, order_word(d->order, order),
       tfmm_mac_name(d->mac), leaf_word(d->leaf_size, leaf), DEPTH_MAX,
-      d->max_depth, d->gpu_tile, d->gpu_threads_per_body, d->gpu_unroll,
+      d->max_depth, TFMM_TREE_GPU_MIN_BODIES, tfmm_device_name(d->tree_device),
+      d->gpu_tile, d->gpu_threads_per_body, d->gpu_unroll,
       d->gpu_bodies_per_thread);
 }
 
@@ -269,6 +276,11 @@ void solver_cli_init(solver_cli *sc, args_option *opts) {
        .value = &sc->device,
        .valid = device_ok,
        .expect = "auto, cpu or gpu"},
+      {.name = "--tree-device",
+       .kind = ARGS_STRING,
+       .value = &sc->tree_device,
+       .valid = device_ok,
+       .expect = "auto, cpu or gpu"},
       {.name = "--eps",
        .kind = ARGS_DOUBLE,
        .value = &c->eps,
@@ -355,6 +367,8 @@ void solver_cli_finish(solver_cli *sc) {
     tfmm_method_parse(sc->method, &c->method);
   if (sc->device != NULL)
     tfmm_device_parse(sc->device, &c->device);
+  if (sc->tree_device != NULL)
+    tfmm_device_parse(sc->tree_device, &c->tree_device);
   if (sc->leaf != NULL)
     parse_leaf(sc->leaf, &c->leaf_size);
   if (sc->theta != NULL)
@@ -488,6 +502,10 @@ static void print_tree_counts(FILE *fp, const tfmm_stats *s) {
           "  near field: %.6g interactions on the %s, %.6g interactions/s "
           "(kernel)\n",
           s->interactions, tfmm_device_name(s->near_device), s->near_rate);
+  fprintf(fp,
+          "  schedule hybrid: tree and upward pass on the %s, lists and far "
+          "field on the cpu, near field on the %s\n",
+          tfmm_device_name(s->tree_device), tfmm_device_name(s->near_device));
   if (s->method == TFMM_METHOD_FMM)
     fprintf(fp, "  far field: %.6g M2L translations on the cpu\n", s->m2l);
   else

@@ -36,6 +36,7 @@ typedef struct tree_options {
   tfmm_mac_kind mac;        /* opening criterion; default geometric */
   double mac_epsilon;       /* the error criterion's; default chosen */
   tfmm_device device;       /* where the near field runs (default cpu) */
+  tfmm_device tree_device;  /* where the tree is built (default auto) */
   int threads;              /* OpenMP threads; 0: OpenMP's own choice */
   int reps;                 /* timed runs per point; medians reported */
   int warmup;               /* untimed runs first */

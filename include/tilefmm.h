@@ -154,56 +154,67 @@ typedef struct tfmm_config {
   tfmm_method method;       /* default TFMM_METHOD_FMM */
   tfmm_device device;       /* default TFMM_DEVICE_AUTO */
   /* Tree methods (fmm, bh). */
-  double accuracy;    /* the target: the 99th percentile over bodies of the
-                         relative acceleration error |a - a_true| / |a_true|,
-                         in (0, 0.1]; theta and order left at
-                         TFMM_FROM_ACCURACY are chosen to meet it at the least
-                         cost from a calibration (docs/accuracy.md), and with
-                         plummer softening it bounds the softening's effect on
-                         the far field. With precision auto, targets
-                         below 3e-4 run the near field in double. Default
-                         1e-3 */
-  double theta;       /* opening angle in [0, 1]: cells A and B interact
-                         through expansions when r_A + r_B < theta d;
-                         0 accepts no pair, so that every pair is near (all
-                         pairs through the leaf lists: for validation);
-                         TFMM_FROM_ACCURACY (the default): chosen */
-  int order;          /* expansion order p: degrees 0..p kept (0 is the
-                         monopole), 0..20; fmm needs >= 1 (a local expansion
-                         of degree 0 exerts no force); TFMM_FROM_ACCURACY (the
-                         default): chosen */
-  tfmm_mac_kind mac;  /* opening criterion; default TFMM_MAC_GEOMETRIC */
-  double mac_epsilon; /* TFMM_MAC_ERROR: the error allowed per interaction
-                         relative to the target's acceleration, > 0;
-                         TFMM_FROM_ACCURACY (the default): chosen with theta
-                         and order */
-  int leaf_size;      /* L: most bodies a leaf may hold, >= 1 (bodies that
-                         cannot be split apart stay together past L), or
-                         TFMM_LEAF_AUTO: the solver chooses L, and re-chooses
-                         it at every evaluation, to balance the near-field
-                         time against the far-field time (which minimises
-                         their sum on the CPU and their maximum when the GPU
-                         does the near field). Auto gives up bit-for-bit
-                         reproducibility between runs, since L follows
-                         measured times; tfmm_stats.leaf_size reports the L
-                         used. Default 64 */
-  int max_depth;      /* deepest tree level, 1..21 (21 = the resolution of
-                         the 63-bit keys); default 21 */
-  double box_min[3];  /* tree methods: with box_size > 0, the cube the
-                         tree's keys are taken in (lowest corner box_min,
-                         side box_size) instead of the bodies' own bounding
-                         cube, so that several solvers (several GPUs) share
-                         one key space; every body must lie in it
-                         (TFMM_ERR_INVALID_ARGUMENT naming the body) */
-  double box_size;    /* 0 (default): the bodies' own cube */
-  int num_threads;    /* OpenMP threads for CPU work, 0..TFMM_MAX_THREADS;
-                         0 (default) leaves OpenMP's own choice
-                         (OMP_NUM_THREADS, else all cores) */
-  int gpu_id;         /* CUDA device ordinal; default 0 */
-  int near_only;      /* tree methods: 1 skips the far field, so that the
-                         results are the near field alone (the sums over the
-                         leaf lists, G applied): what validators compare
-                         between the CPU and the GPU; default 0 */
+  double accuracy;         /* the target: the 99th percentile over bodies of the
+                              relative acceleration error |a - a_true| / |a_true|,
+                              in (0, 0.1]; theta and order left at
+                              TFMM_FROM_ACCURACY are chosen to meet it at the least
+                              cost from a calibration (docs/accuracy.md), and with
+                              plummer softening it bounds the softening's effect on
+                              the far field. With precision auto, targets
+                              below 3e-4 run the near field in double. Default
+                              1e-3 */
+  double theta;            /* opening angle in [0, 1]: cells A and B interact
+                              through expansions when r_A + r_B < theta d;
+                              0 accepts no pair, so that every pair is near (all
+                              pairs through the leaf lists: for validation);
+                              TFMM_FROM_ACCURACY (the default): chosen */
+  int order;               /* expansion order p: degrees 0..p kept (0 is the
+                              monopole), 0..20; fmm needs >= 1 (a local expansion
+                              of degree 0 exerts no force); TFMM_FROM_ACCURACY (the
+                              default): chosen */
+  tfmm_mac_kind mac;       /* opening criterion; default TFMM_MAC_GEOMETRIC */
+  double mac_epsilon;      /* TFMM_MAC_ERROR: the error allowed per interaction
+                              relative to the target's acceleration, > 0;
+                              TFMM_FROM_ACCURACY (the default): chosen with theta
+                              and order */
+  int leaf_size;           /* L: most bodies a leaf may hold, >= 1 (bodies that
+                              cannot be split apart stay together past L), or
+                              TFMM_LEAF_AUTO: the solver chooses L, and re-chooses
+                              it at every evaluation, to balance the near-field
+                              time against the far-field time (which minimises
+                              their sum on the CPU and their maximum when the GPU
+                              does the near field). Auto gives up bit-for-bit
+                              reproducibility between runs, since L follows
+                              measured times; tfmm_stats.leaf_size reports the L
+                              used. Default 64 */
+  int max_depth;           /* deepest tree level, 1..21 (21 = the resolution of
+                              the 63-bit keys); default 21 */
+  double box_min[3];       /* tree methods: with box_size > 0, the cube the
+                              tree's keys are taken in (lowest corner box_min,
+                              side box_size) instead of the bodies' own bounding
+                              cube, so that several solvers (several GPUs) share
+                              one key space; every body must lie in it
+                              (TFMM_ERR_INVALID_ARGUMENT naming the body) */
+  double box_size;         /* 0 (default): the bodies' own cube */
+  int num_threads;         /* OpenMP threads for CPU work, 0..TFMM_MAX_THREADS;
+                              0 (default) leaves OpenMP's own choice
+                              (OMP_NUM_THREADS, else all cores) */
+  int gpu_id;              /* CUDA device ordinal; default 0 */
+  tfmm_device tree_device; /* tree methods: where the tree and its
+                         multipoles (P2M, M2M) are built. TFMM_DEVICE_CPU:
+                         OpenMP; TFMM_DEVICE_GPU: the solver's GPU (device
+                         gpu, or auto with a GPU present), the tree and
+                         multipoles then copied back for the lists and the
+                         far field on the CPU: the same tree and the same
+                         multipoles bit for bit, so the same forces;
+                         TFMM_DEVICE_AUTO (default): the GPU when the solver
+                         has one, N >= TFMM_TREE_GPU_MIN_BODIES and
+                         box_size = 0, else the CPU. A given box needs the
+                         CPU tree. tfmm_stats.tree_device says where it ran */
+  int near_only;           /* tree methods: 1 skips the far field, so that the
+                              results are the near field alone (the sums over the
+                              leaf lists, G applied): what validators compare
+                              between the CPU and the GPU; default 0 */
   /* Tunables of the GPU all-pairs kernel (GPU Gems 3, section 31.4). A 0
    * asks the library to choose from N and the GPU's multiprocessor count;
    * the rules and defaults come from measurements on an H100
@@ -220,6 +231,11 @@ typedef struct tfmm_config {
                        registers, sharing each source load: 0 (default),
                        1, 2 or 4 */
 } tfmm_config;
+
+/* tfmm_config.tree_device auto: the fewest bodies for which the tree is
+ * built on the GPU, where that measured faster than the CPU's build on the
+ * H100 machine (bench/results/h100/tree_gpu). */
+#define TFMM_TREE_GPU_MIN_BODIES 16384
 
 /* tfmm_config.leaf_size: let the solver choose. */
 #define TFMM_LEAF_AUTO 0
@@ -264,6 +280,9 @@ typedef struct tfmm_stats {
                     which Plummer's force is within the target of Newton's,
                     0 without softening */
   tfmm_device near_device;     /* where the near field ran */
+  tfmm_device tree_device;     /* where the tree and the upward pass ran
+                                  (the lists and the far field run on the
+                                  CPU) */
   /* Tree methods: the near field and the far field measured apart. On the
    * GPU the near field is the span from the first upload to the end of
    * the last download (CUDA events) and runs during the far field; on the

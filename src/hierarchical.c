@@ -23,6 +23,15 @@ static void count_work(const tfmm_eval *e) {
   }
 }
 
+/* Whether the tree and its multipoles are built on the GPU
+ * (tfmm_config.tree_device). */
+static int tree_on_gpu(const tfmm_config *cfg, const tfmm_gpu *gpu, size_t n) {
+  if (gpu == NULL || cfg->tree_device == TFMM_DEVICE_CPU)
+    return 0;
+  return cfg->tree_device == TFMM_DEVICE_GPU ||
+         (n >= TFMM_TREE_GPU_MIN_BODIES && cfg->box_size == 0);
+}
+
 tfmm_status tfmm_hierarchical_compute(const tfmm_config *cfg, int leaf_size,
                                       tfmm_gpu *gpu, tfmm_workspace *w,
                                       size_t n, const double *pos,
@@ -46,7 +55,10 @@ tfmm_status tfmm_hierarchical_compute(const tfmm_config *cfg, int leaf_size,
   stats->precision = e.set.precision;
   stats->softening_separation = e.set.separation;
   stats->mac_epsilon = e.set.mac_epsilon;
-  tfmm_status st = tfmm_schedule_run(&TFMM_SCHEDULE_HYBRID, &e);
+  tfmm_status st = tfmm_schedule_run(tree_on_gpu(cfg, gpu, n)
+                                         ? &TFMM_SCHEDULE_HYBRID_GPU_TREE
+                                         : &TFMM_SCHEDULE_HYBRID,
+                                     &e);
   if (st == TFMM_OK)
     count_work(&e);
   /* The tree and lists are rebuilt next time: release them now. */

@@ -36,6 +36,7 @@ Test(solver, defaults_are_documented_values) {
   cr_assert_eq(c.leaf_size, 64);
   cr_assert_eq(c.max_depth, 21);
   cr_assert_eq(c.device, TFMM_DEVICE_AUTO);
+  cr_assert_eq(c.tree_device, TFMM_DEVICE_AUTO);
   cr_assert_eq(c.gpu_tile, 0);
   cr_assert_eq(c.gpu_threads_per_body, 0);
   cr_assert_eq(c.gpu_unroll, 16);
@@ -135,6 +136,34 @@ Test(solver, device_choice) {
     c.device = TFMM_DEVICE_GPU;
     cr_assert_eq(create_with(c, "device gpu"), TFMM_ERR_NO_DEVICE);
   }
+}
+
+/* Where the tree is built: the choice is checked before any body is seen,
+ * each refusal naming the field and why. */
+Test(solver, tree_device_choice) {
+  tfmm_config c;
+  tfmm_config_defaults(&c);
+  c.tree_device = (tfmm_device)7;
+  cr_assert_eq(create_with(c, "tree_device 7"), TFMM_ERR_INVALID_ARGUMENT);
+  tfmm_config_defaults(&c);
+  c.tree_device = TFMM_DEVICE_GPU;
+  c.device = TFMM_DEVICE_CPU;
+  cr_assert_eq(create_with(c, "needs the solver on the GPU"),
+               TFMM_ERR_INVALID_ARGUMENT);
+  tfmm_config_defaults(&c);
+  c.tree_device = TFMM_DEVICE_GPU;
+  c.box_size = 4;
+  cr_assert_eq(create_with(c, "box"), TFMM_ERR_UNSUPPORTED);
+  tfmm_config_defaults(&c);
+  c.tree_device = TFMM_DEVICE_GPU;
+  if (tfmm_gpu_count() == 0)
+    cr_assert_eq(create_with(c, "no GPU"), TFMM_ERR_NO_DEVICE);
+  else
+    cr_assert_eq(create_with(c, NULL), TFMM_OK);
+  /* The CPU tree whatever the device: always possible. */
+  tfmm_config_defaults(&c);
+  c.tree_device = TFMM_DEVICE_CPU;
+  cr_assert_eq(create_with(c, NULL), TFMM_OK);
 }
 
 Test(solver, bad_bodies_are_named) {

@@ -34,6 +34,7 @@
 #include "farfield/expansion.h"
 
 #include "farfield/harmonics.h"
+#include "farfield/operators.h"
 
 #include <math.h>
 
@@ -45,49 +46,6 @@ enum {
 };
 
 size_t tfmm_expansion_size(int p) { return (size_t)(p + 1) * (size_t)(p + 2); }
-
-/* Index of order m (-n..n) of degree n in the "full" scratch arrays. */
-static inline int full_index(int n, int m) { return n * n + n + m; }
-
-/* Stored coefficients (m >= 0) to all orders -n..n, degree n scaled by
- * scale^n, using X_n^{-m} = (-1)^m conj(X_n^m). */
-static void coeffs_to_full(int p, const double *X, double scale, double *re,
-                           double *im) {
-  double s = 1.0;
-  for (int n = 0; n <= p; n++) {
-    const double *x = X + 2 * tfmm_harmonics_index(n, 0);
-    double *r = re + full_index(n, 0), *i = im + full_index(n, 0);
-    r[0] = s * x[0];
-    i[0] = 0.0;
-    for (int m = 1; m <= n; m++) {
-      const double sign = (m & 1) ? -1.0 : 1.0;
-      r[m] = s * x[2 * m];
-      i[m] = s * x[2 * m + 1];
-      r[-m] = sign * r[m];
-      i[-m] = -sign * i[m];
-    }
-    s *= scale;
-  }
-}
-
-/* The same for harmonics held as separate real and imaginary triangles. */
-static void harmonics_to_full(int p, const double *tre, const double *tim,
-                              double *re, double *im) {
-  for (int n = 0; n <= p; n++) {
-    const int t = tfmm_harmonics_index(n, 0);
-    double *r = re + full_index(n, 0), *i = im + full_index(n, 0);
-    for (int m = 0; m <= n; m++) {
-      const double sign = (m & 1) ? -1.0 : 1.0;
-      r[m] = tre[t + m];
-      i[m] = tim[t + m];
-      r[-m] = sign * r[m];
-      i[-m] = -sign * i[m];
-    }
-  }
-}
-
-static inline int imax(int a, int b) { return a > b ? a : b; }
-static inline int imin(int a, int b) { return a < b ? a : b; }
 
 /* P2M: M_n^m += sum_j m_j R_n^m(x_j - c), the multipole moments of the
  * expansion 1/|x - y| = sum conj(R_n^m(y)) I_n^m(x) (the multipole
@@ -122,20 +80,12 @@ void tfmm_m2m(int p, const double *Mc, const double c_child[3],
   const double d[3] = {c_child[0] - c_parent[0], c_child[1] - c_parent[1],
                        c_child[2] - c_parent[2]};
   tfmm_harmonics_regular(p, d, tre, tim);
-  harmonics_to_full(p, tre, tim, rr, ri);
-  coeffs_to_full(p, Mc, 1.0, mr, mi);
+  tfmm_op_harmonics_to_full(p, tre, tim, rr, ri);
+  tfmm_op_coeffs_to_full(p, Mc, 1.0, mr, mi);
   for (int n = 0; n <= p; n++) {
     for (int m = 0; m <= n; m++) {
-      double sr = 0.0, si = 0.0;
-      for (int j = 0; j <= n; j++) {
-        const int l = n - j;
-        const double *ar = rr + full_index(j, 0), *ai = ri + full_index(j, 0);
-        const double *br = mr + full_index(l, m), *bi = mi + full_index(l, m);
-        for (int k = imax(-j, m - l); k <= imin(j, m + l); k++) {
-          sr += ar[k] * br[-k] - ai[k] * bi[-k];
-          si += ar[k] * bi[-k] + ai[k] * br[-k];
-        }
-      }
+      double sr, si;
+      tfmm_op_m2m_coeff(n, m, rr, ri, mr, mi, &sr, &si);
       const int t = tfmm_harmonics_index(n, m);
       Mp[2 * t] += sr;
       if (m > 0)
@@ -164,17 +114,19 @@ void tfmm_m2l(int p, const double *M, const double c_src[3],
   const double inv_rho = 1.0 / rho;
   const double u[3] = {D[0] * inv_rho, D[1] * inv_rho, D[2] * inv_rho};
   tfmm_harmonics_irregular(p, u, tre, tim);
-  harmonics_to_full(p, tre, tim, ir, ii);
+  tfmm_op_harmonics_to_full(p, tre, tim, ir, ii);
   /* M_l^m |D|^{-l}: I_{l+j}(D) = I_{l+j}(u) |D|^{-l-j-1}. */
-  coeffs_to_full(p, M, inv_rho, mr, mi);
+  tfmm_op_coeffs_to_full(p, M, inv_rho, mr, mi);
   double scale = inv_rho; /* (-1)^j |D|^{-j-1} */
   for (int j = 0; j <= p; j++, scale *= -inv_rho) {
     for (int k = 0; k <= j; k++) {
       double sr = 0.0, si = 0.0;
       for (int l = 0; l <= p - j; l++) {
         const int n = l + j;
-        const double *ar = mr + full_index(l, 0), *ai = mi + full_index(l, 0);
-        const double *br = ir + full_index(n, k), *bi = ii + full_index(n, k);
+        const double *ar = mr + tfmm_full_index(l, 0),
+                     *ai = mi + tfmm_full_index(l, 0);
+        const double *br = ir + tfmm_full_index(n, k),
+                     *bi = ii + tfmm_full_index(n, k);
         for (int m = -l; m <= l; m++) {
           sr += ar[m] * br[m] + ai[m] * bi[m];
           si += ai[m] * br[m] - ar[m] * bi[m];
@@ -201,16 +153,19 @@ void tfmm_l2l(int p, const double *Lp, const double c_parent[3],
   const double d[3] = {c_child[0] - c_parent[0], c_child[1] - c_parent[1],
                        c_child[2] - c_parent[2]};
   tfmm_harmonics_regular(p, d, tre, tim);
-  harmonics_to_full(p, tre, tim, rr, ri);
-  coeffs_to_full(p, Lp, 1.0, lr, li);
+  tfmm_op_harmonics_to_full(p, tre, tim, rr, ri);
+  tfmm_op_coeffs_to_full(p, Lp, 1.0, lr, li);
   for (int j = 0; j <= p; j++) {
     for (int k = 0; k <= j; k++) {
       double sr = 0.0, si = 0.0;
       for (int l = j; l <= p; l++) {
         const int q = l - j;
-        const double *ar = lr + full_index(l, 0), *ai = li + full_index(l, 0);
-        const double *br = rr + full_index(q, -k), *bi = ri + full_index(q, -k);
-        for (int m = imax(-l, k - q); m <= imin(l, k + q); m++) {
+        const double *ar = lr + tfmm_full_index(l, 0),
+                     *ai = li + tfmm_full_index(l, 0);
+        const double *br = rr + tfmm_full_index(q, -k),
+                     *bi = ri + tfmm_full_index(q, -k);
+        for (int m = tfmm_op_imax(-l, k - q); m <= tfmm_op_imin(l, k + q);
+             m++) {
           sr += ar[m] * br[m] - ai[m] * bi[m];
           si += ar[m] * bi[m] + ai[m] * br[m];
         }

@@ -22,10 +22,9 @@
 #ifndef TFMM_EXPANSION_H
 #define TFMM_EXPANSION_H
 
-#include <stddef.h>
+#include "operators.h" /* TFMM_ORDER_MAX; same folder */
 
-/* The highest order supported. */
-enum { TFMM_ORDER_MAX = 20 };
+#include <stddef.h>
 
 /* Doubles per expansion of order p. */
 size_t tfmm_expansion_size(int p);

@@ -16,39 +16,23 @@
  *   I_n^m = ((2n - 1) z I_{n-1}^m - (n + m - 1)(n - m - 1) I_{n-2}^m) / r^2
  * starting from R_0^0 = 1 and I_0^0 = 1/r (the term in n - 2 vanishes at
  * n = m + 1). Only products and sums of x, y, z appear: no angle, no
- * special case on the z axis, and R is a polynomial, finite at r = 0. */
+ * special case on the z axis, and R is a polynomial, finite at r = 0.
+ *
+ * The recurrence of R is in farfield/operators.h (tfmm_op_regular_column),
+ * which the GPU's upward pass compiles too; I is used on the CPU only. */
 #include "farfield/harmonics.h"
+
+#include "farfield/expansion.h"
 
 #include <math.h>
 
 void tfmm_harmonics_regular(int p, const double r[3], double *re, double *im) {
-  const double x = r[0], y = r[1], z = r[2];
-  const double r2 = x * x + y * y + z * z;
-  double dr = 1.0, di = 0.0; /* R_m^m */
+  double cr[TFMM_ORDER_MAX + 2], ci[TFMM_ORDER_MAX + 2];
   for (int m = 0; m <= p; m++) {
-    if (m > 0) {
-      const double s = -0.5 / m;
-      const double t = s * (x * dr - y * di);
-      di = s * (x * di + y * dr);
-      dr = t;
-    }
-    int k = tfmm_harmonics_index(m, m);
-    re[k] = dr;
-    im[k] = di;
-    if (m == p)
-      break;
-    /* n = m + 1: (2m + 1) z R_m^m / (2m + 1) */
-    int k1 = tfmm_harmonics_index(m + 1, m);
-    re[k1] = z * dr;
-    im[k1] = z * di;
-    for (int n = m + 2; n <= p; n++) {
-      const int a = tfmm_harmonics_index(n - 1, m);
-      const int b = tfmm_harmonics_index(n - 2, m);
-      const int c = tfmm_harmonics_index(n, m);
-      const double inv = 1.0 / ((double)(n + m) * (double)(n - m));
-      const double zc = (2 * n - 1) * z;
-      re[c] = (zc * re[a] - r2 * re[b]) * inv;
-      im[c] = (zc * im[a] - r2 * im[b]) * inv;
+    tfmm_op_regular_column(p, m, r[0], r[1], r[2], cr, ci);
+    for (int n = m; n <= p; n++) {
+      re[tfmm_harmonics_index(n, m)] = cr[n - m];
+      im[tfmm_harmonics_index(n, m)] = ci[n - m];
     }
   }
 }

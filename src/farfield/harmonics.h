@@ -28,12 +28,8 @@
 #ifndef TFMM_HARMONICS_H
 #define TFMM_HARMONICS_H
 
-static inline int tfmm_harmonics_index(int n, int m) {
-  return n * (n + 1) / 2 + m;
-}
-
-/* Entries for degrees 0..p with m >= 0. */
-static inline int tfmm_harmonics_count(int p) { return (p + 1) * (p + 2) / 2; }
+/* tfmm_harmonics_index and tfmm_harmonics_count. */
+#include "operators.h" /* same folder */
 
 /* R_n^m(r) for 0 <= m <= n <= p. */
 void tfmm_harmonics_regular(int p, const double r[3], double *re, double *im);

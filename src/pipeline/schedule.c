@@ -17,6 +17,24 @@ static const tfmm_stage HYBRID[] = {
 const tfmm_schedule TFMM_SCHEDULE_HYBRID = {
     "hybrid", HYBRID, (int)(sizeof HYBRID / sizeof HYBRID[0])};
 
+/* The same with the tree and its multipoles built on the GPU, before the
+ * lists: the stages after them are hybrid's. */
+static const tfmm_stage HYBRID_GPU_TREE[] = {
+    {"tree_gpu", tfmm_stage_tree_gpu, 0},
+    {"upward_gpu", tfmm_stage_upward_gpu, 1},
+    {"lists", tfmm_stage_lists, 0},
+    {"near_launch", tfmm_stage_near_launch, 0},
+    {"m2l", tfmm_stage_m2l, 1},
+    {"downward", tfmm_stage_downward, 1},
+    {"m2p", tfmm_stage_m2p, 1},
+    {"near_finish", tfmm_stage_near_finish, 0},
+    {"combine", tfmm_stage_combine, 0},
+};
+
+const tfmm_schedule TFMM_SCHEDULE_HYBRID_GPU_TREE = {
+    "hybrid", HYBRID_GPU_TREE,
+    (int)(sizeof HYBRID_GPU_TREE / sizeof HYBRID_GPU_TREE[0])};
+
 tfmm_status tfmm_schedule_run(const tfmm_schedule *s, tfmm_eval *e) {
   int in_far = 0;
   for (int k = 0; k < s->count; k++) {

@@ -3,7 +3,9 @@
  * `hybrid` is the seed's design: the tree, the lists and the far field on
  * the CPU (OpenMP), the near field on the GPU when there is one, enqueued
  * before the far field and waited for after it, so that the two overlap;
- * without a GPU the near field runs on the CPU after the far field. */
+ * without a GPU the near field runs on the CPU after the far field.
+ * `hybrid` with the GPU tree builds the tree and its multipoles on the GPU
+ * instead (tfmm_config.tree_device), the rest as before. */
 #ifndef TFMM_SCHEDULE_H
 #define TFMM_SCHEDULE_H
 
@@ -23,6 +25,7 @@ typedef struct tfmm_schedule {
 } tfmm_schedule;
 
 extern const tfmm_schedule TFMM_SCHEDULE_HYBRID;
+extern const tfmm_schedule TFMM_SCHEDULE_HYBRID_GPU_TREE;
 
 /* Runs every stage of s on e in order; stops at the first failure. */
 tfmm_status tfmm_schedule_run(const tfmm_schedule *s, tfmm_eval *e);

@@ -55,14 +55,20 @@ tfmm_status tfmm_stage_tree(tfmm_eval *e) {
   tfmm_status st =
       tfmm_octree_build_in(&w->tree, e->n, e->pos, e->mass, e->leaf_size,
                            c->max_depth, c->box_size > 0 ? box : NULL, e->err);
+  s->time[TFMM_PHASE_TREE] = tfmm_wtime() - t0;
+  s->tree_device = TFMM_DEVICE_CPU;
+  return tfmm_stage_tree_built(e, st);
+}
+
+tfmm_status tfmm_stage_tree_built(tfmm_eval *e, tfmm_status st) {
+  tfmm_stats *s = e->stats;
   s->leaf_size = e->leaf_size;
   s->near_device = e->gpu != NULL ? TFMM_DEVICE_GPU : TFMM_DEVICE_CPU;
-  s->time[TFMM_PHASE_TREE] = tfmm_wtime() - t0;
   if (st == TFMM_OK &&
       tfmm_eps_vanishes(e->cfg->eps, e->set.precision == TFMM_PRECISION_SINGLE))
     st = refuse_coincident(e);
   if (st == TFMM_OK)
-    tree_stats(&w->tree, s);
+    tree_stats(&e->w->tree, s);
   return st;
 }
 

@@ -2,6 +2,8 @@
  * (eval.h), in the order a schedule (schedule.h) runs them:
  *
  *   tree         octree of the bodies (keys, sort, cells, moments' centres)
+ *   tree_gpu     the same, built on the GPU and copied back (stages_gpu.c)
+ *   upward_gpu   P2M and M2M on the GPU, copied back (stages_gpu.c)
  *   lists        opening criterion and traversal: M2L, M2P and near lists
  *   near_launch  the near field enqueued on the GPU (nothing on the CPU)
  *   upward       P2M and M2M
@@ -19,6 +21,8 @@
 #include "pipeline/eval.h"
 
 tfmm_status tfmm_stage_tree(tfmm_eval *e);
+tfmm_status tfmm_stage_tree_gpu(tfmm_eval *e);
+tfmm_status tfmm_stage_upward_gpu(tfmm_eval *e);
 tfmm_status tfmm_stage_lists(tfmm_eval *e);
 tfmm_status tfmm_stage_near_launch(tfmm_eval *e);
 tfmm_status tfmm_stage_upward(tfmm_eval *e);
@@ -27,5 +31,9 @@ tfmm_status tfmm_stage_downward(tfmm_eval *e);
 tfmm_status tfmm_stage_m2p(tfmm_eval *e);
 tfmm_status tfmm_stage_near_finish(tfmm_eval *e);
 tfmm_status tfmm_stage_combine(tfmm_eval *e);
+
+/* What both tree stages do once the tree is built (st its status): the
+ * statistics, and with eps = 0 the refusal of coincident bodies. */
+tfmm_status tfmm_stage_tree_built(tfmm_eval *e, tfmm_status st);
 
 #endif

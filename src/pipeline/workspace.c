@@ -28,5 +28,6 @@ void tfmm_workspace_release(tfmm_workspace *w) {
                          &w->far_phi,   &w->far_g, &w->near_a, &w->near_p};
   for (size_t k = 0; k < sizeof all / sizeof *all; k++)
     free(all[k]->v);
+  tfmm_tree_gpu_hybrid_release(&w->gpu_tree);
   memset(w, 0, sizeof *w);
 }

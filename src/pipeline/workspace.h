@@ -2,7 +2,8 @@
  * stage, grown when an evaluation needs more and reused otherwise, so that
  * a simulation step allocates nothing once N has settled. The tree and
  * the lists are rebuilt at each evaluation (their builders allocate); the
- * expansions, the far-field results and the CPU near field's are kept.
+ * expansions, the far-field results and the CPU near field's are kept, and
+ * so are the device buffers of the tree when it is built on the GPU.
  * One workspace belongs to one solver (tfmm_solver): no sharing between
  * threads. */
 #ifndef TFMM_WORKSPACE_H
@@ -10,6 +11,7 @@
 
 #include "tree/lists.h"
 #include "tree/octree.h"
+#include "tree_gpu_hybrid.h"
 
 #include <stddef.h>
 
@@ -27,6 +29,7 @@ typedef struct tfmm_workspace {
   tfmm_doubles M, L;           /* expansions, cells x tfmm_expansion_size(p) */
   tfmm_doubles far_phi, far_g; /* Phi and grad Phi, sorted order */
   tfmm_doubles near_a, near_p; /* the CPU near field's results */
+  tfmm_tree_gpu_hybrid gpu_tree; /* device buffers of the tree on the GPU */
 } tfmm_workspace;
 
 /* At least count doubles in d (contents not kept when it grows); 0, or -1

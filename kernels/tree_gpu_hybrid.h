@@ -1,0 +1,72 @@
+/* The GPU tree for the hybrid schedule (issue 12): bodies on the host in,
+ * the tree and its multipoles on the host out, built on the GPU
+ * (tree_gpu.h, upward_gpu.h) where that is faster than the CPU's OpenMP
+ * build, so that the CPU lists and far field can take them as they take
+ * tfmm_octree_build's. For the same input the tree is the CPU's, array for
+ * array, and so are the multipoles (bit for bit; TFMM_UPWARD_GPU_TOL is the
+ * bound the tests state): the hybrid schedule gives the same forces with
+ * either tree.
+ *
+ * The device buffers (bodies, the tree's workspace, the multipoles) are
+ * kept in tfmm_tree_gpu_hybrid between evaluations and grown when N
+ * grows. Work runs on a stream of its own on the given device, which is
+ * made current for the call and restored after it; each call returns with
+ * that stream idle. */
+#ifndef TFMM_TREE_GPU_HYBRID_H
+#define TFMM_TREE_GPU_HYBRID_H
+
+#include "base/error.h"
+#include "tree_gpu.h"
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct tfmm_octree;
+
+/* Zero-initialise; release with tfmm_tree_gpu_hybrid_release. */
+typedef struct tfmm_tree_gpu_hybrid {
+  int device;          /* where the buffers are (valid if stream) */
+  void *stream;        /* cudaStream_t, created on first use */
+  void *d_bodies;      /* 3n positions, then n masses */
+  size_t bodies_bytes; /* capacity of d_bodies */
+  void *d_work;        /* the tree's workspace */
+  size_t work_bytes;   /* capacity of d_work */
+  double *d_M;         /* multipoles */
+  size_t M_bytes;      /* capacity of d_M */
+  tfmm_tree_gpu tree;  /* the last tree built */
+} tfmm_tree_gpu_hybrid;
+
+/* Seconds of each part, wall clock. */
+typedef struct tfmm_tree_gpu_hybrid_times {
+  double upload, build, download;
+} tfmm_tree_gpu_hybrid_times;
+
+/* Uploads the n bodies (1 <= n <= INT32_MAX; finite, positive masses:
+ * checked by the caller), builds their tree on `device` and copies it
+ * into *out (zeroed first; release with tfmm_octree_free, also after a
+ * failure). */
+tfmm_status tfmm_tree_gpu_hybrid_build(tfmm_tree_gpu_hybrid *h, int device,
+                                       size_t n, const double *pos,
+                                       const double *mass,
+                                       const tfmm_tree_gpu_params *params,
+                                       struct tfmm_octree *out,
+                                       tfmm_tree_gpu_hybrid_times *times,
+                                       tfmm_error *err);
+
+/* The multipoles of order p of the last tree built, on the GPU, copied to
+ * M (host, ncells * (p + 1)(p + 2) doubles). *seconds: the wall time. */
+tfmm_status tfmm_tree_gpu_hybrid_upward(tfmm_tree_gpu_hybrid *h, int p,
+                                        double *M, double *seconds,
+                                        tfmm_error *err);
+
+/* Frees the device buffers and the stream; h is zeroed and reusable. */
+void tfmm_tree_gpu_hybrid_release(tfmm_tree_gpu_hybrid *h);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,186 @@
+/* The upward pass on the GPU: see upward_gpu.h. Built with --fmad=false
+ * (src/CMakeLists.txt), so that every product and sum is rounded as the
+ * CPU rounds it. */
+#include "upward_gpu.h"
+
+#include "gpu_context.h"
+
+#include "farfield/operators.h"
+
+#include <cuda_runtime.h>
+
+#include <stdint.h>
+
+namespace {
+
+constexpr int P2M_THREADS = 128;
+constexpr int M2M_THREADS = 64;
+constexpr int MAX_CHILDREN = 8;
+/* Hopper's limit of dynamic shared memory a block may opt into. */
+constexpr int MAX_SHARED = 227 * 1024;
+
+/* The arrays of the tree the pass reads. */
+struct tree_view {
+  const double *pos, *mass, *center;
+  const int32_t *child_begin, *child_count, *body_begin, *body_end, *leaves;
+};
+
+tree_view view_of(const tfmm_tree_gpu *t) {
+  return {t->d_pos,         t->d_mass,       t->d_center,   t->d_child_begin,
+          t->d_child_count, t->d_body_begin, t->d_body_end, t->d_leaves};
+}
+
+/* Doubles of one child's expansions in shared memory: full R(d) and full
+ * multipole (real and imaginary), and the triangle of R(d). */
+__host__ __device__ int child_doubles(int p) {
+  return 4 * (p + 1) * (p + 1) + 2 * tfmm_harmonics_count(p);
+}
+
+/* Degree n and order m of triangle entry t. */
+__device__ void degree_order(int t, int *n, int *m) {
+  int d = 0;
+  while (tfmm_harmonics_index(d + 1, 0) <= t)
+    d++;
+  *n = d;
+  *m = t - tfmm_harmonics_index(d, 0);
+}
+
+/* P2M, one thread per (leaf, coefficient (n, m)): the coefficient summed
+ * over the leaf's bodies in order, as tfmm_p2m adds body after body. Each
+ * body's R_n^m takes m + n steps in registers (no arrays: local memory
+ * would bound the kernel), O(p^3) flops per body in all against the CPU's
+ * O(p^2), which the chip's double-precision rate pays for. */
+__global__ void p2m_leaves(tree_view t, int p, int64_t nleaves, double *M) {
+  const int64_t id = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const int tri = tfmm_harmonics_count(p);
+  if (id >= nleaves * tri)
+    return;
+  const int32_t cell = t.leaves[id / tri];
+  const int k = (int)(id % tri);
+  int n, m;
+  degree_order(k, &n, &m);
+  const double c[3] = {t.center[3 * cell], t.center[3 * cell + 1],
+                       t.center[3 * cell + 2]};
+  double sr = 0.0, si = 0.0;
+  for (int32_t b = t.body_begin[cell]; b < t.body_end[cell]; b++) {
+    double re, im;
+    tfmm_op_regular_term(n, m, t.pos[3 * b] - c[0], t.pos[3 * b + 1] - c[1],
+                         t.pos[3 * b + 2] - c[2], &re, &im);
+    const double mb = t.mass[b];
+    sr += mb * re;
+    si += mb * im;
+  }
+  double *Mc = M + (size_t)cell * (size_t)(2 * tri);
+  Mc[2 * k] = sr;
+  Mc[2 * k + 1] = si;
+}
+
+/* M2M for the parents among cells [begin, begin + gridDim.x), one block a
+ * cell; leaves (P2M's) return at once. */
+__global__ void m2m_level(tree_view t, int p, int64_t begin, double *M) {
+  extern __shared__ double shared[];
+  const int64_t cell = begin + blockIdx.x;
+  const int count = t.child_count[cell];
+  if (count == 0)
+    return;
+  const int full = (p + 1) * (p + 1), tri = tfmm_harmonics_count(p);
+  const size_t size = (size_t)(2 * tri);
+  const int first = t.child_begin[cell];
+  /* The harmonics of d = c_child - c_parent, one thread a (child, entry);
+   * then both full arrays, one thread a (child, full entry). */
+  const int stride = child_doubles(p);
+  for (int k = threadIdx.x; k < count * tri; k += blockDim.x) {
+    const int ch = first + k / tri, e = k % tri;
+    double *tre = shared + (size_t)(k / tri) * stride + 4 * full;
+    int n, m;
+    degree_order(e, &n, &m);
+    tfmm_op_regular_term(n, m, t.center[3 * ch] - t.center[3 * cell],
+                         t.center[3 * ch + 1] - t.center[3 * cell + 1],
+                         t.center[3 * ch + 2] - t.center[3 * cell + 2], tre + e,
+                         tre + tri + e);
+  }
+  __syncthreads();
+  for (int k = threadIdx.x; k < count * full; k += blockDim.x) {
+    double *rr = shared + (size_t)(k / full) * stride, *ri = rr + full;
+    double *mr = ri + full, *mi = mr + full, *tre = mi + full;
+    const int ch = first + k / full, e = k % full;
+    int n = 0;
+    while ((n + 1) * (n + 1) <= e)
+      n++;
+    const int m = e - n * n - n;
+    tfmm_op_harmonic_full(tre, tre + tri, n, m, rr + e, ri + e);
+    tfmm_op_coeff_full(M + (size_t)ch * size, 1.0, n, m, mr + e, mi + e);
+  }
+  __syncthreads();
+  /* One thread a coefficient, the children added in order (as tfmm_m2m
+   * is called child after child on a zeroed parent). */
+  double *Mp = M + (size_t)cell * size;
+  for (int idx = threadIdx.x; idx < tri; idx += blockDim.x) {
+    int n, m;
+    degree_order(idx, &n, &m);
+    double re = 0.0, im = 0.0;
+    for (int k = 0; k < count; k++) {
+      const double *rr = shared + (size_t)k * child_doubles(p), *ri = rr + full;
+      const double *mr = ri + full, *mi = mr + full;
+      double sr, si;
+      tfmm_op_m2m_coeff(n, m, rr, ri, mr, mi, &sr, &si);
+      re += sr;
+      if (m > 0)
+        im += si;
+    }
+    Mp[2 * idx] = re;
+    Mp[2 * idx + 1] = im;
+  }
+}
+
+unsigned grid_for(int64_t threads, int block) {
+  return (unsigned)((threads + block - 1) / block);
+}
+
+} // namespace
+
+extern "C" tfmm_status tfmm_upward_gpu(const tfmm_tree_gpu *tree, int p,
+                                       double *d_M, void *stream,
+                                       tfmm_error *err) {
+  if (tree == NULL || d_M == NULL)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "upward_gpu: %s is NULL",
+                          tree == NULL ? "the tree" : "the multipole array");
+  if (p < 0 || p > TFMM_ORDER_MAX)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "upward_gpu: order %d is outside 0..%d", p,
+                          TFMM_ORDER_MAX);
+  if (tree->ncells < 1 || tree->nleaves < 1 || tree->depth < 0 ||
+      tree->depth >= TFMM_TREE_GPU_LEVELS)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "upward_gpu: the tree is empty or not built");
+  cudaStream_t s = (cudaStream_t)stream;
+  const tree_view t = view_of(tree);
+  const int64_t terms = tree->nleaves * tfmm_harmonics_count(p);
+  if (terms > 0) {
+    p2m_leaves<<<grid_for(terms, P2M_THREADS), P2M_THREADS, 0, s>>>(
+        t, p, tree->nleaves, d_M);
+    TFMM_CUDA_TRY(cudaGetLastError(), err);
+  }
+  const int shared = MAX_CHILDREN * child_doubles(p) * (int)sizeof(double);
+  if (shared > MAX_SHARED)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "upward_gpu: order %d needs %d bytes of shared "
+                          "memory, more than a block has",
+                          p, shared);
+  TFMM_CUDA_TRY(
+      cudaFuncSetAttribute(m2m_level,
+                           cudaFuncAttributeMaxDynamicSharedMemorySize, shared),
+      err);
+  /* Levels from the deepest parents up: a level's children are complete
+   * (P2M's leaves, or the launch before) when its parents gather them. */
+  for (int level = tree->depth - 1; level >= 0; level--) {
+    const int64_t begin = tree->level_begin[level],
+                  cells = tree->level_begin[level + 1] - begin;
+    if (cells <= 0)
+      continue;
+    m2m_level<<<(unsigned)cells, M2M_THREADS, shared, s>>>(t, p, begin, d_M);
+    TFMM_CUDA_TRY(cudaGetLastError(), err);
+  }
+  return TFMM_OK;
+}

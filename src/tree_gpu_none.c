@@ -1,0 +1,34 @@
+/* The GPU tree of the hybrid schedule in a build without CUDA: never
+ * chosen (the solver has no GPU), and refused if asked for. */
+#include "tree_gpu_hybrid.h"
+
+#include <string.h>
+
+tfmm_status tfmm_tree_gpu_hybrid_build(tfmm_tree_gpu_hybrid *h, int device,
+                                       size_t n, const double *pos,
+                                       const double *mass,
+                                       const tfmm_tree_gpu_params *params,
+                                       struct tfmm_octree *out,
+                                       tfmm_tree_gpu_hybrid_times *times,
+                                       tfmm_error *err) {
+  (void)h, (void)device, (void)n, (void)pos, (void)mass, (void)params,
+      (void)out;
+  memset(times, 0, sizeof *times);
+  return tfmm_error_set(err, TFMM_ERR_UNSUPPORTED,
+                        "the tree on the GPU: this tilefmm was built without "
+                        "CUDA");
+}
+
+tfmm_status tfmm_tree_gpu_hybrid_upward(tfmm_tree_gpu_hybrid *h, int p,
+                                        double *M, double *seconds,
+                                        tfmm_error *err) {
+  (void)h, (void)p, (void)M;
+  *seconds = 0;
+  return tfmm_error_set(err, TFMM_ERR_UNSUPPORTED,
+                        "the upward pass on the GPU: this tilefmm was built "
+                        "without CUDA");
+}
+
+void tfmm_tree_gpu_hybrid_release(tfmm_tree_gpu_hybrid *h) {
+  memset(h, 0, sizeof *h);
+}
