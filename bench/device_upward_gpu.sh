@@ -4,8 +4,9 @@
 # .devpack.tgz carried; bench/make_devpack.sh):
 #   bash bench/device_upward_gpu.sh [tests|bench|hybrid|all]
 # tests:  test_upward_gpu (multipoles equal to the CPU's; hybrid forces with
-#         the GPU tree equal to the CPU tree's), memcheck and racecheck on
-#         parts of it, test_solver, test_device_api;
+#         the GPU tree equal to the CPU tree's), test_farfield_gpu (M2L,
+#         L2L, L2P, M2P equal to the CPU's), memcheck and racecheck on
+#         parts of them, test_solver, test_device_api;
 # bench:  bench_upward_gpu, tree + upward pass, N = 262,144 to 64M, orders 4
 #         and 8, beside the CPU's;
 # hybrid: bench_tree, the whole hybrid evaluation with --tree-device cpu and
@@ -17,7 +18,7 @@ what=${1:-all}
 source "$(dirname "$0")/device_setup.sh"
 device_setup upward
 sum=$out/summary.txt
-: >"$sum"
+echo "== $what $(date -u +%FT%TZ)" >>"$sum"
 suite() { # name, limit, command...
   local name=$1 limit=$2
   shift 2
@@ -28,6 +29,13 @@ suite() { # name, limit, command...
 }
 if [ "$what" = tests ] || [ "$what" = all ]; then
   suite test_upward_gpu 240 "$b/tests/test_upward_gpu" --jobs 4 --verbose
+  suite test_farfield_gpu 240 "$b/tests/test_farfield_gpu" --jobs 4 --verbose
+  suite memcheck_far 150 compute-sanitizer --tool memcheck --error-exitcode 9 \
+    "$b/tests/test_farfield_gpu" --jobs 1 \
+    --filter 'farfield_gpu/@(errors_are_reported|degenerate)'
+  suite racecheck_far 200 compute-sanitizer --tool racecheck \
+    --error-exitcode 9 "$b/tests/test_farfield_gpu" --jobs 1 \
+    --filter 'farfield_gpu/degenerate'
   suite test_solver 120 "$b/tests/test_solver" --jobs 4
   suite test_device_api 120 "$b/tests/test_device_api" --jobs 4
   suite memcheck 120 compute-sanitizer --tool memcheck --error-exitcode 9 \
@@ -41,8 +49,8 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
   suite bench 300 "$b/bench/bench_upward_gpu" \
-    --n 262144,1048576,4194304,16777216,67108864 --order 4,8 --reps 5 \
-    --cpu-reps 1 --cpu-max 16777216
+    --n ${UPWARD_N:-262144,1048576,4194304,16777216,67108864} --order 4,8 \
+    --reps 5 --cpu-reps 1 --cpu-max ${UPWARD_CPU_MAX:-16777216}
   cp "$out/bench.log" "$out/table.txt"
 fi
 if [ "$what" = hybrid ] || [ "$what" = all ]; then

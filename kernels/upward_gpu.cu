@@ -36,15 +36,6 @@ __host__ __device__ int child_doubles(int p) {
   return 4 * (p + 1) * (p + 1) + 2 * tfmm_harmonics_count(p);
 }
 
-/* Degree n and order m of triangle entry t. */
-__device__ void degree_order(int t, int *n, int *m) {
-  int d = 0;
-  while (tfmm_harmonics_index(d + 1, 0) <= t)
-    d++;
-  *n = d;
-  *m = t - tfmm_harmonics_index(d, 0);
-}
-
 /* P2M, one thread per (leaf, coefficient (n, m)): the coefficient summed
  * over the leaf's bodies in order, as tfmm_p2m adds body after body. Each
  * body's R_n^m takes m + n steps in registers (no arrays: local memory
@@ -58,7 +49,7 @@ __global__ void p2m_leaves(tree_view t, int p, int64_t nleaves, double *M) {
   const int32_t cell = t.leaves[id / tri];
   const int k = (int)(id % tri);
   int n, m;
-  degree_order(k, &n, &m);
+  tfmm_op_triangle_entry(k, &n, &m);
   const double c[3] = {t.center[3 * cell], t.center[3 * cell + 1],
                        t.center[3 * cell + 2]};
   double sr = 0.0, si = 0.0;
@@ -93,7 +84,7 @@ __global__ void m2m_level(tree_view t, int p, int64_t begin, double *M) {
     const int ch = first + k / tri, e = k % tri;
     double *tre = shared + (size_t)(k / tri) * stride + 4 * full;
     int n, m;
-    degree_order(e, &n, &m);
+    tfmm_op_triangle_entry(e, &n, &m);
     tfmm_op_regular_term(n, m, t.center[3 * ch] - t.center[3 * cell],
                          t.center[3 * ch + 1] - t.center[3 * cell + 1],
                          t.center[3 * ch + 2] - t.center[3 * cell + 2], tre + e,
@@ -104,10 +95,8 @@ __global__ void m2m_level(tree_view t, int p, int64_t begin, double *M) {
     double *rr = shared + (size_t)(k / full) * stride, *ri = rr + full;
     double *mr = ri + full, *mi = mr + full, *tre = mi + full;
     const int ch = first + k / full, e = k % full;
-    int n = 0;
-    while ((n + 1) * (n + 1) <= e)
-      n++;
-    const int m = e - n * n - n;
+    int n, m;
+    tfmm_op_full_entry(e, &n, &m);
     tfmm_op_harmonic_full(tre, tre + tri, n, m, rr + e, ri + e);
     tfmm_op_coeff_full(M + (size_t)ch * size, 1.0, n, m, mr + e, mi + e);
   }
@@ -117,7 +106,7 @@ __global__ void m2m_level(tree_view t, int p, int64_t begin, double *M) {
   double *Mp = M + (size_t)cell * size;
   for (int idx = threadIdx.x; idx < tri; idx += blockDim.x) {
     int n, m;
-    degree_order(idx, &n, &m);
+    tfmm_op_triangle_entry(idx, &n, &m);
     double re = 0.0, im = 0.0;
     for (int k = 0; k < count; k++) {
       const double *rr = shared + (size_t)k * child_doubles(p), *ri = rr + full;

@@ -120,18 +120,8 @@ void tfmm_m2l(int p, const double *M, const double c_src[3],
   double scale = inv_rho; /* (-1)^j |D|^{-j-1} */
   for (int j = 0; j <= p; j++, scale *= -inv_rho) {
     for (int k = 0; k <= j; k++) {
-      double sr = 0.0, si = 0.0;
-      for (int l = 0; l <= p - j; l++) {
-        const int n = l + j;
-        const double *ar = mr + tfmm_full_index(l, 0),
-                     *ai = mi + tfmm_full_index(l, 0);
-        const double *br = ir + tfmm_full_index(n, k),
-                     *bi = ii + tfmm_full_index(n, k);
-        for (int m = -l; m <= l; m++) {
-          sr += ar[m] * br[m] + ai[m] * bi[m];
-          si += ai[m] * br[m] - ar[m] * bi[m];
-        }
-      }
+      double sr, si;
+      tfmm_op_m2l_coeff(p, j, k, mr, mi, ir, ii, &sr, &si);
       const int t = tfmm_harmonics_index(j, k);
       L[2 * t] += scale * sr;
       if (k > 0)
@@ -157,19 +147,8 @@ void tfmm_l2l(int p, const double *Lp, const double c_parent[3],
   tfmm_op_coeffs_to_full(p, Lp, 1.0, lr, li);
   for (int j = 0; j <= p; j++) {
     for (int k = 0; k <= j; k++) {
-      double sr = 0.0, si = 0.0;
-      for (int l = j; l <= p; l++) {
-        const int q = l - j;
-        const double *ar = lr + tfmm_full_index(l, 0),
-                     *ai = li + tfmm_full_index(l, 0);
-        const double *br = rr + tfmm_full_index(q, -k),
-                     *bi = ri + tfmm_full_index(q, -k);
-        for (int m = tfmm_op_imax(-l, k - q); m <= tfmm_op_imin(l, k + q);
-             m++) {
-          sr += ar[m] * br[m] - ai[m] * bi[m];
-          si += ar[m] * bi[m] + ai[m] * br[m];
-        }
-      }
+      double sr, si;
+      tfmm_op_l2l_coeff(p, j, k, lr, li, rr, ri, &sr, &si);
       const int t = tfmm_harmonics_index(j, k);
       Lc[2 * t] += sr;
       if (k > 0)
@@ -197,36 +176,12 @@ void tfmm_l2p(int p, const double *L, const double c[3], size_t n,
     const double r[3] = {pos[3 * b] - c[0], pos[3 * b + 1] - c[1],
                          pos[3 * b + 2] - c[2]};
     tfmm_harmonics_regular(p, r, re, im);
-    double f = L[0], fz = 0.0, lr = 0.0, li = 0.0;
-    for (int l = 1; l <= p; l++) {
-      const double *x = L + 2 * tfmm_harmonics_index(l, 0);
-      const int t = tfmm_harmonics_index(l, 0);     /* R_l^m at t + m */
-      const int s = tfmm_harmonics_index(l - 1, 0); /* R_{l-1}^m at s + m */
-      /* m = 0: L_l^0 is real. */
-      f += x[0] * re[t];
-      fz += x[0] * re[s];
-      if (l >= 2) { /* -conj(L_l^0 R_{l-1}^1) */
-        lr -= x[0] * re[s + 1];
-        li += x[0] * im[s + 1];
-      }
-      for (int m = 1; m <= l; m++) {
-        const double ar = x[2 * m], ai = x[2 * m + 1];
-        f += 2.0 * (ar * re[t + m] - ai * im[t + m]);
-        /* + L_l^m R_{l-1}^{m-1} */
-        lr += ar * re[s + m - 1] - ai * im[s + m - 1];
-        li += ar * im[s + m - 1] + ai * re[s + m - 1];
-        if (m <= l - 1) /* both m and -m: 2 Re(L_l^m R_{l-1}^m) */
-          fz += 2.0 * (ar * re[s + m] - ai * im[s + m]);
-        if (m <= l - 2) { /* -conj(L_l^m R_{l-1}^{m+1}) from order -m */
-          lr -= ar * re[s + m + 1] - ai * im[s + m + 1];
-          li += ar * im[s + m + 1] + ai * re[s + m + 1];
-        }
-      }
-    }
-    phi[b] += f;
-    grad[3 * b] += -lr;
-    grad[3 * b + 1] += li;
-    grad[3 * b + 2] += fz;
+    double out[4];
+    tfmm_op_l2p_eval(p, L, re, im, out);
+    phi[b] += out[0];
+    grad[3 * b] += out[1];
+    grad[3 * b + 1] += out[2];
+    grad[3 * b + 2] += out[3];
   }
 }
 
@@ -249,31 +204,11 @@ void tfmm_m2p(int p, const double *M, const double c[3], size_t n,
     const double r[3] = {pos[3 * b] - c[0], pos[3 * b + 1] - c[1],
                          pos[3 * b + 2] - c[2]};
     tfmm_harmonics_irregular(p + 1, r, re, im);
-    double f = 0.0, fz = 0.0, wr = 0.0, wi = 0.0;
-    for (int l = 0; l <= p; l++) {
-      const double *x = M + 2 * tfmm_harmonics_index(l, 0);
-      const int t = tfmm_harmonics_index(l, 0);     /* I_l^m at t + m */
-      const int s = tfmm_harmonics_index(l + 1, 0); /* I_{l+1}^m at s + m */
-      /* m = 0: M_l^0 is real. */
-      f += x[0] * re[t];
-      fz -= x[0] * re[s];
-      wr += x[0] * re[s + 1];
-      wi += x[0] * im[s + 1];
-      for (int m = 1; m <= l; m++) {
-        const double ar = x[2 * m], ai = x[2 * m + 1];
-        f += 2.0 * (ar * re[t + m] + ai * im[t + m]);
-        fz -= 2.0 * (ar * re[s + m] + ai * im[s + m]);
-        /* + conj(M_l^m) I_{l+1}^{m+1} */
-        wr += ar * re[s + m + 1] + ai * im[s + m + 1];
-        wi += ar * im[s + m + 1] - ai * re[s + m + 1];
-        /* - M_l^m conj(I_{l+1}^{m-1}), from order -m */
-        wr -= ar * re[s + m - 1] + ai * im[s + m - 1];
-        wi -= ai * re[s + m - 1] - ar * im[s + m - 1];
-      }
-    }
-    phi[b] += f;
-    grad[3 * b] += wr;
-    grad[3 * b + 1] += wi;
-    grad[3 * b + 2] += fz;
+    double out[4];
+    tfmm_op_m2p_eval(p, M, re, im, out);
+    phi[b] += out[0];
+    grad[3 * b] += out[1];
+    grad[3 * b + 1] += out[2];
+    grad[3 * b + 2] += out[3];
   }
 }

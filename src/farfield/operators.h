@@ -1,20 +1,24 @@
-/* The formulas of the upward pass, written once for the CPU (harmonics.c,
- * expansion.c) and the GPU (kernels/upward_gpu.cu), so that both compute
- * the same multipoles: the regular solid harmonics by their recurrences,
- * one column (fixed order m) at a time, and one coefficient of M2M.
+/* The arithmetic of the expansion operators, written once for the CPU
+ * (harmonics.c, expansion.c) and the GPU (kernels/upward_gpu.cu,
+ * kernels/farfield_gpu.cu), so that both compute the same expansions: the
+ * regular and irregular solid harmonics by their recurrences, one column
+ * (fixed order m) at a time, one coefficient of M2M, M2L and L2L, and the
+ * evaluations L2P and M2P at one point.
  *
  * harmonics.h and expansion.c say what the functions and coefficients
- * mean; this header holds only the arithmetic. Each value is formed by the
- * same operations in the same order on both sides, so that, compiled
- * without fused multiply-add (the CPU's default in C11 mode, and
- * --fmad=false for upward_gpu.cu), the GPU's multipoles are the CPU's bit
- * for bit.
+ * mean and cite the identities; this header holds only the arithmetic.
+ * Each value is formed by the same operations in the same order on both
+ * sides, so that, compiled without fused multiply-add (the CPU's default
+ * in C11 mode, and --fmad=false for the .cu files that use it), the GPU's
+ * results are the CPU's bit for bit.
  *
  * Storage. Triangles: entry (n, m), 0 <= m <= n, at tfmm_harmonics_index.
  * "Full" arrays: all orders -n..n of degree n at tfmm_full_index(n, m),
  * (p + 1)^2 entries. */
 #ifndef TFMM_OPERATORS_H
 #define TFMM_OPERATORS_H
+
+#include <math.h>
 
 #if defined(__CUDACC__)
 #define TFMM_OP_FN static __host__ __device__ __forceinline__
@@ -34,6 +38,25 @@ TFMM_OP_FN int tfmm_harmonics_count(int p) { return (p + 1) * (p + 2) / 2; }
 
 /* Index of order m (-n..n) of degree n in a full array. */
 TFMM_OP_FN int tfmm_full_index(int n, int m) { return n * n + n + m; }
+
+/* Degree n and order m of triangle entry t (inverse of
+ * tfmm_harmonics_index). */
+TFMM_OP_FN void tfmm_op_triangle_entry(int t, int *n, int *m) {
+  int d = 0;
+  while (tfmm_harmonics_index(d + 1, 0) <= t)
+    d++;
+  *n = d;
+  *m = t - tfmm_harmonics_index(d, 0);
+}
+
+/* Degree n and order m of full entry e (inverse of tfmm_full_index). */
+TFMM_OP_FN void tfmm_op_full_entry(int e, int *n, int *m) {
+  int d = 0;
+  while ((d + 1) * (d + 1) <= e)
+    d++;
+  *n = d;
+  *m = e - d * d - d;
+}
 
 TFMM_OP_FN int tfmm_op_imax(int a, int b) { return a > b ? a : b; }
 TFMM_OP_FN int tfmm_op_imin(int a, int b) { return a < b ? a : b; }
@@ -58,30 +81,8 @@ TFMM_OP_FN double tfmm_op_regular_degree_step(int n, int m, double z, double r2,
   return (zc * a - r2 * b) * inv;
 }
 
-/* Column m of the regular harmonics: R_n^m for n = m..p into re[n - m],
- * im[n - m]. */
-TFMM_OP_FN void tfmm_op_regular_column(int p, int m, double x, double y,
-                                       double z, double *re, double *im) {
-  const double r2 = x * x + y * y + z * z;
-  double dr = 1.0, di = 0.0;
-  for (int k = 1; k <= m; k++)
-    tfmm_op_regular_diagonal_step(k, x, y, &dr, &di);
-  re[0] = dr;
-  im[0] = di;
-  if (m == p)
-    return;
-  re[1] = z * dr;
-  im[1] = z * di;
-  for (int n = m + 2; n <= p; n++) {
-    re[n - m] =
-        tfmm_op_regular_degree_step(n, m, z, r2, re[n - m - 1], re[n - m - 2]);
-    im[n - m] =
-        tfmm_op_regular_degree_step(n, m, z, r2, im[n - m - 1], im[n - m - 2]);
-  }
-}
-
-/* One harmonic R_n^m by the same steps as tfmm_op_regular_column (so the
- * same value, bit for bit), keeping only the last two in registers. */
+/* One harmonic R_n^m by the same steps as tfmm_op_regular_triangle_column
+ * (so the same value, bit for bit), keeping only the last two in registers. */
 TFMM_OP_FN void tfmm_op_regular_term(int n, int m, double x, double y, double z,
                                      double *re, double *im) {
   const double r2 = x * x + y * y + z * z;
@@ -103,6 +104,83 @@ TFMM_OP_FN void tfmm_op_regular_term(int n, int m, double x, double y, double z,
   }
   *re = dr;
   *im = di;
+}
+
+/* The irregular harmonics by their recurrences (harmonics.c), at
+ * (x, y, z) with inv_r2 = 1 / r^2:
+ *   diagonal:  I_k^k = -(2k - 1) (x + i y) I_{k-1}^{k-1} / r^2,
+ *              I_0^0 = 1 / r
+ *   degree:    I_n^m = ((2n - 1) z I_{n-1}^m
+ *                       - (n + m - 1)(n - m - 1) I_{n-2}^m) / r^2
+ * (at n = m + 1 the step is (2m + 1) z I_m^m / r^2). Column m of the
+ * triangle (I_n^m, n = m..p, at tfmm_harmonics_index(n, m) of re, im). */
+TFMM_OP_FN void tfmm_op_irregular_column(int p, int m, double x, double y,
+                                         double z, double *re, double *im) {
+  const double inv_r2 = 1.0 / (x * x + y * y + z * z);
+  double dr = sqrt(inv_r2), di = 0.0; /* I_m^m */
+  for (int k = 1; k <= m; k++) {
+    const double s = -(2 * k - 1) * inv_r2;
+    const double t = s * (x * dr - y * di);
+    di = s * (x * di + y * dr);
+    dr = t;
+  }
+  const int k = tfmm_harmonics_index(m, m);
+  re[k] = dr;
+  im[k] = di;
+  if (m == p)
+    return;
+  const double zc1 = (2 * m + 1) * z * inv_r2;
+  const int k1 = tfmm_harmonics_index(m + 1, m);
+  re[k1] = zc1 * dr;
+  im[k1] = zc1 * di;
+  for (int n = m + 2; n <= p; n++) {
+    const int a = tfmm_harmonics_index(n - 1, m);
+    const int b = tfmm_harmonics_index(n - 2, m);
+    const int c = tfmm_harmonics_index(n, m);
+    const double zc = (2 * n - 1) * z * inv_r2;
+    const double w = (double)(n + m - 1) * (double)(n - m - 1) * inv_r2;
+    re[c] = zc * re[a] - w * re[b];
+    im[c] = zc * im[a] - w * im[b];
+  }
+}
+
+/* The whole triangle, column by column. */
+TFMM_OP_FN void tfmm_op_irregular(int p, double x, double y, double z,
+                                  double *re, double *im) {
+  for (int m = 0; m <= p; m++)
+    tfmm_op_irregular_column(p, m, x, y, z, re, im);
+}
+
+/* Column m of the triangle of the regular harmonics R_n^m (n = m..p, at
+ * tfmm_harmonics_index(n, m) of re, im). */
+TFMM_OP_FN void tfmm_op_regular_triangle_column(int p, int m, double x,
+                                                double y, double z, double *re,
+                                                double *im) {
+  const double r2 = x * x + y * y + z * z;
+  double dr = 1.0, di = 0.0;
+  for (int k = 1; k <= m; k++)
+    tfmm_op_regular_diagonal_step(k, x, y, &dr, &di);
+  re[tfmm_harmonics_index(m, m)] = dr;
+  im[tfmm_harmonics_index(m, m)] = di;
+  if (m == p)
+    return;
+  re[tfmm_harmonics_index(m + 1, m)] = z * dr;
+  im[tfmm_harmonics_index(m + 1, m)] = z * di;
+  for (int n = m + 2; n <= p; n++) {
+    const int a = tfmm_harmonics_index(n - 1, m);
+    const int b = tfmm_harmonics_index(n - 2, m);
+    re[tfmm_harmonics_index(n, m)] =
+        tfmm_op_regular_degree_step(n, m, z, r2, re[a], re[b]);
+    im[tfmm_harmonics_index(n, m)] =
+        tfmm_op_regular_degree_step(n, m, z, r2, im[a], im[b]);
+  }
+}
+
+/* The whole triangle of R_n^m, 0 <= m <= n <= p. */
+TFMM_OP_FN void tfmm_op_regular(int p, double x, double y, double z, double *re,
+                                double *im) {
+  for (int m = 0; m <= p; m++)
+    tfmm_op_regular_triangle_column(p, m, x, y, z, re, im);
 }
 
 /* Entry (n, m), -n <= m <= n, of the full array of a triangle of
@@ -179,6 +257,122 @@ TFMM_OP_FN void tfmm_op_m2m_coeff(int n, int m, const double *rr,
   }
   *sr = ar_sum;
   *si = ai_sum;
+}
+
+/* Coefficient (j, k), k >= 0, of one M2L (expansion.c: tfmm_m2l), before
+ * its scale (-1)^j |D|^{-j-1}:
+ *   sum_{l=0}^{p-j} sum_{m=-l}^{l} M_l^m |D|^{-l} conj(I_{l+j}^{m+k}(u))
+ * from full arrays of the scaled multipole (mr, mi) and of I at the unit
+ * vector u = D / |D| (ir, ii). */
+TFMM_OP_FN void tfmm_op_m2l_coeff(int p, int j, int k, const double *mr,
+                                  const double *mi, const double *ir,
+                                  const double *ii, double *sr, double *si) {
+  double r = 0.0, i = 0.0;
+  for (int l = 0; l <= p - j; l++) {
+    const int n = l + j;
+    const double *ar = mr + tfmm_full_index(l, 0),
+                 *ai = mi + tfmm_full_index(l, 0);
+    const double *br = ir + tfmm_full_index(n, k),
+                 *bi = ii + tfmm_full_index(n, k);
+    for (int m = -l; m <= l; m++) {
+      r += ar[m] * br[m] + ai[m] * bi[m];
+      i += ai[m] * br[m] - ar[m] * bi[m];
+    }
+  }
+  *sr = r;
+  *si = i;
+}
+
+/* Coefficient (j, k), k >= 0, of one L2L (expansion.c: tfmm_l2l):
+ *   sum_{l=j}^{p} sum_m Lp_l^m R_{l-j}^{m-k}(d),  |m - k| <= l - j,
+ * from full arrays of the parent's local expansion (lr, li) and of R(d)
+ * (rr, ri). */
+TFMM_OP_FN void tfmm_op_l2l_coeff(int p, int j, int k, const double *lr,
+                                  const double *li, const double *rr,
+                                  const double *ri, double *sr, double *si) {
+  double r = 0.0, i = 0.0;
+  for (int l = j; l <= p; l++) {
+    const int q = l - j;
+    const double *ar = lr + tfmm_full_index(l, 0),
+                 *ai = li + tfmm_full_index(l, 0);
+    const double *br = rr + tfmm_full_index(q, -k),
+                 *bi = ri + tfmm_full_index(q, -k);
+    const int m1 = tfmm_op_imin(l, k + q);
+    for (int m = tfmm_op_imax(-l, k - q); m <= m1; m++) {
+      r += ar[m] * br[m] - ai[m] * bi[m];
+      i += ar[m] * bi[m] + ai[m] * br[m];
+    }
+  }
+  *sr = r;
+  *si = i;
+}
+
+/* L2P at one point (expansion.c: tfmm_l2p derives it) from the triangle
+ * of R_n^m(x - c), degrees 0..p: out[0] = Phi, out[1..3] = grad Phi. */
+TFMM_OP_FN void tfmm_op_l2p_eval(int p, const double *L, const double *re,
+                                 const double *im, double out[4]) {
+  double f = L[0], fz = 0.0, lr = 0.0, li = 0.0;
+  for (int l = 1; l <= p; l++) {
+    const double *x = L + 2 * tfmm_harmonics_index(l, 0);
+    const int t = tfmm_harmonics_index(l, 0);     /* R_l^m at t + m */
+    const int s = tfmm_harmonics_index(l - 1, 0); /* R_{l-1}^m at s + m */
+    /* m = 0: L_l^0 is real. */
+    f += x[0] * re[t];
+    fz += x[0] * re[s];
+    if (l >= 2) { /* -conj(L_l^0 R_{l-1}^1) */
+      lr -= x[0] * re[s + 1];
+      li += x[0] * im[s + 1];
+    }
+    for (int m = 1; m <= l; m++) {
+      const double ar = x[2 * m], ai = x[2 * m + 1];
+      f += 2.0 * (ar * re[t + m] - ai * im[t + m]);
+      /* + L_l^m R_{l-1}^{m-1} */
+      lr += ar * re[s + m - 1] - ai * im[s + m - 1];
+      li += ar * im[s + m - 1] + ai * re[s + m - 1];
+      if (m <= l - 1) /* both m and -m: 2 Re(L_l^m R_{l-1}^m) */
+        fz += 2.0 * (ar * re[s + m] - ai * im[s + m]);
+      if (m <= l - 2) { /* -conj(L_l^m R_{l-1}^{m+1}) from order -m */
+        lr -= ar * re[s + m + 1] - ai * im[s + m + 1];
+        li += ar * im[s + m + 1] + ai * re[s + m + 1];
+      }
+    }
+  }
+  out[0] = f;
+  out[1] = -lr;
+  out[2] = li;
+  out[3] = fz;
+}
+
+/* M2P at one point (expansion.c: tfmm_m2p derives it) from the triangle
+ * of I_n^m(x - c), degrees 0..p + 1: out[0] = Phi, out[1..3] = grad Phi. */
+TFMM_OP_FN void tfmm_op_m2p_eval(int p, const double *M, const double *re,
+                                 const double *im, double out[4]) {
+  double f = 0.0, fz = 0.0, wr = 0.0, wi = 0.0;
+  for (int l = 0; l <= p; l++) {
+    const double *x = M + 2 * tfmm_harmonics_index(l, 0);
+    const int t = tfmm_harmonics_index(l, 0);     /* I_l^m at t + m */
+    const int s = tfmm_harmonics_index(l + 1, 0); /* I_{l+1}^m at s + m */
+    /* m = 0: M_l^0 is real. */
+    f += x[0] * re[t];
+    fz -= x[0] * re[s];
+    wr += x[0] * re[s + 1];
+    wi += x[0] * im[s + 1];
+    for (int m = 1; m <= l; m++) {
+      const double ar = x[2 * m], ai = x[2 * m + 1];
+      f += 2.0 * (ar * re[t + m] + ai * im[t + m]);
+      fz -= 2.0 * (ar * re[s + m] + ai * im[s + m]);
+      /* + conj(M_l^m) I_{l+1}^{m+1} */
+      wr += ar * re[s + m + 1] + ai * im[s + m + 1];
+      wi += ar * im[s + m + 1] - ai * re[s + m + 1];
+      /* - M_l^m conj(I_{l+1}^{m-1}), from order -m */
+      wr -= ar * re[s + m - 1] + ai * im[s + m - 1];
+      wi -= ai * re[s + m - 1] - ar * im[s + m - 1];
+    }
+  }
+  out[0] = f;
+  out[1] = wr;
+  out[2] = wi;
+  out[3] = fz;
 }
 
 #endif

@@ -1,0 +1,72 @@
+/* The far field on the GPU (issue 13): M2L over the interaction lists,
+ * the downward pass (L2L level by level, then L2P at the leaves) and M2P,
+ * as src/farfield/passes.c does them on the CPU, over a tree built by
+ * tfmm_tree_gpu_build and multipoles from tfmm_upward_gpu.
+ *
+ * The formulas are the CPU's (src/farfield/operators.h, compiled without
+ * fused multiply-add), each result summed in the CPU's order: for the same
+ * tree, lists and multipoles the local expansions, potentials and
+ * gradients are the CPU's bit for bit. tests/test_farfield_gpu.c states
+ * the bound it checks (TFMM_FARFIELD_GPU_TOL, relative).
+ *
+ * Work and cost (p the order; flops in double):
+ *   M2L: one block a target cell, its sources taken in list order; per
+ *        source the irregular harmonics of the unit vector (one thread a
+ *        column) and both full arrays in shared memory, then one thread a
+ *        coefficient: sum_{n<=p} (n + 1)(p - n + 1)^2 complex multiply-adds
+ *        (825 at p = 8, ~6600 flops) per translation.
+ *   L2L: one block a cell, one launch per level, like M2L with R.
+ *   L2P, M2P: one thread a body (blocks of a leaf's bodies), harmonics in
+ *        local arrays sized for the order's class (p <= 8, 14, 20);
+ *        O(p^2) flops a body per expansion.
+ * Every function enqueues on the caller's stream (a cudaStream_t; NULL: the
+ * legacy default stream) and returns without waiting; none needs scratch
+ * in global memory. */
+#ifndef TFMM_FARFIELD_GPU_H
+#define TFMM_FARFIELD_GPU_H
+
+#include "base/error.h"
+#include "tree_gpu.h"
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TFMM_FARFIELD_GPU_TOL 1e-13
+
+/* A list in CSR form by target (src/tree/lists.h), in device memory. */
+typedef struct tfmm_csr_gpu {
+  int64_t ntargets;      /* cells */
+  const int64_t *offset; /* ntargets + 1 */
+  const int32_t *index;  /* source cells */
+} tfmm_csr_gpu;
+
+/* L (ncells * (p + 1)(p + 2) doubles) = for every target cell the sum over
+ * its list of M2L(M[source]); overwritten. */
+tfmm_status tfmm_farfield_gpu_m2l(const tfmm_tree_gpu *tree,
+                                  const tfmm_csr_gpu *m2l, int p,
+                                  const double *d_M, double *d_L, void *stream,
+                                  tfmm_error *err);
+
+/* L2L from level 1 down (L updated in place), then L2P at the leaves:
+ * phi[k] = Phi and grad[3k..] = grad Phi of sorted body k (overwritten). */
+tfmm_status tfmm_farfield_gpu_downward(const tfmm_tree_gpu *tree, int p,
+                                       double *d_L, double *d_phi,
+                                       double *d_grad, void *stream,
+                                       tfmm_error *err);
+
+/* phi and grad of every body ADDED the multipoles on the M2P lists of its
+ * leaf and of each ancestor, leaf first (tfmm_m2p_pass). */
+tfmm_status tfmm_farfield_gpu_m2p(const tfmm_tree_gpu *tree,
+                                  const tfmm_csr_gpu *m2p, int p,
+                                  const double *d_M, double *d_phi,
+                                  double *d_grad, void *stream,
+                                  tfmm_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

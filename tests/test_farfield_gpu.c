@@ -1,0 +1,299 @@
+/* The far field on the GPU (kernels/farfield_gpu.h) against the CPU's
+ * passes (src/farfield/passes.h) on the same tree, lists and multipoles:
+ * the local expansions after M2L and after L2L, and the potentials and
+ * gradients after L2P and M2P, each within TFMM_FARFIELD_GPU_TOL of the
+ * CPU's relative to the cell's largest coefficient or the body's own
+ * value. Plummer, clustered and degenerate inputs, orders 0 to 20, with
+ * M2P lists for targets of up to 1 and 16 bodies. The CPU's passes are
+ * themselves checked against direct sums in test_farfield and
+ * test_accuracy. Skips without a GPU. */
+#include "farfield/expansion.h"
+#include "farfield/passes.h"
+#include "testutil.h"
+#include "tree/lists.h"
+#include "tree/octree.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tilefmm.h>
+
+#if TFMM_HAVE_CUDA
+#include "farfield_gpu.h"
+#include "tree_gpu.h"
+#include "upward_gpu.h"
+
+#include <cuda_runtime.h>
+
+static long long unequal, compared;
+
+static void *to_device(const void *x, size_t bytes) {
+  void *d = NULL;
+  cr_assert_eq(cudaMalloc(&d, bytes > 0 ? bytes : 1), cudaSuccess);
+  if (bytes > 0)
+    cr_assert_eq(cudaMemcpy(d, x, bytes, cudaMemcpyHostToDevice), cudaSuccess);
+  return d;
+}
+
+static double *to_host(const double *d, size_t count) {
+  double *h = malloc(count * sizeof *h);
+  cr_assert_not_null(h);
+  cr_assert_eq(cudaMemcpy(h, d, count * sizeof *h, cudaMemcpyDeviceToHost),
+               cudaSuccess);
+  return h;
+}
+
+/* Every cell's coefficients within TOL of the CPU's largest one there. */
+static void compare_expansions(const tfmm_octree *t, size_t size,
+                               const double *gpu, const double *cpu,
+                               const char *what, const char *label) {
+  for (int64_t c = 0; c < t->ncells; c++) {
+    double scale = 0;
+    for (size_t k = 0; k < size; k++)
+      scale = fmax(scale, fabs(cpu[(size_t)c * size + k]));
+    for (size_t k = 0; k < size; k++) {
+      const double g = gpu[(size_t)c * size + k], h = cpu[(size_t)c * size + k];
+      unequal += g != h;
+      compared++;
+      cr_assert(fabs(g - h) <= TFMM_FARFIELD_GPU_TOL * scale,
+                "%s: %s of cell %lld, entry %zu: GPU %.17g CPU %.17g", label,
+                what, (long long)c, k, g, h);
+    }
+  }
+}
+
+/* Every body's potential and gradient within TOL of the CPU's. */
+static void compare_bodies(size_t n, const double *gphi, const double *cphi,
+                           const double *ggrad, const double *cgrad,
+                           const char *what, const char *label) {
+  for (size_t i = 0; i < n; i++) {
+    const double norm =
+        sqrt(cgrad[3 * i] * cgrad[3 * i] + cgrad[3 * i + 1] * cgrad[3 * i + 1] +
+             cgrad[3 * i + 2] * cgrad[3 * i + 2]);
+    unequal += gphi[i] != cphi[i];
+    compared += 4;
+    cr_assert(fabs(gphi[i] - cphi[i]) <= TFMM_FARFIELD_GPU_TOL * fabs(cphi[i]),
+              "%s: %s: body %zu potential GPU %.17g CPU %.17g", label, what, i,
+              gphi[i], cphi[i]);
+    for (int d = 0; d < 3; d++) {
+      unequal += ggrad[3 * i + d] != cgrad[3 * i + d];
+      cr_assert(fabs(ggrad[3 * i + d] - cgrad[3 * i + d]) <=
+                    TFMM_FARFIELD_GPU_TOL * norm,
+                "%s: %s: body %zu gradient %d GPU %.17g CPU %.17g", label, what,
+                i, d, ggrad[3 * i + d], cgrad[3 * i + d]);
+    }
+  }
+}
+
+static tfmm_csr_gpu csr_to_device(const tfmm_csr *c) {
+  tfmm_csr_gpu g = {c->ntargets, NULL, NULL};
+  g.offset = to_device(c->offset, (size_t)(c->ntargets + 1) * sizeof(int64_t));
+  g.index = to_device(c->index, (size_t)c->offset[c->ntargets] * 4);
+  return g;
+}
+
+static void csr_free(tfmm_csr_gpu *g) {
+  cudaFree((void *)g->offset);
+  cudaFree((void *)g->index);
+}
+
+/* One input at one order: both pipelines, compared stage by stage. */
+static void check_order(const tfmm_octree *t, const tfmm_lists *lists,
+                        const tfmm_tree_gpu *tree, int p, const char *label) {
+  tfmm_error err = {{0}};
+  const size_t size = tfmm_expansion_size(p), n = t->n;
+  const size_t ecount = (size_t)t->ncells * size;
+  double *M = malloc(ecount * sizeof *M), *L = malloc(ecount * sizeof *L);
+  double *phi = malloc(n * sizeof *phi), *grad = malloc(3 * n * sizeof *grad);
+  cr_assert(M && L && phi && grad);
+  tfmm_upward_pass(t, p, M);
+  tfmm_m2l_pass(t, &lists->m2l, p, M, L);
+  double *d_M, *d_L, *d_phi, *d_grad;
+  cr_assert_eq(cudaMalloc((void **)&d_M, ecount * sizeof *d_M), cudaSuccess);
+  cr_assert_eq(cudaMalloc((void **)&d_L, ecount * sizeof *d_L), cudaSuccess);
+  cr_assert_eq(cudaMalloc((void **)&d_phi, n * sizeof *d_phi), cudaSuccess);
+  cr_assert_eq(cudaMalloc((void **)&d_grad, 3 * n * 8), cudaSuccess);
+  /* Poisoned: every output must be written. */
+  cr_assert_eq(cudaMemset(d_L, 0xff, ecount * sizeof *d_L), cudaSuccess);
+  cr_assert_eq(cudaMemset(d_phi, 0xff, n * sizeof *d_phi), cudaSuccess);
+  cr_assert_eq(cudaMemset(d_grad, 0xff, 3 * n * 8), cudaSuccess);
+  tfmm_csr_gpu m2l = csr_to_device(&lists->m2l),
+               m2p = csr_to_device(&lists->m2p);
+  cr_assert_eq(tfmm_upward_gpu(tree, p, d_M, NULL, &err), TFMM_OK, "%s",
+               err.message);
+  cr_assert_eq(tfmm_farfield_gpu_m2l(tree, &m2l, p, d_M, d_L, NULL, &err),
+               TFMM_OK, "%s", err.message);
+  double *g = to_host(d_L, ecount);
+  compare_expansions(t, size, g, L, "M2L", label);
+  free(g);
+  tfmm_downward_pass(t, p, L, phi, grad);
+  cr_assert_eq(
+      tfmm_farfield_gpu_downward(tree, p, d_L, d_phi, d_grad, NULL, &err),
+      TFMM_OK, "%s", err.message);
+  g = to_host(d_L, ecount);
+  compare_expansions(t, size, g, L, "L2L", label);
+  free(g);
+  double *gp = to_host(d_phi, n), *gg = to_host(d_grad, 3 * n);
+  compare_bodies(n, gp, phi, gg, grad, "L2P", label);
+  free(gp);
+  free(gg);
+  tfmm_m2p_pass(t, &lists->m2p, p, M, phi, grad);
+  cr_assert_eq(
+      tfmm_farfield_gpu_m2p(tree, &m2p, p, d_M, d_phi, d_grad, NULL, &err),
+      TFMM_OK, "%s", err.message);
+  gp = to_host(d_phi, n);
+  gg = to_host(d_grad, 3 * n);
+  compare_bodies(n, gp, phi, gg, grad, "M2P", label);
+  free(gp);
+  free(gg);
+  csr_free(&m2l);
+  csr_free(&m2p);
+  cudaFree(d_M);
+  cudaFree(d_L);
+  cudaFree(d_phi);
+  cudaFree(d_grad);
+  free(M);
+  free(L);
+  free(phi);
+  free(grad);
+}
+
+static void check_case(size_t n, const double *pos, const double *mass,
+                       int leaf_size, double theta, int64_t m2p_bodies,
+                       const int *orders, int norders, const char *name) {
+  tfmm_error err = {{0}};
+  tfmm_octree t;
+  cr_assert_eq(
+      tfmm_octree_build(&t, n, pos, mass, leaf_size, TFMM_MAX_DEPTH, &err),
+      TFMM_OK, "%s", err.message);
+  double *d_pos = to_device(pos, 3 * n * 8), *d_mass = to_device(mass, n * 8);
+  tfmm_tree_gpu_params params = {leaf_size, TFMM_MAX_DEPTH, 0, 0};
+  tfmm_tree_gpu tree;
+  size_t bytes = 0;
+  cr_assert_eq(tfmm_tree_gpu_build(NULL, &bytes, n, d_pos, d_mass, &params,
+                                   &tree, NULL, &err),
+               TFMM_OK, "%s", err.message);
+  void *ws = NULL;
+  cr_assert_eq(cudaMalloc(&ws, bytes), cudaSuccess);
+  cr_assert_eq(tfmm_tree_gpu_build(ws, &bytes, n, d_pos, d_mass, &params, &tree,
+                                   NULL, &err),
+               TFMM_OK, "%s", err.message);
+  cr_assert_eq(tree.ncells, t.ncells, "%s: the trees differ", name);
+  for (int k = 0; k < norders; k++) {
+    const int p = orders[k];
+    const tfmm_mac mac = {theta, 0, NULL, NULL, 0, p, 0};
+    tfmm_lists lists;
+    cr_assert_eq(tfmm_lists_build_fmm(&t, &mac, m2p_bodies, &lists, &err),
+                 TFMM_OK, "%s", err.message);
+    char label[256];
+    snprintf(label, sizeof label, "%s, n %zu, leaf %d, theta %g, order %d",
+             name, n, leaf_size, theta, p);
+    check_order(&t, &lists, &tree, p, label);
+    tfmm_lists_free(&lists);
+  }
+  tfmm_octree_free(&t);
+  cudaFree(ws);
+  cudaFree(d_pos);
+  cudaFree(d_mass);
+}
+
+static void report(void) {
+  cr_log_info("values compared %lld, not bit-equal %lld", compared, unequal);
+}
+#endif
+
+Test(farfield_gpu, plummer_orders) {
+  test_require_gpu();
+#if TFMM_HAVE_CUDA
+  const size_t n = 30000;
+  double *pos = malloc(3 * n * sizeof *pos), *vel = malloc(3 * n * sizeof *vel);
+  double *mass = malloc(n * sizeof *mass);
+  uint64_t seed = test_fresh_seed();
+  cr_assert_eq(tfmm_ic_plummer(n, seed, pos, vel, mass), TFMM_OK);
+  char name[64];
+  snprintf(name, sizeof name, "plummer seed %llu", (unsigned long long)seed);
+  const int orders[] = {0, 1, 4, 8, 12, 20};
+  check_case(n, pos, mass, 64, 0.5, 1, orders, 6, name);
+  free(pos);
+  free(vel);
+  free(mass);
+  report();
+#endif
+}
+
+Test(farfield_gpu, clustered_and_uniform_m2p_targets) {
+  test_require_gpu();
+#if TFMM_HAVE_CUDA
+  const int orders[] = {3, 6};
+  uint64_t seed = test_fresh_seed();
+  char name[64];
+  test_bodies b = test_bodies_make(20000, TEST_CLUSTERED, seed);
+  snprintf(name, sizeof name, "clustered seed %llu", (unsigned long long)seed);
+  check_case(b.n, b.pos, b.mass, 16, 0.7, 16, orders, 2, name);
+  test_bodies_free(&b);
+  b = test_bodies_make(20000, TEST_UNIFORM, seed);
+  snprintf(name, sizeof name, "uniform seed %llu", (unsigned long long)seed);
+  check_case(b.n, b.pos, b.mass, 1, 0.4, 1, orders, 2, name);
+  test_bodies_free(&b);
+  report();
+#endif
+}
+
+/* A coincident pile (cells of zero radius), a line, and small N. */
+Test(farfield_gpu, degenerate) {
+  test_require_gpu();
+#if TFMM_HAVE_CUDA
+  uint64_t seed = test_fresh_seed();
+  test_rng rng = {seed};
+  enum { N = 3000 };
+  static double pos[3 * N], mass[N];
+  for (size_t i = 0; i < N; i++) {
+    const int pile = i % 4 == 0;
+    for (int d = 0; d < 3; d++)
+      pos[3 * i + d] = pile ? -0.3 : test_uniform(&rng) - 0.5;
+    mass[i] = 0.5 + test_uniform(&rng);
+  }
+  const int orders[] = {2, 7};
+  char name[64];
+  snprintf(name, sizeof name, "pile seed %llu", (unsigned long long)seed);
+  check_case(N, pos, mass, 8, 0.6, 1, orders, 2, name);
+  for (size_t i = 0; i < N; i++) {
+    pos[3 * i] = (double)i / N;
+    pos[3 * i + 1] = pos[3 * i + 2] = 0.0;
+  }
+  snprintf(name, sizeof name, "line seed %llu", (unsigned long long)seed);
+  check_case(N, pos, mass, 4, 0.6, 1, orders, 2, name);
+  for (size_t n = 2; n <= 40; n += 3) {
+    for (size_t i = 0; i < 3 * n; i++)
+      pos[i] = test_uniform(&rng) - 0.5;
+    snprintf(name, sizeof name, "small seed %llu", (unsigned long long)seed);
+    check_case(n, pos, mass, 1, 0.5, 1, orders, 2, name);
+  }
+  report();
+#endif
+}
+
+Test(farfield_gpu, errors_are_reported) {
+  test_require_gpu();
+#if TFMM_HAVE_CUDA
+  tfmm_error err = {{0}};
+  tfmm_tree_gpu empty;
+  memset(&empty, 0, sizeof empty);
+  double *d = NULL;
+  cr_assert_eq(cudaMalloc((void **)&d, 64), cudaSuccess);
+  tfmm_csr_gpu list = {0, NULL, NULL};
+  cr_assert_eq(tfmm_farfield_gpu_m2l(&empty, &list, -1, d, d, NULL, &err),
+               TFMM_ERR_INVALID_ARGUMENT);
+  cr_assert(strstr(err.message, "order -1") != NULL, "%s", err.message);
+  cr_assert_eq(tfmm_farfield_gpu_m2l(&empty, &list, 4, d, d, NULL, &err),
+               TFMM_ERR_INVALID_ARGUMENT);
+  cr_assert(strstr(err.message, "not built") != NULL, "%s", err.message);
+  cr_assert_eq(tfmm_farfield_gpu_downward(NULL, 4, d, d, d, NULL, &err),
+               TFMM_ERR_INVALID_ARGUMENT);
+  cr_assert_eq(tfmm_farfield_gpu_m2p(&empty, NULL, 4, d, d, d, NULL, &err),
+               TFMM_ERR_INVALID_ARGUMENT);
+  cudaFree(d);
+#endif
+}
