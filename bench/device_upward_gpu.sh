@@ -2,13 +2,15 @@
 # The upward pass on the GPU and the hybrid schedule with its tree on the
 # GPU, on the GPU machine, in one call (from the repository root, with
 # .devpack.tgz carried; bench/make_devpack.sh):
-#   bash bench/device_upward_gpu.sh [tests|bench|hybrid|all]
+#   bash bench/device_upward_gpu.sh [tests|bench|far|hybrid|all]
 # tests:  test_upward_gpu (multipoles equal to the CPU's; hybrid forces with
 #         the GPU tree equal to the CPU tree's), test_farfield_gpu (M2L,
 #         L2L, L2P, M2P equal to the CPU's), memcheck and racecheck on
 #         parts of them, test_solver, test_device_api;
 # bench:  bench_upward_gpu, tree + upward pass, N = 262,144 to 64M, orders 4
 #         and 8, beside the CPU's;
+# far:    bench_farfield_gpu, M2L, L2L + L2P and M2P on the GPU beside the
+#         CPU's, N = 262,144 to 4M, leaves 64 and 512, orders 4 and 8;
 # hybrid: bench_tree, the whole hybrid evaluation with --tree-device cpu and
 #         gpu, N = 16K to 4M (the crossover that sets
 #         TFMM_TREE_GPU_MIN_BODIES).
@@ -53,6 +55,11 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
     --reps 5 --cpu-reps 1 --cpu-max ${UPWARD_CPU_MAX:-16777216}
   cp "$out/bench.log" "$out/table.txt"
 fi
+if [ "$what" = far ] || [ "$what" = all ]; then
+  suite far 300 "$b/bench/bench_farfield_gpu" \
+    --n ${FAR_N:-262144,1048576,4194304} --leaf 64,512 --order 4,8 --reps 3
+  cp "$out/far.log" "$out/far_table.txt"
+fi
 if [ "$what" = hybrid ] || [ "$what" = all ]; then
   for td in cpu gpu; do
     timeout 200 "$b/bench/bench_tree" \
@@ -64,5 +71,6 @@ if [ "$what" = hybrid ] || [ "$what" = all ]; then
 fi
 cat "$out/device.txt" "$sum"
 [ -f "$out/table.txt" ] && cat "$out/table.txt"
+[ -f "$out/far_table.txt" ] && cat "$out/far_table.txt"
 [ -f "$out/hybrid.log" ] && grep -v '^#' "$out/hybrid.log" | tail -40
 exit 0
