@@ -14,6 +14,8 @@
 namespace {
 
 constexpr int BLOCK = 64;
+/* Entries of the tables of the regular recurrences' degree factors. */
+constexpr int FACTORS = (TFMM_ORDER_MAX + 1) * (TFMM_ORDER_MAX + 2) / 2;
 /* Hopper's limit of dynamic shared memory a block may opt into. */
 constexpr int MAX_SHARED = 227 * 1024;
 
@@ -94,6 +96,10 @@ __global__ void m2l_targets(tree_view t, csr_view list, int p, const double *M,
  * their parents' complete local expansions. */
 __global__ void l2l_level(tree_view t, int p, int64_t begin, double *L) {
   extern __shared__ double shared[];
+  __shared__ double diag[TFMM_ORDER_MAX + 1], degree[FACTORS];
+  if (threadIdx.x == 0)
+    tfmm_op_regular_factors(p, diag, degree);
+  __syncthreads();
   const int64_t cell = begin + blockIdx.x;
   const int32_t parent = t.parent[cell];
   const int full = (p + 1) * (p + 1), tri = tfmm_harmonics_count(p);
@@ -104,7 +110,7 @@ __global__ void l2l_level(tree_view t, int p, int64_t begin, double *L) {
                        t.center[3 * cell + 1] - t.center[3 * parent + 1],
                        t.center[3 * cell + 2] - t.center[3 * parent + 2]};
   for (int m = threadIdx.x; m <= p; m += blockDim.x)
-    tfmm_op_regular_triangle_column(p, m, d[0], d[1], d[2], tre, tim);
+    tfmm_op_regular_column_by(p, m, d[0], d[1], d[2], diag, degree, tre, tim);
   __syncthreads();
   for (int k = threadIdx.x; k < full; k += blockDim.x) {
     int n, m;
@@ -136,6 +142,10 @@ template <int P> struct triangle {
 template <int P>
 __global__ void l2p_leaves(tree_view t, int p, const double *L, double *phi,
                            double *grad) {
+  __shared__ double diag[TFMM_ORDER_MAX + 1], degree[FACTORS];
+  if (threadIdx.x == 0)
+    tfmm_op_regular_factors(p, diag, degree);
+  __syncthreads();
   const int32_t cell = t.leaves[blockIdx.x];
   const size_t size = (size_t)(2 * tfmm_harmonics_count(p));
   const double *Lc = L + (size_t)cell * size;
@@ -144,8 +154,8 @@ __global__ void l2p_leaves(tree_view t, int p, const double *L, double *phi,
   double re[triangle<P>::count], im[triangle<P>::count];
   for (int32_t b = t.body_begin[cell] + threadIdx.x; b < t.body_end[cell];
        b += blockDim.x) {
-    tfmm_op_regular(p, t.pos[3 * b] - c[0], t.pos[3 * b + 1] - c[1],
-                    t.pos[3 * b + 2] - c[2], re, im);
+    tfmm_op_regular_by(p, t.pos[3 * b] - c[0], t.pos[3 * b + 1] - c[1],
+                       t.pos[3 * b + 2] - c[2], diag, degree, re, im);
     double out[4];
     tfmm_op_l2p_eval(p, Lc, re, im, out);
     const double zero = 0.0;

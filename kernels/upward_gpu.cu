@@ -42,6 +42,11 @@ __host__ __device__ int child_doubles(int p) {
  * would bound the kernel), O(p^3) flops per body in all against the CPU's
  * O(p^2), which the chip's double-precision rate pays for. */
 __global__ void p2m_leaves(tree_view t, int p, int64_t nleaves, double *M) {
+  __shared__ double diag[TFMM_ORDER_MAX + 1];
+  __shared__ double degree[(TFMM_ORDER_MAX + 1) * (TFMM_ORDER_MAX + 2) / 2];
+  if (threadIdx.x == 0)
+    tfmm_op_regular_factors(p, diag, degree);
+  __syncthreads();
   const int64_t id = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   const int tri = tfmm_harmonics_count(p);
   if (id >= nleaves * tri)
@@ -55,8 +60,8 @@ __global__ void p2m_leaves(tree_view t, int p, int64_t nleaves, double *M) {
   double sr = 0.0, si = 0.0;
   for (int32_t b = t.body_begin[cell]; b < t.body_end[cell]; b++) {
     double re, im;
-    tfmm_op_regular_term(n, m, t.pos[3 * b] - c[0], t.pos[3 * b + 1] - c[1],
-                         t.pos[3 * b + 2] - c[2], &re, &im);
+    tfmm_op_regular_term_by(n, m, t.pos[3 * b] - c[0], t.pos[3 * b + 1] - c[1],
+                            t.pos[3 * b + 2] - c[2], diag, degree, &re, &im);
     const double mb = t.mass[b];
     sr += mb * re;
     si += mb * im;
@@ -70,10 +75,15 @@ __global__ void p2m_leaves(tree_view t, int p, int64_t nleaves, double *M) {
  * cell; leaves (P2M's) return at once. */
 __global__ void m2m_level(tree_view t, int p, int64_t begin, double *M) {
   extern __shared__ double shared[];
+  __shared__ double diag[TFMM_ORDER_MAX + 1];
+  __shared__ double degree[(TFMM_ORDER_MAX + 1) * (TFMM_ORDER_MAX + 2) / 2];
   const int64_t cell = begin + blockIdx.x;
   const int count = t.child_count[cell];
   if (count == 0)
-    return;
+    return; /* the whole block: no barrier is left behind */
+  if (threadIdx.x == 0)
+    tfmm_op_regular_factors(p, diag, degree);
+  __syncthreads();
   const int full = (p + 1) * (p + 1), tri = tfmm_harmonics_count(p);
   const size_t size = (size_t)(2 * tri);
   const int first = t.child_begin[cell];
@@ -85,10 +95,10 @@ __global__ void m2m_level(tree_view t, int p, int64_t begin, double *M) {
     double *tre = shared + (size_t)(k / tri) * stride + 4 * full;
     int n, m;
     tfmm_op_triangle_entry(e, &n, &m);
-    tfmm_op_regular_term(n, m, t.center[3 * ch] - t.center[3 * cell],
-                         t.center[3 * ch + 1] - t.center[3 * cell + 1],
-                         t.center[3 * ch + 2] - t.center[3 * cell + 2], tre + e,
-                         tre + tri + e);
+    tfmm_op_regular_term_by(n, m, t.center[3 * ch] - t.center[3 * cell],
+                            t.center[3 * ch + 1] - t.center[3 * cell + 1],
+                            t.center[3 * ch + 2] - t.center[3 * cell + 2], diag,
+                            degree, tre + e, tre + tri + e);
   }
   __syncthreads();
   for (int k = threadIdx.x; k < count * full; k += blockDim.x) {

@@ -63,39 +63,64 @@ TFMM_OP_FN int tfmm_op_imin(int a, int b) { return a < b ? a : b; }
 
 /* The recurrences of the regular harmonics at (x, y, z) (harmonics.c
  * derives them), one step each:
- *   diagonal:  R_k^k = -(x + i y) R_{k-1}^{k-1} / (2k),   R_0^0 = 1
- *   degree:    R_n^m = ((2n - 1) z R_{n-1}^m - r^2 R_{n-2}^m) / ((n + m)(n -
- * m)) (the term in n - 2 vanishes at n = m + 1, where the step is z R_m^m). */
-TFMM_OP_FN void tfmm_op_regular_diagonal_step(int k, double x, double y,
-                                              double *re, double *im) {
-  const double s = -0.5 / k;
+ *   diagonal:  R_k^k = s_k (x + i y) R_{k-1}^{k-1},   s_k = -1 / (2k),
+ *              R_0^0 = 1
+ *   degree:    R_n^m = ((2n - 1) z R_{n-1}^m - r^2 R_{n-2}^m) v_n^m,
+ *              v_n^m = 1 / ((n + m)(n - m))
+ * (the term in n - 2 vanishes at n = m + 1, where the step is z R_m^m).
+ * The factors are functions of their own, so that a kernel can hold them
+ * in a table (a division costs tens of instructions on a GPU) and still
+ * multiply by the very same values. */
+TFMM_OP_FN double tfmm_op_regular_diagonal_factor(int k) { return -0.5 / k; }
+
+TFMM_OP_FN double tfmm_op_regular_degree_factor(int n, int m) {
+  return 1.0 / ((double)(n + m) * (double)(n - m));
+}
+
+TFMM_OP_FN void tfmm_op_regular_diagonal_step_by(double s, double x, double y,
+                                                 double *re, double *im) {
   const double t = s * (x * *re - y * *im);
   *im = s * (x * *im + y * *re);
   *re = t;
 }
 
-TFMM_OP_FN double tfmm_op_regular_degree_step(int n, int m, double z, double r2,
-                                              double a, double b) {
-  const double inv = 1.0 / ((double)(n + m) * (double)(n - m));
+TFMM_OP_FN double tfmm_op_regular_degree_step_by(double v, int n, double z,
+                                                 double r2, double a,
+                                                 double b) {
   const double zc = (2 * n - 1) * z;
-  return (zc * a - r2 * b) * inv;
+  return (zc * a - r2 * b) * v;
 }
 
-/* One harmonic R_n^m by the same steps as tfmm_op_regular_triangle_column
- * (so the same value, bit for bit), keeping only the last two in registers. */
-TFMM_OP_FN void tfmm_op_regular_term(int n, int m, double x, double y, double z,
-                                     double *re, double *im) {
+/* The factors up to degree p in tables: diag[k] = s_k for k = 1..p, and
+ * degree[tfmm_harmonics_index(n, m)] = v_n^m for n >= m + 2 (the other
+ * entries are not read). */
+TFMM_OP_FN void tfmm_op_regular_factors(int p, double *diag, double *degree) {
+  for (int k = 1; k <= p; k++)
+    diag[k] = tfmm_op_regular_diagonal_factor(k);
+  for (int n = 2; n <= p; n++)
+    for (int m = 0; m + 2 <= n; m++)
+      degree[tfmm_harmonics_index(n, m)] = tfmm_op_regular_degree_factor(n, m);
+}
+
+/* One harmonic R_n^m by the same steps as tfmm_op_regular_column_by
+ * (so the same value, bit for bit), keeping only the last two in
+ * registers, with the factors from tables (tfmm_op_regular_factors). */
+TFMM_OP_FN void tfmm_op_regular_term_by(int n, int m, double x, double y,
+                                        double z, const double *diag,
+                                        const double *degree, double *re,
+                                        double *im) {
   const double r2 = x * x + y * y + z * z;
   double dr = 1.0, di = 0.0;
   for (int k = 1; k <= m; k++)
-    tfmm_op_regular_diagonal_step(k, x, y, &dr, &di);
+    tfmm_op_regular_diagonal_step_by(diag[k], x, y, &dr, &di);
   if (n > m) {
     double br = dr, bi = di; /* degree l - 2 */
     dr = z * br;             /* degree l - 1 */
     di = z * bi;
     for (int l = m + 2; l <= n; l++) {
-      const double cr = tfmm_op_regular_degree_step(l, m, z, r2, dr, br);
-      const double ci = tfmm_op_regular_degree_step(l, m, z, r2, di, bi);
+      const double v = degree[tfmm_harmonics_index(l, m)];
+      const double cr = tfmm_op_regular_degree_step_by(v, l, z, r2, dr, br);
+      const double ci = tfmm_op_regular_degree_step_by(v, l, z, r2, di, bi);
       br = dr;
       bi = di;
       dr = cr;
@@ -152,14 +177,16 @@ TFMM_OP_FN void tfmm_op_irregular(int p, double x, double y, double z,
 }
 
 /* Column m of the triangle of the regular harmonics R_n^m (n = m..p, at
- * tfmm_harmonics_index(n, m) of re, im). */
-TFMM_OP_FN void tfmm_op_regular_triangle_column(int p, int m, double x,
-                                                double y, double z, double *re,
-                                                double *im) {
+ * tfmm_harmonics_index(n, m) of re, im), with the factors from tables
+ * (tfmm_op_regular_factors). */
+TFMM_OP_FN void tfmm_op_regular_column_by(int p, int m, double x, double y,
+                                          double z, const double *diag,
+                                          const double *degree, double *re,
+                                          double *im) {
   const double r2 = x * x + y * y + z * z;
   double dr = 1.0, di = 0.0;
   for (int k = 1; k <= m; k++)
-    tfmm_op_regular_diagonal_step(k, x, y, &dr, &di);
+    tfmm_op_regular_diagonal_step_by(diag[k], x, y, &dr, &di);
   re[tfmm_harmonics_index(m, m)] = dr;
   im[tfmm_harmonics_index(m, m)] = di;
   if (m == p)
@@ -169,18 +196,29 @@ TFMM_OP_FN void tfmm_op_regular_triangle_column(int p, int m, double x,
   for (int n = m + 2; n <= p; n++) {
     const int a = tfmm_harmonics_index(n - 1, m);
     const int b = tfmm_harmonics_index(n - 2, m);
+    const double v = degree[tfmm_harmonics_index(n, m)];
     re[tfmm_harmonics_index(n, m)] =
-        tfmm_op_regular_degree_step(n, m, z, r2, re[a], re[b]);
+        tfmm_op_regular_degree_step_by(v, n, z, r2, re[a], re[b]);
     im[tfmm_harmonics_index(n, m)] =
-        tfmm_op_regular_degree_step(n, m, z, r2, im[a], im[b]);
+        tfmm_op_regular_degree_step_by(v, n, z, r2, im[a], im[b]);
   }
 }
 
-/* The whole triangle of R_n^m, 0 <= m <= n <= p. */
+/* The whole triangle of R_n^m, 0 <= m <= n <= p, with tables. */
+TFMM_OP_FN void tfmm_op_regular_by(int p, double x, double y, double z,
+                                   const double *diag, const double *degree,
+                                   double *re, double *im) {
+  for (int m = 0; m <= p; m++)
+    tfmm_op_regular_column_by(p, m, x, y, z, diag, degree, re, im);
+}
+
+/* The same with the factors formed here, p <= TFMM_ORDER_MAX + 1. */
 TFMM_OP_FN void tfmm_op_regular(int p, double x, double y, double z, double *re,
                                 double *im) {
-  for (int m = 0; m <= p; m++)
-    tfmm_op_regular_triangle_column(p, m, x, y, z, re, im);
+  double diag[TFMM_ORDER_MAX + 2];
+  double degree[(TFMM_ORDER_MAX + 2) * (TFMM_ORDER_MAX + 3) / 2];
+  tfmm_op_regular_factors(p, diag, degree);
+  tfmm_op_regular_by(p, x, y, z, diag, degree, re, im);
 }
 
 /* Entry (n, m), -n <= m <= n, of the full array of a triangle of
