@@ -195,7 +195,7 @@ static void point(const options *o, const tfmm_octree *t,
   printf("%9zu %5d %3d %5.2f %10.0f %9.3f %9.3f %9.3f %9.2f %9.2f %9.2f %5s\n",
          n, t->leaf_size, p, o->theta,
          (double)lists.m2l.offset[lists.m2l.ntargets], gpu[0], gpu[1], gpu[2],
-         cpu[0], cpu[1], cpu[2], eq ? "yes" : "NO");
+         cpu[0], cpu[1], cpu[2], eq);
   fflush(stdout);
   for (int k = 0; k < 4; k++)
     cudaEventDestroy(ev[k]);

@@ -40,55 +40,91 @@ __host__ __device__ int translation_doubles(int p) {
   return 4 * (p + 1) * (p + 1) + 2 * tfmm_harmonics_count(p);
 }
 
-/* M2L into one target cell a block, its list's sources in order (as
- * tfmm_m2l_pass calls tfmm_m2l on a zeroed L). */
+/* Warps of an M2L block, each translating one source at a time. */
+constexpr int M2L_WARPS = 4;
+
+/* Doubles of one warp's slot in an M2L block: a translation's arrays and
+ * its contribution to the target's coefficients. */
+__host__ __device__ int m2l_slot_doubles(int p) {
+  return translation_doubles(p) + 2 * tfmm_harmonics_count(p);
+}
+
+/* One source's M2L by one warp into contrib (2 doubles a coefficient, the
+ * scale applied as tfmm_m2l applies it). */
+__device__ void m2l_one(const tree_view &t, int p, const double ct[3],
+                        int32_t src, const double *M, double *slot) {
+  const int lane = threadIdx.x % 32;
+  const int full = (p + 1) * (p + 1), tri = tfmm_harmonics_count(p);
+  double *ir = slot, *ii = ir + full, *mr = ii + full, *mi = mr + full;
+  double *tre = mi + full, *tim = tre + tri, *contrib = tim + tri;
+  const double D[3] = {ct[0] - t.center[3 * src], ct[1] - t.center[3 * src + 1],
+                       ct[2] - t.center[3 * src + 2]};
+  const double rho = sqrt(D[0] * D[0] + D[1] * D[1] + D[2] * D[2]);
+  const double inv_rho = 1.0 / rho;
+  for (int m = lane; m <= p; m += 32)
+    tfmm_op_irregular_column(p, m, D[0] * inv_rho, D[1] * inv_rho,
+                             D[2] * inv_rho, tre, tim);
+  __syncwarp();
+  const double *Ms = M + (size_t)src * (size_t)(2 * tri);
+  for (int k = lane; k < full; k += 32) {
+    int n, m;
+    tfmm_op_full_entry(k, &n, &m);
+    double s = 1.0; /* |D|^{-n}, as tfmm_op_coeffs_to_full forms it */
+    for (int q = 0; q < n; q++)
+      s *= inv_rho;
+    tfmm_op_harmonic_full(tre, tim, n, m, ir + k, ii + k);
+    tfmm_op_coeff_full(Ms, s, n, m, mr + k, mi + k);
+  }
+  __syncwarp();
+  for (int idx = lane; idx < tri; idx += 32) {
+    int j, k;
+    tfmm_op_triangle_entry(idx, &j, &k);
+    double scale = inv_rho; /* (-1)^j |D|^{-j-1}, as tfmm_m2l forms it */
+    for (int q = 0; q < j; q++)
+      scale *= -inv_rho;
+    double sr, si;
+    tfmm_op_m2l_coeff(p, j, k, mr, mi, ir, ii, &sr, &si);
+    contrib[2 * idx] = scale * sr;
+    contrib[2 * idx + 1] = scale * si;
+  }
+}
+
+/* M2L into one target cell a block: its warps translate M2L_WARPS sources
+ * at a time, then the contributions are added to L in list order (as
+ * tfmm_m2l_pass calls tfmm_m2l source after source on a zeroed L). */
 __global__ void m2l_targets(tree_view t, csr_view list, int p, const double *M,
                             double *L) {
   extern __shared__ double shared[];
   const int64_t cell = blockIdx.x;
-  const int full = (p + 1) * (p + 1), tri = tfmm_harmonics_count(p);
-  const size_t size = (size_t)(2 * tri);
-  double *ir = shared, *ii = ir + full, *mr = ii + full, *mi = mr + full;
-  double *tre = mi + full, *tim = tre + tri;
-  double *Lc = L + (size_t)cell * size;
-  for (int k = threadIdx.x; k < (int)size; k += blockDim.x)
+  const int tri = tfmm_harmonics_count(p), slot = m2l_slot_doubles(p);
+  const int warp = threadIdx.x / 32;
+  double *Lc = L + (size_t)cell * (size_t)(2 * tri);
+  for (int k = threadIdx.x; k < 2 * tri; k += blockDim.x)
     Lc[k] = 0.0;
   const double ct[3] = {t.center[3 * cell], t.center[3 * cell + 1],
                         t.center[3 * cell + 2]};
-  for (int64_t e = list.offset[cell]; e < list.offset[cell + 1]; e++) {
-    const int32_t src = list.index[e];
-    const double D[3] = {ct[0] - t.center[3 * src],
-                         ct[1] - t.center[3 * src + 1],
-                         ct[2] - t.center[3 * src + 2]};
-    const double rho = sqrt(D[0] * D[0] + D[1] * D[1] + D[2] * D[2]);
-    const double inv_rho = 1.0 / rho;
-    for (int m = threadIdx.x; m <= p; m += blockDim.x)
-      tfmm_op_irregular_column(p, m, D[0] * inv_rho, D[1] * inv_rho,
-                               D[2] * inv_rho, tre, tim);
+  const int64_t e0 = list.offset[cell], e1 = list.offset[cell + 1];
+  for (int64_t base = e0; base < e1; base += M2L_WARPS) {
+    if (base + warp < e1) /* the whole warp */
+      m2l_one(t, p, ct, list.index[base + warp], M,
+              shared + (size_t)warp * slot);
     __syncthreads();
-    for (int k = threadIdx.x; k < full; k += blockDim.x) {
-      int n, m;
-      tfmm_op_full_entry(k, &n, &m);
-      double s = 1.0; /* |D|^{-n}, as tfmm_op_coeffs_to_full forms it */
-      for (int q = 0; q < n; q++)
-        s *= inv_rho;
-      tfmm_op_harmonic_full(tre, tim, n, m, ir + k, ii + k);
-      tfmm_op_coeff_full(M + (size_t)src * size, s, n, m, mr + k, mi + k);
-    }
-    __syncthreads();
+    const int batch = (int)(e1 - base < M2L_WARPS ? e1 - base : M2L_WARPS);
     for (int idx = threadIdx.x; idx < tri; idx += blockDim.x) {
       int j, k;
       tfmm_op_triangle_entry(idx, &j, &k);
-      double scale = inv_rho; /* (-1)^j |D|^{-j-1}, as tfmm_m2l forms it */
-      for (int q = 0; q < j; q++)
-        scale *= -inv_rho;
-      double sr, si;
-      tfmm_op_m2l_coeff(p, j, k, mr, mi, ir, ii, &sr, &si);
-      Lc[2 * idx] += scale * sr;
-      if (k > 0)
-        Lc[2 * idx + 1] += scale * si;
+      double re = Lc[2 * idx], im = Lc[2 * idx + 1];
+      for (int w = 0; w < batch; w++) {
+        const double *contrib =
+            shared + (size_t)w * slot + translation_doubles(p);
+        re += contrib[2 * idx];
+        if (k > 0)
+          im += contrib[2 * idx + 1];
+      }
+      Lc[2 * idx] = re;
+      Lc[2 * idx + 1] = im;
     }
-    __syncthreads(); /* before the next source overwrites shared memory */
+    __syncthreads(); /* before the next batch overwrites the slots */
   }
 }
 
@@ -211,19 +247,17 @@ tfmm_status check(const tfmm_tree_gpu *tree, int p, const void *a,
   return TFMM_OK;
 }
 
-/* Shared bytes of a translation block, opted into for the kernel. */
+/* Opts the kernel into `bytes` of dynamic shared memory. */
 template <typename K>
-tfmm_status shared_for(K kernel, int p, int *bytes, tfmm_error *err) {
-  *bytes = translation_doubles(p) * (int)sizeof(double);
-  if (*bytes > MAX_SHARED)
+tfmm_status opt_in(K kernel, int bytes, int p, tfmm_error *err) {
+  if (bytes > MAX_SHARED)
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
                           "farfield_gpu: order %d needs %d bytes of shared "
                           "memory",
-                          p, *bytes);
-  TFMM_CUDA_TRY(
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           *bytes),
-      err);
+                          p, bytes);
+  TFMM_CUDA_TRY(cudaFuncSetAttribute(
+                    kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
+                err);
   return TFMM_OK;
 }
 
@@ -237,13 +271,14 @@ extern "C" tfmm_status tfmm_farfield_gpu_m2l(const tfmm_tree_gpu *tree,
   if (st == TFMM_OK && (m2l == NULL || m2l->ntargets != tree->ncells))
     st = tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
                         "farfield_gpu: the M2L list must have one row a cell");
-  int shared = 0;
+  const int shared = M2L_WARPS * m2l_slot_doubles(p) * (int)sizeof(double);
   if (st == TFMM_OK)
-    st = shared_for(m2l_targets, p, &shared, err);
+    st = opt_in(m2l_targets, shared, p, err);
   if (st != TFMM_OK)
     return st;
-  m2l_targets<<<(unsigned)tree->ncells, BLOCK, shared, (cudaStream_t)stream>>>(
-      view_of(tree), {m2l->offset, m2l->index}, p, d_M, d_L);
+  m2l_targets<<<(unsigned)tree->ncells, 32 * M2L_WARPS, shared,
+                (cudaStream_t)stream>>>(view_of(tree),
+                                        {m2l->offset, m2l->index}, p, d_M, d_L);
   TFMM_CUDA_TRY(cudaGetLastError(), err);
   return TFMM_OK;
 }
@@ -267,9 +302,9 @@ extern "C" tfmm_status tfmm_farfield_gpu_downward(const tfmm_tree_gpu *tree,
   if (st == TFMM_OK && d_grad == NULL)
     st = tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
                         "farfield_gpu: an argument is NULL");
-  int shared = 0;
+  const int shared = translation_doubles(p) * (int)sizeof(double);
   if (st == TFMM_OK)
-    st = shared_for(l2l_level, p, &shared, err);
+    st = opt_in(l2l_level, shared, p, err);
   if (st != TFMM_OK)
     return st;
   cudaStream_t s = (cudaStream_t)stream;

@@ -10,11 +10,12 @@
  * the bound it checks (TFMM_FARFIELD_GPU_TOL, relative).
  *
  * Work and cost (p the order; flops in double):
- *   M2L: one block a target cell, its sources taken in list order; per
- *        source the irregular harmonics of the unit vector (one thread a
- *        column) and both full arrays in shared memory, then one thread a
- *        coefficient: sum_{n<=p} (n + 1)(p - n + 1)^2 complex multiply-adds
- *        (825 at p = 8, ~6600 flops) per translation.
+ *   M2L: one block a target cell, its four warps translating four of its
+ *        sources at a time (per source: the irregular harmonics of the
+ *        unit vector, one lane a column; both full arrays; then one lane a
+ *        coefficient), the contributions added to L in list order:
+ *        sum_{n<=p} (n + 1)(p - n + 1)^2 complex multiply-adds (825 at
+ *        p = 8, ~6600 flops) per translation.
  *   L2L: one block a cell, one launch per level, like M2L with R.
  *   L2P, M2P: one thread a body (blocks of a leaf's bodies), harmonics in
  *        local arrays sized for the order's class (p <= 8, 14, 20);
