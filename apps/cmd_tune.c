@@ -442,10 +442,11 @@ static void print_table(const tune_options *o, const tune_table *tab, size_t n,
   const char *near = tfmm_device_name(s0->near_device);
   printf("tilefmm tune: ");
   describe_run(stdout, o, n, s0);
-  printf("\ndevice: %s (%s); tree and upward pass on the %s, near field "
-         "on the %s, lists and far field on the cpu\n",
+  printf("\ndevice: %s (%s); tree and upward pass on the %s, lists on the "
+         "cpu, far field on the %s, near field on the %s\n",
          tfmm_device_name(s0->device), s0->device_name,
-         tfmm_device_name(s0->tree_device), near);
+         tfmm_device_name(s0->tree_device), tfmm_device_name(s0->far_device),
+         near);
   printf("times: the fastest of %d evaluations after a warm-up, in seconds\n"
          "error: 99th percentile (nearest rank) of |a - a_ref| / |a_ref|\n"
          "       over %zu bodies, a_ref the double-precision reference\n\n",
@@ -522,10 +523,11 @@ static void write_comments(FILE *fp, const tune_options *o,
     strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
   fprintf(fp,
           "\n# date: %s\n# device: %s, %s; tree and upward pass on the "
-          "%s, near field on the %s, lists and far field on the cpu\n# "
-          "run: ",
+          "%s, lists on the cpu, far field on the %s, near field on the "
+          "%s\n# run: ",
           date, tfmm_device_name(s0->device), s0->device_name,
-          tfmm_device_name(s0->tree_device), tfmm_device_name(s0->near_device));
+          tfmm_device_name(s0->tree_device), tfmm_device_name(s0->far_device),
+          tfmm_device_name(s0->near_device));
   describe_run(fp, o, n, s0);
   fprintf(fp,
           "\n# times in seconds: the fastest of %d evaluations after a "
@@ -646,14 +648,14 @@ static void write_script(FILE *gp, const tune_options *o, const tune_table *tab,
   gnuplot_string(gp, o->csv);
   fprintf(gp,
           " using 1:6 with linespoints lw 2 title 'near field (%s)', \\\n"
-          "  '' using 1:7 with linespoints lw 2 title 'far field (cpu)', \\\n"
+          "  '' using 1:7 with linespoints lw 2 title 'far field (%s)', \\\n"
           "  '' using 1:8 with linespoints lw 2 title 'total', \\\n"
           "  '' using 1:9 axes x1y2 with linespoints lw 2 dashtype 3 "
           "title 'p99 error (right axis)', \\\n"
           "  %.17g axes x1y2 with lines dashtype 2 lc rgb 'red' "
           "title 'max error %s'\n",
-          tfmm_device_name(s0->near_device), o->max_error,
-          solver_cli_tol(o->max_error, tol));
+          tfmm_device_name(s0->near_device), tfmm_device_name(s0->far_device),
+          o->max_error, solver_cli_tol(o->max_error, tol));
 }
 
 /* Runs gnuplot on the script, writing into the temporary of an atomic

@@ -126,10 +126,13 @@ void solver_cli_help(FILE *fp, const tfmm_config *d) {
       "  --max-depth D     deepest tree level in [1, %d] (default: %d)\n"
       "  --tree-device D   auto, cpu or gpu: where the tree and its\n"
       "                    multipoles are built; gpu copies them back for\n"
-      "                    the lists and far field on the cpu (the same\n"
-      "                    tree, the same forces); auto: the gpu from %d\n"
-      "                    bodies when the near field is on one (default:\n"
-      "                    %s)\n"
+      "                    the lists on the cpu (the same tree, the same\n"
+      "                    forces); auto: the gpu from %d bodies when the\n"
+      "                    near field is on one (default: %s)\n"
+      "  --far-device D    auto, cpu or gpu: where the far field runs; gpu\n"
+      "                    (with the tree there) gives the cpu's results\n"
+      "                    bit for bit; auto: the gpu when the tree is\n"
+      "                    there (default: %s)\n"
       "GPU kernel tunables (GPU Gems 3, section 31.4):\n"
       "  --gpu-tile P      bodies per shared-memory tile: 0 to choose from\n"
       "                    N, or a multiple of 32 in [32, 256] (default: %d)\n"
@@ -145,8 +148,8 @@ void solver_cli_help(FILE *fp, const tfmm_config *d) {
       theta_word(d->theta, theta), ORDER_MAX, order_word(d->order, order),
       tfmm_mac_name(d->mac), leaf_word(d->leaf_size, leaf), DEPTH_MAX,
       d->max_depth, TFMM_TREE_GPU_MIN_BODIES, tfmm_device_name(d->tree_device),
-      d->gpu_tile, d->gpu_threads_per_body, d->gpu_unroll,
-      d->gpu_bodies_per_thread);
+      tfmm_device_name(d->far_device), d->gpu_tile, d->gpu_threads_per_body,
+      d->gpu_unroll, d->gpu_bodies_per_thread);
 }
 
 /* Rules of the flags: the library checks the same, but here the message
@@ -281,6 +284,11 @@ void solver_cli_init(solver_cli *sc, args_option *opts) {
        .value = &sc->tree_device,
        .valid = device_ok,
        .expect = "auto, cpu or gpu"},
+      {.name = "--far-device",
+       .kind = ARGS_STRING,
+       .value = &sc->far_device,
+       .valid = device_ok,
+       .expect = "auto, cpu or gpu"},
       {.name = "--eps",
        .kind = ARGS_DOUBLE,
        .value = &c->eps,
@@ -369,6 +377,8 @@ void solver_cli_finish(solver_cli *sc) {
     tfmm_device_parse(sc->device, &c->device);
   if (sc->tree_device != NULL)
     tfmm_device_parse(sc->tree_device, &c->tree_device);
+  if (sc->far_device != NULL)
+    tfmm_device_parse(sc->far_device, &c->far_device);
   if (sc->leaf != NULL)
     parse_leaf(sc->leaf, &c->leaf_size);
   if (sc->theta != NULL)
@@ -463,7 +473,8 @@ static void print_near_far(FILE *fp, const tfmm_stats *s) {
   print_time_note(fp, "near field", s->near_time,
                   gpu ? "gpu: first upload to last download" : "cpu");
   print_time_note(fp, "near kernel", s->near_kernel_time, gpu ? "gpu" : "cpu");
-  print_time_note(fp, "far field", s->far_time, "cpu");
+  print_time_note(fp, "far field", s->far_time,
+                  tfmm_device_name(s->far_device));
   print_time_note(fp, "overlap", s->overlap,
                   gpu ? "near and far fields both running"
                       : "none: one after the other on the cpu");
@@ -503,14 +514,16 @@ static void print_tree_counts(FILE *fp, const tfmm_stats *s) {
           "(kernel)\n",
           s->interactions, tfmm_device_name(s->near_device), s->near_rate);
   fprintf(fp,
-          "  schedule hybrid: tree and upward pass on the %s, lists and far "
-          "field on the cpu, near field on the %s\n",
-          tfmm_device_name(s->tree_device), tfmm_device_name(s->near_device));
+          "  schedule hybrid: tree and upward pass on the %s, lists on the "
+          "cpu, far field on the %s, near field on the %s\n",
+          tfmm_device_name(s->tree_device), tfmm_device_name(s->far_device),
+          tfmm_device_name(s->near_device));
   if (s->method == TFMM_METHOD_FMM)
-    fprintf(fp, "  far field: %.6g M2L translations on the cpu\n", s->m2l);
+    fprintf(fp, "  far field: %.6g M2L translations on the %s\n", s->m2l,
+            tfmm_device_name(s->far_device));
   else
-    fprintf(fp, "  far field: %.6g M2P cell-body evaluations on the cpu\n",
-            s->m2p);
+    fprintf(fp, "  far field: %.6g M2P cell-body evaluations on the %s\n",
+            s->m2p, tfmm_device_name(s->far_device));
 }
 
 void solver_cli_print_counts(FILE *fp, const tfmm_stats *s) {

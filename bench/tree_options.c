@@ -29,6 +29,8 @@ void tree_options_usage(FILE *f) {
       "                    far field is always the CPU's (default cpu)",
       "  --tree-device D   cpu, gpu or auto: where the tree and its",
       "                    multipoles are built (default auto)",
+      "  --far-device D    cpu, gpu or auto: where the far field runs",
+      "                    (default auto)",
       "  --threads T       OpenMP threads (default 0: OpenMP's choice)",
       "  --reps K          timed runs per point; times are medians (default 1)",
       "  --warmup W        untimed runs first (default 0)",
@@ -120,6 +122,7 @@ static void options_defaults(tree_options *o) {
   o->mac_epsilon = TFMM_FROM_ACCURACY;
   o->device = TFMM_DEVICE_CPU;
   o->tree_device = TFMM_DEVICE_AUTO;
+  o->far_device = TFMM_DEVICE_AUTO;
   o->threads = 0;
   o->reps = 1;
   o->warmup = 0;
@@ -134,12 +137,12 @@ static void options_defaults(tree_options *o) {
 
 /* The options that take a value; --tree-only and --help take none. */
 static const char *const VALUE_OPTIONS[] = {
-    "--n",          "--method",     "--leaf",   "--order",
-    "--theta",      "--threads",    "--device", "--reps",
-    "--warmup",     "--sample",     "--seed",   "--eps",
-    "--max-depth",  "--time-limit", "--csv",    "--accuracy",
-    "--softening",  "--precision",  "--mac",    "--mac-epsilon",
-    "--tree-device"};
+    "--n",           "--method",     "--leaf",   "--order",
+    "--theta",       "--threads",    "--device", "--reps",
+    "--warmup",      "--sample",     "--seed",   "--eps",
+    "--max-depth",   "--time-limit", "--csv",    "--accuracy",
+    "--softening",   "--precision",  "--mac",    "--mac-epsilon",
+    "--tree-device", "--far-device"};
 
 /* Sets one option from its text; non-zero when the value is bad (the list
  * parsers say why themselves). */
@@ -175,6 +178,8 @@ static int apply_option(tree_options *o, const char *name, const char *val,
     bad = tfmm_device_parse(val, &o->device) != TFMM_OK;
   } else if (strcmp(name, "--tree-device") == 0) {
     bad = tfmm_device_parse(val, &o->tree_device) != TFMM_OK;
+  } else if (strcmp(name, "--far-device") == 0) {
+    bad = tfmm_device_parse(val, &o->far_device) != TFMM_OK;
   } else if (strcmp(name, "--threads") == 0) {
     bad = bench_parse_ll(val, 0, 1 << 20, &ll);
     o->threads = (int)ll;

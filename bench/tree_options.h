@@ -37,6 +37,7 @@ typedef struct tree_options {
   double mac_epsilon;       /* the error criterion's; default chosen */
   tfmm_device device;       /* where the near field runs (default cpu) */
   tfmm_device tree_device;  /* where the tree is built (default auto) */
+  tfmm_device far_device;   /* where the far field runs (default auto) */
   int threads;              /* OpenMP threads; 0: OpenMP's own choice */
   int reps;                 /* timed runs per point; medians reported */
   int warmup;               /* untimed runs first */

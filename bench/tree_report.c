@@ -42,7 +42,7 @@ static const char *csv_header(void) {
            "leaf_mean,leaf_max,near_interactions,m2l,m2p,err_median,err_p99,"
            "err_max,pot_err_p99,leaf_used,near_device,near_time,"
            "near_kernel_time,far_time,overlap,near_rate,accuracy,softening,"
-           "precision,mac,separation,mac_epsilon,tree_device");
+           "precision,mac,separation,mac_epsilon,tree_device,far_device");
   return h;
 }
 
@@ -159,10 +159,10 @@ static void csv_row(FILE *csv, const tree_options *o, size_t n,
   fprintf(csv, ",%d,%s,%.9g,%.9g,%.9g,%.9g,%.6g", s->leaf_size,
           tfmm_device_name(s->near_device), s->near_time, s->near_kernel_time,
           s->far_time, s->overlap, s->near_rate);
-  fprintf(csv, ",%.3g,%s,%s,%s,%.9g,%.3g,%s", c->accuracy,
+  fprintf(csv, ",%.3g,%s,%s,%s,%.9g,%.3g,%s,%s", c->accuracy,
           tfmm_softening_name(o->softening), tfmm_precision_name(s->precision),
           tfmm_mac_name(o->mac), s->softening_separation, s->mac_epsilon,
-          tfmm_device_name(s->tree_device));
+          tfmm_device_name(s->tree_device), tfmm_device_name(s->far_device));
   fputc('\n', csv);
   fflush(csv);
 }

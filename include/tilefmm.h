@@ -211,6 +211,15 @@ typedef struct tfmm_config {
                          has one, N >= TFMM_TREE_GPU_MIN_BODIES and
                          box_size = 0, else the CPU. A given box needs the
                          CPU tree. tfmm_stats.tree_device says where it ran */
+  tfmm_device far_device;  /* tree methods: where the far field (M2L, L2L,
+                          L2P, M2P) runs. TFMM_DEVICE_GPU: on the solver's
+                          GPU, from the lists the CPU builds, beside the near
+                          field there, with the same results as the CPU's bit
+                          for bit (it takes the tree on the GPU too);
+                          TFMM_DEVICE_CPU: OpenMP, beside the GPU's near
+                          field; TFMM_DEVICE_AUTO (default): the GPU whenever
+                          the tree is built there (tree_device). Stated in
+                          tfmm_stats.far_device */
   int near_only;           /* tree methods: 1 skips the far field, so that the
                               results are the near field alone (the sums over the
                               leaf lists, G applied): what validators compare
@@ -281,8 +290,8 @@ typedef struct tfmm_stats {
                     0 without softening */
   tfmm_device near_device;     /* where the near field ran */
   tfmm_device tree_device;     /* where the tree and the upward pass ran
-                                  (the lists and the far field run on the
-                                  CPU) */
+                                  (the lists run on the CPU) */
+  tfmm_device far_device;      /* where the far field ran */
   /* Tree methods: the near field and the far field measured apart. On the
    * GPU the near field is the span from the first upload to the end of
    * the last download (CUDA events) and runs during the far field; on the

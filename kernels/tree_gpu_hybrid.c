@@ -2,6 +2,7 @@
 #include "tree_gpu_hybrid.h"
 
 #include "base/clock.h"
+#include "farfield_gpu.h"
 #include "upward_gpu.h"
 
 #include <cuda_runtime.h>
@@ -129,7 +130,8 @@ static tfmm_status upward(tfmm_tree_gpu_hybrid *h, int p, double *M,
   tfmm_status st = tfmm_upward_gpu(&h->tree, p, h->d_M, s, err);
   if (st != TFMM_OK)
     return st;
-  e = cudaMemcpyAsync(M, h->d_M, bytes, cudaMemcpyDeviceToHost, s);
+  if (M != NULL)
+    e = cudaMemcpyAsync(M, h->d_M, bytes, cudaMemcpyDeviceToHost, s);
   if (e == cudaSuccess)
     e = cudaStreamSynchronize(s);
   return e == cudaSuccess ? TFMM_OK
@@ -151,6 +153,98 @@ tfmm_status tfmm_tree_gpu_hybrid_upward(tfmm_tree_gpu_hybrid *h, int p,
   return leave(previous, st);
 }
 
+/* Bytes rounded up so that the next array stays aligned. */
+static size_t aligned(size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+/* The list uploaded into the far field's buffer at *at. */
+static cudaError_t put_list(const tfmm_tree_gpu_hybrid_list *l, char *base,
+                            size_t *at, tfmm_csr_gpu *out, cudaStream_t s) {
+  const size_t offsets = (size_t)(l->ntargets + 1) * sizeof *l->offset;
+  const size_t entries = (size_t)l->offset[l->ntargets] * sizeof *l->index;
+  out->ntargets = l->ntargets;
+  out->offset = (const int64_t *)(base + *at);
+  cudaError_t e = cudaMemcpyAsync(base + *at, l->offset, offsets,
+                                  cudaMemcpyHostToDevice, s);
+  *at += aligned(offsets);
+  out->index = (const int32_t *)(base + *at);
+  if (e == cudaSuccess && entries > 0)
+    e = cudaMemcpyAsync(base + *at, l->index, entries, cudaMemcpyHostToDevice,
+                        s);
+  *at += aligned(entries);
+  return e;
+}
+
+static size_t list_bytes(const tfmm_tree_gpu_hybrid_list *l) {
+  if (l == NULL)
+    return 0;
+  return aligned((size_t)(l->ntargets + 1) * sizeof *l->offset) +
+         aligned((size_t)l->offset[l->ntargets] * sizeof *l->index);
+}
+
+static tfmm_status far(tfmm_tree_gpu_hybrid *h, int p,
+                       const tfmm_tree_gpu_hybrid_list *m2l,
+                       const tfmm_tree_gpu_hybrid_list *m2p, double *phi,
+                       double *grad, tfmm_error *err) {
+  const size_t n = h->tree.n;
+  const size_t L = aligned((size_t)h->tree.ncells * (size_t)(p + 1) *
+                           (size_t)(p + 2) * sizeof(double));
+  const size_t bodies = aligned(4 * n * sizeof(double));
+  cudaError_t e = grow(&h->d_far, &h->far_bytes,
+                       L + bodies + list_bytes(m2l) + list_bytes(m2p));
+  if (e != cudaSuccess)
+    return cuda_failed(err, e, "allocating the far field");
+  cudaStream_t s = (cudaStream_t)h->stream;
+  char *base = h->d_far;
+  double *d_L = (double *)base, *d_phi = (double *)(base + L),
+         *d_grad = d_phi + n;
+  size_t at = L + bodies;
+  tfmm_csr_gpu g_m2l = {0, NULL, NULL}, g_m2p = {0, NULL, NULL};
+  if (m2l != NULL)
+    e = put_list(m2l, base, &at, &g_m2l, s);
+  if (e == cudaSuccess)
+    e = put_list(m2p, base, &at, &g_m2p, s);
+  if (e == cudaSuccess && m2l == NULL) /* M2P adds: start from zero */
+    e = cudaMemsetAsync(d_phi, 0, 4 * n * sizeof(double), s);
+  if (e != cudaSuccess)
+    return cuda_failed(err, e, "uploading the lists");
+  tfmm_status st = TFMM_OK;
+  if (m2l != NULL) {
+    st = tfmm_farfield_gpu_m2l(&h->tree, &g_m2l, p, h->d_M, d_L, s, err);
+    if (st == TFMM_OK)
+      st = tfmm_farfield_gpu_downward(&h->tree, p, d_L, d_phi, d_grad, s, err);
+  }
+  if (st == TFMM_OK)
+    st = tfmm_farfield_gpu_m2p(&h->tree, &g_m2p, p, h->d_M, d_phi, d_grad, s,
+                               err);
+  if (st != TFMM_OK)
+    return st;
+  e = cudaMemcpyAsync(phi, d_phi, n * sizeof *phi, cudaMemcpyDeviceToHost, s);
+  if (e == cudaSuccess)
+    e = cudaMemcpyAsync(grad, d_grad, 3 * n * sizeof *grad,
+                        cudaMemcpyDeviceToHost, s);
+  if (e == cudaSuccess)
+    e = cudaStreamSynchronize(s);
+  return e == cudaSuccess ? TFMM_OK
+                          : cuda_failed(err, e, "the far field or its copy");
+}
+
+tfmm_status tfmm_tree_gpu_hybrid_far(tfmm_tree_gpu_hybrid *h, int p,
+                                     const tfmm_tree_gpu_hybrid_list *m2l,
+                                     const tfmm_tree_gpu_hybrid_list *m2p,
+                                     double *phi, double *grad, double *seconds,
+                                     tfmm_error *err) {
+  double t0 = tfmm_wtime();
+  if (h->stream == NULL || h->tree.ncells < 1 || h->d_M == NULL || m2p == NULL)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "GPU far field: no tree, multipoles or M2P list");
+  int previous = -1;
+  tfmm_status st = enter(h, h->device, &previous, err);
+  if (st == TFMM_OK)
+    st = far(h, p, m2l, m2p, phi, grad, err);
+  *seconds = tfmm_wtime() - t0;
+  return leave(previous, st);
+}
+
 void tfmm_tree_gpu_hybrid_release(tfmm_tree_gpu_hybrid *h) {
   /* Buffers exist only once the stream does (enter comes first). Release
    * failures are not reported: nothing is left to do about them. */
@@ -162,6 +256,7 @@ void tfmm_tree_gpu_hybrid_release(tfmm_tree_gpu_hybrid *h) {
     cudaFree(h->d_bodies);
     cudaFree(h->d_work);
     cudaFree(h->d_M);
+    cudaFree(h->d_far);
     cudaStreamDestroy((cudaStream_t)h->stream);
     if (previous >= 0)
       cudaSetDevice(previous);

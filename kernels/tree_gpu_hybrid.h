@@ -2,10 +2,12 @@
  * the tree and its multipoles on the host out, built on the GPU
  * (tree_gpu.h, upward_gpu.h) where that is faster than the CPU's OpenMP
  * build, so that the CPU lists and far field can take them as they take
- * tfmm_octree_build's. For the same input the tree is the CPU's, array for
- * array, and so are the multipoles (bit for bit; TFMM_UPWARD_GPU_TOL is the
- * bound the tests state): the hybrid schedule gives the same forces with
- * either tree.
+ * tfmm_octree_build's. The far field can run on the GPU too
+ * (farfield_gpu.h), from the CPU's lists: then the multipoles stay on the
+ * device and the far field's potentials and gradients come back. For the same
+ * input the tree is the CPU's, array for array, and so are the multipoles (bit
+ * for bit; TFMM_UPWARD_GPU_TOL is the bound the tests state): the hybrid
+ * schedule gives the same forces with either tree.
  *
  * The device buffers (bodies, the tree's workspace, the multipoles) are
  * kept in tfmm_tree_gpu_hybrid between evaluations and grown when N
@@ -19,6 +21,7 @@
 #include "tree_gpu.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -36,6 +39,8 @@ typedef struct tfmm_tree_gpu_hybrid {
   size_t work_bytes;   /* capacity of d_work */
   double *d_M;         /* multipoles */
   size_t M_bytes;      /* capacity of d_M */
+  void *d_far;         /* the far field: L, phi, grad, lists */
+  size_t far_bytes;    /* capacity of d_far */
   tfmm_tree_gpu tree;  /* the last tree built */
 } tfmm_tree_gpu_hybrid;
 
@@ -57,10 +62,29 @@ tfmm_status tfmm_tree_gpu_hybrid_build(tfmm_tree_gpu_hybrid *h, int device,
                                        tfmm_error *err);
 
 /* The multipoles of order p of the last tree built, on the GPU, copied to
- * M (host, ncells * (p + 1)(p + 2) doubles). *seconds: the wall time. */
+ * M (host, ncells * (p + 1)(p + 2) doubles), or kept on the device only
+ * when M is NULL. *seconds: the wall time. */
 tfmm_status tfmm_tree_gpu_hybrid_upward(tfmm_tree_gpu_hybrid *h, int p,
                                         double *M, double *seconds,
                                         tfmm_error *err);
+
+/* A list in CSR form by target cell, on the host (tree/lists.h). */
+typedef struct tfmm_tree_gpu_hybrid_list {
+  int64_t ntargets;
+  const int64_t *offset;
+  const int32_t *index;
+} tfmm_tree_gpu_hybrid_list;
+
+/* The far field of the last tree and multipoles (order p) on the GPU:
+ * with m2l (FMM) M2L, L2L and L2P, then M2P over m2p, into phi and grad
+ * (host, n and 3n doubles, sorted order, overwritten), equal to the CPU
+ * passes' bit for bit. m2l NULL: Barnes-Hut (M2P only). *seconds: the
+ * wall time, copies included. */
+tfmm_status tfmm_tree_gpu_hybrid_far(tfmm_tree_gpu_hybrid *h, int p,
+                                     const tfmm_tree_gpu_hybrid_list *m2l,
+                                     const tfmm_tree_gpu_hybrid_list *m2p,
+                                     double *phi, double *grad, double *seconds,
+                                     tfmm_error *err);
 
 /* Frees the device buffers and the stream; h is zeroed and reusable. */
 void tfmm_tree_gpu_hybrid_release(tfmm_tree_gpu_hybrid *h);

@@ -24,12 +24,23 @@ static void count_work(const tfmm_eval *e) {
 }
 
 /* Whether the tree and its multipoles are built on the GPU
- * (tfmm_config.tree_device). */
+ * (tfmm_config.tree_device; a far field on the GPU needs them there). */
 static int tree_on_gpu(const tfmm_config *cfg, const tfmm_gpu *gpu, size_t n) {
   if (gpu == NULL || cfg->tree_device == TFMM_DEVICE_CPU)
     return 0;
   return cfg->tree_device == TFMM_DEVICE_GPU ||
+         cfg->far_device == TFMM_DEVICE_GPU ||
          (n >= TFMM_TREE_GPU_MIN_BODIES && cfg->box_size == 0);
+}
+
+/* The schedule of this evaluation: hybrid with the tree, and the far
+ * field, on the GPU or the CPU. */
+static const tfmm_schedule *schedule_for(const tfmm_config *cfg,
+                                         const tfmm_gpu *gpu, size_t n) {
+  if (!tree_on_gpu(cfg, gpu, n))
+    return &TFMM_SCHEDULE_HYBRID;
+  return cfg->far_device == TFMM_DEVICE_CPU ? &TFMM_SCHEDULE_HYBRID_GPU_TREE
+                                            : &TFMM_SCHEDULE_HYBRID_GPU_FAR;
 }
 
 tfmm_status tfmm_hierarchical_compute(const tfmm_config *cfg, int leaf_size,
@@ -55,10 +66,7 @@ tfmm_status tfmm_hierarchical_compute(const tfmm_config *cfg, int leaf_size,
   stats->precision = e.set.precision;
   stats->softening_separation = e.set.separation;
   stats->mac_epsilon = e.set.mac_epsilon;
-  tfmm_status st = tfmm_schedule_run(tree_on_gpu(cfg, gpu, n)
-                                         ? &TFMM_SCHEDULE_HYBRID_GPU_TREE
-                                         : &TFMM_SCHEDULE_HYBRID,
-                                     &e);
+  tfmm_status st = tfmm_schedule_run(schedule_for(cfg, gpu, n), &e);
   if (st == TFMM_OK)
     count_work(&e);
   /* The tree and lists are rebuilt next time: release them now. */

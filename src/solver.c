@@ -59,6 +59,7 @@ void tfmm_config_defaults(tfmm_config *cfg) {
       .num_threads = 0,
       .gpu_id = 0,
       .tree_device = TFMM_DEVICE_AUTO,
+      .far_device = TFMM_DEVICE_AUTO,
       .near_only = 0,
       .gpu_tile = 0,
       .gpu_threads_per_body = 0,
@@ -166,6 +167,18 @@ tfmm_status tfmm_config_check(const tfmm_config *c, tfmm_error *err) {
     return tfmm_error_set(err, TFMM_ERR_UNSUPPORTED,
                           "tree_device gpu: a given box (box_size > 0) needs "
                           "the CPU tree (tree_device cpu or auto)");
+  if (c->far_device < TFMM_DEVICE_AUTO || c->far_device > TFMM_DEVICE_GPU)
+    return tfmm_error_set(err, bad, "far_device %d is unknown",
+                          (int)c->far_device);
+  if (c->far_device == TFMM_DEVICE_GPU && is_tree_method(c->method) &&
+      (c->device == TFMM_DEVICE_CPU || c->tree_device == TFMM_DEVICE_CPU))
+    return tfmm_error_set(err, bad,
+                          "far_device gpu needs the solver and the tree on "
+                          "the GPU (device and tree_device gpu or auto)");
+  if (c->far_device == TFMM_DEVICE_GPU && c->box_size > 0)
+    return tfmm_error_set(err, TFMM_ERR_UNSUPPORTED,
+                          "far_device gpu: a given box (box_size > 0) needs "
+                          "the CPU tree and far field");
   if (c->near_only != 0 && c->near_only != 1)
     return tfmm_error_set(err, bad, "near_only = %d: must be 0 or 1",
                           c->near_only);
@@ -217,10 +230,12 @@ static tfmm_status open_device(tfmm_solver *s) {
   s->leaf = c->leaf_size != TFMM_LEAF_AUTO ? c->leaf_size
             : want_gpu                     ? TFMM_LEAF_AUTO_GPU
                                            : TFMM_LEAF_AUTO_CPU;
-  if (!want_gpu && c->tree_device == TFMM_DEVICE_GPU &&
+  if (!want_gpu &&
+      (c->tree_device == TFMM_DEVICE_GPU || c->far_device == TFMM_DEVICE_GPU) &&
       is_tree_method(c->method))
     return tfmm_error_set(&s->err, TFMM_ERR_NO_DEVICE,
-                          "tree_device gpu: no GPU is in use (none found)");
+                          "tree_device or far_device gpu: no GPU is in use "
+                          "(none found)");
   if (!want_gpu)
     return TFMM_OK;
   if (!tfmm_has_cuda())

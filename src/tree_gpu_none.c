@@ -32,3 +32,15 @@ tfmm_status tfmm_tree_gpu_hybrid_upward(tfmm_tree_gpu_hybrid *h, int p,
 void tfmm_tree_gpu_hybrid_release(tfmm_tree_gpu_hybrid *h) {
   memset(h, 0, sizeof *h);
 }
+
+tfmm_status tfmm_tree_gpu_hybrid_far(tfmm_tree_gpu_hybrid *h, int p,
+                                     const tfmm_tree_gpu_hybrid_list *m2l,
+                                     const tfmm_tree_gpu_hybrid_list *m2p,
+                                     double *phi, double *grad, double *seconds,
+                                     tfmm_error *err) {
+  (void)h, (void)p, (void)m2l, (void)m2p, (void)phi, (void)grad;
+  *seconds = 0;
+  return tfmm_error_set(err, TFMM_ERR_UNSUPPORTED,
+                        "the far field on the GPU: this tilefmm was built "
+                        "without CUDA");
+}

@@ -37,6 +37,7 @@ Test(solver, defaults_are_documented_values) {
   cr_assert_eq(c.max_depth, 21);
   cr_assert_eq(c.device, TFMM_DEVICE_AUTO);
   cr_assert_eq(c.tree_device, TFMM_DEVICE_AUTO);
+  cr_assert_eq(c.far_device, TFMM_DEVICE_AUTO);
   cr_assert_eq(c.gpu_tile, 0);
   cr_assert_eq(c.gpu_threads_per_body, 0);
   cr_assert_eq(c.gpu_unroll, 16);
@@ -160,6 +161,22 @@ Test(solver, tree_device_choice) {
     cr_assert_eq(create_with(c, "no GPU"), TFMM_ERR_NO_DEVICE);
   else
     cr_assert_eq(create_with(c, NULL), TFMM_OK);
+  tfmm_config_defaults(&c);
+  c.far_device = (tfmm_device)9;
+  cr_assert_eq(create_with(c, "far_device 9"), TFMM_ERR_INVALID_ARGUMENT);
+  tfmm_config_defaults(&c);
+  c.far_device = TFMM_DEVICE_GPU;
+  c.tree_device = TFMM_DEVICE_CPU;
+  cr_assert_eq(create_with(c, "the tree on the GPU"),
+               TFMM_ERR_INVALID_ARGUMENT);
+  tfmm_config_defaults(&c);
+  c.far_device = TFMM_DEVICE_GPU;
+  c.box_size = 4;
+  cr_assert_eq(create_with(c, "box"), TFMM_ERR_UNSUPPORTED);
+  tfmm_config_defaults(&c);
+  c.far_device = TFMM_DEVICE_GPU;
+  if (tfmm_gpu_count() == 0)
+    cr_assert_eq(create_with(c, "no GPU"), TFMM_ERR_NO_DEVICE);
   /* The CPU tree whatever the device: always possible. */
   tfmm_config_defaults(&c);
   c.tree_device = TFMM_DEVICE_CPU;

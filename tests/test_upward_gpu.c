@@ -250,10 +250,11 @@ static double largest_difference(const double *a, const double *b,
 }
 #endif
 
-/* The hybrid schedule with its tree and multipoles built on the GPU gives
- * the forces of the CPU tree bit for bit (the same tree, the same
- * multipoles, the same lists), for both methods, every opening criterion,
- * softening and precision, and reports where the tree ran. */
+/* The hybrid schedule with its tree and multipoles built on the GPU, and
+ * then with its far field there too, gives the forces of the CPU tree and
+ * far field bit for bit (the same tree, multipoles, lists and far field),
+ * for both methods, every opening criterion, softening and precision, and
+ * reports where the tree and the far field ran. */
 Test(hybrid_gpu_tree, same_forces_as_the_cpu_tree) {
   test_require_gpu();
 #if TFMM_HAVE_CUDA
@@ -297,20 +298,28 @@ Test(hybrid_gpu_tree, same_forces_as_the_cpu_tree) {
     c.device = TFMM_DEVICE_GPU;
     tfmm_stats s_cpu, s_gpu;
     c.tree_device = TFMM_DEVICE_CPU;
+    c.far_device = TFMM_DEVICE_CPU;
     evaluate(&c, n, pos, mass, a_cpu, p_cpu, &s_cpu);
-    c.tree_device = TFMM_DEVICE_GPU;
-    memset(a_gpu, 0xff, 3 * n * sizeof *a_gpu); /* poisoned */
-    memset(p_gpu, 0xff, n * sizeof *p_gpu);
-    evaluate(&c, n, pos, mass, a_gpu, p_gpu, &s_gpu);
     cr_assert_eq(s_cpu.tree_device, TFMM_DEVICE_CPU);
-    cr_assert_eq(s_gpu.tree_device, TFMM_DEVICE_GPU);
-    cr_assert(memcmp(a_cpu, a_gpu, 3 * n * sizeof *a_cpu) == 0 &&
-                  memcmp(p_cpu, p_gpu, n * sizeof *p_cpu) == 0,
-              "case %zu seed %llu: forces differ, by up to %g (acc) and %g "
-              "(pot)",
-              k, (unsigned long long)seed,
-              largest_difference(a_cpu, a_gpu, 3 * n),
-              largest_difference(p_cpu, p_gpu, n));
+    cr_assert_eq(s_cpu.far_device, TFMM_DEVICE_CPU);
+    /* The tree on the GPU, then the far field there too. */
+    for (int far = 0; far < 2; far++) {
+      c.tree_device = TFMM_DEVICE_GPU;
+      c.far_device = far ? TFMM_DEVICE_GPU : TFMM_DEVICE_CPU;
+      memset(a_gpu, 0xff, 3 * n * sizeof *a_gpu); /* poisoned */
+      memset(p_gpu, 0xff, n * sizeof *p_gpu);
+      evaluate(&c, n, pos, mass, a_gpu, p_gpu, &s_gpu);
+      cr_assert_eq(s_gpu.tree_device, TFMM_DEVICE_GPU);
+      cr_assert_eq(s_gpu.far_device,
+                   far && !c.near_only ? TFMM_DEVICE_GPU : TFMM_DEVICE_CPU);
+      cr_assert(memcmp(a_cpu, a_gpu, 3 * n * sizeof *a_cpu) == 0 &&
+                    memcmp(p_cpu, p_gpu, n * sizeof *p_cpu) == 0,
+                "case %zu (far field on the %s) seed %llu: forces differ, by "
+                "up to %g (acc) and %g (pot)",
+                k, far ? "gpu" : "cpu", (unsigned long long)seed,
+                largest_difference(a_cpu, a_gpu, 3 * n),
+                largest_difference(p_cpu, p_gpu, n));
+    }
   }
   free(pos);
   free(vel);
@@ -322,8 +331,9 @@ Test(hybrid_gpu_tree, same_forces_as_the_cpu_tree) {
 #endif
 }
 
-/* One solver, its GPU tree buffers reused as N changes, and auto choosing
- * the GPU tree from TFMM_TREE_GPU_MIN_BODIES bodies. */
+/* One solver, its GPU tree and far-field buffers reused as N changes, and
+ * auto choosing the GPU tree and far field from TFMM_TREE_GPU_MIN_BODIES
+ * bodies: the forces of the CPU's schedule bit for bit. */
 Test(hybrid_gpu_tree, reuse_across_n_and_auto) {
   test_require_gpu();
 #if TFMM_HAVE_CUDA
@@ -348,8 +358,10 @@ Test(hybrid_gpu_tree, reuse_across_n_and_auto) {
     const tfmm_device expect =
         n >= TFMM_TREE_GPU_MIN_BODIES ? TFMM_DEVICE_GPU : TFMM_DEVICE_CPU;
     cr_assert_eq(tfmm_solver_stats(s)->tree_device, expect, "n %zu", n);
+    cr_assert_eq(tfmm_solver_stats(s)->far_device, expect, "n %zu", n);
     tfmm_config cpu = c;
     cpu.tree_device = TFMM_DEVICE_CPU;
+    cpu.far_device = TFMM_DEVICE_CPU;
     tfmm_stats st;
     evaluate(&cpu, n, b.pos, b.mass, a_ref, NULL, &st);
     cr_assert(memcmp(a, a_ref, 3 * n * sizeof *a) == 0,

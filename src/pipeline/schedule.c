@@ -35,6 +35,23 @@ const tfmm_schedule TFMM_SCHEDULE_HYBRID_GPU_TREE = {
     "hybrid", HYBRID_GPU_TREE,
     (int)(sizeof HYBRID_GPU_TREE / sizeof HYBRID_GPU_TREE[0])};
 
+/* The tree, multipoles and far field on the GPU, the lists on the CPU
+ * between them; the near field enqueued before the far field, both on the
+ * GPU at once. */
+static const tfmm_stage HYBRID_GPU_FAR[] = {
+    {"tree_gpu", tfmm_stage_tree_gpu, 0},
+    {"upward_gpu_resident", tfmm_stage_upward_gpu_resident, 1},
+    {"lists", tfmm_stage_lists, 0},
+    {"near_launch", tfmm_stage_near_launch, 0},
+    {"far_gpu", tfmm_stage_far_gpu, 1},
+    {"near_finish", tfmm_stage_near_finish, 0},
+    {"combine", tfmm_stage_combine, 0},
+};
+
+const tfmm_schedule TFMM_SCHEDULE_HYBRID_GPU_FAR = {
+    "hybrid", HYBRID_GPU_FAR,
+    (int)(sizeof HYBRID_GPU_FAR / sizeof HYBRID_GPU_FAR[0])};
+
 tfmm_status tfmm_schedule_run(const tfmm_schedule *s, tfmm_eval *e) {
   int in_far = 0;
   for (int k = 0; k < s->count; k++) {

@@ -5,7 +5,9 @@
  * before the far field and waited for after it, so that the two overlap;
  * without a GPU the near field runs on the CPU after the far field.
  * `hybrid` with the GPU tree builds the tree and its multipoles on the GPU
- * instead (tfmm_config.tree_device), the rest as before. */
+ * instead (tfmm_config.tree_device), the rest as before; with the GPU far
+ * field (tfmm_config.far_device) the far field runs there too, from the
+ * CPU's lists. */
 #ifndef TFMM_SCHEDULE_H
 #define TFMM_SCHEDULE_H
 
@@ -26,6 +28,7 @@ typedef struct tfmm_schedule {
 
 extern const tfmm_schedule TFMM_SCHEDULE_HYBRID;
 extern const tfmm_schedule TFMM_SCHEDULE_HYBRID_GPU_TREE;
+extern const tfmm_schedule TFMM_SCHEDULE_HYBRID_GPU_FAR;
 
 /* Runs every stage of s on e in order; stops at the first failure. */
 tfmm_status tfmm_schedule_run(const tfmm_schedule *s, tfmm_eval *e);

@@ -64,6 +64,7 @@ tfmm_status tfmm_stage_tree_built(tfmm_eval *e, tfmm_status st) {
   tfmm_stats *s = e->stats;
   s->leaf_size = e->leaf_size;
   s->near_device = e->gpu != NULL ? TFMM_DEVICE_GPU : TFMM_DEVICE_CPU;
+  s->far_device = TFMM_DEVICE_CPU; /* far_gpu says otherwise */
   if (st == TFMM_OK &&
       tfmm_eps_vanishes(e->cfg->eps, e->set.precision == TFMM_PRECISION_SINGLE))
     st = refuse_coincident(e);

@@ -4,6 +4,9 @@
  *   tree         octree of the bodies (keys, sort, cells, moments' centres)
  *   tree_gpu     the same, built on the GPU and copied back (stages_gpu.c)
  *   upward_gpu   P2M and M2M on the GPU, copied back (stages_gpu.c)
+ *   upward_gpu_resident   the same, kept on the GPU
+ *   far_gpu      M2L, L2L, L2P and M2P on the GPU from the lists, the
+ *                results copied back (stages_gpu.c)
  *   lists        opening criterion and traversal: M2L, M2P and near lists
  *   near_launch  the near field enqueued on the GPU (nothing on the CPU)
  *   upward       P2M and M2M
@@ -23,6 +26,8 @@
 tfmm_status tfmm_stage_tree(tfmm_eval *e);
 tfmm_status tfmm_stage_tree_gpu(tfmm_eval *e);
 tfmm_status tfmm_stage_upward_gpu(tfmm_eval *e);
+tfmm_status tfmm_stage_upward_gpu_resident(tfmm_eval *e);
+tfmm_status tfmm_stage_far_gpu(tfmm_eval *e);
 tfmm_status tfmm_stage_lists(tfmm_eval *e);
 tfmm_status tfmm_stage_near_launch(tfmm_eval *e);
 tfmm_status tfmm_stage_upward(tfmm_eval *e);
