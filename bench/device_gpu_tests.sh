@@ -2,8 +2,8 @@
 # The GPU test suites in parallel on the GPU machine (16 cores: the CPU
 # truths of the near-field tests are the long pole), memcheck on the
 # softened and double near field, the units and solver suites (their GPU
-# cases), the CLI suites that run on the GPU, and
-# the main job. From the repository root with .devpack.tgz carried:
+# cases), the GPU tree, upward pass and far field (with memcheck), the
+# device API, the CLI suites that run on the GPU, and the main job. From the repository root with .devpack.tgz carried:
 #   bash bench/device_gpu_tests.sh
 # Logs in $OUT/tests/; a summary is printed last.
 set -uo pipefail
@@ -30,12 +30,27 @@ suite test_direct_gpu 480 "$b/tests/test_direct_gpu" --jobs 4 &
 suite test_units 300 "$b/tests/test_units" --jobs 1 &
 suite test_solver 300 "$b/tests/test_solver" --jobs 1 &
 suite test_tree_gpu 300 "$b/tests/test_tree_gpu" --jobs 1 &
+suite test_upward_gpu 300 "$b/tests/test_upward_gpu" --jobs 2 &
+suite test_farfield_gpu 300 "$b/tests/test_farfield_gpu" --jobs 2 &
+suite test_device_api 300 "$b/tests/test_device_api" --jobs 1 &
 wait
 suite memcheck_near 200 compute-sanitizer --tool memcheck --error-exitcode 9 \
   --target-processes all "$b/tests/test_near_gpu" --filter \
   'near_gpu/coincident*' --jobs 1
+suite memcheck_upward 200 compute-sanitizer --tool memcheck --error-exitcode 9 \
+  "$b/tests/test_upward_gpu" --filter 'upward_gpu/@(degenerate|errors*)' \
+  --jobs 1
+suite memcheck_far 200 compute-sanitizer --tool memcheck --error-exitcode 9 \
+  "$b/tests/test_farfield_gpu" --filter 'farfield_gpu/degenerate' --jobs 1
 suite test_run 200 "$b/tests/cli/test_run" --jobs 8
 suite test_cli 200 "$b/tests/cli/test_cli" --jobs 8
+# Where each stage ran, as forces reports it (the hybrid schedule with the
+# tree and far field on the GPU from 16,384 bodies).
+"$TFMM_CLI" ic plummer --n 262144 --out /tmp/tfmm-p262k.txt >/dev/null 2>&1
+"$TFMM_CLI" forces --in /tmp/tfmm-p262k.txt --out /tmp/tfmm-f262k.txt \
+  --leaf 512 >"$out/forces_262k.log" 2>&1
+echo "forces 262,144 rc=$? $(grep -a 'schedule' "$out/forces_262k.log")" \
+  >>"$sum"
 t0=$(date +%s%N)
 "$TFMM_CLI" run --out /tmp/tfmm-main --progress off >"$out/main_job.log" 2>&1
 rc=$?

@@ -30,45 +30,91 @@ tree_view view_of(const tfmm_tree_gpu *t) {
           t->d_child_count, t->d_body_begin, t->d_body_end, t->d_leaves};
 }
 
+unsigned grid_for(int64_t threads, int block) {
+  return (unsigned)((threads + block - 1) / block);
+}
+
 /* Doubles of one child's expansions in shared memory: full R(d) and full
  * multipole (real and imaginary), and the triangle of R(d). */
 __host__ __device__ int child_doubles(int p) {
   return 4 * (p + 1) * (p + 1) + 2 * tfmm_harmonics_count(p);
 }
 
-/* P2M, one thread per (leaf, coefficient (n, m)): the coefficient summed
- * over the leaf's bodies in order, as tfmm_p2m adds body after body. Each
- * body's R_n^m takes m + n steps in registers (no arrays: local memory
- * would bound the kernel), O(p^3) flops per body in all against the CPU's
- * O(p^2), which the chip's double-precision rate pays for. */
-__global__ void p2m_leaves(tree_view t, int p, int64_t nleaves, double *M) {
+/* P2M, one thread per (leaf, order m): column m of the leaf's multipole,
+ * each coefficient summed over the leaf's bodies in order (as tfmm_p2m
+ * adds body after body). Per body the column's recurrence runs once,
+ * O(p) steps in registers: the loop over the column is unrolled to the
+ * size class PMAX >= p, so that its sums stay in registers (a runtime
+ * index would put them in local memory). O(p^2) flops a body in all. */
+template <int PMAX>
+__global__ void p2m_columns(tree_view t, int p, int64_t nleaves, double *M) {
   __shared__ double diag[TFMM_ORDER_MAX + 1];
   __shared__ double degree[(TFMM_ORDER_MAX + 1) * (TFMM_ORDER_MAX + 2) / 2];
   if (threadIdx.x == 0)
     tfmm_op_regular_factors(p, diag, degree);
   __syncthreads();
   const int64_t id = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int tri = tfmm_harmonics_count(p);
-  if (id >= nleaves * tri)
+  if (id >= nleaves * (p + 1))
     return;
-  const int32_t cell = t.leaves[id / tri];
-  const int k = (int)(id % tri);
-  int n, m;
-  tfmm_op_triangle_entry(k, &n, &m);
+  const int32_t cell = t.leaves[id / (p + 1)];
+  const int m = (int)(id % (p + 1)), last = p - m; /* column n = m..p */
   const double c[3] = {t.center[3 * cell], t.center[3 * cell + 1],
                        t.center[3 * cell + 2]};
-  double sr = 0.0, si = 0.0;
+  double sr[PMAX + 1], si[PMAX + 1];
+#pragma unroll
+  for (int k = 0; k <= PMAX; k++)
+    sr[k] = si[k] = 0.0;
   for (int32_t b = t.body_begin[cell]; b < t.body_end[cell]; b++) {
-    double re, im;
-    tfmm_op_regular_term_by(n, m, t.pos[3 * b] - c[0], t.pos[3 * b + 1] - c[1],
-                            t.pos[3 * b + 2] - c[2], diag, degree, &re, &im);
-    const double mb = t.mass[b];
-    sr += mb * re;
-    si += mb * im;
+    const double x = t.pos[3 * b] - c[0], y = t.pos[3 * b + 1] - c[1],
+                 z = t.pos[3 * b + 2] - c[2];
+    const double r2 = x * x + y * y + z * z, mb = t.mass[b];
+    double ar = 1.0, ai = 0.0; /* R_m^m, then R_{n-1}^m */
+    for (int k = 1; k <= m; k++)
+      tfmm_op_regular_diagonal_step_by(diag[k], x, y, &ar, &ai);
+    double br = 0.0, bi = 0.0; /* R_{n-2}^m */
+#pragma unroll
+    for (int k = 0; k <= PMAX; k++) {
+      if (k > last)
+        break;
+      if (k == 1) { /* n = m + 1: z R_m^m */
+        br = ar;
+        bi = ai;
+        ar = z * br;
+        ai = z * bi;
+      } else if (k >= 2) {
+        const double v = degree[tfmm_harmonics_index(m + k, m)];
+        const double cr =
+            tfmm_op_regular_degree_step_by(v, m + k, z, r2, ar, br);
+        const double ci =
+            tfmm_op_regular_degree_step_by(v, m + k, z, r2, ai, bi);
+        br = ar;
+        bi = ai;
+        ar = cr;
+        ai = ci;
+      }
+      sr[k] += mb * ar;
+      si[k] += mb * ai;
+    }
   }
-  double *Mc = M + (size_t)cell * (size_t)(2 * tri);
-  Mc[2 * k] = sr;
-  Mc[2 * k + 1] = si;
+  double *Mc = M + (size_t)cell * (size_t)(2 * tfmm_harmonics_count(p));
+#pragma unroll
+  for (int k = 0; k <= PMAX; k++) {
+    if (k > last)
+      break;
+    const int e = tfmm_harmonics_index(m + k, m);
+    Mc[2 * e] = sr[k];
+    Mc[2 * e + 1] = si[k];
+  }
+}
+
+template <int PMAX>
+tfmm_status p2m(const tree_view &t, int p, int64_t nleaves, double *M,
+                cudaStream_t s, tfmm_error *err) {
+  const int64_t columns = nleaves * (p + 1);
+  p2m_columns<PMAX>
+      <<<grid_for(columns, P2M_THREADS), P2M_THREADS, 0, s>>>(t, p, nleaves, M);
+  TFMM_CUDA_TRY(cudaGetLastError(), err);
+  return TFMM_OK;
 }
 
 /* M2M for the parents among cells [begin, begin + gridDim.x), one block a
@@ -132,10 +178,6 @@ __global__ void m2m_level(tree_view t, int p, int64_t begin, double *M) {
   }
 }
 
-unsigned grid_for(int64_t threads, int block) {
-  return (unsigned)((threads + block - 1) / block);
-}
-
 } // namespace
 
 extern "C" tfmm_status tfmm_upward_gpu(const tfmm_tree_gpu *tree, int p,
@@ -155,12 +197,13 @@ extern "C" tfmm_status tfmm_upward_gpu(const tfmm_tree_gpu *tree, int p,
                           "upward_gpu: the tree is empty or not built");
   cudaStream_t s = (cudaStream_t)stream;
   const tree_view t = view_of(tree);
-  const int64_t terms = tree->nleaves * tfmm_harmonics_count(p);
-  if (terms > 0) {
-    p2m_leaves<<<grid_for(terms, P2M_THREADS), P2M_THREADS, 0, s>>>(
-        t, p, tree->nleaves, d_M);
-    TFMM_CUDA_TRY(cudaGetLastError(), err);
-  }
+  tfmm_status st = p <= 4   ? p2m<4>(t, p, tree->nleaves, d_M, s, err)
+                   : p <= 8 ? p2m<8>(t, p, tree->nleaves, d_M, s, err)
+                   : p <= 12
+                       ? p2m<12>(t, p, tree->nleaves, d_M, s, err)
+                       : p2m<TFMM_ORDER_MAX>(t, p, tree->nleaves, d_M, s, err);
+  if (st != TFMM_OK)
+    return st;
   const int shared = MAX_CHILDREN * child_doubles(p) * (int)sizeof(double);
   if (shared > MAX_SHARED)
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,

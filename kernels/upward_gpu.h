@@ -10,17 +10,16 @@
  * tests/test_upward_gpu.c checks, is TFMM_UPWARD_GPU_TOL relative to
  * the cell's mass times its radius^n for degree n.
  *
- * Work: P2M one thread per (leaf, coefficient (n, m)), each walking the
- * leaf's bodies with R_n^m formed in registers by m + n recurrence steps
- * (about 6 (m + n) + 4 flops a body, so ~4 p^3 flops a body over all
- * coefficients: 2 * 10^9 at p = 8 for 1M bodies, ~60 us at the H100's 34
- * TFLOP/s in FP64; the measured time, bench/results/h100/upward_gpu, is
- * bound by the serial dependence of the steps and the loads of the
- * bodies, not by flops). M2M one block per parent cell, one launch per level:
- * the children's harmonics and multipoles expanded in shared memory, one thread
- * a (child, entry), then one thread a coefficient summing O(p^2) products per
- * child. Depth + 1 launches on the caller's stream, no host wait, no scratch in
- * global memory (so no workspace query). */
+ * Work: P2M one thread per (leaf, order m), each walking the leaf's
+ * bodies and running the column's recurrence once a body (O(p) steps,
+ * about 14 flops each, so ~7 p^2 flops a body in all: 5 * 10^8 at p = 8
+ * for 1M bodies, ~15 us at the H100's 34 TFLOP/s in FP64), the column's
+ * sums in registers (the loop unrolled to the order's size class). M2M one
+ * block per parent cell, one launch per level: the children's harmonics and
+ * multipoles expanded in shared memory, one thread a (child, entry), then one
+ * thread a coefficient summing O(p^2) products per child. Depth + 1 launches on
+ * the caller's stream, no host wait, no scratch in global memory (so no
+ * workspace query). */
 #ifndef TFMM_UPWARD_GPU_H
 #define TFMM_UPWARD_GPU_H
 
