@@ -51,6 +51,7 @@
 #include "gpu_context.h"
 #include "pair.cuh"
 
+#include <stdint.h>
 #include <stdio.h>
 
 namespace {
@@ -330,10 +331,12 @@ void choose_shape(int n, int sm_count, tfmm_precision prec,
   prm->bodies_per_thread = r;
 }
 
-/* Upload, kernel, download on the solver's stream, in precision T. */
+/* The kernel alone on device arrays, enqueued on stream s of the current
+ * device, in precision T. */
 template <typename T>
-tfmm_status launch(tfmm_gpu *g, const tfmm_gpu_direct_params *prm, size_t n,
-                   tfmm_gpu_times *times, tfmm_error *err) {
+tfmm_status enqueue(const tfmm_gpu_direct_params *prm, size_t n,
+                    const void *d_in, void *d_out, cudaStream_t s,
+                    tfmm_error *err) {
   typedef typename tfmm_prec<T>::vec vec;
   const int spline = prm->pair.softening == TFMM_SOFTENING_SPLINE;
   const typename tfmm_prec<T>::soft kern =
@@ -346,11 +349,6 @@ tfmm_status launch(tfmm_gpu *g, const tfmm_gpu_direct_params *prm, size_t n,
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
                           "no all-pairs kernel for unroll %d, r %d",
                           prm->unroll, r);
-
-  tfmm_device_scope scope(g->device);
-  TFMM_CUDA_TRY(scope.status, err);
-  cudaStream_t s = g->stream;
-  size_t bytes = n * sizeof(vec);
   dim3 block(p, q);
   unsigned grid = (unsigned)((n + (size_t)p * r - 1) / ((size_t)p * r));
   size_t shared =
@@ -359,14 +357,28 @@ tfmm_status launch(tfmm_gpu *g, const tfmm_gpu_direct_params *prm, size_t n,
                     (const void *)kernel,
                     cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared),
                 err);
+  kernel<<<grid, block, shared, s>>>((const vec *)d_in, (int)n, kern,
+                                     (vec *)d_out);
+  TFMM_CUDA_TRY(cudaGetLastError(), err);
+  return TFMM_OK;
+}
 
+/* Upload, kernel, download on the solver's stream, in precision T. */
+template <typename T>
+tfmm_status launch(tfmm_gpu *g, const tfmm_gpu_direct_params *prm, size_t n,
+                   tfmm_gpu_times *times, tfmm_error *err) {
+  typedef typename tfmm_prec<T>::vec vec;
+  tfmm_device_scope scope(g->device);
+  TFMM_CUDA_TRY(scope.status, err);
+  cudaStream_t s = g->stream;
+  size_t bytes = n * sizeof(vec);
   TFMM_CUDA_TRY(cudaEventRecord(g->events[0], s), err);
   TFMM_CUDA_TRY(
       cudaMemcpyAsync(g->d_in, g->h_in, bytes, cudaMemcpyHostToDevice, s), err);
   TFMM_CUDA_TRY(cudaEventRecord(g->events[1], s), err);
-  kernel<<<grid, block, shared, s>>>((const vec *)g->d_in, (int)n, kern,
-                                     (vec *)g->d_out);
-  TFMM_CUDA_TRY(cudaGetLastError(), err);
+  tfmm_status st = enqueue<T>(prm, n, g->d_in, g->d_out, s, err);
+  if (st != TFMM_OK)
+    return st;
   TFMM_CUDA_TRY(cudaEventRecord(g->events[2], s), err);
   TFMM_CUDA_TRY(
       cudaMemcpyAsync(g->h_out, g->d_out, bytes, cudaMemcpyDeviceToHost, s),
@@ -375,18 +387,11 @@ tfmm_status launch(tfmm_gpu *g, const tfmm_gpu_direct_params *prm, size_t n,
   return tfmm_gpu_elapsed(g, times, err);
 }
 
-} // namespace
-
-extern "C" tfmm_status tfmm_gpu_direct(tfmm_gpu *g, tfmm_gpu_direct_params *prm,
-                                       size_t n, tfmm_gpu_times *times,
-                                       tfmm_error *err) {
+/* Fills in the launch shape left at 0 and checks it (both entry points). */
+tfmm_status resolve(tfmm_gpu_direct_params *prm, size_t n, int sm_count,
+                    tfmm_error *err) {
   const tfmm_precision prec = prm->pair.precision;
   const int f64 = prec == TFMM_PRECISION_DOUBLE;
-  if (n * (size_t)tfmm_direct_body_bytes(prec) > g->direct_bytes)
-    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
-                          "%zu bodies in %s precision: more than "
-                          "tfmm_gpu_reserve made room for",
-                          n, tfmm_precision_name(prec));
   if (f64 && prm->bodies_per_thread == 4)
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
                           "gpu_bodies_per_thread = 4 in double precision: "
@@ -394,32 +399,78 @@ extern "C" tfmm_status tfmm_gpu_direct(tfmm_gpu *g, tfmm_gpu_direct_params *prm,
                           "2 bodies a thread (0 chooses)");
   if (f64)
     prm->unroll = 4; /* the one unroll it is built for */
-  choose_shape((int)n, g->sm_count, prec, prm);
+  choose_shape((int)n, sm_count, prec, prm);
   const int p = prm->tile, q = prm->threads_per_body,
             r = prm->bodies_per_thread;
-  if (!tfmm_direct_shape_ok_for(p, q, r, prec)) {
-    const int most = tfmm_direct_max_threads_for(r, prec);
-    const long shared = tfmm_direct_shared_bytes_for(p, q, prec);
-    if (p * q > most)
-      return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
-                            "gpu_tile = %d with gpu_threads_per_body = %d: "
-                            "%d threads a block, more than the %d of the "
-                            "%s-precision all-pairs kernel (r = %d)",
-                            p, q, p * q, most, tfmm_precision_name(prec), r);
-    if (shared > TFMM_DIRECT_MAX_SHARED)
-      return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
-                            "gpu_tile = %d with gpu_threads_per_body = %d: "
-                            "%ld bytes of shared memory in %s precision "
-                            "(%d-byte bodies: %sgpu_tile^2 * q), more than "
-                            "the %d a block may have",
-                            p, q, shared, tfmm_precision_name(prec),
-                            tfmm_direct_body_bytes(prec), f64 ? "2 " : "",
-                            TFMM_DIRECT_MAX_SHARED);
+  if (tfmm_direct_shape_ok_for(p, q, r, prec))
+    return TFMM_OK;
+  const int most = tfmm_direct_max_threads_for(r, prec);
+  const long shared = tfmm_direct_shared_bytes_for(p, q, prec);
+  if (p * q > most)
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
-                          "bad kernel shape in %s precision (p %d, q %d, "
-                          "unroll %d, r %d)",
-                          tfmm_precision_name(prec), p, q, prm->unroll, r);
+                          "gpu_tile = %d with gpu_threads_per_body = %d: "
+                          "%d threads a block, more than the %d of the "
+                          "%s-precision all-pairs kernel (r = %d)",
+                          p, q, p * q, most, tfmm_precision_name(prec), r);
+  if (shared > TFMM_DIRECT_MAX_SHARED)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "gpu_tile = %d with gpu_threads_per_body = %d: "
+                          "%ld bytes of shared memory in %s precision "
+                          "(%d-byte bodies: %sgpu_tile^2 * q), more than "
+                          "the %d a block may have",
+                          p, q, shared, tfmm_precision_name(prec),
+                          tfmm_direct_body_bytes(prec), f64 ? "2 " : "",
+                          TFMM_DIRECT_MAX_SHARED);
+  return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                        "bad kernel shape in %s precision (p %d, q %d, "
+                        "unroll %d, r %d)",
+                        tfmm_precision_name(prec), p, q, prm->unroll, r);
+}
+
+} // namespace
+
+extern "C" tfmm_status tfmm_gpu_direct(tfmm_gpu *g, tfmm_gpu_direct_params *prm,
+                                       size_t n, tfmm_gpu_times *times,
+                                       tfmm_error *err) {
+  const tfmm_precision prec = prm->pair.precision;
+  if (n * (size_t)tfmm_direct_body_bytes(prec) > g->direct_bytes)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "%zu bodies in %s precision: more than "
+                          "tfmm_gpu_reserve made room for",
+                          n, tfmm_precision_name(prec));
+  tfmm_status st = resolve(prm, n, g->sm_count, err);
+  if (st != TFMM_OK)
+    return st;
+  return prec == TFMM_PRECISION_DOUBLE ? launch<double>(g, prm, n, times, err)
+                                       : launch<float>(g, prm, n, times, err);
+}
+
+extern "C" tfmm_status tfmm_gpu_direct_device(void *workspace,
+                                              size_t *workspace_bytes, size_t n,
+                                              const void *d_body, void *d_out,
+                                              tfmm_gpu_direct_params *params,
+                                              int sm_count, void *stream,
+                                              tfmm_error *err) {
+  if (workspace_bytes == NULL || params == NULL)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "all pairs on device arrays: %s is NULL",
+                          workspace_bytes == NULL ? "workspace_bytes"
+                                                  : "params");
+  if (workspace == NULL) { /* the size query: no scratch is needed */
+    *workspace_bytes = 0;
+    return TFMM_OK;
   }
-  return f64 ? launch<double>(g, prm, n, times, err)
-             : launch<float>(g, prm, n, times, err);
+  if (n == 0 || n > INT32_MAX || d_body == NULL || d_out == NULL ||
+      sm_count < 1)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "all pairs on device arrays: %zu bodies, bodies "
+                          "%p, results %p, %d multiprocessors",
+                          n, d_body, d_out, sm_count);
+  tfmm_status st = resolve(params, n, sm_count, err);
+  if (st != TFMM_OK)
+    return st;
+  cudaStream_t s = (cudaStream_t)stream;
+  return params->pair.precision == TFMM_PRECISION_DOUBLE
+             ? enqueue<double>(params, n, d_body, d_out, s, err)
+             : enqueue<float>(params, n, d_body, d_out, s, err);
 }

@@ -114,6 +114,21 @@ tfmm_status tfmm_gpu_reserve(tfmm_gpu *gpu, size_t n, tfmm_precision precision,
 tfmm_status tfmm_gpu_direct(tfmm_gpu *gpu, tfmm_gpu_direct_params *params,
                             size_t n, tfmm_gpu_times *times, tfmm_error *err);
 
+/* The all-pairs kernel alone on device arrays, CUB's way: the n bodies
+ * at d_body (4n values of params->pair.precision: x, y, z, mass) into
+ * d_out (4n: acceleration and potential, G = 1), enqueued on `stream` (a
+ * cudaStream_t of the current device; NULL: the legacy default stream),
+ * without copying, allocating or waiting. The launch shape left at 0 in
+ * params is chosen for n and sm_count as tfmm_gpu_direct chooses it (and
+ * set to the values used), so both give the same results bit for bit.
+ * Scratch is sized in two calls: with workspace NULL only
+ * *workspace_bytes is set (0: none is needed; pass any non-NULL pointer
+ * then). 1 <= n <= 2^31 - 1. */
+tfmm_status tfmm_gpu_direct_device(void *workspace, size_t *workspace_bytes,
+                                   size_t n, const void *d_body, void *d_out,
+                                   tfmm_gpu_direct_params *params, int sm_count,
+                                   void *stream, tfmm_error *err);
+
 /* The near field of a tree method (GPU Gems 3, section 31.6): target leaves
  * against the source leaves of their neighbour lists, through the tiled
  * kernel of kernels/near_tiled.cu. Sizes of one evaluation: */
@@ -188,6 +203,32 @@ tfmm_status tfmm_gpu_near_launch(tfmm_gpu *gpu, const tfmm_gpu_near_size *sz,
  * times: upload, kernel and download seconds (CUDA events). */
 tfmm_status tfmm_gpu_near_wait(tfmm_gpu *gpu, tfmm_gpu_times *times,
                                tfmm_error *err);
+
+/* The arrays of tfmm_gpu_near_host in device memory (the same layouts),
+ * for the near field on device arrays. */
+typedef struct tfmm_gpu_near_device {
+  const void *body;
+  const double *centre;
+  const int32_t *leaf_begin;
+  const int32_t *list_leaf;
+  const tfmm_gpu_near_item *item;
+  const tfmm_gpu_near_split *split;
+  void *out; /* 4 n results */
+} tfmm_gpu_near_device;
+
+/* The near field's kernels alone on device arrays, CUB's way: enqueued on
+ * `stream` (a cudaStream_t of the current device; NULL: the legacy default
+ * stream) without copying, allocating or waiting; the same kernels as
+ * tfmm_gpu_near_launch, so the same results bit for bit. The workspace
+ * holds the partial sums of cut lists (4 sz->nslots values of the
+ * precision): with workspace NULL only *workspace_bytes is set; else it
+ * must be at least that (pass any non-NULL pointer when it is 0). */
+tfmm_status tfmm_gpu_near_device_run(void *workspace, size_t *workspace_bytes,
+                                     const tfmm_gpu_near_size *sz,
+                                     const tfmm_gpu_near_device *arrays,
+                                     const tfmm_pair_params *pair,
+                                     int potential, void *stream,
+                                     tfmm_error *err);
 
 #ifdef __cplusplus
 }

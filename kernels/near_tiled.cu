@@ -341,21 +341,23 @@ tfmm_status grow(tfmm_gpu_buffer *b, size_t bytes, int pinned,
 }
 
 /* The near field's kernels in precision T with the kernel of kind SPLINE,
- * then the cut lists' sums, on stream s. */
+ * then the cut lists' sums, on stream s, over device arrays d with the
+ * partial sums at `partial`. */
 template <typename T, bool SPLINE>
-tfmm_status launch_kernels(tfmm_gpu *g, const tfmm_gpu_near_size *sz,
+tfmm_status launch_kernels(const tfmm_gpu_near_size *sz,
+                           const tfmm_gpu_near_device *d, void *partial,
                            double eps, int potential, cudaStream_t s,
                            tfmm_error *err) {
   typedef typename tfmm_prec<T>::vec vec;
-  near_args<T> a = {(const vec *)g->near[BODY].dev,
-                    (const double *)g->near[CENTRE].dev,
-                    (const int *)g->near[LEAF_BEGIN].dev,
-                    (const int *)g->near[LIST_LEAF].dev,
-                    (const tfmm_gpu_near_item *)g->near[ITEM].dev,
+  near_args<T> a = {(const vec *)d->body,
+                    d->centre,
+                    (const int *)d->leaf_begin,
+                    (const int *)d->list_leaf,
+                    d->item,
                     (int)sz->nitems,
                     tfmm_prec<T>::make(SPLINE, eps),
-                    (vec *)g->near[OUT].dev,
-                    (vec *)g->near[PARTIAL].dev};
+                    (vec *)d->out,
+                    (vec *)partial};
   unsigned blocks = (unsigned)((sz->nitems + WARPS - 1) / WARPS);
   if (blocks > 0) {
     if (potential)
@@ -367,11 +369,28 @@ tfmm_status launch_kernels(tfmm_gpu *g, const tfmm_gpu_near_size *sz,
   if (sz->nsplits > 0) {
     unsigned split_blocks = (unsigned)((sz->nsplits + WARPS - 1) / WARPS);
     near_combine<vec><<<split_blocks, WARPS * 32, 0, s>>>(
-        (const tfmm_gpu_near_split *)g->near[SPLIT].dev, (int)sz->nsplits,
-        a.partial, a.out);
+        d->split, (int)sz->nsplits, a.partial, a.out);
     TFMM_CUDA_TRY(cudaGetLastError(), err);
   }
   return TFMM_OK;
+}
+
+/* launch_kernels in the pair's precision and softening. */
+tfmm_status launch_for(const tfmm_gpu_near_size *sz,
+                       const tfmm_gpu_near_device *d, void *partial,
+                       const tfmm_pair_params *pair, int potential,
+                       cudaStream_t s, tfmm_error *err) {
+  const int spline = pair->softening == TFMM_SOFTENING_SPLINE;
+  const double eps = pair->eps;
+  if (pair->precision == TFMM_PRECISION_DOUBLE)
+    return spline ? launch_kernels<double, true>(sz, d, partial, eps, potential,
+                                                 s, err)
+                  : launch_kernels<double, false>(sz, d, partial, eps,
+                                                  potential, s, err);
+  return spline ? launch_kernels<float, true>(sz, d, partial, eps, potential, s,
+                                              err)
+                : launch_kernels<float, false>(sz, d, partial, eps, potential,
+                                               s, err);
 }
 
 } // namespace
@@ -408,8 +427,6 @@ extern "C" tfmm_status tfmm_gpu_near_launch(tfmm_gpu *g,
                           "launched in %s",
                           tfmm_precision_name(sz->precision),
                           tfmm_precision_name(pair->precision));
-  const int spline = pair->softening == TFMM_SOFTENING_SPLINE;
-  const int dbl = pair->precision == TFMM_PRECISION_DOUBLE;
   tfmm_device_scope scope(g->device);
   TFMM_CUDA_TRY(scope.status, err);
   cudaStream_t s = g->stream;
@@ -419,14 +436,16 @@ extern "C" tfmm_status tfmm_gpu_near_launch(tfmm_gpu *g,
                                   bytes_of(k, sz), cudaMemcpyHostToDevice, s),
                   err);
   TFMM_CUDA_TRY(cudaEventRecord(g->events[1], s), err);
+  const tfmm_gpu_near_device d = {
+      g->near[BODY].dev,
+      (const double *)g->near[CENTRE].dev,
+      (const int32_t *)g->near[LEAF_BEGIN].dev,
+      (const int32_t *)g->near[LIST_LEAF].dev,
+      (const tfmm_gpu_near_item *)g->near[ITEM].dev,
+      (const tfmm_gpu_near_split *)g->near[SPLIT].dev,
+      g->near[OUT].dev};
   tfmm_status st =
-      dbl ? (spline ? launch_kernels<double, true>(g, sz, pair->eps, potential,
-                                                   s, err)
-                    : launch_kernels<double, false>(g, sz, pair->eps, potential,
-                                                    s, err))
-      : spline
-          ? launch_kernels<float, true>(g, sz, pair->eps, potential, s, err)
-          : launch_kernels<float, false>(g, sz, pair->eps, potential, s, err);
+      launch_for(sz, &d, g->near[PARTIAL].dev, pair, potential, s, err);
   if (st != TFMM_OK)
     return st;
   TFMM_CUDA_TRY(cudaEventRecord(g->events[2], s), err);
@@ -442,4 +461,32 @@ extern "C" tfmm_status tfmm_gpu_near_wait(tfmm_gpu *g, tfmm_gpu_times *times,
   tfmm_device_scope scope(g->device);
   TFMM_CUDA_TRY(scope.status, err);
   return tfmm_gpu_elapsed(g, times, err);
+}
+
+extern "C" tfmm_status tfmm_gpu_near_device_run(
+    void *workspace, size_t *workspace_bytes, const tfmm_gpu_near_size *sz,
+    const tfmm_gpu_near_device *arrays, const tfmm_pair_params *pair,
+    int potential, void *stream, tfmm_error *err) {
+  if (workspace_bytes == NULL || sz == NULL)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "near field on device arrays: %s is NULL",
+                          sz == NULL ? "the size" : "workspace_bytes");
+  const size_t need = bytes_of(PARTIAL, sz);
+  if (workspace == NULL) { /* the size query */
+    *workspace_bytes = need;
+    return TFMM_OK;
+  }
+  if (*workspace_bytes < need)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "near field on device arrays: a workspace of %zu "
+                          "bytes, %zu needed",
+                          *workspace_bytes, need);
+  if (arrays == NULL || pair == NULL || pair->precision != sz->precision)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "near field on device arrays: %s",
+                          arrays == NULL || pair == NULL
+                              ? "no arrays or pair parameters"
+                              : "the pair's precision is not the size's");
+  return launch_for(sz, arrays, workspace, pair, potential,
+                    (cudaStream_t)stream, err);
 }

@@ -67,3 +67,23 @@ tfmm_status tfmm_gpu_near_wait(tfmm_gpu *gpu, tfmm_gpu_times *times,
   (void)gpu, (void)times;
   return unsupported(err);
 }
+
+tfmm_status tfmm_gpu_direct_device(void *workspace, size_t *workspace_bytes,
+                                   size_t n, const void *d_body, void *d_out,
+                                   tfmm_gpu_direct_params *params, int sm_count,
+                                   void *stream, tfmm_error *err) {
+  (void)workspace, (void)workspace_bytes, (void)n, (void)d_body, (void)d_out,
+      (void)params, (void)sm_count, (void)stream;
+  return unsupported(err);
+}
+
+tfmm_status tfmm_gpu_near_device_run(void *workspace, size_t *workspace_bytes,
+                                     const tfmm_gpu_near_size *sz,
+                                     const tfmm_gpu_near_device *arrays,
+                                     const tfmm_pair_params *pair,
+                                     int potential, void *stream,
+                                     tfmm_error *err) {
+  (void)workspace, (void)workspace_bytes, (void)sz, (void)arrays, (void)pair,
+      (void)potential, (void)stream;
+  return unsupported(err);
+}
