@@ -241,7 +241,7 @@ int main(int argc, char **argv) {
       tfmm_error err = {{0}};
       tfmm_octree t;
       CHECK_TFMM(tfmm_octree_build(&t, n, pos, mass, o.leaf[l], 21, &err), err);
-      tfmm_tree_gpu_params params = {o.leaf[l], 21, 0, 0};
+      tfmm_tree_gpu_params params = {.leaf_size = o.leaf[l], .max_depth = 21};
       tfmm_tree_gpu tree;
       size_t bytes = 0;
       CHECK_TFMM(tfmm_tree_gpu_build(NULL, &bytes, n, d_pos, d_mass, &params,

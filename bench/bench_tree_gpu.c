@@ -124,8 +124,11 @@ static int bench_one(size_t n, const options *o) {
   CHECK_CUDA(cudaMemcpy(d_mass, mass, n * sizeof *mass, cudaMemcpyDefault));
   cudaStream_t s;
   CHECK_CUDA(cudaStreamCreate(&s));
-  tfmm_tree_gpu_params p = {o->leaf, TFMM_MAX_DEPTH,
-                            (int64_t)(o->cells_per_body * (double)n), 1};
+  tfmm_tree_gpu_params p = {.leaf_size = o->leaf,
+                            .max_depth = TFMM_MAX_DEPTH,
+                            .max_cells =
+                                (int64_t)(o->cells_per_body * (double)n),
+                            .timed = 1};
   tfmm_tree_gpu g;
   tfmm_error err;
   size_t bytes = 0;

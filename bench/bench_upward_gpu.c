@@ -117,7 +117,7 @@ typedef struct gpu_result {
 static int time_gpu(const options *o, size_t n, int p, const double *d_pos,
                     const double *d_mass, tfmm_tree_gpu *tree, double **d_M,
                     gpu_result *r) {
-  tfmm_tree_gpu_params params = {o->leaf, 21, 0, 0};
+  tfmm_tree_gpu_params params = {.leaf_size = o->leaf, .max_depth = 21};
   tfmm_error err = {{0}};
   size_t bytes = 0;
   if (tfmm_tree_gpu_build(NULL, &bytes, n, d_pos, d_mass, &params, tree, NULL,

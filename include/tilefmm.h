@@ -208,9 +208,8 @@ typedef struct tfmm_config {
                          far field on the CPU: the same tree and the same
                          multipoles bit for bit, so the same forces;
                          TFMM_DEVICE_AUTO (default): the GPU when the solver
-                         has one, N >= TFMM_TREE_GPU_MIN_BODIES and
-                         box_size = 0, else the CPU. A given box needs the
-                         CPU tree. tfmm_stats.tree_device says where it ran */
+                         has one and N >= TFMM_TREE_GPU_MIN_BODIES, else
+                         the CPU. tfmm_stats.tree_device says where it ran */
   tfmm_device far_device;  /* tree methods: where the far field (M2L, L2L,
                           L2P, M2P) runs. TFMM_DEVICE_GPU: on the solver's
                           GPU, from the lists the CPU builds, beside the near

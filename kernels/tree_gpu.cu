@@ -95,14 +95,38 @@ struct MergeBox {
 using BoxIter =
     thrust::transform_iterator<BodyBox, thrust::counting_iterator<int64_t>>;
 
-/* d_box: box_min[3], box_size, then the extent (checked on the host). */
-__global__ void finish_cube(const Box *box, double *d_box) {
+/* A cube given by the caller (side > 0), passed by value. */
+struct Given {
+  double v[4];
+};
+
+/* d_box: box_min[3], box_size, then the bodies' extent, lowest and highest
+ * corners (checked on the host): the given cube, else the bodies' own. */
+__global__ void finish_cube(const Box *box, Given given, double *d_box) {
   double extent = fmax(box->hi[0] - box->lo[0],
                        fmax(box->hi[1] - box->lo[1], box->hi[2] - box->lo[2]));
-  for (int k = 0; k < 3; k++)
-    d_box[k] = box->lo[k];
-  d_box[3] = extent > 0 ? extent * (1 + BOX_MARGIN) : 1.0;
+  for (int k = 0; k < 3; k++) {
+    d_box[k] = given.v[3] > 0 ? given.v[k] : box->lo[k];
+    d_box[5 + k] = box->lo[k];
+    d_box[8 + k] = box->hi[k];
+  }
+  d_box[3] = given.v[3] > 0 ? given.v[3]
+             : extent > 0   ? extent * (1 + BOX_MARGIN)
+                            : 1.0;
   d_box[4] = extent;
+}
+
+/* The lowest index of a body outside the given cube (octree.c's test). */
+__global__ void first_outside(int64_t n, const double *pos, Given g,
+                              int32_t *index) {
+  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (i >= n)
+    return;
+  for (int d = 0; d < 3; d++) {
+    const double x = pos[3 * i + d];
+    if (!(x >= g.v[d] && x <= g.v[d] + g.v[3]))
+      atomicMin(index, (int32_t)i);
+  }
 }
 
 __global__ void make_keys(int64_t n, const double *pos, const double *d_box,
@@ -400,7 +424,7 @@ Layout make_layout(int64_t n, int64_t cells, size_t temp_bytes) {
     l.keys[k] = place(&at, n * sizeof(uint64_t));
     l.order[k] = place(&at, n * sizeof(int32_t));
   }
-  l.box = place(&at, 5 * sizeof(double));
+  l.box = place(&at, 11 * sizeof(double));
   l.reduced = place(&at, sizeof(Box));
   l.counters = place(&at, 4 * sizeof(int32_t));
   l.leaves = place(&at, n * sizeof(int32_t));
@@ -446,6 +470,13 @@ tfmm_status check(size_t n, const double *pos, const double *mass,
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
                           "max_depth = %d: must be in [0, %d]", p->max_depth,
                           MAX_DEPTH);
+  const double *g = p->box;
+  if (g[3] != 0 && (!(g[3] > 0) || !isfinite(g[3]) || !isfinite(g[0]) ||
+                    !isfinite(g[1]) || !isfinite(g[2])))
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "octree: the given cube (%g, %g, %g) side %g is not "
+                          "finite with a positive side",
+                          g[0], g[1], g[2], g[3]);
   if (p->max_cells < 0 || p->max_cells > INT32_MAX)
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
                           "max_cells = %lld: must be in [0, %d]",
@@ -462,6 +493,8 @@ struct Build {
   cudaStream_t s;
   cudaEvent_t ev[6]; /* before keys, sort, gather, cells, moments; after */
   int timed;
+  Given given;       /* side 0: none */
+  const double *pos; /* the input positions */
   Cells cells;
   Moments mo;
 };
@@ -487,7 +520,7 @@ tfmm_status keys_and_sort(Build *b, const double *pos, const double *mass,
   BoxIter boxes(thrust::counting_iterator<int64_t>(0), BodyBox{pos});
   TRY(cub::DeviceReduce::Reduce(temp, temp_bytes, boxes, reduced, (int)n,
                                 MergeBox{}, init, b->s));
-  finish_cube<<<1, 1, 0, b->s>>>(reduced, t->d_box);
+  finish_cube<<<1, 1, 0, b->s>>>(reduced, b->given, t->d_box);
   LAUNCHED(finish_cube);
   uint64_t *k0 = (uint64_t *)(b->ws + b->l.keys[0]);
   uint64_t *k1 = (uint64_t *)(b->ws + b->l.keys[1]);
@@ -517,8 +550,31 @@ tfmm_status keys_and_sort(Build *b, const double *pos, const double *mass,
   return mark(b, 3, err);
 }
 
+/* Names the first body outside the given cube (there is one). */
+tfmm_status name_outside(Build *b, tfmm_error *err) {
+  int32_t *index = (int32_t *)(b->ws + b->l.reduced); /* free again */
+  const int32_t none = INT32_MAX;
+  TRY(cudaMemcpyAsync(index, &none, sizeof none, cudaMemcpyHostToDevice, b->s));
+  first_outside<<<blocks((int64_t)b->t->n), THREADS, 0, b->s>>>(
+      (int64_t)b->t->n, b->pos, b->given, index);
+  LAUNCHED(first_outside);
+  int32_t i = none;
+  double x[3] = {0, 0, 0};
+  TRY(cudaMemcpyAsync(&i, index, sizeof i, cudaMemcpyDeviceToHost, b->s));
+  TRY(cudaStreamSynchronize(b->s));
+  if (i != none)
+    TRY(cudaMemcpy(x, b->pos + 3 * (size_t)i, sizeof x,
+                   cudaMemcpyDeviceToHost));
+  const double *g = b->given.v;
+  return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                        "body %d: position (%g, %g, %g) is outside the "
+                        "given cube [%g, %g] x [%g, %g] x [%g, %g]",
+                        (int)i, x[0], x[1], x[2], g[0], g[0] + g[3], g[1],
+                        g[1] + g[3], g[2], g[2] + g[3]);
+}
+
 tfmm_status check_cube(Build *b, tfmm_error *err) {
-  double box[5];
+  double box[11];
   TRY(cudaMemcpyAsync(box, b->t->d_box, sizeof box, cudaMemcpyDeviceToHost,
                       b->s));
   TRY(cudaStreamSynchronize(b->s));
@@ -527,6 +583,10 @@ tfmm_status check_cube(Build *b, tfmm_error *err) {
                           "octree: the bodies span %g, beyond the range of "
                           "double",
                           box[4]);
+  const double *g = b->given.v;
+  for (int d = 0; g[3] > 0 && d < 3; d++)
+    if (!(box[5 + d] >= g[d] && box[8 + d] <= g[d] + g[3]))
+      return name_outside(b, err);
   for (int k = 0; k < 3; k++)
     b->t->box_min[k] = box[k];
   b->t->box_size = box[3];
@@ -701,6 +761,9 @@ tfmm_tree_gpu_build(void *workspace, size_t *workspace_bytes, size_t n,
   b.l = layout;
   b.s = s;
   b.timed = params->timed;
+  for (int k = 0; k < 4; k++)
+    b.given.v[k] = params->box[k];
+  b.pos = d_pos;
   point_arrays(&b);
   int made = 0;
   if (b.timed)

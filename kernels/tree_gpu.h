@@ -56,6 +56,11 @@ typedef struct tfmm_tree_gpu_params {
                         a tree that needs more fails with
                         TFMM_ERR_NO_MEMORY naming the count */
   int timed;         /* whether to time the stages (CUDA events) */
+  double box[4];     /* the cube the keys are taken in: lowest corner and
+                        side, as tfmm_octree_build_in takes it (several
+                        trees then share one key space; a body outside is
+                        TFMM_ERR_INVALID_ARGUMENT naming it); side 0: the
+                        bodies' own bounding cube */
 } tfmm_tree_gpu_params;
 
 /* Milliseconds of each stage, by CUDA events, when params.timed. */

@@ -29,8 +29,7 @@ static int tree_on_gpu(const tfmm_config *cfg, const tfmm_gpu *gpu, size_t n) {
   if (gpu == NULL || cfg->tree_device == TFMM_DEVICE_CPU)
     return 0;
   return cfg->tree_device == TFMM_DEVICE_GPU ||
-         cfg->far_device == TFMM_DEVICE_GPU ||
-         (n >= TFMM_TREE_GPU_MIN_BODIES && cfg->box_size == 0);
+         cfg->far_device == TFMM_DEVICE_GPU || n >= TFMM_TREE_GPU_MIN_BODIES;
 }
 
 /* The schedule of this evaluation: hybrid with the tree, and the far

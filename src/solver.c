@@ -163,10 +163,6 @@ tfmm_status tfmm_config_check(const tfmm_config *c, tfmm_error *err) {
     return tfmm_error_set(err, bad,
                           "tree_device gpu needs the solver on the GPU "
                           "(device gpu or auto)");
-  if (c->tree_device == TFMM_DEVICE_GPU && c->box_size > 0)
-    return tfmm_error_set(err, TFMM_ERR_UNSUPPORTED,
-                          "tree_device gpu: a given box (box_size > 0) needs "
-                          "the CPU tree (tree_device cpu or auto)");
   if (c->far_device < TFMM_DEVICE_AUTO || c->far_device > TFMM_DEVICE_GPU)
     return tfmm_error_set(err, bad, "far_device %d is unknown",
                           (int)c->far_device);
@@ -175,10 +171,6 @@ tfmm_status tfmm_config_check(const tfmm_config *c, tfmm_error *err) {
     return tfmm_error_set(err, bad,
                           "far_device gpu needs the solver and the tree on "
                           "the GPU (device and tree_device gpu or auto)");
-  if (c->far_device == TFMM_DEVICE_GPU && c->box_size > 0)
-    return tfmm_error_set(err, TFMM_ERR_UNSUPPORTED,
-                          "far_device gpu: a given box (box_size > 0) needs "
-                          "the CPU tree and far field");
   if (c->near_only != 0 && c->near_only != 1)
     return tfmm_error_set(err, bad, "near_only = %d: must be 0 or 1",
                           c->near_only);

@@ -169,7 +169,8 @@ static void check_case(size_t n, const double *pos, const double *mass,
       tfmm_octree_build(&t, n, pos, mass, leaf_size, TFMM_MAX_DEPTH, &err),
       TFMM_OK, "%s", err.message);
   double *d_pos = to_device(pos, 3 * n * 8), *d_mass = to_device(mass, n * 8);
-  tfmm_tree_gpu_params params = {leaf_size, TFMM_MAX_DEPTH, 0, 0};
+  tfmm_tree_gpu_params params = {.leaf_size = leaf_size,
+                                 .max_depth = TFMM_MAX_DEPTH};
   tfmm_tree_gpu tree;
   size_t bytes = 0;
   cr_assert_eq(tfmm_tree_gpu_build(NULL, &bytes, n, d_pos, d_mass, &params,

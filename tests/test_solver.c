@@ -153,10 +153,6 @@ Test(solver, tree_device_choice) {
                TFMM_ERR_INVALID_ARGUMENT);
   tfmm_config_defaults(&c);
   c.tree_device = TFMM_DEVICE_GPU;
-  c.box_size = 4;
-  cr_assert_eq(create_with(c, "box"), TFMM_ERR_UNSUPPORTED);
-  tfmm_config_defaults(&c);
-  c.tree_device = TFMM_DEVICE_GPU;
   if (tfmm_gpu_count() == 0)
     cr_assert_eq(create_with(c, "no GPU"), TFMM_ERR_NO_DEVICE);
   else
@@ -169,10 +165,6 @@ Test(solver, tree_device_choice) {
   c.tree_device = TFMM_DEVICE_CPU;
   cr_assert_eq(create_with(c, "the tree on the GPU"),
                TFMM_ERR_INVALID_ARGUMENT);
-  tfmm_config_defaults(&c);
-  c.far_device = TFMM_DEVICE_GPU;
-  c.box_size = 4;
-  cr_assert_eq(create_with(c, "box"), TFMM_ERR_UNSUPPORTED);
   tfmm_config_defaults(&c);
   c.far_device = TFMM_DEVICE_GPU;
   if (tfmm_gpu_count() == 0)

@@ -109,7 +109,8 @@ static void check_case(size_t n, const double *pos, const double *mass,
       tfmm_octree_build(&cpu, n, pos, mass, leaf_size, max_depth, &err),
       TFMM_OK, "%s: %s", full, err.message);
   double *d_pos = device_copy(pos, 3 * n), *d_mass = device_copy(mass, n);
-  tfmm_tree_gpu_params params = {leaf_size, max_depth, 0, 1};
+  tfmm_tree_gpu_params params = {
+      .leaf_size = leaf_size, .max_depth = max_depth, .timed = 1};
   tfmm_tree_gpu tree;
   size_t bytes = 0;
   cr_assert_eq(tfmm_tree_gpu_build(NULL, &bytes, n, d_pos, d_mass, &params,
@@ -252,12 +253,13 @@ Test(tree_gpu, errors_are_reported) {
   tfmm_error err = {{0}};
   tfmm_tree_gpu tree;
   size_t bytes = 0;
-  tfmm_tree_gpu_params bad = {0, TFMM_MAX_DEPTH, 0, 0};
+  tfmm_tree_gpu_params bad = {.leaf_size = 0, .max_depth = TFMM_MAX_DEPTH};
   cr_assert_eq(tfmm_tree_gpu_build(NULL, &bytes, N, d_pos, d_mass, &bad, &tree,
                                    NULL, &err),
                TFMM_ERR_INVALID_ARGUMENT);
   cr_assert(strstr(err.message, "leaf_size") != NULL, "%s", err.message);
-  tfmm_tree_gpu_params tight = {1, TFMM_MAX_DEPTH, 100, 0};
+  tfmm_tree_gpu_params tight = {
+      .leaf_size = 1, .max_depth = TFMM_MAX_DEPTH, .max_cells = 100};
   cr_assert_eq(tfmm_tree_gpu_build(NULL, &bytes, 0, d_pos, d_mass, &tight,
                                    &tree, NULL, &err),
                TFMM_ERR_INVALID_ARGUMENT);
@@ -298,7 +300,7 @@ Test(tree_gpu, workspace_reuse_across_n) {
                cudaSuccess);
   cr_assert_eq(cudaMalloc((void **)&d_mass, NMAX * sizeof(double)),
                cudaSuccess);
-  tfmm_tree_gpu_params params = {16, TFMM_MAX_DEPTH, 0, 0};
+  tfmm_tree_gpu_params params = {.leaf_size = 16, .max_depth = TFMM_MAX_DEPTH};
   tfmm_tree_gpu tree;
   tfmm_error err = {{0}};
   size_t bytes = 0;
@@ -337,5 +339,72 @@ Test(tree_gpu, workspace_reuse_across_n) {
   cudaFree(ws);
   cudaFree(d_pos);
   cudaFree(d_mass);
+#endif
+}
+
+/* A cube given by the caller (params.box, as tfmm_octree_build_in takes
+ * it): the same tree as the CPU's in that cube; a body outside it named,
+ * as the CPU names it; a cube that is not one refused. */
+Test(tree_gpu, given_cube) {
+  test_require_gpu();
+#if TFMM_HAVE_CUDA
+  const uint64_t seed = test_fresh_seed();
+  test_bodies b = test_bodies_make(20000, TEST_CLUSTERED, seed);
+  const size_t n = b.n;
+  const double box[4] = {-1.75, -2.0, -1.5, 4.25};
+  tfmm_error err = {{0}};
+  tfmm_octree cpu, gpu;
+  cr_assert_eq(tfmm_octree_build_in(&cpu, n, b.pos, b.mass, 32, TFMM_MAX_DEPTH,
+                                    box, &err),
+               TFMM_OK, "%s", err.message);
+  double *d_pos = device_copy(b.pos, 3 * n), *d_mass = device_copy(b.mass, n);
+  tfmm_tree_gpu_params params = {.leaf_size = 32,
+                                 .max_depth = TFMM_MAX_DEPTH,
+                                 .box = {box[0], box[1], box[2], box[3]}};
+  tfmm_tree_gpu tree;
+  size_t bytes = 0;
+  cr_assert_eq(tfmm_tree_gpu_build(NULL, &bytes, n, d_pos, d_mass, &params,
+                                   &tree, NULL, &err),
+               TFMM_OK, "%s", err.message);
+  void *ws = NULL;
+  cr_assert_eq(cudaMalloc(&ws, bytes), cudaSuccess);
+  cr_assert_eq(tfmm_tree_gpu_build(ws, &bytes, n, d_pos, d_mass, &params, &tree,
+                                   NULL, &err),
+               TFMM_OK, "%s", err.message);
+  cr_assert_eq(tfmm_tree_gpu_copy(&tree, &gpu, NULL, &err), TFMM_OK, "%s",
+               err.message);
+  char label[64];
+  snprintf(label, sizeof label, "given cube seed %llu",
+           (unsigned long long)seed);
+  compare_trees(&gpu, &cpu, label);
+  tfmm_octree_free(&gpu);
+  tfmm_octree_free(&cpu);
+  /* Bodies 4321 and 9876 outside: the first is named by both trees. */
+  b.pos[3 * 9876 + 1] = 2.5;
+  b.pos[3 * 4321] = -1.8;
+  cr_assert_eq(
+      cudaMemcpy(d_pos, b.pos, 3 * n * sizeof(double), cudaMemcpyHostToDevice),
+      cudaSuccess);
+  cr_assert_eq(tfmm_octree_build_in(&cpu, n, b.pos, b.mass, 32, TFMM_MAX_DEPTH,
+                                    box, &err),
+               TFMM_ERR_INVALID_ARGUMENT);
+  char want[512];
+  snprintf(want, sizeof want, "%s", err.message);
+  tfmm_octree_free(&cpu);
+  cr_assert_eq(tfmm_tree_gpu_build(ws, &bytes, n, d_pos, d_mass, &params, &tree,
+                                   NULL, &err),
+               TFMM_ERR_INVALID_ARGUMENT);
+  cr_assert(strstr(err.message, "body 4321:") != NULL &&
+                strcmp(err.message, want) == 0,
+            "GPU: %s / CPU: %s", err.message, want);
+  params.box[3] = -1;
+  cr_assert_eq(tfmm_tree_gpu_build(NULL, &bytes, n, d_pos, d_mass, &params,
+                                   &tree, NULL, &err),
+               TFMM_ERR_INVALID_ARGUMENT);
+  cr_assert(strstr(err.message, "given cube") != NULL, "%s", err.message);
+  cudaFree(ws);
+  cudaFree(d_pos);
+  cudaFree(d_mass);
+  test_bodies_free(&b);
 #endif
 }

@@ -75,7 +75,8 @@ static void check_case(size_t n, const double *pos, const double *mass,
       tfmm_octree_build(&cpu, n, pos, mass, leaf_size, TFMM_MAX_DEPTH, &err),
       TFMM_OK, "%s: %s", label, err.message);
   double *d_pos = device_copy(pos, 3 * n), *d_mass = device_copy(mass, n);
-  tfmm_tree_gpu_params params = {leaf_size, TFMM_MAX_DEPTH, 0, 0};
+  tfmm_tree_gpu_params params = {.leaf_size = leaf_size,
+                                 .max_depth = TFMM_MAX_DEPTH};
   tfmm_tree_gpu tree;
   size_t bytes = 0;
   cr_assert_eq(tfmm_tree_gpu_build(NULL, &bytes, n, d_pos, d_mass, &params,
@@ -372,5 +373,38 @@ Test(hybrid_gpu_tree, reuse_across_n_and_auto) {
   tfmm_solver_destroy(s);
   free(a_ref);
   free(a);
+#endif
+}
+
+/* A cube given by the caller (tfmm_config.box_min, box_size): the tree
+ * and far field on the GPU give the CPU's forces in it, bit for bit. */
+Test(hybrid_gpu_tree, given_cube_same_forces) {
+  test_require_gpu();
+#if TFMM_HAVE_CUDA
+  const uint64_t seed = test_fresh_seed();
+  test_bodies b = test_bodies_make(30000, TEST_CLUSTERED, seed);
+  const size_t n = b.n;
+  double *a_cpu = malloc(3 * n * sizeof *a_cpu), *a_gpu = malloc(3 * n * 8);
+  tfmm_config c;
+  tfmm_config_defaults(&c);
+  c.device = TFMM_DEVICE_GPU;
+  c.eps = 0.002;
+  c.box_min[0] = -1.75;
+  c.box_min[1] = -2.0;
+  c.box_min[2] = -1.5;
+  c.box_size = 4.25;
+  tfmm_stats s_cpu, s_gpu;
+  c.tree_device = c.far_device = TFMM_DEVICE_CPU;
+  evaluate(&c, n, b.pos, b.mass, a_cpu, NULL, &s_cpu);
+  c.tree_device = c.far_device = TFMM_DEVICE_AUTO;
+  evaluate(&c, n, b.pos, b.mass, a_gpu, NULL, &s_gpu);
+  cr_assert_eq(s_gpu.tree_device, TFMM_DEVICE_GPU);
+  cr_assert_eq(s_gpu.far_device, TFMM_DEVICE_GPU);
+  cr_assert(memcmp(a_cpu, a_gpu, 3 * n * sizeof *a_cpu) == 0,
+            "seed %llu: forces differ by up to %g", (unsigned long long)seed,
+            largest_difference(a_cpu, a_gpu, 3 * n));
+  free(a_cpu);
+  free(a_gpu);
+  test_bodies_free(&b);
 #endif
 }

@@ -12,7 +12,12 @@ tfmm_status tfmm_stage_tree_gpu(tfmm_eval *e) {
   tfmm_stats *s = e->stats;
   tfmm_workspace_clear(w);
   double t0 = tfmm_wtime();
-  const tfmm_tree_gpu_params params = {e->leaf_size, e->cfg->max_depth, 0, 1};
+  const tfmm_config *c = e->cfg;
+  const tfmm_tree_gpu_params params = {
+      .leaf_size = e->leaf_size,
+      .max_depth = c->max_depth,
+      .timed = 1,
+      .box = {c->box_min[0], c->box_min[1], c->box_min[2], c->box_size}};
   tfmm_tree_gpu_hybrid_times times;
   tfmm_status st =
       tfmm_tree_gpu_hybrid_build(&w->gpu_tree, e->cfg->gpu_id, e->n, e->pos,
