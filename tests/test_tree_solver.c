@@ -393,7 +393,17 @@ static void check_theta0(test_layout layout, double eps) {
       snprintf(what, sizeof what, "%s n %zu leaf %d eps %g seed %llu",
                tfmm_method_name((tfmm_method)m), n, cfg.leaf_size, eps,
                (unsigned long long)c.seed);
-      direct_case_check(&c, cfg, 1);
+      /* direct_case_check's flat 1e-5 assumes the single-precision path
+       * sees the bodies exactly (they lie on a 2^-22 grid, and the
+       * all-pairs kernels subtract a grid point). The tree's near field
+       * rounds x - c about each leaf's centre of mass, which is off the
+       * grid: a leaf holding a tight clump far from its centre loses
+       * u |x - c| / r (seed 17331012455821821075, n 31: 1.07e-5). So the
+       * flat check runs in double, where it holds; single precision is
+       * held below to the bound that models that rounding (near_check.h). */
+      tfmm_config dbl = cfg;
+      dbl.precision = TFMM_PRECISION_DOUBLE;
+      direct_case_check(&c, dbl, 1);
       near_truth nt = near_truth_make(&c.b, &cfg);
       cr_assert_eq(nt.interactions, (double)n * (double)(n - 1), "%s", what);
       for (size_t i = 0; i < n; i++) {
