@@ -240,10 +240,11 @@ typedef struct tfmm_config {
                        1, 2 or 4 */
 } tfmm_config;
 
-/* tfmm_config.tree_device auto: the fewest bodies for which the tree is
- * built on the GPU, where that measured faster than the CPU's build on the
- * H100 machine (bench/results/h100/tree_gpu). */
-#define TFMM_TREE_GPU_MIN_BODIES 16384
+/* tfmm_config.tree_device and far_device auto: the fewest bodies for
+ * which the tree, its multipoles and the far field go to the GPU, where
+ * the whole evaluation measured at least as fast as with them on the CPU
+ * on the H100 machine (bench/results/h100/hybrid_gpu_far/small_n). */
+#define TFMM_TREE_GPU_MIN_BODIES 4096
 
 /* tfmm_config.leaf_size: let the solver choose. */
 #define TFMM_LEAF_AUTO 0
