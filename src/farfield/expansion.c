@@ -157,6 +157,13 @@ void tfmm_l2l(int p, const double *Lp, const double c_parent[3],
   }
 }
 
+/* A point's potential and gradient (out[0], out[1..3]) added to its own. */
+static void add_field(const double out[4], double *phi, double *grad) {
+  *phi += out[0];
+  for (int k = 0; k < 3; k++)
+    grad[k] += out[1 + k];
+}
+
 /* L2P: Phi(x) = sum L_n^m R_n^m(r), r = x - c, summed over m >= 0 with
  * X_n^{-m} R_n^{-m} = conj(X_n^m R_n^m). The gradient is that of the same
  * series, from the first-order terms of the addition theorem (harmonics.h)
@@ -178,10 +185,7 @@ void tfmm_l2p(int p, const double *L, const double c[3], size_t n,
     tfmm_harmonics_regular(p, r, re, im);
     double out[4];
     tfmm_op_l2p_eval(p, L, re, im, out);
-    phi[b] += out[0];
-    grad[3 * b] += out[1];
-    grad[3 * b + 1] += out[2];
-    grad[3 * b + 2] += out[3];
+    add_field(out, phi + b, grad + 3 * b);
   }
 }
 
@@ -206,9 +210,6 @@ void tfmm_m2p(int p, const double *M, const double c[3], size_t n,
     tfmm_harmonics_irregular(p + 1, r, re, im);
     double out[4];
     tfmm_op_m2p_eval(p, M, re, im, out);
-    phi[b] += out[0];
-    grad[3 * b] += out[1];
-    grad[3 * b + 1] += out[2];
-    grad[3 * b + 2] += out[3];
+    add_field(out, phi + b, grad + 3 * b);
   }
 }

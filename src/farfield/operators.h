@@ -102,6 +102,16 @@ TFMM_OP_FN void tfmm_op_regular_factors(int p, double *diag, double *degree) {
       degree[tfmm_harmonics_index(n, m)] = tfmm_op_regular_degree_factor(n, m);
 }
 
+/* R_m^m by m diagonal steps from R_0^0 = 1, the factors from a table. */
+TFMM_OP_FN void tfmm_op_regular_diagonal_by(int m, double x, double y,
+                                            const double *diag, double *re,
+                                            double *im) {
+  *re = 1.0;
+  *im = 0.0;
+  for (int k = 1; k <= m; k++)
+    tfmm_op_regular_diagonal_step_by(diag[k], x, y, re, im);
+}
+
 /* One harmonic R_n^m by the same steps as tfmm_op_regular_column_by
  * (so the same value, bit for bit), keeping only the last two in
  * registers, with the factors from tables (tfmm_op_regular_factors). */
@@ -110,9 +120,8 @@ TFMM_OP_FN void tfmm_op_regular_term_by(int n, int m, double x, double y,
                                         const double *degree, double *re,
                                         double *im) {
   const double r2 = x * x + y * y + z * z;
-  double dr = 1.0, di = 0.0;
-  for (int k = 1; k <= m; k++)
-    tfmm_op_regular_diagonal_step_by(diag[k], x, y, &dr, &di);
+  double dr, di;
+  tfmm_op_regular_diagonal_by(m, x, y, diag, &dr, &di);
   if (n > m) {
     double br = dr, bi = di; /* degree l - 2 */
     dr = z * br;             /* degree l - 1 */
@@ -184,9 +193,8 @@ TFMM_OP_FN void tfmm_op_regular_column_by(int p, int m, double x, double y,
                                           const double *degree, double *re,
                                           double *im) {
   const double r2 = x * x + y * y + z * z;
-  double dr = 1.0, di = 0.0;
-  for (int k = 1; k <= m; k++)
-    tfmm_op_regular_diagonal_step_by(diag[k], x, y, &dr, &di);
+  double dr, di;
+  tfmm_op_regular_diagonal_by(m, x, y, diag, &dr, &di);
   re[tfmm_harmonics_index(m, m)] = dr;
   im[tfmm_harmonics_index(m, m)] = di;
   if (m == p)
