@@ -22,7 +22,7 @@
 
 #if TFMM_HAVE_CUDA
 #include "farfield_gpu.h"
-#include "tree_gpu.h"
+#include "gpu_tree.h"
 #include "upward_gpu.h"
 
 #include <cuda_runtime.h>
@@ -168,19 +168,11 @@ static void check_case(size_t n, const double *pos, const double *mass,
   cr_assert_eq(
       tfmm_octree_build(&t, n, pos, mass, leaf_size, TFMM_MAX_DEPTH, &err),
       TFMM_OK, "%s", err.message);
-  double *d_pos = to_device(pos, 3 * n * 8), *d_mass = to_device(mass, n * 8);
-  tfmm_tree_gpu_params params = {.leaf_size = leaf_size,
-                                 .max_depth = TFMM_MAX_DEPTH};
-  tfmm_tree_gpu tree;
-  size_t bytes = 0;
-  cr_assert_eq(tfmm_tree_gpu_build(NULL, &bytes, n, d_pos, d_mass, &params,
-                                   &tree, NULL, &err),
-               TFMM_OK, "%s", err.message);
-  void *ws = NULL;
-  cr_assert_eq(cudaMalloc(&ws, bytes), cudaSuccess);
-  cr_assert_eq(tfmm_tree_gpu_build(ws, &bytes, n, d_pos, d_mass, &params, &tree,
-                                   NULL, &err),
-               TFMM_OK, "%s", err.message);
+  const tfmm_tree_gpu_params params = {.leaf_size = leaf_size,
+                                       .max_depth = TFMM_MAX_DEPTH};
+  test_gpu_tree g;
+  test_gpu_tree_build(&g, n, pos, mass, &params, name);
+  const tfmm_tree_gpu tree = g.tree;
   cr_assert_eq(tree.ncells, t.ncells, "%s: the trees differ", name);
   for (int k = 0; k < norders; k++) {
     const int p = orders[k];
@@ -195,9 +187,7 @@ static void check_case(size_t n, const double *pos, const double *mass,
     tfmm_lists_free(&lists);
   }
   tfmm_octree_free(&t);
-  cudaFree(ws);
-  cudaFree(d_pos);
-  cudaFree(d_mass);
+  test_gpu_tree_free(&g);
 }
 
 static void report(void) {

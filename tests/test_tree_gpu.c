@@ -13,7 +13,7 @@
 #include <string.h>
 
 #if TFMM_HAVE_CUDA
-#include "tree_gpu.h"
+#include "gpu_tree.h"
 
 #include <cuda_runtime.h>
 #endif
@@ -89,14 +89,6 @@ static void compare_trees(const tfmm_octree *g, const tfmm_octree *t,
   compare_cells(g, t, label);
 }
 
-static void *device_copy(const double *x, size_t count) {
-  void *d = NULL;
-  cr_assert_eq(cudaMalloc(&d, count * sizeof *x), cudaSuccess);
-  cr_assert_eq(cudaMemcpy(d, x, count * sizeof *x, cudaMemcpyHostToDevice),
-               cudaSuccess);
-  return d;
-}
-
 /* Builds both trees of the bodies and compares them. */
 static void check_case(size_t n, const double *pos, const double *mass,
                        int leaf_size, int max_depth, const char *label) {
@@ -108,29 +100,16 @@ static void check_case(size_t n, const double *pos, const double *mass,
   cr_assert_eq(
       tfmm_octree_build(&cpu, n, pos, mass, leaf_size, max_depth, &err),
       TFMM_OK, "%s: %s", full, err.message);
-  double *d_pos = device_copy(pos, 3 * n), *d_mass = device_copy(mass, n);
-  tfmm_tree_gpu_params params = {
+  const tfmm_tree_gpu_params params = {
       .leaf_size = leaf_size, .max_depth = max_depth, .timed = 1};
-  tfmm_tree_gpu tree;
-  size_t bytes = 0;
-  cr_assert_eq(tfmm_tree_gpu_build(NULL, &bytes, n, d_pos, d_mass, &params,
-                                   &tree, NULL, &err),
-               TFMM_OK, "%s: %s", full, err.message);
-  void *ws = NULL;
-  cr_assert_eq(cudaMalloc(&ws, bytes), cudaSuccess);
-  /* Poisoned: the build must write everything the copy reads. */
-  cr_assert_eq(cudaMemset(ws, 0xff, bytes), cudaSuccess);
-  cr_assert_eq(tfmm_tree_gpu_build(ws, &bytes, n, d_pos, d_mass, &params, &tree,
-                                   NULL, &err),
-               TFMM_OK, "%s: %s", full, err.message);
-  cr_assert_eq(tfmm_tree_gpu_copy(&tree, &gpu, NULL, &err), TFMM_OK, "%s: %s",
+  test_gpu_tree g; /* its workspace poisoned before the build */
+  test_gpu_tree_build(&g, n, pos, mass, &params, full);
+  cr_assert_eq(tfmm_tree_gpu_copy(&g.tree, &gpu, NULL, &err), TFMM_OK, "%s: %s",
                full, err.message);
   compare_trees(&gpu, &cpu, full);
   tfmm_octree_free(&gpu);
   tfmm_octree_free(&cpu);
-  cudaFree(ws);
-  cudaFree(d_pos);
-  cudaFree(d_mass);
+  test_gpu_tree_free(&g);
 }
 
 static void check_leaf_sizes(size_t n, const double *pos, const double *mass,
@@ -249,7 +228,8 @@ Test(tree_gpu, errors_are_reported) {
 #if TFMM_HAVE_CUDA
   enum { N = 4096 };
   test_bodies b = test_bodies_make(N, TEST_UNIFORM, test_fresh_seed());
-  double *d_pos = device_copy(b.pos, 3 * N), *d_mass = device_copy(b.mass, N);
+  double *d_pos = test_gpu_copy(b.pos, 3 * N),
+         *d_mass = test_gpu_copy(b.mass, N);
   tfmm_error err = {{0}};
   tfmm_tree_gpu tree;
   size_t bytes = 0;
@@ -357,7 +337,8 @@ Test(tree_gpu, given_cube) {
   cr_assert_eq(tfmm_octree_build_in(&cpu, n, b.pos, b.mass, 32, TFMM_MAX_DEPTH,
                                     box, &err),
                TFMM_OK, "%s", err.message);
-  double *d_pos = device_copy(b.pos, 3 * n), *d_mass = device_copy(b.mass, n);
+  double *d_pos = test_gpu_copy(b.pos, 3 * n),
+         *d_mass = test_gpu_copy(b.mass, n);
   tfmm_tree_gpu_params params = {.leaf_size = 32,
                                  .max_depth = TFMM_MAX_DEPTH,
                                  .box = {box[0], box[1], box[2], box[3]}};

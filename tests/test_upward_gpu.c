@@ -20,7 +20,7 @@
 #include <tilefmm.h>
 
 #if TFMM_HAVE_CUDA
-#include "tree_gpu.h"
+#include "gpu_tree.h"
 #include "upward_gpu.h"
 
 #include <cuda_runtime.h>
@@ -29,14 +29,6 @@
  * many coefficients were not equal bit for bit. */
 static double worst;
 static long long unequal;
-
-static void *device_copy(const double *x, size_t count) {
-  void *d = NULL;
-  cr_assert_eq(cudaMalloc(&d, count * sizeof *x), cudaSuccess);
-  cr_assert_eq(cudaMemcpy(d, x, count * sizeof *x, cudaMemcpyHostToDevice),
-               cudaSuccess);
-  return d;
-}
 
 static void compare(const tfmm_octree *t, int p, const double *gpu,
                     const double *cpu, const char *label) {
@@ -74,19 +66,11 @@ static void check_case(size_t n, const double *pos, const double *mass,
   cr_assert_eq(
       tfmm_octree_build(&cpu, n, pos, mass, leaf_size, TFMM_MAX_DEPTH, &err),
       TFMM_OK, "%s: %s", label, err.message);
-  double *d_pos = device_copy(pos, 3 * n), *d_mass = device_copy(mass, n);
-  tfmm_tree_gpu_params params = {.leaf_size = leaf_size,
-                                 .max_depth = TFMM_MAX_DEPTH};
-  tfmm_tree_gpu tree;
-  size_t bytes = 0;
-  cr_assert_eq(tfmm_tree_gpu_build(NULL, &bytes, n, d_pos, d_mass, &params,
-                                   &tree, NULL, &err),
-               TFMM_OK, "%s: %s", label, err.message);
-  void *ws = NULL;
-  cr_assert_eq(cudaMalloc(&ws, bytes), cudaSuccess);
-  cr_assert_eq(tfmm_tree_gpu_build(ws, &bytes, n, d_pos, d_mass, &params, &tree,
-                                   NULL, &err),
-               TFMM_OK, "%s: %s", label, err.message);
+  const tfmm_tree_gpu_params params = {.leaf_size = leaf_size,
+                                       .max_depth = TFMM_MAX_DEPTH};
+  test_gpu_tree g;
+  test_gpu_tree_build(&g, n, pos, mass, &params, label);
+  const tfmm_tree_gpu tree = g.tree;
   cr_assert_eq(tree.ncells, cpu.ncells, "%s: the trees differ", label);
   for (int k = 0; k < norders; k++) {
     const int p = orders[k];
@@ -111,9 +95,7 @@ static void check_case(size_t n, const double *pos, const double *mass,
     free(G);
   }
   tfmm_octree_free(&cpu);
-  cudaFree(ws);
-  cudaFree(d_pos);
-  cudaFree(d_mass);
+  test_gpu_tree_free(&g);
 }
 
 static void check_layout(size_t n, test_layout layout, int leaf_size,
