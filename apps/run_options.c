@@ -46,6 +46,7 @@ static const run_key keys[] = {
     {"Gravity", "leaf_size", "--leaf", 0},
     {"Gravity", "max_depth", "--max-depth", 0},
     {"Gravity", "device", "--device", 1},
+    {"Gravity", "schedule", "--schedule", 1},
     {"Gravity", "tree_device", "--tree-device", 1},
     {"Gravity", "far_device", "--far-device", 1},
     {"GPU", "tile", "--gpu-tile", 0},
@@ -379,6 +380,7 @@ int run_options_finish(run_options *ro) {
    * back to the same bits. */
   ro->sc.method = tfmm_method_name(c->method);
   ro->sc.device = tfmm_device_name(c->device);
+  ro->sc.schedule = tfmm_schedule_name(c->schedule);
   ro->sc.tree_device = tfmm_device_name(c->tree_device);
   ro->sc.far_device = tfmm_device_name(c->far_device);
   ro->sc.softening = tfmm_softening_name(c->softening);

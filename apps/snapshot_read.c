@@ -243,6 +243,52 @@ static int check_dataset(const reader *r, hid_t set, int k, const char *name,
   return ok;
 }
 
+/* Whether the storage of set (rows x cols, checked) holds every element:
+ * a chunked dataset's index must list exactly the chunks that tile its
+ * extent, each inside it. HDF5 reads a chunk its index does not find as
+ * the fill value, without an error: a damaged key in the 1.8 format's
+ * index (no checksum there) would give zeros for real data. Prints why
+ * not. */
+static int check_storage(const reader *r, hid_t set, const char *what) {
+  const hid_t dcpl = H5Dget_create_plist(set), space = H5Dget_space(set);
+  hsize_t dims[H5S_MAX_RANK] = {0}, chunk[H5S_MAX_RANK] = {0};
+  const int rank =
+      space >= 0 ? H5Sget_simple_extent_dims(space, dims, NULL) : -1;
+  int ok = dcpl >= 0 && rank >= 0;
+  if (ok && H5Pget_layout(dcpl) == H5D_CHUNKED) {
+    ok = H5Pget_chunk(dcpl, H5S_MAX_RANK, chunk) == rank;
+    hsize_t want = 1, have = 0;
+    for (int d = 0; ok && d < rank; d++) {
+      ok = chunk[d] > 0;
+      if (ok)
+        want *= (dims[d] + chunk[d] - 1) / chunk[d];
+    }
+    ok = ok && H5Dget_num_chunks(set, space, &have) >= 0 && have == want;
+    for (hsize_t c = 0; ok && c < have; c++) {
+      hsize_t offset[H5S_MAX_RANK] = {0}, size = 0;
+      haddr_t addr = HADDR_UNDEF;
+      unsigned mask = 0;
+      ok = H5Dget_chunk_info(set, space, c, offset, &mask, &addr, &size) >= 0 &&
+           addr != HADDR_UNDEF && size > 0;
+      for (int d = 0; ok && d < rank; d++)
+        ok = offset[d] < dims[d] && offset[d] % chunk[d] == 0;
+    }
+  } else if (ok) {
+    H5D_space_status_t status;
+    ok = H5Dget_space_status(set, &status) >= 0 &&
+         (status == H5D_SPACE_STATUS_ALLOCATED ||
+          H5Sget_simple_extent_npoints(space) == 0);
+  }
+  if (!ok)
+    cli_error("%s: %s is damaged: its storage does not hold every element",
+              r->path, what);
+  if (space >= 0)
+    H5Sclose(space);
+  if (dcpl >= 0)
+    H5Pclose(dcpl);
+  return ok;
+}
+
 /* Dataset name of PartType<k>, rows x cols numbers (see check_dataset),
  * read as mem_type into buf. Returns 1, or -1 when it is absent and
  * optional, else prints why and returns 0. */
@@ -267,7 +313,8 @@ static int read_dataset(const reader *r, hid_t group, int k, const char *name,
     return 0;
   const int want_int =
       mem_type == H5T_NATIVE_UINT64 || mem_type == H5T_NATIVE_INT64;
-  int ok = check_dataset(r, set, k, name, rows, cols, want_int);
+  int ok = check_dataset(r, set, k, name, rows, cols, want_int) &&
+           check_storage(r, set, what);
   if (ok && H5Dread(set, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
     report_hdf5(r->path, what);
     ok = 0;

@@ -124,12 +124,19 @@ void solver_cli_help(FILE *fp, const tfmm_config *d) {
       "                    against the far field at every evaluation\n"
       "                    (see 'tilefmm tune') (default: %s)\n"
       "  --max-depth D     deepest tree level in [1, %d] (default: %d)\n"
-      "  --tree-device D   auto, cpu or gpu: where the tree and its\n"
+      "  --schedule S      auto, gpu or hybrid: how tree methods use the\n"
+      "                    machine; gpu runs every stage on the gpu (tree,\n"
+      "                    multipoles, lists, near and far fields, one\n"
+      "                    stream); hybrid is the seed's design, the lists\n"
+      "                    on the cpu; auto: gpu from %d bodies with a gpu\n"
+      "                    (default: %s)\n"
+      "  --tree-device D   hybrid: auto, cpu or gpu: where the tree and its\n"
       "                    multipoles are built; gpu copies them back for\n"
       "                    the lists on the cpu (the same tree, the same\n"
       "                    forces); auto: the gpu from %d bodies when the\n"
       "                    near field is on one (default: %s)\n"
-      "  --far-device D    auto, cpu or gpu: where the far field runs; gpu\n"
+      "  --far-device D    hybrid: auto, cpu or gpu: where the far field runs; "
+      "gpu\n"
       "                    (with the tree there) gives the cpu's results\n"
       "                    bit for bit; auto: the gpu when the tree is\n"
       "                    there (default: %s)\n"
@@ -147,7 +154,8 @@ void solver_cli_help(FILE *fp, const tfmm_config *d) {
       "                    or 4 (default: %d)\n",
       theta_word(d->theta, theta), ORDER_MAX, order_word(d->order, order),
       tfmm_mac_name(d->mac), leaf_word(d->leaf_size, leaf), DEPTH_MAX,
-      d->max_depth, TFMM_TREE_GPU_MIN_BODIES, tfmm_device_name(d->tree_device),
+      d->max_depth, TFMM_TREE_GPU_MIN_BODIES, tfmm_schedule_name(d->schedule),
+      TFMM_TREE_GPU_MIN_BODIES, tfmm_device_name(d->tree_device),
       tfmm_device_name(d->far_device), d->gpu_tile, d->gpu_threads_per_body,
       d->gpu_unroll, d->gpu_bodies_per_thread);
 }
@@ -251,6 +259,11 @@ static int device_ok(const void *v) {
   tfmm_device d;
   return tfmm_device_parse(*(const char *const *)v, &d) == TFMM_OK;
 }
+
+static int schedule_ok(const void *v) {
+  tfmm_schedule_kind k;
+  return tfmm_schedule_parse(*(const char *const *)v, &k) == TFMM_OK;
+}
 static int softening_ok(const void *v) {
   tfmm_softening x;
   return tfmm_softening_parse(*(const char *const *)v, &x) == TFMM_OK;
@@ -279,6 +292,11 @@ void solver_cli_init(solver_cli *sc, args_option *opts) {
        .value = &sc->device,
        .valid = device_ok,
        .expect = "auto, cpu or gpu"},
+      {.name = "--schedule",
+       .kind = ARGS_STRING,
+       .value = &sc->schedule,
+       .valid = schedule_ok,
+       .expect = "auto, gpu or hybrid"},
       {.name = "--tree-device",
        .kind = ARGS_STRING,
        .value = &sc->tree_device,
@@ -375,6 +393,8 @@ void solver_cli_finish(solver_cli *sc) {
     tfmm_method_parse(sc->method, &c->method);
   if (sc->device != NULL)
     tfmm_device_parse(sc->device, &c->device);
+  if (sc->schedule != NULL)
+    tfmm_schedule_parse(sc->schedule, &c->schedule);
   if (sc->tree_device != NULL)
     tfmm_device_parse(sc->tree_device, &c->tree_device);
   if (sc->far_device != NULL)
@@ -469,6 +489,15 @@ static void print_time_note(FILE *fp, const char *name, double seconds,
 /* The near and far fields measured apart, and how long they overlapped:
  * on the GPU the near field runs during the far field. */
 static void print_near_far(FILE *fp, const tfmm_stats *s) {
+  if (s->schedule == TFMM_SCHEDULE_GPU) {
+    print_time_note(fp, "near field", s->near_time,
+                    "gpu: its inputs and kernels");
+    print_time_note(fp, "far field", s->far_time,
+                    "gpu: multipoles, M2L, L2L, L2P, M2P");
+    print_time_note(fp, "overlap", s->overlap,
+                    "none: one stream, one stage after the other");
+    return;
+  }
   const int gpu = s->near_device == TFMM_DEVICE_GPU;
   print_time_note(fp, "near field", s->near_time,
                   gpu ? "gpu: first upload to last download" : "cpu");
@@ -514,9 +543,10 @@ static void print_tree_counts(FILE *fp, const tfmm_stats *s) {
           "(kernel)\n",
           s->interactions, tfmm_device_name(s->near_device), s->near_rate);
   fprintf(fp,
-          "  schedule hybrid: tree and upward pass on the %s, lists on the "
-          "cpu, far field on the %s, near field on the %s\n",
-          tfmm_device_name(s->tree_device), tfmm_device_name(s->far_device),
+          "  schedule %s: tree and upward pass on the %s, lists on the "
+          "%s, far field on the %s, near field on the %s\n",
+          tfmm_schedule_name(s->schedule), tfmm_device_name(s->tree_device),
+          tfmm_device_name(s->lists_device), tfmm_device_name(s->far_device),
           tfmm_device_name(s->near_device));
   if (s->method == TFMM_METHOD_FMM)
     fprintf(fp, "  far field: %.6g M2L translations on the %s\n", s->m2l,

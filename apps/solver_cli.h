@@ -15,12 +15,13 @@
 #include <stdio.h>
 
 /* The number of entries solver_cli_init writes. */
-#define SOLVER_CLI_FLAGS 19
+#define SOLVER_CLI_FLAGS 20
 
 typedef struct solver_cli {
   /* The words given, or NULL. theta and order: "auto" (TFMM_FROM_ACCURACY)
    * or a number. */
-  const char *method, *device, *tree_device, *far_device, *leaf, *theta, *order;
+  const char *method, *device, *schedule, *tree_device, *far_device, *leaf,
+      *theta, *order;
   const char *softening, *precision, *mac;
   tfmm_config cfg;
 } solver_cli;

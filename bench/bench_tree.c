@@ -237,6 +237,7 @@ static tfmm_status run_point(const tree_options *o, const tree_config *c,
   cfg.eps = o->eps;
   cfg.method = c->method;
   cfg.device = o->device; /* the near field's; the far field is the CPU's */
+  cfg.schedule = o->schedule;
   cfg.tree_device = o->tree_device;
   cfg.far_device = o->far_device;
   cfg.theta = c->theta;

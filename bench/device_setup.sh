@@ -1,13 +1,18 @@
 # Sourced by the device scripts (bench/device_*.sh), from the repository
 # root on the GPU machine: device_setup NAME makes $out = $OUT/NAME,
-# unpacks .devpack.tgz (bench/make_devpack.sh) unless .devbin is there,
+# unpacks .devpack.tgz (bench/make_devpack.sh) when carried (replacing a
+# warm machine's .devbin),
 # puts .devlibs on LD_LIBRARY_PATH, sets $b to the binaries
 # (TFMM_DEVICE_BUILD, default .devbin) and writes and shows
 # $out/device.txt (date, GPU, driver, clock, cores).
 device_setup() {
   out=${OUT:-/tmp/tilefmm-out}/$1
   mkdir -p "$out"
-  [ -d .devbin ] || tar -xzf .devpack.tgz
+  # A warm machine keeps the last call's .devbin: the pack carried now wins.
+  if [ -f .devpack.tgz ]; then
+    rm -rf .devbin .devlibs
+    tar -xzf .devpack.tgz
+  fi
   export LD_LIBRARY_PATH=$PWD/.devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   b=$PWD/${TFMM_DEVICE_BUILD:-.devbin}
   {

@@ -27,6 +27,8 @@ void tree_options_usage(FILE *f) {
       "                    from the accuracy target)",
       "  --device D        cpu, gpu or auto: where the near field runs; the",
       "                    far field is always the CPU's (default cpu)",
+      "  --schedule S      auto, gpu or hybrid (default auto: gpu with a gpu",
+      "                    from 4096 bodies, else hybrid)",
       "  --tree-device D   cpu, gpu or auto: where the tree and its",
       "                    multipoles are built (default auto)",
       "  --far-device D    cpu, gpu or auto: where the far field runs",
@@ -121,6 +123,7 @@ static void options_defaults(tree_options *o) {
   o->mac = TFMM_MAC_GEOMETRIC;
   o->mac_epsilon = TFMM_FROM_ACCURACY;
   o->device = TFMM_DEVICE_CPU;
+  o->schedule = TFMM_SCHEDULE_AUTO;
   o->tree_device = TFMM_DEVICE_AUTO;
   o->far_device = TFMM_DEVICE_AUTO;
   o->threads = 0;
@@ -137,12 +140,12 @@ static void options_defaults(tree_options *o) {
 
 /* The options that take a value; --tree-only and --help take none. */
 static const char *const VALUE_OPTIONS[] = {
-    "--n",           "--method",     "--leaf",   "--order",
-    "--theta",       "--threads",    "--device", "--reps",
-    "--warmup",      "--sample",     "--seed",   "--eps",
-    "--max-depth",   "--time-limit", "--csv",    "--accuracy",
-    "--softening",   "--precision",  "--mac",    "--mac-epsilon",
-    "--tree-device", "--far-device"};
+    "--n",           "--method",     "--leaf",    "--order",
+    "--theta",       "--threads",    "--device",  "--reps",
+    "--warmup",      "--sample",     "--seed",    "--eps",
+    "--max-depth",   "--time-limit", "--csv",     "--accuracy",
+    "--softening",   "--precision",  "--mac",     "--mac-epsilon",
+    "--tree-device", "--far-device", "--schedule"};
 
 /* Sets one option from its text; non-zero when the value is bad (the list
  * parsers say why themselves). */
@@ -176,6 +179,8 @@ static int apply_option(tree_options *o, const char *name, const char *val,
     bad = bench_parse_double(val, 1e-16, 1.0, &o->mac_epsilon);
   } else if (strcmp(name, "--device") == 0) {
     bad = tfmm_device_parse(val, &o->device) != TFMM_OK;
+  } else if (strcmp(name, "--schedule") == 0) {
+    bad = tfmm_schedule_parse(val, &o->schedule) != TFMM_OK;
   } else if (strcmp(name, "--tree-device") == 0) {
     bad = tfmm_device_parse(val, &o->tree_device) != TFMM_OK;
   } else if (strcmp(name, "--far-device") == 0) {

@@ -29,18 +29,19 @@ typedef struct tree_options {
   tree_ilist n, leaf, order;
   tree_mlist method;
   tree_dlist theta;
-  tree_dlist accuracy;      /* targets; with --accuracy and no --theta or
-                               --order, both are chosen from each */
-  tfmm_softening softening; /* default plummer */
-  tfmm_precision precision; /* of the near field; default single */
-  tfmm_mac_kind mac;        /* opening criterion; default geometric */
-  double mac_epsilon;       /* the error criterion's; default chosen */
-  tfmm_device device;       /* where the near field runs (default cpu) */
-  tfmm_device tree_device;  /* where the tree is built (default auto) */
-  tfmm_device far_device;   /* where the far field runs (default auto) */
-  int threads;              /* OpenMP threads; 0: OpenMP's own choice */
-  int reps;                 /* timed runs per point; medians reported */
-  int warmup;               /* untimed runs first */
+  tree_dlist accuracy;         /* targets; with --accuracy and no --theta or
+                                  --order, both are chosen from each */
+  tfmm_softening softening;    /* default plummer */
+  tfmm_precision precision;    /* of the near field; default single */
+  tfmm_mac_kind mac;           /* opening criterion; default geometric */
+  double mac_epsilon;          /* the error criterion's; default chosen */
+  tfmm_device device;          /* where the near field runs (default cpu) */
+  tfmm_schedule_kind schedule; /* gpu or hybrid (default auto) */
+  tfmm_device tree_device;     /* where the tree is built (default auto) */
+  tfmm_device far_device;      /* where the far field runs (default auto) */
+  int threads;                 /* OpenMP threads; 0: OpenMP's own choice */
+  int reps;                    /* timed runs per point; medians reported */
+  int warmup;                  /* untimed runs first */
   size_t sample; /* bodies checked against tfmm_solver_reference_at */
   uint64_t seed; /* Plummer sphere; the sample uses a seed derived from it */
   double eps;    /* softening length */

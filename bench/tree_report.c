@@ -42,7 +42,8 @@ static const char *csv_header(void) {
            "leaf_mean,leaf_max,near_interactions,m2l,m2p,err_median,err_p99,"
            "err_max,pot_err_p99,leaf_used,near_device,near_time,"
            "near_kernel_time,far_time,overlap,near_rate,accuracy,softening,"
-           "precision,mac,separation,mac_epsilon,tree_device,far_device");
+           "precision,mac,separation,mac_epsilon,tree_device,far_device,"
+           "schedule,lists_device");
   return h;
 }
 
@@ -163,6 +164,8 @@ static void csv_row(FILE *csv, const tree_options *o, size_t n,
           tfmm_softening_name(o->softening), tfmm_precision_name(s->precision),
           tfmm_mac_name(o->mac), s->softening_separation, s->mac_epsilon,
           tfmm_device_name(s->tree_device), tfmm_device_name(s->far_device));
+  fprintf(csv, ",%s,%s", tfmm_schedule_name(s->schedule),
+          tfmm_device_name(s->lists_device));
   fputc('\n', csv);
   fflush(csv);
 }

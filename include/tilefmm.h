@@ -87,6 +87,23 @@ typedef enum tfmm_device {
   TFMM_DEVICE_GPU = 2 /* an error (TFMM_ERR_NO_DEVICE) when there is none */
 } tfmm_device;
 
+/* How a tree method's evaluation is laid out on the machine. */
+typedef enum tfmm_schedule_kind {
+  /* gpu when the solver has a GPU, N >= TFMM_TREE_GPU_MIN_BODIES and
+   * neither tree_device nor far_device is cpu; else hybrid. The default. */
+  TFMM_SCHEDULE_AUTO = 0,
+  /* Every stage on the solver's GPU, on one stream: the tree, the
+   * multipoles, the traversal (the lists), the near field and the far
+   * field; the bodies go up once and the forces come back once (not at
+   * all with tfmm_solver_compute_device). An error (TFMM_ERR_NO_DEVICE)
+   * without a GPU. */
+  TFMM_SCHEDULE_GPU = 1,
+  /* The seed's design: the lists on the CPU, the near field on the GPU
+   * (or the CPU) beside the far field; the tree and the far field where
+   * tree_device and far_device say. */
+  TFMM_SCHEDULE_HYBRID = 2
+} tfmm_schedule_kind;
+
 /* The softened potential of a body (see the physics above). */
 typedef enum tfmm_softening {
   /* phi = -1 / (r^2 + eps^2)^(1/2): the chapter's. It differs from Newton's
@@ -154,75 +171,79 @@ typedef struct tfmm_config {
   tfmm_method method;       /* default TFMM_METHOD_FMM */
   tfmm_device device;       /* default TFMM_DEVICE_AUTO */
   /* Tree methods (fmm, bh). */
-  double accuracy;         /* the target: the 99th percentile over bodies of the
-                              relative acceleration error |a - a_true| / |a_true|,
-                              in (0, 0.1]; theta and order left at
-                              TFMM_FROM_ACCURACY are chosen to meet it at the least
-                              cost from a calibration (docs/accuracy.md), and with
-                              plummer softening it bounds the softening's effect on
-                              the far field. With precision auto, targets
-                              below 3e-4 run the near field in double. Default
-                              1e-3 */
-  double theta;            /* opening angle in [0, 1]: cells A and B interact
-                              through expansions when r_A + r_B < theta d;
-                              0 accepts no pair, so that every pair is near (all
-                              pairs through the leaf lists: for validation);
-                              TFMM_FROM_ACCURACY (the default): chosen */
-  int order;               /* expansion order p: degrees 0..p kept (0 is the
-                              monopole), 0..20; fmm needs >= 1 (a local expansion
-                              of degree 0 exerts no force); TFMM_FROM_ACCURACY (the
-                              default): chosen */
-  tfmm_mac_kind mac;       /* opening criterion; default TFMM_MAC_GEOMETRIC */
-  double mac_epsilon;      /* TFMM_MAC_ERROR: the error allowed per interaction
-                              relative to the target's acceleration, > 0;
-                              TFMM_FROM_ACCURACY (the default): chosen with theta
-                              and order */
-  int leaf_size;           /* L: most bodies a leaf may hold, >= 1 (bodies that
-                              cannot be split apart stay together past L), or
-                              TFMM_LEAF_AUTO: the solver chooses L, and re-chooses
-                              it at every evaluation, to balance the near-field
-                              time against the far-field time (which minimises
-                              their sum on the CPU and their maximum when the GPU
-                              does the near field). Auto gives up bit-for-bit
-                              reproducibility between runs, since L follows
-                              measured times; tfmm_stats.leaf_size reports the L
-                              used. Default 64 */
-  int max_depth;           /* deepest tree level, 1..21 (21 = the resolution of
-                              the 63-bit keys); default 21 */
-  double box_min[3];       /* tree methods: with box_size > 0, the cube the
-                              tree's keys are taken in (lowest corner box_min,
-                              side box_size) instead of the bodies' own bounding
-                              cube, so that several solvers (several GPUs) share
-                              one key space; every body must lie in it
-                              (TFMM_ERR_INVALID_ARGUMENT naming the body) */
-  double box_size;         /* 0 (default): the bodies' own cube */
-  int num_threads;         /* OpenMP threads for CPU work, 0..TFMM_MAX_THREADS;
-                              0 (default) leaves OpenMP's own choice
-                              (OMP_NUM_THREADS, else all cores) */
-  int gpu_id;              /* CUDA device ordinal; default 0 */
-  tfmm_device tree_device; /* tree methods: where the tree and its
-                         multipoles (P2M, M2M) are built. TFMM_DEVICE_CPU:
-                         OpenMP; TFMM_DEVICE_GPU: the solver's GPU (device
-                         gpu, or auto with a GPU present), the tree and
-                         multipoles then copied back for the lists and the
-                         far field on the CPU: the same tree and the same
-                         multipoles bit for bit, so the same forces;
-                         TFMM_DEVICE_AUTO (default): the GPU when the solver
-                         has one and N >= TFMM_TREE_GPU_MIN_BODIES, else
-                         the CPU. tfmm_stats.tree_device says where it ran */
-  tfmm_device far_device;  /* tree methods: where the far field (M2L, L2L,
-                          L2P, M2P) runs. TFMM_DEVICE_GPU: on the solver's
-                          GPU, from the lists the CPU builds, beside the near
-                          field there, with the same results as the CPU's bit
-                          for bit (it takes the tree on the GPU too);
-                          TFMM_DEVICE_CPU: OpenMP, beside the GPU's near
-                          field; TFMM_DEVICE_AUTO (default): the GPU whenever
-                          the tree is built there (tree_device). Stated in
-                          tfmm_stats.far_device */
-  int near_only;           /* tree methods: 1 skips the far field, so that the
-                              results are the near field alone (the sums over the
-                              leaf lists, G applied): what validators compare
-                              between the CPU and the GPU; default 0 */
+  double accuracy;    /* the target: the 99th percentile over bodies of the
+                         relative acceleration error |a - a_true| / |a_true|,
+                         in (0, 0.1]; theta and order left at
+                         TFMM_FROM_ACCURACY are chosen to meet it at the least
+                         cost from a calibration (docs/accuracy.md), and with
+                         plummer softening it bounds the softening's effect on
+                         the far field. With precision auto, targets
+                         below 3e-4 run the near field in double. Default
+                         1e-3 */
+  double theta;       /* opening angle in [0, 1]: cells A and B interact
+                         through expansions when r_A + r_B < theta d;
+                         0 accepts no pair, so that every pair is near (all
+                         pairs through the leaf lists: for validation);
+                         TFMM_FROM_ACCURACY (the default): chosen */
+  int order;          /* expansion order p: degrees 0..p kept (0 is the
+                         monopole), 0..20; fmm needs >= 1 (a local expansion
+                         of degree 0 exerts no force); TFMM_FROM_ACCURACY (the
+                         default): chosen */
+  tfmm_mac_kind mac;  /* opening criterion; default TFMM_MAC_GEOMETRIC */
+  double mac_epsilon; /* TFMM_MAC_ERROR: the error allowed per interaction
+                         relative to the target's acceleration, > 0;
+                         TFMM_FROM_ACCURACY (the default): chosen with theta
+                         and order */
+  int leaf_size;      /* L: most bodies a leaf may hold, >= 1 (bodies that
+                         cannot be split apart stay together past L), or
+                         TFMM_LEAF_AUTO: the solver chooses L, and re-chooses
+                         it at every evaluation, to balance the near-field
+                         time against the far-field time (which minimises
+                         their sum on the CPU and their maximum when the GPU
+                         does the near field). Auto gives up bit-for-bit
+                         reproducibility between runs, since L follows
+                         measured times; tfmm_stats.leaf_size reports the L
+                         used. Default 64 */
+  int max_depth;      /* deepest tree level, 1..21 (21 = the resolution of
+                         the 63-bit keys); default 21 */
+  double box_min[3];  /* tree methods: with box_size > 0, the cube the
+                         tree's keys are taken in (lowest corner box_min,
+                         side box_size) instead of the bodies' own bounding
+                         cube, so that several solvers (several GPUs) share
+                         one key space; every body must lie in it
+                         (TFMM_ERR_INVALID_ARGUMENT naming the body) */
+  double box_size;    /* 0 (default): the bodies' own cube */
+  int num_threads;    /* OpenMP threads for CPU work, 0..TFMM_MAX_THREADS;
+                         0 (default) leaves OpenMP's own choice
+                         (OMP_NUM_THREADS, else all cores) */
+  int gpu_id;         /* CUDA device ordinal; default 0 */
+  tfmm_schedule_kind schedule; /* tree methods: see tfmm_schedule_kind;
+                              default TFMM_SCHEDULE_AUTO. tree_device and
+                              far_device apply to hybrid (gpu puts both on
+                              the GPU; cpu for either with gpu is an error) */
+  tfmm_device tree_device;     /* tree methods: where the tree and its
+                             multipoles (P2M, M2M) are built. TFMM_DEVICE_CPU:
+                             OpenMP; TFMM_DEVICE_GPU: the solver's GPU (device
+                             gpu, or auto with a GPU present), the tree and
+                             multipoles then copied back for the lists and the
+                             far field on the CPU: the same tree and the same
+                             multipoles bit for bit, so the same forces;
+                             TFMM_DEVICE_AUTO (default): the GPU when the solver
+                             has one and N >= TFMM_TREE_GPU_MIN_BODIES, else
+                             the CPU. tfmm_stats.tree_device says where it ran */
+  tfmm_device far_device;      /* tree methods: where the far field (M2L, L2L,
+                              L2P, M2P) runs. TFMM_DEVICE_GPU: on the solver's
+                              GPU, from the lists the CPU builds, beside the near
+                              field there, with the same results as the CPU's bit
+                              for bit (it takes the tree on the GPU too);
+                              TFMM_DEVICE_CPU: OpenMP, beside the GPU's near
+                              field; TFMM_DEVICE_AUTO (default): the GPU whenever
+                              the tree is built there (tree_device). Stated in
+                              tfmm_stats.far_device */
+  int near_only; /* tree methods: 1 skips the far field, so that the
+                    results are the near field alone (the sums over the
+                    leaf lists, G applied): what validators compare
+                    between the CPU and the GPU; default 0 */
   /* Tunables of the GPU all-pairs kernel (GPU Gems 3, section 31.4). A 0
    * asks the library to choose from N and the GPU's multiprocessor count;
    * the rules and defaults come from measurements on an H100
@@ -288,9 +309,11 @@ typedef struct tfmm_stats {
                     cell pair may come: h for the spline, the distance at
                     which Plummer's force is within the target of Newton's,
                     0 without softening */
+  tfmm_schedule_kind schedule; /* tree methods: the schedule run (gpu or
+                                  hybrid) */
+  tfmm_device lists_device;    /* where the traversal ran */
   tfmm_device near_device;     /* where the near field ran */
-  tfmm_device tree_device;     /* where the tree and the upward pass ran
-                                  (the lists run on the CPU) */
+  tfmm_device tree_device;     /* where the tree and the upward pass ran */
   tfmm_device far_device;      /* where the far field ran */
   /* Tree methods: the near field and the far field measured apart. On the
    * GPU the near field is the span from the first upload to the end of
@@ -396,6 +419,7 @@ TFMM_API const char *tfmm_phase_name(tfmm_phase phase);
 TFMM_API const char *tfmm_softening_name(tfmm_softening softening);
 TFMM_API const char *tfmm_precision_name(tfmm_precision precision);
 TFMM_API const char *tfmm_mac_name(tfmm_mac_kind mac);
+TFMM_API const char *tfmm_schedule_name(tfmm_schedule_kind schedule);
 
 /* Parse "reference"/"direct"/"fmm"/"bh", "auto"/"cpu"/"gpu",
  * "plummer"/"spline", "single"/"double"/"auto" and "geometric"/"mass". Return
@@ -407,6 +431,8 @@ TFMM_API tfmm_status tfmm_softening_parse(const char *name,
 TFMM_API tfmm_status tfmm_precision_parse(const char *name,
                                           tfmm_precision *out);
 TFMM_API tfmm_status tfmm_mac_parse(const char *name, tfmm_mac_kind *out);
+TFMM_API tfmm_status tfmm_schedule_parse(const char *name,
+                                         tfmm_schedule_kind *out);
 
 /* The opening angle and order that tfmm_solver_compute would use for cfg
  * (those it gives, the rest chosen from cfg->accuracy), and the closest

@@ -31,9 +31,8 @@ static cudaError_t grow(void **buf, size_t *cap, size_t bytes) {
   return e;
 }
 
-/* Makes the device current (restored by leave) and the stream ready. */
-static tfmm_status enter(tfmm_tree_gpu_hybrid *h, int device, int *previous,
-                         tfmm_error *err) {
+tfmm_status tfmm_tree_gpu_hybrid_enter(tfmm_tree_gpu_hybrid *h, int device,
+                                       int *previous, tfmm_error *err) {
   if (cudaGetDevice(previous) != cudaSuccess)
     *previous = -1;
   if (h->stream != NULL && h->device != device)
@@ -54,7 +53,7 @@ static tfmm_status enter(tfmm_tree_gpu_hybrid *h, int device, int *previous,
   return TFMM_OK;
 }
 
-static tfmm_status leave(int previous, tfmm_status st) {
+tfmm_status tfmm_tree_gpu_hybrid_leave(int previous, tfmm_status st) {
   if (previous >= 0)
     cudaSetDevice(previous);
   return st;
@@ -70,11 +69,10 @@ static tfmm_status build(tfmm_tree_gpu_hybrid *h, size_t n, const double *pos,
   if (e != cudaSuccess)
     return cuda_failed(err, e, "allocating the bodies");
   double *d_pos = h->d_bodies, *d_mass = d_pos + 3 * n;
-  e = cudaMemcpyAsync(d_pos, pos, 3 * n * sizeof *pos, cudaMemcpyHostToDevice,
-                      s);
+  /* Host or device arrays (unified addressing tells which). */
+  e = cudaMemcpyAsync(d_pos, pos, 3 * n * sizeof *pos, cudaMemcpyDefault, s);
   if (e == cudaSuccess)
-    e = cudaMemcpyAsync(d_mass, mass, n * sizeof *mass, cudaMemcpyHostToDevice,
-                        s);
+    e = cudaMemcpyAsync(d_mass, mass, n * sizeof *mass, cudaMemcpyDefault, s);
   if (e == cudaSuccess)
     e = cudaStreamSynchronize(s);
   if (e != cudaSuccess)
@@ -94,7 +92,8 @@ static tfmm_status build(tfmm_tree_gpu_hybrid *h, size_t n, const double *pos,
   if (st != TFMM_OK)
     return st;
   double t2 = tfmm_wtime();
-  st = tfmm_tree_gpu_copy(&h->tree, out, s, err);
+  if (out != NULL)
+    st = tfmm_tree_gpu_copy(&h->tree, out, s, err);
   times->upload = t1 - t0;
   times->build = t2 - t1;
   times->download = tfmm_wtime() - t2;
@@ -111,10 +110,10 @@ tfmm_status tfmm_tree_gpu_hybrid_build(tfmm_tree_gpu_hybrid *h, int device,
   memset(times, 0, sizeof *times);
   memset(&h->tree, 0, sizeof h->tree);
   int previous = -1;
-  tfmm_status st = enter(h, device, &previous, err);
+  tfmm_status st = tfmm_tree_gpu_hybrid_enter(h, device, &previous, err);
   if (st == TFMM_OK)
     st = build(h, n, pos, mass, params, out, times, err);
-  return leave(previous, st);
+  return tfmm_tree_gpu_hybrid_leave(previous, st);
 }
 
 static tfmm_status upward(tfmm_tree_gpu_hybrid *h, int p, double *M,
@@ -146,11 +145,11 @@ tfmm_status tfmm_tree_gpu_hybrid_upward(tfmm_tree_gpu_hybrid *h, int p,
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
                           "GPU tree: no tree built");
   int previous = -1;
-  tfmm_status st = enter(h, h->device, &previous, err);
+  tfmm_status st = tfmm_tree_gpu_hybrid_enter(h, h->device, &previous, err);
   if (st == TFMM_OK)
     st = upward(h, p, M, err);
   *seconds = tfmm_wtime() - t0;
-  return leave(previous, st);
+  return tfmm_tree_gpu_hybrid_leave(previous, st);
 }
 
 /* Bytes rounded up so that the next array stays aligned. */
@@ -238,11 +237,11 @@ tfmm_status tfmm_tree_gpu_hybrid_far(tfmm_tree_gpu_hybrid *h, int p,
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
                           "GPU far field: no tree, multipoles or M2P list");
   int previous = -1;
-  tfmm_status st = enter(h, h->device, &previous, err);
+  tfmm_status st = tfmm_tree_gpu_hybrid_enter(h, h->device, &previous, err);
   if (st == TFMM_OK)
     st = far(h, p, m2l, m2p, phi, grad, err);
   *seconds = tfmm_wtime() - t0;
-  return leave(previous, st);
+  return tfmm_tree_gpu_hybrid_leave(previous, st);
 }
 
 void tfmm_tree_gpu_hybrid_release(tfmm_tree_gpu_hybrid *h) {

@@ -52,7 +52,7 @@ typedef struct tfmm_tree_gpu_hybrid_times {
 /* Uploads the n bodies (1 <= n <= INT32_MAX; finite, positive masses:
  * checked by the caller), builds their tree on `device` and copies it
  * into *out (zeroed first; release with tfmm_octree_free, also after a
- * failure). */
+ * failure), or keeps it on the device only when out is NULL. */
 tfmm_status tfmm_tree_gpu_hybrid_build(tfmm_tree_gpu_hybrid *h, int device,
                                        size_t n, const double *pos,
                                        const double *mass,
@@ -85,6 +85,14 @@ tfmm_status tfmm_tree_gpu_hybrid_far(tfmm_tree_gpu_hybrid *h, int p,
                                      const tfmm_tree_gpu_hybrid_list *m2p,
                                      double *phi, double *grad, double *seconds,
                                      tfmm_error *err);
+
+/* Makes h's device current (*previous: the one to restore, or -1) and
+ * its stream ready; buffers already on another device are an error. */
+tfmm_status tfmm_tree_gpu_hybrid_enter(tfmm_tree_gpu_hybrid *h, int device,
+                                       int *previous, tfmm_error *err);
+
+/* Restores the previous device; returns st. */
+tfmm_status tfmm_tree_gpu_hybrid_leave(int previous, tfmm_status st);
 
 /* Frees the device buffers and the stream; h is zeroed and reusable. */
 void tfmm_tree_gpu_hybrid_release(tfmm_tree_gpu_hybrid *h);

@@ -5,6 +5,8 @@
 
 /* What the lists hold, for tfmm_stats. */
 static void count_work(const tfmm_eval *e) {
+  if (e->counted)
+    return;
   const tfmm_octree *t = &e->w->tree;
   const tfmm_lists *l = &e->w->lists;
   tfmm_stats *s = e->stats;
@@ -32,14 +34,27 @@ static int tree_on_gpu(const tfmm_config *cfg, const tfmm_gpu *gpu, size_t n) {
          cfg->far_device == TFMM_DEVICE_GPU || n >= TFMM_TREE_GPU_MIN_BODIES;
 }
 
-/* The schedule of this evaluation: hybrid with the tree, and the far
- * field, on the GPU or the CPU. */
+/* Whether this evaluation runs the gpu schedule (tfmm_config.schedule). */
+int tfmm_hierarchical_gpu_schedule(const tfmm_config *cfg, const tfmm_gpu *gpu,
+                                   size_t n) {
+  if (gpu == NULL || cfg->schedule == TFMM_SCHEDULE_HYBRID)
+    return 0;
+  if (cfg->schedule == TFMM_SCHEDULE_GPU)
+    return 1;
+  return cfg->tree_device != TFMM_DEVICE_CPU &&
+         cfg->far_device != TFMM_DEVICE_CPU && n >= TFMM_TREE_GPU_MIN_BODIES;
+}
+
+/* The stages of this evaluation: gpu, or hybrid with the tree, and the
+ * far field, on the GPU or the CPU. */
 static const tfmm_schedule *schedule_for(const tfmm_config *cfg,
                                          const tfmm_gpu *gpu, size_t n) {
+  if (tfmm_hierarchical_gpu_schedule(cfg, gpu, n))
+    return &TFMM_STAGES_GPU;
   if (!tree_on_gpu(cfg, gpu, n))
-    return &TFMM_SCHEDULE_HYBRID;
-  return cfg->far_device == TFMM_DEVICE_CPU ? &TFMM_SCHEDULE_HYBRID_GPU_TREE
-                                            : &TFMM_SCHEDULE_HYBRID_GPU_FAR;
+    return &TFMM_STAGES_HYBRID;
+  return cfg->far_device == TFMM_DEVICE_CPU ? &TFMM_STAGES_HYBRID_GPU_TREE
+                                            : &TFMM_STAGES_HYBRID_GPU_FAR;
 }
 
 tfmm_status tfmm_hierarchical_compute(const tfmm_config *cfg, int leaf_size,
@@ -65,6 +80,8 @@ tfmm_status tfmm_hierarchical_compute(const tfmm_config *cfg, int leaf_size,
   stats->precision = e.set.precision;
   stats->softening_separation = e.set.separation;
   stats->mac_epsilon = e.set.mac_epsilon;
+  stats->schedule = TFMM_SCHEDULE_HYBRID; /* the gpu stages say otherwise */
+  stats->lists_device = TFMM_DEVICE_CPU;
   tfmm_status st = tfmm_schedule_run(schedule_for(cfg, gpu, n), &e);
   if (st == TFMM_OK)
     count_work(&e);

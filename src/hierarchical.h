@@ -9,11 +9,15 @@
 #include "internal.h"
 #include "pipeline/workspace.h"
 
+/* Whether an evaluation of n bodies runs the gpu schedule. */
+int tfmm_hierarchical_gpu_schedule(const tfmm_config *cfg, const tfmm_gpu *gpu,
+                                   size_t n);
+
 /* Accelerations (3n) and potentials (n, or NULL) of n checked bodies by
  * cfg->method (FMM or BH) with leaves of at most leaf_size bodies, in input
  * order, G applied; the near field on gpu, or on the CPU when gpu is NULL:
- * the hybrid schedule (pipeline/schedule.h) over the workspace w, whose
- * buffers are kept for the next evaluation. Fills the tree-method fields
+ * the gpu or the hybrid schedule (pipeline/schedule.h) over the workspace w,
+ * whose buffers are kept for the next evaluation. Fills the tree-method fields
  * and phase times of *stats. */
 tfmm_status tfmm_hierarchical_compute(const tfmm_config *cfg, int leaf_size,
                                       tfmm_gpu *gpu, tfmm_workspace *w,

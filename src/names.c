@@ -17,6 +17,7 @@ static const char *const device_names[] = {"auto", "cpu", "gpu"};
 static const char *const softening_names[] = {"plummer", "spline"};
 static const char *const precision_names[] = {"single", "double", "auto"};
 static const char *const mac_names[] = {"geometric", "mass", "error"};
+static const char *const schedule_names[] = {"auto", "gpu", "hybrid"};
 static const char *const phase_names[] = {
     "prepare", "upload", "near",  "download", "finish",
     "tree",    "upward", "lists", "far",      "downward"};
@@ -62,6 +63,10 @@ const char *tfmm_mac_name(tfmm_mac_kind mac) {
   return lookup(mac_names, COUNT(mac_names), (int)mac);
 }
 
+const char *tfmm_schedule_name(tfmm_schedule_kind schedule) {
+  return lookup(schedule_names, COUNT(schedule_names), (int)schedule);
+}
+
 const char *tfmm_phase_name(tfmm_phase phase) {
   return lookup(phase_names, COUNT(phase_names), (int)phase);
 }
@@ -103,6 +108,14 @@ tfmm_status tfmm_mac_parse(const char *name, tfmm_mac_kind *out) {
   if (i < 0)
     return TFMM_ERR_INVALID_ARGUMENT;
   *out = (tfmm_mac_kind)i;
+  return TFMM_OK;
+}
+
+tfmm_status tfmm_schedule_parse(const char *name, tfmm_schedule_kind *out) {
+  int i = find(schedule_names, COUNT(schedule_names), name);
+  if (i < 0)
+    return TFMM_ERR_INVALID_ARGUMENT;
+  *out = (tfmm_schedule_kind)i;
   return TFMM_OK;
 }
 

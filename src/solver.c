@@ -58,6 +58,7 @@ void tfmm_config_defaults(tfmm_config *cfg) {
       .max_depth = TFMM_MAX_DEPTH,
       .num_threads = 0,
       .gpu_id = 0,
+      .schedule = TFMM_SCHEDULE_AUTO,
       .tree_device = TFMM_DEVICE_AUTO,
       .far_device = TFMM_DEVICE_AUTO,
       .near_only = 0,
@@ -171,6 +172,19 @@ tfmm_status tfmm_config_check(const tfmm_config *c, tfmm_error *err) {
     return tfmm_error_set(err, bad,
                           "far_device gpu needs the solver and the tree on "
                           "the GPU (device and tree_device gpu or auto)");
+  if (c->schedule < TFMM_SCHEDULE_AUTO || c->schedule > TFMM_SCHEDULE_HYBRID)
+    return tfmm_error_set(err, bad, "schedule %d is unknown", (int)c->schedule);
+  if (c->schedule == TFMM_SCHEDULE_GPU && is_tree_method(c->method) &&
+      c->device == TFMM_DEVICE_CPU)
+    return tfmm_error_set(err, bad,
+                          "schedule gpu needs the solver on the GPU (device "
+                          "gpu or auto)");
+  if (c->schedule == TFMM_SCHEDULE_GPU && is_tree_method(c->method) &&
+      (c->tree_device == TFMM_DEVICE_CPU || c->far_device == TFMM_DEVICE_CPU))
+    return tfmm_error_set(err, bad,
+                          "schedule gpu runs the tree and the far field on "
+                          "the GPU: tree_device and far_device cpu belong to "
+                          "schedule hybrid");
   if (c->near_only != 0 && c->near_only != 1)
     return tfmm_error_set(err, bad, "near_only = %d: must be 0 or 1",
                           c->near_only);
@@ -223,11 +237,14 @@ static tfmm_status open_device(tfmm_solver *s) {
             : want_gpu                     ? TFMM_LEAF_AUTO_GPU
                                            : TFMM_LEAF_AUTO_CPU;
   if (!want_gpu &&
-      (c->tree_device == TFMM_DEVICE_GPU || c->far_device == TFMM_DEVICE_GPU) &&
+      (c->tree_device == TFMM_DEVICE_GPU || c->far_device == TFMM_DEVICE_GPU ||
+       c->schedule == TFMM_SCHEDULE_GPU) &&
       is_tree_method(c->method))
     return tfmm_error_set(&s->err, TFMM_ERR_NO_DEVICE,
-                          "tree_device or far_device gpu: no GPU is in use "
-                          "(none found)");
+                          "%s gpu: no GPU is in use (none found)",
+                          c->schedule == TFMM_SCHEDULE_GPU    ? "schedule"
+                          : c->tree_device == TFMM_DEVICE_GPU ? "tree_device"
+                                                              : "far_device");
   if (!want_gpu)
     return TFMM_OK;
   if (!tfmm_has_cuda())

@@ -6,7 +6,13 @@
  * structure's size. Also: with theta and order fixed the error falls with
  * the order down to the precision floor; and the far field's softening
  * separation is what keeps softened inputs accurate (without it the same
- * check fails). */
+ * check fails).
+ *
+ * Built twice: test_accuracy runs the solver on the CPU; test_accuracy_gpu
+ * (TFMM_ACCURACY_GPU) runs the same checks with the solver on the GPU
+ * under the gpu schedule (every stage there), and skips without a GPU;
+ * the checks that assemble the CPU's stages by hand run in the first
+ * only. */
 #include "farfield/expansion.h"
 #include "farfield/passes.h"
 #include "nearfield/p2p_cpu.h"
@@ -138,12 +144,24 @@ static void choose_sample(problem *p, size_t sample) {
   free(sorted);
 }
 
+#if TFMM_ACCURACY_GPU
+#define BEGIN() test_require_gpu()
+#else
+#define BEGIN() ((void)0)
+#endif
+
 static tfmm_config config(tfmm_method m, const problem *p, double tol,
                           tfmm_precision prec) {
   tfmm_config c;
   tfmm_config_defaults(&c);
   c.method = m;
   c.device = TFMM_DEVICE_CPU;
+#if TFMM_ACCURACY_GPU
+  if (m != TFMM_METHOD_REFERENCE) {
+    c.device = TFMM_DEVICE_GPU;
+    c.schedule = TFMM_SCHEDULE_GPU;
+  }
+#endif
   c.eps = p->eps;
   c.softening = p->softening;
   c.accuracy = tol;
@@ -219,6 +237,10 @@ static double run(problem *p, const tfmm_config *c, double *theta, int *order) {
                TFMM_OK, "seed %llu: %s", (unsigned long long)p->seed,
                tfmm_solver_message(s));
   cr_assert_eq(test_first_nonfinite(p->acc, 3 * p->n), 3 * p->n);
+#if TFMM_ACCURACY_GPU
+  cr_assert_eq(tfmm_solver_stats(s)->schedule, TFMM_SCHEDULE_GPU);
+  cr_assert_eq(tfmm_solver_stats(s)->lists_device, TFMM_DEVICE_GPU);
+#endif
   *theta = tfmm_solver_stats(s)->theta;
   *order = tfmm_solver_stats(s)->order;
   tfmm_solver_destroy(s);
@@ -272,30 +294,37 @@ static void check_input(input_kind kind, size_t n, int ntols) {
 }
 
 Test(accuracy, plummer_1000, .timeout = 300) {
+  BEGIN();
   check_input(IN_PLUMMER, 1000, 5);
 }
 Test(accuracy, hernquist_3000, .timeout = 300) {
+  BEGIN();
   check_input(IN_HERNQUIST, 3000, 5);
 }
 Test(accuracy, uniform_2000, .timeout = 300) {
+  BEGIN();
   check_input(IN_UNIFORM, 2000, 5);
 }
 Test(accuracy, clusters_4000, .timeout = 300) {
+  BEGIN();
   check_input(IN_CLUSTERS, 4000, 5);
 }
 Test(accuracy, line_pile_3000, .timeout = 300) {
+  BEGIN();
   check_input(IN_LINE_PILE, 3000, 5);
 }
 
 /* Larger N with a sampled reference: the halo and the clusters, targets
  * down to 1e-4. */
 Test(accuracy, hernquist_30000_sampled, .timeout = 300) {
+  BEGIN();
   problem p = make_problem(IN_HERNQUIST, 30000, 0, TFMM_SOFTENING_SPLINE,
                            test_fresh_seed());
   check_targets(&p, 3);
   free_problem(&p);
 }
 Test(accuracy, clusters_30000_spline_sampled, .timeout = 300) {
+  BEGIN();
   problem p = make_problem(IN_CLUSTERS, 30000, EPS_MAX[IN_CLUSTERS],
                            TFMM_SOFTENING_SPLINE, test_fresh_seed());
   check_targets(&p, 3);
@@ -309,6 +338,7 @@ Test(accuracy, clusters_30000_spline_sampled, .timeout = 300) {
 #define SLOW_TIMEOUT 300
 #endif
 Test(accuracy, plummer_200000_sampled, .timeout = SLOW_TIMEOUT) {
+  BEGIN();
   problem p = make_problem(IN_PLUMMER, 200000, 0, TFMM_SOFTENING_SPLINE,
                            test_fresh_seed());
   for (int m = TFMM_METHOD_FMM; m <= TFMM_METHOD_BH; m++) {
@@ -359,13 +389,16 @@ static void check_falls(tfmm_method m, tfmm_precision prec, double floor) {
 }
 
 Test(accuracy, error_falls_with_order_double, .timeout = 300) {
+  BEGIN();
   check_falls(TFMM_METHOD_FMM, TFMM_PRECISION_DOUBLE, 1e-12);
   check_falls(TFMM_METHOD_BH, TFMM_PRECISION_DOUBLE, 1e-12);
 }
 Test(accuracy, error_falls_with_order_single, .timeout = 300) {
+  BEGIN();
   check_falls(TFMM_METHOD_FMM, TFMM_PRECISION_SINGLE, 1e-6);
 }
 
+#if !TFMM_ACCURACY_GPU
 /* The tree method's stages assembled by hand (as src/hierarchical.c does
  * on the CPU), with the opening criterion given (with the error
  * criterion's accelerations estimated here when mac.epsilon > 0):
@@ -458,11 +491,15 @@ static void check_separation_matters(tfmm_softening soft) {
 }
 
 Test(accuracy, separation_matters_spline, .timeout = 300) {
+  BEGIN();
   check_separation_matters(TFMM_SOFTENING_SPLINE);
 }
 Test(accuracy, separation_matters_plummer, .timeout = 300) {
+  BEGIN();
   check_separation_matters(TFMM_SOFTENING_PLUMMER);
 }
+
+#endif
 
 /* ---- The error-based criterion (TFMM_MAC_ERROR) ------------------------ */
 
@@ -492,21 +529,26 @@ static void check_error_mac(input_kind kind, size_t n, double eps,
 }
 
 Test(accuracy, error_mac_hernquist, .timeout = 300) {
+  BEGIN();
   check_error_mac(IN_HERNQUIST, 3000, 0, TFMM_SOFTENING_SPLINE);
 }
 Test(accuracy, error_mac_clusters_plummer_softened, .timeout = 300) {
+  BEGIN();
   check_error_mac(IN_CLUSTERS, 4000, EPS_MAX[IN_CLUSTERS],
                   TFMM_SOFTENING_PLUMMER);
 }
 Test(accuracy, error_mac_line_pile_spline, .timeout = 300) {
+  BEGIN();
   check_error_mac(IN_LINE_PILE, 3000, EPS_MAX[IN_LINE_PILE],
                   TFMM_SOFTENING_SPLINE);
 }
 
+#if !TFMM_ACCURACY_GPU
 /* With theta and order fixed, the error falls as mac_epsilon falls (by
  * 10x a step, never rising by more than 1.5x) and by more than 100x over
  * four decades. */
 Test(accuracy, error_mac_falls_with_epsilon, .timeout = 300) {
+  BEGIN();
   problem p = make_problem(IN_HERNQUIST, 3000, 0, TFMM_SOFTENING_SPLINE,
                            test_fresh_seed());
   double first = 0, last = 0, prev = INFINITY;
@@ -532,6 +574,7 @@ Test(accuracy, error_mac_falls_with_epsilon, .timeout = 300) {
  * right. Without it (soft_term 0) clusters softened at their own scale
  * miss 1e-4; with it they meet it. */
 Test(accuracy, error_mac_softening_term_matters, .timeout = 300) {
+  BEGIN();
   const double tol = 1e-4;
   problem p = make_problem(IN_CLUSTERS, 4000, 0.01, TFMM_SOFTENING_PLUMMER,
                            test_fresh_seed());
@@ -564,3 +607,4 @@ Test(accuracy, error_mac_softening_term_matters, .timeout = 300) {
                broken);
   free_problem(&p);
 }
+#endif

@@ -630,15 +630,31 @@ static void check_items(const test_bodies *b, int leaf_size, int64_t budget,
   cr_assert_eq(tfmm_lists_build_fmm(&t, &mac, 1, &l, &err), TFMM_OK);
   if (budget == 0)
     budget = tfmm_p2p_gpu_budget(l.near_interactions, 132);
+  /* The view the items are made from: leaf extents, entries as leaf
+   * positions. */
+  int32_t *leaf_begin = malloc((size_t)(t.nleaves + 1) * sizeof *leaf_begin);
+  int32_t *list_leaf =
+      malloc((size_t)(l.near.offset[t.nleaves] + 1) * sizeof *list_leaf);
+  int32_t *position = malloc((size_t)t.ncells * sizeof *position);
+  cr_assert(leaf_begin && list_leaf && position);
+  for (int64_t k = 0; k < t.nleaves; k++) {
+    leaf_begin[k] = (int32_t)t.cells[t.leaves[k]].body_begin;
+    position[t.leaves[k]] = (int32_t)k;
+  }
+  leaf_begin[t.nleaves] = (int32_t)t.n;
+  for (int64_t e = 0; e < l.near.offset[t.nleaves]; e++)
+    list_leaf[e] = position[l.near.index[e]];
+  const tfmm_near_view view = {t.nleaves, leaf_begin, l.near.offset, list_leaf,
+                               NULL};
   tfmm_gpu_near_size sz = {0}, again = {0};
-  cr_assert_eq(tfmm_p2p_gpu_items(&t, &l.near, budget, &sz, NULL, NULL), 0);
+  cr_assert_eq(tfmm_p2p_gpu_items(&view, budget, &sz, NULL, NULL), 0);
   cr_assert_geq(sz.nitems, t.nleaves);
   /* One spare item and split, poisoned, to catch a write past the count. */
   tfmm_gpu_near_item *item = malloc((size_t)(sz.nitems + 1) * sizeof *item);
   tfmm_gpu_near_split *split = malloc((size_t)(sz.nsplits + 1) * sizeof *split);
   memset(item, 0xA5, (size_t)(sz.nitems + 1) * sizeof *item);
   memset(split, 0xA5, (size_t)(sz.nsplits + 1) * sizeof *split);
-  cr_assert_eq(tfmm_p2p_gpu_items(&t, &l.near, budget, &again, item, split), 0);
+  cr_assert_eq(tfmm_p2p_gpu_items(&view, budget, &again, item, split), 0);
   cr_assert(again.nitems == sz.nitems && again.nsplits == sz.nsplits &&
             again.nslots == sz.nslots);
   unsigned char poison[sizeof *item];
@@ -696,6 +712,7 @@ static void check_items(const test_bodies *b, int leaf_size, int64_t budget,
     cr_assert_eq(slot_seen[q], 1, "slot %lld written %d times", (long long)q,
                  slot_seen[q]);
   free(seen), free(slot_seen), free(item), free(split);
+  free(leaf_begin), free(list_leaf), free(position);
   tfmm_lists_free(&l);
   tfmm_octree_free(&t);
 }

@@ -4,118 +4,37 @@
 
 #include <math.h>
 #include <stdlib.h>
-
-/* A chunk of count bodies is held two per lane by ceil(count / 2) lanes,
- * and the warp has floor(32 / width) such groups sharing the sources. */
-static int32_t width_for(int64_t count) { return (int32_t)((count + 1) / 2); }
-
-static int64_t groups_for(int64_t count) { return 32 / width_for(count); }
-
-/* The number of chunks to cut a leaf of n bodies into: the fewest that
- * minimise the time of streaming its list, chunks / groups (each chunk
- * streams every source; its groups share them). A leaf of 40 bodies: one
- * chunk of 40 has one group (cost 1), two of 20 have three each (2/3). */
-static int64_t chunks_of(int64_t bodies) {
-  const int64_t least = (bodies + TFMM_NEAR_ITEM_MAX - 1) / TFMM_NEAR_ITEM_MAX;
-  int64_t best = least;
-  double best_cost = INFINITY;
-  for (int64_t k = least; k <= least + 4 && k <= bodies; k++) {
-    double cost = (double)k / (double)groups_for((bodies + k - 1) / k);
-    if (cost < best_cost) {
-      best = k;
-      best_cost = cost;
-    }
-  }
-  return best > 0 ? best : 1;
-}
+#include <string.h>
 
 int64_t tfmm_p2p_gpu_budget(double total, int sm_count) {
-  const double items = 16384.0 * (sm_count > 0 ? sm_count : 132) / 132;
-  double b = total / items;
-  return b > 65536.0 ? (int64_t)b : 65536;
+  return tfmm_near_budget(total, sm_count);
 }
 
-/* Where one leaf's items, splits and slots start, and how many it has. */
-typedef struct leaf_span {
-  int64_t items, splits, slots;
-} leaf_span;
-
-/* The items of leaf k: counted into *n, and written from *at when item is
- * not NULL. */
-static void leaf_items(const tfmm_octree *t, const tfmm_csr *near, int64_t k,
-                       int64_t budget, const leaf_span *at, leaf_span *n,
-                       tfmm_gpu_near_item *item, tfmm_gpu_near_split *split) {
-  const tfmm_cell *c = &t->cells[t->leaves[k]];
-  const int64_t bodies = c->body_end - c->body_begin,
-                chunks = chunks_of(bodies);
-  const int64_t e0 = near->offset[k], e1 = near->offset[k + 1];
-  *n = (leaf_span){0, 0, 0};
-  for (int64_t j = 0; j < chunks; j++) {
-    const int64_t lo = bodies * j / chunks, hi = bodies * (j + 1) / chunks;
-    const int64_t count = hi - lo, first_item = n->items;
-    int64_t e = e0;
-    do { /* one run of entries: at least one, at most budget interactions */
-      int64_t begin = e, work = 0;
-      while (e < e1) {
-        const tfmm_cell *src = &t->cells[near->index[e]];
-        int64_t w = count * (src->body_end - src->body_begin);
-        if (work > 0 && work + w > budget)
-          break;
-        work += w;
-        e++;
-      }
-      if (item != NULL)
-        item[at->items + n->items] =
-            (tfmm_gpu_near_item){(int32_t)k,
-                                 (int32_t)(c->body_begin + lo),
-                                 (int32_t)count,
-                                 width_for(count),
-                                 (int32_t)begin,
-                                 (int32_t)e,
-                                 -1,
-                                 0};
-      n->items++;
-    } while (e < e1);
-    const int64_t parts = n->items - first_item;
-    if (parts > 1) {
-      const int64_t slot = at->slots + n->slots;
-      for (int64_t p = 0; item != NULL && p < parts; p++)
-        item[at->items + first_item + p].slot = (int32_t)(slot + p * count);
-      if (split != NULL)
-        split[at->splits + n->splits] =
-            (tfmm_gpu_near_split){(int32_t)(c->body_begin + lo), (int32_t)count,
-                                  (int32_t)slot, (int32_t)parts};
-      n->splits++;
-      n->slots += parts * count;
-    }
-  }
-}
-
-int tfmm_p2p_gpu_items(const tfmm_octree *t, const tfmm_csr *near,
-                       int64_t budget, tfmm_gpu_near_size *sz,
-                       tfmm_gpu_near_item *item, tfmm_gpu_near_split *split) {
-  leaf_span *span = malloc((size_t)(t->nleaves + 1) * sizeof *span);
+int tfmm_p2p_gpu_items(const tfmm_near_view *v, int64_t budget,
+                       tfmm_gpu_near_size *sz, tfmm_gpu_near_item *item,
+                       tfmm_gpu_near_split *split) {
+  tfmm_near_span *span = malloc((size_t)(v->nleaves + 1) * sizeof *span);
   if (span == NULL)
     return -1;
-  const leaf_span zero = {0, 0, 0};
-  const int team = tfmm_team(t->nleaves, TFMM_GRAIN_LEAVES);
+  const tfmm_near_span zero = {0, 0, 0};
+  const int team = tfmm_team(v->nleaves, TFMM_GRAIN_LEAVES);
 #pragma omp parallel for schedule(dynamic, 64) num_threads(team)
-  for (int64_t k = 0; k < t->nleaves; k++)
-    leaf_items(t, near, k, budget, &zero, &span[k + 1], NULL, NULL);
+  for (int64_t k = 0; k < v->nleaves; k++)
+    tfmm_near_leaf_items(v, k, budget, &zero, &span[k + 1], NULL, NULL);
   span[0] = zero;
-  for (int64_t k = 0; k < t->nleaves; k++) {
+  for (int64_t k = 0; k < v->nleaves; k++) {
     span[k + 1].items += span[k].items;
     span[k + 1].splits += span[k].splits;
     span[k + 1].slots += span[k].slots;
   }
-  sz->nitems = span[t->nleaves].items;
-  sz->nsplits = span[t->nleaves].splits;
-  sz->nslots = span[t->nleaves].slots;
+  sz->nitems = span[v->nleaves].items;
+  sz->nsplits = span[v->nleaves].splits;
+  sz->nslots = span[v->nleaves].slots;
   if (item != NULL) {
 #pragma omp parallel for schedule(dynamic, 64) num_threads(team)
-    for (int64_t k = 0; k < t->nleaves; k++) {
-      leaf_span n;
-      leaf_items(t, near, k, budget, &span[k], &n, item, split);
+    for (int64_t k = 0; k < v->nleaves; k++) {
+      tfmm_near_span n;
+      tfmm_near_leaf_items(v, k, budget, &span[k], &n, item, split);
     }
   }
   free(span);
@@ -123,7 +42,7 @@ int tfmm_p2p_gpu_items(const tfmm_octree *t, const tfmm_csr *near,
 }
 
 /* Bodies relative to their leaf's centre, in the precision of the sums,
- * and the leaves' extents. */
+ * and the leaves' centres. */
 static void pack_bodies(const tfmm_octree *t, tfmm_gpu_near_host *h) {
   float *b32 = h->precision == TFMM_PRECISION_DOUBLE ? NULL : h->body;
   double *b64 = h->precision == TFMM_PRECISION_DOUBLE ? h->body : NULL;
@@ -133,7 +52,6 @@ static void pack_bodies(const tfmm_octree *t, tfmm_gpu_near_host *h) {
     const tfmm_cell *c = &t->cells[t->leaves[k]];
     for (int d = 0; d < 3; d++)
       h->centre[3 * k + d] = c->center[d];
-    h->leaf_begin[k] = (int32_t)c->body_begin;
     for (int64_t b = c->body_begin; b < c->body_end; b++) {
       for (int d = 0; d < 4; d++) {
         const double v = d < 3 ? t->pos[3 * b + d] - c->center[d] : t->mass[b];
@@ -144,13 +62,13 @@ static void pack_bodies(const tfmm_octree *t, tfmm_gpu_near_host *h) {
       }
     }
   }
-  h->leaf_begin[t->nleaves] = (int32_t)t->n;
 }
 
-/* The lists with their entries turned from cell indices into leaf
- * positions (the kernel knows leaves only). */
+/* The leaves' extents (nleaves + 1 starts) and the lists with their
+ * entries turned from cell indices into leaf positions (the kernel knows
+ * leaves only). */
 static int pack_lists(const tfmm_octree *t, const tfmm_csr *near,
-                      tfmm_gpu_near_host *h) {
+                      int32_t *leaf_begin, int32_t *list_leaf) {
   int32_t *position = malloc((size_t)t->ncells * sizeof *position);
   if (position == NULL)
     return -1;
@@ -158,14 +76,25 @@ static int pack_lists(const tfmm_octree *t, const tfmm_csr *near,
 #pragma omp parallel num_threads(team)
   {
 #pragma omp for schedule(static)
-    for (int64_t k = 0; k < t->nleaves; k++)
+    for (int64_t k = 0; k < t->nleaves; k++) {
       position[t->leaves[k]] = (int32_t)k;
+      leaf_begin[k] = (int32_t)t->cells[t->leaves[k]].body_begin;
+    }
 #pragma omp for schedule(static)
     for (int64_t e = 0; e < near->offset[t->nleaves]; e++)
-      h->list_leaf[e] = position[near->index[e]];
+      list_leaf[e] = position[near->index[e]];
   }
+  leaf_begin[t->nleaves] = (int32_t)t->n;
   free(position);
   return 0;
+}
+
+static tfmm_status too_many(const tfmm_gpu_near_size *sz, tfmm_error *err) {
+  return tfmm_error_set(err, TFMM_ERR_UNSUPPORTED,
+                        "near field: %lld list entries and %lld work items; "
+                        "the GPU kernel takes at most 2^31 - 1 (use a "
+                        "larger leaf size)",
+                        (long long)sz->nentries, (long long)sz->nitems);
 }
 
 tfmm_status tfmm_p2p_gpu_launch(tfmm_gpu *gpu, const tfmm_octree *t,
@@ -177,27 +106,41 @@ tfmm_status tfmm_p2p_gpu_launch(tfmm_gpu *gpu, const tfmm_octree *t,
   sz->nleaves = t->nleaves;
   sz->nentries = near->offset[t->nleaves];
   sz->precision = pair->precision;
+  if (sz->nentries > INT32_MAX)
+    return too_many(sz, err);
+  /* The items are counted from the packed leaves and lists before the
+   * pinned buffers are sized for them; then copied there. */
+  const size_t starts = (size_t)(t->nleaves + 1) * sizeof(int32_t);
+  const size_t entries = (size_t)sz->nentries * sizeof(int32_t);
+  int32_t *leaf_begin = malloc(starts);
+  int32_t *list_leaf = malloc(entries > 0 ? entries : 1);
+  const tfmm_near_view view = {t->nleaves, leaf_begin, near->offset, list_leaf,
+                               NULL};
   const int64_t budget = tfmm_p2p_gpu_budget(total, tfmm_gpu_sm_count(gpu));
-  if (tfmm_p2p_gpu_items(t, near, budget, sz, NULL, NULL) != 0)
-    return tfmm_error_set(err, TFMM_ERR_NO_MEMORY,
+  tfmm_status st = TFMM_OK;
+  if (leaf_begin == NULL || list_leaf == NULL ||
+      pack_lists(t, near, leaf_begin, list_leaf) != 0 ||
+      tfmm_p2p_gpu_items(&view, budget, sz, NULL, NULL) != 0)
+    st = tfmm_error_set(err, TFMM_ERR_NO_MEMORY,
+                        "no memory for the near-field lists of %lld cells",
+                        (long long)t->ncells);
+  else if (sz->nitems > INT32_MAX || sz->nslots > INT32_MAX)
+    st = too_many(sz, err);
+  if (st == TFMM_OK)
+    st = tfmm_gpu_near_reserve(gpu, sz, &run->host, err);
+  if (st == TFMM_OK) {
+    memcpy(run->host.leaf_begin, leaf_begin, starts);
+    memcpy(run->host.list_leaf, list_leaf, entries);
+    pack_bodies(t, &run->host);
+    if (tfmm_p2p_gpu_items(&view, budget, sz, run->host.item,
+                           run->host.split) != 0)
+      st = tfmm_error_set(err, TFMM_ERR_NO_MEMORY,
                           "no memory for the near-field work items");
-  if (sz->nentries > INT32_MAX || sz->nitems > INT32_MAX ||
-      sz->nslots > INT32_MAX)
-    return tfmm_error_set(err, TFMM_ERR_UNSUPPORTED,
-                          "near field: %lld list entries and %lld work items; "
-                          "the GPU kernel takes at most 2^31 - 1 (use a "
-                          "larger leaf size)",
-                          (long long)sz->nentries, (long long)sz->nitems);
-  tfmm_status st = tfmm_gpu_near_reserve(gpu, sz, &run->host, err);
+  }
+  free(leaf_begin);
+  free(list_leaf);
   if (st != TFMM_OK)
     return st;
-  pack_bodies(t, &run->host);
-  if (pack_lists(t, near, &run->host) != 0 ||
-      tfmm_p2p_gpu_items(t, near, budget, sz, run->host.item,
-                         run->host.split) != 0)
-    return tfmm_error_set(err, TFMM_ERR_NO_MEMORY,
-                          "no memory for the near-field lists of %lld cells",
-                          (long long)t->ncells);
   run->launched = tfmm_wtime();
   return tfmm_gpu_near_launch(gpu, sz, pair, potential, err);
 }

@@ -6,6 +6,7 @@
 #define TFMM_P2P_GPU_H
 
 #include "gpu.h"
+#include "nearfield/near_items.h"
 #include "tree/lists.h"
 
 /* The most interactions one work item may take when the near field has
@@ -22,12 +23,13 @@ int64_t tfmm_p2p_gpu_budget(double total, int sm_count);
  * width is ceil(count / 2). A chunk's list is cut into consecutive runs of
  * entries of at most `budget` interactions each (a run holds at least one
  * entry), with a split (tfmm_gpu_near_split) when there is more than one.
- * Items follow the leaves' key order. Sets sz->nitems, nsplits and nslots,
+ * Items follow the leaves' key order (near_items.h holds the rule, for
+ * the CPU and the GPU). Sets sz->nitems, nsplits and nslots,
  * and writes the items and splits when item and split are not NULL (sized
  * by a first call with NULL). Returns -1 when out of memory, else 0. */
-int tfmm_p2p_gpu_items(const tfmm_octree *t, const tfmm_csr *near,
-                       int64_t budget, tfmm_gpu_near_size *sz,
-                       tfmm_gpu_near_item *item, tfmm_gpu_near_split *split);
+int tfmm_p2p_gpu_items(const tfmm_near_view *v, int64_t budget,
+                       tfmm_gpu_near_size *sz, tfmm_gpu_near_item *item,
+                       tfmm_gpu_near_split *split);
 
 /* One launched evaluation. */
 typedef struct tfmm_p2p_gpu_run {

@@ -14,7 +14,7 @@ static const tfmm_stage HYBRID[] = {
     {"combine", tfmm_stage_combine, 0},
 };
 
-const tfmm_schedule TFMM_SCHEDULE_HYBRID = {
+const tfmm_schedule TFMM_STAGES_HYBRID = {
     "hybrid", HYBRID, (int)(sizeof HYBRID / sizeof HYBRID[0])};
 
 /* The same with the tree and its multipoles built on the GPU, before the
@@ -31,7 +31,7 @@ static const tfmm_stage HYBRID_GPU_TREE[] = {
     {"combine", tfmm_stage_combine, 0},
 };
 
-const tfmm_schedule TFMM_SCHEDULE_HYBRID_GPU_TREE = {
+const tfmm_schedule TFMM_STAGES_HYBRID_GPU_TREE = {
     "hybrid", HYBRID_GPU_TREE,
     (int)(sizeof HYBRID_GPU_TREE / sizeof HYBRID_GPU_TREE[0])};
 
@@ -48,9 +48,24 @@ static const tfmm_stage HYBRID_GPU_FAR[] = {
     {"combine", tfmm_stage_combine, 0},
 };
 
-const tfmm_schedule TFMM_SCHEDULE_HYBRID_GPU_FAR = {
+const tfmm_schedule TFMM_STAGES_HYBRID_GPU_FAR = {
     "hybrid", HYBRID_GPU_FAR,
     (int)(sizeof HYBRID_GPU_FAR / sizeof HYBRID_GPU_FAR[0])};
+
+/* Every stage on the GPU, one stream (kernels/pipeline_gpu.h). The far
+ * stage stays when the far field is skipped (near_only): it then zeroes
+ * the far field's sums. */
+static const tfmm_stage GPU[] = {
+    {"gpu_tree", tfmm_stage_gpu_tree, 0},
+    {"gpu_upward", tfmm_stage_gpu_upward, 1},
+    {"gpu_lists", tfmm_stage_gpu_lists, 0},
+    {"gpu_near", tfmm_stage_gpu_near, 0},
+    {"gpu_far", tfmm_stage_gpu_far, 0},
+    {"gpu_finish", tfmm_stage_gpu_finish, 0},
+};
+
+const tfmm_schedule TFMM_STAGES_GPU = {"gpu", GPU,
+                                       (int)(sizeof GPU / sizeof GPU[0])};
 
 tfmm_status tfmm_schedule_run(const tfmm_schedule *s, tfmm_eval *e) {
   int in_far = 0;

@@ -7,7 +7,9 @@
  * `hybrid` with the GPU tree builds the tree and its multipoles on the GPU
  * instead (tfmm_config.tree_device), the rest as before; with the GPU far
  * field (tfmm_config.far_device) the far field runs there too, from the
- * CPU's lists. */
+ * CPU's lists.
+ * `gpu` runs every stage on the GPU, one stream, the lists included
+ * (kernels/pipeline_gpu.h). */
 #ifndef TFMM_SCHEDULE_H
 #define TFMM_SCHEDULE_H
 
@@ -26,9 +28,10 @@ typedef struct tfmm_schedule {
   int count;
 } tfmm_schedule;
 
-extern const tfmm_schedule TFMM_SCHEDULE_HYBRID;
-extern const tfmm_schedule TFMM_SCHEDULE_HYBRID_GPU_TREE;
-extern const tfmm_schedule TFMM_SCHEDULE_HYBRID_GPU_FAR;
+extern const tfmm_schedule TFMM_STAGES_HYBRID;
+extern const tfmm_schedule TFMM_STAGES_HYBRID_GPU_TREE;
+extern const tfmm_schedule TFMM_STAGES_HYBRID_GPU_FAR;
+extern const tfmm_schedule TFMM_STAGES_GPU;
 
 /* Runs every stage of s on e in order; stops at the first failure. */
 tfmm_status tfmm_schedule_run(const tfmm_schedule *s, tfmm_eval *e);

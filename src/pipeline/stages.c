@@ -79,7 +79,7 @@ tfmm_status tfmm_stage_tree_built(tfmm_eval *e, tfmm_status st) {
  * M2P is cheaper only for a single body, where it is also more accurate.
  * (Taking every target of up to (p + 1)^2 bodies by M2P cut the 99th
  * percentile error of a Plummer sphere by 2-30x but cost 5-20x the time.) */
-static const int64_t M2P_BODIES = 1;
+const int64_t TFMM_M2P_BODIES = 1;
 
 /* Replaces a per-cell array of the workspace by a new one (or NULL). */
 static void keep(tfmm_doubles *d, double *v, int64_t count) {
@@ -137,7 +137,7 @@ tfmm_status tfmm_stage_lists(tfmm_eval *e) {
                         soft_term};
   tfmm_status st =
       cfg->method == TFMM_METHOD_FMM
-          ? tfmm_lists_build_fmm(t, &mac, M2P_BODIES, &w->lists, e->err)
+          ? tfmm_lists_build_fmm(t, &mac, TFMM_M2P_BODIES, &w->lists, e->err)
           : tfmm_lists_build_bh(t, &mac, &w->lists, e->err);
   if (st != TFMM_OK)
     return st;

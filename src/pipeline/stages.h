@@ -8,6 +8,19 @@
  *   far_gpu      M2L, L2L, L2P and M2P on the GPU from the lists, the
  *                results copied back (stages_gpu.c)
  *   lists        opening criterion and traversal: M2L, M2P and near lists
+ *
+ * and the gpu schedule's, every one on the GPU on one stream
+ * (kernels/pipeline_gpu.h; stages_gpu.c):
+ *
+ *   gpu_tree     bodies up, the octree (and the coincidence check)
+ *   gpu_upward   P2M and M2M
+ *   gpu_lists    the opening criterion's inputs and the traversal
+ *   gpu_near     the near field's inputs and kernel
+ *   gpu_far      M2L, L2L, L2P and M2P (nothing with near_only)
+ *   gpu_finish   G, far plus near, input order, results down
+ *
+ * and the hybrid schedule's:
+ *
  *   near_launch  the near field enqueued on the GPU (nothing on the CPU)
  *   upward       P2M and M2M
  *   m2l          M2L over the lists (FMM)
@@ -36,6 +49,16 @@ tfmm_status tfmm_stage_downward(tfmm_eval *e);
 tfmm_status tfmm_stage_m2p(tfmm_eval *e);
 tfmm_status tfmm_stage_near_finish(tfmm_eval *e);
 tfmm_status tfmm_stage_combine(tfmm_eval *e);
+tfmm_status tfmm_stage_gpu_tree(tfmm_eval *e);
+tfmm_status tfmm_stage_gpu_upward(tfmm_eval *e);
+tfmm_status tfmm_stage_gpu_lists(tfmm_eval *e);
+tfmm_status tfmm_stage_gpu_near(tfmm_eval *e);
+tfmm_status tfmm_stage_gpu_far(tfmm_eval *e);
+tfmm_status tfmm_stage_gpu_finish(tfmm_eval *e);
+
+/* Targets of at most this many bodies take accepted sources by M2P rather
+ * than M2L (stages.c says why). */
+extern const int64_t TFMM_M2P_BODIES;
 
 /* What both tree stages do once the tree is built (st its status): the
  * statistics, and with eps = 0 the refusal of coincident bodies. */

@@ -2,10 +2,13 @@
  * hybrid schedule (kernels/tree_gpu_hybrid.h): the same tree and the same
  * multipoles as tfmm_stage_tree and tfmm_stage_upward, so the stages
  * after them run unchanged; and the far field on the GPU from the CPU's
- * lists, with the results of the CPU's far-field stages. */
+ * lists, with the results of the CPU's far-field stages. Then the gpu
+ * schedule's stages (kernels/pipeline_gpu.h), which keep everything on
+ * the device. */
 #include "pipeline/stages.h"
 
 #include "farfield/expansion.h"
+#include "internal.h"
 
 tfmm_status tfmm_stage_tree_gpu(tfmm_eval *e) {
   tfmm_workspace *w = e->w;
@@ -73,4 +76,128 @@ tfmm_status tfmm_stage_far_gpu(tfmm_eval *e) {
   e->stats->time[TFMM_PHASE_FAR] = seconds;
   e->stats->far_device = TFMM_DEVICE_GPU;
   return st;
+}
+
+/* ---- The gpu schedule -----------------------------------------------------
+ */
+
+tfmm_status tfmm_stage_gpu_tree(tfmm_eval *e) {
+  tfmm_workspace *w = e->w;
+  tfmm_stats *s = e->stats;
+  tfmm_workspace_clear(w);
+  const tfmm_config *c = e->cfg;
+  const tfmm_tree_gpu_params params = {
+      .leaf_size = e->leaf_size,
+      .max_depth = c->max_depth,
+      .timed = 1,
+      .box = {c->box_min[0], c->box_min[1], c->box_min[2], c->box_size}};
+  tfmm_status st = tfmm_pipeline_gpu_tree(&w->gpu, c->gpu_id, e->n, e->pos,
+                                          e->mass, 0, NULL, &params, e->err);
+  if (st == TFMM_OK &&
+      tfmm_eps_vanishes(c->eps, e->set.precision == TFMM_PRECISION_SINGLE)) {
+    /* Bodies at one point share a key: only then is the tree brought to
+     * the CPU, where tfmm_stage_tree_built names the pair. */
+    int64_t equal = 0;
+    st = tfmm_pipeline_gpu_equal_keys(&w->gpu, &equal, e->err);
+    if (st == TFMM_OK && equal > 0) {
+      st = tfmm_pipeline_gpu_copy_tree(&w->gpu, &w->tree, e->err);
+      st = tfmm_stage_tree_built(e, st);
+    }
+  }
+  s->schedule = TFMM_SCHEDULE_GPU;
+  s->tree_device = s->lists_device = s->near_device = s->far_device =
+      TFMM_DEVICE_GPU;
+  s->leaf_size = e->leaf_size;
+  if (st != TFMM_OK)
+    return st;
+  const tfmm_tree_gpu *t = &w->gpu.base.tree;
+  s->tree_depth = t->depth;
+  s->tree_cells = t->ncells;
+  s->tree_leaves = t->nleaves;
+  s->leaf_mean = (double)t->n / (double)t->nleaves;
+  s->tree_time.keys = 1e-3 * t->times.keys;
+  s->tree_time.sort = 1e-3 * t->times.sort;
+  s->tree_time.permute = 1e-3 * t->times.gather;
+  s->tree_time.build = 1e-3 * t->times.cells;
+  s->tree_time.moments = 1e-3 * t->times.moments;
+  return TFMM_OK;
+}
+
+tfmm_status tfmm_stage_gpu_upward(tfmm_eval *e) {
+  return tfmm_pipeline_gpu_upward(&e->w->gpu, e->set.order, e->err);
+}
+
+tfmm_status tfmm_stage_gpu_lists(tfmm_eval *e) {
+  const tfmm_config *c = e->cfg;
+  const double eps = c->eps;
+  const tfmm_traverse_gpu_params params = {
+      .barnes_hut = c->method == TFMM_METHOD_BH,
+      .mac = c->mac,
+      .theta = e->set.theta,
+      .separation = e->set.separation,
+      .epsilon = e->set.mac_epsilon,
+      .order = e->set.order,
+      .soft_term =
+          c->mac == TFMM_MAC_ERROR && c->softening == TFMM_SOFTENING_PLUMMER
+              ? 1.5 * eps * eps
+              : 0,
+      .eps = eps,
+      .m2p_bodies = TFMM_M2P_BODIES};
+  return tfmm_pipeline_gpu_lists(&e->w->gpu, &params, e->err);
+}
+
+tfmm_status tfmm_stage_gpu_near(tfmm_eval *e) {
+  const tfmm_pair_params pair = {e->cfg->softening, e->cfg->eps,
+                                 e->set.precision};
+  return tfmm_pipeline_gpu_near(&e->w->gpu, &pair, e->pot != NULL,
+                                tfmm_gpu_sm_count(e->gpu), e->err);
+}
+
+tfmm_status tfmm_stage_gpu_far(tfmm_eval *e) {
+  return tfmm_pipeline_gpu_far(&e->w->gpu, e->set.order,
+                               e->cfg->method == TFMM_METHOD_FMM,
+                               !e->cfg->near_only, e->err);
+}
+
+tfmm_status tfmm_stage_gpu_finish(tfmm_eval *e) {
+  tfmm_pipeline_gpu *g = &e->w->gpu;
+  tfmm_stats *s = e->stats;
+  tfmm_pipeline_gpu_times t;
+  double t0 = tfmm_wtime();
+  tfmm_status st = tfmm_pipeline_gpu_finish(g, e->cfg->G, e->acc, e->pot, 0,
+                                            NULL, &t, e->err);
+  if (st != TFMM_OK)
+    return st;
+  if (g->first_nonfinite >= 0)
+    return tfmm_error_set(e->err, TFMM_ERR_NONFINITE,
+                          "body %lld: force is not finite (bodies nearly "
+                          "coincident with eps = 0?)",
+                          (long long)g->first_nonfinite);
+  /* The stages' device times (CUDA events, milliseconds); the copy of the
+   * results is the wait after the last event. */
+  s->time[TFMM_PHASE_UPLOAD] = 1e-3 * t.upload;
+  s->time[TFMM_PHASE_TREE] = 1e-3 * t.tree;
+  s->time[TFMM_PHASE_UPWARD] = 1e-3 * t.upward;
+  s->time[TFMM_PHASE_LISTS] = 1e-3 * t.lists;
+  s->time[TFMM_PHASE_NEAR] = 1e-3 * t.near;
+  s->time[TFMM_PHASE_FAR] = 1e-3 * t.far;
+  s->time[TFMM_PHASE_FINISH] = 1e-3 * t.finish;
+  s->time[TFMM_PHASE_DOWNLOAD] = tfmm_wtime() - t0 - 1e-3 * t.finish;
+  if (s->time[TFMM_PHASE_DOWNLOAD] < 0)
+    s->time[TFMM_PHASE_DOWNLOAD] = 0;
+  s->near_time = s->near_kernel_time = 1e-3 * t.near;
+  s->far_time = 1e-3 * (t.upward + t.far);
+  s->overlap = 0;
+  const tfmm_traverse_gpu_lists *l = &g->lists.lists;
+  s->interactions = l->near_interactions;
+  if (s->near_kernel_time > 0)
+    s->near_rate = s->interactions / s->near_kernel_time;
+  s->m2l = e->cfg->near_only || e->cfg->method != TFMM_METHOD_FMM
+               ? 0
+               : (double)l->m2l_count;
+  s->m2p = e->cfg->near_only ? 0 : l->m2p_evaluations;
+  s->leaf_min = g->leaf_min;
+  s->leaf_max = g->leaf_max;
+  e->counted = 1;
+  return TFMM_OK;
 }

@@ -9,6 +9,7 @@
 #ifndef TFMM_WORKSPACE_H
 #define TFMM_WORKSPACE_H
 
+#include "pipeline_gpu.h"
 #include "tree/lists.h"
 #include "tree/octree.h"
 #include "tree_gpu_hybrid.h"
@@ -30,6 +31,7 @@ typedef struct tfmm_workspace {
   tfmm_doubles far_phi, far_g; /* Phi and grad Phi, sorted order */
   tfmm_doubles near_a, near_p; /* the CPU near field's results */
   tfmm_tree_gpu_hybrid gpu_tree; /* device buffers of the tree on the GPU */
+  tfmm_pipeline_gpu gpu;         /* the gpu schedule's device buffers */
 } tfmm_workspace;
 
 /* At least count doubles in d (contents not kept when it grows); 0, or -1

@@ -2,15 +2,15 @@
 
 #include "team.h"
 
+#include "tree/mac_rule.h"
+
 #include <math.h>
 #include <stdlib.h>
 
-/* The walk's opening angle: monopoles at theta 0.5 are within a few per
- * cent, enough for an error budget. */
-static const double ESTIMATE_THETA = 0.5;
-
 /* |field| at the centre of mass of `leaf` from every other body, by a
- * monopole walk; stack holds at least 8 * (depth + 1) cells. */
+ * monopole walk (the opening angle TFMM_ESTIMATE_THETA: monopoles at 0.5
+ * are within a few per cent, enough for an error budget); stack holds at least
+ * 8 * (depth + 1) cells. */
 static double leaf_field(const tfmm_octree *t, int32_t leaf, double eps2,
                          int32_t *stack) {
   const double *x = t->cells[leaf].center;
@@ -25,20 +25,12 @@ static double leaf_field(const tfmm_octree *t, int32_t leaf, double eps2,
     double dx = B->center[0] - x[0], dy = B->center[1] - x[1],
            dz = B->center[2] - x[2];
     double d2 = dx * dx + dy * dy + dz * dz;
-    int whole = B->child_count == 0 ||
-                B->radius * B->radius < ESTIMATE_THETA * ESTIMATE_THETA * d2;
-    if (!whole) {
+    if (!tfmm_estimate_whole(B->child_count == 0, B->radius, d2)) {
       for (int32_t j = 0; j < B->child_count; j++)
         stack[top++] = B->child_begin + j;
       continue;
     }
-    double r2 = d2 + eps2;
-    if (r2 > 0) {
-      double inv = 1 / sqrt(r2), f = B->mass * inv * inv * inv;
-      g[0] += f * dx;
-      g[1] += f * dy;
-      g[2] += f * dz;
-    }
+    tfmm_estimate_add(g, B->mass, dx, dy, dz, d2, eps2);
   }
   return sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]);
 }

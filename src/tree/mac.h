@@ -33,9 +33,8 @@
 #ifndef TFMM_MAC_H
 #define TFMM_MAC_H
 
+#include "tree/mac_rule.h"
 #include "tree/octree.h"
-
-#include <math.h>
 
 typedef struct tfmm_mac {
   double theta;            /* the root's (and, geometric, every cell's) */
@@ -48,41 +47,24 @@ typedef struct tfmm_mac {
   double soft_term;    /* 3/2 eps^2 with Plummer softening, else 0 */
 } tfmm_mac;
 
-/* The force error bound of a series of order p about centres rho = r_A +
- * r_B apart at distance d, q = rho / d < 1: M q^(p+1) / (d - rho)^2. */
-static inline double tfmm_mac_series_error(double mass, double q, double gap,
-                                           int p) {
-  double qp = q;
-  for (int k = 0; k < p; k++)
-    qp *= q;
-  return mass * qp / (gap * gap);
+/* The rule's scalars of m. */
+static inline tfmm_mac_rule tfmm_mac_rule_of(const tfmm_mac *m) {
+  const tfmm_mac_rule r = {.separation = m->separation,
+                           .error = m->accel != NULL,
+                           .epsilon = m->epsilon,
+                           .order = m->order,
+                           .soft_term = m->soft_term};
+  return r;
 }
 
 static inline int tfmm_mac_accept(const tfmm_mac *m, const tfmm_cell *a,
                                   int32_t a_index, const tfmm_cell *b,
                                   int32_t b_index) {
-  double dx = a->center[0] - b->center[0];
-  double dy = a->center[1] - b->center[1];
-  double dz = a->center[2] - b->center[2];
-  double r = a->radius + b->radius;
-  double theta = m->theta_src != NULL ? m->theta_src[b_index] : m->theta;
-  double d2 = dx * dx + dy * dy + dz * dz;
-  /* Squared, so that no square root is taken per test; r < theta d with
-   * both sides non-negative. */
-  if (!(r * r < theta * theta * d2))
-    return 0;
-  if (m->separation > 0) {
-    double reach = r + m->separation; /* d >= r + s */
-    if (!(reach * reach <= d2))
-      return 0;
-  }
-  if (m->accel == NULL)
-    return 1;
-  double d = sqrt(d2), gap = d - r; /* > 0: r < theta d */
-  double e = tfmm_mac_series_error(b->mass, r / d, gap, m->order);
-  if (m->soft_term > 0)
-    e += m->soft_term * b->mass / (gap * gap * gap * gap);
-  return e < m->epsilon * m->accel[a_index];
+  const tfmm_mac_rule rule = tfmm_mac_rule_of(m);
+  return tfmm_mac_rule_accept(
+      &rule, a->center, a->radius, m->accel != NULL ? m->accel[a_index] : 0,
+      b->center, b->radius, b->mass,
+      m->theta_src != NULL ? m->theta_src[b_index] : m->theta);
 }
 
 /* theta_B of the mass criterion for every cell of t: theta(M) >= theta0

@@ -1,0 +1,707 @@
+/* The gpu schedule's evaluation (pipeline_gpu.h): the stages' glue on the
+ * device. Built with --fmad=false: the bodies' offsets from their leaf and
+ * the final sums round as the hybrid schedule's do on the CPU. */
+#include "pipeline_gpu.h"
+
+#include "device_buffer.cuh"
+#include "farfield_gpu.h"
+#include "gpu.h"
+#include "nearfield/near_items.h"
+#include "upward_gpu.h"
+
+#include <cub/device/device_scan.cuh>
+#include <cuda_runtime.h>
+
+#include <new>
+#include <stdint.h>
+#include <string.h>
+
+namespace {
+
+constexpr int THREADS = 256;
+
+tfmm_status cuda_fail(tfmm_error *err, cudaError_t code, const char *call,
+                      int line) {
+  cudaGetLastError(); /* clear a non-sticky error */
+  tfmm_status st =
+      code == cudaErrorMemoryAllocation ? TFMM_ERR_NO_MEMORY : TFMM_ERR_CUDA;
+  return tfmm_error_set(
+      err, st, "gpu schedule: CUDA error %d (%s) in %s at %s:%d", (int)code,
+      cudaGetErrorString(code), call, __FILE__, line);
+}
+
+#define TRY(call)                                                              \
+  do {                                                                         \
+    cudaError_t code_ = (call);                                                \
+    if (code_ != cudaSuccess)                                                  \
+      return cuda_fail(err, code_, #call, __LINE__);                           \
+  } while (0)
+
+#define CHECK(call)                                                            \
+  do {                                                                         \
+    tfmm_status st_ = (call);                                                  \
+    if (st_ != TFMM_OK)                                                        \
+      return st_;                                                              \
+  } while (0)
+
+unsigned blocks(int64_t count) {
+  return (unsigned)((count + THREADS - 1) / THREADS);
+}
+
+/* ---- Checks ----------------------------------------------------------------
+ */
+
+/* The lowest index of a body with a position not finite (first) or a mass
+ * not finite and positive (second), as tfmm_bodies_check tests. */
+__global__ void first_invalid(int64_t n, const double *pos, const double *mass,
+                              unsigned long long *bad) {
+  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (i >= n)
+    return;
+  if (!isfinite(pos[3 * i]) || !isfinite(pos[3 * i + 1]) ||
+      !isfinite(pos[3 * i + 2]))
+    atomicMin(&bad[0], (unsigned long long)i);
+  if (!isfinite(mass[i]) || !(mass[i] > 0))
+    atomicMin(&bad[1], (unsigned long long)i);
+}
+
+__global__ void equal_neighbours(int64_t n, const uint64_t *keys,
+                                 unsigned long long *count) {
+  int64_t k = 1 + blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (k < n && keys[k] == keys[k - 1])
+    atomicAdd(count, 1ull);
+}
+
+/* ---- The near field's inputs ----------------------------------------------
+ */
+
+/* Leaf k (one block): its centre and first body, and its bodies relative
+ * to the centre in the precision T of the sums (p2p_gpu.c's pack). */
+template <class T>
+__global__ void
+pack_leaves(int64_t nleaves, const int32_t *leaves, const double *center,
+            const int32_t *body_begin, const int32_t *body_end,
+            const double *pos, const double *mass, int64_t n, T *body,
+            double *centre, int32_t *leaf_begin, int32_t *position) {
+  const int64_t k = blockIdx.x;
+  const int32_t c = leaves[k];
+  const double cx = center[3 * (int64_t)c], cy = center[3 * (int64_t)c + 1],
+               cz = center[3 * (int64_t)c + 2];
+  if (threadIdx.x == 0) {
+    centre[3 * k] = cx;
+    centre[3 * k + 1] = cy;
+    centre[3 * k + 2] = cz;
+    leaf_begin[k] = body_begin[c];
+    position[c] = (int32_t)k;
+    if (k == nleaves - 1)
+      leaf_begin[nleaves] = (int32_t)n;
+  }
+  for (int64_t b = body_begin[c] + threadIdx.x; b < body_end[c];
+       b += blockDim.x) {
+    body[4 * b] = (T)(pos[3 * b] - cx);
+    body[4 * b + 1] = (T)(pos[3 * b + 1] - cy);
+    body[4 * b + 2] = (T)(pos[3 * b + 2] - cz);
+    body[4 * b + 3] = (T)mass[b];
+  }
+}
+
+/* Entries as leaf positions, and each entry's bodies. */
+__global__ void entries_as_leaves(int64_t nentries, const int32_t *index,
+                                  const int32_t *position,
+                                  const int32_t *body_begin,
+                                  const int32_t *body_end, int32_t *list_leaf,
+                                  int32_t *entry_bodies) {
+  int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (e >= nentries)
+    return;
+  const int32_t c = index[e];
+  list_leaf[e] = position[c];
+  entry_bodies[e] = body_end[c] - body_begin[c];
+}
+
+/* The source bodies of leaf k's whole list, summed by the warp (every
+ * lane gets the sum); the leaf's bodies and chunks in *bodies, *chunks. */
+__device__ int64_t list_bodies(const tfmm_near_view &v, int64_t k, int lane,
+                               int64_t *bodies, int64_t *chunks) {
+  int64_t sum = 0;
+  for (int64_t e = v.offset[k] + lane; e < v.offset[k + 1]; e += 32)
+    sum += v.entry_bodies[e];
+  for (int d = 16; d > 0; d /= 2)
+    sum += __shfl_xor_sync(0xffffffffu, sum, d);
+  *bodies = v.leaf_begin[k + 1] - v.leaf_begin[k];
+  *chunks = tfmm_near_chunks(*bodies);
+  return sum;
+}
+
+/* Whether no chunk of the leaf has its list cut (near_items.h's rule):
+ * its largest chunk times the list's source bodies within the budget, or
+ * a list of at most one entry. Then the leaf has one item a chunk. */
+__device__ bool uncut(const tfmm_near_view &v, int64_t k, int64_t budget,
+                      int64_t sources, int64_t bodies, int64_t chunks) {
+  const int64_t largest = (bodies + chunks - 1) / chunks;
+  return largest * sources <= budget || v.offset[k + 1] - v.offset[k] <= 1;
+}
+
+/* One warp a leaf: its items, splits and slots counted (count[k];
+ * count[nleaves] = 0 for the scans), and the least and most bodies of a
+ * leaf. The common leaf, no list cut, is counted by the warp; one whose
+ * list is cut walks it on one lane (tfmm_near_leaf_items). */
+__global__ void count_items(tfmm_near_view v, int64_t budget, int64_t *items,
+                            int64_t *splits, int64_t *slots,
+                            unsigned long long *occupancy) {
+  const int64_t k = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x % 32;
+  if (k > v.nleaves)
+    return;
+  tfmm_near_span n = {0, 0, 0};
+  if (k < v.nleaves) {
+    int64_t bodies, chunks;
+    const int64_t sources = list_bodies(v, k, lane, &bodies, &chunks);
+    if (lane != 0)
+      return;
+    atomicMin(&occupancy[0], (unsigned long long)bodies);
+    atomicMax(&occupancy[1], (unsigned long long)bodies);
+    if (uncut(v, k, budget, sources, bodies, chunks)) {
+      n.items = chunks;
+    } else {
+      const tfmm_near_span zero = {0, 0, 0};
+      tfmm_near_leaf_items(&v, k, budget, &zero, &n, nullptr, nullptr);
+    }
+  }
+  if (lane == 0) {
+    items[k] = n.items;
+    splits[k] = n.splits;
+    slots[k] = n.slots;
+  }
+}
+
+/* One warp a leaf: its items (and splits) written where the scans put
+ * them; the same items as tfmm_near_leaf_items writes. */
+__global__ void write_items(tfmm_near_view v, int64_t budget,
+                            const int64_t *items, const int64_t *splits,
+                            const int64_t *slots, tfmm_gpu_near_item *item,
+                            tfmm_gpu_near_split *split) {
+  const int64_t k = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x % 32;
+  if (k >= v.nleaves)
+    return;
+  int64_t bodies, chunks;
+  const int64_t sources = list_bodies(v, k, lane, &bodies, &chunks);
+  if (uncut(v, k, budget, sources, bodies, chunks)) {
+    const int64_t begin = v.leaf_begin[k];
+    for (int64_t j = lane; j < chunks; j += 32) {
+      const int64_t lo = bodies * j / chunks, hi = bodies * (j + 1) / chunks;
+      tfmm_gpu_near_item *x = &item[items[k] + j];
+      x->leaf = (int32_t)k;
+      x->first = (int32_t)(begin + lo);
+      x->count = (int32_t)(hi - lo);
+      x->width = tfmm_near_width(hi - lo);
+      x->entry_begin = (int32_t)v.offset[k];
+      x->entry_end = (int32_t)v.offset[k + 1];
+      x->slot = -1;
+      x->unused = 0;
+    }
+  } else if (lane == 0) {
+    const tfmm_near_span at = {items[k], splits[k], slots[k]};
+    tfmm_near_span n;
+    tfmm_near_leaf_items(&v, k, budget, &at, &n, item, split);
+  }
+}
+
+/* ---- The sum ------------------------------------------------------------ */
+
+/* The lowest input index whose results are not finite goes to *bad. */
+template <class T>
+__global__ void combine(int64_t n, const int32_t *order, double G,
+                        const double *far_phi, const double *far_g,
+                        const T *near, double *acc, double *pot,
+                        unsigned long long *bad) {
+  int64_t k = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (k >= n)
+    return;
+  const int64_t i = order[k];
+  int finite = 1;
+  for (int d = 0; d < 3; d++) {
+    const double a = G * (far_g[3 * k + d] + (double)near[4 * k + d]);
+    acc[3 * i + d] = a;
+    finite &= isfinite(a);
+  }
+  if (pot != nullptr) {
+    const double p = G * ((double)near[4 * k + 3] - far_phi[k]);
+    pot[i] = p;
+    finite &= isfinite(p);
+  }
+  if (!finite)
+    atomicMin(bad, (unsigned long long)i);
+}
+
+} // namespace
+
+/* ---- The state ------------------------------------------------------------
+ */
+
+struct tfmm_pipeline_gpu_state {
+  enum {
+    BODY, /* the near field's */
+    CENTRE,
+    LEAF_BEGIN,
+    POSITION,
+    LIST_LEAF,
+    ENTRY_BODIES,
+    ITEMS, /* the counts, then their scans: three arrays of nleaves + 1 */
+    ITEM,
+    SPLIT,
+    NEAR_OUT,
+    NEAR_WORK,
+    SCAN_TEMP,
+    FAR_L,
+    FAR_BODIES, /* phi (n), then grad (3n) */
+    RESULT,     /* acc (3n), then pot (n): the device's outputs */
+    CHECKS,     /* two first-invalid indices, equal keys, leaf min, max */
+    BUFFERS
+  };
+  tfmm_device_buffer buf[BUFFERS];
+  unsigned long long *host = nullptr; /* pinned: CHECKS copied back */
+  enum { CHECK_VALUES = 5 };
+  int64_t *host_totals = nullptr; /* pinned: the item totals */
+  enum { EV_START, EV_TREE, EV_UPWARD, EV_LISTS, EV_NEAR, EV_FAR, EV_END, EVS };
+  cudaEvent_t ev[EVS] = {};
+  int recorded[EVS] = {};
+  double upload_ms = 0;
+  tfmm_gpu_near_size near_size{};
+  tfmm_precision precision = TFMM_PRECISION_SINGLE;
+  int potential = 0;
+};
+
+namespace {
+
+using State = tfmm_pipeline_gpu_state;
+
+template <class T> T *at(State *s, int k) { return (T *)s->buf[k].p; }
+
+tfmm_status reserve(State *s, int k, size_t bytes, tfmm_error *err) {
+  TRY(tfmm_device_buffer_reserve(&s->buf[k], bytes > 0 ? bytes : 1));
+  return TFMM_OK;
+}
+
+cudaStream_t stream_of(tfmm_pipeline_gpu *pl) {
+  return (cudaStream_t)pl->base.stream;
+}
+
+tfmm_status mark(tfmm_pipeline_gpu *pl, int k, tfmm_error *err) {
+  State *s = pl->state;
+  TRY(cudaEventRecord(s->ev[k], stream_of(pl)));
+  s->recorded[k] = 1;
+  return TFMM_OK;
+}
+
+tfmm_status make_state(tfmm_pipeline_gpu *pl, tfmm_error *err) {
+  if (pl->state != nullptr)
+    return TFMM_OK;
+  State *s = new (std::nothrow) State();
+  if (s == nullptr)
+    return tfmm_error_set(err, TFMM_ERR_NO_MEMORY,
+                          "no memory for the gpu schedule's state");
+  pl->state = s;
+  TRY(cudaMallocHost((void **)&s->host, State::CHECK_VALUES * sizeof *s->host));
+  TRY(cudaMallocHost((void **)&s->host_totals, 3 * sizeof *s->host_totals));
+  for (int k = 0; k < State::EVS; k++)
+    TRY(cudaEventCreate(&s->ev[k]));
+  return TFMM_OK;
+}
+
+/* Runs f(pl, err) with the pipeline's device current. */
+template <class F>
+tfmm_status entered(tfmm_pipeline_gpu *pl, int device, tfmm_error *err, F f) {
+  int previous = -1;
+  tfmm_status st =
+      tfmm_tree_gpu_hybrid_enter(&pl->base, device, &previous, err);
+  if (st == TFMM_OK)
+    st = make_state(pl, err);
+  if (st == TFMM_OK)
+    st = f();
+  return tfmm_tree_gpu_hybrid_leave(previous, st);
+}
+
+tfmm_status built(tfmm_pipeline_gpu *pl, tfmm_error *err) {
+  if (pl == nullptr || pl->base.stream == nullptr || pl->state == nullptr ||
+      pl->base.tree.ncells < 1)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "gpu schedule: no tree built");
+  return TFMM_OK;
+}
+
+tfmm_status check_device_bodies(tfmm_pipeline_gpu *pl, size_t n,
+                                const double *pos, const double *mass,
+                                tfmm_error *err) {
+  State *s = pl->state;
+  cudaStream_t st = stream_of(pl);
+  CHECK(reserve(s, State::CHECKS,
+                State::CHECK_VALUES * sizeof(unsigned long long), err));
+  unsigned long long *bad = at<unsigned long long>(s, State::CHECKS);
+  TRY(cudaMemsetAsync(bad, 0xff, 2 * sizeof *bad, st));
+  first_invalid<<<blocks((int64_t)n), THREADS, 0, st>>>((int64_t)n, pos, mass,
+                                                        bad);
+  TRY(cudaGetLastError());
+  TRY(cudaMemcpyAsync(s->host, bad, 2 * sizeof *bad, cudaMemcpyDeviceToHost,
+                      st));
+  TRY(cudaStreamSynchronize(st));
+  const unsigned long long first =
+      s->host[0] < s->host[1] ? s->host[0] : s->host[1];
+  if (first == ~0ull)
+    return TFMM_OK;
+  double x[4];
+  TRY(cudaMemcpy(x, pos + 3 * first, 3 * sizeof(double),
+                 cudaMemcpyDeviceToHost));
+  TRY(cudaMemcpy(x + 3, mass + first, sizeof(double), cudaMemcpyDeviceToHost));
+  if (first == s->host[0])
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "body %llu: position (%g, %g, %g) is not finite",
+                          first, x[0], x[1], x[2]);
+  return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                        "body %llu: mass %g is not finite and positive", first,
+                        x[3]);
+}
+
+tfmm_status tree(tfmm_pipeline_gpu *pl, size_t n, const double *pos,
+                 const double *mass, int on_device, void *after,
+                 const tfmm_tree_gpu_params *params, tfmm_error *err) {
+  State *s = pl->state;
+  for (int k = 0; k < State::EVS; k++)
+    s->recorded[k] = 0;
+  if (on_device) {
+    /* The caller's work on the bodies comes first. */
+    TRY(cudaStreamSynchronize((cudaStream_t)after));
+    CHECK(check_device_bodies(pl, n, pos, mass, err));
+  }
+  CHECK(mark(pl, State::EV_START, err));
+  tfmm_tree_gpu_hybrid_times times;
+  memset(&pl->base.tree, 0, sizeof pl->base.tree);
+  CHECK(tfmm_tree_gpu_hybrid_build(&pl->base, pl->base.device, n, pos, mass,
+                                   params, nullptr, &times, err));
+  s->upload_ms = 1e3 * times.upload;
+  return mark(pl, State::EV_TREE, err);
+}
+
+tfmm_status near(tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair,
+                 int potential, int sm_count, tfmm_error *err) {
+  State *s = pl->state;
+  const tfmm_tree_gpu *t = &pl->base.tree;
+  const tfmm_traverse_gpu_lists *l = &pl->lists.lists;
+  cudaStream_t st = stream_of(pl);
+  const int64_t n = (int64_t)t->n, nleaves = t->nleaves;
+  const int64_t nentries = l->near_count;
+  const int f64 = pair->precision == TFMM_PRECISION_DOUBLE;
+  const size_t real = f64 ? sizeof(double) : sizeof(float);
+  CHECK(reserve(s, State::BODY, 4 * n * real, err));
+  CHECK(reserve(s, State::CENTRE, 3 * nleaves * sizeof(double), err));
+  CHECK(reserve(s, State::LEAF_BEGIN, (nleaves + 1) * sizeof(int32_t), err));
+  CHECK(reserve(s, State::POSITION, t->ncells * sizeof(int32_t), err));
+  CHECK(reserve(s, State::LIST_LEAF, nentries * sizeof(int32_t), err));
+  CHECK(reserve(s, State::ENTRY_BODIES, nentries * sizeof(int32_t), err));
+  CHECK(reserve(s, State::ITEMS, 6 * (nleaves + 1) * sizeof(int64_t), err));
+  CHECK(reserve(s, State::NEAR_OUT, 4 * n * real, err));
+  const double *d_pos = (const double *)pl->base.tree.d_pos;
+  const double *d_mass = (const double *)pl->base.tree.d_mass;
+  if (f64)
+    pack_leaves<double><<<(unsigned)nleaves, 64, 0, st>>>(
+        nleaves, t->d_leaves, t->d_center, t->d_body_begin, t->d_body_end,
+        d_pos, d_mass, n, at<double>(s, State::BODY),
+        at<double>(s, State::CENTRE), at<int32_t>(s, State::LEAF_BEGIN),
+        at<int32_t>(s, State::POSITION));
+  else
+    pack_leaves<float><<<(unsigned)nleaves, 64, 0, st>>>(
+        nleaves, t->d_leaves, t->d_center, t->d_body_begin, t->d_body_end,
+        d_pos, d_mass, n, at<float>(s, State::BODY),
+        at<double>(s, State::CENTRE), at<int32_t>(s, State::LEAF_BEGIN),
+        at<int32_t>(s, State::POSITION));
+  TRY(cudaGetLastError());
+  if (nentries > 0) {
+    entries_as_leaves<<<blocks(nentries), THREADS, 0, st>>>(
+        nentries, l->near.index, at<int32_t>(s, State::POSITION),
+        t->d_body_begin, t->d_body_end, at<int32_t>(s, State::LIST_LEAF),
+        at<int32_t>(s, State::ENTRY_BODIES));
+    TRY(cudaGetLastError());
+  }
+  const tfmm_near_view view = {nleaves, at<int32_t>(s, State::LEAF_BEGIN),
+                               l->near.offset, at<int32_t>(s, State::LIST_LEAF),
+                               at<int32_t>(s, State::ENTRY_BODIES)};
+  const int64_t budget = tfmm_near_budget(l->near_interactions, sm_count);
+  int64_t *counts = at<int64_t>(s, State::ITEMS);
+  int64_t *starts = counts + 3 * (nleaves + 1);
+  const int64_t m = nleaves + 1;
+  CHECK(reserve(s, State::CHECKS,
+                State::CHECK_VALUES * sizeof(unsigned long long), err));
+  unsigned long long *occupancy = at<unsigned long long>(s, State::CHECKS) + 3;
+  TRY(cudaMemsetAsync(occupancy, 0xff, sizeof *occupancy, st));
+  TRY(cudaMemsetAsync(occupancy + 1, 0, sizeof *occupancy, st));
+  count_items<<<blocks(32 * m), THREADS, 0, st>>>(
+      view, budget, counts, counts + m, counts + 2 * m, occupancy);
+  TRY(cudaGetLastError());
+  size_t bytes = 0;
+  TRY(cub::DeviceScan::ExclusiveSum(nullptr, bytes, counts, starts, (int)m,
+                                    st));
+  CHECK(reserve(s, State::SCAN_TEMP, bytes, err));
+  for (int k = 0; k < 3; k++)
+    TRY(cub::DeviceScan::ExclusiveSum(s->buf[State::SCAN_TEMP].p, bytes,
+                                      counts + k * m, starts + k * m, (int)m,
+                                      st));
+  for (int k = 0; k < 3; k++)
+    TRY(cudaMemcpyAsync(s->host_totals + k, starts + k * m + nleaves,
+                        sizeof(int64_t), cudaMemcpyDeviceToHost, st));
+  TRY(cudaMemcpyAsync(s->host + 3, occupancy, 2 * sizeof *occupancy,
+                      cudaMemcpyDeviceToHost, st));
+  TRY(cudaStreamSynchronize(st));
+  pl->leaf_min = (int64_t)s->host[3];
+  pl->leaf_max = (int64_t)s->host[4];
+  tfmm_gpu_near_size *sz = &s->near_size;
+  *sz = tfmm_gpu_near_size{
+      (size_t)n,         nleaves,           nentries,       s->host_totals[0],
+      s->host_totals[1], s->host_totals[2], pair->precision};
+  if (sz->nitems > INT32_MAX || sz->nslots > INT32_MAX)
+    return tfmm_error_set(err, TFMM_ERR_UNSUPPORTED,
+                          "near field: %lld list entries and %lld work items; "
+                          "the GPU kernel takes at most 2^31 - 1 (use a "
+                          "larger leaf size)",
+                          (long long)nentries, (long long)sz->nitems);
+  CHECK(reserve(s, State::ITEM, sz->nitems * sizeof(tfmm_gpu_near_item), err));
+  CHECK(
+      reserve(s, State::SPLIT, sz->nsplits * sizeof(tfmm_gpu_near_split), err));
+  write_items<<<blocks(32 * nleaves), THREADS, 0, st>>>(
+      view, budget, starts, starts + m, starts + 2 * m,
+      at<tfmm_gpu_near_item>(s, State::ITEM),
+      at<tfmm_gpu_near_split>(s, State::SPLIT));
+  TRY(cudaGetLastError());
+  const tfmm_gpu_near_device arrays = {s->buf[State::BODY].p,
+                                       at<double>(s, State::CENTRE),
+                                       at<int32_t>(s, State::LEAF_BEGIN),
+                                       at<int32_t>(s, State::LIST_LEAF),
+                                       at<tfmm_gpu_near_item>(s, State::ITEM),
+                                       at<tfmm_gpu_near_split>(s, State::SPLIT),
+                                       s->buf[State::NEAR_OUT].p};
+  bytes = 0;
+  CHECK(tfmm_gpu_near_device_run(nullptr, &bytes, sz, &arrays, pair, potential,
+                                 st, err));
+  CHECK(reserve(s, State::NEAR_WORK, bytes, err));
+  bytes = s->buf[State::NEAR_WORK].bytes;
+  CHECK(tfmm_gpu_near_device_run(s->buf[State::NEAR_WORK].p, &bytes, sz,
+                                 &arrays, pair, potential, st, err));
+  s->precision = pair->precision;
+  s->potential = potential;
+  return mark(pl, State::EV_NEAR, err);
+}
+
+tfmm_status far(tfmm_pipeline_gpu *pl, int p, int fmm, int far_on,
+                tfmm_error *err) {
+  State *s = pl->state;
+  const tfmm_tree_gpu *t = &pl->base.tree;
+  const tfmm_traverse_gpu_lists *l = &pl->lists.lists;
+  cudaStream_t st = stream_of(pl);
+  const size_t n = t->n;
+  CHECK(reserve(s, State::FAR_BODIES, 4 * n * sizeof(double), err));
+  double *phi = at<double>(s, State::FAR_BODIES), *grad = phi + n;
+  if (!far_on || !fmm) /* M2P adds; no far field is zero */
+    TRY(cudaMemsetAsync(phi, 0, 4 * n * sizeof(double), st));
+  if (far_on && fmm) {
+    const size_t size = (size_t)(p + 1) * (size_t)(p + 2);
+    CHECK(reserve(s, State::FAR_L, t->ncells * size * sizeof(double), err));
+    double *L = at<double>(s, State::FAR_L);
+    CHECK(tfmm_farfield_gpu_m2l(t, &l->m2l, p, pl->base.d_M, L, st, err));
+    CHECK(tfmm_farfield_gpu_downward(t, p, L, phi, grad, st, err));
+  }
+  if (far_on)
+    CHECK(
+        tfmm_farfield_gpu_m2p(t, &l->m2p, p, pl->base.d_M, phi, grad, st, err));
+  return mark(pl, State::EV_FAR, err);
+}
+
+double elapsed(State *s, int a, int b) {
+  float ms = 0;
+  if (!s->recorded[a] || !s->recorded[b] ||
+      cudaEventElapsedTime(&ms, s->ev[a], s->ev[b]) != cudaSuccess)
+    return 0;
+  return ms;
+}
+
+tfmm_status finish(tfmm_pipeline_gpu *pl, double G, double *acc, double *pot,
+                   int on_device, void *caller, tfmm_pipeline_gpu_times *times,
+                   tfmm_error *err) {
+  State *s = pl->state;
+  const tfmm_tree_gpu *t = &pl->base.tree;
+  cudaStream_t st = stream_of(pl);
+  const int64_t n = (int64_t)t->n;
+  if (!s->recorded[State::EV_NEAR] || !s->recorded[State::EV_FAR])
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "gpu schedule: the near or far field was not run");
+  double *d_acc = acc, *d_pot = pot;
+  if (!on_device) {
+    CHECK(reserve(s, State::RESULT, 4 * n * sizeof(double), err));
+    d_acc = at<double>(s, State::RESULT);
+    d_pot = pot != nullptr ? d_acc + 3 * n : nullptr;
+  }
+  if (!s->potential)
+    d_pot = nullptr;
+  const double *phi = at<double>(s, State::FAR_BODIES), *grad = phi + n;
+  CHECK(reserve(s, State::CHECKS,
+                State::CHECK_VALUES * sizeof(unsigned long long), err));
+  unsigned long long *bad = at<unsigned long long>(s, State::CHECKS);
+  TRY(cudaMemsetAsync(bad, 0xff, sizeof *bad, st));
+  if (s->precision == TFMM_PRECISION_DOUBLE)
+    combine<double><<<blocks(n), THREADS, 0, st>>>(
+        n, t->d_order, G, phi, grad, at<double>(s, State::NEAR_OUT), d_acc,
+        d_pot, bad);
+  else
+    combine<float><<<blocks(n), THREADS, 0, st>>>(n, t->d_order, G, phi, grad,
+                                                  at<float>(s, State::NEAR_OUT),
+                                                  d_acc, d_pot, bad);
+  TRY(cudaGetLastError());
+  TRY(cudaMemcpyAsync(s->host, bad, sizeof *bad, cudaMemcpyDeviceToHost, st));
+  CHECK(mark(pl, State::EV_END, err));
+  if (!on_device) {
+    TRY(cudaMemcpyAsync(acc, d_acc, 3 * n * sizeof(double),
+                        cudaMemcpyDeviceToHost, st));
+    if (pot != nullptr && d_pot != nullptr)
+      TRY(cudaMemcpyAsync(pot, d_pot, n * sizeof(double),
+                          cudaMemcpyDeviceToHost, st));
+  }
+  TRY(cudaStreamSynchronize(st));
+  (void)caller; /* the work is done: the caller's stream may go on */
+  pl->first_nonfinite = s->host[0] == ~0ull ? -1 : (int64_t)s->host[0];
+  if (times != nullptr) {
+    *times = tfmm_pipeline_gpu_times{};
+    times->upload = s->upload_ms;
+    times->tree = elapsed(s, State::EV_START, State::EV_TREE);
+    times->upward = elapsed(s, State::EV_TREE, State::EV_UPWARD);
+    times->lists = elapsed(s, State::EV_UPWARD, State::EV_LISTS);
+    times->near = elapsed(s, State::EV_LISTS, State::EV_NEAR);
+    times->far = elapsed(s, State::EV_NEAR, State::EV_FAR);
+    times->finish = elapsed(s, State::EV_FAR, State::EV_END);
+  }
+  return TFMM_OK;
+}
+
+} // namespace
+
+extern "C" tfmm_status
+tfmm_pipeline_gpu_tree(tfmm_pipeline_gpu *pl, int device, size_t n,
+                       const double *pos, const double *mass, int on_device,
+                       void *after, const tfmm_tree_gpu_params *params,
+                       tfmm_error *err) {
+  if (pl == nullptr)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "gpu schedule: the state is NULL");
+  return entered(pl, device, err, [&] {
+    return tree(pl, n, pos, mass, on_device, after, params, err);
+  });
+}
+
+extern "C" tfmm_status tfmm_pipeline_gpu_equal_keys(tfmm_pipeline_gpu *pl,
+                                                    int64_t *count,
+                                                    tfmm_error *err) {
+  CHECK(built(pl, err));
+  return entered(pl, pl->base.device, err, [&]() -> tfmm_status {
+    State *s = pl->state;
+    cudaStream_t st = stream_of(pl);
+    CHECK(reserve(s, State::CHECKS,
+                  State::CHECK_VALUES * sizeof(unsigned long long), err));
+    unsigned long long *c = at<unsigned long long>(s, State::CHECKS) + 2;
+    TRY(cudaMemsetAsync(c, 0, sizeof *c, st));
+    const int64_t n = (int64_t)pl->base.tree.n;
+    if (n > 1)
+      equal_neighbours<<<blocks(n - 1), THREADS, 0, st>>>(
+          n, pl->base.tree.d_keys, c);
+    TRY(cudaGetLastError());
+    TRY(cudaMemcpyAsync(s->host + 2, c, sizeof *c, cudaMemcpyDeviceToHost, st));
+    TRY(cudaStreamSynchronize(st));
+    *count = (int64_t)s->host[2];
+    return TFMM_OK;
+  });
+}
+
+extern "C" tfmm_status tfmm_pipeline_gpu_copy_tree(tfmm_pipeline_gpu *pl,
+                                                   struct tfmm_octree *out,
+                                                   tfmm_error *err) {
+  CHECK(built(pl, err));
+  return entered(pl, pl->base.device, err, [&] {
+    return tfmm_tree_gpu_copy(&pl->base.tree, out, pl->base.stream, err);
+  });
+}
+
+extern "C" tfmm_status tfmm_pipeline_gpu_upward(tfmm_pipeline_gpu *pl, int p,
+                                                tfmm_error *err) {
+  CHECK(built(pl, err));
+  double seconds = 0;
+  CHECK(tfmm_tree_gpu_hybrid_upward(&pl->base, p, nullptr, &seconds, err));
+  return entered(pl, pl->base.device, err,
+                 [&] { return mark(pl, State::EV_UPWARD, err); });
+}
+
+extern "C" tfmm_status
+tfmm_pipeline_gpu_lists(tfmm_pipeline_gpu *pl,
+                        const tfmm_traverse_gpu_params *params,
+                        tfmm_error *err) {
+  CHECK(built(pl, err));
+  return entered(pl, pl->base.device, err, [&] {
+    tfmm_status st = tfmm_traverse_gpu_run(&pl->lists, &pl->base.tree, params,
+                                           pl->base.stream, err);
+    return st == TFMM_OK ? mark(pl, State::EV_LISTS, err) : st;
+  });
+}
+
+extern "C" tfmm_status tfmm_pipeline_gpu_near(tfmm_pipeline_gpu *pl,
+                                              const tfmm_pair_params *pair,
+                                              int potential, int sm_count,
+                                              tfmm_error *err) {
+  CHECK(built(pl, err));
+  if (pair == nullptr)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "gpu schedule: no pair parameters");
+  return entered(pl, pl->base.device, err,
+                 [&] { return near(pl, pair, potential, sm_count, err); });
+}
+
+extern "C" tfmm_status tfmm_pipeline_gpu_far(tfmm_pipeline_gpu *pl, int p,
+                                             int fmm, int far_on,
+                                             tfmm_error *err) {
+  CHECK(built(pl, err));
+  return entered(pl, pl->base.device, err,
+                 [&] { return far(pl, p, fmm, far_on, err); });
+}
+
+extern "C" tfmm_status tfmm_pipeline_gpu_finish(tfmm_pipeline_gpu *pl, double G,
+                                                double *acc, double *pot,
+                                                int on_device, void *stream,
+                                                tfmm_pipeline_gpu_times *times,
+                                                tfmm_error *err) {
+  CHECK(built(pl, err));
+  return entered(pl, pl->base.device, err, [&] {
+    return finish(pl, G, acc, pot, on_device, stream, times, err);
+  });
+}
+
+extern "C" void tfmm_pipeline_gpu_release(tfmm_pipeline_gpu *pl) {
+  if (pl == nullptr)
+    return;
+  State *s = pl->state;
+  if (s != nullptr) {
+    int previous = -1;
+    if (cudaGetDevice(&previous) != cudaSuccess)
+      previous = -1;
+    cudaSetDevice(pl->base.device);
+    for (int k = 0; k < State::BUFFERS; k++)
+      tfmm_device_buffer_free(&s->buf[k]);
+    if (s->host != nullptr)
+      cudaFreeHost(s->host);
+    if (s->host_totals != nullptr)
+      cudaFreeHost(s->host_totals);
+    for (int k = 0; k < State::EVS; k++)
+      if (s->ev[k] != nullptr)
+        cudaEventDestroy(s->ev[k]);
+    delete s;
+    if (previous >= 0)
+      cudaSetDevice(previous);
+  }
+  tfmm_traverse_gpu_release(&pl->lists);
+  tfmm_tree_gpu_hybrid_release(&pl->base);
+  memset(pl, 0, sizeof *pl);
+}

@@ -1,0 +1,114 @@
+/* The gpu schedule (issue 13): a whole evaluation on one device, every
+ * stage on one stream, the bodies uploaded once and the forces copied
+ * back once:
+ *
+ *   tree     tfmm_tree_gpu_build (tree_gpu.h), kept on the device
+ *   upward   tfmm_upward_gpu (upward_gpu.h)
+ *   lists    tfmm_traverse_gpu_run (traverse_gpu.h)
+ *   near     the near field's inputs made from the tree and lists
+ *            (bodies relative to their leaf, leaf extents, list entries as
+ *            leaf positions, work items by src/nearfield/near_items.h, the
+ *            hybrid schedule's rule), then the tiled kernel
+ *            (tfmm_gpu_near_device_run)
+ *   far      M2L, L2L, L2P and M2P (farfield_gpu.h)
+ *   finish   far plus near times G, back to the input order, copied out
+ *
+ * The host waits inside the tree build and the traversal (once a level or
+ * round, for sizes), and once for the near field's item count; the rest is
+ * enqueued. Buffers are kept in the state and grown when N grows. Stage
+ * times are measured by CUDA events between the stages. Plain C; the
+ * device is made current for each call and restored after it. */
+#ifndef TFMM_PIPELINE_GPU_H
+#define TFMM_PIPELINE_GPU_H
+
+#include "base/error.h"
+#include "base/pair.h"
+#include "traverse_gpu.h"
+#include "tree_gpu_hybrid.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Zero-initialise; release with tfmm_pipeline_gpu_release. */
+typedef struct tfmm_pipeline_gpu {
+  tfmm_tree_gpu_hybrid base;             /* stream, bodies, tree, multipoles */
+  tfmm_traverse_gpu lists;               /* the traversal and its lists */
+  struct tfmm_pipeline_gpu_state *state; /* the other buffers and events */
+  int64_t leaf_min, leaf_max;            /* bodies of a leaf, once the near
+                                            field is enqueued */
+  int64_t first_nonfinite;               /* after finish: the lowest input
+                                            index with a result not finite,
+                                            or -1 */
+} tfmm_pipeline_gpu;
+
+/* Milliseconds of each stage on the device (CUDA events). */
+typedef struct tfmm_pipeline_gpu_times {
+  double upload, tree, upward, lists, near, far, finish;
+} tfmm_pipeline_gpu_times;
+
+/* Uploads the n bodies and builds their tree (params) on `device`. The
+ * bodies are host arrays, checked by the caller; or, when on_device,
+ * arrays on that device, ready once the stream `after` (a cudaStream_t;
+ * NULL: the legacy default stream) is idle, and checked here as
+ * tfmm_bodies_check does (the same messages). */
+tfmm_status tfmm_pipeline_gpu_tree(tfmm_pipeline_gpu *pl, int device, size_t n,
+                                   const double *pos, const double *mass,
+                                   int on_device, void *after,
+                                   const tfmm_tree_gpu_params *params,
+                                   tfmm_error *err);
+
+/* Sorted neighbours with equal keys (bodies that may coincide; 0 means
+ * none can), counted on the device. */
+tfmm_status tfmm_pipeline_gpu_equal_keys(tfmm_pipeline_gpu *pl, int64_t *count,
+                                         tfmm_error *err);
+
+/* The tree copied to the host (tree_gpu.h, tfmm_tree_gpu_copy): *out
+ * zeroed first, released with tfmm_octree_free. */
+tfmm_status tfmm_pipeline_gpu_copy_tree(tfmm_pipeline_gpu *pl,
+                                        struct tfmm_octree *out,
+                                        tfmm_error *err);
+
+/* The multipoles of order p. */
+tfmm_status tfmm_pipeline_gpu_upward(tfmm_pipeline_gpu *pl, int p,
+                                     tfmm_error *err);
+
+/* The interaction lists (pl->lists.lists once it returns). */
+tfmm_status tfmm_pipeline_gpu_lists(tfmm_pipeline_gpu *pl,
+                                    const tfmm_traverse_gpu_params *params,
+                                    tfmm_error *err);
+
+/* The near field enqueued: the pairs' softening and precision, whether to
+ * sum the potential, and the GPU's multiprocessors (which size the work
+ * items). */
+tfmm_status tfmm_pipeline_gpu_near(tfmm_pipeline_gpu *pl,
+                                   const tfmm_pair_params *pair, int potential,
+                                   int sm_count, tfmm_error *err);
+
+/* The far field of order p enqueued (fmm: M2L and the downward pass, then
+ * M2P; else M2P only); far 0: none (near field only). */
+tfmm_status tfmm_pipeline_gpu_far(tfmm_pipeline_gpu *pl, int p, int fmm,
+                                  int far, tfmm_error *err);
+
+/* acc = G (grad Phi_far + a_near) and pot = G (phi_near - Phi_far) in the
+ * input order into acc (3n) and pot (n, or NULL): host arrays, or device
+ * arrays when on_device (then ordered on `stream` after the work: the
+ * caller's cudaStream_t, NULL the legacy default stream). Waits for the
+ * evaluation and fills *times. */
+tfmm_status tfmm_pipeline_gpu_finish(tfmm_pipeline_gpu *pl, double G,
+                                     double *acc, double *pot, int on_device,
+                                     void *stream,
+                                     tfmm_pipeline_gpu_times *times,
+                                     tfmm_error *err);
+
+/* Frees every buffer; pl is zeroed and reusable. */
+void tfmm_pipeline_gpu_release(tfmm_pipeline_gpu *pl);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,619 @@
+/* The interaction lists on the GPU (traverse_gpu.h): the criterion's
+ * per-cell inputs, the breadth-first sweep over a frontier of pairs, and
+ * the lists in CSR form. Scans, compaction, sorts and sums are CUB's.
+ * Built with --fmad=false: the criterion's arithmetic (mac_rule.h) and the
+ * acceleration estimate then round as on the CPU.
+ *
+ * Cost: a round reads its frontier once (8 bytes a pair) and the two
+ * cells of each pair (~100 bytes, mostly cached), scans one count a pair
+ * and compacts three flag arrays; the sort moves each list entry a few
+ * times. The estimate walk is O(leaves log N), one thread a leaf. */
+#include "traverse_gpu.h"
+
+#include "device_buffer.cuh"
+#include "tree/mac_rule.h"
+
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_reduce.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_select.cuh>
+#include <cuda_runtime.h>
+
+#include <new>
+#include <stdint.h>
+
+namespace {
+
+constexpr int THREADS = 256;
+/* The estimate walk's stack: at most 8 cells pushed a level. */
+constexpr int STACK = 8 * (TFMM_TREE_GPU_LEVELS + 1);
+
+tfmm_status cuda_fail(tfmm_error *err, cudaError_t code, const char *call,
+                      int line) {
+  cudaGetLastError(); /* clear a non-sticky error */
+  tfmm_status st =
+      code == cudaErrorMemoryAllocation ? TFMM_ERR_NO_MEMORY : TFMM_ERR_CUDA;
+  return tfmm_error_set(
+      err, st, "traverse_gpu: CUDA error %d (%s) in %s at %s:%d", (int)code,
+      cudaGetErrorString(code), call, __FILE__, line);
+}
+
+#define TRY(call)                                                              \
+  do {                                                                         \
+    cudaError_t code_ = (call);                                                \
+    if (code_ != cudaSuccess)                                                  \
+      return cuda_fail(err, code_, #call, __LINE__);                           \
+  } while (0)
+
+#define CHECK(call)                                                            \
+  do {                                                                         \
+    tfmm_status st_ = (call);                                                  \
+    if (st_ != TFMM_OK)                                                        \
+      return st_;                                                              \
+  } while (0)
+
+unsigned blocks(int64_t count) {
+  return (unsigned)((count + THREADS - 1) / THREADS);
+}
+
+/* The tree's cells as the traversal reads them. */
+struct Cells {
+  const double *center, *radius, *mass;
+  const int32_t *child_begin, *child_count, *body_begin, *body_end;
+  const double *theta; /* per cell, or NULL: theta0 */
+  const double *accel; /* per cell, or NULL */
+  double theta0;
+};
+
+__device__ int is_leaf(const Cells &c, int32_t k) {
+  return c.child_count[k] == 0;
+}
+
+__device__ int accept(const Cells &c, const tfmm_mac_rule &rule, int32_t a,
+                      int32_t b) {
+  return tfmm_mac_rule_accept(&rule, c.center + 3 * (int64_t)a, c.radius[a],
+                              c.accel != nullptr ? c.accel[a] : 0,
+                              c.center + 3 * (int64_t)b, c.radius[b], c.mass[b],
+                              c.theta != nullptr ? c.theta[b] : c.theta0);
+}
+
+/* ---- The criterion's per-cell inputs ------------------------------------ */
+
+__global__ void mass_thetas(int64_t ncells, const double *mass, double theta0,
+                            int p, double *theta) {
+  int64_t c = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (c < ncells)
+    theta[c] = tfmm_mac_mass_theta(theta0, p, mass[c] / mass[0]);
+}
+
+/* accel_estimate.c's leaf_field, one thread a leaf, the same stack order. */
+__global__ void leaf_fields(int64_t nleaves, const int32_t *leaves, Cells c,
+                            double eps2, double *accel) {
+  int64_t k = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (k >= nleaves)
+    return;
+  const int32_t leaf = leaves[k];
+  const double x[3] = {c.center[3 * (int64_t)leaf],
+                       c.center[3 * (int64_t)leaf + 1],
+                       c.center[3 * (int64_t)leaf + 2]};
+  double g[3] = {0, 0, 0};
+  int32_t stack[STACK];
+  int top = 0;
+  stack[top++] = 0;
+  while (top > 0) {
+    int32_t b = stack[--top];
+    if (b == leaf)
+      continue;
+    const double *cb = c.center + 3 * (int64_t)b;
+    double dx = cb[0] - x[0], dy = cb[1] - x[1], dz = cb[2] - x[2];
+    double d2 = dx * dx + dy * dy + dz * dz;
+    if (!tfmm_estimate_whole(c.child_count[b] == 0, c.radius[b], d2)) {
+      for (int32_t j = 0; j < c.child_count[b]; j++)
+        stack[top++] = c.child_begin[b] + j;
+      continue;
+    }
+    tfmm_estimate_add(g, c.mass[b], dx, dy, dz, d2, eps2);
+  }
+  accel[leaf] = sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]);
+}
+
+/* Every parent of one level: the least over its children. */
+__global__ void least_of_children(int64_t begin, int64_t end, Cells c,
+                                  double *accel) {
+  int64_t k = begin + blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (k >= end || c.child_count[k] == 0)
+    return;
+  double m = INFINITY;
+  for (int32_t j = 0; j < c.child_count[k]; j++)
+    m = fmin(m, accel[c.child_begin[k] + j]);
+  accel[k] = m;
+}
+
+/* ---- The sweep ------------------------------------------------------------
+ */
+
+enum { OUT_M2L = 0, OUT_NEAR = 1, OUT_M2P = 2, OUTPUTS = 3 };
+
+struct Rule {
+  Cells c;
+  tfmm_mac_rule mac;
+  int64_t m2p_bodies;
+  int barnes_hut;
+};
+
+/* The pair's fate: flags[o][i] = 1 when it goes to output o; count[i] the
+ * pairs it opens into (0 when finished); count[n] = 0 for the scan. */
+__global__ void classify(int64_t n, const int2 *pairs, Rule r, uint8_t *flags,
+                         int64_t *count) {
+  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (i == n)
+    count[n] = 0;
+  if (i >= n)
+    return;
+  const Cells &c = r.c;
+  const int32_t a = pairs[i].x, b = pairs[i].y;
+  int out = -1;
+  int64_t opens = 0;
+  if (r.barnes_hut) {
+    if (b != a && accept(c, r.mac, a, b))
+      out = OUT_M2P;
+    else if (is_leaf(c, b))
+      out = OUT_NEAR;
+    else
+      opens = c.child_count[b];
+  } else if (a == b) {
+    if (is_leaf(c, a))
+      out = OUT_NEAR;
+    else
+      opens = (int64_t)c.child_count[a] * c.child_count[a];
+  } else if (accept(c, r.mac, a, b)) {
+    out = c.body_end[a] - c.body_begin[a] <= r.m2p_bodies ? OUT_M2P : OUT_M2L;
+  } else if (is_leaf(c, a) && is_leaf(c, b)) {
+    out = OUT_NEAR;
+  } else if (is_leaf(c, b) || (!is_leaf(c, a) && c.radius[a] >= c.radius[b])) {
+    opens = c.child_count[a];
+  } else {
+    opens = c.child_count[b];
+  }
+  for (int o = 0; o < OUTPUTS; o++)
+    flags[o * n + i] = out == o;
+  count[i] = opens;
+}
+
+/* The opened pairs' children at their places in the next frontier, in the
+ * CPU's order: the self pair's children i-major, one side's in octant
+ * order. */
+__global__ void open_pairs(int64_t n, const int2 *pairs, Rule r,
+                           const int64_t *at, int2 *next) {
+  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (i >= n || at[i + 1] == at[i])
+    return;
+  const Cells &c = r.c;
+  const int32_t a = pairs[i].x, b = pairs[i].y;
+  int2 *out = next + at[i];
+  if (!r.barnes_hut && a == b) {
+    const int32_t k = c.child_count[a], first = c.child_begin[a];
+    for (int32_t x = 0; x < k; x++)
+      for (int32_t y = 0; y < k; y++)
+        out[x * k + y] = make_int2(first + x, first + y);
+  } else if (!r.barnes_hut && (is_leaf(c, b) || (!is_leaf(c, a) &&
+                                                 c.radius[a] >= c.radius[b]))) {
+    for (int32_t x = 0; x < c.child_count[a]; x++)
+      out[x] = make_int2(c.child_begin[a] + x, b);
+  } else {
+    for (int32_t y = 0; y < c.child_count[b]; y++)
+      out[y] = make_int2(a, c.child_begin[b] + y);
+  }
+}
+
+__global__ void start_leaves(int64_t nleaves, const int32_t *leaves,
+                             int2 *pairs) {
+  int64_t k = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (k < nleaves)
+    pairs[k] = make_int2(leaves[k], 0);
+}
+
+/* ---- The lists in CSR form ---------------------------------------------- */
+
+__global__ void leaf_positions(int64_t nleaves, const int32_t *leaves,
+                               int32_t *position) {
+  int64_t k = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (k < nleaves)
+    position[leaves[k]] = (int32_t)k;
+}
+
+/* Keys (the target, as a leaf position when position is given) and
+ * values (the source) of every pair. */
+__global__ void split_pairs(int64_t n, const int2 *pairs,
+                            const int32_t *position, int32_t *key,
+                            int32_t *value) {
+  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (i >= n)
+    return;
+  key[i] = position != nullptr ? position[pairs[i].x] : pairs[i].x;
+  value[i] = pairs[i].y;
+}
+
+/* offset[t] = the first entry of target t in the sorted keys. */
+__global__ void csr_offsets(int64_t ntargets, int64_t n, const int32_t *key,
+                            int64_t *offset) {
+  int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (t > ntargets)
+    return;
+  int64_t lo = 0, hi = n;
+  while (lo < hi) {
+    int64_t mid = (lo + hi) / 2;
+    if (key[mid] < t)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  offset[t] = lo;
+}
+
+/* Body-body pairs of every near pair (self excluded), as lists.c counts;
+ * or, for M2P pairs (m2p), the target's bodies (evaluations). */
+__global__ void pair_work(int64_t n, const int2 *pairs, Cells c, int m2p,
+                          double *count) {
+  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (i >= n)
+    return;
+  const int32_t a = pairs[i].x, b = pairs[i].y;
+  double na = (double)(c.body_end[a] - c.body_begin[a]);
+  double nb = (double)(c.body_end[b] - c.body_begin[b]);
+  count[i] = m2p ? na : a == b ? na * (nb - 1) : na * nb;
+}
+
+} // namespace
+
+/* ---- The state: buffers kept between calls ------------------------------ */
+
+struct tfmm_traverse_gpu_state {
+  using Buffer = tfmm_device_buffer;
+  enum {
+    FRONT0,
+    FRONT1,
+    COUNT,
+    AT,
+    FLAGS,
+    OUT0, /* OUT0 + o: the finished pairs of output o */
+    KEY = OUT0 + OUTPUTS,
+    KEY_SORTED,
+    VALUE,
+    INDEX0, /* INDEX0 + o, OFFSET0 + o: the CSR of output o */
+    OFFSET0 = INDEX0 + OUTPUTS,
+    THETA = OFFSET0 + OUTPUTS,
+    ACCEL,
+    POSITION,
+    WORK,
+    SUMS, /* the round's sizes: next frontier, then one per output */
+    TEMP,
+    BUFFERS
+  };
+  Buffer buf[BUFFERS];
+  int64_t *host = nullptr;     /* pinned: SUMS copied back */
+  double *host_work = nullptr; /* pinned: the two sums */
+};
+
+namespace {
+
+using State = tfmm_traverse_gpu_state;
+
+/* Buffer k of at least `bytes` (contents kept only when large enough). */
+tfmm_status reserve(State *s, int k, size_t bytes, tfmm_error *err) {
+  TRY(tfmm_device_buffer_reserve(&s->buf[k], bytes));
+  return TFMM_OK;
+}
+
+template <class T> T *at(State *s, int k) { return (T *)s->buf[k].p; }
+
+/* CUB's scratch of `bytes`, grown when a call needs more. */
+tfmm_status temp(State *s, size_t bytes, tfmm_error *err) {
+  return reserve(s, State::TEMP, bytes, err);
+}
+
+tfmm_status check(const tfmm_tree_gpu *tree, const tfmm_traverse_gpu_params *p,
+                  tfmm_error *err) {
+  if (tree == nullptr || p == nullptr)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "traverse_gpu: %s is NULL",
+                          tree == nullptr ? "tree" : "params");
+  if (tree->ncells < 1 || tree->nleaves < 1)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "traverse_gpu: the tree has no cells");
+  if (!(p->theta >= 0) || !(p->separation >= 0) || p->order < 0 ||
+      p->m2p_bodies < 0 || !(p->soft_term >= 0) || !(p->eps >= 0) ||
+      (p->mac == TFMM_MAC_ERROR && !(p->epsilon > 0)))
+    return tfmm_error_set(
+        err, TFMM_ERR_INVALID_ARGUMENT,
+        "traverse_gpu: theta %g, separation %g, order %d, m2p_bodies %lld, "
+        "soft_term %g, eps %g, epsilon %g: each must be >= 0 (epsilon > 0 "
+        "with the error criterion)",
+        p->theta, p->separation, p->order, (long long)p->m2p_bodies,
+        p->soft_term, p->eps, p->epsilon);
+  if (p->mac != TFMM_MAC_GEOMETRIC && p->mac != TFMM_MAC_MASS &&
+      p->mac != TFMM_MAC_ERROR)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "traverse_gpu: unknown criterion %d", (int)p->mac);
+  return TFMM_OK;
+}
+
+/* The criterion's per-cell inputs into THETA or ACCEL; c is updated. */
+tfmm_status criterion_inputs(State *s, const tfmm_tree_gpu *tree,
+                             const tfmm_traverse_gpu_params *p, Cells *c,
+                             cudaStream_t stream, tfmm_error *err) {
+  const int64_t ncells = tree->ncells;
+  if (p->mac == TFMM_MAC_MASS) {
+    CHECK(reserve(s, State::THETA, ncells * sizeof(double), err));
+    double *theta = at<double>(s, State::THETA);
+    mass_thetas<<<blocks(ncells), THREADS, 0, stream>>>(
+        ncells, tree->d_cmass, p->theta, p->order, theta);
+    TRY(cudaGetLastError());
+    c->theta = theta;
+  }
+  if (p->mac == TFMM_MAC_ERROR) {
+    CHECK(reserve(s, State::ACCEL, ncells * sizeof(double), err));
+    double *accel = at<double>(s, State::ACCEL);
+    leaf_fields<<<blocks(tree->nleaves), THREADS, 0, stream>>>(
+        tree->nleaves, tree->d_leaves, *c, p->eps * p->eps, accel);
+    TRY(cudaGetLastError());
+    for (int l = tree->depth; l >= 0; l--) {
+      const int64_t b = tree->level_begin[l], e = tree->level_begin[l + 1];
+      if (e > b)
+        least_of_children<<<blocks(e - b), THREADS, 0, stream>>>(b, e, *c,
+                                                                 accel);
+      TRY(cudaGetLastError());
+    }
+    c->accel = accel;
+  }
+  return TFMM_OK;
+}
+
+/* The sweep: every output's pairs in OUT0 + o, their counts in out_n. */
+tfmm_status sweep(State *s, const tfmm_tree_gpu *tree, const Rule &rule,
+                  int64_t out_n[OUTPUTS], tfmm_traverse_gpu_lists *lists,
+                  cudaStream_t stream, tfmm_error *err) {
+  int64_t n = rule.barnes_hut ? tree->nleaves : 1;
+  int cur = State::FRONT0;
+  CHECK(reserve(s, cur, n * sizeof(int2), err));
+  if (rule.barnes_hut) {
+    start_leaves<<<blocks(n), THREADS, 0, stream>>>(n, tree->d_leaves,
+                                                    at<int2>(s, cur));
+    TRY(cudaGetLastError());
+  } else {
+    TRY(cudaMemsetAsync(at<int2>(s, cur), 0, sizeof(int2), stream));
+  }
+  for (int o = 0; o < OUTPUTS; o++)
+    out_n[o] = 0;
+  lists->rounds = 0;
+  lists->widest = 0;
+  while (n > 0) {
+    lists->rounds++;
+    lists->widest = n > lists->widest ? n : lists->widest;
+    if (n > INT32_MAX)
+      return tfmm_error_set(err, TFMM_ERR_UNSUPPORTED,
+                            "traverse_gpu: a frontier of %lld pairs; the "
+                            "sweep takes at most 2^31 - 1 (use a larger leaf "
+                            "size)",
+                            (long long)n);
+    CHECK(reserve(s, State::COUNT, (n + 1) * sizeof(int64_t), err));
+    CHECK(reserve(s, State::AT, (n + 1) * sizeof(int64_t), err));
+    CHECK(reserve(s, State::FLAGS, OUTPUTS * n, err));
+    CHECK(reserve(s, State::SUMS, (OUTPUTS + 1) * sizeof(int64_t), err));
+    for (int o = 0; o < OUTPUTS; o++) {
+      /* Growing keeps the pairs found so far. */
+      State::Buffer &b = s->buf[State::OUT0 + o];
+      const size_t need = (out_n[o] + n) * sizeof(int2);
+      if (need > b.bytes) {
+        State::Buffer old = b;
+        b = State::Buffer{};
+        CHECK(reserve(s, State::OUT0 + o, need, err));
+        if (old.p != nullptr) {
+          TRY(cudaMemcpyAsync(b.p, old.p, out_n[o] * sizeof(int2),
+                              cudaMemcpyDeviceToDevice, stream));
+          TRY(cudaStreamSynchronize(stream));
+          TRY(cudaFree(old.p));
+        }
+      }
+    }
+    const int2 *pairs = at<int2>(s, cur);
+    int64_t *count = at<int64_t>(s, State::COUNT);
+    int64_t *place = at<int64_t>(s, State::AT);
+    uint8_t *flags = at<uint8_t>(s, State::FLAGS);
+    int64_t *sums = at<int64_t>(s, State::SUMS);
+    classify<<<blocks(n + 1), THREADS, 0, stream>>>(n, pairs, rule, flags,
+                                                    count);
+    TRY(cudaGetLastError());
+    size_t bytes = 0;
+    TRY(cub::DeviceScan::ExclusiveSum(nullptr, bytes, count, place,
+                                      (int)(n + 1), stream));
+    CHECK(temp(s, bytes, err));
+    TRY(cub::DeviceScan::ExclusiveSum(s->buf[State::TEMP].p, bytes, count,
+                                      place, (int)(n + 1), stream));
+    TRY(cudaMemcpyAsync(sums, place + n, sizeof(int64_t),
+                        cudaMemcpyDeviceToDevice, stream));
+    for (int o = 0; o < OUTPUTS; o++) {
+      int2 *out = at<int2>(s, State::OUT0 + o) + out_n[o];
+      bytes = 0;
+      TRY(cub::DeviceSelect::Flagged(nullptr, bytes, pairs, flags + o * n, out,
+                                     sums + 1 + o, (int)n, stream));
+      CHECK(temp(s, bytes, err));
+      TRY(cub::DeviceSelect::Flagged(s->buf[State::TEMP].p, bytes, pairs,
+                                     flags + o * n, out, sums + 1 + o, (int)n,
+                                     stream));
+    }
+    TRY(cudaMemcpyAsync(s->host, sums, (OUTPUTS + 1) * sizeof(int64_t),
+                        cudaMemcpyDeviceToHost, stream));
+    TRY(cudaStreamSynchronize(stream));
+    const int64_t next_n = s->host[0];
+    for (int o = 0; o < OUTPUTS; o++)
+      out_n[o] += s->host[1 + o];
+    const int next = cur == State::FRONT0 ? State::FRONT1 : State::FRONT0;
+    if (next_n > 0) {
+      CHECK(reserve(s, next, next_n * sizeof(int2), err));
+      open_pairs<<<blocks(n), THREADS, 0, stream>>>(n, pairs, rule, place,
+                                                    at<int2>(s, next));
+      TRY(cudaGetLastError());
+    }
+    cur = next;
+    n = next_n;
+  }
+  return TFMM_OK;
+}
+
+/* Output o's pairs as CSR by target (position: leaf positions for the
+ * near list), stable: each target's entries keep the sweep's order. */
+tfmm_status to_csr(State *s, int o, int64_t count, int64_t ntargets,
+                   const int32_t *position, tfmm_csr_gpu *csr,
+                   cudaStream_t stream, tfmm_error *err) {
+  if (count > INT32_MAX)
+    return tfmm_error_set(err, TFMM_ERR_UNSUPPORTED,
+                          "traverse_gpu: %lld list entries; the lists take "
+                          "at most 2^31 - 1 (use a larger leaf size)",
+                          (long long)count);
+  const size_t bytes4 = (count > 0 ? count : 1) * sizeof(int32_t);
+  CHECK(reserve(s, State::KEY, bytes4, err));
+  CHECK(reserve(s, State::KEY_SORTED, bytes4, err));
+  CHECK(reserve(s, State::VALUE, bytes4, err));
+  CHECK(reserve(s, State::INDEX0 + o, bytes4, err));
+  CHECK(reserve(s, State::OFFSET0 + o, (ntargets + 1) * sizeof(int64_t), err));
+  int32_t *key = at<int32_t>(s, State::KEY);
+  int32_t *sorted = at<int32_t>(s, State::KEY_SORTED);
+  int32_t *value = at<int32_t>(s, State::VALUE);
+  int32_t *index = at<int32_t>(s, State::INDEX0 + o);
+  int64_t *offset = at<int64_t>(s, State::OFFSET0 + o);
+  if (count > 0) {
+    split_pairs<<<blocks(count), THREADS, 0, stream>>>(
+        count, at<int2>(s, State::OUT0 + o), position, key, value);
+    TRY(cudaGetLastError());
+    int bits = 1;
+    while (bits < 31 && (int64_t{1} << bits) <= ntargets)
+      bits++;
+    size_t bytes = 0;
+    TRY(cub::DeviceRadixSort::SortPairs(nullptr, bytes, key, sorted, value,
+                                        index, (int)count, 0, bits, stream));
+    CHECK(temp(s, bytes, err));
+    TRY(cub::DeviceRadixSort::SortPairs(s->buf[State::TEMP].p, bytes, key,
+                                        sorted, value, index, (int)count, 0,
+                                        bits, stream));
+  }
+  csr_offsets<<<blocks(ntargets + 1), THREADS, 0, stream>>>(ntargets, count,
+                                                            sorted, offset);
+  TRY(cudaGetLastError());
+  *csr = tfmm_csr_gpu{ntargets, offset, index};
+  return TFMM_OK;
+}
+
+/* The near field's body pairs and the M2P evaluations, summed (whole
+ * numbers below 2^53: exact in any order). */
+tfmm_status count_work(State *s, const Cells &c, const int64_t out_n[OUTPUTS],
+                       tfmm_traverse_gpu_lists *l, cudaStream_t stream,
+                       tfmm_error *err) {
+  const int which[2] = {OUT_NEAR, OUT_M2P};
+  const int64_t most =
+      out_n[OUT_NEAR] > out_n[OUT_M2P] ? out_n[OUT_NEAR] : out_n[OUT_M2P];
+  CHECK(reserve(s, State::WORK, (most + 2) * sizeof(double), err));
+  double *per = at<double>(s, State::WORK);
+  for (int k = 0; k < 2; k++) {
+    const int64_t count = out_n[which[k]];
+    if (count == 0) {
+      s->host_work[k] = 0;
+      continue;
+    }
+    pair_work<<<blocks(count), THREADS, 0, stream>>>(
+        count, at<int2>(s, State::OUT0 + which[k]), c, which[k] == OUT_M2P,
+        per);
+    TRY(cudaGetLastError());
+    size_t bytes = 0;
+    TRY(cub::DeviceReduce::Sum(nullptr, bytes, per, per + most + k, (int)count,
+                               stream));
+    CHECK(temp(s, bytes, err));
+    TRY(cub::DeviceReduce::Sum(s->buf[State::TEMP].p, bytes, per,
+                               per + most + k, (int)count, stream));
+    TRY(cudaMemcpyAsync(s->host_work + k, per + most + k, sizeof(double),
+                        cudaMemcpyDeviceToHost, stream));
+  }
+  TRY(cudaStreamSynchronize(stream));
+  l->near_interactions = s->host_work[0];
+  l->m2p_evaluations = s->host_work[1];
+  return TFMM_OK;
+}
+
+tfmm_status run(tfmm_traverse_gpu *t, const tfmm_tree_gpu *tree,
+                const tfmm_traverse_gpu_params *p, cudaStream_t stream,
+                tfmm_error *err) {
+  CHECK(check(tree, p, err));
+  if (t->state == nullptr) {
+    t->state = new (std::nothrow) State();
+    if (t->state == nullptr)
+      return tfmm_error_set(err, TFMM_ERR_NO_MEMORY,
+                            "no memory for the GPU traversal's state");
+    TRY(cudaMallocHost((void **)&t->state->host,
+                       (OUTPUTS + 1) * sizeof(int64_t)));
+    TRY(cudaMallocHost((void **)&t->state->host_work, 2 * sizeof(double)));
+  }
+  State *s = t->state;
+  tfmm_traverse_gpu_lists *l = &t->lists;
+  *l = tfmm_traverse_gpu_lists{};
+  Rule rule{};
+  rule.c = Cells{tree->d_center,
+                 tree->d_radius,
+                 tree->d_cmass,
+                 tree->d_child_begin,
+                 tree->d_child_count,
+                 tree->d_body_begin,
+                 tree->d_body_end,
+                 nullptr,
+                 nullptr,
+                 p->theta};
+  rule.mac = tfmm_mac_rule{p->separation, p->mac == TFMM_MAC_ERROR, p->epsilon,
+                           p->order, p->soft_term};
+  rule.m2p_bodies = p->m2p_bodies;
+  rule.barnes_hut = p->barnes_hut != 0;
+  CHECK(criterion_inputs(s, tree, p, &rule.c, stream, err));
+  l->d_theta = rule.c.theta;
+  l->d_accel = rule.c.accel;
+  int64_t out_n[OUTPUTS];
+  CHECK(sweep(s, tree, rule, out_n, l, stream, err));
+  CHECK(reserve(s, State::POSITION, tree->ncells * sizeof(int32_t), err));
+  int32_t *position = at<int32_t>(s, State::POSITION);
+  leaf_positions<<<blocks(tree->nleaves), THREADS, 0, stream>>>(
+      tree->nleaves, tree->d_leaves, position);
+  TRY(cudaGetLastError());
+  CHECK(to_csr(s, OUT_M2L, out_n[OUT_M2L], tree->ncells, nullptr, &l->m2l,
+               stream, err));
+  CHECK(to_csr(s, OUT_NEAR, out_n[OUT_NEAR], tree->nleaves, position, &l->near,
+               stream, err));
+  CHECK(to_csr(s, OUT_M2P, out_n[OUT_M2P], tree->ncells, nullptr, &l->m2p,
+               stream, err));
+  l->m2l_count = out_n[OUT_M2L];
+  l->near_count = out_n[OUT_NEAR];
+  l->m2p_count = out_n[OUT_M2P];
+  return count_work(s, rule.c, out_n, l, stream, err);
+}
+
+} // namespace
+
+extern "C" tfmm_status
+tfmm_traverse_gpu_run(tfmm_traverse_gpu *t, const tfmm_tree_gpu *tree,
+                      const tfmm_traverse_gpu_params *params, void *stream,
+                      tfmm_error *err) {
+  if (t == nullptr)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "traverse_gpu: the state is NULL");
+  return run(t, tree, params, (cudaStream_t)stream, err);
+}
+
+extern "C" void tfmm_traverse_gpu_release(tfmm_traverse_gpu *t) {
+  if (t == nullptr || t->state == nullptr)
+    return;
+  State *s = t->state;
+  for (int k = 0; k < State::BUFFERS; k++)
+    tfmm_device_buffer_free(&s->buf[k]);
+  if (s->host != nullptr)
+    cudaFreeHost(s->host);
+  if (s->host_work != nullptr)
+    cudaFreeHost(s->host_work);
+  delete s;
+  *t = tfmm_traverse_gpu{};
+}

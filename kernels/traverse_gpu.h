@@ -1,0 +1,105 @@
+/* The traversal on the GPU (issue 13): the interaction lists of a tree
+ * built by tfmm_tree_gpu_build, as src/tree/lists.c makes them on the CPU,
+ * without the tree leaving the device.
+ *
+ * FMM: the dual-tree traversal breadth first over a frontier of cell
+ * pairs, starting from (root, root). Each round applies the opening
+ * criterion (src/tree/mac_rule.h, the CPU's arithmetic) to every pair of
+ * the frontier and sorts it into accepted far-field pairs (M2L, or M2P for
+ * targets of at most m2p_bodies bodies), near-field leaf pairs and pairs
+ * to open; the opened pairs' children, placed by a CUB scan of their
+ * counts, are the next frontier, and the finished pairs are appended to
+ * their lists by CUB stream compaction (Horn, GPU Gems 2 ch. 36:
+ * breadth-first traversal by filtering). The rule for a pair is the CPU's
+ * dual_step: a cell with itself is a near pair if a leaf, else all pairs
+ * of its children; an accepted pair is far; two leaves are near; else the
+ * larger by radius (never a leaf) is opened.
+ *
+ * Barnes-Hut: the same sweep over (target leaf, source cell) pairs, from
+ * (leaf, root) for every leaf: a source other than the leaf is taken whole
+ * (M2P) when accepted, body by body when a leaf, else opened.
+ *
+ * The lists are then put in CSR form by target with a stable CUB radix
+ * sort: the same lists as the CPU traversal's as sets of entries per
+ * target (tests/test_traverse_gpu.c); the order of the entries within a
+ * target differs (breadth first here, depth first there) and is fixed by
+ * the tree alone, so that results are the same bits run after run.
+ *
+ * The criterion's per-cell inputs are made here too: the mass criterion's
+ * theta of every cell (tfmm_mac_mass_theta), the error criterion's |a|_A
+ * by the monopole walk of src/tree/accel_estimate.c, one thread a leaf,
+ * in the CPU's order of summation (the same bits), then the least over
+ * each cell's leaves, level by level.
+ *
+ * Plain C. Work is enqueued on the caller's stream (a cudaStream_t as
+ * void *; NULL: the legacy default stream) of the current device. The
+ * sweep waits on the stream once a round, for the size of the next
+ * frontier (rounds: about twice the tree's depth). Buffers are kept in
+ * the state between calls and grown when a traversal needs more; the
+ * lists point into them and live until the next call or release. */
+#ifndef TFMM_TRAVERSE_GPU_H
+#define TFMM_TRAVERSE_GPU_H
+
+#include "base/error.h"
+#include "farfield_gpu.h"
+#include "tilefmm.h"
+#include "tree_gpu.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tfmm_traverse_gpu_params {
+  int barnes_hut;     /* 0: the FMM's dual-tree traversal; 1: Barnes-Hut */
+  tfmm_mac_kind mac;  /* geometric, mass or error (tfmm_config.mac) */
+  double theta;       /* the root's (and, geometric, every cell's) */
+  double separation;  /* the softening's s (mac.h); 0 without softening */
+  double epsilon;     /* error criterion: per interaction, relative */
+  int order;          /* p of the expansions */
+  double soft_term;   /* error criterion: 3/2 eps^2 with Plummer, else 0 */
+  double eps;         /* error criterion: the estimate's Plummer eps */
+  int64_t m2p_bodies; /* FMM: accepted targets of at most this many bodies
+                         take the source by M2P */
+} tfmm_traverse_gpu_params;
+
+/* The lists (src/tree/lists.h) in device memory: m2l and m2p by target
+ * cell (ncells targets; m2l empty for Barnes-Hut), near by target leaf
+ * position (nleaves targets); entries are cell indices. */
+typedef struct tfmm_traverse_gpu_lists {
+  tfmm_csr_gpu m2l, near, m2p;
+  int64_t m2l_count, near_count, m2p_count; /* entries of each */
+  double near_interactions; /* body-body pairs of near (self excluded) */
+  double m2p_evaluations;   /* target bodies summed over M2P entries */
+  const double *d_theta;    /* mass criterion: theta of every cell */
+  const double *d_accel;    /* error criterion: |a|_A of every cell */
+  int rounds;               /* of the sweep */
+  int64_t widest;           /* pairs in its widest frontier */
+} tfmm_traverse_gpu_lists;
+
+/* Zero-initialise; release with tfmm_traverse_gpu_release. */
+typedef struct tfmm_traverse_gpu {
+  struct tfmm_traverse_gpu_state *state; /* buffers, made on first use */
+  tfmm_traverse_gpu_lists lists;         /* of the last traversal */
+} tfmm_traverse_gpu;
+
+/* The lists of `tree` under `params` into t->lists. Invalid parameters
+ * are TFMM_ERR_INVALID_ARGUMENT, CUDA failures TFMM_ERR_CUDA (out of
+ * device memory TFMM_ERR_NO_MEMORY), lists past 2^31 - 1 entries
+ * TFMM_ERR_UNSUPPORTED; the message is in err. Returns with the stream
+ * idle. */
+tfmm_status tfmm_traverse_gpu_run(tfmm_traverse_gpu *t,
+                                  const tfmm_tree_gpu *tree,
+                                  const tfmm_traverse_gpu_params *params,
+                                  void *stream, tfmm_error *err);
+
+/* Frees the buffers; t is zeroed and reusable. */
+void tfmm_traverse_gpu_release(tfmm_traverse_gpu *t);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,132 @@
+/* The near field's work items (kernels/gpu.h, tfmm_gpu_near_item), written
+ * once for the CPU, which makes them for the hybrid schedule
+ * (p2p_gpu.c), and the GPU, which makes them for the gpu schedule
+ * (kernels/pipeline_gpu.cu) from the lists it built: the same items from
+ * the same leaves and lists. The rule is p2p_gpu.h's
+ * (tfmm_p2p_gpu_items). Everything is read from plain arrays: */
+#ifndef TFMM_NEAR_ITEMS_H
+#define TFMM_NEAR_ITEMS_H
+
+#include "gpu.h"
+
+#include <math.h>
+#include <stdint.h>
+
+#if defined(__CUDACC__)
+#define TFMM_NEAR_FN static __host__ __device__ __forceinline__
+#else
+#define TFMM_NEAR_FN static inline
+#endif
+
+typedef struct tfmm_near_view {
+  int64_t nleaves;
+  const int32_t *leaf_begin;   /* nleaves + 1: leaf k is bodies
+                                  [leaf_begin[k], leaf_begin[k + 1]) */
+  const int64_t *offset;       /* nleaves + 1: leaf k's entries */
+  const int32_t *list_leaf;    /* the entries, as leaf positions */
+  const int32_t *entry_bodies; /* the bodies of each entry's leaf, or NULL
+                                  (then read through leaf_begin): one
+                                  sequential read a step, for the GPU */
+} tfmm_near_view;
+
+/* Items, splits and partial-sum slots: of one leaf, or where its own
+ * start. */
+typedef struct tfmm_near_span {
+  int64_t items, splits, slots;
+} tfmm_near_span;
+
+/* The most interactions one work item may take when the near field has
+ * `total` on a GPU of sm_count multiprocessors (p2p_gpu.h,
+ * tfmm_p2p_gpu_budget). */
+TFMM_NEAR_FN int64_t tfmm_near_budget(double total, int sm_count) {
+  const double items = 16384.0 * (sm_count > 0 ? sm_count : 132) / 132;
+  double b = total / items;
+  return b > 65536.0 ? (int64_t)b : 65536;
+}
+
+/* A chunk of count bodies is held two per lane by ceil(count / 2) lanes,
+ * and the warp has floor(32 / width) such groups sharing the sources. */
+TFMM_NEAR_FN int32_t tfmm_near_width(int64_t count) {
+  return (int32_t)((count + 1) / 2);
+}
+
+/* The number of chunks to cut a leaf of n bodies into: the fewest that
+ * minimise the time of streaming its list, chunks / groups (each chunk
+ * streams every source; its groups share them). A leaf of 40 bodies: one
+ * chunk of 40 has one group (cost 1), two of 20 have three each (2/3). */
+TFMM_NEAR_FN int64_t tfmm_near_chunks(int64_t bodies) {
+  const int64_t least = (bodies + TFMM_NEAR_ITEM_MAX - 1) / TFMM_NEAR_ITEM_MAX;
+  int64_t best = least;
+  double best_cost = INFINITY;
+  for (int64_t k = least; k <= least + 4 && k <= bodies; k++) {
+    const int64_t groups = 32 / tfmm_near_width((bodies + k - 1) / k);
+    double cost = (double)k / (double)groups;
+    if (cost < best_cost) {
+      best = k;
+      best_cost = cost;
+    }
+  }
+  return best > 0 ? best : 1;
+}
+
+/* The items of leaf k: counted into *n, and written from *at when item is
+ * not NULL. */
+TFMM_NEAR_FN void tfmm_near_leaf_items(const tfmm_near_view *v, int64_t k,
+                                       int64_t budget, const tfmm_near_span *at,
+                                       tfmm_near_span *n,
+                                       tfmm_gpu_near_item *item,
+                                       tfmm_gpu_near_split *split) {
+  const int64_t begin = v->leaf_begin[k];
+  const int64_t bodies = v->leaf_begin[k + 1] - begin;
+  const int64_t chunks = tfmm_near_chunks(bodies);
+  const int64_t e0 = v->offset[k], e1 = v->offset[k + 1];
+  n->items = n->splits = n->slots = 0;
+  for (int64_t j = 0; j < chunks; j++) {
+    const int64_t lo = bodies * j / chunks, hi = bodies * (j + 1) / chunks;
+    const int64_t count = hi - lo, first_item = n->items;
+    int64_t e = e0;
+    do { /* one run of entries: at least one, at most budget interactions */
+      int64_t run_begin = e, work = 0;
+      while (e < e1) {
+        const int32_t s = v->entry_bodies != NULL ? -1 : v->list_leaf[e];
+        int64_t w =
+            count * (int64_t)(v->entry_bodies != NULL
+                                  ? v->entry_bodies[e]
+                                  : v->leaf_begin[s + 1] - v->leaf_begin[s]);
+        if (work > 0 && work + w > budget)
+          break;
+        work += w;
+        e++;
+      }
+      if (item != NULL) {
+        tfmm_gpu_near_item *x = &item[at->items + n->items];
+        x->leaf = (int32_t)k;
+        x->first = (int32_t)(begin + lo);
+        x->count = (int32_t)count;
+        x->width = tfmm_near_width(count);
+        x->entry_begin = (int32_t)run_begin;
+        x->entry_end = (int32_t)e;
+        x->slot = -1;
+        x->unused = 0;
+      }
+      n->items++;
+    } while (e < e1);
+    const int64_t parts = n->items - first_item;
+    if (parts > 1) {
+      const int64_t slot = at->slots + n->slots;
+      for (int64_t p = 0; item != NULL && p < parts; p++)
+        item[at->items + first_item + p].slot = (int32_t)(slot + p * count);
+      if (split != NULL) {
+        tfmm_gpu_near_split *s = &split[at->splits + n->splits];
+        s->first = (int32_t)(begin + lo);
+        s->count = (int32_t)count;
+        s->slot = (int32_t)slot;
+        s->parts = (int32_t)parts;
+      }
+      n->splits++;
+      n->slots += parts * count;
+    }
+  }
+}
+
+#endif

@@ -1,0 +1,76 @@
+/* The gpu schedule in a build without CUDA: never chosen (the solver has
+ * no GPU), and refused if asked for. */
+#include "pipeline_gpu.h"
+
+#include <string.h>
+
+static tfmm_status none(tfmm_error *err) {
+  return tfmm_error_set(err, TFMM_ERR_UNSUPPORTED,
+                        "schedule gpu: this tilefmm was built without CUDA");
+}
+
+tfmm_status tfmm_pipeline_gpu_tree(tfmm_pipeline_gpu *pl, int device, size_t n,
+                                   const double *pos, const double *mass,
+                                   int on_device, void *after,
+                                   const tfmm_tree_gpu_params *params,
+                                   tfmm_error *err) {
+  (void)pl, (void)device, (void)n, (void)pos, (void)mass, (void)on_device,
+      (void)after, (void)params;
+  return none(err);
+}
+
+tfmm_status tfmm_pipeline_gpu_equal_keys(tfmm_pipeline_gpu *pl, int64_t *count,
+                                         tfmm_error *err) {
+  (void)pl;
+  *count = 0;
+  return none(err);
+}
+
+tfmm_status tfmm_pipeline_gpu_copy_tree(tfmm_pipeline_gpu *pl,
+                                        struct tfmm_octree *out,
+                                        tfmm_error *err) {
+  (void)pl, (void)out;
+  return none(err);
+}
+
+tfmm_status tfmm_pipeline_gpu_upward(tfmm_pipeline_gpu *pl, int p,
+                                     tfmm_error *err) {
+  (void)pl, (void)p;
+  return none(err);
+}
+
+tfmm_status tfmm_pipeline_gpu_lists(tfmm_pipeline_gpu *pl,
+                                    const tfmm_traverse_gpu_params *params,
+                                    tfmm_error *err) {
+  (void)pl, (void)params;
+  return none(err);
+}
+
+tfmm_status tfmm_pipeline_gpu_near(tfmm_pipeline_gpu *pl,
+                                   const tfmm_pair_params *pair, int potential,
+                                   int sm_count, tfmm_error *err) {
+  (void)pl, (void)pair, (void)potential, (void)sm_count;
+  return none(err);
+}
+
+tfmm_status tfmm_pipeline_gpu_far(tfmm_pipeline_gpu *pl, int p, int fmm,
+                                  int far, tfmm_error *err) {
+  (void)pl, (void)p, (void)fmm, (void)far;
+  return none(err);
+}
+
+tfmm_status tfmm_pipeline_gpu_finish(tfmm_pipeline_gpu *pl, double G,
+                                     double *acc, double *pot, int on_device,
+                                     void *stream,
+                                     tfmm_pipeline_gpu_times *times,
+                                     tfmm_error *err) {
+  (void)pl, (void)G, (void)acc, (void)pot, (void)on_device, (void)stream;
+  if (times != NULL)
+    memset(times, 0, sizeof *times);
+  return none(err);
+}
+
+void tfmm_pipeline_gpu_release(tfmm_pipeline_gpu *pl) {
+  if (pl != NULL)
+    memset(pl, 0, sizeof *pl);
+}
