@@ -38,7 +38,10 @@
  * runs on the same input measure the same bodies. */
 #define SAMPLE_SEED 1
 /* Doubling from 1 passes INT_MAX after 31 sizes; leaf-max may add one. */
-#define MAX_ROWS 32
+#define MAX_LEAVES 32
+/* Schedules compared: gpu and hybrid. */
+#define MAX_SCHEDULES 2
+#define MAX_ROWS (MAX_LEAVES * MAX_SCHEDULES)
 /* The exit status when no leaf size met --max-error (as validate's when
  * the accuracy target is missed). */
 #define TUNE_NOT_MET 3
@@ -310,13 +313,15 @@ static double error_p99(truth *t, const double *acc) {
 /* ---- the measurements -------------------------------------------------- */
 
 typedef struct tune_row {
-  int leaf;        /* the L asked for */
-  tfmm_stats best; /* the fastest timed evaluation */
+  tfmm_schedule_kind schedule; /* the schedule asked for */
+  int leaf;                    /* the L asked for */
+  tfmm_stats best;             /* the fastest timed evaluation */
   double err_p99;
 } tune_row;
 
 typedef struct tune_table {
   int rows;
+  int schedules; /* rows are leaf sizes of one schedule, then the next */
   tune_row row[MAX_ROWS];
   int fastest; /* the row of least total time */
   int chosen;  /* the fastest row with err_p99 <= max_error, or -1 */
@@ -368,17 +373,42 @@ static int measure_row(tfmm_solver *solver, const bodyio_bodies *b, int repeat,
 static void print_progress(const tune_row *row, int k, int rows) {
   const tfmm_stats *s = &row->best;
   fprintf(stderr,
-          "tilefmm tune: [%d/%d] leaf %d: total %.6f s (near %.6f s on the "
-          "%s, far %.6f s), p99 error %.3e\n",
-          k + 1, rows, row->leaf, s->time_total, s->near_time,
-          tfmm_device_name(s->near_device), s->far_time, row->err_p99);
+          "tilefmm tune: [%d/%d] schedule %s, leaf %d: total %.6f s (near "
+          "%.6f s on the %s, far %.6f s), p99 error %.3e\n",
+          k + 1, rows, tfmm_schedule_name(s->schedule), row->leaf,
+          s->time_total, s->near_time, tfmm_device_name(s->near_device),
+          s->far_time, row->err_p99);
 }
 
-/* Runs every leaf size, each with a solver of its own. */
+/* The schedules to compare: with --schedule auto on a GPU, gpu and
+ * hybrid; else the one given (auto without a GPU is hybrid). */
+static int schedules_of(const tfmm_config *c, tfmm_schedule_kind *out) {
+  const int gpu = c->device == TFMM_DEVICE_GPU ||
+                  (c->device == TFMM_DEVICE_AUTO && tfmm_gpu_count() > 0);
+  if (c->schedule == TFMM_SCHEDULE_AUTO && gpu &&
+      c->tree_device != TFMM_DEVICE_CPU && c->far_device != TFMM_DEVICE_CPU) {
+    out[0] = TFMM_SCHEDULE_GPU;
+    out[1] = TFMM_SCHEDULE_HYBRID;
+    return 2;
+  }
+  out[0] =
+      c->schedule == TFMM_SCHEDULE_AUTO ? TFMM_SCHEDULE_HYBRID : c->schedule;
+  return 1;
+}
+
+/* Runs every schedule at every leaf size, each with a solver of its own. */
 static int run_rows(const tune_options *o, const bodyio_bodies *b, truth *t,
                     tune_table *tab) {
-  int leaves[MAX_ROWS];
-  tab->rows = leaf_sizes(o->leaf_min, o->leaf_max, leaves);
+  int sizes[MAX_LEAVES], leaves[MAX_ROWS];
+  tfmm_schedule_kind kinds[MAX_SCHEDULES], schedule[MAX_ROWS];
+  const int nleaf = leaf_sizes(o->leaf_min, o->leaf_max, sizes);
+  tab->schedules = schedules_of(&o->solver.cfg, kinds);
+  tab->rows = 0;
+  for (int q = 0; q < tab->schedules; q++)
+    for (int k = 0; k < nleaf; k++) {
+      schedule[tab->rows] = kinds[q];
+      leaves[tab->rows++] = sizes[k];
+    }
   forces f = {malloc(3 * b->n * sizeof(double)), malloc(b->n * sizeof(double))};
   int rc = f.acc != NULL && f.pot != NULL ? CLI_OK : CLI_RUNTIME_ERROR;
   if (rc != CLI_OK)
@@ -386,11 +416,13 @@ static int run_rows(const tune_options *o, const bodyio_bodies *b, truth *t,
   for (int k = 0; rc == CLI_OK && k < tab->rows; k++) {
     tfmm_config cfg = o->solver.cfg;
     cfg.leaf_size = leaves[k];
+    cfg.schedule = schedule[k];
     tfmm_solver *solver = NULL;
     if ((rc = solver_cli_create(&cfg, &solver)) != CLI_OK)
       break;
     tune_row *row = &tab->row[k];
     row->leaf = leaves[k];
+    row->schedule = schedule[k];
     if (!measure_row(solver, b, o->repeat, &f, row))
       rc = CLI_RUNTIME_ERROR;
     tfmm_solver_destroy(solver);
@@ -442,11 +474,15 @@ static void print_table(const tune_options *o, const tune_table *tab, size_t n,
   const char *near = tfmm_device_name(s0->near_device);
   printf("tilefmm tune: ");
   describe_run(stdout, o, n, s0);
-  printf("\ndevice: %s (%s); tree and upward pass on the %s, lists on the "
-         "cpu, far field on the %s, near field on the %s\n",
-         tfmm_device_name(s0->device), s0->device_name,
-         tfmm_device_name(s0->tree_device), tfmm_device_name(s0->far_device),
-         near);
+  printf("\ndevice: %s (%s)\n", tfmm_device_name(s0->device), s0->device_name);
+  for (int k = 0; k < tab->rows; k += tab->rows / tab->schedules) {
+    const tfmm_stats *s = &tab->row[k].best;
+    printf("schedule %s: tree and upward pass on the %s, lists on the %s, "
+           "far field on the %s, near field on the %s\n",
+           tfmm_schedule_name(s->schedule), tfmm_device_name(s->tree_device),
+           tfmm_device_name(s->lists_device), tfmm_device_name(s->far_device),
+           tfmm_device_name(s->near_device));
+  }
   printf("times: the fastest of %d evaluations after a warm-up, in seconds\n"
          "error: 99th percentile (nearest rank) of |a - a_ref| / |a_ref|\n"
          "       over %zu bodies, a_ref the double-precision reference\n\n",
@@ -457,26 +493,30 @@ static void print_table(const tune_options *o, const tune_table *tab, size_t n,
   solver_cli_tol(o->max_error, tol);
   char within[40];
   snprintf(within, sizeof within, "<= %s", tol);
-  printf("%6s %5s %9s %12s %12s %11s %11s %11s %10s %9s\n", "leaf", "depth",
-         "leaves", "interactions", far_name(s0->method), near_col, "far (cpu)",
-         "total", "p99 error", within);
+  printf("%8s %6s %5s %9s %12s %12s %11s %11s %11s %10s %9s\n", "schedule",
+         "leaf", "depth", "leaves", "interactions", far_name(s0->method),
+         near_col, "far", "total", "p99 error", within);
   for (int k = 0; k < tab->rows; k++) {
     const tune_row *r = &tab->row[k];
     const tfmm_stats *s = &r->best;
-    printf("%6d %5d %9" PRId64
+    printf("%8s %6d %5d %9" PRId64
            " %12.6g %12.6g %11.6f %11.6f %11.6f %10.3e %9s\n",
-           r->leaf, s->tree_depth, s->tree_leaves, s->interactions,
-           far_count(s), s->near_time, s->far_time, s->time_total, r->err_p99,
+           tfmm_schedule_name(r->schedule), r->leaf, s->tree_depth,
+           s->tree_leaves, s->interactions, far_count(s), s->near_time,
+           s->far_time, s->time_total, r->err_p99,
            r->err_p99 <= o->max_error ? "yes" : "no");
   }
   const tune_row *best = &tab->row[tab->fastest];
-  printf("\nfastest: leaf size %d (total %.6f s, p99 error %.3e)\n", best->leaf,
-         best->best.time_total, best->err_p99);
+  printf("\nfastest: schedule %s, leaf size %d (total %.6f s, p99 error "
+         "%.3e)\n",
+         tfmm_schedule_name(best->schedule), best->leaf, best->best.time_total,
+         best->err_p99);
   if (tab->chosen >= 0) {
     const tune_row *c = &tab->row[tab->chosen];
-    printf("chosen: leaf size %d (total %.6f s, p99 error %.3e <= %s: the "
-           "fastest within --max-error)\n",
-           c->leaf, c->best.time_total, c->err_p99, tol);
+    printf("chosen: schedule %s, leaf size %d (total %.6f s, p99 error %.3e "
+           "<= %s: the fastest within --max-error)\n",
+           tfmm_schedule_name(c->schedule), c->leaf, c->best.time_total,
+           c->err_p99, tol);
   } else {
     int k0 = 0;
     for (int k = 1; k < tab->rows; k++)
@@ -533,10 +573,13 @@ static void write_comments(FILE *fp, const tune_options *o,
           "\n# times in seconds: the fastest of %d evaluations after a "
           "warm-up\n# acc_err_p99: 99th percentile (nearest rank) of |a - "
           "a_ref| / |a_ref| over %zu bodies\n# fastest leaf size: %d\n"
-          "# max error: %.17g\n",
-          o->repeat, t->k, tab->row[tab->fastest].leaf, o->max_error);
+          "# fastest schedule: %s\n# max error: %.17g\n",
+          o->repeat, t->k, tab->row[tab->fastest].leaf,
+          tfmm_schedule_name(tab->row[tab->fastest].schedule), o->max_error);
   if (tab->chosen >= 0)
-    fprintf(fp, "# chosen leaf size: %d\n", tab->row[tab->chosen].leaf);
+    fprintf(fp, "# chosen leaf size: %d\n# chosen schedule: %s\n",
+            tab->row[tab->chosen].leaf,
+            tfmm_schedule_name(tab->row[tab->chosen].schedule));
   else
     fprintf(fp, "# chosen leaf size: none (no p99 error within the max)\n");
 }
@@ -549,14 +592,15 @@ static int write_csv(const tune_options *o, const tune_table *tab, size_t n,
   write_comments(af.fp, o, tab, n, t);
   fprintf(af.fp,
           "leaf,depth,leaves,near_interactions,%s,near_s,far_s,total_s,"
-          "acc_err_p99\n",
+          "acc_err_p99,schedule\n",
           tab->row[0].best.method == TFMM_METHOD_FMM ? "m2l" : "m2p");
   for (int k = 0; k < tab->rows; k++) {
     const tune_row *r = &tab->row[k];
     const tfmm_stats *s = &r->best;
-    fprintf(af.fp, "%d,%d,%" PRId64 ",%.0f,%.0f,%.9g,%.9g,%.9g,%.6e\n", r->leaf,
-            s->tree_depth, s->tree_leaves, s->interactions, far_count(s),
-            s->near_time, s->far_time, s->time_total, r->err_p99);
+    fprintf(af.fp, "%d,%d,%" PRId64 ",%.0f,%.0f,%.9g,%.9g,%.9g,%.6e,%s\n",
+            r->leaf, s->tree_depth, s->tree_leaves, s->interactions,
+            far_count(s), s->near_time, s->far_time, s->time_total, r->err_p99,
+            tfmm_schedule_name(r->schedule));
   }
   return atomic_file_commit(&af);
 }
@@ -630,9 +674,11 @@ static void write_script(FILE *gp, const tune_options *o, const tune_table *tab,
   const int left = 2 * mark < tab->rows;
   fprintf(gp,
           ")\nset arrow from %d, graph 0 to %d, graph 1 nohead dashtype 2\n"
-          "set label '%s: L = %d' at %d, graph 0.95 %s offset %d, 0\n",
-          leaf, leaf, tab->chosen >= 0 ? "chosen" : "fastest", leaf, leaf,
-          left ? "left" : "right", left ? 1 : -1);
+          "set label '%s: %s%sL = %d' at %d, graph 0.95 %s offset %d, 0\n",
+          leaf, leaf, tab->chosen >= 0 ? "chosen" : "fastest",
+          tab->schedules > 1 ? tfmm_schedule_name(tab->row[mark].schedule) : "",
+          tab->schedules > 1 ? ", " : "", leaf, leaf, left ? "left" : "right",
+          left ? 1 : -1);
   /* The error axis spans the errors and E. */
   double lo = o->max_error, hi = o->max_error;
   for (int k = 0; k < tab->rows; k++) {
@@ -644,17 +690,33 @@ static void write_script(FILE *gp, const tune_options *o, const tune_table *tab,
   }
   char tol[32];
   fprintf(gp, "set y2range [%g:%g]\n", lo / 3, hi * 3);
+  /* Each schedule's rows (consecutive, nleaf of them) as its own lines. */
+  const int nleaf = tab->rows / tab->schedules;
   fputs("plot ", gp);
-  gnuplot_string(gp, o->csv);
+  for (int q = 0; q < tab->schedules; q++) {
+    const tfmm_stats *s = &tab->row[q * nleaf].best;
+    const char *name = tfmm_schedule_name(s->schedule);
+    if (q > 0)
+      fputs(", \\\n  ", gp);
+    gnuplot_string(gp, o->csv);
+    fprintf(gp,
+            " every ::%d::%d using 1:6 with linespoints lw 2 title '%s: near "
+            "field (%s)', \\\n"
+            "  '' every ::%d::%d using 1:7 with linespoints lw 2 title '%s: "
+            "far field (%s)', \\\n"
+            "  '' every ::%d::%d using 1:8 with linespoints lw 3 title '%s: "
+            "total', \\\n"
+            "  '' every ::%d::%d using 1:9 axes x1y2 with linespoints lw 2 "
+            "dashtype 3 title '%s: p99 error (right axis)'",
+            q * nleaf, q * nleaf + nleaf - 1, name,
+            tfmm_device_name(s->near_device), q * nleaf, q * nleaf + nleaf - 1,
+            name, tfmm_device_name(s->far_device), q * nleaf,
+            q * nleaf + nleaf - 1, name, q * nleaf, q * nleaf + nleaf - 1,
+            name);
+  }
   fprintf(gp,
-          " using 1:6 with linespoints lw 2 title 'near field (%s)', \\\n"
-          "  '' using 1:7 with linespoints lw 2 title 'far field (%s)', \\\n"
-          "  '' using 1:8 with linespoints lw 2 title 'total', \\\n"
-          "  '' using 1:9 axes x1y2 with linespoints lw 2 dashtype 3 "
-          "title 'p99 error (right axis)', \\\n"
-          "  %.17g axes x1y2 with lines dashtype 2 lc rgb 'red' "
+          ", \\\n  %.17g axes x1y2 with lines dashtype 2 lc rgb 'red' "
           "title 'max error %s'\n",
-          tfmm_device_name(s0->near_device), tfmm_device_name(s0->far_device),
           o->max_error, solver_cli_tol(o->max_error, tol));
 }
 

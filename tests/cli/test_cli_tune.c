@@ -25,7 +25,8 @@ TestSuite(tune, .init = scratch_make, .fini = scratch_remove);
 #define CSV_COLS 9
 #define CSV_ROWS 32
 #define CSV_HEADER                                                             \
-  "leaf,depth,leaves,near_interactions,m2l,near_s,far_s,total_s,acc_err_p99"
+  "leaf,depth,leaves,near_interactions,m2l,near_s,far_s,total_s,acc_err_p99,"  \
+  "schedule"
 enum { LEAF, DEPTH, LEAVES, NEAR_PAIRS, M2L, NEAR_S, FAR_S, TOTAL_S, ERR_P99 };
 
 typedef struct csv {
@@ -58,9 +59,10 @@ static csv *read_csv(const char *name, const char *header) {
     for (int k = 0; k < CSV_COLS; k++, p = end + (*end == ',')) {
       c->v[c->rows][k] = strtod(p, &end);
       cr_assert_neq(p, end, "%s: bad line '%s'", name, line);
-      cr_assert(*end == (k + 1 < CSV_COLS ? ',' : '\0'), "%s: bad line '%s'",
-                name, line);
+      cr_assert(*end == ',', "%s: bad line '%s'", name, line);
     }
+    /* Then the schedule: on the CPU, hybrid. */
+    cr_assert_str_eq(p, "hybrid", "%s: bad schedule in '%s'", name, line);
     c->rows++;
   }
   cr_assert(header_seen, "%s has no header line", name);
@@ -73,12 +75,15 @@ static void csv_free(csv *c) {
   free(c);
 }
 
-/* The "fastest: leaf size L" line of the table on stdout. */
+/* The "fastest: schedule hybrid, leaf size L" line of the table on stdout
+ * (these runs are on the CPU: hybrid is the only schedule). */
 static int fastest_on_stdout(void) {
   char *out = read_text("stdout.txt");
-  const char *line = strstr(out, "fastest: leaf size ");
+  const char *line = strstr(out, "fastest: schedule hybrid, leaf size ");
   int leaf = 0;
-  cr_assert(line != NULL && sscanf(line, "fastest: leaf size %d", &leaf) == 1,
+  cr_assert(line != NULL &&
+                sscanf(line, "fastest: schedule hybrid, leaf size %d", &leaf) ==
+                    1,
             "no fastest line:\n%s", out);
   free(out);
   return leaf;
@@ -156,14 +161,16 @@ Test(tune, table_is_sane) {
   csv_free(c);
 }
 
-/* The leaf size whose line "chosen: leaf size L" names, or 0 for none. */
+/* The leaf size whose line "chosen: schedule hybrid, leaf size L" names,
+ * or 0 for none. */
 static int chosen_on_stdout(void) {
   char *out = read_text("stdout.txt");
   const char *line = strstr(out, "\nchosen: ");
   cr_assert_not_null(line, "no chosen line:\n%s", out);
   int leaf = 0;
   if (strncmp(line, "\nchosen: none", 13) != 0)
-    cr_assert_eq(sscanf(line, "\nchosen: leaf size %d", &leaf), 1, "%s", out);
+    cr_assert_eq(sscanf(line, "\nchosen: schedule hybrid, leaf size %d", &leaf),
+                 1, "%s", out);
   free(out);
   return leaf;
 }
@@ -231,8 +238,8 @@ Test(tune, csv_comments_and_stdout) {
   assert_stdout_has("p99 error");
   assert_stdout_has("over 200 bodies");
   /* One progress line per leaf size. */
-  assert_stderr_has("[1/5] leaf 16:");
-  assert_stderr_has("[5/5] leaf 256:");
+  assert_stderr_has("[1/5] schedule hybrid, leaf 16:");
+  assert_stderr_has("[5/5] schedule hybrid, leaf 256:");
   assert_no_temporaries();
 }
 
@@ -291,7 +298,7 @@ Test(tune, barnes_hut_counts_m2p) {
                    sp("t.png")),
                0);
   csv *c = read_csv("t.csv", "leaf,depth,leaves,near_interactions,m2p,"
-                             "near_s,far_s,total_s,acc_err_p99");
+                             "near_s,far_s,total_s,acc_err_p99,schedule");
   cr_assert_eq(c->rows, 2);
   cr_assert(c->v[0][M2L] > c->v[1][M2L] && c->v[1][M2L] > 0, "%s", c->text);
   csv_free(c);
