@@ -11,7 +11,7 @@ device_setup() {
   # A warm machine keeps the last call's .devbin: the pack carried now wins.
   if [ -f .devpack.tgz ]; then
     rm -rf .devbin .devlibs
-    tar -xzf .devpack.tgz
+    tar -xf .devpack.tgz # gzip or xz: GNU tar tells them apart
   fi
   export LD_LIBRARY_PATH=$PWD/.devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   b=$PWD/${TFMM_DEVICE_BUILD:-.devbin}

@@ -11,7 +11,7 @@ set -uo pipefail
 what=${1:-all}
 out=${OUT:-/tmp/tilefmm-out}
 mkdir -p "$out"
-[ -d .devbin ] || tar -xzf .devpack.tgz
+if [ -f .devpack.tgz ]; then rm -rf .devbin .devlibs; tar -xf .devpack.tgz; fi
 export LD_LIBRARY_PATH=$PWD/.devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 b=$PWD/${TFMM_DEVICE_BUILD:-.devbin}
 sum=$out/summary.txt

@@ -25,6 +25,10 @@ static tfmm_config tree_config(tfmm_method m, tfmm_device d, int leaf,
   c.theta = theta;
   c.eps = eps;
   c.near_only = near_only;
+  /* This suite is the hybrid schedule's near field (the GPU beside the
+   * far field); the gpu schedule's is test_schedule_gpu's. */
+  if (d != TFMM_DEVICE_CPU)
+    c.schedule = TFMM_SCHEDULE_HYBRID;
   return c;
 }
 

@@ -272,6 +272,7 @@ Test(hybrid_gpu_tree, same_forces_as_the_cpu_tree) {
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
     tfmm_config c;
     tfmm_config_defaults(&c);
+    c.schedule = TFMM_SCHEDULE_HYBRID; /* the hybrid schedule's tree */
     c.method = cases[k].method;
     c.mac = cases[k].mac;
     c.eps = cases[k].eps;
@@ -328,6 +329,7 @@ Test(hybrid_gpu_tree, reuse_across_n_and_auto) {
          *a = malloc(3 * most * sizeof *a);
   tfmm_config c;
   tfmm_config_defaults(&c);
+  c.schedule = TFMM_SCHEDULE_HYBRID; /* the hybrid schedule's tree */
   c.device = TFMM_DEVICE_GPU;
   c.eps = 0.01;
   tfmm_solver *s = NULL;
@@ -369,6 +371,7 @@ Test(hybrid_gpu_tree, given_cube_same_forces) {
   double *a_cpu = malloc(3 * n * sizeof *a_cpu), *a_gpu = malloc(3 * n * 8);
   tfmm_config c;
   tfmm_config_defaults(&c);
+  c.schedule = TFMM_SCHEDULE_HYBRID; /* the hybrid schedule's tree */
   c.device = TFMM_DEVICE_GPU;
   c.eps = 0.002;
   c.box_min[0] = -1.75;
