@@ -51,6 +51,17 @@ tfmm_status tfmm_farfield_gpu_m2l(const tfmm_tree_gpu *tree,
                                   const double *d_M, double *d_L, void *stream,
                                   tfmm_error *err);
 
+/* The same M2L for the gpu schedule (m2l_fast_gpu.cu): one thread a
+ * target, fused multiply-adds, the sums regrouped; equal to
+ * tfmm_farfield_gpu_m2l to rounding (TFMM_FARFIELD_GPU_FAST_TOL relative to
+ * a cell's largest coefficient), not bit for bit. Orders 0..6; above, and
+ * for arguments that kernel refuses, it is tfmm_farfield_gpu_m2l. */
+#define TFMM_FARFIELD_GPU_FAST_TOL 1e-12
+tfmm_status tfmm_farfield_gpu_m2l_fast(const tfmm_tree_gpu *tree,
+                                       const tfmm_csr_gpu *m2l, int p,
+                                       const double *d_M, double *d_L,
+                                       void *stream, tfmm_error *err);
+
 /* L2L from level 1 down (L updated in place), then L2P at the leaves:
  * phi[k] = Phi and grad[3k..] = grad Phi of sorted body k (overwritten). */
 tfmm_status tfmm_farfield_gpu_downward(const tfmm_tree_gpu *tree, int p,

@@ -506,7 +506,7 @@ tfmm_status far(tfmm_pipeline_gpu *pl, int p, int fmm, int far_on,
     const size_t size = (size_t)(p + 1) * (size_t)(p + 2);
     CHECK(reserve(s, State::FAR_L, t->ncells * size * sizeof(double), err));
     double *L = at<double>(s, State::FAR_L);
-    CHECK(tfmm_farfield_gpu_m2l(t, &l->m2l, p, pl->base.d_M, L, st, err));
+    CHECK(tfmm_farfield_gpu_m2l_fast(t, &l->m2l, p, pl->base.d_M, L, st, err));
     CHECK(tfmm_farfield_gpu_downward(t, p, L, phi, grad, st, err));
   }
   if (far_on)

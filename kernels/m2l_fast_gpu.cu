@@ -1,0 +1,161 @@
+/* M2L for the gpu schedule (farfield_gpu.h, tfmm_farfield_gpu_m2l_fast):
+ * one thread a target cell, its local expansion in registers, the sources
+ * of its list one after the other. The same translation as
+ * tfmm_op_m2l_coeff (src/farfield/operators.h), regrouped so that every
+ * number is loaded or formed once per translation:
+ *
+ *   L_j^k += (-1)^j sum_{l <= p - j} sum_{|m| <= l} M_l^m (x) I~_{l+j}^{m+k}
+ *
+ * with I~_n = I_n(u) |D|^{-n-1} the irregular harmonics of D = c_target -
+ * c_source (formed at the unit vector u = D / |D| by the operators' column
+ * recurrence, then scaled), M_l^m read once from the source's triangle and
+ * used for every (j, k), and (x) the operators' product (conjugating as
+ * their full arrays do for negative orders). The order of the sums is not
+ * the CPU's, and fused multiply-adds are allowed: the results match the
+ * CPU's to rounding (tests/test_farfield_gpu.c states the bound), not bit
+ * for bit; the hybrid schedule keeps the exact kernel.
+ *
+ * Cost per translation at order p: sum_n (n + 1)(p - n + 1)^2 complex
+ * multiply-adds (196 at p = 5) on values in registers, 2 (p + 1)(p + 2) / 2
+ * loads of M (hits in L1/L2: neighbouring targets share sources) and the
+ * p + 1 harmonic columns. Registers: 4 (p + 1)(p + 2) / 2 doubles (L and
+ * I~), so p <= 6 here; higher orders take the exact kernel. */
+#include "farfield_gpu.h"
+
+#include "gpu_context.h"
+
+#include "farfield/operators.h"
+
+#include <cuda_runtime.h>
+
+#include <stdint.h>
+
+namespace {
+
+constexpr int THREADS = 64;
+constexpr int FAST_ORDER_MAX = 6;
+
+__host__ __device__ constexpr int tri(int n, int m) {
+  return n * (n + 1) / 2 + m;
+}
+
+template <int P>
+__global__ void __launch_bounds__(THREADS)
+    m2l_thread(int64_t ncells, const double *center, const int64_t *offset,
+               const int32_t *index, const double *M, double *L) {
+  constexpr int TRI = (P + 1) * (P + 2) / 2;
+  const int64_t cell = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (cell >= ncells)
+    return;
+  double lr[TRI], li[TRI];
+#pragma unroll
+  for (int t = 0; t < TRI; t++)
+    lr[t] = li[t] = 0.0;
+  const double cx = center[3 * cell], cy = center[3 * cell + 1],
+               cz = center[3 * cell + 2];
+  const int64_t e1 = offset[cell + 1];
+  for (int64_t e = offset[cell]; e < e1; e++) {
+    const int32_t src = __ldg(index + e);
+    const double dx = cx - __ldg(center + 3 * (int64_t)src),
+                 dy = cy - __ldg(center + 3 * (int64_t)src + 1),
+                 dz = cz - __ldg(center + 3 * (int64_t)src + 2);
+    const double inv_rho = rsqrt(dx * dx + dy * dy + dz * dz);
+    double ir[TRI], ii[TRI];
+#pragma unroll
+    for (int m = 0; m <= P; m++)
+      tfmm_op_irregular_column(P, m, dx * inv_rho, dy * inv_rho, dz * inv_rho,
+                               ir, ii);
+    double s = inv_rho; /* |D|^{-n-1} */
+#pragma unroll
+    for (int n = 0; n <= P; n++) {
+#pragma unroll
+      for (int m = 0; m <= n; m++) {
+        ir[tri(n, m)] *= s;
+        ii[tri(n, m)] *= s;
+      }
+      s *= inv_rho;
+    }
+    const double *Ms = M + (size_t)src * (size_t)(2 * TRI);
+#pragma unroll
+    for (int l = 0; l <= P; l++) {
+#pragma unroll
+      for (int a = 0; a <= l; a++) {
+        const double xr = __ldg(Ms + 2 * tri(l, a));
+        const double xi = a == 0 ? 0.0 : __ldg(Ms + 2 * tri(l, a) + 1);
+#pragma unroll
+        for (int sgn = 1; sgn >= -1; sgn -= 2) {
+          if (a == 0 && sgn < 0)
+            continue;
+          const int m = sgn * a;
+          /* M_l^m as tfmm_op_coeff_full forms it. */
+          const double par = (a & 1) ? -1.0 : 1.0;
+          const double ar = m >= 0 ? xr : par * xr;
+          const double ai = a == 0 ? 0.0 : m > 0 ? xi : -par * xi;
+#pragma unroll
+          for (int j = 0; j <= P - l; j++) {
+            const double sj = (j & 1) ? -1.0 : 1.0;
+#pragma unroll
+            for (int k = 0; k <= j; k++) {
+              /* I~_{l+j}^{m+k} as tfmm_op_harmonic_full forms it. */
+              const int n = l + j, q = m + k, b = q < 0 ? -q : q;
+              const double pb = (b & 1) ? -1.0 : 1.0;
+              const double br = q > 0 ? ir[tri(n, b)] : pb * ir[tri(n, b)];
+              const double bi = q > 0 ? ii[tri(n, b)] : -pb * ii[tri(n, b)];
+              lr[tri(j, k)] += sj * (ar * br + ai * bi);
+              li[tri(j, k)] += sj * (ai * br - ar * bi);
+            }
+          }
+        }
+      }
+    }
+  }
+  double *Lc = L + (size_t)cell * (size_t)(2 * TRI);
+#pragma unroll
+  for (int j = 0; j <= P; j++)
+#pragma unroll
+    for (int k = 0; k <= j; k++) {
+      Lc[2 * tri(j, k)] = lr[tri(j, k)];
+      Lc[2 * tri(j, k) + 1] = k > 0 ? li[tri(j, k)] : 0.0;
+    }
+}
+
+template <int P>
+tfmm_status launch(const tfmm_tree_gpu *tree, const tfmm_csr_gpu *m2l,
+                   const double *d_M, double *d_L, cudaStream_t s,
+                   tfmm_error *err) {
+  const int64_t n = tree->ncells;
+  m2l_thread<P><<<(unsigned)((n + THREADS - 1) / THREADS), THREADS, 0, s>>>(
+      n, tree->d_center, m2l->offset, m2l->index, d_M, d_L);
+  TFMM_CUDA_TRY(cudaGetLastError(), err);
+  return TFMM_OK;
+}
+
+} // namespace
+
+extern "C" tfmm_status tfmm_farfield_gpu_m2l_fast(const tfmm_tree_gpu *tree,
+                                                  const tfmm_csr_gpu *m2l,
+                                                  int p, const double *d_M,
+                                                  double *d_L, void *stream,
+                                                  tfmm_error *err) {
+  if (tree == NULL || m2l == NULL || p < 0 || p > FAST_ORDER_MAX ||
+      tree->ncells < 1 || m2l->ntargets != tree->ncells || d_M == NULL ||
+      d_L == NULL)
+    return tfmm_farfield_gpu_m2l(tree, m2l, p, d_M, d_L, stream, err);
+  cudaStream_t s = (cudaStream_t)stream;
+  switch (p) {
+  case 0:
+    return launch<0>(tree, m2l, d_M, d_L, s, err);
+  case 1:
+    return launch<1>(tree, m2l, d_M, d_L, s, err);
+  case 2:
+    return launch<2>(tree, m2l, d_M, d_L, s, err);
+  case 3:
+    return launch<3>(tree, m2l, d_M, d_L, s, err);
+  case 4:
+    return launch<4>(tree, m2l, d_M, d_L, s, err);
+  case 5:
+    return launch<5>(tree, m2l, d_M, d_L, s, err);
+  default:
+    return launch<6>(tree, m2l, d_M, d_L, s, err);
+  }
+}
