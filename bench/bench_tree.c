@@ -12,6 +12,7 @@
  * Usage: bench_tree --help. bench/sweep_tree.sh runs the sweeps behind the
  * plots of bench/plot_tree.sh. */
 #include "bench_common.h"
+#include "device_bodies.h"
 #include "tilefmm.h"
 #include "tree_options.h"
 #include "tree_report.h"
@@ -267,11 +268,33 @@ static tfmm_status run_point(const tree_options *o, const tree_config *c,
   }
   double elapsed = 0.0;
   int done = 0;
-  for (int i = 0; i < o->warmup + o->reps; ++i) {
+  /* --resident: the bodies uploaded once, the results downloaded after. */
+  void *dev[4] = {NULL, NULL, NULL, NULL};
+  const size_t bytes[4] = {3 * n * sizeof(double), n * sizeof(double),
+                           3 * n * sizeof(double), n * sizeof(double)};
+  int bad_dev = 0;
+  for (int k = 0; o->resident && k < 4 && !bad_dev; k++)
+    bad_dev = bench_device_alloc(&dev[k], bytes[k], msg, cap) != 0 ||
+              (k < 2 && bench_device_copy(dev[k], k == 0 ? b->pos : b->mass,
+                                          bytes[k], 1, msg, cap) != 0);
+  if (bad_dev)
+    st = TFMM_ERR_CUDA;
+  for (int i = 0; !bad_dev && i < o->warmup + o->reps; ++i) {
     /* Poison the outputs: the check must see this run's values only. */
     memset(b->acc, 0xff, 3 * n * sizeof *b->acc);
     memset(b->pot, 0xff, n * sizeof *b->pot);
-    st = tfmm_solver_compute(s, n, b->pos, b->mass, b->acc, b->pot);
+    if (o->resident) {
+      st = tfmm_solver_compute_device(s, n, dev[0], dev[1], dev[2], dev[3],
+                                      NULL);
+      if (st == TFMM_OK &&
+          (bench_device_copy(b->acc, dev[2], bytes[2], 0, msg, cap) != 0 ||
+           bench_device_copy(b->pot, dev[3], bytes[3], 0, msg, cap) != 0)) {
+        bad_dev = 1;
+        st = TFMM_ERR_CUDA;
+        break;
+      }
+    } else
+      st = tfmm_solver_compute(s, n, b->pos, b->mass, b->acc, b->pot);
     if (st != TFMM_OK) {
       bench_fail_msg(msg, cap, "tfmm_solver_compute", st, s);
       break;
@@ -290,6 +313,8 @@ static tfmm_status run_point(const tree_options *o, const tree_config *c,
     timings_medians(&tm, done, r);
   }
   free(tm.block);
+  for (int k = 0; k < 4; k++)
+    bench_device_free(dev[k]);
   tfmm_solver_destroy(s);
   return st;
 }

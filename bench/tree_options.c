@@ -43,6 +43,9 @@ void tree_options_usage(FILE *f) {
       "  --eps E           softening length (default 0: the expansions and",
       "                    the reference then share one potential)",
       "  --max-depth D     deepest tree level, 1..21 (default 21)",
+      "  --resident        bodies and results in GPU memory, uploaded once:",
+      "                    times tfmm_solver_compute_device (the gpu schedule",
+      "                    keeps them there; no copies in the time)",
       "  --tree-only       time the tree: no error sample, and --order and",
       "                    --theta default to 0 and 1, which leave the tree",
       "                    as it is and make the rest of the call cheapest",
@@ -134,6 +137,7 @@ static void options_defaults(tree_options *o) {
   o->eps = 0.0;
   o->max_depth = 21;
   o->tree_only = 0;
+  o->resident = 0;
   o->time_limit = 600.0;
   o->csv = NULL;
 }
@@ -224,6 +228,10 @@ int tree_options_parse(int argc, char **argv, tree_options *o) {
     }
     if (strcmp(arg, "--tree-only") == 0) {
       o->tree_only = 1;
+      continue;
+    }
+    if (strcmp(arg, "--resident") == 0) {
+      o->resident = 1;
       continue;
     }
     char name[64];

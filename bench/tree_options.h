@@ -47,6 +47,7 @@ typedef struct tree_options {
   double eps;    /* softening length */
   int max_depth; /* tfmm_config.max_depth */
   int tree_only; /* no error sample (pair with --order 0) */
+  int resident;  /* bodies on the GPU: tfmm_solver_compute_device */
   double time_limit; /* seconds: skip points predicted to take longer */
   const char *csv;   /* NULL: no CSV */
 } tree_options;

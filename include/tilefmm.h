@@ -372,10 +372,11 @@ TFMM_API tfmm_status tfmm_solver_compute(tfmm_solver *solver, size_t n,
  * device and the stream is idle. The results are those of
  * tfmm_solver_compute on the same bodies, bit for bit. The solver must run
  * on the GPU (TFMM_ERR_NO_DEVICE otherwise; TFMM_ERR_UNSUPPORTED in a build
- * without CUDA). Today's schedule (hybrid) builds the tree and the far
- * field on the CPU, so the bodies travel to the host and back inside the
- * call; a schedule that keeps them on the device will serve the same call
- * without it. */
+ * without CUDA). Under the gpu schedule (a tree method, TFMM_SCHEDULE_GPU
+ * or auto from TFMM_TREE_GPU_MIN_BODIES) the bodies never leave the
+ * device: they are checked, scaled and evaluated there. Otherwise (the
+ * direct method, hybrid) they travel to the host and back inside the
+ * call. */
 TFMM_API tfmm_status tfmm_solver_compute_device(tfmm_solver *solver, size_t n,
                                                 const double *d_pos,
                                                 const double *d_mass,

@@ -9,8 +9,11 @@
 #include "nearfield/near_items.h"
 #include "upward_gpu.h"
 
+#include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cuda_runtime.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
 
 #include <new>
 #include <stdint.h>
@@ -210,29 +213,85 @@ __global__ void write_items(tfmm_near_view v, int64_t budget,
 
 /* ---- The sum ------------------------------------------------------------ */
 
-/* The lowest input index whose results are not finite goes to *bad. */
+/* The lowest input index whose sums are not finite goes to bad[0]; with
+ * to_caller, the one whose results in the caller's units are not (the
+ * sums were) to bad[1]. */
 template <class T>
 __global__ void combine(int64_t n, const int32_t *order, double G,
                         const double *far_phi, const double *far_g,
                         const T *near, double *acc, double *pot,
-                        unsigned long long *bad) {
+                        tfmm_pipeline_gpu_output out, unsigned long long *bad) {
   int64_t k = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
   if (k >= n)
     return;
   const int64_t i = order[k];
-  int finite = 1;
+  int finite = 1, beyond = 0;
   for (int d = 0; d < 3; d++) {
-    const double a = G * (far_g[3 * k + d] + (double)near[4 * k + d]);
-    acc[3 * i + d] = a;
+    double a = G * (far_g[3 * k + d] + (double)near[4 * k + d]);
     finite &= isfinite(a);
+    if (out.to_caller) {
+      a = out.caller_G * ldexp(a, out.acc_exp);
+      beyond |= !isfinite(a);
+    }
+    acc[3 * i + d] = a;
   }
   if (pot != nullptr) {
-    const double p = G * ((double)near[4 * k + 3] - far_phi[k]);
-    pot[i] = p;
+    double p = G * ((double)near[4 * k + 3] - far_phi[k]);
     finite &= isfinite(p);
+    if (out.to_caller) {
+      p = out.caller_G * ldexp(p, out.pot_exp);
+      beyond |= !isfinite(p);
+    }
+    pot[i] = p;
   }
   if (!finite)
-    atomicMin(bad, (unsigned long long)i);
+    atomicMin(&bad[0], (unsigned long long)i);
+  else if (beyond)
+    atomicMin(&bad[1], (unsigned long long)i);
+}
+
+/* Bounds of the bodies: lowest and highest corners, largest mass. */
+struct Bounds {
+  double lo[3], hi[3], heaviest;
+};
+
+struct BodyBounds {
+  const double *pos, *mass;
+  __host__ __device__ Bounds operator()(int64_t i) const {
+    Bounds b;
+    for (int d = 0; d < 3; d++)
+      b.lo[d] = b.hi[d] = pos[3 * i + d];
+    b.heaviest = mass[i];
+    return b;
+  }
+};
+
+/* Order-free: the minimum and maximum of finite values (units.c's). */
+struct MergeBounds {
+  __host__ __device__ Bounds operator()(const Bounds &a,
+                                        const Bounds &b) const {
+    Bounds r;
+    for (int d = 0; d < 3; d++) {
+      r.lo[d] = b.lo[d] < a.lo[d] ? b.lo[d] : a.lo[d];
+      r.hi[d] = b.hi[d] > a.hi[d] ? b.hi[d] : a.hi[d];
+    }
+    r.heaviest = b.heaviest > a.heaviest ? b.heaviest : a.heaviest;
+    return r;
+  }
+};
+
+using BoundsIter =
+    thrust::transform_iterator<BodyBounds, thrust::counting_iterator<int64_t>>;
+
+/* pos 2^-k and mass 2^-j, exactly (units.c's tfmm_units_scale). */
+__global__ void scale_bodies(int64_t n, const double *pos, const double *mass,
+                             int k, int j, double *out) {
+  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (i >= n)
+    return;
+  for (int d = 0; d < 3; d++)
+    out[3 * i + d] = ldexp(pos[3 * i + d], -k);
+  out[3 * n + i] = ldexp(mass[i], -j);
 }
 
 } // namespace
@@ -257,6 +316,8 @@ struct tfmm_pipeline_gpu_state {
     FAR_L,
     FAR_BODIES, /* phi (n), then grad (3n) */
     RESULT,     /* acc (3n), then pot (n): the device's outputs */
+    SCALED,     /* the caller's device bodies in internal units */
+    BOUNDS,     /* their bounds */
     CHECKS,     /* two first-invalid indices, equal keys, leaf min, max */
     BUFFERS
   };
@@ -369,11 +430,8 @@ tfmm_status tree(tfmm_pipeline_gpu *pl, size_t n, const double *pos,
   State *s = pl->state;
   for (int k = 0; k < State::EVS; k++)
     s->recorded[k] = 0;
-  if (on_device) {
-    /* The caller's work on the bodies comes first. */
+  if (on_device) /* the caller's work on the bodies comes first */
     TRY(cudaStreamSynchronize((cudaStream_t)after));
-    CHECK(check_device_bodies(pl, n, pos, mass, err));
-  }
   CHECK(mark(pl, State::EV_START, err));
   tfmm_tree_gpu_hybrid_times times;
   memset(&pl->base.tree, 0, sizeof pl->base.tree);
@@ -523,9 +581,8 @@ double elapsed(State *s, int a, int b) {
   return ms;
 }
 
-tfmm_status finish(tfmm_pipeline_gpu *pl, double G, double *acc, double *pot,
-                   int on_device, void *caller, tfmm_pipeline_gpu_times *times,
-                   tfmm_error *err) {
+tfmm_status finish(tfmm_pipeline_gpu *pl, const tfmm_pipeline_gpu_output *out,
+                   tfmm_pipeline_gpu_times *times, tfmm_error *err) {
   State *s = pl->state;
   const tfmm_tree_gpu *t = &pl->base.tree;
   cudaStream_t st = stream_of(pl);
@@ -533,11 +590,11 @@ tfmm_status finish(tfmm_pipeline_gpu *pl, double G, double *acc, double *pot,
   if (!s->recorded[State::EV_NEAR] || !s->recorded[State::EV_FAR])
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
                           "gpu schedule: the near or far field was not run");
-  double *d_acc = acc, *d_pot = pot;
-  if (!on_device) {
+  double *d_acc = out->acc, *d_pot = out->pot;
+  if (!out->on_device) {
     CHECK(reserve(s, State::RESULT, 4 * n * sizeof(double), err));
     d_acc = at<double>(s, State::RESULT);
-    d_pot = pot != nullptr ? d_acc + 3 * n : nullptr;
+    d_pot = out->pot != nullptr ? d_acc + 3 * n : nullptr;
   }
   if (!s->potential)
     d_pot = nullptr;
@@ -545,28 +602,29 @@ tfmm_status finish(tfmm_pipeline_gpu *pl, double G, double *acc, double *pot,
   CHECK(reserve(s, State::CHECKS,
                 State::CHECK_VALUES * sizeof(unsigned long long), err));
   unsigned long long *bad = at<unsigned long long>(s, State::CHECKS);
-  TRY(cudaMemsetAsync(bad, 0xff, sizeof *bad, st));
+  TRY(cudaMemsetAsync(bad, 0xff, 2 * sizeof *bad, st));
   if (s->precision == TFMM_PRECISION_DOUBLE)
     combine<double><<<blocks(n), THREADS, 0, st>>>(
-        n, t->d_order, G, phi, grad, at<double>(s, State::NEAR_OUT), d_acc,
-        d_pot, bad);
+        n, t->d_order, out->G, phi, grad, at<double>(s, State::NEAR_OUT), d_acc,
+        d_pot, *out, bad);
   else
-    combine<float><<<blocks(n), THREADS, 0, st>>>(n, t->d_order, G, phi, grad,
-                                                  at<float>(s, State::NEAR_OUT),
-                                                  d_acc, d_pot, bad);
+    combine<float><<<blocks(n), THREADS, 0, st>>>(
+        n, t->d_order, out->G, phi, grad, at<float>(s, State::NEAR_OUT), d_acc,
+        d_pot, *out, bad);
   TRY(cudaGetLastError());
-  TRY(cudaMemcpyAsync(s->host, bad, sizeof *bad, cudaMemcpyDeviceToHost, st));
+  TRY(cudaMemcpyAsync(s->host, bad, 2 * sizeof *bad, cudaMemcpyDeviceToHost,
+                      st));
   CHECK(mark(pl, State::EV_END, err));
-  if (!on_device) {
-    TRY(cudaMemcpyAsync(acc, d_acc, 3 * n * sizeof(double),
+  if (!out->on_device) {
+    TRY(cudaMemcpyAsync(out->acc, d_acc, 3 * n * sizeof(double),
                         cudaMemcpyDeviceToHost, st));
-    if (pot != nullptr && d_pot != nullptr)
-      TRY(cudaMemcpyAsync(pot, d_pot, n * sizeof(double),
+    if (out->pot != nullptr && d_pot != nullptr)
+      TRY(cudaMemcpyAsync(out->pot, d_pot, n * sizeof(double),
                           cudaMemcpyDeviceToHost, st));
   }
   TRY(cudaStreamSynchronize(st));
-  (void)caller; /* the work is done: the caller's stream may go on */
   pl->first_nonfinite = s->host[0] == ~0ull ? -1 : (int64_t)s->host[0];
+  pl->first_beyond = s->host[1] == ~0ull ? -1 : (int64_t)s->host[1];
   if (times != nullptr) {
     *times = tfmm_pipeline_gpu_times{};
     times->upload = s->upload_ms;
@@ -577,6 +635,53 @@ tfmm_status finish(tfmm_pipeline_gpu *pl, double G, double *acc, double *pot,
     times->far = elapsed(s, State::EV_NEAR, State::EV_FAR);
     times->finish = elapsed(s, State::EV_FAR, State::EV_END);
   }
+  return TFMM_OK;
+}
+
+tfmm_status bounds(tfmm_pipeline_gpu *pl, size_t n, const double *pos,
+                   const double *mass, void *after, double out[7],
+                   tfmm_error *err) {
+  State *s = pl->state;
+  cudaStream_t st = stream_of(pl);
+  TRY(cudaStreamSynchronize((cudaStream_t)after));
+  CHECK(check_device_bodies(pl, n, pos, mass, err));
+  CHECK(reserve(s, State::BOUNDS, sizeof(Bounds), err));
+  Bounds init;
+  for (int d = 0; d < 3; d++) {
+    init.lo[d] = INFINITY;
+    init.hi[d] = -INFINITY;
+  }
+  init.heaviest = 0;
+  BoundsIter it(thrust::counting_iterator<int64_t>(0), BodyBounds{pos, mass});
+  size_t bytes = 0;
+  Bounds *d_out = at<Bounds>(s, State::BOUNDS);
+  TRY(cub::DeviceReduce::Reduce(nullptr, bytes, it, d_out, (int)n,
+                                MergeBounds{}, init, st));
+  CHECK(reserve(s, State::SCAN_TEMP, bytes, err));
+  TRY(cub::DeviceReduce::Reduce(s->buf[State::SCAN_TEMP].p, bytes, it, d_out,
+                                (int)n, MergeBounds{}, init, st));
+  Bounds h;
+  TRY(cudaMemcpyAsync(&h, d_out, sizeof h, cudaMemcpyDeviceToHost, st));
+  TRY(cudaStreamSynchronize(st));
+  for (int d = 0; d < 3; d++) {
+    out[d] = h.lo[d];
+    out[3 + d] = h.hi[d];
+  }
+  out[6] = h.heaviest;
+  return TFMM_OK;
+}
+
+tfmm_status scale(tfmm_pipeline_gpu *pl, size_t n, const double *pos,
+                  const double *mass, int k, int j, const double **spos,
+                  const double **smass, tfmm_error *err) {
+  State *s = pl->state;
+  CHECK(reserve(s, State::SCALED, 4 * n * sizeof(double), err));
+  double *out = at<double>(s, State::SCALED);
+  scale_bodies<<<blocks((int64_t)n), THREADS, 0, stream_of(pl)>>>(
+      (int64_t)n, pos, mass, k, j, out);
+  TRY(cudaGetLastError());
+  *spos = out;
+  *smass = out + 3 * n;
   return TFMM_OK;
 }
 
@@ -668,14 +773,40 @@ extern "C" tfmm_status tfmm_pipeline_gpu_far(tfmm_pipeline_gpu *pl, int p,
                  [&] { return far(pl, p, fmm, far_on, err); });
 }
 
-extern "C" tfmm_status tfmm_pipeline_gpu_finish(tfmm_pipeline_gpu *pl, double G,
-                                                double *acc, double *pot,
-                                                int on_device, void *stream,
-                                                tfmm_pipeline_gpu_times *times,
-                                                tfmm_error *err) {
+extern "C" tfmm_status
+tfmm_pipeline_gpu_finish(tfmm_pipeline_gpu *pl,
+                         const tfmm_pipeline_gpu_output *out,
+                         tfmm_pipeline_gpu_times *times, tfmm_error *err) {
   CHECK(built(pl, err));
+  if (out == nullptr || out->acc == nullptr)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "gpu schedule: no output arrays");
+  return entered(pl, pl->base.device, err,
+                 [&] { return finish(pl, out, times, err); });
+}
+
+extern "C" tfmm_status
+tfmm_pipeline_gpu_bounds(tfmm_pipeline_gpu *pl, int device, size_t n,
+                         const double *d_pos, const double *d_mass, void *after,
+                         double out[7], tfmm_error *err) {
+  if (pl == nullptr || d_pos == nullptr || d_mass == nullptr || n == 0 ||
+      n > (size_t)INT32_MAX)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "gpu schedule: no state, no bodies or too many");
+  return entered(pl, device, err,
+                 [&] { return bounds(pl, n, d_pos, d_mass, after, out, err); });
+}
+
+extern "C" tfmm_status
+tfmm_pipeline_gpu_scale(tfmm_pipeline_gpu *pl, size_t n, const double *d_pos,
+                        const double *d_mass, int length_exp, int mass_exp,
+                        const double **pos, const double **mass,
+                        tfmm_error *err) {
+  if (pl == nullptr || pl->base.stream == nullptr || pl->state == nullptr)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "gpu schedule: the bounds first");
   return entered(pl, pl->base.device, err, [&] {
-    return finish(pl, G, acc, pot, on_device, stream, times, err);
+    return scale(pl, n, d_pos, d_mass, length_exp, mass_exp, pos, mass, err);
   });
 }
 

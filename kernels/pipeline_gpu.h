@@ -41,8 +41,11 @@ typedef struct tfmm_pipeline_gpu {
   int64_t leaf_min, leaf_max;            /* bodies of a leaf, once the near
                                             field is enqueued */
   int64_t first_nonfinite;               /* after finish: the lowest input
-                                            index with a result not finite,
-                                            or -1 */
+                                            index with a sum not finite, or
+                                            -1 */
+  int64_t first_beyond;                  /* ... with a result not finite
+                                            once in the caller's units (the
+                                            sums were), or -1 */
 } tfmm_pipeline_gpu;
 
 /* Milliseconds of each stage on the device (CUDA events). */
@@ -50,11 +53,10 @@ typedef struct tfmm_pipeline_gpu_times {
   double upload, tree, upward, lists, near, far, finish;
 } tfmm_pipeline_gpu_times;
 
-/* Uploads the n bodies and builds their tree (params) on `device`. The
- * bodies are host arrays, checked by the caller; or, when on_device,
+/* Uploads the n bodies (checked by the caller) and builds their tree
+ * (params) on `device`. The bodies are host arrays; or, when on_device,
  * arrays on that device, ready once the stream `after` (a cudaStream_t;
- * NULL: the legacy default stream) is idle, and checked here as
- * tfmm_bodies_check does (the same messages). */
+ * NULL: the legacy default stream) is idle. */
 tfmm_status tfmm_pipeline_gpu_tree(tfmm_pipeline_gpu *pl, int device, size_t n,
                                    const double *pos, const double *mass,
                                    int on_device, void *after,
@@ -93,16 +95,44 @@ tfmm_status tfmm_pipeline_gpu_near(tfmm_pipeline_gpu *pl,
 tfmm_status tfmm_pipeline_gpu_far(tfmm_pipeline_gpu *pl, int p, int fmm,
                                   int far, tfmm_error *err);
 
-/* acc = G (grad Phi_far + a_near) and pot = G (phi_near - Phi_far) in the
- * input order into acc (3n) and pot (n, or NULL): host arrays, or device
- * arrays when on_device (then ordered on `stream` after the work: the
- * caller's cudaStream_t, NULL the legacy default stream). Waits for the
- * evaluation and fills *times. */
-tfmm_status tfmm_pipeline_gpu_finish(tfmm_pipeline_gpu *pl, double G,
-                                     double *acc, double *pot, int on_device,
-                                     void *stream,
+/* Where the results go and in what units. */
+typedef struct tfmm_pipeline_gpu_output {
+  double *acc, *pot; /* 3n and n (pot NULL: none), input order: host
+                        arrays, or arrays of the device when on_device */
+  int on_device;
+  double G;      /* the sums times G */
+  int to_caller; /* then, as tfmm_units_unscale does, acc times
+                    caller_G 2^acc_exp and pot times caller_G 2^pot_exp */
+  double caller_G;
+  int acc_exp, pot_exp;
+} tfmm_pipeline_gpu_output;
+
+/* acc = G (grad Phi_far + a_near) and pot = G (phi_near - Phi_far) into
+ * out (see tfmm_pipeline_gpu_output). Waits for the evaluation and fills
+ * *times, first_nonfinite and first_beyond. */
+tfmm_status tfmm_pipeline_gpu_finish(tfmm_pipeline_gpu *pl,
+                                     const tfmm_pipeline_gpu_output *out,
                                      tfmm_pipeline_gpu_times *times,
                                      tfmm_error *err);
+
+/* Bodies that live on `device` (d_pos 3n, d_mass n), ready once the
+ * stream `after` (a cudaStream_t; NULL: the legacy default stream) is
+ * idle: checked as tfmm_bodies_check checks them (the same messages), and
+ * their lowest and highest corners and largest mass reduced into
+ * bounds[0..2], bounds[3..5] and bounds[6] (for tfmm_units_from_bounds). */
+tfmm_status tfmm_pipeline_gpu_bounds(tfmm_pipeline_gpu *pl, int device,
+                                     size_t n, const double *d_pos,
+                                     const double *d_mass, void *after,
+                                     double bounds[7], tfmm_error *err);
+
+/* Those bodies scaled by 2^-length_exp and 2^-mass_exp (exactly, as
+ * tfmm_units_scale) into a buffer of the pipeline; *pos and *mass point
+ * at it (device arrays, valid until the next call). */
+tfmm_status tfmm_pipeline_gpu_scale(tfmm_pipeline_gpu *pl, size_t n,
+                                    const double *d_pos, const double *d_mass,
+                                    int length_exp, int mass_exp,
+                                    const double **pos, const double **mass,
+                                    tfmm_error *err);
 
 /* Frees every buffer; pl is zeroed and reusable. */
 void tfmm_pipeline_gpu_release(tfmm_pipeline_gpu *pl);

@@ -57,6 +57,53 @@ static const tfmm_schedule *schedule_for(const tfmm_config *cfg,
                                             : &TFMM_STAGES_HYBRID_GPU_FAR;
 }
 
+static tfmm_status run(tfmm_eval *e, const tfmm_schedule *schedule) {
+  const tfmm_config *cfg = e->cfg;
+  tfmm_stats *stats = e->stats;
+  tfmm_accuracy_resolve(cfg, e->leaf_size, e->gpu != NULL, &e->set);
+  stats->theta = e->set.theta;
+  stats->order = e->set.order;
+  stats->precision = e->set.precision;
+  stats->softening_separation = e->set.separation;
+  stats->mac_epsilon = e->set.mac_epsilon;
+  stats->schedule = TFMM_SCHEDULE_HYBRID; /* the gpu stages say otherwise */
+  stats->lists_device = TFMM_DEVICE_CPU;
+  tfmm_status st = tfmm_schedule_run(schedule, e);
+  if (st == TFMM_OK)
+    count_work(e);
+  /* The tree and lists are rebuilt next time: release them now. */
+  tfmm_workspace_clear(e->w);
+  return st;
+}
+
+tfmm_status tfmm_hierarchical_compute_device(
+    const tfmm_config *cfg, int leaf_size, tfmm_gpu *gpu, tfmm_workspace *w,
+    size_t n, const double *d_pos, const double *d_mass, double *d_acc,
+    double *d_pot, const tfmm_hierarchical_device_out *out, tfmm_stats *stats,
+    tfmm_error *err) {
+  if (!tfmm_hierarchical_gpu_schedule(cfg, gpu, n))
+    return tfmm_error_set(err, TFMM_ERR_UNSUPPORTED,
+                          "device-resident bodies: only the gpu schedule "
+                          "keeps them on the device");
+  tfmm_eval e = {.cfg = cfg,
+                 .leaf_size = leaf_size,
+                 .gpu = gpu,
+                 .n = n,
+                 .pos = d_pos,
+                 .mass = d_mass,
+                 .acc = d_acc,
+                 .pot = d_pot,
+                 .w = w,
+                 .on_device = 1,
+                 .stream = out->stream,
+                 .caller_G = out->caller_G,
+                 .acc_exp = out->acc_exp,
+                 .pot_exp = out->pot_exp,
+                 .stats = stats,
+                 .err = err};
+  return run(&e, &TFMM_STAGES_GPU);
+}
+
 tfmm_status tfmm_hierarchical_compute(const tfmm_config *cfg, int leaf_size,
                                       tfmm_gpu *gpu, tfmm_workspace *w,
                                       size_t n, const double *pos,
@@ -74,18 +121,5 @@ tfmm_status tfmm_hierarchical_compute(const tfmm_config *cfg, int leaf_size,
                  .w = w,
                  .stats = stats,
                  .err = err};
-  tfmm_accuracy_resolve(cfg, leaf_size, gpu != NULL, &e.set);
-  stats->theta = e.set.theta;
-  stats->order = e.set.order;
-  stats->precision = e.set.precision;
-  stats->softening_separation = e.set.separation;
-  stats->mac_epsilon = e.set.mac_epsilon;
-  stats->schedule = TFMM_SCHEDULE_HYBRID; /* the gpu stages say otherwise */
-  stats->lists_device = TFMM_DEVICE_CPU;
-  tfmm_status st = tfmm_schedule_run(schedule_for(cfg, gpu, n), &e);
-  if (st == TFMM_OK)
-    count_work(&e);
-  /* The tree and lists are rebuilt next time: release them now. */
-  tfmm_workspace_clear(w);
-  return st;
+  return run(&e, schedule_for(cfg, gpu, n));
 }

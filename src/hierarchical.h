@@ -26,4 +26,22 @@ tfmm_status tfmm_hierarchical_compute(const tfmm_config *cfg, int leaf_size,
                                       double *pot, tfmm_stats *stats,
                                       tfmm_error *err);
 
+/* Where the device path's results go: after the caller's stream, in the
+ * caller's units (acc times caller_G 2^acc_exp, pot times caller_G
+ * 2^pot_exp: tfmm_units_unscale's). */
+typedef struct tfmm_hierarchical_device_out {
+  void *stream;
+  double caller_G;
+  int acc_exp, pot_exp;
+} tfmm_hierarchical_device_out;
+
+/* The same for bodies that live on the GPU, under the gpu schedule only
+ * (TFMM_ERR_UNSUPPORTED otherwise): d_pos, d_mass (checked, in internal
+ * units), d_acc and d_pot (or NULL) are device arrays of gpu's device. */
+tfmm_status tfmm_hierarchical_compute_device(
+    const tfmm_config *cfg, int leaf_size, tfmm_gpu *gpu, tfmm_workspace *w,
+    size_t n, const double *d_pos, const double *d_mass, double *d_acc,
+    double *d_pot, const tfmm_hierarchical_device_out *out, tfmm_stats *stats,
+    tfmm_error *err);
+
 #endif

@@ -589,6 +589,8 @@ static tfmm_status check_call(tfmm_solver *s, size_t n, const double *pos,
   return tfmm_bodies_check(n, pos, mass, &s->err);
 }
 
+static void set_run(tfmm_solver *s);
+
 /* The bodies into internal units (units.h), and s->run: cfg with eps in
  * those units and G = 1. */
 static tfmm_status to_internal_units(tfmm_solver *s, size_t n,
@@ -607,13 +609,19 @@ static tfmm_status to_internal_units(tfmm_solver *s, size_t n,
   }
   s->units = tfmm_units_choose(n, pos, mass, s->cfg.box_size);
   tfmm_units_scale(&s->units, n, pos, mass, s->scaled_pos, s->scaled_mass);
+  set_run(s);
+  return TFMM_OK;
+}
+
+/* s->run: cfg with eps and the cube in the internal units of s->units,
+ * and G = 1. */
+static void set_run(tfmm_solver *s) {
   s->run = s->cfg;
   s->run.eps = ldexp(s->cfg.eps, -s->units.length_exp);
   s->run.box_size = ldexp(s->cfg.box_size, -s->units.length_exp);
   for (int d = 0; d < 3; d++)
     s->run.box_min[d] = ldexp(s->cfg.box_min[d], -s->units.length_exp);
   s->run.G = 1;
-  return TFMM_OK;
 }
 
 /* Results of k bodies back to the caller's units with G; a force or
@@ -685,6 +693,50 @@ tfmm_status tfmm_solver_compute(tfmm_solver *s, size_t n, const double *pos,
   return TFMM_OK;
 }
 
+/* A tree method under the gpu schedule on bodies that live on the GPU:
+ * checked, brought into internal units and back, and evaluated there; no
+ * copy through the host. The same results as tfmm_solver_compute's bit
+ * for bit (the same stages on the same numbers). */
+static tfmm_status run_tree_device(tfmm_solver *s, size_t n,
+                                   const double *d_pos, const double *d_mass,
+                                   double *d_acc, double *d_pot, void *stream) {
+  double t0 = tfmm_wtime();
+  tfmm_stats fresh = {.method = s->cfg.method, .device = s->device, .n = n};
+  s->stats = fresh;
+  describe_device(s);
+  tfmm_pipeline_gpu *pl = &s->work.gpu;
+  double b[7];
+  tfmm_status st = tfmm_pipeline_gpu_bounds(pl, s->cfg.gpu_id, n, d_pos, d_mass,
+                                            stream, b, &s->err);
+  if (st != TFMM_OK)
+    return st;
+  s->units = tfmm_units_from_bounds(b, b + 3, b[6], s->cfg.box_size);
+  set_run(s);
+  const double *pos = NULL, *mass = NULL;
+  st = tfmm_pipeline_gpu_scale(pl, n, d_pos, d_mass, s->units.length_exp,
+                               s->units.mass_exp, &pos, &mass, &s->err);
+  if (st != TFMM_OK)
+    return st;
+  s->stats.time[TFMM_PHASE_PREPARE] = tfmm_wtime() - t0;
+  const tfmm_hierarchical_device_out out = {
+      .stream = stream,
+      .caller_G = s->cfg.G,
+      .acc_exp = s->units.mass_exp - 2 * s->units.length_exp,
+      .pot_exp = s->units.mass_exp - s->units.length_exp};
+  st = tfmm_hierarchical_compute_device(&s->run, s->leaf, s->gpu, &s->work, n,
+                                        pos, mass, d_acc, d_pot, &out,
+                                        &s->stats, &s->err);
+  s->stats.softening_separation =
+      ldexp(s->stats.softening_separation, s->units.length_exp);
+  if (st != TFMM_OK)
+    return st;
+  if (s->run.leaf_size == TFMM_LEAF_AUTO)
+    s->leaf =
+        tfmm_leaf_auto_next(s->leaf, s->stats.near_time, s->stats.far_time);
+  s->stats.time_total = tfmm_wtime() - t0;
+  return TFMM_OK;
+}
+
 tfmm_status tfmm_solver_compute_device(tfmm_solver *s, size_t n,
                                        const double *d_pos,
                                        const double *d_mass, double *d_acc,
@@ -708,6 +760,16 @@ tfmm_status tfmm_solver_compute_device(tfmm_solver *s, size_t n,
   if (n > ((size_t)1 << 31) - 1)
     return tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
                           "%zu bodies: at most 2^31 - 1 are supported", n);
+  if (is_tree_method(s->cfg.method) &&
+      tfmm_hierarchical_gpu_schedule(&s->cfg, s->gpu, n)) {
+    /* omp_set_num_threads changes only this thread's setting. */
+    int saved_threads = omp_get_max_threads();
+    if (s->cfg.num_threads > 0)
+      omp_set_num_threads(s->cfg.num_threads);
+    tfmm_status st = run_tree_device(s, n, d_pos, d_mass, d_acc, d_pot, stream);
+    omp_set_num_threads(saved_threads);
+    return st;
+  }
   if (tfmm_doubles_reserve(&s->staged, 8 * n) != 0)
     return tfmm_error_set(&s->err, TFMM_ERR_NO_MEMORY,
                           "no memory to stage %zu bodies", n);

@@ -32,6 +32,11 @@ tfmm_units tfmm_units_choose(size_t n, const double *pos, const double *mass,
     heaviest = mass[i] > heaviest ? mass[i] : heaviest;
   }
   const double lo[3] = {x0, y0, z0}, hi[3] = {x1, y1, z1};
+  return tfmm_units_from_bounds(lo, hi, heaviest, box_size);
+}
+
+tfmm_units tfmm_units_from_bounds(const double lo[3], const double hi[3],
+                                  double heaviest, double box_size) {
   double half_side = 0, reach = 0;
   for (int d = 0; d < 3; d++) {
     /* Halves first: hi - lo itself may overflow. */

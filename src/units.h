@@ -28,6 +28,11 @@ typedef struct tfmm_units {
 tfmm_units tfmm_units_choose(size_t n, const double *pos, const double *mass,
                              double box_size);
 
+/* The same from the bodies' lowest and highest corners and largest mass
+ * (reduced elsewhere: on the GPU for bodies that live there). */
+tfmm_units tfmm_units_from_bounds(const double lo[3], const double hi[3],
+                                  double heaviest, double box_size);
+
 /* pos_out = pos 2^-k, mass_out = mass 2^-j. */
 void tfmm_units_scale(const tfmm_units *u, size_t n, const double *pos,
                       const double *mass, double *pos_out, double *mass_out);

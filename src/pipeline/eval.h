@@ -19,6 +19,13 @@ typedef struct tfmm_eval {
   const double *pos, *mass; /* checked bodies, input order */
   double *acc, *pot;        /* outputs (pot may be NULL), input order */
   tfmm_workspace *w;
+  /* Bodies that live on the GPU (the gpu schedule only): pos, mass, acc
+   * and pot are then device arrays, ready after `stream`; the results go
+   * to the caller's units there (the host path does that in solver.c). */
+  int on_device;
+  void *stream;
+  double caller_G;
+  int acc_exp, pot_exp;
   tfmm_stats *stats;
   tfmm_error *err;
   /* Set by the stages. */

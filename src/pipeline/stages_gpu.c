@@ -91,8 +91,9 @@ tfmm_status tfmm_stage_gpu_tree(tfmm_eval *e) {
       .max_depth = c->max_depth,
       .timed = 1,
       .box = {c->box_min[0], c->box_min[1], c->box_min[2], c->box_size}};
-  tfmm_status st = tfmm_pipeline_gpu_tree(&w->gpu, c->gpu_id, e->n, e->pos,
-                                          e->mass, 0, NULL, &params, e->err);
+  tfmm_status st =
+      tfmm_pipeline_gpu_tree(&w->gpu, c->gpu_id, e->n, e->pos, e->mass,
+                             e->on_device, e->stream, &params, e->err);
   if (st == TFMM_OK &&
       tfmm_eps_vanishes(c->eps, e->set.precision == TFMM_PRECISION_SINGLE)) {
     /* Bodies at one point share a key: only then is the tree brought to
@@ -164,8 +165,15 @@ tfmm_status tfmm_stage_gpu_finish(tfmm_eval *e) {
   tfmm_stats *s = e->stats;
   tfmm_pipeline_gpu_times t;
   double t0 = tfmm_wtime();
-  tfmm_status st = tfmm_pipeline_gpu_finish(g, e->cfg->G, e->acc, e->pot, 0,
-                                            NULL, &t, e->err);
+  const tfmm_pipeline_gpu_output out = {.acc = e->acc,
+                                        .pot = e->pot,
+                                        .on_device = e->on_device,
+                                        .G = e->cfg->G,
+                                        .to_caller = e->on_device,
+                                        .caller_G = e->caller_G,
+                                        .acc_exp = e->acc_exp,
+                                        .pot_exp = e->pot_exp};
+  tfmm_status st = tfmm_pipeline_gpu_finish(g, &out, &t, e->err);
   if (st != TFMM_OK)
     return st;
   if (g->first_nonfinite >= 0)
@@ -173,6 +181,12 @@ tfmm_status tfmm_stage_gpu_finish(tfmm_eval *e) {
                           "body %lld: force is not finite (bodies nearly "
                           "coincident with eps = 0?)",
                           (long long)g->first_nonfinite);
+  if (g->first_beyond >= 0)
+    return tfmm_error_set(e->err, TFMM_ERR_NONFINITE,
+                          "body %lld: its acceleration or potential (G = %g "
+                          "times the sums) is beyond the range of double "
+                          "precision",
+                          (long long)g->first_beyond, e->caller_G);
   /* The stages' device times (CUDA events, milliseconds); the copy of the
    * results is the wait after the last event. */
   s->time[TFMM_PHASE_UPLOAD] = 1e-3 * t.upload;
