@@ -548,6 +548,10 @@ static void print_tree_counts(FILE *fp, const tfmm_stats *s) {
           tfmm_schedule_name(s->schedule), tfmm_device_name(s->tree_device),
           tfmm_device_name(s->lists_device), tfmm_device_name(s->far_device),
           tfmm_device_name(s->near_device));
+  if (s->device_bytes > 0)
+    fprintf(fp, "  device memory: %.1f MB kept, %.0f bytes a body\n",
+            (double)s->device_bytes / 1e6,
+            (double)s->device_bytes / (double)s->n);
   if (s->method == TFMM_METHOD_FMM)
     fprintf(fp, "  far field: %.6g M2L translations on the %s\n", s->m2l,
             tfmm_device_name(s->far_device));

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The gpu schedule (issue 13) on the GPU machine, in one call (from the
 # repository root, with .devpack.tgz carried; bench/make_devpack.sh):
-#   bash bench/device_gpu_schedule.sh [tests|bench|all]
+#   bash bench/device_gpu_schedule.sh [tests|bench|all|table]
 # tests: test_traverse_gpu (GPU lists equal to the CPU's as sets),
 #        test_schedule_gpu (gpu against hybrid, determinism, reuse),
 #        test_accuracy_gpu (the accuracy targets under the gpu schedule),
@@ -10,6 +10,8 @@
 #        bodies), the gpu schedule at leaves 32, 64 with theta 0.5-0.6 and
 #        order 5 (GPU_LEAVES, GPU_THETAS, GPU_ORDERS), the hybrid schedule
 #        at leaf 1024 with accuracy 1e-3; N = 262,144 to 16M (BENCH_N).
+# table: bodies resident on the GPU, N = 262,144 to 64M at leaf 64, theta
+#        0.6, order 5, and the accuracy ladder at 1M and 16M.
 # Logs in $OUT/gpu_schedule/; a summary is printed last.
 set -uo pipefail
 what=${1:-all}
@@ -53,7 +55,22 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
     --device gpu --schedule hybrid --leaf 1024 --accuracy 1e-3 \
     --sample 1000 --reps 2 --warmup 1 --time-limit 60 --csv "$out/hybrid.csv"
 fi
+if [ "$what" = table ]; then
+  # Bodies resident on the GPU (bench_tree --resident), Plummer, eps 0,
+  # leaf 64: the default target's setting at every N to 64M, then the
+  # accuracy ladder at 1M and 16M (double precision for the last rung).
+  t=("$b/bench/bench_tree" --method fmm --device gpu --schedule gpu
+    --resident --sample 1000 --reps 3 --warmup 1 --time-limit 60)
+  suite scale 300 "${t[@]}" --n 262144,1048576,4194304,16777216,33554432,67108864 \
+    --leaf 64 --theta 0.6 --order 5 --csv "$out/scale.csv"
+  suite ladder_1e4 150 "${t[@]}" --n 1048576,16777216 --leaf 64 --theta 0.5 \
+    --order 6 --csv "$out/ladder.csv"
+  suite ladder_1e5 150 "${t[@]}" --n 1048576,16777216 --leaf 64 --theta 0.4 \
+    --order 8 --csv "$out/ladder.csv"
+  suite ladder_1e6 200 "${t[@]}" --n 1048576,16777216 --leaf 64 --theta 0.35 \
+    --order 10 --precision double --csv "$out/ladder.csv"
+fi
 cat "$out/summary.txt"
-for f in bench_gpu bench_hybrid; do
+for f in bench_gpu bench_hybrid scale ladder_1e4 ladder_1e5 ladder_1e6; do
   [ -f "$out/$f.log" ] && { echo "-- $f"; tail -25 "$out/$f.log"; }
 done

@@ -43,7 +43,7 @@ static const char *csv_header(void) {
            "err_max,pot_err_p99,leaf_used,near_device,near_time,"
            "near_kernel_time,far_time,overlap,near_rate,accuracy,softening,"
            "precision,mac,separation,mac_epsilon,tree_device,far_device,"
-           "schedule,lists_device");
+           "schedule,lists_device,device_bytes");
   return h;
 }
 
@@ -83,11 +83,12 @@ void tree_print_header(const tree_options *o, const tree_run_info *ri) {
            "Lmin", "Lmean", "Lmax", "total");
   else
     printf("%9s %4s %5s %2s %5s %3s %4s %9s %9s %9s %9s %9s %9s %8s %9s %5s "
-           "%8s %6s %7s %9s %9s %8s %8s %8s %8s %9s %9s %9s %8s\n",
+           "%8s %6s %7s %9s %9s %8s %8s %8s %8s %9s %9s %9s %8s %6s\n",
            "N", "meth", "L", "p", "theta", "thr", "reps", "tree", "lists",
            "upward", "far", "downward", "near", "other", "total", "depth",
            "leaves", "Lmean", "near/N", "m2l", "m2p", "err_med", "err_p99",
-           "err_max", "pot_p99", "near_span", "far_cpu", "overlap", "near/s");
+           "err_max", "pot_p99", "near_span", "far_cpu", "overlap", "near/s",
+           "B/body");
   fflush(stdout);
 }
 
@@ -116,7 +117,7 @@ static void print_row(const tree_options *o, size_t n, const tree_config *c,
              r->err.p99, r->err.max, r->err.pot_p99);
   printf("%9zu %4s %5d %2d %5.2f %3d %4d %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f "
          "%8.2f %9.2f %5d %8lld %6.1f %7.0f %9.3g %9.3g %s %9.2f %9.2f "
-         "%9.2f %8.2e%s\n",
+         "%9.2f %8.2e %6.0f%s\n",
          n, tfmm_method_name(c->method), c->leaf, c->order, c->theta,
          r->threads, r->reps, r->time[TFMM_PHASE_TREE] * 1e3,
          r->time[TFMM_PHASE_LISTS] * 1e3, r->time[TFMM_PHASE_UPWARD] * 1e3,
@@ -125,7 +126,7 @@ static void print_row(const tree_options *o, size_t n, const tree_config *c,
          s->tree_depth, (long long)s->tree_leaves, s->leaf_mean,
          s->interactions / (double)n, s->m2l, s->m2p, err, s->near_time * 1e3,
          s->far_time * 1e3, s->overlap * 1e3, s->near_rate,
-         bad ? " FAILED" : "");
+         (double)s->device_bytes / (double)n, bad ? " FAILED" : "");
 }
 
 /* Empty when the error was not measured. */
@@ -164,8 +165,8 @@ static void csv_row(FILE *csv, const tree_options *o, size_t n,
           tfmm_softening_name(o->softening), tfmm_precision_name(s->precision),
           tfmm_mac_name(o->mac), s->softening_separation, s->mac_epsilon,
           tfmm_device_name(s->tree_device), tfmm_device_name(s->far_device));
-  fprintf(csv, ",%s,%s", tfmm_schedule_name(s->schedule),
-          tfmm_device_name(s->lists_device));
+  fprintf(csv, ",%s,%s,%zu", tfmm_schedule_name(s->schedule),
+          tfmm_device_name(s->lists_device), s->device_bytes);
   fputc('\n', csv);
   fflush(csv);
 }

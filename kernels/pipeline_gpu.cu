@@ -810,6 +810,17 @@ tfmm_pipeline_gpu_scale(tfmm_pipeline_gpu *pl, size_t n, const double *d_pos,
   });
 }
 
+extern "C" size_t tfmm_pipeline_gpu_bytes(const tfmm_pipeline_gpu *pl) {
+  if (pl == nullptr)
+    return 0;
+  size_t sum = pl->base.bodies_bytes + pl->base.work_bytes + pl->base.M_bytes +
+               pl->base.far_bytes + tfmm_traverse_gpu_bytes(&pl->lists);
+  if (pl->state != nullptr)
+    for (int k = 0; k < State::BUFFERS; k++)
+      sum += pl->state->buf[k].bytes;
+  return sum;
+}
+
 extern "C" void tfmm_pipeline_gpu_release(tfmm_pipeline_gpu *pl) {
   if (pl == nullptr)
     return;

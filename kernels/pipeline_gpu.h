@@ -134,6 +134,10 @@ tfmm_status tfmm_pipeline_gpu_scale(tfmm_pipeline_gpu *pl, size_t n,
                                     const double **pos, const double **mass,
                                     tfmm_error *err);
 
+/* Device bytes the pipeline holds: the bodies, the tree's workspace, the
+ * expansions, the lists and every other buffer. */
+size_t tfmm_pipeline_gpu_bytes(const tfmm_pipeline_gpu *pl);
+
 /* Frees every buffer; pl is zeroed and reusable. */
 void tfmm_pipeline_gpu_release(tfmm_pipeline_gpu *pl);
 

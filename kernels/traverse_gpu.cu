@@ -604,6 +604,14 @@ tfmm_traverse_gpu_run(tfmm_traverse_gpu *t, const tfmm_tree_gpu *tree,
   return run(t, tree, params, (cudaStream_t)stream, err);
 }
 
+extern "C" size_t tfmm_traverse_gpu_bytes(const tfmm_traverse_gpu *t) {
+  size_t sum = 0;
+  if (t != nullptr && t->state != nullptr)
+    for (int k = 0; k < State::BUFFERS; k++)
+      sum += t->state->buf[k].bytes;
+  return sum;
+}
+
 extern "C" void tfmm_traverse_gpu_release(tfmm_traverse_gpu *t) {
   if (t == nullptr || t->state == nullptr)
     return;

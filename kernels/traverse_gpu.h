@@ -95,6 +95,9 @@ tfmm_status tfmm_traverse_gpu_run(tfmm_traverse_gpu *t,
                                   const tfmm_traverse_gpu_params *params,
                                   void *stream, tfmm_error *err);
 
+/* Device bytes the state holds. */
+size_t tfmm_traverse_gpu_bytes(const tfmm_traverse_gpu *t);
+
 /* Frees the buffers; t is zeroed and reusable. */
 void tfmm_traverse_gpu_release(tfmm_traverse_gpu *t);
 

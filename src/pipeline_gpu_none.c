@@ -88,6 +88,11 @@ tfmm_status tfmm_pipeline_gpu_scale(tfmm_pipeline_gpu *pl, size_t n,
   return none(err);
 }
 
+size_t tfmm_pipeline_gpu_bytes(const tfmm_pipeline_gpu *pl) {
+  (void)pl;
+  return 0;
+}
+
 void tfmm_pipeline_gpu_release(tfmm_pipeline_gpu *pl) {
   if (pl != NULL)
     memset(pl, 0, sizeof *pl);

@@ -212,6 +212,7 @@ tfmm_status tfmm_stage_gpu_finish(tfmm_eval *e) {
   s->m2p = e->cfg->near_only ? 0 : l->m2p_evaluations;
   s->leaf_min = g->leaf_min;
   s->leaf_max = g->leaf_max;
+  s->device_bytes = tfmm_pipeline_gpu_bytes(g);
   e->counted = 1;
   return TFMM_OK;
 }
