@@ -54,7 +54,7 @@ tfmm_status tfmm_farfield_gpu_m2l(const tfmm_tree_gpu *tree,
 /* The same M2L for the gpu schedule (m2l_fast_gpu.cu): one thread a
  * target, fused multiply-adds, the sums regrouped; equal to
  * tfmm_farfield_gpu_m2l to rounding (TFMM_FARFIELD_GPU_FAST_TOL relative to
- * a cell's largest coefficient), not bit for bit. Orders 0..6; above, and
+ * a cell's largest coefficient), not bit for bit. Orders 0..8; above, and
  * for arguments that kernel refuses, it is tfmm_farfield_gpu_m2l. */
 #define TFMM_FARFIELD_GPU_FAST_TOL 1e-12
 tfmm_status tfmm_farfield_gpu_m2l_fast(const tfmm_tree_gpu *tree,

@@ -19,7 +19,9 @@
  * multiply-adds (196 at p = 5) on values in registers, 2 (p + 1)(p + 2) / 2
  * loads of M (hits in L1/L2: neighbouring targets share sources) and the
  * p + 1 harmonic columns. Registers: 4 (p + 1)(p + 2) / 2 doubles (L and
- * I~), so p <= 6 here; higher orders take the exact kernel. */
+ * I~) up to p = 6; at p = 7 and 8 I~ moves to the thread's slice of
+ * shared memory (64 threads x (p + 1)(p + 2) doubles: 46 KB at p = 8) and
+ * L alone stays in registers. Higher orders take the exact kernel. */
 #include "farfield_gpu.h"
 
 #include "gpu_context.h"
@@ -33,20 +35,73 @@
 namespace {
 
 constexpr int THREADS = 64;
-constexpr int FAST_ORDER_MAX = 6;
+constexpr int FAST_ORDER_MAX = 8;
 
 __host__ __device__ constexpr int tri(int n, int m) {
   return n * (n + 1) / 2 + m;
 }
+
+/* The harmonics I~ of one translation: in registers up to order
+ * REGISTER_ORDER_MAX, above in the thread's slice of shared memory
+ * (entry t at t * THREADS: consecutive threads, consecutive banks). */
+template <int P, bool SHARED> struct harmonics;
+
+template <int P> struct harmonics<P, false> {
+  double r[(P + 1) * (P + 2) / 2], i[(P + 1) * (P + 2) / 2];
+  __device__ double &re(int t) { return r[t]; }
+  __device__ double &im(int t) { return i[t]; }
+};
+
+template <int P> struct harmonics<P, true> {
+  double *base;
+  __device__ double &re(int t) { return base[(2 * t) * THREADS]; }
+  __device__ double &im(int t) { return base[(2 * t + 1) * THREADS]; }
+};
+
+/* Column m of the irregular harmonics into h (the operators' recurrence,
+ * tfmm_op_irregular_column, written through the accessors). */
+template <int P, class H>
+__device__ __forceinline__ void irregular_column(H &h, int m, double x,
+                                                 double y, double z) {
+  const double inv_r2 = 1.0 / (x * x + y * y + z * z);
+  double dr = sqrt(inv_r2), di = 0.0;
+  for (int k = 1; k <= m; k++) {
+    const double s = -(2 * k - 1) * inv_r2;
+    const double t = s * (x * dr - y * di);
+    di = s * (x * di + y * dr);
+    dr = t;
+  }
+  h.re(tri(m, m)) = dr;
+  h.im(tri(m, m)) = di;
+  if (m == P)
+    return;
+  const double zc1 = (2 * m + 1) * z * inv_r2;
+  h.re(tri(m + 1, m)) = zc1 * dr;
+  h.im(tri(m + 1, m)) = zc1 * di;
+#pragma unroll
+  for (int n = m + 2; n <= P; n++) {
+    const double zc = (2 * n - 1) * z * inv_r2;
+    const double w = (double)(n + m - 1) * (double)(n - m - 1) * inv_r2;
+    h.re(tri(n, m)) = zc * h.re(tri(n - 1, m)) - w * h.re(tri(n - 2, m));
+    h.im(tri(n, m)) = zc * h.im(tri(n - 1, m)) - w * h.im(tri(n - 2, m));
+  }
+}
+
+constexpr int REGISTER_ORDER_MAX = 6;
 
 template <int P>
 __global__ void __launch_bounds__(THREADS)
     m2l_thread(int64_t ncells, const double *center, const int64_t *offset,
                const int32_t *index, const double *M, double *L) {
   constexpr int TRI = (P + 1) * (P + 2) / 2;
+  constexpr bool SHARED = P > REGISTER_ORDER_MAX;
+  extern __shared__ double slices[];
   const int64_t cell = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
   if (cell >= ncells)
     return;
+  harmonics<P, SHARED> h;
+  if constexpr (SHARED)
+    h.base = slices + threadIdx.x;
   double lr[TRI], li[TRI];
 #pragma unroll
   for (int t = 0; t < TRI; t++)
@@ -60,18 +115,16 @@ __global__ void __launch_bounds__(THREADS)
                  dy = cy - __ldg(center + 3 * (int64_t)src + 1),
                  dz = cz - __ldg(center + 3 * (int64_t)src + 2);
     const double inv_rho = rsqrt(dx * dx + dy * dy + dz * dz);
-    double ir[TRI], ii[TRI];
 #pragma unroll
     for (int m = 0; m <= P; m++)
-      tfmm_op_irregular_column(P, m, dx * inv_rho, dy * inv_rho, dz * inv_rho,
-                               ir, ii);
+      irregular_column<P>(h, m, dx * inv_rho, dy * inv_rho, dz * inv_rho);
     double s = inv_rho; /* |D|^{-n-1} */
 #pragma unroll
     for (int n = 0; n <= P; n++) {
 #pragma unroll
       for (int m = 0; m <= n; m++) {
-        ir[tri(n, m)] *= s;
-        ii[tri(n, m)] *= s;
+        h.re(tri(n, m)) *= s;
+        h.im(tri(n, m)) *= s;
       }
       s *= inv_rho;
     }
@@ -99,8 +152,9 @@ __global__ void __launch_bounds__(THREADS)
               /* I~_{l+j}^{m+k} as tfmm_op_harmonic_full forms it. */
               const int n = l + j, q = m + k, b = q < 0 ? -q : q;
               const double pb = (b & 1) ? -1.0 : 1.0;
-              const double br = q > 0 ? ir[tri(n, b)] : pb * ir[tri(n, b)];
-              const double bi = q > 0 ? ii[tri(n, b)] : -pb * ii[tri(n, b)];
+              const double hr = h.re(tri(n, b)), hi = h.im(tri(n, b));
+              const double br = q > 0 ? hr : pb * hr;
+              const double bi = q > 0 ? hi : -pb * hi;
               lr[tri(j, k)] += sj * (ar * br + ai * bi);
               li[tri(j, k)] += sj * (ai * br - ar * bi);
             }
@@ -124,8 +178,18 @@ tfmm_status launch(const tfmm_tree_gpu *tree, const tfmm_csr_gpu *m2l,
                    const double *d_M, double *d_L, cudaStream_t s,
                    tfmm_error *err) {
   const int64_t n = tree->ncells;
-  m2l_thread<P><<<(unsigned)((n + THREADS - 1) / THREADS), THREADS, 0, s>>>(
-      n, tree->d_center, m2l->offset, m2l->index, d_M, d_L);
+  const size_t shared =
+      P > REGISTER_ORDER_MAX
+          ? (size_t)THREADS * (size_t)((P + 1) * (P + 2)) * sizeof(double)
+          : 0;
+  if (shared > 48 * 1024)
+    TFMM_CUDA_TRY(cudaFuncSetAttribute(
+                      m2l_thread<P>,
+                      cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared),
+                  err);
+  m2l_thread<P>
+      <<<(unsigned)((n + THREADS - 1) / THREADS), THREADS, shared, s>>>(
+          n, tree->d_center, m2l->offset, m2l->index, d_M, d_L);
   TFMM_CUDA_TRY(cudaGetLastError(), err);
   return TFMM_OK;
 }
@@ -155,7 +219,11 @@ extern "C" tfmm_status tfmm_farfield_gpu_m2l_fast(const tfmm_tree_gpu *tree,
     return launch<4>(tree, m2l, d_M, d_L, s, err);
   case 5:
     return launch<5>(tree, m2l, d_M, d_L, s, err);
-  default:
+  case 6:
     return launch<6>(tree, m2l, d_M, d_L, s, err);
+  case 7:
+    return launch<7>(tree, m2l, d_M, d_L, s, err);
+  default:
+    return launch<8>(tree, m2l, d_M, d_L, s, err);
   }
 }
