@@ -129,15 +129,19 @@ __global__ void least_of_children(int64_t begin, int64_t end, Cells c,
   accel[k] = m;
 }
 
-/* ---- The sweep ------------------------------------------------------------
- */
+/* ---- The sweep ----------------------------------------------------------- */
 
 enum { OUT_M2L = 0, OUT_NEAR = 1, OUT_M2P = 2, OUTPUTS = 3 };
+
+/* Segments the stack holds at most (each a level deeper, or the rest of
+ * one below): well past 2 x 21 levels. */
+constexpr int STACK_SEGMENTS = 256;
 
 struct Rule {
   Cells c;
   tfmm_mac_rule mac;
   int64_t m2p_bodies;
+  int64_t frontier_cap;
   int barnes_hut;
 };
 
@@ -180,13 +184,33 @@ __global__ void classify(int64_t n, const int2 *pairs, Rule r, uint8_t *flags,
   count[i] = opens;
 }
 
-/* The opened pairs' children at their places in the next frontier, in the
+/* The prefix of the segment taken this round: the pairs whose children
+ * end within cap (at[i + 1] <= cap; at least the first, whose children are
+ * at most 64). The others' flags are cleared (they come back later);
+ * sums[0] = the children of the prefix, sums[OUTPUTS + 1] = its pairs. */
+__global__ void cut_prefix(int64_t n, const int64_t *at, int64_t cap,
+                           uint8_t *flags, int64_t *sums) {
+  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (i >= n)
+    return;
+  if (at[i + 1] > cap && i > 0) {
+    for (int o = 0; o < OUTPUTS; o++)
+      flags[o * n + i] = 0;
+    return;
+  }
+  if (i + 1 == n || at[i + 2] > cap) { /* the last pair taken */
+    sums[0] = at[i + 1];
+    sums[OUTPUTS + 1] = i + 1;
+  }
+}
+
+/* The taken pairs' children at their places in the new segment, in the
  * CPU's order: the self pair's children i-major, one side's in octant
  * order. */
 __global__ void open_pairs(int64_t n, const int2 *pairs, Rule r,
-                           const int64_t *at, int2 *next) {
+                           const int64_t *at, int64_t cap, int2 *next) {
   int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-  if (i >= n || at[i + 1] == at[i])
+  if (i >= n || at[i + 1] == at[i] || (at[i + 1] > cap && i > 0))
     return;
   const Cells &c = r.c;
   const int32_t a = pairs[i].x, b = pairs[i].y;
@@ -271,8 +295,7 @@ __global__ void pair_work(int64_t n, const int2 *pairs, Cells c, int m2p,
 struct tfmm_traverse_gpu_state {
   using Buffer = tfmm_device_buffer;
   enum {
-    FRONT0,
-    FRONT1,
+    STACK, /* the frontier's segments */
     COUNT,
     AT,
     FLAGS,
@@ -323,12 +346,13 @@ tfmm_status check(const tfmm_tree_gpu *tree, const tfmm_traverse_gpu_params *p,
                           "traverse_gpu: the tree has no cells");
   if (!(p->theta >= 0) || !(p->separation >= 0) || p->order < 0 ||
       p->m2p_bodies < 0 || !(p->soft_term >= 0) || !(p->eps >= 0) ||
+      (p->frontier_cap != 0 && p->frontier_cap < 64) ||
       (p->mac == TFMM_MAC_ERROR && !(p->epsilon > 0)))
     return tfmm_error_set(
         err, TFMM_ERR_INVALID_ARGUMENT,
         "traverse_gpu: theta %g, separation %g, order %d, m2p_bodies %lld, "
         "soft_term %g, eps %g, epsilon %g: each must be >= 0 (epsilon > 0 "
-        "with the error criterion)",
+        "with the error criterion; frontier_cap 0 or >= 64)",
         p->theta, p->separation, p->order, (long long)p->m2p_bodies,
         p->soft_term, p->eps, p->epsilon);
   if (p->mac != TFMM_MAC_GEOMETRIC && p->mac != TFMM_MAC_MASS &&
@@ -369,25 +393,42 @@ tfmm_status criterion_inputs(State *s, const tfmm_tree_gpu *tree,
   return TFMM_OK;
 }
 
-/* The sweep: every output's pairs in OUT0 + o, their counts in out_n. */
+/* The sweep: every output's pairs in OUT0 + o, their counts in out_n.
+ * The frontier is a stack of segments in one buffer (STACK): the top one
+ * is classified; the longest prefix whose children fit in FRONTIER_CAP
+ * pairs gives its outputs and opens into a new segment pushed on top, the
+ * rest stays below for later. Breadth first while the frontier is
+ * narrower than the cap, depth first by slices past it: memory is bounded
+ * by the cap times the depth, whatever N. One wait a round. */
 tfmm_status sweep(State *s, const tfmm_tree_gpu *tree, const Rule &rule,
                   int64_t out_n[OUTPUTS], tfmm_traverse_gpu_lists *lists,
                   cudaStream_t stream, tfmm_error *err) {
-  int64_t n = rule.barnes_hut ? tree->nleaves : 1;
-  int cur = State::FRONT0;
-  CHECK(reserve(s, cur, n * sizeof(int2), err));
+  const int64_t first = rule.barnes_hut ? tree->nleaves : 1;
+  const int64_t asked = rule.frontier_cap > 0 ? rule.frontier_cap
+                                              : TFMM_TRAVERSE_GPU_FRONTIER_CAP;
+  const int64_t cap = asked > first ? asked : first;
+  CHECK(reserve(s, State::STACK, (first + cap) * sizeof(int2), err));
   if (rule.barnes_hut) {
-    start_leaves<<<blocks(n), THREADS, 0, stream>>>(n, tree->d_leaves,
-                                                    at<int2>(s, cur));
+    start_leaves<<<blocks(first), THREADS, 0, stream>>>(
+        first, tree->d_leaves, at<int2>(s, State::STACK));
     TRY(cudaGetLastError());
   } else {
-    TRY(cudaMemsetAsync(at<int2>(s, cur), 0, sizeof(int2), stream));
+    TRY(cudaMemsetAsync(at<int2>(s, State::STACK), 0, sizeof(int2), stream));
   }
   for (int o = 0; o < OUTPUTS; o++)
     out_n[o] = 0;
   lists->rounds = 0;
   lists->widest = 0;
-  while (n > 0) {
+  /* Segments [begin, begin + n) of the stack buffer, contiguous. */
+  struct segment {
+    int64_t begin, n;
+  };
+  segment stack[STACK_SEGMENTS];
+  int top = 0;
+  stack[top++] = segment{0, first};
+  while (top > 0) {
+    const segment seg = stack[top - 1];
+    const int64_t n = seg.n, end = seg.begin + seg.n;
     lists->rounds++;
     lists->widest = n > lists->widest ? n : lists->widest;
     if (n > INT32_MAX)
@@ -399,24 +440,29 @@ tfmm_status sweep(State *s, const tfmm_tree_gpu *tree, const Rule &rule,
     CHECK(reserve(s, State::COUNT, (n + 1) * sizeof(int64_t), err));
     CHECK(reserve(s, State::AT, (n + 1) * sizeof(int64_t), err));
     CHECK(reserve(s, State::FLAGS, OUTPUTS * n, err));
-    CHECK(reserve(s, State::SUMS, (OUTPUTS + 1) * sizeof(int64_t), err));
-    for (int o = 0; o < OUTPUTS; o++) {
-      /* Growing keeps the pairs found so far. */
-      State::Buffer &b = s->buf[State::OUT0 + o];
-      const size_t need = (out_n[o] + n) * sizeof(int2);
+    CHECK(reserve(s, State::SUMS, (OUTPUTS + 2) * sizeof(int64_t), err));
+    /* Growing keeps what the buffers hold: the pairs found so far, the
+     * segments below. */
+    for (int k = 0; k <= OUTPUTS; k++) {
+      const int id = k < OUTPUTS ? State::OUT0 + k : State::STACK;
+      State::Buffer &b = s->buf[id];
+      const size_t keep =
+          k < OUTPUTS ? out_n[k] * sizeof(int2) : end * sizeof(int2);
+      const size_t need = k < OUTPUTS ? (out_n[k] + n) * sizeof(int2)
+                                      : (end + cap) * sizeof(int2);
       if (need > b.bytes) {
         State::Buffer old = b;
         b = State::Buffer{};
-        CHECK(reserve(s, State::OUT0 + o, need, err));
+        CHECK(reserve(s, id, need, err));
         if (old.p != nullptr) {
-          TRY(cudaMemcpyAsync(b.p, old.p, out_n[o] * sizeof(int2),
-                              cudaMemcpyDeviceToDevice, stream));
+          TRY(cudaMemcpyAsync(b.p, old.p, keep, cudaMemcpyDeviceToDevice,
+                              stream));
           TRY(cudaStreamSynchronize(stream));
           TRY(cudaFree(old.p));
         }
       }
     }
-    const int2 *pairs = at<int2>(s, cur);
+    const int2 *pairs = at<int2>(s, State::STACK) + seg.begin;
     int64_t *count = at<int64_t>(s, State::COUNT);
     int64_t *place = at<int64_t>(s, State::AT);
     uint8_t *flags = at<uint8_t>(s, State::FLAGS);
@@ -430,8 +476,8 @@ tfmm_status sweep(State *s, const tfmm_tree_gpu *tree, const Rule &rule,
     CHECK(temp(s, bytes, err));
     TRY(cub::DeviceScan::ExclusiveSum(s->buf[State::TEMP].p, bytes, count,
                                       place, (int)(n + 1), stream));
-    TRY(cudaMemcpyAsync(sums, place + n, sizeof(int64_t),
-                        cudaMemcpyDeviceToDevice, stream));
+    cut_prefix<<<blocks(n), THREADS, 0, stream>>>(n, place, cap, flags, sums);
+    TRY(cudaGetLastError());
     for (int o = 0; o < OUTPUTS; o++) {
       int2 *out = at<int2>(s, State::OUT0 + o) + out_n[o];
       bytes = 0;
@@ -442,21 +488,25 @@ tfmm_status sweep(State *s, const tfmm_tree_gpu *tree, const Rule &rule,
                                      flags + o * n, out, sums + 1 + o, (int)n,
                                      stream));
     }
-    TRY(cudaMemcpyAsync(s->host, sums, (OUTPUTS + 1) * sizeof(int64_t),
+    open_pairs<<<blocks(n), THREADS, 0, stream>>>(
+        n, pairs, rule, place, cap, at<int2>(s, State::STACK) + end);
+    TRY(cudaGetLastError());
+    TRY(cudaMemcpyAsync(s->host, sums, (OUTPUTS + 2) * sizeof(int64_t),
                         cudaMemcpyDeviceToHost, stream));
     TRY(cudaStreamSynchronize(stream));
-    const int64_t next_n = s->host[0];
+    const int64_t children = s->host[0], taken = s->host[OUTPUTS + 1];
     for (int o = 0; o < OUTPUTS; o++)
       out_n[o] += s->host[1 + o];
-    const int next = cur == State::FRONT0 ? State::FRONT1 : State::FRONT0;
-    if (next_n > 0) {
-      CHECK(reserve(s, next, next_n * sizeof(int2), err));
-      open_pairs<<<blocks(n), THREADS, 0, stream>>>(n, pairs, rule, place,
-                                                    at<int2>(s, next));
-      TRY(cudaGetLastError());
+    top--;
+    if (taken < n) /* the rest of the segment, later */
+      stack[top++] = segment{seg.begin + taken, n - taken};
+    if (children > 0) {
+      if (top == STACK_SEGMENTS)
+        return tfmm_error_set(err, TFMM_ERR_UNSUPPORTED,
+                              "traverse_gpu: more than %d frontier segments",
+                              STACK_SEGMENTS);
+      stack[top++] = segment{end, children};
     }
-    cur = next;
-    n = next_n;
   }
   return TFMM_OK;
 }
@@ -549,7 +599,7 @@ tfmm_status run(tfmm_traverse_gpu *t, const tfmm_tree_gpu *tree,
       return tfmm_error_set(err, TFMM_ERR_NO_MEMORY,
                             "no memory for the GPU traversal's state");
     TRY(cudaMallocHost((void **)&t->state->host,
-                       (OUTPUTS + 1) * sizeof(int64_t)));
+                       (OUTPUTS + 2) * sizeof(int64_t)));
     TRY(cudaMallocHost((void **)&t->state->host_work, 2 * sizeof(double)));
   }
   State *s = t->state;
@@ -569,6 +619,7 @@ tfmm_status run(tfmm_traverse_gpu *t, const tfmm_tree_gpu *tree,
   rule.mac = tfmm_mac_rule{p->separation, p->mac == TFMM_MAC_ERROR, p->epsilon,
                            p->order, p->soft_term};
   rule.m2p_bodies = p->m2p_bodies;
+  rule.frontier_cap = p->frontier_cap;
   rule.barnes_hut = p->barnes_hut != 0;
   CHECK(criterion_inputs(s, tree, p, &rule.c, stream, err));
   l->d_theta = rule.c.theta;

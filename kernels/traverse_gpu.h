@@ -19,6 +19,9 @@
  * (leaf, root) for every leaf: a source other than the leaf is taken whole
  * (M2P) when accepted, body by body when a leaf, else opened.
  *
+ * Past a frontier of frontier_cap pairs the sweep goes on by slices, depth
+ * first (the memory it holds is then bounded by the cap times the depth).
+ *
  * The lists are then put in CSR form by target with a stable CUB radix
  * sort: the same lists as the CPU traversal's as sets of entries per
  * target (tests/test_traverse_gpu.c); the order of the entries within a
@@ -52,17 +55,24 @@
 extern "C" {
 #endif
 
+/* The default cap of a round's frontier: 8M pairs (about 200 MB with
+ * their scan and flags). */
+#define TFMM_TRAVERSE_GPU_FRONTIER_CAP ((int64_t)1 << 23)
+
 typedef struct tfmm_traverse_gpu_params {
-  int barnes_hut;     /* 0: the FMM's dual-tree traversal; 1: Barnes-Hut */
-  tfmm_mac_kind mac;  /* geometric, mass or error (tfmm_config.mac) */
-  double theta;       /* the root's (and, geometric, every cell's) */
-  double separation;  /* the softening's s (mac.h); 0 without softening */
-  double epsilon;     /* error criterion: per interaction, relative */
-  int order;          /* p of the expansions */
-  double soft_term;   /* error criterion: 3/2 eps^2 with Plummer, else 0 */
-  double eps;         /* error criterion: the estimate's Plummer eps */
-  int64_t m2p_bodies; /* FMM: accepted targets of at most this many bodies
-                         take the source by M2P */
+  int barnes_hut;       /* 0: the FMM's dual-tree traversal; 1: Barnes-Hut */
+  tfmm_mac_kind mac;    /* geometric, mass or error (tfmm_config.mac) */
+  double theta;         /* the root's (and, geometric, every cell's) */
+  double separation;    /* the softening's s (mac.h); 0 without softening */
+  double epsilon;       /* error criterion: per interaction, relative */
+  int order;            /* p of the expansions */
+  double soft_term;     /* error criterion: 3/2 eps^2 with Plummer, else 0 */
+  double eps;           /* error criterion: the estimate's Plummer eps */
+  int64_t m2p_bodies;   /* FMM: accepted targets of at most this many bodies
+                           take the source by M2P */
+  int64_t frontier_cap; /* the most pairs a round opens into (>= 64); 0:
+                           TFMM_TRAVERSE_GPU_FRONTIER_CAP. Smaller: less
+                           memory, more rounds; the lists are the same */
 } tfmm_traverse_gpu_params;
 
 /* The lists (src/tree/lists.h) in device memory: m2l and m2p by target

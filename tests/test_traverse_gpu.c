@@ -161,9 +161,10 @@ static void check_tree(tfmm_traverse_gpu *state, const test_gpu_tree *g,
 }
 
 /* Every criterion on one input: the FMM, and Barnes-Hut. */
-static void check_input(size_t n, const double *pos, const double *mass,
-                        int leaf_size, double theta, double separation,
-                        int64_t m2p_bodies, const char *name) {
+static void check_input_capped(size_t n, const double *pos, const double *mass,
+                               int leaf_size, double theta, double separation,
+                               int64_t m2p_bodies, int64_t frontier_cap,
+                               const char *name) {
   const tfmm_tree_gpu_params tp = {.leaf_size = leaf_size,
                                    .max_depth = TFMM_MAX_DEPTH};
   test_gpu_tree g;
@@ -183,18 +184,42 @@ static void check_input(size_t n, const double *pos, const double *mass,
           .order = 4 + 2 * k,
           .soft_term = macs[k] == TFMM_MAC_ERROR ? 1.5 * eps * eps : 0,
           .eps = eps,
-          .m2p_bodies = m2p_bodies};
+          .m2p_bodies = m2p_bodies,
+          .frontier_cap = frontier_cap};
       char label[256];
       snprintf(label, sizeof label,
-               "%s, n %zu, leaf %d, %s, %s, theta %g, s %g", name, n, leaf_size,
-               bh ? "bh" : "fmm", tfmm_mac_name(macs[k]), p.theta, separation);
+               "%s, n %zu, leaf %d, %s, %s, theta %g, s %g, cap %lld", name, n,
+               leaf_size, bh ? "bh" : "fmm", tfmm_mac_name(macs[k]), p.theta,
+               separation, (long long)frontier_cap);
       check_tree(&state, &g, &p, label);
     }
   tfmm_traverse_gpu_release(&state);
   cr_assert_null(state.state);
   test_gpu_tree_free(&g);
 }
+
+static void check_input(size_t n, const double *pos, const double *mass,
+                        int leaf_size, double theta, double separation,
+                        int64_t m2p_bodies, const char *name) {
+  check_input_capped(n, pos, mass, leaf_size, theta, separation, m2p_bodies, 0,
+                     name);
+}
 #endif
+
+/* A small frontier cap: the sweep goes on by slices, depth first, through
+ * many segments; the lists are the same sets. */
+Test(traverse_gpu, frontier_by_slices) {
+  test_require_gpu();
+#if TFMM_HAVE_CUDA
+  uint64_t seed = test_fresh_seed();
+  test_bodies b = test_bodies_make(20000, TEST_CLUSTERED, seed);
+  char name[64];
+  snprintf(name, sizeof name, "clustered seed %llu", (unsigned long long)seed);
+  check_input_capped(b.n, b.pos, b.mass, 8, 0.5, 0, 1, 64, name);
+  check_input_capped(b.n, b.pos, b.mass, 16, 0.6, 0.01, 4, 5000, name);
+  test_bodies_free(&b);
+#endif
+}
 
 Test(traverse_gpu, plummer) {
   test_require_gpu();
