@@ -3,6 +3,9 @@
  * the final sums round as the hybrid schedule's do on the CPU. */
 #include "pipeline_gpu.h"
 
+#define CUDA_TRY_WHO "gpu schedule"
+#include "cuda_try.cuh"
+
 #include "device_buffer.cuh"
 #include "farfield_gpu.h"
 #include "gpu.h"
@@ -22,30 +25,6 @@
 namespace {
 
 constexpr int THREADS = 256;
-
-tfmm_status cuda_fail(tfmm_error *err, cudaError_t code, const char *call,
-                      int line) {
-  cudaGetLastError(); /* clear a non-sticky error */
-  tfmm_status st =
-      code == cudaErrorMemoryAllocation ? TFMM_ERR_NO_MEMORY : TFMM_ERR_CUDA;
-  return tfmm_error_set(
-      err, st, "gpu schedule: CUDA error %d (%s) in %s at %s:%d", (int)code,
-      cudaGetErrorString(code), call, __FILE__, line);
-}
-
-#define TRY(call)                                                              \
-  do {                                                                         \
-    cudaError_t code_ = (call);                                                \
-    if (code_ != cudaSuccess)                                                  \
-      return cuda_fail(err, code_, #call, __LINE__);                           \
-  } while (0)
-
-#define CHECK(call)                                                            \
-  do {                                                                         \
-    tfmm_status st_ = (call);                                                  \
-    if (st_ != TFMM_OK)                                                        \
-      return st_;                                                              \
-  } while (0)
 
 unsigned blocks(int64_t count) {
   return (unsigned)((count + THREADS - 1) / THREADS);

@@ -14,6 +14,9 @@
  * few leaves near its farthest body. */
 #include "tree_gpu.h"
 
+#define CUDA_TRY_WHO "tree_gpu"
+#include "cuda_try.cuh"
+
 #include "tree/keys.h"
 
 #include <cub/device/device_radix_sort.cuh>
@@ -39,23 +42,6 @@ constexpr int THREADS = 256;
 /* Room for the radius search: at most 8 children pushed per level. */
 constexpr int STACK = 8 * TFMM_TREE_GPU_LEVELS + 1;
 constexpr size_t ALIGN = 256;
-
-tfmm_status cuda_fail(tfmm_error *err, cudaError_t code, const char *call,
-                      int line) {
-  cudaGetLastError(); /* clear a non-sticky error */
-  tfmm_status st =
-      code == cudaErrorMemoryAllocation ? TFMM_ERR_NO_MEMORY : TFMM_ERR_CUDA;
-  return tfmm_error_set(err, st, "tree_gpu: CUDA error %d (%s) in %s at %s:%d",
-                        (int)code, cudaGetErrorString(code), call, __FILE__,
-                        line);
-}
-
-#define TRY(call)                                                              \
-  do {                                                                         \
-    cudaError_t code_ = (call);                                                \
-    if (code_ != cudaSuccess)                                                  \
-      return cuda_fail(err, code_, #call, __LINE__);                           \
-  } while (0)
 
 #define LAUNCHED(what) TRY(cudaGetLastError())
 

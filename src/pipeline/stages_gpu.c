@@ -10,17 +10,23 @@
 #include "farfield/expansion.h"
 #include "internal.h"
 
-tfmm_status tfmm_stage_tree_gpu(tfmm_eval *e) {
-  tfmm_workspace *w = e->w;
-  tfmm_stats *s = e->stats;
-  tfmm_workspace_clear(w);
-  double t0 = tfmm_wtime();
+/* The GPU tree's parameters: the leaf size, depth and cube of e. */
+static tfmm_tree_gpu_params tree_params(const tfmm_eval *e) {
   const tfmm_config *c = e->cfg;
   const tfmm_tree_gpu_params params = {
       .leaf_size = e->leaf_size,
       .max_depth = c->max_depth,
       .timed = 1,
       .box = {c->box_min[0], c->box_min[1], c->box_min[2], c->box_size}};
+  return params;
+}
+
+tfmm_status tfmm_stage_tree_gpu(tfmm_eval *e) {
+  tfmm_workspace *w = e->w;
+  tfmm_stats *s = e->stats;
+  tfmm_workspace_clear(w);
+  double t0 = tfmm_wtime();
+  const tfmm_tree_gpu_params params = tree_params(e);
   tfmm_tree_gpu_hybrid_times times;
   tfmm_status st =
       tfmm_tree_gpu_hybrid_build(&w->gpu_tree, e->cfg->gpu_id, e->n, e->pos,
@@ -86,11 +92,7 @@ tfmm_status tfmm_stage_gpu_tree(tfmm_eval *e) {
   tfmm_stats *s = e->stats;
   tfmm_workspace_clear(w);
   const tfmm_config *c = e->cfg;
-  const tfmm_tree_gpu_params params = {
-      .leaf_size = e->leaf_size,
-      .max_depth = c->max_depth,
-      .timed = 1,
-      .box = {c->box_min[0], c->box_min[1], c->box_min[2], c->box_size}};
+  const tfmm_tree_gpu_params params = tree_params(e);
   tfmm_status st =
       tfmm_pipeline_gpu_tree(&w->gpu, c->gpu_id, e->n, e->pos, e->mass,
                              e->on_device, e->stream, &params, e->err);
