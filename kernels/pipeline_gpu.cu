@@ -20,6 +20,7 @@
 
 #include <new>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 namespace {
@@ -124,10 +125,93 @@ __device__ bool uncut(const tfmm_near_view &v, int64_t k, int64_t budget,
   return largest * sources <= budget || v.offset[k + 1] - v.offset[k] <= 1;
 }
 
+/* The item of one run of a chunk's entries, as tfmm_near_leaf_items
+ * writes it (slot -1 until the chunk's parts are known). */
+__device__ void put_item(tfmm_gpu_near_item *x, int64_t k, int64_t first,
+                         int64_t count, int64_t begin, int64_t end) {
+  x->leaf = (int32_t)k;
+  x->first = (int32_t)first;
+  x->count = (int32_t)count;
+  x->width = tfmm_near_width(count);
+  x->entry_begin = (int32_t)begin;
+  x->entry_end = (int32_t)end;
+  x->slot = -1;
+  x->unused = 0;
+}
+
+/* tfmm_near_leaf_items by a whole warp (every lane calls it and gets *n):
+ * the same runs, items, splits and slots. The rule is greedy: a run takes
+ * entries while its work stays within the budget (at least one entry).
+ * The warp reads 32 entries' work at a time, scans it, and finds the
+ * first entry that would break the run with a ballot; the run is cut
+ * there and the window restarts at that entry. A list of L entries cut
+ * into R runs costs about L / 32 + R window steps instead of L dependent
+ * loads on one lane. */
+__device__ void warp_leaf_items(const tfmm_near_view &v, int64_t k,
+                                int64_t budget, const tfmm_near_span *at,
+                                tfmm_near_span *n, tfmm_gpu_near_item *item,
+                                tfmm_gpu_near_split *split, int lane) {
+  const int64_t begin = v.leaf_begin[k];
+  const int64_t bodies = v.leaf_begin[k + 1] - begin;
+  const int64_t chunks = tfmm_near_chunks(bodies);
+  const int64_t e0 = v.offset[k], e1 = v.offset[k + 1];
+  *n = tfmm_near_span{0, 0, 0};
+  for (int64_t j = 0; j < chunks; j++) {
+    const int64_t lo = bodies * j / chunks, hi = bodies * (j + 1) / chunks;
+    const int64_t count = hi - lo, first_item = n->items;
+    int64_t run = e0, work = 0, e = e0;
+    while (e < e1) {
+      const int64_t mine = e + lane;
+      const int64_t w = mine < e1 ? count * (int64_t)v.entry_bodies[mine] : 0;
+      int64_t sum = w; /* inclusive scan over the window */
+      for (int d = 1; d < 32; d *= 2) {
+        const int64_t up = __shfl_up_sync(0xffffffffu, sum, d);
+        if (lane >= d)
+          sum += up;
+      }
+      const int64_t before = work + sum - w; /* the run's work before it */
+      const unsigned cut = __ballot_sync(0xffffffffu, mine < e1 && before > 0 &&
+                                                          before + w > budget);
+      if (cut == 0) { /* the whole window joins the run */
+        work += __shfl_sync(0xffffffffu, sum, 31);
+        e += 32;
+        continue;
+      }
+      const int c = __ffs(cut) - 1; /* the run ends before entry e + c */
+      if (item != nullptr && lane == 0)
+        put_item(&item[at->items + n->items], k, begin + lo, count, run, e + c);
+      n->items++;
+      run = e + c;
+      work = 0;
+      e = e + c;
+    }
+    /* The last run (also the only one of an empty list). */
+    if (item != nullptr && lane == 0)
+      put_item(&item[at->items + n->items], k, begin + lo, count, run, e1);
+    n->items++;
+    const int64_t parts = n->items - first_item;
+    if (parts > 1) {
+      const int64_t slot = at->slots + n->slots;
+      for (int64_t p = lane; item != nullptr && p < parts; p += 32)
+        item[at->items + first_item + p].slot = (int32_t)(slot + p * count);
+      if (split != nullptr && lane == 0) {
+        tfmm_gpu_near_split *s = &split[at->splits + n->splits];
+        s->first = (int32_t)(begin + lo);
+        s->count = (int32_t)count;
+        s->slot = (int32_t)slot;
+        s->parts = (int32_t)parts;
+      }
+      n->splits++;
+      n->slots += parts * count;
+    }
+    __syncwarp();
+  }
+}
+
 /* One warp a leaf: its items, splits and slots counted (count[k];
  * count[nleaves] = 0 for the scans), and the least and most bodies of a
- * leaf. The common leaf, no list cut, is counted by the warp; one whose
- * list is cut walks it on one lane (tfmm_near_leaf_items). */
+ * leaf. The common leaf, no list cut, is counted at once; one whose list
+ * is cut is walked by the warp (warp_leaf_items). */
 __global__ void count_items(tfmm_near_view v, int64_t budget, int64_t *items,
                             int64_t *splits, int64_t *slots,
                             unsigned long long *occupancy) {
@@ -139,16 +223,16 @@ __global__ void count_items(tfmm_near_view v, int64_t budget, int64_t *items,
   if (k < v.nleaves) {
     int64_t bodies, chunks;
     const int64_t sources = list_bodies(v, k, lane, &bodies, &chunks);
-    if (lane != 0)
-      return;
-    atomicMin(&occupancy[0], (unsigned long long)bodies);
-    atomicMax(&occupancy[1], (unsigned long long)bodies);
     if (uncut(v, k, budget, sources, bodies, chunks)) {
       n.items = chunks;
     } else {
       const tfmm_near_span zero = {0, 0, 0};
-      tfmm_near_leaf_items(&v, k, budget, &zero, &n, nullptr, nullptr);
+      warp_leaf_items(v, k, budget, &zero, &n, nullptr, nullptr, lane);
     }
+    if (lane != 0)
+      return;
+    atomicMin(&occupancy[0], (unsigned long long)bodies);
+    atomicMax(&occupancy[1], (unsigned long long)bodies);
   }
   if (lane == 0) {
     items[k] = n.items;
@@ -183,10 +267,10 @@ __global__ void write_items(tfmm_near_view v, int64_t budget,
       x->slot = -1;
       x->unused = 0;
     }
-  } else if (lane == 0) {
+  } else {
     const tfmm_near_span at = {items[k], splits[k], slots[k]};
     tfmm_near_span n;
-    tfmm_near_leaf_items(&v, k, budget, &at, &n, item, split);
+    warp_leaf_items(v, k, budget, &at, &n, item, split, lane);
   }
 }
 
@@ -786,6 +870,31 @@ tfmm_pipeline_gpu_scale(tfmm_pipeline_gpu *pl, size_t n, const double *d_pos,
                           "gpu schedule: the bounds first");
   return entered(pl, pl->base.device, err, [&] {
     return scale(pl, n, d_pos, d_mass, length_exp, mass_exp, pos, mass, err);
+  });
+}
+
+extern "C" tfmm_status tfmm_pipeline_gpu_items(tfmm_pipeline_gpu *pl,
+                                               tfmm_gpu_near_size *sz,
+                                               tfmm_gpu_near_item **item,
+                                               tfmm_gpu_near_split **split,
+                                               tfmm_error *err) {
+  CHECK(built(pl, err));
+  return entered(pl, pl->base.device, err, [&]() -> tfmm_status {
+    State *s = pl->state;
+    *sz = s->near_size;
+    const size_t ib = sz->nitems * sizeof **item,
+                 sb = sz->nsplits * sizeof **split;
+    *item = (tfmm_gpu_near_item *)malloc(ib > 0 ? ib : 1);
+    *split = (tfmm_gpu_near_split *)malloc(sb > 0 ? sb : 1);
+    if (*item == nullptr || *split == nullptr)
+      return tfmm_error_set(err, TFMM_ERR_NO_MEMORY, "no memory for the items");
+    TRY(cudaStreamSynchronize(stream_of(pl)));
+    if (ib > 0)
+      TRY(cudaMemcpy(*item, s->buf[State::ITEM].p, ib, cudaMemcpyDeviceToHost));
+    if (sb > 0)
+      TRY(cudaMemcpy(*split, s->buf[State::SPLIT].p, sb,
+                     cudaMemcpyDeviceToHost));
+    return TFMM_OK;
   });
 }
 

@@ -23,6 +23,7 @@
 
 #include "base/error.h"
 #include "base/pair.h"
+#include "gpu.h"
 #include "traverse_gpu.h"
 #include "tree_gpu_hybrid.h"
 
@@ -132,6 +133,15 @@ tfmm_status tfmm_pipeline_gpu_scale(tfmm_pipeline_gpu *pl, size_t n,
                                     const double *d_pos, const double *d_mass,
                                     int length_exp, int mass_exp,
                                     const double **pos, const double **mass,
+                                    tfmm_error *err);
+
+/* The near field's work items and splits of the last evaluation, copied
+ * to the host (malloc'd; free them) with their sizes in *sz: what the
+ * tests compare with the CPU's rule (p2p_gpu.h). */
+tfmm_status tfmm_pipeline_gpu_items(tfmm_pipeline_gpu *pl,
+                                    tfmm_gpu_near_size *sz,
+                                    tfmm_gpu_near_item **item,
+                                    tfmm_gpu_near_split **split,
                                     tfmm_error *err);
 
 /* Device bytes the pipeline holds: the bodies, the tree's workspace, the

@@ -88,6 +88,17 @@ tfmm_status tfmm_pipeline_gpu_scale(tfmm_pipeline_gpu *pl, size_t n,
   return none(err);
 }
 
+tfmm_status tfmm_pipeline_gpu_items(tfmm_pipeline_gpu *pl,
+                                    tfmm_gpu_near_size *sz,
+                                    tfmm_gpu_near_item **item,
+                                    tfmm_gpu_near_split **split,
+                                    tfmm_error *err) {
+  (void)pl, (void)sz;
+  *item = NULL;
+  *split = NULL;
+  return none(err);
+}
+
 size_t tfmm_pipeline_gpu_bytes(const tfmm_pipeline_gpu *pl) {
   (void)pl;
   return 0;

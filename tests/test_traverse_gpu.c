@@ -27,6 +27,8 @@
 
 #if TFMM_HAVE_CUDA
 #include "gpu_tree.h"
+#include "nearfield/p2p_gpu.h"
+#include "pipeline_gpu.h"
 #include "traverse_gpu.h"
 
 #include <cuda_runtime.h>
@@ -368,5 +370,99 @@ Test(traverse_gpu, errors_are_reported) {
                TFMM_ERR_INVALID_ARGUMENT);
   cr_assert(strstr(err.message, "epsilon") != NULL, "%s", err.message);
   tfmm_traverse_gpu_release(&state);
+#endif
+}
+
+/* The near field's work items the gpu schedule makes on the GPU
+ * (kernels/pipeline_gpu.cu, a warp a leaf) are the CPU's rule's
+ * (tfmm_p2p_gpu_items) on the same tree and lists, item for item, with
+ * budgets small enough that many lists are cut into runs. */
+Test(traverse_gpu, near_items_equal_the_cpu_rule) {
+  test_require_gpu();
+#if TFMM_HAVE_CUDA
+  const uint64_t seed = test_fresh_seed();
+  test_bodies b = test_bodies_make(30000, TEST_CLUSTERED, seed);
+  const int sms[] = {132, 4000, 100000};
+  for (int q = 0; q < 3; q++) {
+    tfmm_error err = {{0}};
+    tfmm_pipeline_gpu pl;
+    memset(&pl, 0, sizeof pl);
+    const tfmm_tree_gpu_params tp = {.leaf_size = 64,
+                                     .max_depth = TFMM_MAX_DEPTH};
+    cr_assert_eq(
+        tfmm_pipeline_gpu_tree(&pl, 0, b.n, b.pos, b.mass, 0, NULL, &tp, &err),
+        TFMM_OK, "%s", err.message);
+    const tfmm_traverse_gpu_params p = {
+        .mac = TFMM_MAC_GEOMETRIC, .theta = 0.5, .order = 3, .m2p_bodies = 1};
+    cr_assert_eq(tfmm_pipeline_gpu_upward(&pl, 3, &err), TFMM_OK, "%s",
+                 err.message);
+    cr_assert_eq(tfmm_pipeline_gpu_lists(&pl, &p, &err), TFMM_OK, "%s",
+                 err.message);
+    const tfmm_pair_params pair = {TFMM_SOFTENING_PLUMMER, 0,
+                                   TFMM_PRECISION_SINGLE};
+    /* More multiprocessors, a smaller budget, more cut lists. */
+    cr_assert_eq(tfmm_pipeline_gpu_near(&pl, &pair, 1, sms[q], &err), TFMM_OK,
+                 "%s", err.message);
+    tfmm_gpu_near_size sz;
+    tfmm_gpu_near_item *gi = NULL;
+    tfmm_gpu_near_split *gs = NULL;
+    cr_assert_eq(tfmm_pipeline_gpu_items(&pl, &sz, &gi, &gs, &err), TFMM_OK,
+                 "%s", err.message);
+    /* The CPU's rule on the same tree and lists. */
+    tfmm_octree t;
+    cr_assert_eq(tfmm_pipeline_gpu_copy_tree(&pl, &t, &err), TFMM_OK, "%s",
+                 err.message);
+    const tfmm_csr_gpu *near = &pl.lists.lists.near;
+    int64_t *offset =
+        to_host(near->offset, (size_t)(t.nleaves + 1) * sizeof(int64_t));
+    int32_t *index = to_host(near->index, (size_t)offset[t.nleaves] * 4);
+    int32_t *leaf_begin = malloc((size_t)(t.nleaves + 1) * sizeof *leaf_begin);
+    int32_t *position = malloc((size_t)t.ncells * sizeof *position);
+    int32_t *list_leaf = malloc((size_t)(offset[t.nleaves] + 1) * 4);
+    for (int64_t k = 0; k < t.nleaves; k++) {
+      leaf_begin[k] = (int32_t)t.cells[t.leaves[k]].body_begin;
+      position[t.leaves[k]] = (int32_t)k;
+    }
+    leaf_begin[t.nleaves] = (int32_t)t.n;
+    for (int64_t e = 0; e < offset[t.nleaves]; e++)
+      list_leaf[e] = position[index[e]];
+    const tfmm_near_view view = {t.nleaves, leaf_begin, offset, list_leaf,
+                                 NULL};
+    const int64_t budget =
+        tfmm_p2p_gpu_budget(pl.lists.lists.near_interactions, sms[q]);
+    tfmm_gpu_near_size cs = {0};
+    cr_assert_eq(tfmm_p2p_gpu_items(&view, budget, &cs, NULL, NULL), 0);
+    tfmm_gpu_near_item *ci = malloc((size_t)(cs.nitems + 1) * sizeof *ci);
+    tfmm_gpu_near_split *cp = malloc((size_t)(cs.nsplits + 1) * sizeof *cp);
+    cr_assert_eq(tfmm_p2p_gpu_items(&view, budget, &cs, ci, cp), 0);
+    cr_assert(cs.nitems == sz.nitems && cs.nsplits == sz.nsplits &&
+                  cs.nslots == sz.nslots,
+              "seed %llu sm %d: items %lld/%lld, splits %lld/%lld, slots "
+              "%lld/%lld (GPU/CPU)",
+              (unsigned long long)seed, sms[q], (long long)sz.nitems,
+              (long long)cs.nitems, (long long)sz.nsplits,
+              (long long)cs.nsplits, (long long)sz.nslots,
+              (long long)cs.nslots);
+    cr_assert_gt(cs.nsplits, 0, "no list was cut (sm %d)", sms[q]);
+    for (int64_t i = 0; i < cs.nitems; i++)
+      cr_assert(memcmp(&gi[i], &ci[i], sizeof *gi) == 0,
+                "seed %llu sm %d: item %lld differs: GPU leaf %d first %d "
+                "count %d entries [%d, %d) slot %d; CPU leaf %d first %d "
+                "count %d entries [%d, %d) slot %d",
+                (unsigned long long)seed, sms[q], (long long)i, gi[i].leaf,
+                gi[i].first, gi[i].count, gi[i].entry_begin, gi[i].entry_end,
+                gi[i].slot, ci[i].leaf, ci[i].first, ci[i].count,
+                ci[i].entry_begin, ci[i].entry_end, ci[i].slot);
+    for (int64_t i = 0; i < cs.nsplits; i++)
+      cr_assert(memcmp(&gs[i], &cp[i], sizeof *gs) == 0,
+                "seed %llu sm %d: split %lld differs", (unsigned long long)seed,
+                sms[q], (long long)i);
+    free(gi), free(gs), free(ci), free(cp);
+    free(offset), free(index), free(leaf_begin), free(position),
+        free(list_leaf);
+    tfmm_octree_free(&t);
+    tfmm_pipeline_gpu_release(&pl);
+  }
+  test_bodies_free(&b);
 #endif
 }
