@@ -369,6 +369,17 @@ static void describe_solver(const run *r, const tfmm_stats *stats, char *buf,
       tree_method ? solver_cli_tol(c->accuracy, tol) : "",
       tree_method && c->mac != TFMM_MAC_GEOMETRIC ? ", mac " : "",
       tree_method && c->mac != TFMM_MAC_GEOMETRIC ? tfmm_mac_name(c->mac) : "");
+  /* Where the last evaluation's stages ran. */
+  const size_t used = strlen(buf);
+  if (tree_method && stats != NULL && stats->n > 0 && used < size)
+    snprintf(buf + used, size - used,
+             "; schedule %s: tree on the %s, lists on the %s, far field on "
+             "the %s, near field on the %s",
+             tfmm_schedule_name(stats->schedule),
+             tfmm_device_name(stats->tree_device),
+             tfmm_device_name(stats->lists_device),
+             tfmm_device_name(stats->far_device),
+             tfmm_device_name(stats->near_device));
 }
 
 static int write_used_parameters(const run *r) {
@@ -639,7 +650,7 @@ int cmd_run(int argc, char **argv) {
   code = set_up(&r);
   if (code == CLI_OK) {
     const run_options *o = &r.ro;
-    char solver[256];
+    char solver[512];
     describe_solver(&r, NULL, solver, sizeof solver);
     fprintf(stderr,
             "tilefmm run: %zu bodies (%s), %s on %s, leaf %s, dt %g, steps "
