@@ -108,7 +108,7 @@ __device__ int64_t list_bodies(const tfmm_near_view &v, int64_t k, int lane,
                                int64_t *bodies, int64_t *chunks) {
   int64_t sum = 0;
   for (int64_t e = v.offset[k] + lane; e < v.offset[k + 1]; e += 32)
-    sum += v.entry_bodies[e];
+    sum += tfmm_near_entry_bodies(&v, e);
   for (int d = 16; d > 0; d /= 2)
     sum += __shfl_xor_sync(0xffffffffu, sum, d);
   *bodies = v.leaf_begin[k + 1] - v.leaf_begin[k];
@@ -123,20 +123,6 @@ __device__ bool uncut(const tfmm_near_view &v, int64_t k, int64_t budget,
                       int64_t sources, int64_t bodies, int64_t chunks) {
   const int64_t largest = (bodies + chunks - 1) / chunks;
   return largest * sources <= budget || v.offset[k + 1] - v.offset[k] <= 1;
-}
-
-/* The item of one run of a chunk's entries, as tfmm_near_leaf_items
- * writes it (slot -1 until the chunk's parts are known). */
-__device__ void put_item(tfmm_gpu_near_item *x, int64_t k, int64_t first,
-                         int64_t count, int64_t begin, int64_t end) {
-  x->leaf = (int32_t)k;
-  x->first = (int32_t)first;
-  x->count = (int32_t)count;
-  x->width = tfmm_near_width(count);
-  x->entry_begin = (int32_t)begin;
-  x->entry_end = (int32_t)end;
-  x->slot = -1;
-  x->unused = 0;
 }
 
 /* tfmm_near_leaf_items by a whole warp (every lane calls it and gets *n):
@@ -157,12 +143,14 @@ __device__ void warp_leaf_items(const tfmm_near_view &v, int64_t k,
   const int64_t e0 = v.offset[k], e1 = v.offset[k + 1];
   *n = tfmm_near_span{0, 0, 0};
   for (int64_t j = 0; j < chunks; j++) {
-    const int64_t lo = bodies * j / chunks, hi = bodies * (j + 1) / chunks;
-    const int64_t count = hi - lo, first_item = n->items;
+    int64_t lo, count;
+    tfmm_near_chunk(bodies, chunks, j, &lo, &count);
+    const int64_t first_item = n->items;
     int64_t run = e0, work = 0, e = e0;
     while (e < e1) {
       const int64_t mine = e + lane;
-      const int64_t w = mine < e1 ? count * (int64_t)v.entry_bodies[mine] : 0;
+      const int64_t w =
+          mine < e1 ? count * tfmm_near_entry_bodies(&v, mine) : 0;
       int64_t sum = w; /* inclusive scan over the window */
       for (int d = 1; d < 32; d *= 2) {
         const int64_t up = __shfl_up_sync(0xffffffffu, sum, d);
@@ -179,7 +167,8 @@ __device__ void warp_leaf_items(const tfmm_near_view &v, int64_t k,
       }
       const int c = __ffs(cut) - 1; /* the run ends before entry e + c */
       if (item != nullptr && lane == 0)
-        put_item(&item[at->items + n->items], k, begin + lo, count, run, e + c);
+        item[at->items + n->items] =
+            tfmm_near_item_of(k, begin + lo, count, run, e + c);
       n->items++;
       run = e + c;
       work = 0;
@@ -187,20 +176,17 @@ __device__ void warp_leaf_items(const tfmm_near_view &v, int64_t k,
     }
     /* The last run (also the only one of an empty list). */
     if (item != nullptr && lane == 0)
-      put_item(&item[at->items + n->items], k, begin + lo, count, run, e1);
+      item[at->items + n->items] =
+          tfmm_near_item_of(k, begin + lo, count, run, e1);
     n->items++;
     const int64_t parts = n->items - first_item;
     if (parts > 1) {
       const int64_t slot = at->slots + n->slots;
       for (int64_t p = lane; item != nullptr && p < parts; p += 32)
         item[at->items + first_item + p].slot = (int32_t)(slot + p * count);
-      if (split != nullptr && lane == 0) {
-        tfmm_gpu_near_split *s = &split[at->splits + n->splits];
-        s->first = (int32_t)(begin + lo);
-        s->count = (int32_t)count;
-        s->slot = (int32_t)slot;
-        s->parts = (int32_t)parts;
-      }
+      if (split != nullptr && lane == 0)
+        split[at->splits + n->splits] =
+            tfmm_near_split_of(begin + lo, count, slot, parts);
       n->splits++;
       n->slots += parts * count;
     }
@@ -256,16 +242,10 @@ __global__ void write_items(tfmm_near_view v, int64_t budget,
   if (uncut(v, k, budget, sources, bodies, chunks)) {
     const int64_t begin = v.leaf_begin[k];
     for (int64_t j = lane; j < chunks; j += 32) {
-      const int64_t lo = bodies * j / chunks, hi = bodies * (j + 1) / chunks;
-      tfmm_gpu_near_item *x = &item[items[k] + j];
-      x->leaf = (int32_t)k;
-      x->first = (int32_t)(begin + lo);
-      x->count = (int32_t)(hi - lo);
-      x->width = tfmm_near_width(hi - lo);
-      x->entry_begin = (int32_t)v.offset[k];
-      x->entry_end = (int32_t)v.offset[k + 1];
-      x->slot = -1;
-      x->unused = 0;
+      int64_t lo, count;
+      tfmm_near_chunk(bodies, chunks, j, &lo, &count);
+      item[items[k] + j] =
+          tfmm_near_item_of(k, begin + lo, count, v.offset[k], v.offset[k + 1]);
     }
   } else {
     const tfmm_near_span at = {items[k], splits[k], slots[k]};

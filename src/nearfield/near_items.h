@@ -69,6 +69,53 @@ TFMM_NEAR_FN int64_t tfmm_near_chunks(int64_t bodies) {
   return best > 0 ? best : 1;
 }
 
+/* The bodies of entry e's source leaf. */
+TFMM_NEAR_FN int64_t tfmm_near_entry_bodies(const tfmm_near_view *v,
+                                            int64_t e) {
+  if (v->entry_bodies != NULL)
+    return v->entry_bodies[e];
+  const int32_t s = v->list_leaf[e];
+  return v->leaf_begin[s + 1] - v->leaf_begin[s];
+}
+
+/* Chunk j of a leaf of `bodies` bodies cut into `chunks`: its first body
+ * (from the leaf's) in *lo, its bodies in *count. */
+TFMM_NEAR_FN void tfmm_near_chunk(int64_t bodies, int64_t chunks, int64_t j,
+                                  int64_t *lo, int64_t *count) {
+  *lo = bodies * j / chunks;
+  *count = bodies * (j + 1) / chunks - *lo;
+}
+
+/* The item of one run [begin, end) of a chunk's entries, `first` its first
+ * body: slot -1 until the chunk's parts are known. */
+TFMM_NEAR_FN tfmm_gpu_near_item tfmm_near_item_of(int64_t k, int64_t first,
+                                                  int64_t count, int64_t begin,
+                                                  int64_t end) {
+  tfmm_gpu_near_item x;
+  x.leaf = (int32_t)k;
+  x.first = (int32_t)first;
+  x.count = (int32_t)count;
+  x.width = tfmm_near_width(count);
+  x.entry_begin = (int32_t)begin;
+  x.entry_end = (int32_t)end;
+  x.slot = -1;
+  x.unused = 0;
+  return x;
+}
+
+/* The split of a chunk cut into parts > 1 runs, whose items' partial sums
+ * are at slot, slot + count, ... */
+TFMM_NEAR_FN tfmm_gpu_near_split tfmm_near_split_of(int64_t first,
+                                                    int64_t count, int64_t slot,
+                                                    int64_t parts) {
+  tfmm_gpu_near_split s;
+  s.first = (int32_t)first;
+  s.count = (int32_t)count;
+  s.slot = (int32_t)slot;
+  s.parts = (int32_t)parts;
+  return s;
+}
+
 /* The items of leaf k: counted into *n, and written from *at when item is
  * not NULL. */
 TFMM_NEAR_FN void tfmm_near_leaf_items(const tfmm_near_view *v, int64_t k,
@@ -82,33 +129,22 @@ TFMM_NEAR_FN void tfmm_near_leaf_items(const tfmm_near_view *v, int64_t k,
   const int64_t e0 = v->offset[k], e1 = v->offset[k + 1];
   n->items = n->splits = n->slots = 0;
   for (int64_t j = 0; j < chunks; j++) {
-    const int64_t lo = bodies * j / chunks, hi = bodies * (j + 1) / chunks;
-    const int64_t count = hi - lo, first_item = n->items;
+    int64_t lo, count;
+    tfmm_near_chunk(bodies, chunks, j, &lo, &count);
+    const int64_t first_item = n->items;
     int64_t e = e0;
     do { /* one run of entries: at least one, at most budget interactions */
       int64_t run_begin = e, work = 0;
       while (e < e1) {
-        const int32_t s = v->entry_bodies != NULL ? -1 : v->list_leaf[e];
-        int64_t w =
-            count * (int64_t)(v->entry_bodies != NULL
-                                  ? v->entry_bodies[e]
-                                  : v->leaf_begin[s + 1] - v->leaf_begin[s]);
+        const int64_t w = count * tfmm_near_entry_bodies(v, e);
         if (work > 0 && work + w > budget)
           break;
         work += w;
         e++;
       }
-      if (item != NULL) {
-        tfmm_gpu_near_item *x = &item[at->items + n->items];
-        x->leaf = (int32_t)k;
-        x->first = (int32_t)(begin + lo);
-        x->count = (int32_t)count;
-        x->width = tfmm_near_width(count);
-        x->entry_begin = (int32_t)run_begin;
-        x->entry_end = (int32_t)e;
-        x->slot = -1;
-        x->unused = 0;
-      }
+      if (item != NULL)
+        item[at->items + n->items] =
+            tfmm_near_item_of(k, begin + lo, count, run_begin, e);
       n->items++;
     } while (e < e1);
     const int64_t parts = n->items - first_item;
@@ -116,13 +152,9 @@ TFMM_NEAR_FN void tfmm_near_leaf_items(const tfmm_near_view *v, int64_t k,
       const int64_t slot = at->slots + n->slots;
       for (int64_t p = 0; item != NULL && p < parts; p++)
         item[at->items + first_item + p].slot = (int32_t)(slot + p * count);
-      if (split != NULL) {
-        tfmm_gpu_near_split *s = &split[at->splits + n->splits];
-        s->first = (int32_t)(begin + lo);
-        s->count = (int32_t)count;
-        s->slot = (int32_t)slot;
-        s->parts = (int32_t)parts;
-      }
+      if (split != NULL)
+        split[at->splits + n->splits] =
+            tfmm_near_split_of(begin + lo, count, slot, parts);
       n->splits++;
       n->slots += parts * count;
     }
