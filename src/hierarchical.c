@@ -76,6 +76,25 @@ static tfmm_status run(tfmm_eval *e, const tfmm_schedule *schedule) {
   return st;
 }
 
+/* An evaluation of these inputs (host arrays unless the caller says). */
+static tfmm_eval eval_of(const tfmm_config *cfg, int leaf_size, tfmm_gpu *gpu,
+                         tfmm_workspace *w, size_t n, const double *pos,
+                         const double *mass, double *acc, double *pot,
+                         tfmm_stats *stats, tfmm_error *err) {
+  const tfmm_eval e = {.cfg = cfg,
+                       .leaf_size = leaf_size,
+                       .gpu = gpu,
+                       .n = n,
+                       .pos = pos,
+                       .mass = mass,
+                       .acc = acc,
+                       .pot = pot,
+                       .w = w,
+                       .stats = stats,
+                       .err = err};
+  return e;
+}
+
 tfmm_status tfmm_hierarchical_compute_device(
     const tfmm_config *cfg, int leaf_size, tfmm_gpu *gpu, tfmm_workspace *w,
     size_t n, const double *d_pos, const double *d_mass, double *d_acc,
@@ -85,22 +104,13 @@ tfmm_status tfmm_hierarchical_compute_device(
     return tfmm_error_set(err, TFMM_ERR_UNSUPPORTED,
                           "device-resident bodies: only the gpu schedule "
                           "keeps them on the device");
-  tfmm_eval e = {.cfg = cfg,
-                 .leaf_size = leaf_size,
-                 .gpu = gpu,
-                 .n = n,
-                 .pos = d_pos,
-                 .mass = d_mass,
-                 .acc = d_acc,
-                 .pot = d_pot,
-                 .w = w,
-                 .on_device = 1,
-                 .stream = out->stream,
-                 .caller_G = out->caller_G,
-                 .acc_exp = out->acc_exp,
-                 .pot_exp = out->pot_exp,
-                 .stats = stats,
-                 .err = err};
+  tfmm_eval e = eval_of(cfg, leaf_size, gpu, w, n, d_pos, d_mass, d_acc, d_pot,
+                        stats, err);
+  e.on_device = 1;
+  e.stream = out->stream;
+  e.caller_G = out->caller_G;
+  e.acc_exp = out->acc_exp;
+  e.pot_exp = out->pot_exp;
   return run(&e, &TFMM_STAGES_GPU);
 }
 
@@ -110,16 +120,7 @@ tfmm_status tfmm_hierarchical_compute(const tfmm_config *cfg, int leaf_size,
                                       const double *mass, double *acc,
                                       double *pot, tfmm_stats *stats,
                                       tfmm_error *err) {
-  tfmm_eval e = {.cfg = cfg,
-                 .leaf_size = leaf_size,
-                 .gpu = gpu,
-                 .n = n,
-                 .pos = pos,
-                 .mass = mass,
-                 .acc = acc,
-                 .pot = pot,
-                 .w = w,
-                 .stats = stats,
-                 .err = err};
+  tfmm_eval e =
+      eval_of(cfg, leaf_size, gpu, w, n, pos, mass, acc, pot, stats, err);
   return run(&e, schedule_for(cfg, gpu, n));
 }
