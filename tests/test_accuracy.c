@@ -451,14 +451,17 @@ static void check_separation_matters(tfmm_softening soft) {
   /* 1e-4: at 1e-3 Barnes-Hut's chosen theta (0.25) keeps all but a few
    * pairs within the spline's reach apart by itself (p99 5e-4 at s = 0). */
   const double tol = 1e-4;
-  /* Two fresh inputs: each must meet tol with the separation; without it
-   * the worse of the two must miss it. (One input alone does not always
+  /* INPUTS fresh inputs: each must meet tol with the separation; without
+   * it the worst of them must miss it. (One input alone does not always
    * show it: over 17 seeds Barnes-Hut with the spline missed tol by 2.4-13x
-   * at s = 0, and one seed, 6879623529255777656, met it at 5.2e-5.) */
+   * at s = 0, and one seed, 6879623529255777656, met it at 5.2e-5; two were
+   * not enough either: seeds 3995526081502111559 and ...560 both met it,
+   * at 3.3e-5 and 6.8e-5.) */
+  enum { INPUTS = 4 };
   const uint64_t seed = test_fresh_seed();
   for (int m = TFMM_METHOD_FMM; m <= TFMM_METHOD_BH; m++) {
     double broken = 0;
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < INPUTS; k++) {
       problem p = make_problem(IN_CLUSTERS, 4000, 0.01, soft, seed + k);
       tfmm_config c = config((tfmm_method)m, &p, tol, TFMM_PRECISION_DOUBLE);
       double theta, s;
@@ -483,9 +486,10 @@ static void check_separation_matters(tfmm_softening soft) {
       free_problem(&p);
     }
     cr_expect_gt(broken, tol,
-                 "seeds %llu, %llu %s: p99 %.3g at most without the "
+                 "seeds %llu to %llu %s: p99 %.3g at most without the "
                  "separation: the check cannot see the softening",
-                 (unsigned long long)seed, (unsigned long long)seed + 1,
+                 (unsigned long long)seed,
+                 (unsigned long long)seed + INPUTS - 1,
                  tfmm_method_name((tfmm_method)m), broken);
   }
 }
