@@ -51,8 +51,9 @@ tfmm_status tfmm_farfield_gpu_m2l(const tfmm_tree_gpu *tree,
                                   const double *d_M, double *d_L, void *stream,
                                   tfmm_error *err);
 
-/* The same M2L for the gpu schedule (m2l_fast_gpu.cu): one thread a
- * target, fused multiply-adds, the sums regrouped; equal to
+/* The same M2L for the gpu schedule (m2l_fast_gpu.cu): a group of lanes
+ * a target (1 to 32, by the number of cells), fused multiply-adds, the
+ * sums regrouped; equal to
  * tfmm_farfield_gpu_m2l to rounding, not bit for bit. Orders 0..8; above,
  * and for arguments that kernel refuses, it is tfmm_farfield_gpu_m2l.
  * The bound TFMM_FARFIELD_GPU_FAST_TOL is relative to a cell's largest
@@ -68,6 +69,16 @@ tfmm_status tfmm_farfield_gpu_m2l_fast(const tfmm_tree_gpu *tree,
                                        const double *d_M, double *d_L,
                                        void *stream, tfmm_error *err);
 
+/* tfmm_farfield_gpu_m2l_fast with the lanes a target given: a power of
+ * two from 1 to 32, or 0 for the choice tfmm_farfield_gpu_m2l_fast makes
+ * (the tests compare every group size with the CPU). The sums' order, and
+ * so the last bits, depend on it. */
+tfmm_status tfmm_farfield_gpu_m2l_lanes(const tfmm_tree_gpu *tree,
+                                        const tfmm_csr_gpu *m2l, int p,
+                                        int lanes, const double *d_M,
+                                        double *d_L, void *stream,
+                                        tfmm_error *err);
+
 /* L2L from level 1 down (L updated in place), then L2P at the leaves:
  * phi[k] = Phi and grad[3k..] = grad Phi of sorted body k (overwritten). */
 tfmm_status tfmm_farfield_gpu_downward(const tfmm_tree_gpu *tree, int p,
@@ -82,6 +93,17 @@ tfmm_status tfmm_farfield_gpu_m2p(const tfmm_tree_gpu *tree,
                                   const double *d_M, double *d_phi,
                                   double *d_grad, void *stream,
                                   tfmm_error *err);
+
+/* The same M2P for the gpu schedule (m2p_fast_gpu.cu): one warp a leaf,
+ * the lanes over the list entries, fused multiply-adds, the sums
+ * regrouped; equal to tfmm_farfield_gpu_m2p to rounding (relative to the
+ * largest term, as TFMM_FARFIELD_GPU_FAST_TOL), not bit for bit. Orders
+ * 0..8; above, it is tfmm_farfield_gpu_m2p. */
+tfmm_status tfmm_farfield_gpu_m2p_fast(const tfmm_tree_gpu *tree,
+                                       const tfmm_csr_gpu *m2p, int p,
+                                       const double *d_M, double *d_phi,
+                                       double *d_grad, void *stream,
+                                       tfmm_error *err);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,12 @@
 /* M2L for the gpu schedule (farfield_gpu.h, tfmm_farfield_gpu_m2l_fast):
- * one thread a target cell, its local expansion in registers, the sources
- * of its list one after the other. The same translation as
+ * a group of G lanes a target cell (G a power of two <= 32, lanes of one
+ * warp), each lane's partial local expansion in registers over every G-th
+ * source of the list, the G partials then added by a butterfly of warp
+ * shuffles (the same order every run for the same G). G grows with the
+ * work: one lane a cell when the cells alone fill the GPU (tens of
+ * thousands of cells and more), up to a warp a cell on small trees, where
+ * one thread a cell left most of the GPU idle (262,144 bodies at leaf 64:
+ * ~8,000 cells, 2 warps an SM). The same translation as
  * tfmm_op_m2l_coeff (src/farfield/operators.h), regrouped so that every
  * number is loaded or formed once per translation:
  *
@@ -36,6 +42,11 @@ namespace {
 
 constexpr int THREADS = 64;
 constexpr int FAST_ORDER_MAX = 8;
+/* Lanes a cell are doubled until the launch has this many threads (about
+ * four resident waves of this register-heavy kernel on an H100), so the
+ * lane count, and with it the order of the sums, depends on the tree
+ * alone, not on the device. */
+constexpr int64_t WANTED_THREADS = (int64_t)1 << 17;
 
 __host__ __device__ constexpr int tri(int n, int m) {
   return n * (n + 1) / 2 + m;
@@ -89,15 +100,29 @@ __device__ __forceinline__ void irregular_column(H &h, int m, double x,
 
 constexpr int REGISTER_ORDER_MAX = 6;
 
+/* v summed over the `lanes` lanes of this lane's group (a butterfly: every
+ * lane of the group ends with the same bits). Every lane of the warp
+ * calls it. */
+__device__ __forceinline__ double group_sum(double v, int lanes) {
+  for (int k = lanes >> 1; k >= 1; k >>= 1)
+    v += __shfl_xor_sync(0xffffffffu, v, k);
+  return v;
+}
+
 template <int P>
 __global__ void __launch_bounds__(THREADS)
-    m2l_thread(int64_t ncells, const double *center, const int64_t *offset,
-               const int32_t *index, const double *M, double *L) {
+    m2l_group(int64_t ncells, int lanes, const double *center,
+              const int64_t *offset, const int32_t *index, const double *M,
+              double *L) {
   constexpr int TRI = (P + 1) * (P + 2) / 2;
   constexpr bool SHARED = P > REGISTER_ORDER_MAX;
   extern __shared__ double slices[];
-  const int64_t cell = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-  if (cell >= ncells)
+  const int64_t thread = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  const int64_t cell = thread / lanes;
+  const int lane = (int)(thread % lanes);
+  /* A warp whose every lane is past the cells leaves together; the others
+   * stay whole to the shuffles, their extra lanes with empty ranges. */
+  if ((thread & ~(int64_t)31) / lanes >= ncells)
     return;
   harmonics<P, SHARED> h;
   if constexpr (SHARED)
@@ -106,10 +131,12 @@ __global__ void __launch_bounds__(THREADS)
 #pragma unroll
   for (int t = 0; t < TRI; t++)
     lr[t] = li[t] = 0.0;
-  const double cx = center[3 * cell], cy = center[3 * cell + 1],
-               cz = center[3 * cell + 2];
-  const int64_t e1 = offset[cell + 1];
-  for (int64_t e = offset[cell]; e < e1; e++) {
+  const bool live = cell < ncells;
+  const double cx = live ? center[3 * cell] : 0.0,
+               cy = live ? center[3 * cell + 1] : 0.0,
+               cz = live ? center[3 * cell + 2] : 0.0;
+  const int64_t e1 = live ? offset[cell + 1] : 0;
+  for (int64_t e = (live ? offset[cell] : 0) + lane; e < e1; e += lanes) {
     const int32_t src = __ldg(index + e);
     const double dx = cx - __ldg(center + 3 * (int64_t)src),
                  dy = cy - __ldg(center + 3 * (int64_t)src + 1),
@@ -163,6 +190,13 @@ __global__ void __launch_bounds__(THREADS)
       }
     }
   }
+#pragma unroll
+  for (int t = 0; t < TRI; t++) {
+    lr[t] = group_sum(lr[t], lanes);
+    li[t] = group_sum(li[t], lanes);
+  }
+  if (!live || lane != 0)
+    return;
   double *Lc = L + (size_t)cell * (size_t)(2 * TRI);
 #pragma unroll
   for (int j = 0; j <= P; j++)
@@ -173,23 +207,31 @@ __global__ void __launch_bounds__(THREADS)
     }
 }
 
+/* G for n cells: see WANTED_THREADS. */
+int lanes_for(int64_t ncells) {
+  int lanes = 1;
+  while (lanes < 32 && ncells * lanes < WANTED_THREADS)
+    lanes *= 2;
+  return lanes;
+}
+
 template <int P>
 tfmm_status launch(const tfmm_tree_gpu *tree, const tfmm_csr_gpu *m2l,
-                   const double *d_M, double *d_L, cudaStream_t s,
+                   const double *d_M, double *d_L, int lanes, cudaStream_t s,
                    tfmm_error *err) {
-  const int64_t n = tree->ncells;
+  const int64_t n = tree->ncells, threads = n * lanes;
   const size_t shared =
       P > REGISTER_ORDER_MAX
           ? (size_t)THREADS * (size_t)((P + 1) * (P + 2)) * sizeof(double)
           : 0;
   if (shared > 48 * 1024)
     TFMM_CUDA_TRY(cudaFuncSetAttribute(
-                      m2l_thread<P>,
-                      cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared),
+                      m2l_group<P>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                      (int)shared),
                   err);
-  m2l_thread<P>
-      <<<(unsigned)((n + THREADS - 1) / THREADS), THREADS, shared, s>>>(
-          n, tree->d_center, m2l->offset, m2l->index, d_M, d_L);
+  m2l_group<P>
+      <<<(unsigned)((threads + THREADS - 1) / THREADS), THREADS, shared, s>>>(
+          n, lanes, tree->d_center, m2l->offset, m2l->index, d_M, d_L);
   TFMM_CUDA_TRY(cudaGetLastError(), err);
   return TFMM_OK;
 }
@@ -201,29 +243,43 @@ extern "C" tfmm_status tfmm_farfield_gpu_m2l_fast(const tfmm_tree_gpu *tree,
                                                   int p, const double *d_M,
                                                   double *d_L, void *stream,
                                                   tfmm_error *err) {
+  return tfmm_farfield_gpu_m2l_lanes(tree, m2l, p, 0, d_M, d_L, stream, err);
+}
+
+extern "C" tfmm_status
+tfmm_farfield_gpu_m2l_lanes(const tfmm_tree_gpu *tree, const tfmm_csr_gpu *m2l,
+                            int p, int lanes, const double *d_M, double *d_L,
+                            void *stream, tfmm_error *err) {
+  if (lanes != 0 && (lanes < 1 || lanes > 32 || (lanes & (lanes - 1)) != 0))
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "M2L: lanes a cell %d is not a power of two "
+                          "from 1 to 32",
+                          lanes);
   if (tree == NULL || m2l == NULL || p < 0 || p > FAST_ORDER_MAX ||
       tree->ncells < 1 || m2l->ntargets != tree->ncells || d_M == NULL ||
       d_L == NULL)
     return tfmm_farfield_gpu_m2l(tree, m2l, p, d_M, d_L, stream, err);
+  if (lanes == 0)
+    lanes = lanes_for(tree->ncells);
   cudaStream_t s = (cudaStream_t)stream;
   switch (p) {
   case 0:
-    return launch<0>(tree, m2l, d_M, d_L, s, err);
+    return launch<0>(tree, m2l, d_M, d_L, lanes, s, err);
   case 1:
-    return launch<1>(tree, m2l, d_M, d_L, s, err);
+    return launch<1>(tree, m2l, d_M, d_L, lanes, s, err);
   case 2:
-    return launch<2>(tree, m2l, d_M, d_L, s, err);
+    return launch<2>(tree, m2l, d_M, d_L, lanes, s, err);
   case 3:
-    return launch<3>(tree, m2l, d_M, d_L, s, err);
+    return launch<3>(tree, m2l, d_M, d_L, lanes, s, err);
   case 4:
-    return launch<4>(tree, m2l, d_M, d_L, s, err);
+    return launch<4>(tree, m2l, d_M, d_L, lanes, s, err);
   case 5:
-    return launch<5>(tree, m2l, d_M, d_L, s, err);
+    return launch<5>(tree, m2l, d_M, d_L, lanes, s, err);
   case 6:
-    return launch<6>(tree, m2l, d_M, d_L, s, err);
+    return launch<6>(tree, m2l, d_M, d_L, lanes, s, err);
   case 7:
-    return launch<7>(tree, m2l, d_M, d_L, s, err);
+    return launch<7>(tree, m2l, d_M, d_L, lanes, s, err);
   default:
-    return launch<8>(tree, m2l, d_M, d_L, s, err);
+    return launch<8>(tree, m2l, d_M, d_L, lanes, s, err);
   }
 }

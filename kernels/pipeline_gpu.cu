@@ -611,8 +611,8 @@ tfmm_status far(tfmm_pipeline_gpu *pl, int p, int fmm, int far_on,
     CHECK(tfmm_farfield_gpu_downward(t, p, L, phi, grad, st, err));
   }
   if (far_on)
-    CHECK(
-        tfmm_farfield_gpu_m2p(t, &l->m2p, p, pl->base.d_M, phi, grad, st, err));
+    CHECK(tfmm_farfield_gpu_m2p_fast(t, &l->m2p, p, pl->base.d_M, phi, grad, st,
+                                     err));
   return mark(pl, State::EV_FAR, err);
 }
 

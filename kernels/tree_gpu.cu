@@ -33,14 +33,11 @@
 namespace {
 
 /* src/tree/keys.h: key bits per axis and the deepest level; octree.c: the
- * cube's relative margin and the radius search's pruning slack. */
+ * cube's relative margin. */
 constexpr int MORTON_BITS = TFMM_KEY_BITS;
 constexpr int MAX_DEPTH = TFMM_KEY_LEVELS;
 constexpr double BOX_MARGIN = 1e-12;
-constexpr double PRUNE_SLACK = 1e-12;
 constexpr int THREADS = 256;
-/* Room for the radius search: at most 8 children pushed per level. */
-constexpr int STACK = 8 * TFMM_TREE_GPU_LEVELS + 1;
 constexpr size_t ALIGN = 256;
 
 #define LAUNCHED(what) TRY(cudaGetLastError())
@@ -275,54 +272,9 @@ __global__ void leaf_moments(Cells cells, Moments mo, int32_t ncells) {
   mo.radius[c] = radius;
 }
 
-/* octree.c's farthest, with a stack for the recursion: children are
- * pushed smallest bound first, so that they are searched largest bound
- * first, and one whose bound cannot beat the best is dropped. Returns the
- * exact maximum over the bodies of `root`, as the CPU's. */
-__device__ double farthest(Cells cells, Moments mo, const double p[3],
-                           int32_t root) {
-  int32_t stack_cell[STACK];
-  double stack_bound[STACK];
-  int top = 0;
-  double best = 0;
-  stack_cell[top] = root;
-  stack_bound[top++] = INFINITY;
-  while (top > 0) {
-    top--;
-    int32_t c = stack_cell[top];
-    if (!(stack_bound[top] > best))
-      continue;
-    int32_t count = cells.child_count[c];
-    if (count == 0) {
-      for (int32_t i = cells.body_begin[c]; i < cells.body_end[c]; i++)
-        best = fmax(best, distance(p, mo.pos + 3 * i));
-      continue;
-    }
-    double bound[8];
-    int32_t child[8];
-    for (int32_t k = 0; k < count; k++) {
-      int32_t ch = cells.child_begin[c] + k;
-      double b =
-          __dmul_rn(__dadd_rn(distance(p, mo.center + 3 * ch), mo.radius[ch]),
-                    1 + PRUNE_SLACK);
-      int32_t j = k;
-      for (; j > 0 && bound[j - 1] < b; j--) {
-        bound[j] = bound[j - 1];
-        child[j] = child[j - 1];
-      }
-      bound[j] = b;
-      child[j] = ch;
-    }
-    for (int32_t k = count - 1; k >= 0; k--) {
-      stack_cell[top] = child[k];
-      stack_bound[top++] = bound[k];
-    }
-  }
-  return best;
-}
-
-/* octree.c's parent_moments, for the cells [begin, begin + m) of a level
- * whose children are done. */
+/* octree.c's parent_moments, mass and centre, for the cells [begin,
+ * begin + m) of a level whose children are done; the radius is zeroed here
+ * and raised by ancestor_radii once every centre is known. */
 __global__ void parent_moments(Cells cells, Moments mo, int32_t begin,
                                int32_t m) {
   int32_t j = blockIdx.x * blockDim.x + threadIdx.x;
@@ -342,14 +294,48 @@ __global__ void parent_moments(Cells cells, Moments mo, int32_t begin,
           moment[i], __dmul_rn(m_ch, __dsub_rn(mo.center[3 * ch + i], bc[i])));
   }
   set_center(mo, c, mass, moment);
-  double center[3];
-  for (int i = 0; i < 3; i++)
-    center[i] = mo.center[3 * c + i];
   if (count == 1)
     for (int i = 0; i < 3; i++)
-      center[i] = mo.center[3 * c + i] =
-          mo.center[3 * cells.child_begin[c] + i];
-  mo.radius[c] = farthest(cells, mo, center, c);
+      mo.center[3 * c + i] = mo.center[3 * cells.child_begin[c] + i];
+  mo.radius[c] = 0;
+}
+
+constexpr int RADII_THREADS = 64;
+
+/* The radius of every cell above the leaves: the largest distance from its
+ * centre to one of its bodies, as octree.c's farthest finds it (there by
+ * branch and bound from the cell, one cell at a time; one thread doing so
+ * for the root walked most of the tree alone: 1.6 ms of the 262,144-body
+ * tree). Here one block a leaf takes its bodies' largest distance to the
+ * centre of each of its ancestors and raises the ancestor's radius to it
+ * with an atomic maximum. A maximum is exact in any order, so the radii
+ * are the CPU's bit for bit; non-negative doubles order as their bits. */
+__global__ void __launch_bounds__(RADII_THREADS)
+    ancestor_radii(Cells cells, Moments mo, const int32_t *leaves) {
+  __shared__ double warp_max[RADII_THREADS / 32];
+  const int32_t leaf = leaves[blockIdx.x];
+  const int32_t b = cells.body_begin[leaf], e = cells.body_end[leaf];
+  for (int32_t a = cells.parent[leaf]; a >= 0; a = cells.parent[a]) {
+    const double *center = mo.center + 3 * a;
+    double r = 0;
+    for (int32_t i = b + (int32_t)threadIdx.x; i < e; i += RADII_THREADS)
+      r = fmax(r, distance(center, mo.pos + 3 * i));
+    for (int k = 16; k >= 1; k >>= 1)
+      r = fmax(r, __shfl_xor_sync(0xffffffffu, r, k));
+    if ((threadIdx.x & 31) == 0)
+      warp_max[threadIdx.x / 32] = r;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      for (int w = 1; w < RADII_THREADS / 32; w++)
+        r = fmax(r, warp_max[w]);
+      unsigned long long *bits = (unsigned long long *)(mo.radius + a);
+      const unsigned long long mine =
+          (unsigned long long)__double_as_longlong(r);
+      if (*(volatile unsigned long long *)bits < mine)
+        atomicMax(bits, mine);
+    }
+    __syncthreads();
+  }
 }
 
 /* ---- The workspace ------------------------------------------------------ */
@@ -649,6 +635,11 @@ tfmm_status moments(Build *b, tfmm_error *err) {
     int32_t m = (int32_t)t->level_begin[level + 1] - begin;
     parent_moments<<<blocks(m), THREADS, 0, b->s>>>(b->cells, b->mo, begin, m);
     LAUNCHED(parent_moments);
+  }
+  if (t->ncells > 1) {
+    ancestor_radii<<<(unsigned)t->nleaves, RADII_THREADS, 0, b->s>>>(
+        b->cells, b->mo, t->d_leaves);
+    LAUNCHED(ancestor_radii);
   }
   return mark(b, 5, err);
 }

@@ -72,22 +72,21 @@ static void compare_expansions(const tfmm_octree *t, size_t size,
 }
 
 /* Every body's potential and gradient within TOL of the CPU's. */
-static void compare_bodies(size_t n, const double *gphi, const double *cphi,
-                           const double *ggrad, const double *cgrad,
-                           const char *what, const char *label) {
+static void compare_bodies_to(size_t n, const double *gphi, const double *cphi,
+                              const double *ggrad, const double *cgrad,
+                              double tol, const char *what, const char *label) {
   for (size_t i = 0; i < n; i++) {
     const double norm =
         sqrt(cgrad[3 * i] * cgrad[3 * i] + cgrad[3 * i + 1] * cgrad[3 * i + 1] +
              cgrad[3 * i + 2] * cgrad[3 * i + 2]);
     unequal += gphi[i] != cphi[i];
     compared += 4;
-    cr_assert(fabs(gphi[i] - cphi[i]) <= TFMM_FARFIELD_GPU_TOL * fabs(cphi[i]),
+    cr_assert(fabs(gphi[i] - cphi[i]) <= tol * fabs(cphi[i]),
               "%s: %s: body %zu potential GPU %.17g CPU %.17g", label, what, i,
               gphi[i], cphi[i]);
     for (int d = 0; d < 3; d++) {
       unequal += ggrad[3 * i + d] != cgrad[3 * i + d];
-      cr_assert(fabs(ggrad[3 * i + d] - cgrad[3 * i + d]) <=
-                    TFMM_FARFIELD_GPU_TOL * norm,
+      cr_assert(fabs(ggrad[3 * i + d] - cgrad[3 * i + d]) <= tol * norm,
                 "%s: %s: body %zu gradient %d GPU %.17g CPU %.17g", label, what,
                 i, d, ggrad[3 * i + d], cgrad[3 * i + d]);
     }
@@ -104,6 +103,13 @@ static tfmm_csr_gpu csr_to_device(const tfmm_csr *c) {
 static void csr_free(tfmm_csr_gpu *g) {
   cudaFree((void *)g->offset);
   cudaFree((void *)g->index);
+}
+
+static void compare_bodies(size_t n, const double *gphi, const double *cphi,
+                           const double *ggrad, const double *cgrad,
+                           const char *what, const char *label) {
+  compare_bodies_to(n, gphi, cphi, ggrad, cgrad, TFMM_FARFIELD_GPU_TOL, what,
+                    label);
 }
 
 /* One input at one order: both pipelines, compared stage by stage. */
@@ -135,16 +141,25 @@ static void check_order(const tfmm_octree *t, const tfmm_lists *lists,
   double *g = to_host(d_L, ecount);
   compare_expansions(t, size, g, L, "M2L", label);
   free(g);
-  /* The gpu schedule's M2L (regrouped, fused): to rounding. */
+  /* The gpu schedule's M2L (regrouped, fused): to rounding, at its own
+   * choice of lanes a target (0) and at every group size. */
   double *d_L2;
   cr_assert_eq(cudaMalloc((void **)&d_L2, ecount * sizeof *d_L2), cudaSuccess);
-  cr_assert_eq(cudaMemset(d_L2, 0xff, ecount * sizeof *d_L2), cudaSuccess);
-  cr_assert_eq(tfmm_farfield_gpu_m2l_fast(tree, &m2l, p, d_M, d_L2, NULL, &err),
-               TFMM_OK, "%s", err.message);
-  g = to_host(d_L2, ecount);
-  compare_expansions_to(t, size, g, L, TFMM_FARFIELD_GPU_FAST_TOL, "fast M2L",
-                        label);
-  free(g);
+  for (int lanes = 0; lanes <= 32; lanes = lanes ? 2 * lanes : 1) {
+    cr_assert_eq(cudaMemset(d_L2, 0xff, ecount * sizeof *d_L2), cudaSuccess);
+    cr_assert_eq(tfmm_farfield_gpu_m2l_lanes(tree, &m2l, p, lanes, d_M, d_L2,
+                                             NULL, &err),
+                 TFMM_OK, "%s", err.message);
+    g = to_host(d_L2, ecount);
+    char what[48];
+    snprintf(what, sizeof what, "fast M2L, %d lanes a cell", lanes);
+    compare_expansions_to(t, size, g, L, TFMM_FARFIELD_GPU_FAST_TOL, what,
+                          label);
+    free(g);
+  }
+  cr_assert_eq(
+      tfmm_farfield_gpu_m2l_lanes(tree, &m2l, p, 3, d_M, d_L2, NULL, &err),
+      TFMM_ERR_INVALID_ARGUMENT, "3 lanes a cell was accepted");
   cudaFree(d_L2);
   tfmm_downward_pass(t, p, L, phi, grad);
   cr_assert_eq(
@@ -157,6 +172,15 @@ static void check_order(const tfmm_octree *t, const tfmm_lists *lists,
   compare_bodies(n, gp, phi, gg, grad, "L2P", label);
   free(gp);
   free(gg);
+  /* The gpu schedule's M2P (a warp a leaf, regrouped, fused) adds to a
+   * copy of the L2P results. */
+  double *d_phi2, *d_grad2;
+  cr_assert_eq(cudaMalloc((void **)&d_phi2, n * 8), cudaSuccess);
+  cr_assert_eq(cudaMalloc((void **)&d_grad2, 3 * n * 8), cudaSuccess);
+  cr_assert_eq(cudaMemcpy(d_phi2, d_phi, n * 8, cudaMemcpyDeviceToDevice),
+               cudaSuccess);
+  cr_assert_eq(cudaMemcpy(d_grad2, d_grad, 3 * n * 8, cudaMemcpyDeviceToDevice),
+               cudaSuccess);
   tfmm_m2p_pass(t, &lists->m2p, p, M, phi, grad);
   cr_assert_eq(
       tfmm_farfield_gpu_m2p(tree, &m2p, p, d_M, d_phi, d_grad, NULL, &err),
@@ -166,6 +190,17 @@ static void check_order(const tfmm_octree *t, const tfmm_lists *lists,
   compare_bodies(n, gp, phi, gg, grad, "M2P", label);
   free(gp);
   free(gg);
+  cr_assert_eq(tfmm_farfield_gpu_m2p_fast(tree, &m2p, p, d_M, d_phi2, d_grad2,
+                                          NULL, &err),
+               TFMM_OK, "%s", err.message);
+  gp = to_host(d_phi2, n);
+  gg = to_host(d_grad2, 3 * n);
+  compare_bodies_to(n, gp, phi, gg, grad, TFMM_FARFIELD_GPU_FAST_TOL,
+                    "fast M2P", label);
+  free(gp);
+  free(gg);
+  cudaFree(d_phi2);
+  cudaFree(d_grad2);
   csr_free(&m2l);
   csr_free(&m2p);
   cudaFree(d_M);
