@@ -35,3 +35,5 @@ suite racecheck_schedule 200 compute-sanitizer --tool racecheck \
 PROFILE_CASES=${PROFILE_CASES:-"262144 64 0.5 5;1048576 64 0.6 5"} \
   bash "$(dirname "$0")/device_profile_gpu.sh" >"$out/profile.txt" 2>&1
 cat "$out/profile.txt" "$out/device.txt" "$sum"
+# The device tool returns at most 8 files: the logs travel as one.
+tar -czf "${OUT:-/tmp/tilefmm-out}/check_logs.tgz" -C "$out" .

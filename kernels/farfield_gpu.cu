@@ -293,11 +293,27 @@ static tfmm_status l2p(const tfmm_tree_gpu *tree, int p, const double *d_L,
   return TFMM_OK;
 }
 
-extern "C" tfmm_status tfmm_farfield_gpu_downward(const tfmm_tree_gpu *tree,
-                                                  int p, double *d_L,
-                                                  double *d_phi, double *d_grad,
-                                                  void *stream,
-                                                  tfmm_error *err) {
+extern "C" tfmm_status tfmm_farfield_gpu_l2p(const tfmm_tree_gpu *tree, int p,
+                                             const double *d_L, double *d_phi,
+                                             double *d_grad, void *stream,
+                                             tfmm_error *err) {
+  tfmm_status st = check(tree, p, d_L, d_phi, err);
+  if (st == TFMM_OK && d_grad == NULL)
+    st = tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                        "farfield_gpu: an argument is NULL");
+  if (st != TFMM_OK)
+    return st;
+  cudaStream_t s = (cudaStream_t)stream;
+  if (p <= 8)
+    return l2p<8>(tree, p, d_L, d_phi, d_grad, s, err);
+  if (p <= 14)
+    return l2p<14>(tree, p, d_L, d_phi, d_grad, s, err);
+  return l2p<TFMM_ORDER_MAX>(tree, p, d_L, d_phi, d_grad, s, err);
+}
+
+static tfmm_status downward(const tfmm_tree_gpu *tree, int p, double *d_L,
+                            double *d_phi, double *d_grad, int with_l2p,
+                            void *stream, tfmm_error *err) {
   tfmm_status st = check(tree, p, d_L, d_phi, err);
   if (st == TFMM_OK && d_grad == NULL)
     st = tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
@@ -317,11 +333,9 @@ extern "C" tfmm_status tfmm_farfield_gpu_downward(const tfmm_tree_gpu *tree,
                                                      d_L);
     TFMM_CUDA_TRY(cudaGetLastError(), err);
   }
-  if (p <= 8)
-    return l2p<8>(tree, p, d_L, d_phi, d_grad, s, err);
-  if (p <= 14)
-    return l2p<14>(tree, p, d_L, d_phi, d_grad, s, err);
-  return l2p<TFMM_ORDER_MAX>(tree, p, d_L, d_phi, d_grad, s, err);
+  if (!with_l2p)
+    return TFMM_OK;
+  return tfmm_farfield_gpu_l2p(tree, p, d_L, d_phi, d_grad, stream, err);
 }
 
 template <int P>
@@ -352,4 +366,19 @@ extern "C" tfmm_status tfmm_farfield_gpu_m2p(const tfmm_tree_gpu *tree,
   if (p <= 14)
     return m2p<14>(tree, list, p, d_M, d_phi, d_grad, s, err);
   return m2p<TFMM_ORDER_MAX>(tree, list, p, d_M, d_phi, d_grad, s, err);
+}
+
+extern "C" tfmm_status tfmm_farfield_gpu_downward(const tfmm_tree_gpu *tree,
+                                                  int p, double *d_L,
+                                                  double *d_phi, double *d_grad,
+                                                  void *stream,
+                                                  tfmm_error *err) {
+  return downward(tree, p, d_L, d_phi, d_grad, 1, stream, err);
+}
+
+extern "C" tfmm_status tfmm_farfield_gpu_l2l(const tfmm_tree_gpu *tree, int p,
+                                             double *d_L, void *stream,
+                                             tfmm_error *err) {
+  double unused;
+  return downward(tree, p, d_L, &unused, &unused, 0, stream, err);
 }

@@ -86,6 +86,29 @@ tfmm_status tfmm_farfield_gpu_downward(const tfmm_tree_gpu *tree, int p,
                                        double *d_grad, void *stream,
                                        tfmm_error *err);
 
+/* The L2L half of tfmm_farfield_gpu_downward (L updated in place, level 1
+ * down), for a schedule that takes L2P from tfmm_farfield_gpu_l2p_fast. */
+tfmm_status tfmm_farfield_gpu_l2l(const tfmm_tree_gpu *tree, int p, double *d_L,
+                                  void *stream, tfmm_error *err);
+
+/* The L2P half: phi and grad of every sorted body overwritten by its
+ * leaf's local expansion (the CPU's bits). */
+tfmm_status tfmm_farfield_gpu_l2p(const tfmm_tree_gpu *tree, int p,
+                                  const double *d_L, double *d_phi,
+                                  double *d_grad, void *stream,
+                                  tfmm_error *err);
+
+/* L2P for the gpu schedule (l2p_fast_gpu.cu): one warp a leaf, one lane a
+ * body, the order a template argument (the harmonics in registers), fused
+ * multiply-adds; phi and grad of every sorted body overwritten, equal to
+ * tfmm_farfield_gpu_downward's L2P to rounding (relative to the largest
+ * term, as TFMM_FARFIELD_GPU_FAST_TOL), not bit for bit. Orders 0..8;
+ * above, the CPU-equal kernel. */
+tfmm_status tfmm_farfield_gpu_l2p_fast(const tfmm_tree_gpu *tree, int p,
+                                       const double *d_L, double *d_phi,
+                                       double *d_grad, void *stream,
+                                       tfmm_error *err);
+
 /* phi and grad of every body ADDED the multipoles on the M2P lists of its
  * leaf and of each ancestor, leaf first (tfmm_m2p_pass). */
 tfmm_status tfmm_farfield_gpu_m2p(const tfmm_tree_gpu *tree,

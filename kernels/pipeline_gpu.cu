@@ -48,11 +48,31 @@ __global__ void first_invalid(int64_t n, const double *pos, const double *mass,
     atomicMin(&bad[1], (unsigned long long)i);
 }
 
-__global__ void equal_neighbours(int64_t n, const uint64_t *keys,
-                                 unsigned long long *count) {
-  int64_t k = 1 + blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-  if (k < n && keys[k] == keys[k - 1])
-    atomicAdd(count, 1ull);
+/* How far back in a run of equal keys a body looks for one at its point
+ * (a run longer than this without a match is left to the CPU's search). */
+constexpr int64_t RUN_LOOKBACK = 64;
+
+/* Sorted bodies that may share a point with another (counted): one whose
+ * key equals its predecessor's and whose position equals that of one of
+ * the RUN_LOOKBACK bodies before it in the run, or that lies deeper in a
+ * run than that. Bodies at one point share a key, so a run of equal keys
+ * without such a body has none at one point: the count is then 0 and the
+ * CPU's search (tfmm_octree_find_coincident, on a copy of the tree) is
+ * skipped. At 64M Plummer bodies a few keys are shared by bodies apart,
+ * and that copy took 3 s. */
+__global__ void maybe_coincident(int64_t n, const uint64_t *keys,
+                                 const double *pos, unsigned long long *count) {
+  const int64_t k = 1 + blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (k >= n || keys[k] != keys[k - 1])
+    return;
+  const double x = pos[3 * k], y = pos[3 * k + 1], z = pos[3 * k + 2];
+  for (int64_t j = k - 1; j >= 0 && keys[j] == keys[k]; j--) {
+    if (k - j > RUN_LOOKBACK ||
+        (pos[3 * j] == x && pos[3 * j + 1] == y && pos[3 * j + 2] == z)) {
+      atomicAdd(count, 1ull);
+      return;
+    }
+  }
 }
 
 /* ---- The near field's inputs ----------------------------------------------
@@ -608,7 +628,8 @@ tfmm_status far(tfmm_pipeline_gpu *pl, int p, int fmm, int far_on,
     CHECK(reserve(s, State::FAR_L, t->ncells * size * sizeof(double), err));
     double *L = at<double>(s, State::FAR_L);
     CHECK(tfmm_farfield_gpu_m2l_fast(t, &l->m2l, p, pl->base.d_M, L, st, err));
-    CHECK(tfmm_farfield_gpu_downward(t, p, L, phi, grad, st, err));
+    CHECK(tfmm_farfield_gpu_l2l(t, p, L, st, err));
+    CHECK(tfmm_farfield_gpu_l2p_fast(t, p, L, phi, grad, st, err));
   }
   if (far_on)
     CHECK(tfmm_farfield_gpu_m2p_fast(t, &l->m2p, p, pl->base.d_M, phi, grad, st,
@@ -743,9 +764,9 @@ tfmm_pipeline_gpu_tree(tfmm_pipeline_gpu *pl, int device, size_t n,
   });
 }
 
-extern "C" tfmm_status tfmm_pipeline_gpu_equal_keys(tfmm_pipeline_gpu *pl,
-                                                    int64_t *count,
-                                                    tfmm_error *err) {
+extern "C" tfmm_status tfmm_pipeline_gpu_maybe_coincident(tfmm_pipeline_gpu *pl,
+                                                          int64_t *count,
+                                                          tfmm_error *err) {
   CHECK(built(pl, err));
   return entered(pl, pl->base.device, err, [&]() -> tfmm_status {
     State *s = pl->state;
@@ -756,8 +777,8 @@ extern "C" tfmm_status tfmm_pipeline_gpu_equal_keys(tfmm_pipeline_gpu *pl,
     TRY(cudaMemsetAsync(c, 0, sizeof *c, st));
     const int64_t n = (int64_t)pl->base.tree.n;
     if (n > 1)
-      equal_neighbours<<<blocks(n - 1), THREADS, 0, st>>>(
-          n, pl->base.tree.d_keys, c);
+      maybe_coincident<<<blocks(n - 1), THREADS, 0, st>>>(
+          n, pl->base.tree.d_keys, pl->base.tree.d_pos, c);
     TRY(cudaGetLastError());
     TRY(cudaMemcpyAsync(s->host + 2, c, sizeof *c, cudaMemcpyDeviceToHost, st));
     TRY(cudaStreamSynchronize(st));

@@ -64,10 +64,12 @@ tfmm_status tfmm_pipeline_gpu_tree(tfmm_pipeline_gpu *pl, int device, size_t n,
                                    const tfmm_tree_gpu_params *params,
                                    tfmm_error *err);
 
-/* Sorted neighbours with equal keys (bodies that may coincide; 0 means
- * none can), counted on the device. */
-tfmm_status tfmm_pipeline_gpu_equal_keys(tfmm_pipeline_gpu *pl, int64_t *count,
-                                         tfmm_error *err);
+/* Bodies that may share a point with another, counted on the device
+ * from the sorted keys and positions (pipeline_gpu.cu, maybe_coincident):
+ * 0 means none do; otherwise the CPU's search on a copy of the tree
+ * decides and names the pair. */
+tfmm_status tfmm_pipeline_gpu_maybe_coincident(tfmm_pipeline_gpu *pl,
+                                               int64_t *count, tfmm_error *err);
 
 /* The tree copied to the host (tree_gpu.h, tfmm_tree_gpu_copy): *out
  * zeroed first, released with tfmm_octree_free. */

@@ -19,8 +19,9 @@ tfmm_status tfmm_pipeline_gpu_tree(tfmm_pipeline_gpu *pl, int device, size_t n,
   return none(err);
 }
 
-tfmm_status tfmm_pipeline_gpu_equal_keys(tfmm_pipeline_gpu *pl, int64_t *count,
-                                         tfmm_error *err) {
+tfmm_status tfmm_pipeline_gpu_maybe_coincident(tfmm_pipeline_gpu *pl,
+                                               int64_t *count,
+                                               tfmm_error *err) {
   (void)pl;
   *count = 0;
   return none(err);

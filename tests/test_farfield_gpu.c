@@ -172,6 +172,23 @@ static void check_order(const tfmm_octree *t, const tfmm_lists *lists,
   compare_bodies(n, gp, phi, gg, grad, "L2P", label);
   free(gp);
   free(gg);
+  /* The gpu schedule's L2P (a warp a leaf, fused) from the same L. */
+  double *d_phi3, *d_grad3;
+  cr_assert_eq(cudaMalloc((void **)&d_phi3, n * 8), cudaSuccess);
+  cr_assert_eq(cudaMalloc((void **)&d_grad3, 3 * n * 8), cudaSuccess);
+  cr_assert_eq(cudaMemset(d_phi3, 0xff, n * 8), cudaSuccess);
+  cr_assert_eq(cudaMemset(d_grad3, 0xff, 3 * n * 8), cudaSuccess);
+  cr_assert_eq(
+      tfmm_farfield_gpu_l2p_fast(tree, p, d_L, d_phi3, d_grad3, NULL, &err),
+      TFMM_OK, "%s", err.message);
+  gp = to_host(d_phi3, n);
+  gg = to_host(d_grad3, 3 * n);
+  compare_bodies_to(n, gp, phi, gg, grad, TFMM_FARFIELD_GPU_FAST_TOL,
+                    "fast L2P", label);
+  free(gp);
+  free(gg);
+  cudaFree(d_phi3);
+  cudaFree(d_grad3);
   /* The gpu schedule's M2P (a warp a leaf, regrouped, fused) adds to a
    * copy of the L2P results. */
   double *d_phi2, *d_grad2;

@@ -229,6 +229,51 @@ Test(schedule_gpu, coincident_bodies_named) {
   test_bodies_free(&b);
 }
 
+/* Bodies that share the finest key without sharing a point are computed
+ * (the device decides so, without the CPU's search); a pair at one point
+ * among them is named, found by the device within its look-back or left
+ * to the CPU's search past it (a run of 100 equal keys). */
+Test(schedule_gpu, shared_keys_apart_computed_together_named) {
+  test_require_gpu();
+  test_bodies b = test_bodies_make(9000, TEST_UNIFORM, test_fresh_seed());
+  enum { FIRST = 200, RUN = 100 };
+  for (int k = 1; k < RUN; k++)
+    for (int d = 0; d < 3; d++)
+      b.pos[3 * (FIRST + k) + d] =
+          b.pos[3 * FIRST + d] + (d == 0 ? 1e-11 * k : 0.0);
+  tfmm_config c;
+  tfmm_config_defaults(&c);
+  c.device = TFMM_DEVICE_GPU;
+  c.schedule = TFMM_SCHEDULE_GPU;
+  c.eps = 0;
+  tfmm_solver *s = NULL;
+  cr_assert_eq(tfmm_solver_create(&s, &c), TFMM_OK);
+  double *acc = malloc(3 * b.n * sizeof *acc);
+  test_poison(acc, 3 * b.n);
+  cr_assert_eq(tfmm_solver_compute(s, b.n, b.pos, b.mass, acc, NULL), TFMM_OK,
+               "%s", tfmm_solver_message(s));
+  cr_assert_eq(test_first_nonfinite(acc, 3 * b.n), 3 * b.n);
+  const int partner[] = {FIRST + 10, FIRST + RUN - 1};
+  for (int k = 0; k < 2; k++) {
+    double saved[3];
+    for (int d = 0; d < 3; d++) {
+      saved[d] = b.pos[3 * partner[k] + d];
+      b.pos[3 * partner[k] + d] = b.pos[3 * FIRST + d];
+    }
+    cr_assert_eq(tfmm_solver_compute(s, b.n, b.pos, b.mass, acc, NULL),
+                 TFMM_ERR_COINCIDENT, "%s", tfmm_solver_message(s));
+    char want[64];
+    snprintf(want, sizeof want, "bodies %d and %d", FIRST, partner[k]);
+    cr_assert(strstr(tfmm_solver_message(s), want) != NULL, "%s: %s", want,
+              tfmm_solver_message(s));
+    for (int d = 0; d < 3; d++)
+      b.pos[3 * partner[k] + d] = saved[d];
+  }
+  free(acc);
+  tfmm_solver_destroy(s);
+  test_bodies_free(&b);
+}
+
 /* Refusals that need no GPU run anyway: schedule gpu with the solver on
  * the CPU, or with the tree or far field put on the CPU. */
 Test(schedule_gpu, refused_where_it_cannot_run) {

@@ -101,7 +101,7 @@ tfmm_status tfmm_stage_gpu_tree(tfmm_eval *e) {
     /* Bodies at one point share a key: only then is the tree brought to
      * the CPU, where tfmm_stage_tree_built names the pair. */
     int64_t equal = 0;
-    st = tfmm_pipeline_gpu_equal_keys(&w->gpu, &equal, e->err);
+    st = tfmm_pipeline_gpu_maybe_coincident(&w->gpu, &equal, e->err);
     if (st == TFMM_OK && equal > 0) {
       st = tfmm_pipeline_gpu_copy_tree(&w->gpu, &w->tree, e->err);
       st = tfmm_stage_tree_built(e, st);
