@@ -29,6 +29,7 @@
 #include "base/error.h"
 #include "tree_gpu.h"
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -85,6 +86,25 @@ tfmm_status tfmm_farfield_gpu_downward(const tfmm_tree_gpu *tree, int p,
                                        double *d_L, double *d_phi,
                                        double *d_grad, void *stream,
                                        tfmm_error *err);
+
+/* The same M2L in float (orders 0..8; above, the exact kernel in double):
+ * lengths in units of the target cell's side so that every number stays
+ * in float's range at any depth (m2l_fast_gpu.cu), the multipoles scaled
+ * into d_Ms (tfmm_farfield_gpu_m2l_float_bytes(ncells, p) bytes of the
+ * caller's), L written in double. Its error is float's rounding times the
+ * ratio of a sum's terms to the sum: at most 1.1e-5 of a cell's largest
+ * coefficient in those units over Plummer, clustered and degenerate inputs
+ * at orders 0-8 (tests/test_farfield_gpu.c bounds it at 1e-4). The gpu
+ * schedule takes it beside a single-precision near field, i.e. for
+ * targets of 3e-4 and coarser, 30 times and more above it;
+ * test_accuracy_gpu checks the forces against direct sums. */
+#define TFMM_FARFIELD_GPU_FLOAT_ORDER_MAX 8
+size_t tfmm_farfield_gpu_m2l_float_bytes(int64_t ncells, int p);
+tfmm_status tfmm_farfield_gpu_m2l_float(const tfmm_tree_gpu *tree,
+                                        const tfmm_csr_gpu *m2l, int p,
+                                        int lanes, const double *d_M,
+                                        float *d_Ms, double *d_L, void *stream,
+                                        tfmm_error *err);
 
 /* The L2L half of tfmm_farfield_gpu_downward (L updated in place, level 1
  * down), for a schedule that takes L2P from tfmm_farfield_gpu_l2p_fast. */

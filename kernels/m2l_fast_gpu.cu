@@ -55,30 +55,29 @@ __host__ __device__ constexpr int tri(int n, int m) {
 /* The harmonics I~ of one translation: in registers up to order
  * REGISTER_ORDER_MAX, above in the thread's slice of shared memory
  * (entry t at t * THREADS: consecutive threads, consecutive banks). */
-template <int P, bool SHARED> struct harmonics;
+template <int P, bool SHARED, typename T> struct harmonics;
 
-template <int P> struct harmonics<P, false> {
-  double r[(P + 1) * (P + 2) / 2], i[(P + 1) * (P + 2) / 2];
-  __device__ double &re(int t) { return r[t]; }
-  __device__ double &im(int t) { return i[t]; }
+template <int P, typename T> struct harmonics<P, false, T> {
+  T r[(P + 1) * (P + 2) / 2], i[(P + 1) * (P + 2) / 2];
+  __device__ T &re(int t) { return r[t]; }
+  __device__ T &im(int t) { return i[t]; }
 };
 
-template <int P> struct harmonics<P, true> {
-  double *base;
-  __device__ double &re(int t) { return base[(2 * t) * THREADS]; }
-  __device__ double &im(int t) { return base[(2 * t + 1) * THREADS]; }
+template <int P, typename T> struct harmonics<P, true, T> {
+  T *base;
+  __device__ T &re(int t) { return base[(2 * t) * THREADS]; }
+  __device__ T &im(int t) { return base[(2 * t + 1) * THREADS]; }
 };
 
 /* Column m of the irregular harmonics into h (the operators' recurrence,
  * tfmm_op_irregular_column, written through the accessors). */
-template <int P, class H>
-__device__ __forceinline__ void irregular_column(H &h, int m, double x,
-                                                 double y, double z) {
-  const double inv_r2 = 1.0 / (x * x + y * y + z * z);
-  double dr = sqrt(inv_r2), di = 0.0;
+template <int P, typename T, class H>
+__device__ __forceinline__ void irregular_column(H &h, int m, T x, T y, T z) {
+  const T inv_r2 = T(1) / (x * x + y * y + z * z);
+  T dr = sqrt(inv_r2), di = T(0);
   for (int k = 1; k <= m; k++) {
-    const double s = -(2 * k - 1) * inv_r2;
-    const double t = s * (x * dr - y * di);
+    const T s = -T(2 * k - 1) * inv_r2;
+    const T t = s * (x * dr - y * di);
     di = s * (x * di + y * dr);
     dr = t;
   }
@@ -86,13 +85,13 @@ __device__ __forceinline__ void irregular_column(H &h, int m, double x,
   h.im(tri(m, m)) = di;
   if (m == P)
     return;
-  const double zc1 = (2 * m + 1) * z * inv_r2;
+  const T zc1 = T(2 * m + 1) * z * inv_r2;
   h.re(tri(m + 1, m)) = zc1 * dr;
   h.im(tri(m + 1, m)) = zc1 * di;
 #pragma unroll
   for (int n = m + 2; n <= P; n++) {
-    const double zc = (2 * n - 1) * z * inv_r2;
-    const double w = (double)(n + m - 1) * (double)(n - m - 1) * inv_r2;
+    const T zc = T(2 * n - 1) * z * inv_r2;
+    const T w = T((n + m - 1) * (n - m - 1)) * inv_r2;
     h.re(tri(n, m)) = zc * h.re(tri(n - 1, m)) - w * h.re(tri(n - 2, m));
     h.im(tri(n, m)) = zc * h.im(tri(n - 1, m)) - w * h.im(tri(n - 2, m));
   }
@@ -103,20 +102,31 @@ constexpr int REGISTER_ORDER_MAX = 6;
 /* v summed over the `lanes` lanes of this lane's group (a butterfly: every
  * lane of the group ends with the same bits). Every lane of the warp
  * calls it. */
-__device__ __forceinline__ double group_sum(double v, int lanes) {
+template <typename T> __device__ __forceinline__ T group_sum(T v, int lanes) {
   for (int k = lanes >> 1; k >= 1; k >>= 1)
     v += __shfl_xor_sync(0xffffffffu, v, k);
   return v;
 }
 
-template <int P>
+/* The translation of every source of a target's list in precision T. In
+ * double: the harmonics at the unit vector u = D / |D|, then scaled by
+ * |D|^{-n-1}, and M as the upward pass made it. In float those numbers
+ * leave float's range deep in a tree (|D|^{-11} at 2^-12 overflows), so
+ * every length is taken in units of the target cell's side lambda: the
+ * harmonics I_n(D / lambda) = lambda^{n+1} I_n(D) are at most of order
+ * n!, the source's multipole arrives as M_l / s^l (s its side, scaled by
+ * scale_multipoles) and is multiplied by (s / lambda)^l, and the sums,
+ * lambda^{j+1} L_j, are unscaled in double when written. */
+template <int P, typename T>
 __global__ void __launch_bounds__(THREADS)
     m2l_group(int64_t ncells, int lanes, const double *center,
-              const int64_t *offset, const int32_t *index, const double *M,
-              double *L) {
+              const double *side, const int64_t *offset, const int32_t *index,
+              const T *M, double *L) {
   constexpr int TRI = (P + 1) * (P + 2) / 2;
   constexpr bool SHARED = P > REGISTER_ORDER_MAX;
-  extern __shared__ double slices[];
+  constexpr bool SCALED = sizeof(T) == 4;
+  extern __shared__ __align__(8) unsigned char slice_bytes[];
+  T *slices = reinterpret_cast<T *>(slice_bytes);
   const int64_t thread = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
   const int64_t cell = thread / lanes;
   const int lane = (int)(thread % lanes);
@@ -124,70 +134,82 @@ __global__ void __launch_bounds__(THREADS)
    * stay whole to the shuffles, their extra lanes with empty ranges. */
   if ((thread & ~(int64_t)31) / lanes >= ncells)
     return;
-  harmonics<P, SHARED> h;
+  harmonics<P, SHARED, T> h;
   if constexpr (SHARED)
     h.base = slices + threadIdx.x;
-  double lr[TRI], li[TRI];
+  T lr[TRI], li[TRI];
 #pragma unroll
   for (int t = 0; t < TRI; t++)
-    lr[t] = li[t] = 0.0;
+    lr[t] = li[t] = T(0);
   const bool live = cell < ncells;
   const double cx = live ? center[3 * cell] : 0.0,
                cy = live ? center[3 * cell + 1] : 0.0,
                cz = live ? center[3 * cell + 2] : 0.0;
+  const double lambda = SCALED && live ? side[cell] : 1.0;
   const int64_t e1 = live ? offset[cell + 1] : 0;
   for (int64_t e = (live ? offset[cell] : 0) + lane; e < e1; e += lanes) {
     const int32_t src = __ldg(index + e);
     const double dx = cx - __ldg(center + 3 * (int64_t)src),
                  dy = cy - __ldg(center + 3 * (int64_t)src + 1),
                  dz = cz - __ldg(center + 3 * (int64_t)src + 2);
-    const double inv_rho = rsqrt(dx * dx + dy * dy + dz * dz);
+    T q = T(1); /* SCALED: s / lambda */
+    if constexpr (SCALED) {
+      const double inv = 1.0 / lambda;
 #pragma unroll
-    for (int m = 0; m <= P; m++)
-      irregular_column<P>(h, m, dx * inv_rho, dy * inv_rho, dz * inv_rho);
-    double s = inv_rho; /* |D|^{-n-1} */
+      for (int m = 0; m <= P; m++)
+        irregular_column<P, T>(h, m, T(dx * inv), T(dy * inv), T(dz * inv));
+      q = T(__ldg(side + src) * inv);
+    } else {
+      const double inv_rho = rsqrt(dx * dx + dy * dy + dz * dz);
 #pragma unroll
-    for (int n = 0; n <= P; n++) {
+      for (int m = 0; m <= P; m++)
+        irregular_column<P, T>(h, m, dx * inv_rho, dy * inv_rho, dz * inv_rho);
+      double s = inv_rho; /* |D|^{-n-1} */
 #pragma unroll
-      for (int m = 0; m <= n; m++) {
-        h.re(tri(n, m)) *= s;
-        h.im(tri(n, m)) *= s;
+      for (int n = 0; n <= P; n++) {
+#pragma unroll
+        for (int m = 0; m <= n; m++) {
+          h.re(tri(n, m)) *= s;
+          h.im(tri(n, m)) *= s;
+        }
+        s *= inv_rho;
       }
-      s *= inv_rho;
     }
-    const double *Ms = M + (size_t)src * (size_t)(2 * TRI);
+    const T *Ms = M + (size_t)src * (size_t)(2 * TRI);
+    T ql = T(1); /* q^l */
 #pragma unroll
     for (int l = 0; l <= P; l++) {
 #pragma unroll
       for (int a = 0; a <= l; a++) {
-        const double xr = __ldg(Ms + 2 * tri(l, a));
-        const double xi = a == 0 ? 0.0 : __ldg(Ms + 2 * tri(l, a) + 1);
+        const T xr = ql * __ldg(Ms + 2 * tri(l, a));
+        const T xi = a == 0 ? T(0) : ql * __ldg(Ms + 2 * tri(l, a) + 1);
 #pragma unroll
         for (int sgn = 1; sgn >= -1; sgn -= 2) {
           if (a == 0 && sgn < 0)
             continue;
           const int m = sgn * a;
           /* M_l^m as tfmm_op_coeff_full forms it. */
-          const double par = (a & 1) ? -1.0 : 1.0;
-          const double ar = m >= 0 ? xr : par * xr;
-          const double ai = a == 0 ? 0.0 : m > 0 ? xi : -par * xi;
+          const T par = (a & 1) ? T(-1) : T(1);
+          const T ar = m >= 0 ? xr : par * xr;
+          const T ai = a == 0 ? T(0) : m > 0 ? xi : -par * xi;
 #pragma unroll
           for (int j = 0; j <= P - l; j++) {
-            const double sj = (j & 1) ? -1.0 : 1.0;
+            const T sj = (j & 1) ? T(-1) : T(1);
 #pragma unroll
             for (int k = 0; k <= j; k++) {
               /* I~_{l+j}^{m+k} as tfmm_op_harmonic_full forms it. */
-              const int n = l + j, q = m + k, b = q < 0 ? -q : q;
-              const double pb = (b & 1) ? -1.0 : 1.0;
-              const double hr = h.re(tri(n, b)), hi = h.im(tri(n, b));
-              const double br = q > 0 ? hr : pb * hr;
-              const double bi = q > 0 ? hi : -pb * hi;
+              const int n = l + j, qq = m + k, b = qq < 0 ? -qq : qq;
+              const T pb = (b & 1) ? T(-1) : T(1);
+              const T hr = h.re(tri(n, b)), hi = h.im(tri(n, b));
+              const T br = qq > 0 ? hr : pb * hr;
+              const T bi = qq > 0 ? hi : -pb * hi;
               lr[tri(j, k)] += sj * (ar * br + ai * bi);
               li[tri(j, k)] += sj * (ai * br - ar * bi);
             }
           }
         }
       }
+      ql *= q;
     }
   }
 #pragma unroll
@@ -198,13 +220,37 @@ __global__ void __launch_bounds__(THREADS)
   if (!live || lane != 0)
     return;
   double *Lc = L + (size_t)cell * (size_t)(2 * TRI);
+  double unscale = 1.0 / lambda; /* lambda^{-(j+1)} */
 #pragma unroll
-  for (int j = 0; j <= P; j++)
+  for (int j = 0; j <= P; j++) {
 #pragma unroll
     for (int k = 0; k <= j; k++) {
-      Lc[2 * tri(j, k)] = lr[tri(j, k)];
-      Lc[2 * tri(j, k) + 1] = k > 0 ? li[tri(j, k)] : 0.0;
+      Lc[2 * tri(j, k)] = unscale * (double)lr[tri(j, k)];
+      Lc[2 * tri(j, k) + 1] = k > 0 ? unscale * (double)li[tri(j, k)] : 0.0;
     }
+    if constexpr (SCALED)
+      unscale /= lambda;
+  }
+}
+
+/* Ms = M_l^m / s^l in float for every cell (s its side): the float
+ * kernel's sources (see m2l_group). */
+__global__ void scale_multipoles(int64_t ncells, int p, const double *side,
+                                 const double *M, float *Ms) {
+  const int tri_count = (p + 1) * (p + 2) / 2;
+  const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (i >= ncells * tri_count)
+    return;
+  const int64_t cell = i / tri_count;
+  const int t = (int)(i % tri_count);
+  int l = 0;
+  while ((l + 1) * (l + 2) / 2 <= t)
+    l++;
+  double scale = 1.0;
+  for (int k = 0; k < l; k++)
+    scale /= side[cell];
+  Ms[2 * i] = (float)(M[2 * i] * scale);
+  Ms[2 * i + 1] = (float)(M[2 * i + 1] * scale);
 }
 
 /* G for n cells: see WANTED_THREADS. */
@@ -215,25 +261,68 @@ int lanes_for(int64_t ncells) {
   return lanes;
 }
 
-template <int P>
+template <int P, typename T>
 tfmm_status launch(const tfmm_tree_gpu *tree, const tfmm_csr_gpu *m2l,
-                   const double *d_M, double *d_L, int lanes, cudaStream_t s,
+                   const T *d_M, double *d_L, int lanes, cudaStream_t s,
                    tfmm_error *err) {
   const int64_t n = tree->ncells, threads = n * lanes;
   const size_t shared =
       P > REGISTER_ORDER_MAX
-          ? (size_t)THREADS * (size_t)((P + 1) * (P + 2)) * sizeof(double)
+          ? (size_t)THREADS * (size_t)((P + 1) * (P + 2)) * sizeof(T)
           : 0;
   if (shared > 48 * 1024)
     TFMM_CUDA_TRY(cudaFuncSetAttribute(
-                      m2l_group<P>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                      (int)shared),
+                      m2l_group<P, T>,
+                      cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared),
                   err);
-  m2l_group<P>
+  m2l_group<P, T>
       <<<(unsigned)((threads + THREADS - 1) / THREADS), THREADS, shared, s>>>(
-          n, lanes, tree->d_center, m2l->offset, m2l->index, d_M, d_L);
+          n, lanes, tree->d_center, tree->d_size, m2l->offset, m2l->index, d_M,
+          d_L);
   TFMM_CUDA_TRY(cudaGetLastError(), err);
   return TFMM_OK;
+}
+
+template <typename T>
+tfmm_status launch_order(const tfmm_tree_gpu *tree, const tfmm_csr_gpu *m2l,
+                         int p, const T *d_M, double *d_L, int lanes,
+                         cudaStream_t s, tfmm_error *err) {
+  switch (p) {
+  case 0:
+    return launch<0, T>(tree, m2l, d_M, d_L, lanes, s, err);
+  case 1:
+    return launch<1, T>(tree, m2l, d_M, d_L, lanes, s, err);
+  case 2:
+    return launch<2, T>(tree, m2l, d_M, d_L, lanes, s, err);
+  case 3:
+    return launch<3, T>(tree, m2l, d_M, d_L, lanes, s, err);
+  case 4:
+    return launch<4, T>(tree, m2l, d_M, d_L, lanes, s, err);
+  case 5:
+    return launch<5, T>(tree, m2l, d_M, d_L, lanes, s, err);
+  case 6:
+    return launch<6, T>(tree, m2l, d_M, d_L, lanes, s, err);
+  case 7:
+    return launch<7, T>(tree, m2l, d_M, d_L, lanes, s, err);
+  default:
+    return launch<8, T>(tree, m2l, d_M, d_L, lanes, s, err);
+  }
+}
+
+tfmm_status check_lanes(int lanes, tfmm_error *err) {
+  if (lanes != 0 && (lanes < 1 || lanes > 32 || (lanes & (lanes - 1)) != 0))
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "M2L: lanes a cell %d is not a power of two "
+                          "from 1 to 32",
+                          lanes);
+  return TFMM_OK;
+}
+
+bool fast_applies(const tfmm_tree_gpu *tree, const tfmm_csr_gpu *m2l, int p,
+                  const double *d_M, const double *d_L) {
+  return tree != NULL && m2l != NULL && p >= 0 && p <= FAST_ORDER_MAX &&
+         tree->ncells >= 1 && m2l->ntargets == tree->ncells && d_M != NULL &&
+         d_L != NULL;
 }
 
 } // namespace
@@ -250,36 +339,32 @@ extern "C" tfmm_status
 tfmm_farfield_gpu_m2l_lanes(const tfmm_tree_gpu *tree, const tfmm_csr_gpu *m2l,
                             int p, int lanes, const double *d_M, double *d_L,
                             void *stream, tfmm_error *err) {
-  if (lanes != 0 && (lanes < 1 || lanes > 32 || (lanes & (lanes - 1)) != 0))
-    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
-                          "M2L: lanes a cell %d is not a power of two "
-                          "from 1 to 32",
-                          lanes);
-  if (tree == NULL || m2l == NULL || p < 0 || p > FAST_ORDER_MAX ||
-      tree->ncells < 1 || m2l->ntargets != tree->ncells || d_M == NULL ||
-      d_L == NULL)
+  if (check_lanes(lanes, err) != TFMM_OK)
+    return TFMM_ERR_INVALID_ARGUMENT;
+  if (!fast_applies(tree, m2l, p, d_M, d_L))
     return tfmm_farfield_gpu_m2l(tree, m2l, p, d_M, d_L, stream, err);
-  if (lanes == 0)
-    lanes = lanes_for(tree->ncells);
+  return launch_order<double>(tree, m2l, p, d_M, d_L,
+                              lanes ? lanes : lanes_for(tree->ncells),
+                              (cudaStream_t)stream, err);
+}
+
+extern "C" size_t tfmm_farfield_gpu_m2l_float_bytes(int64_t ncells, int p) {
+  return (size_t)ncells * (size_t)((p + 1) * (p + 2)) * sizeof(float);
+}
+
+extern "C" tfmm_status
+tfmm_farfield_gpu_m2l_float(const tfmm_tree_gpu *tree, const tfmm_csr_gpu *m2l,
+                            int p, int lanes, const double *d_M, float *d_Ms,
+                            double *d_L, void *stream, tfmm_error *err) {
+  if (check_lanes(lanes, err) != TFMM_OK)
+    return TFMM_ERR_INVALID_ARGUMENT;
+  if (!fast_applies(tree, m2l, p, d_M, d_L) || d_Ms == NULL)
+    return tfmm_farfield_gpu_m2l(tree, m2l, p, d_M, d_L, stream, err);
   cudaStream_t s = (cudaStream_t)stream;
-  switch (p) {
-  case 0:
-    return launch<0>(tree, m2l, d_M, d_L, lanes, s, err);
-  case 1:
-    return launch<1>(tree, m2l, d_M, d_L, lanes, s, err);
-  case 2:
-    return launch<2>(tree, m2l, d_M, d_L, lanes, s, err);
-  case 3:
-    return launch<3>(tree, m2l, d_M, d_L, lanes, s, err);
-  case 4:
-    return launch<4>(tree, m2l, d_M, d_L, lanes, s, err);
-  case 5:
-    return launch<5>(tree, m2l, d_M, d_L, lanes, s, err);
-  case 6:
-    return launch<6>(tree, m2l, d_M, d_L, lanes, s, err);
-  case 7:
-    return launch<7>(tree, m2l, d_M, d_L, lanes, s, err);
-  default:
-    return launch<8>(tree, m2l, d_M, d_L, lanes, s, err);
-  }
+  const int64_t count = tree->ncells * (int64_t)((p + 1) * (p + 2) / 2);
+  scale_multipoles<<<(unsigned)((count + 255) / 256), 256, 0, s>>>(
+      tree->ncells, p, tree->d_size, d_M, d_Ms);
+  TFMM_CUDA_TRY(cudaGetLastError(), err);
+  return launch_order<float>(tree, m2l, p, d_Ms, d_L,
+                             lanes ? lanes : lanes_for(tree->ncells), s, err);
 }
