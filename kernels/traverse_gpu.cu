@@ -518,13 +518,21 @@ tfmm_status to_csr(State *s, int o, int64_t count, int64_t ntargets,
     int bits = 1;
     while (bits < 31 && (int64_t{1} << bits) <= ntargets)
       bits++;
+    /* The double-buffer form: CUB sorts between the two buffers it is
+     * given instead of allocating its own pair of them in its scratch
+     * (8 bytes an entry: 130 bytes a body at 16M); the result is in
+     * whichever buffer holds it last. */
+    cub::DoubleBuffer<int32_t> keys(key, sorted), values(value, index);
     size_t bytes = 0;
-    TRY(cub::DeviceRadixSort::SortPairs(nullptr, bytes, key, sorted, value,
-                                        index, (int)count, 0, bits, stream));
+    TRY(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys, values,
+                                        (int)count, 0, bits, stream));
     CHECK(temp(s, bytes, err));
-    TRY(cub::DeviceRadixSort::SortPairs(s->buf[State::TEMP].p, bytes, key,
-                                        sorted, value, index, (int)count, 0,
-                                        bits, stream));
+    TRY(cub::DeviceRadixSort::SortPairs(s->buf[State::TEMP].p, bytes, keys,
+                                        values, (int)count, 0, bits, stream));
+    sorted = keys.Current();
+    if (values.Current() != index)
+      TRY(cudaMemcpyAsync(index, values.Current(), count * sizeof(int32_t),
+                          cudaMemcpyDeviceToDevice, stream));
   }
   csr_offsets<<<blocks(ntargets + 1), THREADS, 0, stream>>>(ntargets, count,
                                                             sorted, offset);

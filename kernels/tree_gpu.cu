@@ -150,55 +150,83 @@ __global__ void init_root(Cells cells, int32_t n) {
   cells.body_end[0] = n;
 }
 
-/* octree.c's count_children: 0 for a cell that stays a leaf (few bodies,
- * the deepest level allowed, or one key for all its bodies). */
+/* Eight lanes a cell, lane o finding where octant o of the next level
+ * starts (tfmm_key_octant_start; lane 0 the cell's first body): the
+ * boundaries of tfmm_key_octants at once instead of seven searches one
+ * after the other, which left the few cells of the upper levels with a
+ * long chain of dependent loads. *mine is this lane's octant's first
+ * body and *next the next octant's; returns the group's mask of
+ * non-empty octants (bit o), 0 for a cell that stays a leaf (few bodies,
+ * the deepest level allowed, or one key for all its bodies), as
+ * octree.c's count_children decides. Every lane of the group calls it. */
+__device__ unsigned octant_split(Cells cells, const uint64_t *keys, int32_t c,
+                                 int level, int leaf_size, int max_depth, int o,
+                                 int32_t *mine, int32_t *next) {
+  const unsigned lane = threadIdx.x % 32, base = lane & ~7u;
+  const unsigned group = 0xffu << base;
+  const int32_t b = cells.body_begin[c], e = cells.body_end[c];
+  const bool split =
+      !(e - b <= leaf_size || level >= max_depth || keys[b] == keys[e - 1]);
+  *mine = !split || o == 0
+              ? b
+              : (int32_t)tfmm_key_octant_start(keys, b, e, level, o);
+  const int32_t after = __shfl_down_sync(group, *mine, 1, 8);
+  *next = o == 7 ? e : after;
+  const unsigned nonempty =
+      __ballot_sync(group, split && *mine < *next) >> base;
+  return nonempty & 0xffu;
+}
+
+/* octree.c's count_children, eight lanes a cell of the level's m. */
 __global__ void count_children(Cells cells, const uint64_t *keys, int32_t begin,
                                int32_t m, int level, int leaf_size,
                                int max_depth, int32_t *count) {
-  int32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  const int32_t j = (int32_t)(i / 8);
+  const int o = (int)(i % 8);
   if (j >= m)
-    return;
-  int32_t c = begin + j;
-  int32_t b = cells.body_begin[c], e = cells.body_end[c];
-  int32_t k = 0;
-  if (!(e - b <= leaf_size || level >= max_depth || keys[b] == keys[e - 1])) {
-    int64_t bounds[9];
-    tfmm_key_octants(keys, b, e, level, bounds);
-    for (int o = 0; o < 8; o++)
-      k += bounds[o] < bounds[o + 1];
+    return; /* the whole group: m is the same for its eight lanes */
+  const int32_t c = begin + j;
+  int32_t mine, next;
+  const unsigned nonempty = octant_split(cells, keys, c, level, leaf_size,
+                                         max_depth, o, &mine, &next);
+  if (o == 0) {
+    count[j] = __popc(nonempty);
+    cells.child_count[c] = __popc(nonempty);
   }
-  count[j] = k;
-  cells.child_count[c] = k;
 }
 
 /* octree.c's add_children: the children of the level's cell j start at
  * `end` (the next level's first cell) plus the exclusive prefix sum of the
- * counts, in octant order. */
+ * counts, in octant order; eight lanes a cell, lane o writing octant o's
+ * child when it is not empty. */
 __global__ void add_children(Cells cells, const uint64_t *keys, int32_t begin,
-                             int32_t end, int level, const int32_t *count,
+                             int32_t end, int level, int leaf_size,
+                             int max_depth, const int32_t *count,
                              const int32_t *inclusive) {
-  int32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  const int32_t j = (int32_t)(i / 8);
+  const int o = (int)(i % 8);
   if (j >= end - begin)
-    return;
-  int32_t c = begin + j, k = count[j];
-  int32_t first = end + inclusive[j] - k;
-  cells.child_begin[c] = k > 0 ? first : -1;
+    return; /* the whole group */
+  const int32_t c = begin + j, k = count[j];
+  const int32_t first = end + inclusive[j] - k;
+  if (o == 0)
+    cells.child_begin[c] = k > 0 ? first : -1;
   if (k == 0)
+    return; /* the whole group: k is the cell's */
+  int32_t mine, next;
+  const unsigned nonempty = octant_split(cells, keys, c, level, leaf_size,
+                                         max_depth, o, &mine, &next);
+  if (!(nonempty >> o & 1u))
     return;
-  int64_t b[9];
-  tfmm_key_octants(keys, cells.body_begin[c], cells.body_end[c], level, b);
-  int32_t child = first;
-  for (int o = 0; o < 8; o++) {
-    if (b[o] == b[o + 1])
-      continue;
-    cells.level[child] = level + 1;
-    cells.parent[child] = c;
-    cells.child_begin[child] = -1;
-    cells.child_count[child] = 0;
-    cells.body_begin[child] = (int32_t)b[o];
-    cells.body_end[child] = (int32_t)b[o + 1];
-    child++;
-  }
+  const int32_t child = first + __popc(nonempty & ((1u << o) - 1u));
+  cells.level[child] = level + 1;
+  cells.parent[child] = c;
+  cells.child_begin[child] = -1;
+  cells.child_count[child] = 0;
+  cells.body_begin[child] = mine;
+  cells.body_end[child] = next;
 }
 
 /* A leaf's first body names it; every other entry stays -1. */
@@ -578,9 +606,9 @@ tfmm_status build_cells(Build *b, tfmm_error *err) {
   for (int level = 0;; level++) {
     int32_t begin = (int32_t)t->level_begin[level];
     int32_t end = (int32_t)t->level_begin[level + 1], m = end - begin;
-    count_children<<<blocks(m), THREADS, 0, b->s>>>(b->cells, t->d_keys, begin,
-                                                    m, level, t->leaf_size,
-                                                    t->max_depth, count);
+    count_children<<<blocks(8 * (int64_t)m), THREADS, 0, b->s>>>(
+        b->cells, t->d_keys, begin, m, level, t->leaf_size, t->max_depth,
+        count);
     LAUNCHED(count_children);
     TRY(cub::DeviceScan::InclusiveSum(temp, temp_bytes, count, inclusive, m,
                                       b->s));
@@ -598,8 +626,9 @@ tfmm_status build_cells(Build *b, tfmm_error *err) {
                             "tree_gpu: more than max_cells = %lld cells "
                             "(at least %lld)",
                             (long long)t->max_cells, (long long)next);
-    add_children<<<blocks(m), THREADS, 0, b->s>>>(b->cells, t->d_keys, begin,
-                                                  end, level, count, inclusive);
+    add_children<<<blocks(8 * (int64_t)m), THREADS, 0, b->s>>>(
+        b->cells, t->d_keys, begin, end, level, t->leaf_size, t->max_depth,
+        count, inclusive);
     LAUNCHED(add_children);
     t->level_begin[level + 2] = next;
     t->ncells = next;

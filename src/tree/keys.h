@@ -89,10 +89,35 @@ TFMM_KEYS_FN void tfmm_key_cell_cube(uint64_t key, int level,
 #endif
 }
 
+/* The first of the sorted keys [lo, end) whose top bits (the key shifted
+ * right by `shift`) reach `top`, by binary search: end when none does. */
+TFMM_KEYS_FN int64_t tfmm_key_first_at(const uint64_t *keys, int64_t lo,
+                                       int64_t end, int shift, uint64_t top) {
+  int64_t hi = end;
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if ((keys[mid] >> shift) < top)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* Where octant o (1..7) of level + 1 starts among the sorted keys
+ * [begin, end) of a cell of level `level`: the keys share their top 3
+ * level bits, so the next 3 bits rise through the range. */
+TFMM_KEYS_FN int64_t tfmm_key_octant_start(const uint64_t *keys, int64_t begin,
+                                           int64_t end, int level, int o) {
+  const int shift = 3 * (TFMM_KEY_LEVELS - level - 1);
+  const uint64_t prefix = (keys[begin] >> shift) & ~(uint64_t)7;
+  return tfmm_key_first_at(keys, begin, end, shift, prefix | (uint64_t)o);
+}
+
 /* Splits the sorted keys [begin, end) of a cell of level `level` into the
- * eight octants of level + 1: octant o holds [b[o], b[o + 1]). The keys
- * share their top 3 level bits, so the next 3 bits rise through the range
- * and each boundary is a binary search. */
+ * eight octants of level + 1: octant o holds [b[o], b[o + 1]); each
+ * boundary is a binary search from the one before (the same boundaries as
+ * tfmm_key_octant_start's, which the GPU takes one a lane). */
 TFMM_KEYS_FN void tfmm_key_octants(const uint64_t *keys, int64_t begin,
                                    int64_t end, int level, int64_t b[9]) {
   const int shift = 3 * (TFMM_KEY_LEVELS - level - 1);
@@ -100,17 +125,8 @@ TFMM_KEYS_FN void tfmm_key_octants(const uint64_t *keys, int64_t begin,
   int64_t lo = begin;
   b[0] = begin;
   b[8] = end;
-  for (uint64_t o = 1; o < 8; o++) {
-    int64_t hi = end;
-    while (lo < hi) {
-      const int64_t mid = lo + (hi - lo) / 2;
-      if ((keys[mid] >> shift) < (prefix | o))
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    b[o] = lo;
-  }
+  for (uint64_t o = 1; o < 8; o++)
+    b[o] = lo = tfmm_key_first_at(keys, lo, end, shift, prefix | o);
 }
 
 #endif
