@@ -47,6 +47,11 @@ typedef struct tfmm_pipeline_gpu {
   int64_t first_beyond;                  /* ... with a result not finite
                                             once in the caller's units (the
                                             sums were), or -1 */
+  int64_t last_n, last_cells;            /* the last tree's bodies and cells:
+                                            the next tree of as many bodies
+                                            is given room for 5/4 of them */
+  int tree_retries;                      /* trees built twice because the
+                                            first room was too small */
 } tfmm_pipeline_gpu;
 
 /* Milliseconds of each stage on the device (CUDA events). */
@@ -55,9 +60,14 @@ typedef struct tfmm_pipeline_gpu_times {
 } tfmm_pipeline_gpu_times;
 
 /* Uploads the n bodies (checked by the caller) and builds their tree
- * (params) on `device`. The bodies are host arrays; or, when on_device,
- * arrays on that device, ready once the stream `after` (a cudaStream_t;
- * NULL: the legacy default stream) is idle. */
+ * (params) on `device`. With params->max_cells 0 the tree's cell arrays
+ * get room for the cells a tree of n bodies usually has (8 n / (L + 1),
+ * or 5/4 of the last tree of n bodies) instead of the bound that always
+ * holds (1 + 21 min(n, 8 n / (L + 1)), 250 bytes a body at leaf 64); a
+ * tree that needs more is built again with that bound (tree_retries). The
+ * bodies are host arrays; or, when on_device, arrays on that device, ready once
+ * the stream `after` (a cudaStream_t; NULL: the legacy default stream) is idle.
+ */
 tfmm_status tfmm_pipeline_gpu_tree(tfmm_pipeline_gpu *pl, int device, size_t n,
                                    const double *pos, const double *mass,
                                    int on_device, void *after,

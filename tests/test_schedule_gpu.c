@@ -229,6 +229,43 @@ Test(schedule_gpu, coincident_bodies_named) {
   test_bodies_free(&b);
 }
 
+/* A tree with far more cells than the gpu schedule gives room for at
+ * first (pairs of bodies 1e-6 apart, leaves of one body: a chain of
+ * single-child cells down to each pair's split) is built again with the
+ * bound that always holds, and its forces are hybrid's. */
+Test(schedule_gpu, deep_tree_beyond_the_usual_room) {
+  test_require_gpu();
+  enum { PAIRS = 4096, N = 2 * PAIRS, LEAF = 1 };
+  uint64_t seed = test_fresh_seed();
+  test_rng rng = {seed};
+  static double pos[3 * N], mass[N];
+  for (size_t k = 0; k < PAIRS; k++)
+    for (int d = 0; d < 3; d++) {
+      pos[6 * k + d] = test_uniform(&rng) - 0.5;
+      pos[6 * k + 3 + d] = pos[6 * k + d] + (d == 0 ? 1e-6 : 0.0);
+    }
+  for (size_t i = 0; i < N; i++)
+    mass[i] = 0.5 + test_uniform(&rng);
+  tfmm_config c;
+  tfmm_config_defaults(&c);
+  c.leaf_size = LEAF;
+  c.device = TFMM_DEVICE_GPU;
+  c.schedule = TFMM_SCHEDULE_GPU;
+  c.theta = 0.5;
+  c.order = 4;
+  char label[96];
+  snprintf(label, sizeof label, "pairs 1e-6 apart, seed %llu",
+           (unsigned long long)seed);
+  result g = compute(&c, N, pos, mass, label);
+  const long long usual = 1 + 8 * (N / (LEAF + 1) + 1) + 8 * 22;
+  cr_assert(g.stats.tree_cells > usual,
+            "%s: %lld cells, within the usual room of %lld: the test does "
+            "not reach the rebuild",
+            label, (long long)g.stats.tree_cells, usual);
+  result_free(&g);
+  check_config(c, N, pos, mass, label);
+}
+
 /* Bodies that share the finest key without sharing a point are computed
  * (the device decides so, without the CPU's search); a pair at one point
  * among them is named, found by the device within its look-back or left
