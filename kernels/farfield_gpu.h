@@ -88,17 +88,23 @@ tfmm_status tfmm_farfield_gpu_downward(const tfmm_tree_gpu *tree, int p,
                                        tfmm_error *err);
 
 /* The same M2L in float (orders 0..8; above, the exact kernel in double):
- * lengths in units of the target cell's side so that every number stays
- * in float's range at any depth (m2l_fast_gpu.cu), the multipoles scaled
- * into d_Ms (tfmm_farfield_gpu_m2l_float_bytes(ncells, p) bytes of the
- * caller's), L written in double. Its error is float's rounding times the
- * ratio of a sum's terms to the sum: at most 1.1e-5 of a cell's largest
- * coefficient in those units over Plummer, clustered and degenerate inputs
- * at orders 0-8 (tests/test_farfield_gpu.c bounds it at 1e-4). The gpu
- * schedule takes it beside a single-precision near field, i.e. for
- * targets of 3e-4 and coarser, 30 times and more above it;
- * test_accuracy_gpu checks the forces against direct sums. */
-#define TFMM_FARFIELD_GPU_FLOAT_ORDER_MAX 8
+ * lengths in units of the target cell's side lambda (m2l_fast_gpu.cu),
+ * the multipoles scaled into d_Ms (tfmm_farfield_gpu_m2l_float_bytes
+ * (ncells, p) bytes of the caller's) as M_l / s^l and multiplied by
+ * (s / lambda)^l, L written in double. On ordinary trees its error is
+ * float's rounding times the ratio of a sum's terms to the sum: at most
+ * 1.1e-5 of a cell's largest coefficient in those units over Plummer,
+ * clustered and degenerate inputs at orders 0-8 (tests/test_farfield_gpu.c
+ * bounds it at 1e-4). It is NOT used by the gpu schedule: with one scale
+ * a target, the factors leave float's range where a pair's cells differ
+ * by many levels ((s / lambda)^l past 2^128 at 16 levels and order 8, the
+ * harmonics then below float's least normal, which drops terms of up to
+ * theta^p of the sum) or where a cell's bodies lie far closer together
+ * than its side (two tight clusters 1e-6 of the box apart across a
+ * level-1 boundary: (lambda / d)^9 overflows at order 8). The fix is a
+ * scale per translation (M_l / |D|^l, the unit vector's harmonics, and
+ * (r_A / |D|)^{j+1} with r_A the target's radius), each factor then at
+ * most theta to a power; measure it on the device before using it. */
 size_t tfmm_farfield_gpu_m2l_float_bytes(int64_t ncells, int p);
 tfmm_status tfmm_farfield_gpu_m2l_float(const tfmm_tree_gpu *tree,
                                         const tfmm_csr_gpu *m2l, int p,

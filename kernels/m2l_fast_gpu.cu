@@ -113,10 +113,12 @@ template <typename T> __device__ __forceinline__ T group_sum(T v, int lanes) {
  * |D|^{-n-1}, and M as the upward pass made it. In float those numbers
  * leave float's range deep in a tree (|D|^{-11} at 2^-12 overflows), so
  * every length is taken in units of the target cell's side lambda: the
- * harmonics I_n(D / lambda) = lambda^{n+1} I_n(D) are at most of order
- * n!, the source's multipole arrives as M_l / s^l (s its side, scaled by
- * scale_multipoles) and is multiplied by (s / lambda)^l, and the sums,
- * lambda^{j+1} L_j, are unscaled in double when written. */
+ * harmonics I_n(D / lambda) = lambda^{n+1} I_n(D), the source's
+ * multipole arrives as M_l / s^l (s its side, scaled by scale_multipoles)
+ * and is multiplied by (s / lambda)^l, and the sums, lambda^{j+1} L_j,
+ * are unscaled in double when written. That keeps ordinary trees in range
+ * but not every tree (farfield_gpu.h: far-apart levels, bodies packed far
+ * closer than their cell's side), so the gpu schedule does not use it. */
 template <int P, typename T>
 __global__ void __launch_bounds__(THREADS)
     m2l_group(int64_t ncells, int lanes, const double *center,
