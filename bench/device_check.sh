@@ -10,26 +10,17 @@ source "$(dirname "$0")/device_setup.sh"
 device_setup check >/dev/null
 sum=$out/summary.txt
 : >"$sum"
-suite() { # name, limit, command...
-  local name=$1 limit=$2
-  shift 2
-  local t0=$SECONDS
-  timeout "$limit" "$@" >"$out/$name.log" 2>&1
-  local rc=$?
-  printf '%-20s rc=%d %4ds %s\n' "$name" "$rc" $((SECONDS - t0)) \
-    "$(grep -a Synthesis "$out/$name.log" | tail -1)" >>"$sum"
-}
 for t in farfield_gpu tree_gpu upward_gpu traverse_gpu schedule_gpu \
   device_api solver; do
-  suite "test_$t" 300 "$b/tests/test_$t" --jobs 2 &
+  device_suite "test_$t" 300 "$b/tests/test_$t" --jobs 2 &
 done
-suite test_accuracy_gpu 400 "$b/tests/test_accuracy_gpu" --jobs 4 &
+device_suite test_accuracy_gpu 400 "$b/tests/test_accuracy_gpu" --jobs 4 &
 wait
-suite memcheck_far 200 compute-sanitizer --tool memcheck --error-exitcode 9 \
+device_suite memcheck_far 200 compute-sanitizer --tool memcheck --error-exitcode 9 \
   "$b/tests/test_farfield_gpu" --filter 'farfield_gpu/degenerate' --jobs 1
-suite memcheck_tree 200 compute-sanitizer --tool memcheck --error-exitcode 9 \
+device_suite memcheck_tree 200 compute-sanitizer --tool memcheck --error-exitcode 9 \
   "$b/tests/test_tree_gpu" --jobs 1
-suite racecheck_schedule 200 compute-sanitizer --tool racecheck \
+device_suite racecheck_schedule 200 compute-sanitizer --tool racecheck \
   --error-exitcode 9 "$b/tests/test_schedule_gpu" --jobs 1 \
   --filter 'schedule_gpu/coincident_bodies_named'
 PROFILE_CASES=${PROFILE_CASES:-"262144 64 0.5 5;1048576 64 0.6 5"} \

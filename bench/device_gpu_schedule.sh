@@ -19,26 +19,17 @@ source "$(dirname "$0")/device_setup.sh"
 device_setup gpu_schedule
 sum=$out/summary.txt
 echo "== $what $(date -u +%FT%TZ)" >>"$sum"
-suite() { # name, limit, command...
-  local name=$1 limit=$2
-  shift 2
-  local t0=$SECONDS
-  timeout "$limit" "$@" >"$out/$name.log" 2>&1
-  local rc=$?
-  printf '%-22s rc=%d %4ds %s\n' "$name" "$rc" $((SECONDS - t0)) \
-    "$(grep -a Synthesis "$out/$name.log" | tail -1)" >>"$sum"
-}
 if [ "$what" = tests ] || [ "$what" = all ]; then
-  suite test_traverse_gpu 200 "$b/tests/test_traverse_gpu" --jobs 4
-  suite test_schedule_gpu 200 "$b/tests/test_schedule_gpu" --jobs 2
-  suite test_accuracy_gpu 400 "$b/tests/test_accuracy_gpu" --jobs 8 --verbose
-  suite memcheck_traverse 150 compute-sanitizer --tool memcheck \
+  device_suite test_traverse_gpu 200 "$b/tests/test_traverse_gpu" --jobs 4
+  device_suite test_schedule_gpu 200 "$b/tests/test_schedule_gpu" --jobs 2
+  device_suite test_accuracy_gpu 400 "$b/tests/test_accuracy_gpu" --jobs 8 --verbose
+  device_suite memcheck_traverse 150 compute-sanitizer --tool memcheck \
     --error-exitcode 9 "$b/tests/test_traverse_gpu" --jobs 1 \
     --filter 'traverse_gpu/@(errors_are_reported|degenerate)'
-  suite memcheck_schedule 200 compute-sanitizer --tool memcheck \
+  device_suite memcheck_schedule 200 compute-sanitizer --tool memcheck \
     --error-exitcode 9 "$b/tests/test_schedule_gpu" --jobs 1 \
     --filter 'schedule_gpu/coincident_bodies_named'
-  suite racecheck_schedule 200 compute-sanitizer --tool racecheck \
+  device_suite racecheck_schedule 200 compute-sanitizer --tool racecheck \
     --error-exitcode 9 "$b/tests/test_schedule_gpu" --jobs 1 \
     --filter 'schedule_gpu/coincident_bodies_named'
 fi
@@ -47,11 +38,11 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
   # Theta and order given: the accuracy table's choice is the worst case
   # over adversarial inputs (docs/accuracy.md), far tighter than Plummer
   # needs; the p99 column says what each setting reached.
-  suite bench_gpu 500 "$b/bench/bench_tree" --n "$n" --method fmm \
+  device_suite bench_gpu 500 "$b/bench/bench_tree" --n "$n" --method fmm \
     --device gpu --schedule gpu --leaf ${GPU_LEAVES:-32,64} \
     --theta ${GPU_THETAS:-0.5,0.55,0.6} --order ${GPU_ORDERS:-5} \
     --sample 1000 --reps 3 --warmup 1 --time-limit 60 --csv "$out/gpu.csv"
-  suite bench_hybrid 300 "$b/bench/bench_tree" --n "$n" --method fmm \
+  device_suite bench_hybrid 300 "$b/bench/bench_tree" --n "$n" --method fmm \
     --device gpu --schedule hybrid --leaf 1024 --accuracy 1e-3 \
     --sample 1000 --reps 2 --warmup 1 --time-limit 60 --csv "$out/hybrid.csv"
 fi
@@ -61,13 +52,13 @@ if [ "$what" = table ]; then
   # accuracy ladder at 1M and 16M (double precision for the last rung).
   t=("$b/bench/bench_tree" --method fmm --device gpu --schedule gpu
     --resident --sample 1000 --reps 3 --warmup 1 --time-limit 60)
-  suite scale 300 "${t[@]}" --n 262144,1048576,4194304,16777216,33554432,67108864 \
+  device_suite scale 300 "${t[@]}" --n 262144,1048576,4194304,16777216,33554432,67108864 \
     --leaf 64 --theta 0.6 --order 5 --csv "$out/scale.csv"
-  suite ladder_1e4 150 "${t[@]}" --n 1048576,16777216 --leaf 64 --theta 0.5 \
+  device_suite ladder_1e4 150 "${t[@]}" --n 1048576,16777216 --leaf 64 --theta 0.5 \
     --order 6 --csv "$out/ladder.csv"
-  suite ladder_1e5 150 "${t[@]}" --n 1048576,16777216 --leaf 64 --theta 0.4 \
+  device_suite ladder_1e5 150 "${t[@]}" --n 1048576,16777216 --leaf 64 --theta 0.4 \
     --order 8 --csv "$out/ladder.csv"
-  suite ladder_1e6 200 "${t[@]}" --n 1048576,16777216 --leaf 64 --theta 0.35 \
+  device_suite ladder_1e6 200 "${t[@]}" --n 1048576,16777216 --leaf 64 --theta 0.35 \
     --order 10 --precision double --csv "$out/ladder.csv"
 fi
 cat "$out/summary.txt"

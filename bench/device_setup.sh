@@ -22,3 +22,16 @@ device_setup() {
   } >"$out/device.txt" 2>&1
   cat "$out/device.txt"
 }
+
+# device_suite NAME LIMIT COMMAND...: runs COMMAND under a time limit with
+# its output in $out/NAME.log, and appends its exit status, seconds and
+# Criterion's synthesis line to $sum.
+device_suite() {
+  local name=$1 limit=$2
+  shift 2
+  local t0=$SECONDS
+  timeout "$limit" "$@" >"$out/$name.log" 2>&1
+  local rc=$?
+  printf '%-22s rc=%d %4ds %s\n' "$name" "$rc" $((SECONDS - t0)) \
+    "$(grep -a Synthesis "$out/$name.log" | tail -1)" >>"$sum"
+}
