@@ -520,7 +520,6 @@ tfmm_status tree(tfmm_pipeline_gpu *pl, size_t n, const double *pos,
       &pl->base, pl->base.device, n, pos, mass, &p, nullptr, &times, err);
   if (st == TFMM_ERR_NO_MEMORY && p.max_cells != params->max_cells) {
     /* More cells than usual (or no memory for them): the bound. */
-    pl->tree_retries++;
     memset(&pl->base.tree, 0, sizeof pl->base.tree);
     st = tfmm_tree_gpu_hybrid_build(&pl->base, pl->base.device, n, pos, mass,
                                     params, nullptr, &times, err);

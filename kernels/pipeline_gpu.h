@@ -50,8 +50,6 @@ typedef struct tfmm_pipeline_gpu {
   int64_t last_n, last_cells;            /* the last tree's bodies and cells:
                                             the next tree of as many bodies
                                             is given room for 5/4 of them */
-  int tree_retries;                      /* trees built twice because the
-                                            first room was too small */
 } tfmm_pipeline_gpu;
 
 /* Milliseconds of each stage on the device (CUDA events). */
@@ -64,7 +62,7 @@ typedef struct tfmm_pipeline_gpu_times {
  * get room for the cells a tree of n bodies usually has (8 n / (L + 1),
  * or 5/4 of the last tree of n bodies) instead of the bound that always
  * holds (1 + 21 min(n, 8 n / (L + 1)), 250 bytes a body at leaf 64); a
- * tree that needs more is built again with that bound (tree_retries). The
+ * tree that needs more is built again with that bound. The
  * bodies are host arrays; or, when on_device, arrays on that device, ready once
  * the stream `after` (a cudaStream_t; NULL: the legacy default stream) is idle.
  */
