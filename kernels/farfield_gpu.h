@@ -87,24 +87,23 @@ tfmm_status tfmm_farfield_gpu_downward(const tfmm_tree_gpu *tree, int p,
                                        double *d_grad, void *stream,
                                        tfmm_error *err);
 
-/* The same M2L in float (orders 0..8; above, the exact kernel in double):
- * lengths in units of the target cell's side lambda (m2l_fast_gpu.cu),
- * the multipoles scaled into d_Ms (tfmm_farfield_gpu_m2l_float_bytes
- * (ncells, p) bytes of the caller's) as M_l / s^l and multiplied by
- * (s / lambda)^l, L written in double. On ordinary trees its error is
- * float's rounding times the ratio of a sum's terms to the sum: at most
- * 1.1e-5 of a cell's largest coefficient in those units over Plummer,
- * clustered and degenerate inputs at orders 0-8 (tests/test_farfield_gpu.c
- * bounds it at 1e-4). It is NOT used by the gpu schedule: with one scale
- * a target, the factors leave float's range where a pair's cells differ
- * by many levels ((s / lambda)^l past 2^128 at 16 levels and order 8, the
- * harmonics then below float's least normal, which drops terms of up to
- * theta^p of the sum) or where a cell's bodies lie far closer together
- * than its side (two tight clusters 1e-6 of the box apart across a
- * level-1 boundary: (lambda / d)^9 overflows at order 8). The fix is a
- * scale per translation (M_l / |D|^l, the unit vector's harmonics, and
- * (r_A / |D|)^{j+1} with r_A the target's radius), each factor then at
- * most theta to a power; measure it on the device before using it. */
+/* The same M2L in float (orders 0..TFMM_FARFIELD_GPU_FLOAT_ORDER_MAX;
+ * above, the exact kernel in double), used by the gpu schedule beside a
+ * single-precision near field. Every factor of a translation is made a
+ * ratio of lengths at most 1 (m2l_fast_gpu.cu, m2l_group): the source's
+ * multipoles are scaled into d_Ms (tfmm_farfield_gpu_m2l_float_bytes
+ * (ncells, p) bytes of the caller's) as M_l / b^l with b its radius, the
+ * harmonics formed at the unit vector, and each translation's sums
+ * multiplied by (b / |D|)^l and (a / |D|)^{j+1}, a the target's radius
+ * (or, for a target whose bodies are all at its centre, a length no
+ * larger than its nearest source's distance); L is unscaled and written in
+ * double. The opening criterion keeps those ratios below theta, so no
+ * factor leaves float's range however many levels a pair's cells lie
+ * apart or however tightly a cell's bodies are packed; what underflows
+ * reaches the bodies below float's precision. Error: float's rounding
+ * times the ratio of a sum's terms to the sum (tests/test_farfield_gpu.c
+ * states the bound it checks and logs the worst it sees). */
+#define TFMM_FARFIELD_GPU_FLOAT_ORDER_MAX 8
 size_t tfmm_farfield_gpu_m2l_float_bytes(int64_t ncells, int p);
 tfmm_status tfmm_farfield_gpu_m2l_float(const tfmm_tree_gpu *tree,
                                         const tfmm_csr_gpu *m2l, int p,

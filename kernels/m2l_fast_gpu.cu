@@ -108,22 +108,67 @@ template <typename T> __device__ __forceinline__ T group_sum(T v, int lanes) {
   return v;
 }
 
-/* The translation of every source of a target's list in precision T. In
- * double: the harmonics at the unit vector u = D / |D|, then scaled by
- * |D|^{-n-1}, and M as the upward pass made it. In float those numbers
- * leave float's range deep in a tree (|D|^{-11} at 2^-12 overflows), so
- * every length is taken in units of the target cell's side lambda: the
- * harmonics I_n(D / lambda) = lambda^{n+1} I_n(D), the source's
- * multipole arrives as M_l / s^l (s its side, scaled by scale_multipoles)
- * and is multiplied by (s / lambda)^l, and the sums, lambda^{j+1} L_j,
- * are unscaled in double when written. That keeps ordinary trees in range
- * but not every tree (farfield_gpu.h: far-apart levels, bodies packed far
- * closer than their cell's side), so the gpu schedule does not use it. */
+/* v's minimum over the `lanes` lanes of this lane's group (as group_sum). */
+__device__ __forceinline__ double group_min(double v, int lanes) {
+  for (int k = lanes >> 1; k >= 1; k >>= 1)
+    v = fmin(v, __shfl_xor_sync(0xffffffffu, v, k));
+  return v;
+}
+
+/* The float kernel's length a for a target of radius r and side lambda:
+ * a = max(r, min(rho_min, 2^-30 lambda)), rho_min the least |D| of its
+ * list (looked for only when r < 2^-30 lambda: lone bodies, coincident
+ * ones). See m2l_group. Every lane of the warp calls it (it shuffles). */
+__device__ __forceinline__ double
+target_scale(bool live, double r, double lambda, double cx, double cy,
+             double cz, const double *center, const int64_t *offset,
+             const int32_t *index, int64_t cell, int lane, int lanes) {
+  const double floor = ldexp(lambda, -30);
+  double near = INFINITY;
+  if (live && r < floor) {
+    const int64_t e1 = offset[cell + 1];
+    for (int64_t e = offset[cell] + lane; e < e1; e += lanes) {
+      const int32_t src = __ldg(index + e);
+      const double dx = cx - __ldg(center + 3 * (int64_t)src),
+                   dy = cy - __ldg(center + 3 * (int64_t)src + 1),
+                   dz = cz - __ldg(center + 3 * (int64_t)src + 2);
+      near = fmin(near, sqrt(dx * dx + dy * dy + dz * dz));
+    }
+  }
+  near = group_min(near, lanes);
+  const double a = fmax(r, fmin(near, floor));
+  return live && a > 0 && a < INFINITY ? a : 1.0;
+}
+
+/* The translation of every source of a target's list in precision T, the
+ * harmonics formed at the unit vector u = D / |D| (rho = |D|).
+ *
+ * In double: the harmonics are scaled by rho^{-n-1} and M is the upward
+ * pass's, as the formula above reads.
+ *
+ * In float, rho^{-n-1} and M_l leave float's range deep in a tree, so every
+ * factor is made a ratio of lengths at most 1, scaled per translation:
+ * with b the source's radius (M_l arrives as M_l / b^l, scale_multipoles;
+ * zero for l >= 1 when b = 0, where M_l is) and a a length of the target,
+ *
+ *   a^{j+1} L_j += (a / rho)^{j+1} sum_l (b / rho)^l (M_l / b^l) (x) I_{l+j}(u)
+ *
+ * and L_j is unscaled in double when written. The opening criterion
+ * (mac_rule.h: r_A + r_B < theta rho) makes b / rho < theta < 1; a is the
+ * target's radius r, so a / rho < theta as well, except where r is nearly
+ * 0 (a lone body): there a = min(rho_min, 2^-30 lambda) >= r keeps
+ * a / rho <= 1 and the gradient's (a / rho)^2 above float's least normal
+ * (rho <= 2^21 sqrt 3 lambda in a tree of at most 21 levels below the
+ * root). What (a / rho)^{j+1} can lose to underflow reaches the bodies,
+ * all within r <= a of the centre, as (r / a)^j (a / rho)^{j+1}: beyond
+ * float's precision against the monopole's a / rho. Cost over double's
+ * formula: a second array of TRI complex partial sums per translation and
+ * TRI complex multiply-adds to scale it into L. */
 template <int P, typename T>
 __global__ void __launch_bounds__(THREADS)
     m2l_group(int64_t ncells, int lanes, const double *center,
-              const double *side, const int64_t *offset, const int32_t *index,
-              const T *M, double *L) {
+              const double *radius, const double *side, const int64_t *offset,
+              const int32_t *index, const T *M, double *L) {
   constexpr int TRI = (P + 1) * (P + 2) / 2;
   constexpr bool SHARED = P > REGISTER_ORDER_MAX;
   constexpr bool SCALED = sizeof(T) == 4;
@@ -147,25 +192,26 @@ __global__ void __launch_bounds__(THREADS)
   const double cx = live ? center[3 * cell] : 0.0,
                cy = live ? center[3 * cell + 1] : 0.0,
                cz = live ? center[3 * cell + 2] : 0.0;
-  const double lambda = SCALED && live ? side[cell] : 1.0;
+  double alen = 1.0; /* SCALED: the target's length a */
+  if constexpr (SCALED)
+    alen =
+        target_scale(live, live ? radius[cell] : 0.0, live ? side[cell] : 1.0,
+                     cx, cy, cz, center, offset, index, cell, lane, lanes);
   const int64_t e1 = live ? offset[cell + 1] : 0;
   for (int64_t e = (live ? offset[cell] : 0) + lane; e < e1; e += lanes) {
     const int32_t src = __ldg(index + e);
     const double dx = cx - __ldg(center + 3 * (int64_t)src),
                  dy = cy - __ldg(center + 3 * (int64_t)src + 1),
                  dz = cz - __ldg(center + 3 * (int64_t)src + 2);
-    T q = T(1); /* SCALED: s / lambda */
+    const double inv_rho = rsqrt(dx * dx + dy * dy + dz * dz);
+#pragma unroll
+    for (int m = 0; m <= P; m++)
+      irregular_column<P, T>(h, m, T(dx * inv_rho), T(dy * inv_rho),
+                             T(dz * inv_rho));
+    T q = T(1); /* SCALED: b / rho */
     if constexpr (SCALED) {
-      const double inv = 1.0 / lambda;
-#pragma unroll
-      for (int m = 0; m <= P; m++)
-        irregular_column<P, T>(h, m, T(dx * inv), T(dy * inv), T(dz * inv));
-      q = T(__ldg(side + src) * inv);
+      q = T(__ldg(radius + src) * inv_rho);
     } else {
-      const double inv_rho = rsqrt(dx * dx + dy * dy + dz * dz);
-#pragma unroll
-      for (int m = 0; m <= P; m++)
-        irregular_column<P, T>(h, m, dx * inv_rho, dy * inv_rho, dz * inv_rho);
       double s = inv_rho; /* |D|^{-n-1} */
 #pragma unroll
       for (int n = 0; n <= P; n++) {
@@ -176,6 +222,17 @@ __global__ void __launch_bounds__(THREADS)
         }
         s *= inv_rho;
       }
+    }
+    /* The translation's sums: SCALED, its own (then scaled into L by
+     * (a / rho)^{j+1}); else L's directly. */
+    T cr[SCALED ? TRI : 1], ci[SCALED ? TRI : 1];
+    T *sr = lr, *si = li;
+    if constexpr (SCALED) {
+#pragma unroll
+      for (int t = 0; t < TRI; t++)
+        cr[t] = ci[t] = T(0);
+      sr = cr;
+      si = ci;
     }
     const T *Ms = M + (size_t)src * (size_t)(2 * TRI);
     T ql = T(1); /* q^l */
@@ -205,13 +262,26 @@ __global__ void __launch_bounds__(THREADS)
               const T hr = h.re(tri(n, b)), hi = h.im(tri(n, b));
               const T br = qq > 0 ? hr : pb * hr;
               const T bi = qq > 0 ? hi : -pb * hi;
-              lr[tri(j, k)] += sj * (ar * br + ai * bi);
-              li[tri(j, k)] += sj * (ai * br - ar * bi);
+              sr[tri(j, k)] += sj * (ar * br + ai * bi);
+              si[tri(j, k)] += sj * (ai * br - ar * bi);
             }
           }
         }
       }
       ql *= q;
+    }
+    if constexpr (SCALED) {
+      const T t = T(alen * inv_rho);
+      T tj = t; /* (a / rho)^{j+1} */
+#pragma unroll
+      for (int j = 0; j <= P; j++) {
+#pragma unroll
+        for (int k = 0; k <= j; k++) {
+          lr[tri(j, k)] += tj * cr[tri(j, k)];
+          li[tri(j, k)] += tj * ci[tri(j, k)];
+        }
+        tj *= t;
+      }
     }
   }
 #pragma unroll
@@ -222,7 +292,8 @@ __global__ void __launch_bounds__(THREADS)
   if (!live || lane != 0)
     return;
   double *Lc = L + (size_t)cell * (size_t)(2 * TRI);
-  double unscale = 1.0 / lambda; /* lambda^{-(j+1)} */
+  const double inv_a = 1.0 / alen;
+  double unscale = inv_a; /* a^{-(j+1)} */
 #pragma unroll
   for (int j = 0; j <= P; j++) {
 #pragma unroll
@@ -230,14 +301,15 @@ __global__ void __launch_bounds__(THREADS)
       Lc[2 * tri(j, k)] = unscale * (double)lr[tri(j, k)];
       Lc[2 * tri(j, k) + 1] = k > 0 ? unscale * (double)li[tri(j, k)] : 0.0;
     }
-    if constexpr (SCALED)
-      unscale /= lambda;
+    unscale *= inv_a;
   }
 }
 
-/* Ms = M_l^m / s^l in float for every cell (s its side): the float
- * kernel's sources (see m2l_group). */
-__global__ void scale_multipoles(int64_t ncells, int p, const double *side,
+/* Ms = M_l^m / b^l in float for every cell, b its radius (zero for
+ * l >= 1 where b = 0: all its bodies at its centre, so M_l = 0): the float
+ * kernel's sources (see m2l_group). |M_l^m| <= mass b^l, so Ms stays
+ * within float's range wherever the masses do. */
+__global__ void scale_multipoles(int64_t ncells, int p, const double *radius,
                                  const double *M, float *Ms) {
   const int tri_count = (p + 1) * (p + 2) / 2;
   const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
@@ -248,9 +320,10 @@ __global__ void scale_multipoles(int64_t ncells, int p, const double *side,
   int l = 0;
   while ((l + 1) * (l + 2) / 2 <= t)
     l++;
-  double scale = 1.0;
-  for (int k = 0; k < l; k++)
-    scale /= side[cell];
+  const double b = radius[cell];
+  double scale = l == 0 ? 1.0 : b > 0 ? 1.0 / b : 0.0, inv = scale;
+  for (int k = 1; k < l; k++)
+    scale *= inv;
   Ms[2 * i] = (float)(M[2 * i] * scale);
   Ms[2 * i + 1] = (float)(M[2 * i + 1] * scale);
 }
@@ -279,8 +352,8 @@ tfmm_status launch(const tfmm_tree_gpu *tree, const tfmm_csr_gpu *m2l,
                   err);
   m2l_group<P, T>
       <<<(unsigned)((threads + THREADS - 1) / THREADS), THREADS, shared, s>>>(
-          n, lanes, tree->d_center, tree->d_size, m2l->offset, m2l->index, d_M,
-          d_L);
+          n, lanes, tree->d_center, tree->d_radius, tree->d_size, m2l->offset,
+          m2l->index, d_M, d_L);
   TFMM_CUDA_TRY(cudaGetLastError(), err);
   return TFMM_OK;
 }
@@ -365,7 +438,7 @@ tfmm_farfield_gpu_m2l_float(const tfmm_tree_gpu *tree, const tfmm_csr_gpu *m2l,
   cudaStream_t s = (cudaStream_t)stream;
   const int64_t count = tree->ncells * (int64_t)((p + 1) * (p + 2) / 2);
   scale_multipoles<<<(unsigned)((count + 255) / 256), 256, 0, s>>>(
-      tree->ncells, p, tree->d_size, d_M, d_Ms);
+      tree->ncells, p, tree->d_radius, d_M, d_Ms);
   TFMM_CUDA_TRY(cudaGetLastError(), err);
   return launch_order<float>(tree, m2l, p, d_Ms, d_L,
                              lanes ? lanes : lanes_for(tree->ncells), s, err);

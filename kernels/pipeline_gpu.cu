@@ -377,6 +377,7 @@ struct tfmm_pipeline_gpu_state {
     NEAR_WORK,
     SCAN_TEMP,
     FAR_L,
+    FAR_MS,     /* the float M2L's scaled multipoles */
     FAR_BODIES, /* phi (n), then grad (3n) */
     RESULT,     /* acc (3n), then pot (n): the device's outputs */
     SCALED,     /* the caller's device bodies in internal units */
@@ -654,9 +655,19 @@ tfmm_status far(tfmm_pipeline_gpu *pl, int p, int fmm, int far_on,
     const size_t size = (size_t)(p + 1) * (size_t)(p + 2);
     CHECK(reserve(s, State::FAR_L, t->ncells * size * sizeof(double), err));
     double *L = at<double>(s, State::FAR_L);
-    /* M2L in double: the float kernel (tfmm_farfield_gpu_m2l_float) is
-     * not used until its scale is per translation (farfield_gpu.h). */
-    CHECK(tfmm_farfield_gpu_m2l_fast(t, &l->m2l, p, pl->base.d_M, L, st, err));
+    /* M2L in float beside a single-precision near field (farfield_gpu.h
+     * states its scaling and error), else in double. */
+    if (s->precision == TFMM_PRECISION_SINGLE &&
+        p <= TFMM_FARFIELD_GPU_FLOAT_ORDER_MAX) {
+      CHECK(reserve(s, State::FAR_MS,
+                    tfmm_farfield_gpu_m2l_float_bytes(t->ncells, p), err));
+      CHECK(tfmm_farfield_gpu_m2l_float(t, &l->m2l, p, 0, pl->base.d_M,
+                                        at<float>(s, State::FAR_MS), L, st,
+                                        err));
+    } else {
+      CHECK(
+          tfmm_farfield_gpu_m2l_fast(t, &l->m2l, p, pl->base.d_M, L, st, err));
+    }
     CHECK(tfmm_farfield_gpu_l2l(t, p, L, st, err));
     CHECK(tfmm_farfield_gpu_l2p_fast(t, p, L, phi, grad, st, err));
   }

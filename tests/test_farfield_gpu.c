@@ -45,45 +45,68 @@ static double *to_host(const double *d, size_t count) {
   return h;
 }
 
-/* The float M2L (not used by the gpu schedule yet: farfield_gpu.h says
- * where its single scale fails). Its error is float's rounding (6e-8)
- * times the ratio of a sum's terms to the sum, in the units it computes
- * in: lengths in the target cell's side s, i.e. the coefficients
- * s^{j+1} L_j, which weigh each order as it reaches a body of the cell.
- * (Raw L_j of a small cell grow as s^{-j-1}, so there the largest
- * coefficient is the highest order's, whose own relative error reached
- * 1.2e-3 on a line of bodies at order 7: a term ratio of 2e4, in a
- * coefficient that contributes (r / s)^7 of the others.) Measured on the
- * H100 over these inputs (Plummer, clustered, uniform, pile, line,
- * N = 2..40) at orders 0-8: at most 1.1e-5 of a cell's largest scaled
- * coefficient. Bound: 1e-4. The worst seen at every order is logged. */
-#define TFMM_FARFIELD_GPU_FLOAT_TOL 1e-4
+/* The float M2L (lengths scaled per translation, farfield_gpu.h), judged
+ * where it acts: at the bodies. Its L goes through the CPU's downward pass
+ * (L2L, L2P in double) beside the double M2L's, and each body's potential
+ * and gradient differences are measured against the sums of magnitudes
+ * of what acts on it, sum_j m_j / r_ij and sum_j m_j / r_ij^2 over all
+ * other bodies (direct, in double): float's rounding (6e-8) times the
+ * ratio of the translations' terms to those sums. A coefficient that no
+ * body can feel (order 4 of a cell whose bodies all sit at its centre)
+ * may then differ. Bound: 1e-5; the worst seen at every order is logged. */
+#define TFMM_FARFIELD_GPU_FLOAT_TOL 1e-5
 static double float_worst[TFMM_ORDER_MAX + 1];
 
-static void compare_float_m2l(const tfmm_octree *t, int p, const double *gpu,
-                              const double *cpu, const char *what,
-                              const char *label) {
-  const size_t size = tfmm_expansion_size(p);
-  for (int64_t c = 0; c < t->ncells; c++) {
-    const double side = t->cells[c].size;
-    double scale = 0;
-    for (size_t k = 0; k < size; k++) {
-      const int j = (int)floor((sqrt(8.0 * (double)(k / 2) + 1) - 1) / 2);
-      scale = fmax(scale, fabs(cpu[(size_t)c * size + k]) * pow(side, j + 1));
+/* sum_j m_j / r_ij and sum_j m_j / r_ij^2 over the bodies j not at x_i. */
+static void magnitude_sums(const tfmm_octree *t, double *pot, double *grad) {
+  const size_t n = t->n;
+  for (size_t i = 0; i < n; i++) {
+    double sp = 0, sg = 0;
+    for (size_t j = 0; j < n; j++) {
+      const double dx = t->pos[3 * j] - t->pos[3 * i],
+                   dy = t->pos[3 * j + 1] - t->pos[3 * i + 1],
+                   dz = t->pos[3 * j + 2] - t->pos[3 * i + 2];
+      const double r2 = dx * dx + dy * dy + dz * dz;
+      if (r2 > 0) {
+        sp += t->mass[j] / sqrt(r2);
+        sg += t->mass[j] / r2;
+      }
     }
-    for (size_t k = 0; k < size; k++) {
-      const int j = (int)floor((sqrt(8.0 * (double)(k / 2) + 1) - 1) / 2);
-      const double g = gpu[(size_t)c * size + k], h = cpu[(size_t)c * size + k];
-      const double e = fabs(g - h) * pow(side, j + 1);
-      compared++;
-      if (scale > 0)
-        float_worst[p] = fmax(float_worst[p], e / scale);
-      cr_assert(e <= TFMM_FARFIELD_GPU_FLOAT_TOL * scale,
-                "%s: %s of cell %lld, entry %zu (degree %d): GPU %.17g CPU "
-                "%.17g",
-                label, what, (long long)c, k, j, g, h);
-    }
+    pot[i] = sp;
+    grad[i] = sg;
   }
+}
+
+static void compare_float_m2l(const tfmm_octree *t, const double *sum, int p,
+                              const double *gpu, const double *cpu,
+                              const char *what, const char *label) {
+  const size_t n = t->n, count = (size_t)t->ncells * tfmm_expansion_size(p);
+  double *Lf = malloc(count * sizeof *Lf), *Ld = malloc(count * sizeof *Ld);
+  double *pf = malloc(4 * n * sizeof *pf), *pd = malloc(4 * n * sizeof *pd);
+  cr_assert(Lf && Ld && pf && pd);
+  memcpy(Lf, gpu, count * sizeof *Lf);
+  memcpy(Ld, cpu, count * sizeof *Ld);
+  tfmm_downward_pass(t, p, Lf, pf, pf + n);
+  tfmm_downward_pass(t, p, Ld, pd, pd + n);
+  for (size_t i = 0; i < n; i++) {
+    const double *gf = pf + n + 3 * i, *gd = pd + n + 3 * i;
+    const double ep = fabs(pf[i] - pd[i]),
+                 eg = sqrt((gf[0] - gd[0]) * (gf[0] - gd[0]) +
+                           (gf[1] - gd[1]) * (gf[1] - gd[1]) +
+                           (gf[2] - gd[2]) * (gf[2] - gd[2]));
+    compared += 4;
+    if (sum[i] > 0)
+      float_worst[p] = fmax(float_worst[p], fmax(ep / sum[i], eg / sum[n + i]));
+    cr_assert(ep <= TFMM_FARFIELD_GPU_FLOAT_TOL * sum[i] &&
+                  eg <= TFMM_FARFIELD_GPU_FLOAT_TOL * sum[n + i],
+              "%s: %s: body %zu: potential %.17g against %.17g (sum %.6g), "
+              "gradient off by %.6g (sum %.6g)",
+              label, what, i, pf[i], pd[i], sum[i], eg, sum[n + i]);
+  }
+  free(Lf);
+  free(Ld);
+  free(pf);
+  free(pd);
 }
 
 /* Every cell's coefficients within TOL of the CPU's largest one there. */
@@ -154,8 +177,10 @@ static void compare_bodies(size_t n, const double *gphi, const double *cphi,
 }
 
 /* One input at one order: both pipelines, compared stage by stage. */
+/* sums: magnitude_sums of the tree's bodies (2n). */
 static void check_order(const tfmm_octree *t, const tfmm_lists *lists,
-                        const tfmm_tree_gpu *tree, int p, const char *label) {
+                        const tfmm_tree_gpu *tree, const double *sums, int p,
+                        const char *label) {
   tfmm_error err = {{0}};
   const size_t size = tfmm_expansion_size(p), n = t->n;
   const size_t ecount = (size_t)t->ncells * size;
@@ -201,9 +226,9 @@ static void check_order(const tfmm_octree *t, const tfmm_lists *lists,
   cr_assert_eq(
       tfmm_farfield_gpu_m2l_lanes(tree, &m2l, p, 3, d_M, d_L2, NULL, &err),
       TFMM_ERR_INVALID_ARGUMENT, "3 lanes a cell was accepted");
-  /* The float M2L (lengths in units of the target's side): within
-   * TFMM_FARFIELD_GPU_FLOAT_TOL of the cell's largest coefficient, at
-   * its own lane count and at one lane a cell. */
+  /* The float M2L (lengths scaled per translation): at the bodies within
+   * TFMM_FARFIELD_GPU_FLOAT_TOL of the double M2L's, at its own lane
+   * count and at one lane a cell. */
   float *d_Ms;
   cr_assert_eq(cudaMalloc((void **)&d_Ms,
                           tfmm_farfield_gpu_m2l_float_bytes(t->ncells, p)),
@@ -214,7 +239,7 @@ static void check_order(const tfmm_octree *t, const tfmm_lists *lists,
                                              d_L2, NULL, &err),
                  TFMM_OK, "%s", err.message);
     g = to_host(d_L2, ecount);
-    compare_float_m2l(t, p, g, L,
+    compare_float_m2l(t, sums, p, g, L,
                       lanes ? "float M2L, 1 lane a cell" : "float M2L", label);
     free(g);
   }
@@ -303,6 +328,9 @@ static void check_case(size_t n, const double *pos, const double *mass,
   test_gpu_tree_build(&g, n, pos, mass, &params, name);
   const tfmm_tree_gpu tree = g.tree;
   cr_assert_eq(tree.ncells, t.ncells, "%s: the trees differ", name);
+  double *sums = malloc(2 * n * sizeof *sums);
+  cr_assert_not_null(sums);
+  magnitude_sums(&t, sums, sums + n);
   for (int k = 0; k < norders; k++) {
     const int p = orders[k];
     const tfmm_mac mac = {theta, 0, NULL, NULL, 0, p, 0};
@@ -312,9 +340,10 @@ static void check_case(size_t n, const double *pos, const double *mass,
     char label[256];
     snprintf(label, sizeof label, "%s, n %zu, leaf %d, theta %g, order %d",
              name, n, leaf_size, theta, p);
-    check_order(&t, &lists, &tree, p, label);
+    check_order(&t, &lists, &tree, sums, p, label);
     tfmm_lists_free(&lists);
   }
+  free(sums);
   tfmm_octree_free(&t);
   test_gpu_tree_free(&g);
 }
@@ -323,8 +352,8 @@ static void report(void) {
   cr_log_info("values compared %lld, not bit-equal %lld", compared, unequal);
   for (int p = 0; p <= TFMM_ORDER_MAX; p++)
     if (float_worst[p] > 0)
-      cr_log_info("float M2L, order %d: worst %.3g of a cell's largest scaled "
-                  "coefficient",
+      cr_log_info("float M2L, order %d: worst %.3g of a body's sum of "
+                  "magnitudes",
                   p, float_worst[p]);
 }
 #endif
@@ -396,6 +425,49 @@ Test(farfield_gpu, degenerate) {
     snprintf(name, sizeof name, "small seed %llu", (unsigned long long)seed);
     check_case(n, pos, mass, 1, 0.5, 1, orders, 2, name);
   }
+  report();
+#endif
+}
+
+/* Inputs that put the float M2L's factors far from 1 (farfield_gpu.h):
+ * two tight clusters 2e-6 apart across the root's middle inside a unit
+ * box of sparse bodies (cells of radius ~1e-9 beside cells ~1e6 times
+ * larger), and bodies spread in radius over six decades (pairs of cells
+ * up to ~20 levels apart, lone bodies beside crowded cells). */
+Test(farfield_gpu, float_m2l_extreme_scales) {
+  test_require_gpu();
+#if TFMM_HAVE_CUDA
+  uint64_t seed = test_fresh_seed();
+  test_rng rng = {seed};
+  enum { N = 4000 };
+  static double pos[3 * N], mass[N];
+  for (size_t i = 0; i < N; i++) {
+    const int cluster = i % 3; /* 0: sparse, 1 and 2: the two clusters */
+    for (int d = 0; d < 3; d++) {
+      const double u = test_uniform(&rng);
+      pos[3 * i + d] = cluster == 0 ? u : 0.5 + 1e-9 * (u - 0.5);
+    }
+    if (cluster)
+      pos[3 * i] += cluster == 1 ? -1e-6 : 1e-6;
+    mass[i] = 0.5 + test_uniform(&rng);
+  }
+  const int orders[] = {4, 8};
+  char name[64];
+  snprintf(name, sizeof name, "tight pair seed %llu", (unsigned long long)seed);
+  check_case(N, pos, mass, 8, 0.6, 1, orders, 2, name);
+  for (size_t i = 0; i < N; i++) {
+    const double r = pow(10.0, -6.0 * test_uniform(&rng));
+    const double z = 2 * test_uniform(&rng) - 1,
+                 phi = 6.283185307179586 * test_uniform(&rng);
+    const double s = sqrt(1 - z * z);
+    pos[3 * i] = r * s * cos(phi);
+    pos[3 * i + 1] = r * s * sin(phi);
+    pos[3 * i + 2] = r * z;
+  }
+  snprintf(name, sizeof name, "six decades seed %llu",
+           (unsigned long long)seed);
+  const int orders2[] = {5, 8};
+  check_case(N, pos, mass, 4, 0.5, 1, orders2, 2, name);
   report();
 #endif
 }
