@@ -53,7 +53,10 @@ static double *to_host(const double *d, size_t count) {
  * other bodies (direct, in double): float's rounding (6e-8) times the
  * ratio of the translations' terms to those sums. A coefficient that no
  * body can feel (order 4 of a cell whose bodies all sit at its centre)
- * may then differ. Bound: 1e-5; the worst seen at every order is logged. */
+ * may then differ. Measured on the H100 over these inputs (Plummer,
+ * clustered, uniform, pile, line, small N, tight clusters, six decades)
+ * at orders 0-8: at most 1.3e-6. Bound: 1e-5; the worst seen at every
+ * order is logged (--verbose). */
 #define TFMM_FARFIELD_GPU_FLOAT_TOL 1e-5
 static double float_worst[TFMM_ORDER_MAX + 1];
 
