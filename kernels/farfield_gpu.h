@@ -116,6 +116,16 @@ tfmm_status tfmm_farfield_gpu_m2l_float(const tfmm_tree_gpu *tree,
 tfmm_status tfmm_farfield_gpu_l2l(const tfmm_tree_gpu *tree, int p, double *d_L,
                                   void *stream, tfmm_error *err);
 
+/* L2L for the gpu schedule (l2l_fast_gpu.cu): one thread a cell, the
+ * order a template argument, fused multiply-adds; L updated in place from
+ * level 1 down, equal to tfmm_farfield_gpu_l2l to rounding (relative to a
+ * cell's largest coefficient, as TFMM_FARFIELD_GPU_FAST_TOL), not bit for
+ * bit. Orders 0..7; above, and for arguments it refuses, it is
+ * tfmm_farfield_gpu_l2l. */
+tfmm_status tfmm_farfield_gpu_l2l_fast(const tfmm_tree_gpu *tree, int p,
+                                       double *d_L, void *stream,
+                                       tfmm_error *err);
+
 /* The L2P half: phi and grad of every sorted body overwritten by its
  * leaf's local expansion (the CPU's bits). */
 tfmm_status tfmm_farfield_gpu_l2p(const tfmm_tree_gpu *tree, int p,

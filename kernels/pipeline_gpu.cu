@@ -668,7 +668,7 @@ tfmm_status far(tfmm_pipeline_gpu *pl, int p, int fmm, int far_on,
       CHECK(
           tfmm_farfield_gpu_m2l_fast(t, &l->m2l, p, pl->base.d_M, L, st, err));
     }
-    CHECK(tfmm_farfield_gpu_l2l(t, p, L, st, err));
+    CHECK(tfmm_farfield_gpu_l2l_fast(t, p, L, st, err));
     CHECK(tfmm_farfield_gpu_l2p_fast(t, p, L, phi, grad, st, err));
   }
   if (far_on)

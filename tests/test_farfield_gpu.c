@@ -248,6 +248,15 @@ static void check_order(const tfmm_octree *t, const tfmm_lists *lists,
   }
   cudaFree(d_Ms);
   cudaFree(d_L2);
+  /* The gpu schedule's L2L (a thread a cell, fused) on a copy of the
+   * M2L's expansions. */
+  double *d_L3;
+  cr_assert_eq(cudaMalloc((void **)&d_L3, ecount * sizeof *d_L3), cudaSuccess);
+  cr_assert_eq(
+      cudaMemcpy(d_L3, d_L, ecount * sizeof *d_L3, cudaMemcpyDeviceToDevice),
+      cudaSuccess);
+  cr_assert_eq(tfmm_farfield_gpu_l2l_fast(tree, p, d_L3, NULL, &err), TFMM_OK,
+               "%s", err.message);
   tfmm_downward_pass(t, p, L, phi, grad);
   cr_assert_eq(
       tfmm_farfield_gpu_downward(tree, p, d_L, d_phi, d_grad, NULL, &err),
@@ -255,6 +264,11 @@ static void check_order(const tfmm_octree *t, const tfmm_lists *lists,
   g = to_host(d_L, ecount);
   compare_expansions(t, size, g, L, "L2L", label);
   free(g);
+  g = to_host(d_L3, ecount);
+  compare_expansions_to(t, size, g, L, TFMM_FARFIELD_GPU_FAST_TOL, "fast L2L",
+                        label);
+  free(g);
+  cudaFree(d_L3);
   double *gp = to_host(d_phi, n), *gg = to_host(d_grad, 3 * n);
   compare_bodies(n, gp, phi, gg, grad, "L2P", label);
   free(gp);
