@@ -1,6 +1,8 @@
 /* tilefmm run: a simulation from initial conditions (or a checkpoint) to
- * the end step with the kick-drift-kick leapfrog, diagnostics, snapshots
- * and checkpoints. */
+ * the end step, diagnostics, snapshots and checkpoints. The simulation is
+ * the library's (tfmm_sim: the bodies, the kick-drift-kick steps, the
+ * state a restart needs); this file is its face: the run directory, the
+ * cadence of the outputs, the terminal and the signals. */
 #define _POSIX_C_SOURCE 200809L
 #include "atomic_file.h"
 #include "cli.h"
@@ -295,8 +297,8 @@ static void run_dir_release(run_dir *d) {
 /* Everything one run holds, released by run_free. */
 typedef struct run {
   run_options ro;
-  run_state st;
-  tfmm_solver *solver;
+  run_state st; /* what the run starts from, until sim holds it */
+  tfmm_sim *sim;
   snapshot_attr *attrs;
   size_t nattrs;
   run_report report;
@@ -311,7 +313,7 @@ typedef struct run {
 static void run_free(run *r) {
   if (r->report_open)
     run_report_abort(&r->report);
-  tfmm_solver_destroy(r->solver);
+  tfmm_sim_destroy(r->sim);
   run_options_free_attrs(r->attrs, r->nattrs);
   run_state_free(&r->st);
   run_dir_release(&r->dir);
@@ -334,8 +336,8 @@ static int write_state(const run *r, const char *fmt, int64_t k,
                        int checkpoint) {
   char *path = out_path(r, fmt, k);
   const int ok =
-      path != NULL && run_state_write(&r->st, path, r->ro.dt, r->attrs,
-                                      r->nattrs, checkpoint, r->device);
+      path != NULL &&
+      run_state_write(r->sim, path, r->attrs, r->nattrs, checkpoint, r->device);
   free(path);
   return ok;
 }
@@ -413,45 +415,42 @@ static int write_used_parameters(const run *r) {
   return ok;
 }
 
-/* The forces at the current positions, and the phases' times. */
-static int compute_forces(run *r, run_times *t) {
-  run_state *s = &r->st;
-  if (tfmm_solver_compute(r->solver, s->n, s->pos, s->mass, s->acc, s->pot) !=
-      TFMM_OK) {
-    cli_error("step %" PRId64 ": %s", s->step, tfmm_solver_message(r->solver));
-    return 0;
-  }
-  const tfmm_stats *x = tfmm_solver_stats(r->solver);
+static const tfmm_stats *solver_stats(const run *r) {
+  return tfmm_solver_stats(tfmm_sim_solver(r->sim));
+}
+
+/* The last force evaluation's phases, and the kicks' and drift's time. */
+static void step_times(const run *r, run_times *t) {
+  const tfmm_stats *x = solver_stats(r);
   const int tree = x->method == TFMM_METHOD_FMM || x->method == TFMM_METHOD_BH;
   t->tree = tree ? x->time[TFMM_PHASE_TREE] + x->time[TFMM_PHASE_LISTS] : 0;
   t->near = tree ? x->near_time : x->time_total;
   t->far = tree ? x->far_time : 0;
-  return 1;
+  t->integrate = tfmm_sim_stats(r->sim)->time_integrate;
 }
 
 /* The diagnostics of the current step, their line and CSV row. Their time
  * counts toward integrate, and t->step ends here, unless step_started is
  * 0 (a row written late, with the latest step's times). */
 static int record_row(run *r, run_times *t, double step_started) {
-  run_state *s = &r->st;
+  const int64_t step = tfmm_sim_steps(r->sim);
   const double t0 = cli_seconds();
   tfmm_diagnostics d;
-  if (tfmm_diagnostics_compute(s->n, s->pos, s->vel, s->mass, s->pot, &d) !=
-      TFMM_OK) {
-    cli_error("step %" PRId64 ": diagnostics: out of memory", s->step);
+  double error;
+  if (tfmm_sim_diagnostics(r->sim, &d, &error) != TFMM_OK) {
+    cli_error("%s", tfmm_sim_message(r->sim));
     return 0;
   }
   if (!isfinite(d.total)) {
-    cli_error("step %" PRId64 ": the total energy is not finite", s->step);
+    cli_error("step %" PRId64 ": the total energy is not finite", step);
     return 0;
   }
   if (step_started > 0) {
     t->integrate += cli_seconds() - t0;
     t->step = cli_seconds() - step_started;
   }
-  return run_report_step(&r->report, s->step, run_state_time(s, r->ro.dt),
-                         s->energy_initial, &d, t,
-                         tfmm_solver_stats(r->solver)->leaf_size);
+  return run_report_step(&r->report, step, tfmm_sim_time(r->sim), error, &d, t,
+                         solver_stats(r)->leaf_size);
 }
 
 /* The checkpoint of the current step, after its row: the row is written
@@ -460,7 +459,7 @@ static int record_row(run *r, run_times *t, double step_started) {
  * statistics a restart continues. */
 static int write_checkpoint(run *r) {
   run_times late = r->last_times;
-  if (r->report.last_row != r->st.step && !record_row(r, &late, 0))
+  if (r->report.last_row != tfmm_sim_steps(r->sim) && !record_row(r, &late, 0))
     return 0;
   return run_report_sync(&r->report) && write_state(r, "checkpoint.hdf5", 0, 1);
 }
@@ -468,24 +467,22 @@ static int write_checkpoint(run *r) {
 /* Snapshot, diagnostics (line and CSV row) and checkpoint, each when
  * due. */
 static int after_step(run *r, run_times *t, double step_started) {
-  run_state *s = &r->st;
+  const int64_t step = tfmm_sim_steps(r->sim);
   const run_options *o = &r->ro;
   double t0 = cli_seconds();
   int ok = 1;
   /* Snapshot K is step K * snapshot_every; 0000, the initial state, is
    * written even when snapshot_every is 0. */
-  if (s->step == 0 ||
-      (o->snapshot_every > 0 && s->step % o->snapshot_every == 0))
-    ok =
-        write_state(r, "snapshot_%04" PRId64 ".hdf5",
-                    o->snapshot_every > 0 ? s->step / o->snapshot_every : 0, 0);
+  if (step == 0 || (o->snapshot_every > 0 && step % o->snapshot_every == 0))
+    ok = write_state(r, "snapshot_%04" PRId64 ".hdf5",
+                     o->snapshot_every > 0 ? step / o->snapshot_every : 0, 0);
   t->io = cli_seconds() - t0;
   if (!ok)
     return 0;
   const int checkpoint =
-      s->step == r->end || (o->checkpoint_every > 0 && s->step > 0 &&
-                            s->step % o->checkpoint_every == 0);
-  if ((s->step % o->stats_every == 0 || checkpoint) &&
+      step == r->end ||
+      (o->checkpoint_every > 0 && step > 0 && step % o->checkpoint_every == 0);
+  if ((step % o->stats_every == 0 || checkpoint) &&
       !record_row(r, t, step_started))
     return 0;
   t->step = cli_seconds() - step_started;
@@ -502,37 +499,27 @@ static int after_step(run *r, run_times *t, double step_started) {
 static int start(run *r) {
   run_times t = {0};
   const double t0 = cli_seconds();
-  if (!compute_forces(r, &t))
-    return 0;
-  tfmm_diagnostics d;
-  run_state *s = &r->st;
-  if (tfmm_diagnostics_compute(s->n, s->pos, s->vel, s->mass, s->pot, &d) !=
-      TFMM_OK) {
-    cli_error("diagnostics: out of memory");
+  if (tfmm_sim_start(r->sim) != TFMM_OK) {
+    cli_error("%s", tfmm_sim_message(r->sim));
     return 0;
   }
-  s->energy_initial = d.total;
+  step_times(r, &t);
   return after_step(r, &t, t0);
 }
 
 /* One kick-drift-kick step. */
 static int step(run *r) {
-  run_state *s = &r->st;
-  const double dt = r->ro.dt;
   run_times t = {0};
   const double t0 = cli_seconds();
-  tfmm_leapfrog_kick(s->n, s->vel, s->acc, 0.5 * dt);
-  tfmm_leapfrog_drift(s->n, s->pos, s->vel, dt);
-  t.integrate = cli_seconds() - t0;
-  if (!compute_forces(r, &t))
+  if (tfmm_sim_step(r->sim, 1) != TFMM_OK) {
+    cli_error("%s", tfmm_sim_message(r->sim));
     return 0;
-  const double t1 = cli_seconds();
-  tfmm_leapfrog_kick(s->n, s->vel, s->acc, 0.5 * dt);
-  s->step++;
-  t.integrate += cli_seconds() - t1;
+  }
+  step_times(r, &t);
   if (!after_step(r, &t, t0))
     return 0;
-  run_report_tick(&r->report, s->step, run_state_time(s, dt), &t);
+  run_report_tick(&r->report, tfmm_sim_steps(r->sim), tfmm_sim_time(r->sim),
+                  &t);
   return 1;
 }
 
@@ -602,9 +589,9 @@ static int set_up(run *r) {
   if (code == CLI_OK && !resolve_end(r))
     code = CLI_USAGE_ERROR;
   if (code == CLI_OK)
-    code = solver_cli_create(&o->sc.cfg, &r->solver);
+    code = run_state_make_sim(&r->st, o, &r->sim);
   if (code == CLI_OK) {
-    r->device = tfmm_device_name(tfmm_solver_device(r->solver));
+    r->device = tfmm_device_name(tfmm_solver_device(tfmm_sim_solver(r->sim)));
     if (was != NULL && strcmp(was, r->device) != 0)
       fprintf(stderr,
               "tilefmm run: note: the checkpoint's forces were computed on "
@@ -638,6 +625,31 @@ static int use_progress(const char *word) {
   return isatty(STDERR_FILENO);
 }
 
+/* The steps to the end, or to a stop signal: then the checkpoint of the
+ * step reached, unless it was just written. Sets *stopped to the signal
+ * that stopped the run before its end, or 0. Returns 0 on a failure
+ * (printed). */
+static int run_steps(run *r, int *stopped) {
+  const run_options *o = &r->ro;
+  int ok = 1;
+  catch_stop_signals();
+  while (ok && tfmm_sim_steps(r->sim) < r->end && stop_signal == 0)
+    ok = step(r);
+  const int64_t reached = tfmm_sim_steps(r->sim);
+  *stopped = reached < r->end ? stop_signal : 0;
+  if (ok && *stopped != 0) {
+    if (o->checkpoint_every == 0 || reached % o->checkpoint_every != 0 ||
+        reached == 0)
+      ok = write_checkpoint(r);
+    if (ok)
+      fprintf(stderr,
+              "\ntilefmm run: stopped by signal %d at step %" PRId64
+              "; continue with --restart %s/checkpoint.hdf5\n",
+              *stopped, reached, o->out);
+  }
+  return ok;
+}
+
 int cmd_run(int argc, char **argv) {
   run r;
   memset(&r, 0, sizeof r);
@@ -656,39 +668,25 @@ int cmd_run(int argc, char **argv) {
             "tilefmm run: %zu bodies (%s), %s on %s, leaf %s, dt %g, steps "
             "%" PRId64 " to %" PRId64 ", out %s\n"
             "tilefmm run: %s\n",
-            r.st.n, o->ic, o->sc.method, r.device, o->sc.leaf, o->dt, r.st.step,
-            r.end, o->out, solver);
+            tfmm_sim_count(r.sim), o->ic, o->sc.method, r.device, o->sc.leaf,
+            o->dt, tfmm_sim_steps(r.sim), r.end, o->out, solver);
     r.report_open =
-        run_report_open(&r.report, o->out, r.st.step, r.end,
+        run_report_open(&r.report, o->out, tfmm_sim_steps(r.sim), r.end,
                         o->restart_path != NULL, use_progress(o->progress));
     int ok = r.report_open;
     if (ok && o->restart_path == NULL)
       ok = start(&r);
     r.started = ok || o->restart_path != NULL;
-    catch_stop_signals();
-    while (ok && r.st.step < r.end && stop_signal == 0)
-      ok = step(&r);
-    const int stopped = stop_signal;
-    if (ok && stopped != 0 && r.st.step < r.end) {
-      /* The checkpoint of the step reached, unless it was just written. */
-      if (o->checkpoint_every == 0 || r.st.step % o->checkpoint_every != 0 ||
-          r.st.step == 0)
-        ok = write_checkpoint(&r);
-      if (ok)
-        fprintf(stderr,
-                "\ntilefmm run: stopped by signal %d at step %" PRId64
-                "; continue with --restart %s/checkpoint.hdf5\n",
-                stopped, r.st.step, o->out);
-    }
+    int stopped = 0;
+    if (ok)
+      ok = run_steps(&r, &stopped);
     if (ok) {
       r.report_open = 0;
-      r.report.last = r.st.step; /* the step reached */
-      describe_solver(&r, tfmm_solver_stats(r.solver), solver, sizeof solver);
-      ok = run_report_close(&r.report, r.st.n, r.device, solver);
+      r.report.last = tfmm_sim_steps(r.sim); /* the step reached */
+      describe_solver(&r, solver_stats(&r), solver, sizeof solver);
+      ok = run_report_close(&r.report, tfmm_sim_count(r.sim), r.device, solver);
     }
-    code = !ok                                 ? CLI_RUNTIME_ERROR
-           : stopped != 0 && r.st.step < r.end ? 128 + stopped
-                                               : CLI_OK;
+    code = !ok ? CLI_RUNTIME_ERROR : stopped != 0 ? 128 + stopped : CLI_OK;
   }
   /* A fresh run that never got through step 0 is no run: nothing of it
    * may make its directory look like one. */
