@@ -632,8 +632,9 @@ TFMM_API tfmm_status tfmm_sim_restore(tfmm_sim **out,
 TFMM_API void tfmm_sim_destroy(tfmm_sim *sim);
 
 /* Computes the forces at the current positions if they are not known yet
- * (a sim from tfmm_sim_create that has not stepped), and, at step 0,
- * energy_initial from them. Does nothing otherwise. tfmm_sim_step and
+ * (a sim from tfmm_sim_create, at step 0, whose forces failed or were
+ * never asked for), and energy_initial from them. Does nothing otherwise
+ * (a restored sim has its forces). tfmm_sim_step and
  * tfmm_sim_advance_to call it first. On failure nothing else changes and
  * the accelerations and potentials read NaN. */
 TFMM_API tfmm_status tfmm_sim_start(tfmm_sim *sim);
@@ -641,8 +642,9 @@ TFMM_API tfmm_status tfmm_sim_start(tfmm_sim *sim);
 /* Takes nsteps >= 0 kick-drift-kick steps. On a failed force evaluation
  * (two bodies met with eps = 0, say) the message names the step (the steps
  * done when it began) and the cause; that step's kick and drift are done,
- * so the bodies are part-way through it, and every later step or
- * tfmm_sim_advance_to returns the same status with the same message. */
+ * so the bodies are part-way through it, and every later call that
+ * steps, saves or diagnoses (tfmm_sim_start, _step, _advance_to, _save,
+ * _diagnostics) returns the same status with the same message. */
 TFMM_API tfmm_status tfmm_sim_step(tfmm_sim *sim, int64_t nsteps);
 
 /* Steps on to the first time on the step grid (time_initial + k dt) that
