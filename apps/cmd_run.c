@@ -1,9 +1,12 @@
 /* tilefmm run: a simulation from initial conditions (or a checkpoint) to
- * the end step with the kick-drift-kick leapfrog, diagnostics, snapshots
- * and checkpoints. */
+ * the end step, diagnostics, snapshots and checkpoints. The simulation is
+ * the library's (tfmm_sim: the bodies, the kick-drift-kick steps, the
+ * state a restart needs); this file is its face: the run directory, the
+ * cadence of the outputs, the terminal and the signals. */
 #define _POSIX_C_SOURCE 200809L
 #include "atomic_file.h"
 #include "cli.h"
+#include "run_dir.h"
 #include "run_options.h"
 #include "run_report.h"
 #include "run_state.h"
@@ -12,16 +15,12 @@
 
 #include "tilefmm.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 /* SIGINT, SIGTERM or SIGHUP (a dropped ssh session) asks the run to stop
@@ -52,251 +51,11 @@ static void catch_stop_signals(void) {
   }
 }
 
-/* ---- the run directory ------------------------------------------------
- * One run at a time writes to a directory: it holds a lock (flock) on
- * DIR/.tilefmm-run.lock while it runs. A fresh run refuses a directory
- * that holds another run's files unless --force (which removes them); a
- * restart continues the run there. Temporaries of a run killed while
- * writing are swept; a fresh run that fails before its step 0 is done
- * leaves no trace. */
-
-#define LOCK_NAME ".tilefmm-run.lock"
-
-typedef struct run_dir {
-  const char *path; /* --out */
-  int locked;       /* lock_fd holds the lock */
-  int lock_fd;
-  int claimed; /* locked and holding no other run's files */
-  char *made;  /* the topmost directory this run created, or NULL */
-} run_dir;
-
-/* Whether name[0 .. len) is a file a run writes: checkpoint.hdf5,
- * statistics.csv, used_parameters.yml or snapshot_NNNN.hdf5. */
-static int is_run_file(const char *name, size_t len) {
-  static const char *const fixed[] = {"checkpoint.hdf5", "statistics.csv",
-                                      "used_parameters.yml"};
-  for (size_t k = 0; k < 3; k++)
-    if (len == strlen(fixed[k]) && strncmp(name, fixed[k], len) == 0)
-      return 1;
-  const size_t pre = strlen("snapshot_"), post = strlen(".hdf5");
-  if (len < pre + 4 + post || strncmp(name, "snapshot_", pre) != 0 ||
-      strncmp(name + len - post, ".hdf5", post) != 0)
-    return 0;
-  for (size_t i = pre; i < len - post; i++)
-    if (name[i] < '0' || name[i] > '9')
-      return 0;
-  return 1;
-}
-
-static char *join(const char *dir, const char *name) {
-  const size_t len = strlen(dir) + strlen(name) + 2;
-  char *p = malloc(len);
-  if (p == NULL)
-    cli_error("out of memory");
-  else
-    snprintf(p, len, "%s/%s", dir, name);
-  return p;
-}
-
-/* mkdir -p: every missing directory of d->path, the topmost one created
- * kept in d->made. */
-static int make_dirs(run_dir *d) {
-  char *p = strdup(d->path);
-  if (p == NULL) {
-    cli_error("out of memory");
-    return 0;
-  }
-  int ok = 1;
-  for (char *s = p + 1; ok; s++) {
-    const int last = (*s == '\0');
-    if (*s == '/' || last) {
-      *s = '\0';
-      if (mkdir(p, 0777) == 0) {
-        if (d->made == NULL)
-          d->made = strdup(p);
-      } else if (errno != EEXIST) {
-        cli_error("--out %s: cannot create %s: %s", d->path, p,
-                  strerror(errno));
-        ok = 0;
-      }
-      if (last)
-        break;
-      *s = '/';
-    }
-  }
-  struct stat sb;
-  if (ok && (stat(d->path, &sb) != 0 || !S_ISDIR(sb.st_mode))) {
-    cli_error("--out %s: not a directory", d->path);
-    ok = 0;
-  }
-  free(p);
-  return ok;
-}
-
-/* Takes the directory's lock, or names the process that holds it. */
-static int lock_dir(run_dir *d) {
-  char *path = join(d->path, LOCK_NAME);
-  if (path == NULL)
-    return 0;
-  const int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-  if (fd < 0) {
-    cli_error("%s: cannot create the run's lock: %s", path, strerror(errno));
-    free(path);
-    return 0;
-  }
-  free(path);
-  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    const int err = errno;
-    char pid[32] = "";
-    const ssize_t n = read(fd, pid, sizeof pid - 1);
-    pid[n > 0 ? n : 0] = '\0';
-    pid[strcspn(pid, "\n")] = '\0';
-    if (err == EWOULDBLOCK)
-      cli_error("--out %s: another tilefmm run%s%s%s is writing to this "
-                "directory",
-                d->path, pid[0] != '\0' ? " (process " : "", pid,
-                pid[0] != '\0' ? ")" : "");
-    else
-      cli_error("--out %s: cannot lock: %s", d->path, strerror(err));
-    close(fd);
-    return 0;
-  }
-  char pid[32];
-  const int len = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
-  if (ftruncate(fd, 0) != 0 || write(fd, pid, (size_t)len) != len) {
-    /* the pid is a courtesy for the message above */
-  }
-  d->locked = 1;
-  d->lock_fd = fd;
-  return 1;
-}
-
-/* Calls visit on every entry of the directory; stops at the first that
- * returns 0 (and returns 0 then). */
-static int each_entry(const run_dir *d,
-                      int (*visit)(const run_dir *d, const char *name)) {
-  DIR *dir = opendir(d->path);
-  if (dir == NULL) {
-    cli_error("--out %s: cannot read: %s", d->path, strerror(errno));
-    return 0;
-  }
-  int ok = 1;
-  const struct dirent *e;
-  while (ok && (e = readdir(dir)) != NULL)
-    ok = visit(d, e->d_name);
-  closedir(dir);
-  return ok;
-}
-
-/* Removes a temporary of one of the run's files: a run killed while
- * writing it left it behind, and the lock says no run is writing now. */
-static int sweep_temporary(const run_dir *d, const char *name) {
-  const size_t base = atomic_file_temporary_base(name);
-  if (base > 0 && is_run_file(name + 1, base)) {
-    char *path = join(d->path, name);
-    if (path == NULL)
-      return 0;
-    if (unlink(path) == 0)
-      fprintf(stderr,
-              "tilefmm run: note: removed %s, left by a run that "
-              "was killed\n",
-              path);
-    free(path);
-  }
-  return 1;
-}
-
-/* Refuses a fresh run where a run's file is. */
-static int refuse_run_file(const run_dir *d, const char *name) {
-  if (!is_run_file(name, strlen(name)))
-    return 1;
-  char *checkpoint = join(d->path, "checkpoint.hdf5");
-  struct stat st;
-  const int has_checkpoint = checkpoint != NULL && stat(checkpoint, &st) == 0;
-  cli_error("--out %s holds a run (%s): continue it with --restart %s, or "
-            "start afresh there with --force (which removes it)",
-            d->path, name,
-            has_checkpoint ? checkpoint : "CHECKPOINT (it has none)");
-  free(checkpoint);
-  return 0;
-}
-
-/* Refuses --force where a run's file is an input of this run. */
-static int refuse_input(const run_dir *d, const char *name) {
-  if (!is_run_file(name, strlen(name)))
-    return 1;
-  char *path = join(d->path, name);
-  const int input = path == NULL || atomic_file_is_protected(path);
-  if (path != NULL && input)
-    cli_error("%s: is an input of this run: --force does not remove it (copy "
-              "it elsewhere first)",
-              path);
-  free(path);
-  return !input;
-}
-
-/* Removes one of the run's files. */
-static int remove_run_file(const run_dir *d, const char *name) {
-  if (!is_run_file(name, strlen(name)))
-    return 1;
-  char *path = join(d->path, name);
-  int ok = path != NULL;
-  if (ok && unlink(path) != 0 && errno != ENOENT) {
-    cli_error("%s: cannot remove: %s", path, strerror(errno));
-    ok = 0;
-  }
-  free(path);
-  return ok;
-}
-
-/* Makes, locks and cleans the directory for a run: a fresh one refuses a
- * directory holding a run, or clears it with --force. */
-static int claim_dir(run_dir *d, int fresh, int force) {
-  if (!make_dirs(d) || !lock_dir(d) || !each_entry(d, sweep_temporary))
-    return 0;
-  if (fresh && !force && !each_entry(d, refuse_run_file))
-    return 0;
-  if (fresh && force &&
-      (!each_entry(d, refuse_input) || !each_entry(d, remove_run_file)))
-    return 0;
-  d->claimed = 1;
-  return 1;
-}
-
-/* After a fresh run failed before its step 0 was done: its files (the
- * only run files there, as it claimed the directory), its lock and the
- * directories it made go. */
-static void abandon_dir(run_dir *d) {
-  each_entry(d, remove_run_file);
-  char *lock = join(d->path, LOCK_NAME);
-  if (lock != NULL)
-    unlink(lock);
-  free(lock);
-  if (d->made == NULL)
-    return;
-  char *p = strdup(d->path);
-  while (p != NULL && rmdir(p) == 0 && strcmp(p, d->made) != 0) {
-    char *slash = strrchr(p, '/');
-    if (slash == NULL || slash == p)
-      break;
-    *slash = '\0';
-  }
-  free(p);
-}
-
-static void run_dir_release(run_dir *d) {
-  if (d->locked)
-    close(d->lock_fd); /* and the lock with it */
-  d->locked = 0;
-  free(d->made);
-  d->made = NULL;
-}
-
 /* Everything one run holds, released by run_free. */
 typedef struct run {
   run_options ro;
-  run_state st;
-  tfmm_solver *solver;
+  run_state st; /* what the run starts from, until sim holds it */
+  tfmm_sim *sim;
   snapshot_attr *attrs;
   size_t nattrs;
   run_report report;
@@ -311,7 +70,7 @@ typedef struct run {
 static void run_free(run *r) {
   if (r->report_open)
     run_report_abort(&r->report);
-  tfmm_solver_destroy(r->solver);
+  tfmm_sim_destroy(r->sim);
   run_options_free_attrs(r->attrs, r->nattrs);
   run_state_free(&r->st);
   run_dir_release(&r->dir);
@@ -334,8 +93,8 @@ static int write_state(const run *r, const char *fmt, int64_t k,
                        int checkpoint) {
   char *path = out_path(r, fmt, k);
   const int ok =
-      path != NULL && run_state_write(&r->st, path, r->ro.dt, r->attrs,
-                                      r->nattrs, checkpoint, r->device);
+      path != NULL &&
+      run_state_write(r->sim, path, r->attrs, r->nattrs, checkpoint, r->device);
   free(path);
   return ok;
 }
@@ -413,45 +172,42 @@ static int write_used_parameters(const run *r) {
   return ok;
 }
 
-/* The forces at the current positions, and the phases' times. */
-static int compute_forces(run *r, run_times *t) {
-  run_state *s = &r->st;
-  if (tfmm_solver_compute(r->solver, s->n, s->pos, s->mass, s->acc, s->pot) !=
-      TFMM_OK) {
-    cli_error("step %" PRId64 ": %s", s->step, tfmm_solver_message(r->solver));
-    return 0;
-  }
-  const tfmm_stats *x = tfmm_solver_stats(r->solver);
+static const tfmm_stats *solver_stats(const run *r) {
+  return tfmm_solver_stats(tfmm_sim_solver(r->sim));
+}
+
+/* The last force evaluation's phases, and the kicks' and drift's time. */
+static void step_times(const run *r, run_times *t) {
+  const tfmm_stats *x = solver_stats(r);
   const int tree = x->method == TFMM_METHOD_FMM || x->method == TFMM_METHOD_BH;
   t->tree = tree ? x->time[TFMM_PHASE_TREE] + x->time[TFMM_PHASE_LISTS] : 0;
   t->near = tree ? x->near_time : x->time_total;
   t->far = tree ? x->far_time : 0;
-  return 1;
+  t->integrate = tfmm_sim_stats(r->sim)->time_integrate;
 }
 
 /* The diagnostics of the current step, their line and CSV row. Their time
  * counts toward integrate, and t->step ends here, unless step_started is
  * 0 (a row written late, with the latest step's times). */
 static int record_row(run *r, run_times *t, double step_started) {
-  run_state *s = &r->st;
+  const int64_t step = tfmm_sim_steps(r->sim);
   const double t0 = cli_seconds();
   tfmm_diagnostics d;
-  if (tfmm_diagnostics_compute(s->n, s->pos, s->vel, s->mass, s->pot, &d) !=
-      TFMM_OK) {
-    cli_error("step %" PRId64 ": diagnostics: out of memory", s->step);
+  double error;
+  if (tfmm_sim_diagnostics(r->sim, &d, &error) != TFMM_OK) {
+    cli_error("%s", tfmm_sim_message(r->sim));
     return 0;
   }
   if (!isfinite(d.total)) {
-    cli_error("step %" PRId64 ": the total energy is not finite", s->step);
+    cli_error("step %" PRId64 ": the total energy is not finite", step);
     return 0;
   }
   if (step_started > 0) {
     t->integrate += cli_seconds() - t0;
     t->step = cli_seconds() - step_started;
   }
-  return run_report_step(&r->report, s->step, run_state_time(s, r->ro.dt),
-                         s->energy_initial, &d, t,
-                         tfmm_solver_stats(r->solver)->leaf_size);
+  return run_report_step(&r->report, step, tfmm_sim_time(r->sim), error, &d, t,
+                         solver_stats(r)->leaf_size);
 }
 
 /* The checkpoint of the current step, after its row: the row is written
@@ -460,7 +216,7 @@ static int record_row(run *r, run_times *t, double step_started) {
  * statistics a restart continues. */
 static int write_checkpoint(run *r) {
   run_times late = r->last_times;
-  if (r->report.last_row != r->st.step && !record_row(r, &late, 0))
+  if (r->report.last_row != tfmm_sim_steps(r->sim) && !record_row(r, &late, 0))
     return 0;
   return run_report_sync(&r->report) && write_state(r, "checkpoint.hdf5", 0, 1);
 }
@@ -468,24 +224,22 @@ static int write_checkpoint(run *r) {
 /* Snapshot, diagnostics (line and CSV row) and checkpoint, each when
  * due. */
 static int after_step(run *r, run_times *t, double step_started) {
-  run_state *s = &r->st;
+  const int64_t step = tfmm_sim_steps(r->sim);
   const run_options *o = &r->ro;
   double t0 = cli_seconds();
   int ok = 1;
   /* Snapshot K is step K * snapshot_every; 0000, the initial state, is
    * written even when snapshot_every is 0. */
-  if (s->step == 0 ||
-      (o->snapshot_every > 0 && s->step % o->snapshot_every == 0))
-    ok =
-        write_state(r, "snapshot_%04" PRId64 ".hdf5",
-                    o->snapshot_every > 0 ? s->step / o->snapshot_every : 0, 0);
+  if (step == 0 || (o->snapshot_every > 0 && step % o->snapshot_every == 0))
+    ok = write_state(r, "snapshot_%04" PRId64 ".hdf5",
+                     o->snapshot_every > 0 ? step / o->snapshot_every : 0, 0);
   t->io = cli_seconds() - t0;
   if (!ok)
     return 0;
   const int checkpoint =
-      s->step == r->end || (o->checkpoint_every > 0 && s->step > 0 &&
-                            s->step % o->checkpoint_every == 0);
-  if ((s->step % o->stats_every == 0 || checkpoint) &&
+      step == r->end ||
+      (o->checkpoint_every > 0 && step > 0 && step % o->checkpoint_every == 0);
+  if ((step % o->stats_every == 0 || checkpoint) &&
       !record_row(r, t, step_started))
     return 0;
   t->step = cli_seconds() - step_started;
@@ -502,37 +256,27 @@ static int after_step(run *r, run_times *t, double step_started) {
 static int start(run *r) {
   run_times t = {0};
   const double t0 = cli_seconds();
-  if (!compute_forces(r, &t))
-    return 0;
-  tfmm_diagnostics d;
-  run_state *s = &r->st;
-  if (tfmm_diagnostics_compute(s->n, s->pos, s->vel, s->mass, s->pot, &d) !=
-      TFMM_OK) {
-    cli_error("diagnostics: out of memory");
+  if (tfmm_sim_start(r->sim) != TFMM_OK) {
+    cli_error("%s", tfmm_sim_message(r->sim));
     return 0;
   }
-  s->energy_initial = d.total;
+  step_times(r, &t);
   return after_step(r, &t, t0);
 }
 
 /* One kick-drift-kick step. */
 static int step(run *r) {
-  run_state *s = &r->st;
-  const double dt = r->ro.dt;
   run_times t = {0};
   const double t0 = cli_seconds();
-  tfmm_leapfrog_kick(s->n, s->vel, s->acc, 0.5 * dt);
-  tfmm_leapfrog_drift(s->n, s->pos, s->vel, dt);
-  t.integrate = cli_seconds() - t0;
-  if (!compute_forces(r, &t))
+  if (tfmm_sim_step(r->sim, 1) != TFMM_OK) {
+    cli_error("%s", tfmm_sim_message(r->sim));
     return 0;
-  const double t1 = cli_seconds();
-  tfmm_leapfrog_kick(s->n, s->vel, s->acc, 0.5 * dt);
-  s->step++;
-  t.integrate += cli_seconds() - t1;
+  }
+  step_times(r, &t);
   if (!after_step(r, &t, t0))
     return 0;
-  run_report_tick(&r->report, s->step, run_state_time(s, dt), &t);
+  run_report_tick(&r->report, tfmm_sim_steps(r->sim), tfmm_sim_time(r->sim),
+                  &t);
   return 1;
 }
 
@@ -602,9 +346,9 @@ static int set_up(run *r) {
   if (code == CLI_OK && !resolve_end(r))
     code = CLI_USAGE_ERROR;
   if (code == CLI_OK)
-    code = solver_cli_create(&o->sc.cfg, &r->solver);
+    code = run_state_make_sim(&r->st, o, &r->sim);
   if (code == CLI_OK) {
-    r->device = tfmm_device_name(tfmm_solver_device(r->solver));
+    r->device = tfmm_device_name(tfmm_solver_device(tfmm_sim_solver(r->sim)));
     if (was != NULL && strcmp(was, r->device) != 0)
       fprintf(stderr,
               "tilefmm run: note: the checkpoint's forces were computed on "
@@ -624,7 +368,7 @@ static int set_up(run *r) {
   free(was);
   r->dir.path = o->out;
   if (code == CLI_OK &&
-      (!claim_dir(&r->dir, o->restart_path == NULL, o->force) ||
+      (!run_dir_claim(&r->dir, o->restart_path == NULL, o->force) ||
        !write_used_parameters(r)))
     code = CLI_RUNTIME_ERROR;
   return code;
@@ -636,6 +380,31 @@ static int use_progress(const char *word) {
   if (strcmp(word, "off") == 0)
     return 0;
   return isatty(STDERR_FILENO);
+}
+
+/* The steps to the end, or to a stop signal: then the checkpoint of the
+ * step reached, unless it was just written. Sets *stopped to the signal
+ * that stopped the run before its end, or 0. Returns 0 on a failure
+ * (printed). */
+static int run_steps(run *r, int *stopped) {
+  const run_options *o = &r->ro;
+  int ok = 1;
+  catch_stop_signals();
+  while (ok && tfmm_sim_steps(r->sim) < r->end && stop_signal == 0)
+    ok = step(r);
+  const int64_t reached = tfmm_sim_steps(r->sim);
+  *stopped = reached < r->end ? stop_signal : 0;
+  if (ok && *stopped != 0) {
+    if (o->checkpoint_every == 0 || reached % o->checkpoint_every != 0 ||
+        reached == 0)
+      ok = write_checkpoint(r);
+    if (ok)
+      fprintf(stderr,
+              "\ntilefmm run: stopped by signal %d at step %" PRId64
+              "; continue with --restart %s/checkpoint.hdf5\n",
+              *stopped, reached, o->out);
+  }
+  return ok;
 }
 
 int cmd_run(int argc, char **argv) {
@@ -656,45 +425,31 @@ int cmd_run(int argc, char **argv) {
             "tilefmm run: %zu bodies (%s), %s on %s, leaf %s, dt %g, steps "
             "%" PRId64 " to %" PRId64 ", out %s\n"
             "tilefmm run: %s\n",
-            r.st.n, o->ic, o->sc.method, r.device, o->sc.leaf, o->dt, r.st.step,
-            r.end, o->out, solver);
+            tfmm_sim_count(r.sim), o->ic, o->sc.method, r.device, o->sc.leaf,
+            o->dt, tfmm_sim_steps(r.sim), r.end, o->out, solver);
     r.report_open =
-        run_report_open(&r.report, o->out, r.st.step, r.end,
+        run_report_open(&r.report, o->out, tfmm_sim_steps(r.sim), r.end,
                         o->restart_path != NULL, use_progress(o->progress));
     int ok = r.report_open;
     if (ok && o->restart_path == NULL)
       ok = start(&r);
     r.started = ok || o->restart_path != NULL;
-    catch_stop_signals();
-    while (ok && r.st.step < r.end && stop_signal == 0)
-      ok = step(&r);
-    const int stopped = stop_signal;
-    if (ok && stopped != 0 && r.st.step < r.end) {
-      /* The checkpoint of the step reached, unless it was just written. */
-      if (o->checkpoint_every == 0 || r.st.step % o->checkpoint_every != 0 ||
-          r.st.step == 0)
-        ok = write_checkpoint(&r);
-      if (ok)
-        fprintf(stderr,
-                "\ntilefmm run: stopped by signal %d at step %" PRId64
-                "; continue with --restart %s/checkpoint.hdf5\n",
-                stopped, r.st.step, o->out);
-    }
+    int stopped = 0;
+    if (ok)
+      ok = run_steps(&r, &stopped);
     if (ok) {
       r.report_open = 0;
-      r.report.last = r.st.step; /* the step reached */
-      describe_solver(&r, tfmm_solver_stats(r.solver), solver, sizeof solver);
-      ok = run_report_close(&r.report, r.st.n, r.device, solver);
+      r.report.last = tfmm_sim_steps(r.sim); /* the step reached */
+      describe_solver(&r, solver_stats(&r), solver, sizeof solver);
+      ok = run_report_close(&r.report, tfmm_sim_count(r.sim), r.device, solver);
     }
-    code = !ok                                 ? CLI_RUNTIME_ERROR
-           : stopped != 0 && r.st.step < r.end ? 128 + stopped
-                                               : CLI_OK;
+    code = !ok ? CLI_RUNTIME_ERROR : stopped != 0 ? 128 + stopped : CLI_OK;
   }
   /* A fresh run that never got through step 0 is no run: nothing of it
    * may make its directory look like one. */
   if (code != CLI_OK && !r.started && r.ro.restart_path == NULL &&
       r.dir.claimed)
-    abandon_dir(&r.dir);
+    run_dir_abandon(&r.dir);
   run_free(&r);
   return code;
 }

@@ -133,10 +133,9 @@ static void clear_progress(run_report *r) {
   }
 }
 
-int run_report_step(run_report *r, int64_t step, double time, double e0,
+int run_report_step(run_report *r, int64_t step, double time, double err,
                     const tfmm_diagnostics *d, const run_times *t,
                     int leaf_size) {
-  const double err = e0 != 0.0 ? (d->total - e0) / fabs(e0) : 0.0;
   r->worst_error = fmax(r->worst_error, fabs(err));
   r->final_error = err;
   clear_progress(r);

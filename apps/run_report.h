@@ -43,9 +43,10 @@ typedef struct run_report {
 int run_report_open(run_report *r, const char *dir, int64_t from_step,
                     int64_t last_step, int restart, int progress);
 
-/* Diagnostics of a step: a line on stdout and a CSV row. Returns 0 after a
- * write error of the CSV (printed). */
-int run_report_step(run_report *r, int64_t step, double time, double e0,
+/* Diagnostics of a step, err its relative energy error (E - E0) / |E0|
+ * (tfmm_sim_diagnostics): a line on stdout and a CSV row. Returns 0 after
+ * a write error of the CSV (printed). */
+int run_report_step(run_report *r, int64_t step, double time, double err,
                     const tfmm_diagnostics *d, const run_times *t,
                     int leaf_size);
 

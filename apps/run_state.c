@@ -28,10 +28,6 @@ static const struct {
               {"cold", tfmm_ic_cold},
               {"merger", tfmm_ic_merger}};
 
-double run_state_time(const run_state *s, double dt) {
-  return s->time_initial + (double)s->step * dt;
-}
-
 void run_state_free(run_state *s) {
   free(s->pos);
   free(s->vel);
@@ -49,11 +45,8 @@ static int allocate(run_state *s, size_t n) {
   s->pos = malloc(3 * n * sizeof(double));
   s->vel = malloc(3 * n * sizeof(double));
   s->mass = malloc(n * sizeof(double));
-  s->acc = malloc(3 * n * sizeof(double));
-  s->pot = malloc(n * sizeof(double));
   s->ids = malloc(n * sizeof(uint64_t));
-  if (s->pos == NULL || s->vel == NULL || s->mass == NULL || s->acc == NULL ||
-      s->pot == NULL || s->ids == NULL) {
+  if (s->pos == NULL || s->vel == NULL || s->mass == NULL || s->ids == NULL) {
     cli_error("out of memory for %zu bodies", n);
     run_state_free(s);
     return 0;
@@ -108,13 +101,6 @@ static int from_snapshot(run_state *s, const char *path) {
   snap.pos = snap.vel = snap.mass = NULL;
   snap.ids = NULL;
   snapshot_free(&snap);
-  s->acc = malloc(3 * s->n * sizeof(double));
-  s->pot = malloc(s->n * sizeof(double));
-  if (s->acc == NULL || s->pot == NULL) {
-    cli_error("out of memory for %zu bodies", s->n);
-    run_state_free(s);
-    return 0;
-  }
   return 1;
 }
 
@@ -242,26 +228,63 @@ int run_state_from_checkpoint(run_state *s, snapshot *cp, const char *path) {
   return 1;
 }
 
-int run_state_write(const run_state *s, const char *path, double dt,
+int run_state_make_sim(run_state *s, const run_options *ro, tfmm_sim **sim) {
+  tfmm_sim_config cfg;
+  tfmm_sim_config_defaults(&cfg);
+  cfg.solver = ro->sc.cfg;
+  cfg.dt = ro->dt;
+  cfg.time_initial = s->time_initial;
+  tfmm_status st;
+  if (s->acc != NULL) {
+    const tfmm_sim_state state = {.n = s->n,
+                                  .pos = s->pos,
+                                  .vel = s->vel,
+                                  .mass = s->mass,
+                                  .acc = s->acc,
+                                  .pot = s->pot,
+                                  .ids = s->ids,
+                                  .step = s->step,
+                                  .time_initial = s->time_initial,
+                                  .energy_initial = s->energy_initial};
+    st = tfmm_sim_restore(sim, &cfg, &state);
+  } else {
+    st = tfmm_sim_create(sim, &cfg, s->n, s->pos, s->vel, s->mass, s->ids);
+  }
+  run_state_free(s);
+  if (st == TFMM_OK)
+    return CLI_OK;
+  cli_error("%s", *sim != NULL ? tfmm_sim_message(*sim) : tfmm_status_name(st));
+  tfmm_sim_destroy(*sim);
+  *sim = NULL;
+  return st == TFMM_ERR_INVALID_ARGUMENT ? CLI_USAGE_ERROR : CLI_RUNTIME_ERROR;
+}
+
+int run_state_write(tfmm_sim *sim, const char *path,
                     const snapshot_attr *params, size_t nparams, int checkpoint,
                     const char *device) {
+  tfmm_sim_state s;
+  if (tfmm_sim_save(sim, &s) != TFMM_OK) {
+    cli_error("%s: %s", path, tfmm_sim_message(sim));
+    return 0;
+  }
   char step[32], t0[32], e0[32];
-  snprintf(step, sizeof step, "%" PRId64, s->step);
-  snprintf(t0, sizeof t0, "%.17g", s->time_initial);
-  snprintf(e0, sizeof e0, "%.17g", s->energy_initial);
+  snprintf(step, sizeof step, "%" PRId64, s.step);
+  snprintf(t0, sizeof t0, "%.17g", s.time_initial);
+  snprintf(e0, sizeof e0, "%.17g", s.energy_initial);
   snapshot_attr state[] = {{"format", CHECKPOINT_FORMAT},
                            {"step", step},
                            {"time_initial", t0},
                            {"energy_initial", e0},
                            {"device", (char *)device}};
-  const snapshot snap = {.n = s->n,
-                         .time = run_state_time(s, dt),
-                         .pos = s->pos,
-                         .vel = s->vel,
-                         .mass = s->mass,
-                         .acc = s->acc,
-                         .pot = s->pot,
-                         .ids = s->ids,
+  /* snapshot_write reads the arrays only. */
+  const snapshot snap = {.n = s.n,
+                         .time = tfmm_sim_time(sim),
+                         .pos = (double *)s.pos,
+                         .vel = (double *)s.vel,
+                         .mass = (double *)s.mass,
+                         .acc = (double *)s.acc,
+                         .pot = (double *)s.pot,
+                         .ids = (uint64_t *)s.ids,
                          .params = (snapshot_attr *)params,
                          .nparams = nparams,
                          .state = checkpoint ? state : NULL,

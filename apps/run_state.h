@@ -1,12 +1,15 @@
-/* The state of a run: the bodies, their forces at the current step, the
- * step and time, and the initial energy that errors are measured from.
- * Built from initial conditions (a model or a file) or from a checkpoint,
- * and written as a snapshot or a checkpoint (snapshot.h). */
+/* The state a run starts from, read from initial conditions (a model or a
+ * file) or from a checkpoint, and handed to the library's simulation
+ * (tfmm_sim), which owns the bodies from then on; and the simulation's
+ * state written as a snapshot or a checkpoint (snapshot.h): the library
+ * does not know HDF5. */
 #ifndef TFMM_RUN_STATE_H
 #define TFMM_RUN_STATE_H
 
 #include "run_options.h"
 #include "snapshot.h"
+
+#include "tilefmm.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -14,16 +17,14 @@
 typedef struct run_state {
   size_t n;
   double *pos, *vel, *mass; /* 3n, 3n, n */
-  double *acc, *pot;        /* 3n, n: forces at pos */
+  double *acc, *pot;        /* 3n, n: a checkpoint's forces at pos; NULL
+                               for initial conditions (the simulation
+                               computes them at step 0) */
   uint64_t *ids;            /* n */
   int64_t step;             /* steps done since the initial conditions */
   double time_initial;      /* time of the initial conditions */
-  double energy_initial;    /* total energy at step 0 */
+  double energy_initial;    /* a checkpoint's total energy at step 0 */
 } run_state;
-
-/* The time after step steps: time_initial + step * dt, computed afresh each
- * time so that a restart reproduces it exactly. */
-double run_state_time(const run_state *s, double dt);
 
 /* Initial conditions from ro->ic: a model (ro->n, ro->seed) or a file, an
  * HDF5 snapshot (its /Parameters and /RunState not read) or a text body
@@ -39,10 +40,21 @@ int run_state_from_ic(run_state *s, run_options *ro);
  * the count of bodies) and returns 0. */
 int run_state_from_checkpoint(run_state *s, snapshot *cp, const char *path);
 
-/* Writes s to path as a snapshot with params in /Parameters, and with
- * /RunState when checkpoint is nonzero (device names the device that
+/* The simulation of s with ro's solver settings and step: created from
+ * initial conditions (at step 0, its forces not yet computed), or restored
+ * from a checkpoint's state (its forces as the checkpoint holds them, so
+ * that the continuation is the run straight through bit for bit). s is
+ * released either way. A setting the library refuses as an invalid
+ * argument came from the flags: prints why and returns CLI_USAGE_ERROR;
+ * anything else (no GPU, no memory) CLI_RUNTIME_ERROR; else CLI_OK with
+ * *sim ready (NULL otherwise). */
+int run_state_make_sim(run_state *s, const run_options *ro, tfmm_sim **sim);
+
+/* Writes the simulation's state to path as a snapshot with params in
+ * /Parameters, and with /RunState (its step, time_initial and
+ * energy_initial) when checkpoint is nonzero (device names the device that
  * computed the forces). Atomic; prints what is wrong and returns 0. */
-int run_state_write(const run_state *s, const char *path, double dt,
+int run_state_write(tfmm_sim *sim, const char *path,
                     const snapshot_attr *params, size_t nparams, int checkpoint,
                     const char *device);
 

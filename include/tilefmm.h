@@ -533,6 +533,169 @@ TFMM_API tfmm_status tfmm_diagnostics_compute(size_t n, const double *pos,
                                               const double *pot,
                                               tfmm_diagnostics *out);
 
+/* ---- The simulation ----------------------------------------------------
+ * A tfmm_sim owns the bodies, their forces, the step count and the solver,
+ * and advances them with the kick-drift-kick leapfrog above, one global
+ * step dt: step k goes from time_initial + k dt to time_initial + (k + 1)
+ * dt as
+ *   tfmm_leapfrog_kick(n, vel, acc, dt / 2);
+ *   tfmm_leapfrog_drift(n, pos, vel, dt);
+ *   tfmm_solver_compute(solver, n, pos, mass, acc, pot);
+ *   tfmm_leapfrog_kick(n, vel, acc, dt / 2);
+ * bit for bit, so a sim gives the bits of those calls made by hand, and a
+ * sim restored from a saved state (tfmm_sim_save, tfmm_sim_restore)
+ * continues as the sim straight through would have. The time is always
+ * computed afresh as time_initial + step * dt, never accumulated.
+ *
+ * The bodies live on the host, in the caller's order. (Later versions may
+ * keep them on the GPU and give bodies their own time steps: fields will
+ * then be added to tfmm_sim_config and tfmm_sim_state, and tfmm_sim_save
+ * will copy the state to the host; the calls below keep their meaning.)
+ *
+ * Errors: every call that can fail returns a tfmm_status and leaves a
+ * message on the sim (tfmm_sim_message), as the solver does. */
+
+typedef struct tfmm_sim tfmm_sim;
+
+/* Simulation configuration: fill with tfmm_sim_config_defaults, then
+ * change fields. */
+typedef struct tfmm_sim_config {
+  tfmm_config solver;  /* the forces: every field as documented for
+                          tfmm_config; default tfmm_config_defaults' */
+  double dt;           /* the time step, finite and > 0, in the caller's time
+                          units; default 1/128 (0.0078125: a power of two,
+                          so that step * dt is exact) */
+  double time_initial; /* time of the bodies given to tfmm_sim_create,
+                          finite; default 0. tfmm_sim_restore takes it from
+                          the state instead */
+} tfmm_sim_config;
+
+/* The whole state a restart needs, as tfmm_sim_save gives it and
+ * tfmm_sim_restore takes it. The arrays are the caller's (restore) or the
+ * sim's (save: valid until the next call that changes the sim, or its
+ * destruction). */
+typedef struct tfmm_sim_state {
+  size_t n;                       /* bodies, >= 1 */
+  const double *pos, *vel, *mass; /* 3n, 3n, n */
+  const double *acc, *pot;        /* 3n, n: the forces at pos, G applied */
+  const uint64_t *ids;            /* n: the bodies' ids; tfmm_sim_restore
+                                     accepts NULL for 1..n */
+  int64_t step;                   /* steps done since time_initial, >= 0 */
+  double time_initial;            /* time at step 0 */
+  double energy_initial;          /* total energy E = K + W at step 0,
+                                     the base of the relative energy error */
+} tfmm_sim_state;
+
+/* What the last tfmm_sim_start, tfmm_sim_step or tfmm_sim_advance_to did
+ * and how long it took (wall-clock seconds). The last force evaluation's
+ * own statistics are tfmm_solver_stats(tfmm_sim_solver(sim)). */
+typedef struct tfmm_step_stats {
+  int64_t steps;         /* steps taken */
+  int64_t evaluations;   /* force evaluations (steps, plus one for the
+                            forces at step 0 when the call computed them) */
+  double time_integrate; /* kicks and drifts */
+  double time_forces;    /* force evaluations (tfmm_solver_compute) */
+  double time_total;     /* the whole call */
+} tfmm_step_stats;
+
+/* Fills cfg with the documented defaults. */
+TFMM_API void tfmm_sim_config_defaults(tfmm_sim_config *cfg);
+
+/* Creates a simulation of n >= 1 bodies at cfg->time_initial, step 0.
+ * pos, vel: 3n doubles, finite; mass: n doubles, finite and > 0; ids: n
+ * ids, or NULL for 1..n. All are copied. The forces are not computed yet
+ * (tfmm_sim_start does, or the first step): until then the accelerations,
+ * potentials and energy_initial read NaN. On TFMM_OK, *out is ready. On any
+ * other status *out is still a handle whose message says what was wrong (a
+ * bad field, body or solver setting, no GPU for TFMM_DEVICE_GPU, ...):
+ * read it with tfmm_sim_message, then release it with tfmm_sim_destroy;
+ * *out is NULL only when the handle itself could not be allocated
+ * (TFMM_ERR_NO_MEMORY). */
+TFMM_API tfmm_status tfmm_sim_create(tfmm_sim **out, const tfmm_sim_config *cfg,
+                                     size_t n, const double *pos,
+                                     const double *vel, const double *mass,
+                                     const uint64_t *ids);
+
+/* Creates a simulation from a saved state: its bodies, forces, step,
+ * time_initial (cfg->time_initial is not used) and energy_initial, with
+ * cfg's dt and solver. The forces are taken as they are, not computed
+ * again, so the next step is that of the sim the state was saved from, bit
+ * for bit, when cfg is that sim's (and the solver runs where it ran:
+ * the CPU's and the GPU's forces differ in their last bits). Besides
+ * tfmm_sim_create's checks: acc and pot finite, step >= 0, time_initial
+ * and energy_initial finite. *out as for tfmm_sim_create. */
+TFMM_API tfmm_status tfmm_sim_restore(tfmm_sim **out,
+                                      const tfmm_sim_config *cfg,
+                                      const tfmm_sim_state *state);
+
+/* Releases the simulation and its solver. NULL is allowed. */
+TFMM_API void tfmm_sim_destroy(tfmm_sim *sim);
+
+/* Computes the forces at the current positions if they are not known yet
+ * (a sim from tfmm_sim_create, at step 0, whose forces failed or were
+ * never asked for), and energy_initial from them. Does nothing otherwise
+ * (a restored sim has its forces). tfmm_sim_step and
+ * tfmm_sim_advance_to call it first. On failure nothing else changes and
+ * the accelerations and potentials read NaN. */
+TFMM_API tfmm_status tfmm_sim_start(tfmm_sim *sim);
+
+/* Takes nsteps >= 0 kick-drift-kick steps. On a failed force evaluation
+ * (two bodies met with eps = 0, say) the message names the step (the steps
+ * done when it began) and the cause; that step's kick and drift are done,
+ * so the bodies are part-way through it, and every later call that
+ * steps, saves or diagnoses (tfmm_sim_start, _step, _advance_to, _save,
+ * _diagnostics) returns the same status with the same message. */
+TFMM_API tfmm_status tfmm_sim_step(tfmm_sim *sim, int64_t nsteps);
+
+/* Steps on to the first time on the step grid (time_initial + k dt) that
+ * is at or after t, where a time within 1e-9 dt below a grid point counts
+ * as on it (t_end of `tilefmm run` ends on the same step): k = ceil((t -
+ * time_initial) / dt - 1e-9). tfmm_sim_time tells the time reached, which
+ * is t itself only when t is on the grid. A t before the current time
+ * (k < the steps done) or not finite is refused
+ * (TFMM_ERR_INVALID_ARGUMENT), as is one more than 10^15 steps away.
+ * Failures as for tfmm_sim_step. */
+TFMM_API tfmm_status tfmm_sim_advance_to(tfmm_sim *sim, double t);
+
+/* The current time, time_initial + steps * dt; NaN for NULL. */
+TFMM_API double tfmm_sim_time(const tfmm_sim *sim);
+
+/* Steps done since time_initial (a restored sim counts the steps before
+ * its state was saved); 0 for NULL. */
+TFMM_API int64_t tfmm_sim_steps(const tfmm_sim *sim);
+
+/* The number of bodies; 0 for NULL. */
+TFMM_API size_t tfmm_sim_count(const tfmm_sim *sim);
+
+/* The state: bodies, forces, step, time_initial, energy_initial, as views
+ * of the sim's arrays (see tfmm_sim_state), to read or to write out as a
+ * snapshot or a checkpoint. Before the forces are computed (see
+ * tfmm_sim_create) acc, pot and energy_initial are NaN, and
+ * tfmm_sim_restore refuses such a state. After a failed step (see
+ * tfmm_sim_step) there is no state to save: that step's status again,
+ * with its message. On failure *out is zeroed. */
+TFMM_API tfmm_status tfmm_sim_save(tfmm_sim *sim, tfmm_sim_state *out);
+
+/* The conserved quantities at the current step (tfmm_diagnostics_compute
+ * of the bodies and their potentials), computing the forces first when
+ * they are not known (tfmm_sim_start). energy_error, if not NULL, gets
+ * the relative energy error (E - E_initial) / |E_initial| (0 when
+ * E_initial = 0). On failure *out and *energy_error are NaN. */
+TFMM_API tfmm_status tfmm_sim_diagnostics(tfmm_sim *sim, tfmm_diagnostics *out,
+                                          double *energy_error);
+
+/* The solver the sim evaluates forces with: its statistics
+ * (tfmm_solver_stats: the last evaluation's timings, tree, device) and
+ * device (tfmm_solver_device). Owned by the sim; NULL for NULL. */
+TFMM_API const tfmm_solver *tfmm_sim_solver(const tfmm_sim *sim);
+
+/* What the last tfmm_sim_start, tfmm_sim_step or tfmm_sim_advance_to did
+ * (see tfmm_step_stats); all zeros before the first. NULL for NULL. */
+TFMM_API const tfmm_step_stats *tfmm_sim_stats(const tfmm_sim *sim);
+
+/* The message of the last failure, or "" after a success. Never NULL. */
+TFMM_API const char *tfmm_sim_message(const tfmm_sim *sim);
+
 #ifdef __cplusplus
 }
 #endif

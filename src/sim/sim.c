@@ -1,0 +1,179 @@
+/* The simulation object: creation from bodies or from a saved state, the
+ * state as views of its arrays, and its accessors. The steps are in
+ * sim_step.c, the checks of what callers give in sim_check.c. */
+#include "sim/sim.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tfmm_sim_config_defaults(tfmm_sim_config *cfg) {
+  if (cfg == NULL)
+    return;
+  tfmm_config_defaults(&cfg->solver);
+  cfg->dt = 0.0078125; /* 1/128 */
+  cfg->time_initial = 0.0;
+}
+
+/* NaN in n doubles: forces not yet computed read as such. */
+static void poison(double *v, size_t n) {
+  for (size_t k = 0; k < n; k++)
+    v[k] = NAN;
+}
+
+/* A handle with nothing in it yet; *out is NULL only when it could not
+ * be allocated. */
+static tfmm_status new_handle(tfmm_sim **out, const tfmm_sim_config *cfg) {
+  tfmm_sim *s = calloc(1, sizeof *s);
+  *out = s;
+  if (s == NULL)
+    return TFMM_ERR_NO_MEMORY;
+  s->energy_initial = NAN;
+  const tfmm_status st = tfmm_sim_check_config(cfg, &s->err);
+  if (st == TFMM_OK)
+    s->cfg = *cfg;
+  return st;
+}
+
+/* The arrays for n >= 1 bodies, the forces poisoned. */
+static tfmm_status allocate(tfmm_sim *s, size_t n) {
+  s->n = n;
+  if (n > SIZE_MAX / (3 * sizeof(double)))
+    return tfmm_error_set(&s->err, TFMM_ERR_NO_MEMORY,
+                          "no memory for %zu bodies", n);
+  s->pos = malloc(3 * n * sizeof *s->pos);
+  s->vel = malloc(3 * n * sizeof *s->vel);
+  s->mass = malloc(n * sizeof *s->mass);
+  s->acc = malloc(3 * n * sizeof *s->acc);
+  s->pot = malloc(n * sizeof *s->pot);
+  s->ids = malloc(n * sizeof *s->ids);
+  if (s->pos == NULL || s->vel == NULL || s->mass == NULL || s->acc == NULL ||
+      s->pot == NULL || s->ids == NULL)
+    return tfmm_error_set(&s->err, TFMM_ERR_NO_MEMORY,
+                          "no memory for %zu bodies", n);
+  poison(s->acc, 3 * n);
+  poison(s->pot, n);
+  return TFMM_OK;
+}
+
+/* The bodies (and ids, or 1..n) copied in. */
+static void copy_bodies(tfmm_sim *s, const double *pos, const double *vel,
+                        const double *mass, const uint64_t *ids) {
+  const size_t n = s->n;
+  memcpy(s->pos, pos, 3 * n * sizeof *pos);
+  memcpy(s->vel, vel, 3 * n * sizeof *vel);
+  memcpy(s->mass, mass, n * sizeof *mass);
+  for (size_t i = 0; i < n; i++)
+    s->ids[i] = ids != NULL ? ids[i] : (uint64_t)i + 1;
+}
+
+/* The solver for s->cfg.solver; its message becomes the sim's. */
+static tfmm_status create_solver(tfmm_sim *s) {
+  const tfmm_status st = tfmm_solver_create(&s->solver, &s->cfg.solver);
+  if (st == TFMM_OK)
+    return TFMM_OK;
+  if (s->solver == NULL)
+    return tfmm_error_set(&s->err, st, "no memory for the solver");
+  tfmm_error_set(&s->err, st, "%s", tfmm_solver_message(s->solver));
+  tfmm_solver_destroy(s->solver);
+  s->solver = NULL; /* the mark of a sim that was not created */
+  return st;
+}
+
+tfmm_status tfmm_sim_create(tfmm_sim **out, const tfmm_sim_config *cfg,
+                            size_t n, const double *pos, const double *vel,
+                            const double *mass, const uint64_t *ids) {
+  if (out == NULL)
+    return TFMM_ERR_INVALID_ARGUMENT;
+  tfmm_status st = new_handle(out, cfg);
+  tfmm_sim *s = *out;
+  if (st == TFMM_OK)
+    st = tfmm_sim_check_bodies(n, pos, vel, mass, &s->err);
+  if (st == TFMM_OK)
+    st = allocate(s, n);
+  if (st != TFMM_OK)
+    return st;
+  copy_bodies(s, pos, vel, mass, ids);
+  return create_solver(s);
+}
+
+tfmm_status tfmm_sim_restore(tfmm_sim **out, const tfmm_sim_config *cfg,
+                             const tfmm_sim_state *state) {
+  if (out == NULL)
+    return TFMM_ERR_INVALID_ARGUMENT;
+  tfmm_status st = new_handle(out, cfg);
+  tfmm_sim *s = *out;
+  if (st == TFMM_OK)
+    st = tfmm_sim_check_state(state, cfg->dt, &s->err);
+  if (st == TFMM_OK)
+    st = allocate(s, state->n);
+  if (st != TFMM_OK)
+    return st;
+  copy_bodies(s, state->pos, state->vel, state->mass, state->ids);
+  memcpy(s->acc, state->acc, 3 * s->n * sizeof *s->acc);
+  memcpy(s->pot, state->pot, s->n * sizeof *s->pot);
+  s->forces_known = 1;
+  s->step = state->step;
+  s->cfg.time_initial = state->time_initial;
+  s->energy_initial = state->energy_initial;
+  return create_solver(s);
+}
+
+void tfmm_sim_destroy(tfmm_sim *s) {
+  if (s == NULL)
+    return;
+  tfmm_solver_destroy(s->solver);
+  free(s->pos);
+  free(s->vel);
+  free(s->mass);
+  free(s->acc);
+  free(s->pot);
+  free(s->ids);
+  free(s);
+}
+
+double tfmm_sim_time(const tfmm_sim *s) {
+  return s == NULL ? NAN : s->cfg.time_initial + (double)s->step * s->cfg.dt;
+}
+
+int64_t tfmm_sim_steps(const tfmm_sim *s) { return s == NULL ? 0 : s->step; }
+
+size_t tfmm_sim_count(const tfmm_sim *s) { return s == NULL ? 0 : s->n; }
+
+tfmm_status tfmm_sim_save(tfmm_sim *s, tfmm_sim_state *out) {
+  if (out != NULL)
+    memset(out, 0, sizeof *out);
+  if (s == NULL || out == NULL)
+    return s == NULL ? TFMM_ERR_INVALID_ARGUMENT
+                     : tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
+                                      "the state's destination is NULL");
+  if (s->solver == NULL)
+    return tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
+                          "the simulation was not created");
+  if (s->broken != TFMM_OK)
+    return s->broken; /* no state a restart could continue from */
+  *out = (tfmm_sim_state){.n = s->n,
+                          .pos = s->pos,
+                          .vel = s->vel,
+                          .mass = s->mass,
+                          .acc = s->acc,
+                          .pot = s->pot,
+                          .ids = s->ids,
+                          .step = s->step,
+                          .time_initial = s->cfg.time_initial,
+                          .energy_initial = s->energy_initial};
+  s->err.message[0] = '\0';
+  return TFMM_OK;
+}
+
+const tfmm_solver *tfmm_sim_solver(const tfmm_sim *s) {
+  return s == NULL ? NULL : s->solver;
+}
+
+const tfmm_step_stats *tfmm_sim_stats(const tfmm_sim *s) {
+  return s == NULL ? NULL : &s->stats;
+}
+
+const char *tfmm_sim_message(const tfmm_sim *s) {
+  return s == NULL ? "simulation is NULL" : s->err.message;
+}

@@ -1,0 +1,175 @@
+/* The steps of a simulation: the kick-drift-kick leapfrog of
+ * src/sim/leapfrog.c (Springel 2005, MNRAS 364, 1105, eqs. 27-28) with one
+ * global step, each step exactly the calls tilefmm.h lists, so that a sim
+ * gives the bits of those calls made by hand; and the diagnostics. */
+#include "sim/sim.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Refuses a handle whose creation failed, and one whose last step failed
+ * part-way (its status and message again). */
+static tfmm_status check_usable(tfmm_sim *s) {
+  if (s->broken != TFMM_OK)
+    return s->broken;
+  if (s->solver == NULL)
+    return tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
+                          "the simulation was not created (tfmm_sim_create "
+                          "or tfmm_sim_restore failed)");
+  return TFMM_OK;
+}
+
+/* The forces at the current positions, timed into the stats. The message
+ * of a failure names the step (the steps done) and the solver's cause. */
+static tfmm_status compute_forces(tfmm_sim *s) {
+  const double t0 = tfmm_wtime();
+  const tfmm_status st =
+      tfmm_solver_compute(s->solver, s->n, s->pos, s->mass, s->acc, s->pot);
+  s->stats.time_forces += tfmm_wtime() - t0;
+  s->stats.evaluations++;
+  if (st != TFMM_OK)
+    return tfmm_error_set(&s->err, st, "step %lld: %s", (long long)s->step,
+                          tfmm_solver_message(s->solver));
+  return TFMM_OK;
+}
+
+/* The forces of a sim from tfmm_sim_create (a restored one has them), at
+ * its step 0, and the initial energy from them. */
+static tfmm_status start(tfmm_sim *s) {
+  if (s->forces_known)
+    return TFMM_OK;
+  tfmm_status st = compute_forces(s);
+  if (st == TFMM_OK) {
+    tfmm_diagnostics d;
+    st = tfmm_diagnostics_compute(s->n, s->pos, s->vel, s->mass, s->pot, &d);
+    if (st != TFMM_OK)
+      tfmm_error_set(&s->err, st, "step 0: diagnostics: out of memory");
+    else
+      s->energy_initial = d.total;
+  }
+  if (st != TFMM_OK) {
+    for (size_t k = 0; k < 3 * s->n; k++)
+      s->acc[k] = NAN;
+    for (size_t i = 0; i < s->n; i++)
+      s->pot[i] = NAN;
+    return st;
+  }
+  s->forces_known = 1;
+  return TFMM_OK;
+}
+
+/* One step from s->step to s->step + 1. */
+static tfmm_status kdk(tfmm_sim *s) {
+  const double dt = s->cfg.dt;
+  double t0 = tfmm_wtime();
+  tfmm_leapfrog_kick(s->n, s->vel, s->acc, 0.5 * dt);
+  tfmm_leapfrog_drift(s->n, s->pos, s->vel, dt);
+  s->stats.time_integrate += tfmm_wtime() - t0;
+  const tfmm_status st = compute_forces(s);
+  if (st != TFMM_OK) {
+    s->broken = st;
+    return st;
+  }
+  t0 = tfmm_wtime();
+  tfmm_leapfrog_kick(s->n, s->vel, s->acc, 0.5 * dt);
+  s->stats.time_integrate += tfmm_wtime() - t0;
+  s->step++;
+  s->stats.steps++;
+  return TFMM_OK;
+}
+
+/* A call's stats start from zero; its total is set on the way out. */
+static tfmm_status begin(tfmm_sim *s, double *t0) {
+  if (s == NULL)
+    return TFMM_ERR_INVALID_ARGUMENT;
+  const tfmm_status st = check_usable(s);
+  if (st != TFMM_OK)
+    return st;
+  memset(&s->stats, 0, sizeof s->stats);
+  s->err.message[0] = '\0';
+  *t0 = tfmm_wtime();
+  return TFMM_OK;
+}
+
+static tfmm_status steps(tfmm_sim *s, int64_t count, double t0) {
+  tfmm_status st = start(s);
+  for (int64_t k = 0; st == TFMM_OK && k < count; k++)
+    st = kdk(s);
+  s->stats.time_total = tfmm_wtime() - t0;
+  return st;
+}
+
+tfmm_status tfmm_sim_start(tfmm_sim *s) {
+  double t0;
+  const tfmm_status st = begin(s, &t0);
+  return st != TFMM_OK ? st : steps(s, 0, t0);
+}
+
+tfmm_status tfmm_sim_step(tfmm_sim *s, int64_t nsteps) {
+  double t0;
+  const tfmm_status st = begin(s, &t0);
+  if (st != TFMM_OK)
+    return st;
+  if (nsteps < 0 || nsteps > (int64_t)1e15 - s->step)
+    return tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
+                          "nsteps = %lld: must be >= 0 and end within 1e15 "
+                          "steps",
+                          (long long)nsteps);
+  return steps(s, nsteps, t0);
+}
+
+tfmm_status tfmm_sim_advance_to(tfmm_sim *s, double t) {
+  double t0;
+  const tfmm_status st = begin(s, &t0);
+  if (st != TFMM_OK)
+    return st;
+  /* The step count of tilefmm run's --t-end: a t within 1e-9 dt below a
+   * grid time counts as on it, so that rounding in t does not add a
+   * step. */
+  const double k = ceil((t - s->cfg.time_initial) / s->cfg.dt - 1e-9);
+  if (!isfinite(t) || !(k < 1e15))
+    return tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
+                          "t = %g: must be finite and within 1e15 steps", t);
+  if (k < (double)s->step)
+    return tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
+                          "t = %.17g is before the simulation's time %.17g "
+                          "(step %lld)",
+                          t, tfmm_sim_time(s), (long long)s->step);
+  return steps(s, (int64_t)k - s->step, t0);
+}
+
+tfmm_status tfmm_sim_diagnostics(tfmm_sim *s, tfmm_diagnostics *out,
+                                 double *energy_error) {
+  /* Poisoned first: a failure leaves no stale values behind. */
+  _Static_assert(sizeof(tfmm_diagnostics) % sizeof(double) == 0,
+                 "tfmm_diagnostics holds doubles only");
+  if (out != NULL) {
+    double *v = (double *)out;
+    for (size_t k = 0; k < sizeof *out / sizeof(double); k++)
+      v[k] = NAN;
+  }
+  if (energy_error != NULL)
+    *energy_error = NAN;
+  if (s == NULL)
+    return TFMM_ERR_INVALID_ARGUMENT;
+  if (out == NULL)
+    return tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
+                          "the diagnostics' destination is NULL");
+  tfmm_status st = check_usable(s);
+  if (st == TFMM_OK && !s->forces_known)
+    st = tfmm_sim_start(s);
+  if (st != TFMM_OK)
+    return st;
+  tfmm_diagnostics d;
+  st = tfmm_diagnostics_compute(s->n, s->pos, s->vel, s->mass, s->pot, &d);
+  if (st != TFMM_OK)
+    return tfmm_error_set(&s->err, st, "step %lld: diagnostics: out of memory",
+                          (long long)s->step);
+  *out = d;
+  if (energy_error != NULL) {
+    const double e0 = s->energy_initial;
+    *energy_error = e0 != 0.0 ? (d.total - e0) / fabs(e0) : 0.0;
+  }
+  s->err.message[0] = '\0';
+  return TFMM_OK;
+}
