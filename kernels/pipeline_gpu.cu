@@ -840,6 +840,7 @@ extern "C" tfmm_status tfmm_pipeline_gpu_upward(tfmm_pipeline_gpu *pl, int p,
                                                 tfmm_error *err) {
   CHECK(built(pl, err));
   double seconds = 0;
+  pl->base.fast_upward = 1; /* M stays on the device: to rounding will do */
   CHECK(tfmm_tree_gpu_hybrid_upward(&pl->base, p, nullptr, &seconds, err));
   return entered(pl, pl->base.device, err,
                  [&] { return mark(pl, State::EV_UPWARD, err); });

@@ -126,7 +126,9 @@ static tfmm_status upward(tfmm_tree_gpu_hybrid *h, int p, double *M,
   if (e != cudaSuccess)
     return cuda_failed(err, e, "allocating the multipoles");
   cudaStream_t s = (cudaStream_t)h->stream;
-  tfmm_status st = tfmm_upward_gpu(&h->tree, p, h->d_M, s, err);
+  tfmm_status st = h->fast_upward
+                       ? tfmm_upward_gpu_fast(&h->tree, p, h->d_M, s, err)
+                       : tfmm_upward_gpu(&h->tree, p, h->d_M, s, err);
   if (st != TFMM_OK)
     return st;
   if (M != NULL)

@@ -42,6 +42,9 @@ typedef struct tfmm_tree_gpu_hybrid {
   void *d_far;         /* the far field: L, phi, grad, lists */
   size_t far_bytes;    /* capacity of d_far */
   tfmm_tree_gpu tree;  /* the last tree built */
+  int fast_upward;     /* nonzero: M2M by tfmm_upward_gpu_fast (the gpu
+                          schedule's, to rounding), else tfmm_upward_gpu
+                          (the CPU's bits, which hybrid copies out) */
 } tfmm_tree_gpu_hybrid;
 
 /* Seconds of each part, wall clock. */

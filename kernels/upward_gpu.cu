@@ -15,6 +15,9 @@ namespace {
 
 constexpr int P2M_THREADS = 128;
 constexpr int M2M_THREADS = 64;
+constexpr int M2M_FAST_THREADS = 128;
+/* The fast M2M spills 408 bytes a thread at 5 and 1.4 KB at 6. */
+constexpr int M2M_FAST_ORDER_MAX = 5;
 constexpr int MAX_CHILDREN = 8;
 /* Hopper's limit of dynamic shared memory a block may opt into. */
 constexpr int MAX_SHARED = 227 * 1024;
@@ -178,6 +181,104 @@ __global__ void m2m_level(tree_view t, int p, int64_t begin, double *M) {
   }
 }
 
+/* M2M for the gpu schedule (tfmm_upward_gpu_fast): one thread a parent
+ * cell of one level, the order a template argument so that the
+ * translation's loops unroll and the shift's harmonics and the parent's
+ * sums stay in registers. The same formula and order of sums as
+ * tfmm_op_m2m_coeff, the children added in order; the children's
+ * coefficients are read through the read-only cache. m2m_level gives
+ * each parent a block, full arrays in shared memory and two barriers,
+ * which left the GPU waiting on latency (3.6 ms at 16M bodies, order 5).
+ * Cost a parent: per child the regular harmonics (~6 (p + 1)(p + 2) / 2
+ * flops) and sum_{n,m>=0} sum_j (2 min(j, ...) + 1) complex multiply-adds
+ * (~150 at p = 5). */
+template <int P>
+__global__ void __launch_bounds__(M2M_FAST_THREADS)
+    m2m_cells(tree_view t, int64_t begin, int64_t end, double *M) {
+  constexpr int TRI = (P + 1) * (P + 2) / 2;
+  __shared__ double diag[P + 1], degree[TRI];
+  if (threadIdx.x == 0)
+    tfmm_op_regular_factors(P, diag, degree);
+  __syncthreads();
+  const int64_t cell = begin + blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (cell >= end)
+    return;
+  const int count = t.child_count[cell];
+  if (count == 0)
+    return; /* a leaf: P2M's */
+  const int first = t.child_begin[cell];
+  double accr[TRI], acci[TRI];
+#pragma unroll
+  for (int e = 0; e < TRI; e++)
+    accr[e] = acci[e] = 0.0;
+  for (int c = first; c < first + count; c++) {
+    double rr[TRI], ri[TRI];
+    tfmm_op_regular_by(P, t.center[3 * (int64_t)c] - t.center[3 * cell],
+                       t.center[3 * (int64_t)c + 1] - t.center[3 * cell + 1],
+                       t.center[3 * (int64_t)c + 2] - t.center[3 * cell + 2],
+                       diag, degree, rr, ri);
+    const double *Mc = M + (size_t)c * (size_t)(2 * TRI);
+#pragma unroll
+    for (int n = 0; n <= P; n++) {
+#pragma unroll
+      for (int m = 0; m <= n; m++) {
+        double sr = 0.0, si = 0.0;
+#pragma unroll
+        for (int j = 0; j <= n; j++) {
+          const int l = n - j;
+          const int k0 = -j > m - l ? -j : m - l, k1 = j < m + l ? j : m + l;
+#pragma unroll
+          for (int k = k0; k <= k1; k++) {
+            /* R_j^k as tfmm_op_harmonic_full forms it. */
+            const int a = k < 0 ? -k : k;
+            const double pa = (a & 1) ? -1.0 : 1.0;
+            const double ar = k > 0 ? rr[tfmm_harmonics_index(j, a)]
+                                    : pa * rr[tfmm_harmonics_index(j, a)];
+            const double ai = k > 0 ? ri[tfmm_harmonics_index(j, a)]
+                                    : -pa * ri[tfmm_harmonics_index(j, a)];
+            /* Mc_l^{m-k} as tfmm_op_coeff_full forms it. */
+            const int q = m - k, b = q < 0 ? -q : q;
+            const double xr = __ldg(Mc + 2 * tfmm_harmonics_index(l, b));
+            const double xi =
+                b == 0 ? 0.0 : __ldg(Mc + 2 * tfmm_harmonics_index(l, b) + 1);
+            const double pb = (b & 1) ? -1.0 : 1.0;
+            const double br = q >= 0 ? xr : pb * xr;
+            const double bi = b == 0 ? 0.0 : q > 0 ? xi : -pb * xi;
+            sr += ar * br - ai * bi;
+            si += ar * bi + ai * br;
+          }
+        }
+        accr[tfmm_harmonics_index(n, m)] += sr;
+        if (m > 0)
+          acci[tfmm_harmonics_index(n, m)] += si;
+      }
+    }
+  }
+  double *Mp = M + (size_t)cell * (size_t)(2 * TRI);
+#pragma unroll
+  for (int e = 0; e < TRI; e++) {
+    Mp[2 * e] = accr[e];
+    Mp[2 * e + 1] = acci[e];
+  }
+}
+
+template <int P>
+tfmm_status m2m_fast(const tfmm_tree_gpu *tree, double *d_M, cudaStream_t s,
+                     tfmm_error *err) {
+  const tree_view t = view_of(tree);
+  for (int level = tree->depth - 1; level >= 0; level--) {
+    const int64_t begin = tree->level_begin[level],
+                  end = tree->level_begin[level + 1];
+    if (end <= begin)
+      continue;
+    m2m_cells<P>
+        <<<grid_for(end - begin, M2M_FAST_THREADS), M2M_FAST_THREADS, 0, s>>>(
+            t, begin, end, d_M);
+    TFMM_CUDA_TRY(cudaGetLastError(), err);
+  }
+  return TFMM_OK;
+}
+
 } // namespace
 
 extern "C" tfmm_status tfmm_upward_gpu(const tfmm_tree_gpu *tree, int p,
@@ -225,4 +326,33 @@ extern "C" tfmm_status tfmm_upward_gpu(const tfmm_tree_gpu *tree, int p,
     TFMM_CUDA_TRY(cudaGetLastError(), err);
   }
   return TFMM_OK;
+}
+
+extern "C" tfmm_status tfmm_upward_gpu_fast(const tfmm_tree_gpu *tree, int p,
+                                            double *d_M, void *stream,
+                                            tfmm_error *err) {
+  if (tree == NULL || d_M == NULL || p < 0 || p > M2M_FAST_ORDER_MAX ||
+      tree->ncells < 1 || tree->nleaves < 1 || tree->depth < 0 ||
+      tree->depth >= TFMM_TREE_GPU_LEVELS)
+    return tfmm_upward_gpu(tree, p, d_M, stream, err);
+  cudaStream_t s = (cudaStream_t)stream;
+  const tree_view t = view_of(tree);
+  tfmm_status st = p <= 4 ? p2m<4>(t, p, tree->nleaves, d_M, s, err)
+                          : p2m<8>(t, p, tree->nleaves, d_M, s, err);
+  if (st != TFMM_OK)
+    return st;
+  switch (p) {
+  case 0:
+    return m2m_fast<0>(tree, d_M, s, err);
+  case 1:
+    return m2m_fast<1>(tree, d_M, s, err);
+  case 2:
+    return m2m_fast<2>(tree, d_M, s, err);
+  case 3:
+    return m2m_fast<3>(tree, d_M, s, err);
+  case 4:
+    return m2m_fast<4>(tree, d_M, s, err);
+  default:
+    return m2m_fast<5>(tree, d_M, s, err);
+  }
 }

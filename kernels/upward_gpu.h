@@ -41,6 +41,16 @@ extern "C" {
 tfmm_status tfmm_upward_gpu(const tfmm_tree_gpu *tree, int p, double *d_M,
                             void *stream, tfmm_error *err);
 
+/* The same multipoles for the gpu schedule: P2M as tfmm_upward_gpu, then
+ * M2M by one thread a parent (the order a template argument, the sums in
+ * registers) by the CPU's formula in the CPU's order of sums, without
+ * fused multiply-adds: within TFMM_UPWARD_GPU_TOL of the CPU's, as
+ * tfmm_upward_gpu (tests/test_upward_gpu.c checks both; on the H100 every
+ * coefficient tested was the CPU's bit for bit). Orders 0..5;
+ * above, and for arguments it refuses, it is tfmm_upward_gpu. */
+tfmm_status tfmm_upward_gpu_fast(const tfmm_tree_gpu *tree, int p, double *d_M,
+                                 void *stream, tfmm_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -90,6 +90,15 @@ static void check_case(size_t n, const double *pos, const double *mass,
     snprintf(full, sizeof full, "%s, n %zu, leaf %d, order %d", label, n,
              leaf_size, p);
     compare(&cpu, p, G, M, full);
+    /* The gpu schedule's M2M (a thread a parent), within the same bound. */
+    cr_assert_eq(cudaMemset(d_M, 0xff, count * sizeof *d_M), cudaSuccess);
+    cr_assert_eq(tfmm_upward_gpu_fast(&tree, p, d_M, NULL, &err), TFMM_OK,
+                 "%s: %s", label, err.message);
+    cr_assert_eq(cudaMemcpy(G, d_M, count * sizeof *G, cudaMemcpyDeviceToHost),
+                 cudaSuccess);
+    snprintf(full, sizeof full, "%s, n %zu, leaf %d, order %d, fast M2M", label,
+             n, leaf_size, p);
+    compare(&cpu, p, G, M, full);
     cudaFree(d_M);
     free(M);
     free(G);
