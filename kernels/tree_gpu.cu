@@ -328,41 +328,42 @@ __global__ void parent_moments(Cells cells, Moments mo, int32_t begin,
   mo.radius[c] = 0;
 }
 
-constexpr int RADII_THREADS = 64;
+constexpr int RADII_WARPS = 4; /* a block: one warp a leaf */
 
 /* The radius of every cell above the leaves: the largest distance from its
  * centre to one of its bodies, as octree.c's farthest finds it (there by
  * branch and bound from the cell, one cell at a time; one thread doing so
  * for the root walked most of the tree alone: 1.6 ms of the 262,144-body
- * tree). Here one block a leaf takes its bodies' largest distance to the
+ * tree). Here one warp a leaf takes its bodies' largest distance to the
  * centre of each of its ancestors and raises the ancestor's radius to it
  * with an atomic maximum. A maximum is exact in any order, so the radii
- * are the CPU's bit for bit; non-negative doubles order as their bits. */
-__global__ void __launch_bounds__(RADII_THREADS)
-    ancestor_radii(Cells cells, Moments mo, const int32_t *leaves) {
-  __shared__ double warp_max[RADII_THREADS / 32];
-  const int32_t leaf = leaves[blockIdx.x];
+ * are the CPU's bit for bit; non-negative doubles order as their bits.
+ * (A block of 64 threads a leaf, with two barriers an ancestor, took
+ * 4.3 ms at 16M bodies: leaves hold ~18 bodies, and the barriers made
+ * every ancestor a round trip.) */
+__global__ void __launch_bounds__(32 * RADII_WARPS)
+    ancestor_radii(Cells cells, Moments mo, const int32_t *leaves,
+                   int32_t nleaves) {
+  const int64_t w = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x & 31;
+  if (w >= nleaves)
+    return; /* the whole warp: nothing below waits on other warps */
+  const int32_t leaf = leaves[w];
   const int32_t b = cells.body_begin[leaf], e = cells.body_end[leaf];
   for (int32_t a = cells.parent[leaf]; a >= 0; a = cells.parent[a]) {
     const double *center = mo.center + 3 * a;
     double r = 0;
-    for (int32_t i = b + (int32_t)threadIdx.x; i < e; i += RADII_THREADS)
+    for (int32_t i = b + lane; i < e; i += 32)
       r = fmax(r, distance(center, mo.pos + 3 * i));
     for (int k = 16; k >= 1; k >>= 1)
       r = fmax(r, __shfl_xor_sync(0xffffffffu, r, k));
-    if ((threadIdx.x & 31) == 0)
-      warp_max[threadIdx.x / 32] = r;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      for (int w = 1; w < RADII_THREADS / 32; w++)
-        r = fmax(r, warp_max[w]);
+    if (lane == 0) {
       unsigned long long *bits = (unsigned long long *)(mo.radius + a);
       const unsigned long long mine =
           (unsigned long long)__double_as_longlong(r);
       if (*(volatile unsigned long long *)bits < mine)
         atomicMax(bits, mine);
     }
-    __syncthreads();
   }
 }
 
@@ -666,8 +667,9 @@ tfmm_status moments(Build *b, tfmm_error *err) {
     LAUNCHED(parent_moments);
   }
   if (t->ncells > 1) {
-    ancestor_radii<<<(unsigned)t->nleaves, RADII_THREADS, 0, b->s>>>(
-        b->cells, b->mo, t->d_leaves);
+    ancestor_radii<<<(unsigned)((t->nleaves + RADII_WARPS - 1) / RADII_WARPS),
+                     32 * RADII_WARPS, 0, b->s>>>(b->cells, b->mo, t->d_leaves,
+                                                  (int32_t)t->nleaves);
     LAUNCHED(ancestor_radii);
   }
   return mark(b, 5, err);
