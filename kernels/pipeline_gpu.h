@@ -155,7 +155,9 @@ tfmm_status tfmm_pipeline_gpu_items(tfmm_pipeline_gpu *pl,
                                     tfmm_error *err);
 
 /* Device bytes the pipeline holds: the bodies, the tree's workspace, the
- * expansions, the lists and every other buffer. */
+ * expansions, the lists and every other buffer; with the traversal's
+ * peak (traverse_gpu.h, tfmm_traverse_gpu_peak_bytes) in place of what it
+ * holds now, the most it has held at once (an upper bound). */
 size_t tfmm_pipeline_gpu_bytes(const tfmm_pipeline_gpu *pl);
 
 /* Frees every buffer; pl is zeroed and reusable. */
