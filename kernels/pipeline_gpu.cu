@@ -537,11 +537,16 @@ tfmm_status check_device_bodies(tfmm_pipeline_gpu *pl, size_t n,
  * n / (L + 1) (a Plummer sphere has about 4, a uniform cube about 2.3),
  * or 5/4 of the last tree's when it had as many bodies; 0 (the bound that
  * always holds, tree_gpu.h) when that is no smaller. */
+int64_t cell_bound(int64_t n, int leaf, int max_depth) {
+  const int64_t split = n / ((int64_t)leaf + 1);
+  const int64_t level = 8 * split < n ? 8 * split : n;
+  return 1 + (int64_t)max_depth * level;
+}
+
 int64_t usual_cells(const tfmm_pipeline_gpu *pl, int64_t n, int leaf,
                     int max_depth) {
   const int64_t split = n / ((int64_t)leaf + 1);
-  const int64_t level = 8 * split < n ? 8 * split : n;
-  const int64_t bound = 1 + (int64_t)max_depth * level;
+  const int64_t bound = cell_bound(n, leaf, max_depth);
   int64_t usual = 1 + 8 * (split + 1) + 8 * TFMM_TREE_GPU_LEVELS;
   if (pl->last_n == n && pl->last_cells + pl->last_cells / 4 > usual)
     usual = pl->last_cells + pl->last_cells / 4;
@@ -564,11 +569,15 @@ tfmm_status tree(tfmm_pipeline_gpu *pl, size_t n, const double *pos,
     p.max_cells = usual_cells(pl, (int64_t)n, p.leaf_size, p.max_depth);
   tfmm_status st = tfmm_tree_gpu_hybrid_build(
       &pl->base, pl->base.device, n, pos, mass, &p, nullptr, &times, err);
-  if (st == TFMM_ERR_NO_MEMORY && p.max_cells != params->max_cells) {
-    /* More cells than usual (or no memory for them): the bound. */
+  while (st == TFMM_ERR_NO_MEMORY && p.max_cells != params->max_cells) {
+    /* More cells than that room (or no memory for them): four times the
+     * room, then the bound, so that the workspace (kept) grows no further
+     * than the tree needs; the bound is 250 bytes a body at leaf 64. */
+    const int64_t bound = cell_bound((int64_t)n, p.leaf_size, p.max_depth);
+    p.max_cells = p.max_cells < bound / 4 ? 4 * p.max_cells : params->max_cells;
     memset(&pl->base.tree, 0, sizeof pl->base.tree);
     st = tfmm_tree_gpu_hybrid_build(&pl->base, pl->base.device, n, pos, mass,
-                                    params, nullptr, &times, err);
+                                    &p, nullptr, &times, err);
   }
   CHECK(st);
   pl->last_n = (int64_t)n;
