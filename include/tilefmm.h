@@ -334,9 +334,10 @@ typedef struct tfmm_stats {
   double time[TFMM_PHASE_COUNT]; /* seconds per phase; GPU phases are
                           measured with CUDA events */
   double time_total;             /* wall-clock seconds of the whole call */
-  size_t device_bytes; /* the gpu schedule: device memory its buffers hold
-                          (kept between calls; divided by n, the bytes a
-                          body costs); 0 otherwise */
+  size_t device_bytes;           /* the gpu schedule: the most device memory its
+                                    buffers have held at once (kept between calls;
+                                    divided by n, the bytes a body costs); 0
+                                    otherwise */
   /* GPU kernel parameters actually used (zero on the CPU). */
   int gpu_tile, gpu_threads_per_body, gpu_unroll, gpu_bodies_per_thread;
   char device_name[128]; /* "CPU (k threads)" or the GPU's name */

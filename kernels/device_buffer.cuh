@@ -12,10 +12,11 @@ struct tfmm_device_buffer {
   size_t bytes = 0;
 };
 
-/* At least `bytes` in b, with a quarter more room when it grows (the
+/* At least `bytes` in b, with 1/slack more room when it grows (the
  * contents are not kept then). */
-static inline cudaError_t tfmm_device_buffer_reserve(tfmm_device_buffer *b,
-                                                     size_t bytes) {
+static inline cudaError_t
+tfmm_device_buffer_reserve_slack(tfmm_device_buffer *b, size_t bytes,
+                                 size_t slack) {
   if (bytes <= b->bytes && b->p != nullptr)
     return cudaSuccess;
   if (b->p != nullptr) {
@@ -25,11 +26,17 @@ static inline cudaError_t tfmm_device_buffer_reserve(tfmm_device_buffer *b,
   }
   b->p = nullptr;
   b->bytes = 0;
-  const size_t want = bytes + bytes / 4 + 256;
+  const size_t want = bytes + bytes / slack + 256;
   cudaError_t e = cudaMalloc(&b->p, want);
   if (e == cudaSuccess)
     b->bytes = want;
   return e;
+}
+
+/* ... with a quarter more room: slowly growing inputs reallocate rarely. */
+static inline cudaError_t tfmm_device_buffer_reserve(tfmm_device_buffer *b,
+                                                     size_t bytes) {
+  return tfmm_device_buffer_reserve_slack(b, bytes, 4);
 }
 
 static inline void tfmm_device_buffer_free(tfmm_device_buffer *b) {

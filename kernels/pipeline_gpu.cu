@@ -362,6 +362,16 @@ __global__ void scale_bodies(int64_t n, const double *pos, const double *mass,
 /* ---- The state ------------------------------------------------------------
  */
 
+/* Memory. The far field's phi (n) and grad (3n) go where the bodies were
+ * uploaded (the tree's input, pl->base.d_bodies, 4n doubles, dead once the
+ * tree is built; the caller's device bodies are scaled into it). The
+ * stages' scratch is taken from the memory the traversal lends once its
+ * lists are made (tfmm_traverse_gpu_spare): the near field's results
+ * first, which live until finish, then each stage's own scratch after
+ * them, the stages sharing that memory since they run one after the other
+ * on the stream (near: its bodies, leaves, entries and counts; far: L and
+ * the scaled multipoles; finish: the results). What does not fit is
+ * given a buffer of its own below. */
 struct tfmm_pipeline_gpu_state {
   enum {
     BODY, /* the near field's */
@@ -377,12 +387,10 @@ struct tfmm_pipeline_gpu_state {
     NEAR_WORK,
     SCAN_TEMP,
     FAR_L,
-    FAR_MS,     /* the float M2L's scaled multipoles */
-    FAR_BODIES, /* phi (n), then grad (3n) */
-    RESULT,     /* acc (3n), then pot (n): the device's outputs */
-    SCALED,     /* the caller's device bodies in internal units */
-    BOUNDS,     /* their bounds */
-    CHECKS,     /* two first-invalid indices, equal keys, leaf min, max */
+    FAR_MS, /* the float M2L's scaled multipoles */
+    RESULT, /* acc (3n), then pot (n): the device's outputs */
+    BOUNDS, /* the caller's device bodies' bounds */
+    CHECKS, /* two first-invalid indices, equal keys, leaf min, max */
     BUFFERS
   };
   tfmm_device_buffer buf[BUFFERS];
@@ -396,6 +404,9 @@ struct tfmm_pipeline_gpu_state {
   tfmm_gpu_near_size near_size{};
   tfmm_precision precision = TFMM_PRECISION_SINGLE;
   int potential = 0;
+  void *near_out = nullptr; /* the near field's results (4n) */
+  size_t near_out_bytes = 0;
+  uint64_t near_run = 0; /* the traversal run the near field followed */
 };
 
 namespace {
@@ -418,6 +429,40 @@ tfmm_status mark(tfmm_pipeline_gpu *pl, int k, tfmm_error *err) {
   TRY(cudaEventRecord(s->ev[k], stream_of(pl)));
   s->recorded[k] = 1;
   return TFMM_OK;
+}
+
+/* The traversal's spare memory, handed out first fit in 256-byte steps. */
+struct Arena {
+  tfmm_traverse_gpu_region r[TFMM_TRAVERSE_GPU_SPARES];
+  size_t used[TFMM_TRAVERSE_GPU_SPARES];
+  int count;
+};
+
+/* Room for `bytes` from the arena, else in buffer k of the state. */
+template <class T>
+tfmm_status take(State *s, Arena *a, int k, size_t bytes, T **out,
+                 tfmm_error *err) {
+  const size_t need = bytes > 0 ? (bytes + 255) / 256 * 256 : 256;
+  for (int i = 0; i < a->count; i++)
+    if (a->r[i].bytes - a->used[i] >= need) {
+      *out = (T *)((char *)a->r[i].p + a->used[i]);
+      a->used[i] += need;
+      return TFMM_OK;
+    }
+  CHECK(reserve(s, k, bytes, err));
+  *out = (T *)s->buf[k].p;
+  return TFMM_OK;
+}
+
+/* The arena of a stage: the traversal's spare memory after the near
+ * field's results (s->near_out_bytes, placed there the same way by every
+ * stage), whose place goes to *near_out. */
+tfmm_status stage_arena(tfmm_pipeline_gpu *pl, Arena *a, void **near_out,
+                        tfmm_error *err) {
+  *a = Arena{};
+  a->count = tfmm_traverse_gpu_spare(&pl->lists, a->r);
+  return take(pl->state, a, State::NEAR_OUT, pl->state->near_out_bytes,
+              near_out, err);
 }
 
 tfmm_status make_state(tfmm_pipeline_gpu *pl, tfmm_error *err) {
@@ -492,11 +537,16 @@ tfmm_status check_device_bodies(tfmm_pipeline_gpu *pl, size_t n,
  * n / (L + 1) (a Plummer sphere has about 4, a uniform cube about 2.3),
  * or 5/4 of the last tree's when it had as many bodies; 0 (the bound that
  * always holds, tree_gpu.h) when that is no smaller. */
+int64_t cell_bound(int64_t n, int leaf, int max_depth) {
+  const int64_t split = n / ((int64_t)leaf + 1);
+  const int64_t level = 8 * split < n ? 8 * split : n;
+  return 1 + (int64_t)max_depth * level;
+}
+
 int64_t usual_cells(const tfmm_pipeline_gpu *pl, int64_t n, int leaf,
                     int max_depth) {
   const int64_t split = n / ((int64_t)leaf + 1);
-  const int64_t level = 8 * split < n ? 8 * split : n;
-  const int64_t bound = 1 + (int64_t)max_depth * level;
+  const int64_t bound = cell_bound(n, leaf, max_depth);
   int64_t usual = 1 + 8 * (split + 1) + 8 * TFMM_TREE_GPU_LEVELS;
   if (pl->last_n == n && pl->last_cells + pl->last_cells / 4 > usual)
     usual = pl->last_cells + pl->last_cells / 4;
@@ -519,11 +569,15 @@ tfmm_status tree(tfmm_pipeline_gpu *pl, size_t n, const double *pos,
     p.max_cells = usual_cells(pl, (int64_t)n, p.leaf_size, p.max_depth);
   tfmm_status st = tfmm_tree_gpu_hybrid_build(
       &pl->base, pl->base.device, n, pos, mass, &p, nullptr, &times, err);
-  if (st == TFMM_ERR_NO_MEMORY && p.max_cells != params->max_cells) {
-    /* More cells than usual (or no memory for them): the bound. */
+  while (st == TFMM_ERR_NO_MEMORY && p.max_cells != params->max_cells) {
+    /* More cells than that room (or no memory for them): four times the
+     * room, then the bound, so that the workspace (kept) grows no further
+     * than the tree needs; the bound is 250 bytes a body at leaf 64. */
+    const int64_t bound = cell_bound((int64_t)n, p.leaf_size, p.max_depth);
+    p.max_cells = p.max_cells < bound / 4 ? 4 * p.max_cells : params->max_cells;
     memset(&pl->base.tree, 0, sizeof pl->base.tree);
     st = tfmm_tree_gpu_hybrid_build(&pl->base, pl->base.device, n, pos, mass,
-                                    params, nullptr, &times, err);
+                                    &p, nullptr, &times, err);
   }
   CHECK(st);
   pl->last_n = (int64_t)n;
@@ -542,41 +596,47 @@ tfmm_status near(tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair,
   const int64_t nentries = l->near_count;
   const int f64 = pair->precision == TFMM_PRECISION_DOUBLE;
   const size_t real = f64 ? sizeof(double) : sizeof(float);
-  CHECK(reserve(s, State::BODY, 4 * n * real, err));
-  CHECK(reserve(s, State::CENTRE, 3 * nleaves * sizeof(double), err));
-  CHECK(reserve(s, State::LEAF_BEGIN, (nleaves + 1) * sizeof(int32_t), err));
-  CHECK(reserve(s, State::POSITION, t->ncells * sizeof(int32_t), err));
-  CHECK(reserve(s, State::LIST_LEAF, nentries * sizeof(int32_t), err));
-  CHECK(reserve(s, State::ENTRY_BODIES, nentries * sizeof(int32_t), err));
-  CHECK(reserve(s, State::ITEMS, 6 * (nleaves + 1) * sizeof(int64_t), err));
-  CHECK(reserve(s, State::NEAR_OUT, 4 * n * real, err));
+  s->near_out_bytes = 4 * n * real;
+  s->near_run = pl->lists.runs;
+  Arena a;
+  CHECK(stage_arena(pl, &a, &s->near_out, err));
+  void *body = nullptr;
+  double *centre = nullptr;
+  int32_t *leaf_begin = nullptr, *position = nullptr, *list_leaf = nullptr,
+          *entry_bodies = nullptr;
+  int64_t *counts = nullptr;
+  CHECK(take(s, &a, State::BODY, 4 * n * real, &body, err));
+  CHECK(take(s, &a, State::CENTRE, 3 * nleaves * sizeof(double), &centre, err));
+  CHECK(take(s, &a, State::LEAF_BEGIN, (nleaves + 1) * sizeof(int32_t),
+             &leaf_begin, err));
+  CHECK(take(s, &a, State::POSITION, t->ncells * sizeof(int32_t), &position,
+             err));
+  CHECK(take(s, &a, State::LIST_LEAF, nentries * sizeof(int32_t), &list_leaf,
+             err));
+  CHECK(take(s, &a, State::ENTRY_BODIES, nentries * sizeof(int32_t),
+             &entry_bodies, err));
+  CHECK(take(s, &a, State::ITEMS, 6 * (nleaves + 1) * sizeof(int64_t), &counts,
+             err));
   const double *d_pos = (const double *)pl->base.tree.d_pos;
   const double *d_mass = (const double *)pl->base.tree.d_mass;
   if (f64)
     pack_leaves<double><<<(unsigned)nleaves, 64, 0, st>>>(
         nleaves, t->d_leaves, t->d_center, t->d_body_begin, t->d_body_end,
-        d_pos, d_mass, n, at<double>(s, State::BODY),
-        at<double>(s, State::CENTRE), at<int32_t>(s, State::LEAF_BEGIN),
-        at<int32_t>(s, State::POSITION));
+        d_pos, d_mass, n, (double *)body, centre, leaf_begin, position);
   else
     pack_leaves<float><<<(unsigned)nleaves, 64, 0, st>>>(
         nleaves, t->d_leaves, t->d_center, t->d_body_begin, t->d_body_end,
-        d_pos, d_mass, n, at<float>(s, State::BODY),
-        at<double>(s, State::CENTRE), at<int32_t>(s, State::LEAF_BEGIN),
-        at<int32_t>(s, State::POSITION));
+        d_pos, d_mass, n, (float *)body, centre, leaf_begin, position);
   TRY(cudaGetLastError());
   if (nentries > 0) {
     entries_as_leaves<<<blocks(nentries), THREADS, 0, st>>>(
-        nentries, l->near.index, at<int32_t>(s, State::POSITION),
-        t->d_body_begin, t->d_body_end, at<int32_t>(s, State::LIST_LEAF),
-        at<int32_t>(s, State::ENTRY_BODIES));
+        nentries, l->near.index, position, t->d_body_begin, t->d_body_end,
+        list_leaf, entry_bodies);
     TRY(cudaGetLastError());
   }
-  const tfmm_near_view view = {nleaves, at<int32_t>(s, State::LEAF_BEGIN),
-                               l->near.offset, at<int32_t>(s, State::LIST_LEAF),
-                               at<int32_t>(s, State::ENTRY_BODIES)};
+  const tfmm_near_view view = {nleaves, leaf_begin, l->near.offset, list_leaf,
+                               entry_bodies};
   const int64_t budget = tfmm_near_budget(l->near_interactions, sm_count);
-  int64_t *counts = at<int64_t>(s, State::ITEMS);
   int64_t *starts = counts + 3 * (nleaves + 1);
   const int64_t m = nleaves + 1;
   CHECK(reserve(s, State::CHECKS,
@@ -621,23 +681,40 @@ tfmm_status near(tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair,
       at<tfmm_gpu_near_item>(s, State::ITEM),
       at<tfmm_gpu_near_split>(s, State::SPLIT));
   TRY(cudaGetLastError());
-  const tfmm_gpu_near_device arrays = {s->buf[State::BODY].p,
-                                       at<double>(s, State::CENTRE),
-                                       at<int32_t>(s, State::LEAF_BEGIN),
-                                       at<int32_t>(s, State::LIST_LEAF),
+  const tfmm_gpu_near_device arrays = {body,
+                                       centre,
+                                       leaf_begin,
+                                       list_leaf,
                                        at<tfmm_gpu_near_item>(s, State::ITEM),
                                        at<tfmm_gpu_near_split>(s, State::SPLIT),
-                                       s->buf[State::NEAR_OUT].p};
+                                       s->near_out};
   bytes = 0;
   CHECK(tfmm_gpu_near_device_run(nullptr, &bytes, sz, &arrays, pair, potential,
                                  st, err));
-  CHECK(reserve(s, State::NEAR_WORK, bytes, err));
-  bytes = s->buf[State::NEAR_WORK].bytes;
-  CHECK(tfmm_gpu_near_device_run(s->buf[State::NEAR_WORK].p, &bytes, sz,
-                                 &arrays, pair, potential, st, err));
+  void *work = nullptr;
+  CHECK(take(s, &a, State::NEAR_WORK, bytes, &work, err));
+  CHECK(tfmm_gpu_near_device_run(work, &bytes, sz, &arrays, pair, potential, st,
+                                 err));
   s->precision = pair->precision;
   s->potential = potential;
   return mark(pl, State::EV_NEAR, err);
+}
+
+/* The far field's phi (n) and grad (3n) of the sorted bodies: where the
+ * tree's bodies were uploaded (dead once it is built; the build made room
+ * for 4n doubles there). */
+tfmm_status far_bodies(tfmm_pipeline_gpu *pl, double **phi, double **grad,
+                       tfmm_error *err) {
+  const size_t n = pl->base.tree.n;
+  if (pl->base.d_bodies == nullptr ||
+      pl->base.bodies_bytes < 4 * n * sizeof(double))
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "gpu schedule: no room for the far field of %zu "
+                          "bodies where they were uploaded",
+                          n);
+  *phi = (double *)pl->base.d_bodies;
+  *grad = *phi + n;
+  return TFMM_OK;
 }
 
 tfmm_status far(tfmm_pipeline_gpu *pl, int p, int fmm, int far_on,
@@ -647,23 +724,27 @@ tfmm_status far(tfmm_pipeline_gpu *pl, int p, int fmm, int far_on,
   const tfmm_traverse_gpu_lists *l = &pl->lists.lists;
   cudaStream_t st = stream_of(pl);
   const size_t n = t->n;
-  CHECK(reserve(s, State::FAR_BODIES, 4 * n * sizeof(double), err));
-  double *phi = at<double>(s, State::FAR_BODIES), *grad = phi + n;
+  double *phi = nullptr, *grad = nullptr;
+  CHECK(far_bodies(pl, &phi, &grad, err));
   if (!far_on || !fmm) /* M2P adds; no far field is zero */
     TRY(cudaMemsetAsync(phi, 0, 4 * n * sizeof(double), st));
   if (far_on && fmm) {
     const size_t size = (size_t)(p + 1) * (size_t)(p + 2);
-    CHECK(reserve(s, State::FAR_L, t->ncells * size * sizeof(double), err));
-    double *L = at<double>(s, State::FAR_L);
+    Arena a;
+    void *near_out = nullptr;
+    CHECK(stage_arena(pl, &a, &near_out, err));
+    double *L = nullptr;
+    CHECK(
+        take(s, &a, State::FAR_L, t->ncells * size * sizeof(double), &L, err));
     /* M2L in float beside a single-precision near field (farfield_gpu.h
      * states its scaling and error), else in double. */
     if (s->precision == TFMM_PRECISION_SINGLE &&
         p <= TFMM_FARFIELD_GPU_FLOAT_ORDER_MAX) {
-      CHECK(reserve(s, State::FAR_MS,
-                    tfmm_farfield_gpu_m2l_float_bytes(t->ncells, p), err));
-      CHECK(tfmm_farfield_gpu_m2l_float(t, &l->m2l, p, 0, pl->base.d_M,
-                                        at<float>(s, State::FAR_MS), L, st,
-                                        err));
+      float *Ms = nullptr;
+      CHECK(take(s, &a, State::FAR_MS,
+                 tfmm_farfield_gpu_m2l_float_bytes(t->ncells, p), &Ms, err));
+      CHECK(tfmm_farfield_gpu_m2l_float(t, &l->m2l, p, 0, pl->base.d_M, Ms, L,
+                                        st, err));
     } else {
       CHECK(
           tfmm_farfield_gpu_m2l_fast(t, &l->m2l, p, pl->base.d_M, L, st, err));
@@ -694,27 +775,34 @@ tfmm_status finish(tfmm_pipeline_gpu *pl, const tfmm_pipeline_gpu_output *out,
   if (!s->recorded[State::EV_NEAR] || !s->recorded[State::EV_FAR])
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
                           "gpu schedule: the near or far field was not run");
+  if (s->near_run != pl->lists.runs)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "gpu schedule: the lists were made again after the "
+                          "near field");
+  Arena a;
+  void *near_out = nullptr;
+  CHECK(stage_arena(pl, &a, &near_out, err));
   double *d_acc = out->acc, *d_pot = out->pot;
   if (!out->on_device) {
-    CHECK(reserve(s, State::RESULT, 4 * n * sizeof(double), err));
-    d_acc = at<double>(s, State::RESULT);
+    CHECK(take(s, &a, State::RESULT, 4 * n * sizeof(double), &d_acc, err));
     d_pot = out->pot != nullptr ? d_acc + 3 * n : nullptr;
   }
   if (!s->potential)
     d_pot = nullptr;
-  const double *phi = at<double>(s, State::FAR_BODIES), *grad = phi + n;
+  double *phi = nullptr, *grad = nullptr;
+  CHECK(far_bodies(pl, &phi, &grad, err));
   CHECK(reserve(s, State::CHECKS,
                 State::CHECK_VALUES * sizeof(unsigned long long), err));
   unsigned long long *bad = at<unsigned long long>(s, State::CHECKS);
   TRY(cudaMemsetAsync(bad, 0xff, 2 * sizeof *bad, st));
   if (s->precision == TFMM_PRECISION_DOUBLE)
     combine<double><<<blocks(n), THREADS, 0, st>>>(
-        n, t->d_order, out->G, phi, grad, at<double>(s, State::NEAR_OUT), d_acc,
+        n, t->d_order, out->G, phi, grad, (const double *)near_out, d_acc,
         d_pot, *out, bad);
   else
-    combine<float><<<blocks(n), THREADS, 0, st>>>(
-        n, t->d_order, out->G, phi, grad, at<float>(s, State::NEAR_OUT), d_acc,
-        d_pot, *out, bad);
+    combine<float><<<blocks(n), THREADS, 0, st>>>(n, t->d_order, out->G, phi,
+                                                  grad, (const float *)near_out,
+                                                  d_acc, d_pot, *out, bad);
   TRY(cudaGetLastError());
   TRY(cudaMemcpyAsync(s->host, bad, 2 * sizeof *bad, cudaMemcpyDeviceToHost,
                       st));
@@ -778,9 +866,9 @@ tfmm_status bounds(tfmm_pipeline_gpu *pl, size_t n, const double *pos,
 tfmm_status scale(tfmm_pipeline_gpu *pl, size_t n, const double *pos,
                   const double *mass, int k, int j, const double **spos,
                   const double **smass, tfmm_error *err) {
-  State *s = pl->state;
-  CHECK(reserve(s, State::SCALED, 4 * n * sizeof(double), err));
-  double *out = at<double>(s, State::SCALED);
+  /* Where the tree takes its bodies from (no copy then). */
+  CHECK(tfmm_tree_gpu_hybrid_bodies(&pl->base, n, err));
+  double *out = (double *)pl->base.d_bodies;
   scale_bodies<<<blocks((int64_t)n), THREADS, 0, stream_of(pl)>>>(
       (int64_t)n, pos, mass, k, j, out);
   TRY(cudaGetLastError());
@@ -943,8 +1031,10 @@ extern "C" tfmm_status tfmm_pipeline_gpu_items(tfmm_pipeline_gpu *pl,
 extern "C" size_t tfmm_pipeline_gpu_bytes(const tfmm_pipeline_gpu *pl) {
   if (pl == nullptr)
     return 0;
+  /* The other buffers only grow (a larger one replaces a smaller after
+   * it is freed): what they hold is the most they held. */
   size_t sum = pl->base.bodies_bytes + pl->base.work_bytes + pl->base.M_bytes +
-               pl->base.far_bytes + tfmm_traverse_gpu_bytes(&pl->lists);
+               pl->base.far_bytes + tfmm_traverse_gpu_peak_bytes(&pl->lists);
   if (pl->state != nullptr)
     for (int k = 0; k < State::BUFFERS; k++)
       sum += pl->state->buf[k].bytes;

@@ -62,7 +62,8 @@ typedef struct tfmm_pipeline_gpu_times {
  * get room for the cells a tree of n bodies usually has (8 n / (L + 1),
  * or 5/4 of the last tree of n bodies) instead of the bound that always
  * holds (1 + 21 min(n, 8 n / (L + 1)), 250 bytes a body at leaf 64); a
- * tree that needs more is built again with that bound. The
+ * tree that needs more is built again with four times the room, up to
+ * that bound. The
  * bodies are host arrays; or, when on_device, arrays on that device, ready once
  * the stream `after` (a cudaStream_t; NULL: the legacy default stream) is idle.
  */
@@ -137,8 +138,10 @@ tfmm_status tfmm_pipeline_gpu_bounds(tfmm_pipeline_gpu *pl, int device,
                                      double bounds[7], tfmm_error *err);
 
 /* Those bodies scaled by 2^-length_exp and 2^-mass_exp (exactly, as
- * tfmm_units_scale) into a buffer of the pipeline; *pos and *mass point
- * at it (device arrays, valid until the next call). */
+ * tfmm_units_scale) into the buffer the tree takes its bodies from
+ * (pl->base.d_bodies, then no copy); *pos and *mass point at it: device
+ * arrays for tfmm_pipeline_gpu_tree, valid until the far field writes its
+ * sums there. */
 tfmm_status tfmm_pipeline_gpu_scale(tfmm_pipeline_gpu *pl, size_t n,
                                     const double *d_pos, const double *d_mass,
                                     int length_exp, int mass_exp,
@@ -155,7 +158,9 @@ tfmm_status tfmm_pipeline_gpu_items(tfmm_pipeline_gpu *pl,
                                     tfmm_error *err);
 
 /* Device bytes the pipeline holds: the bodies, the tree's workspace, the
- * expansions, the lists and every other buffer. */
+ * expansions, the lists and every other buffer; with the traversal's
+ * peak (traverse_gpu.h, tfmm_traverse_gpu_peak_bytes) in place of what it
+ * holds now, the most it has held at once (an upper bound). */
 size_t tfmm_pipeline_gpu_bytes(const tfmm_pipeline_gpu *pl);
 
 /* Frees every buffer; pl is zeroed and reusable. */

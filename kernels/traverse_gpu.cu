@@ -21,6 +21,8 @@
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 #include <cuda_runtime.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
 
 #include <new>
 #include <stdint.h>
@@ -254,18 +256,23 @@ __global__ void csr_offsets(int64_t ntargets, int64_t n, const int32_t *key,
   offset[t] = lo;
 }
 
-/* Body-body pairs of every near pair (self excluded), as lists.c counts;
- * or, for M2P pairs (m2p), the target's bodies (evaluations). */
-__global__ void pair_work(int64_t n, const int2 *pairs, Cells c, int m2p,
-                          double *count) {
-  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-  if (i >= n)
-    return;
-  const int32_t a = pairs[i].x, b = pairs[i].y;
-  double na = (double)(c.body_end[a] - c.body_begin[a]);
-  double nb = (double)(c.body_end[b] - c.body_begin[b]);
-  count[i] = m2p ? na : a == b ? na * (nb - 1) : na * nb;
-}
+/* Body-body pairs of near pair i (self excluded), as lists.c counts; or,
+ * for M2P pairs (m2p), the target's bodies (evaluations). Read by the sum
+ * as it goes (an iterator), not stored: 8 bytes a pair saved. */
+struct PairWork {
+  const int2 *pairs;
+  Cells c;
+  int m2p;
+  __host__ __device__ double operator()(int64_t i) const {
+    const int32_t a = pairs[i].x, b = pairs[i].y;
+    double na = (double)(c.body_end[a] - c.body_begin[a]);
+    double nb = (double)(c.body_end[b] - c.body_begin[b]);
+    return m2p ? na : a == b ? na * (nb - 1) : na * nb;
+  }
+};
+
+using WorkIter =
+    thrust::transform_iterator<PairWork, thrust::counting_iterator<int64_t>>;
 
 } // namespace
 
@@ -278,16 +285,14 @@ struct tfmm_traverse_gpu_state {
     COUNT,
     AT,
     FLAGS,
-    OUT0, /* OUT0 + o: the finished pairs of output o */
-    KEY = OUT0 + OUTPUTS,
-    KEY_SORTED,
-    VALUE,
-    INDEX0, /* INDEX0 + o, OFFSET0 + o: the CSR of output o */
-    OFFSET0 = INDEX0 + OUTPUTS,
+    OUT0, /* OUT0 + o: the finished pairs of output o; then its
+             CSR index, and the sort's second keys after it */
+    PAIRS = OUT0 + OUTPUTS, /* the sort's keys and values: the scratch */
+    OFFSET0,                /* OFFSET0 + o: the CSR offsets of output o */
     THETA = OFFSET0 + OUTPUTS,
     ACCEL,
     POSITION,
-    WORK,
+    WORK, /* the two sums of count_work */
     SUMS, /* the round's sizes: next frontier, then one per output */
     TEMP,
     BUFFERS
@@ -295,15 +300,70 @@ struct tfmm_traverse_gpu_state {
   Buffer buf[BUFFERS];
   int64_t *host = nullptr;     /* pinned: SUMS copied back */
   double *host_work = nullptr; /* pinned: the two sums */
+  size_t peak = 0;             /* the most bytes held at once */
+  int64_t count[OUTPUTS] = {}; /* entries of each list of the last run */
+  int lent = 0;                /* whether the last run succeeded */
 };
 
 namespace {
 
 using State = tfmm_traverse_gpu_state;
 
+size_t held(const State *s) {
+  size_t sum = 0;
+  for (int k = 0; k < State::BUFFERS; k++)
+    sum += s->buf[k].bytes;
+  return sum;
+}
+
+/* The peak raised to what is held now plus `extra` (a buffer on its way
+ * out). */
+void note(State *s, size_t extra) {
+  const size_t now = held(s) + extra;
+  s->peak = now > s->peak ? now : s->peak;
+}
+
 /* Buffer k of at least `bytes` (contents kept only when large enough). */
 tfmm_status reserve(State *s, int k, size_t bytes, tfmm_error *err) {
   TRY(tfmm_device_buffer_reserve(&s->buf[k], bytes));
+  note(s, 0);
+  return TFMM_OK;
+}
+
+constexpr size_t ALIGN = 256;
+
+size_t aligned(size_t bytes) { return (bytes + ALIGN - 1) / ALIGN * ALIGN; }
+
+/* Buffer k of at least `need` bytes, its first `keep` kept: a larger one
+ * is made and the old one copied into it and freed. The sort's scratch
+ * (PAIRS), dead until the lists are sorted, is freed first, so that the
+ * copy is paid with memory that the sort makes again later. */
+tfmm_status grow_keeping(State *s, int k, size_t need, size_t keep,
+                         cudaStream_t stream, tfmm_error *err) {
+  State::Buffer &b = s->buf[k];
+  if (need <= b.bytes && b.p != nullptr)
+    return TFMM_OK;
+  if (k != State::PAIRS) {
+    TRY(cudaStreamSynchronize(stream)); /* whoever borrowed it is done */
+    tfmm_device_buffer_free(&s->buf[State::PAIRS]);
+  }
+  State::Buffer old = b;
+  b = State::Buffer{};
+  tfmm_status st = reserve(s, k, need, err);
+  if (st != TFMM_OK) {
+    tfmm_device_buffer_free(&old);
+    return st;
+  }
+  if (old.p != nullptr) {
+    note(s, old.bytes);
+    cudaError_t e = keep > 0 ? cudaMemcpyAsync(b.p, old.p, keep,
+                                               cudaMemcpyDeviceToDevice, stream)
+                             : cudaSuccess;
+    if (e == cudaSuccess)
+      e = cudaStreamSynchronize(stream);
+    tfmm_device_buffer_free(&old);
+    TRY(e);
+  }
   return TFMM_OK;
 }
 
@@ -372,6 +432,15 @@ tfmm_status criterion_inputs(State *s, const tfmm_tree_gpu *tree,
   return TFMM_OK;
 }
 
+/* An output buffer for `count` pairs: the pairs (8 bytes each), later
+ * the CSR index and the sorted keys (4 bytes each, the keys aligned). */
+size_t list_bytes(int64_t count) {
+  const size_t pairs = (size_t)count * sizeof(int2);
+  const size_t sorted = aligned((size_t)count * sizeof(int32_t)) +
+                        (size_t)count * sizeof(int32_t);
+  return pairs > sorted ? pairs : sorted;
+}
+
 /* The sweep: every output's pairs in OUT0 + o, their counts in out_n.
  * The frontier is a stack of segments in one buffer (STACK): the top one
  * is classified; the longest prefix whose children fit in FRONTIER_CAP
@@ -421,25 +490,15 @@ tfmm_status sweep(State *s, const tfmm_tree_gpu *tree, const Rule &rule,
     CHECK(reserve(s, State::FLAGS, OUTPUTS * n, err));
     CHECK(reserve(s, State::SUMS, (OUTPUTS + 2) * sizeof(int64_t), err));
     /* Growing keeps what the buffers hold: the pairs found so far, the
-     * segments below. */
+     * segments below. An output's buffer has room for its CSR index and
+     * the sorted keys, each aligned (list_bytes). */
     for (int k = 0; k <= OUTPUTS; k++) {
       const int id = k < OUTPUTS ? State::OUT0 + k : State::STACK;
-      State::Buffer &b = s->buf[id];
       const size_t keep =
           k < OUTPUTS ? out_n[k] * sizeof(int2) : end * sizeof(int2);
-      const size_t need = k < OUTPUTS ? (out_n[k] + n) * sizeof(int2)
-                                      : (end + cap) * sizeof(int2);
-      if (need > b.bytes) {
-        State::Buffer old = b;
-        b = State::Buffer{};
-        CHECK(reserve(s, id, need, err));
-        if (old.p != nullptr) {
-          TRY(cudaMemcpyAsync(b.p, old.p, keep, cudaMemcpyDeviceToDevice,
-                              stream));
-          TRY(cudaStreamSynchronize(stream));
-          TRY(cudaFree(old.p));
-        }
-      }
+      const size_t need =
+          k < OUTPUTS ? list_bytes(out_n[k] + n) : (end + cap) * sizeof(int2);
+      CHECK(grow_keeping(s, id, need, keep, stream, err));
     }
     const int2 *pairs = at<int2>(s, State::STACK) + seg.begin;
     int64_t *count = at<int64_t>(s, State::COUNT);
@@ -491,37 +550,39 @@ tfmm_status sweep(State *s, const tfmm_tree_gpu *tree, const Rule &rule,
 }
 
 /* Output o's pairs as CSR by target (position: leaf positions for the
- * near list), stable: each target's entries keep the sweep's order. */
+ * near list), stable: each target's entries keep the sweep's order. The
+ * pairs are split into keys and values in the scratch (PAIRS, sized by
+ * the caller for the longest list) and sorted back into their own buffer,
+ * the values (the CSR index) in its first half, the keys after them. */
 tfmm_status to_csr(State *s, int o, int64_t count, int64_t ntargets,
                    const int32_t *position, tfmm_csr_gpu *csr,
                    cudaStream_t stream, tfmm_error *err) {
-  if (count > INT32_MAX)
-    return tfmm_error_set(err, TFMM_ERR_UNSUPPORTED,
-                          "traverse_gpu: %lld list entries; the lists take "
-                          "at most 2^31 - 1 (use a larger leaf size)",
-                          (long long)count);
-  const size_t bytes4 = (count > 0 ? count : 1) * sizeof(int32_t);
-  CHECK(reserve(s, State::KEY, bytes4, err));
-  CHECK(reserve(s, State::KEY_SORTED, bytes4, err));
-  CHECK(reserve(s, State::VALUE, bytes4, err));
-  CHECK(reserve(s, State::INDEX0 + o, bytes4, err));
   CHECK(reserve(s, State::OFFSET0 + o, (ntargets + 1) * sizeof(int64_t), err));
-  int32_t *key = at<int32_t>(s, State::KEY);
-  int32_t *sorted = at<int32_t>(s, State::KEY_SORTED);
-  int32_t *value = at<int32_t>(s, State::VALUE);
-  int32_t *index = at<int32_t>(s, State::INDEX0 + o);
+  const State::Buffer &out = s->buf[State::OUT0 + o];
+  const size_t half = aligned((size_t)count * sizeof(int32_t));
+  if (out.p == nullptr || out.bytes < list_bytes(count) ||
+      s->buf[State::PAIRS].bytes < 2 * half)
+    return tfmm_error_set(err, TFMM_ERR_CUDA,
+                          "traverse_gpu: list %d of %lld entries has no room "
+                          "(%zu and %zu bytes)",
+                          o, (long long)count, out.bytes,
+                          s->buf[State::PAIRS].bytes);
+  int32_t *index = (int32_t *)out.p;
+  int32_t *sorted = (int32_t *)((char *)out.p + half);
+  int32_t *key = at<int32_t>(s, State::PAIRS);
+  int32_t *value = (int32_t *)((char *)s->buf[State::PAIRS].p + half);
   int64_t *offset = at<int64_t>(s, State::OFFSET0 + o);
   if (count > 0) {
     split_pairs<<<blocks(count), THREADS, 0, stream>>>(
-        count, at<int2>(s, State::OUT0 + o), position, key, value);
+        count, (const int2 *)out.p, position, key, value);
     TRY(cudaGetLastError());
     int bits = 1;
     while (bits < 31 && (int64_t{1} << bits) <= ntargets)
       bits++;
     /* The double-buffer form: CUB sorts between the two buffers it is
-     * given instead of allocating its own pair of them in its scratch
-     * (8 bytes an entry: 130 bytes a body at 16M); the result is in
-     * whichever buffer holds it last. */
+     * given instead of allocating its own pair of them in its scratch;
+     * the pairs, split, are no longer needed, so their buffer is the
+     * second pair. The result is in whichever buffer holds it last. */
     cub::DoubleBuffer<int32_t> keys(key, sorted), values(value, index);
     size_t bytes = 0;
     TRY(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys, values,
@@ -541,33 +602,31 @@ tfmm_status to_csr(State *s, int o, int64_t count, int64_t ntargets,
   return TFMM_OK;
 }
 
-/* The near field's body pairs and the M2P evaluations, summed (whole
- * numbers below 2^53: exact in any order). */
+/* The near field's body pairs and the M2P evaluations, summed from the
+ * pairs (before to_csr overwrites them); whole numbers below 2^53: exact
+ * in any order. */
 tfmm_status count_work(State *s, const Cells &c, const int64_t out_n[OUTPUTS],
                        tfmm_traverse_gpu_lists *l, cudaStream_t stream,
                        tfmm_error *err) {
   const int which[2] = {OUT_NEAR, OUT_M2P};
-  const int64_t most =
-      out_n[OUT_NEAR] > out_n[OUT_M2P] ? out_n[OUT_NEAR] : out_n[OUT_M2P];
-  CHECK(reserve(s, State::WORK, (most + 2) * sizeof(double), err));
-  double *per = at<double>(s, State::WORK);
+  CHECK(reserve(s, State::WORK, 2 * sizeof(double), err));
+  double *sum = at<double>(s, State::WORK);
   for (int k = 0; k < 2; k++) {
     const int64_t count = out_n[which[k]];
     if (count == 0) {
       s->host_work[k] = 0;
       continue;
     }
-    pair_work<<<blocks(count), THREADS, 0, stream>>>(
-        count, at<int2>(s, State::OUT0 + which[k]), c, which[k] == OUT_M2P,
-        per);
-    TRY(cudaGetLastError());
+    const WorkIter work(
+        thrust::counting_iterator<int64_t>(0),
+        PairWork{at<int2>(s, State::OUT0 + which[k]), c, which[k] == OUT_M2P});
     size_t bytes = 0;
-    TRY(cub::DeviceReduce::Sum(nullptr, bytes, per, per + most + k, (int)count,
+    TRY(cub::DeviceReduce::Sum(nullptr, bytes, work, sum + k, (int)count,
                                stream));
     CHECK(temp(s, bytes, err));
-    TRY(cub::DeviceReduce::Sum(s->buf[State::TEMP].p, bytes, per,
-                               per + most + k, (int)count, stream));
-    TRY(cudaMemcpyAsync(s->host_work + k, per + most + k, sizeof(double),
+    TRY(cub::DeviceReduce::Sum(s->buf[State::TEMP].p, bytes, work, sum + k,
+                               (int)count, stream));
+    TRY(cudaMemcpyAsync(s->host_work + k, sum + k, sizeof(double),
                         cudaMemcpyDeviceToHost, stream));
   }
   TRY(cudaStreamSynchronize(stream));
@@ -592,6 +651,8 @@ tfmm_status run(tfmm_traverse_gpu *t, const tfmm_tree_gpu *tree,
   State *s = t->state;
   tfmm_traverse_gpu_lists *l = &t->lists;
   *l = tfmm_traverse_gpu_lists{};
+  t->runs++;
+  s->lent = 0;
   Rule rule{};
   rule.c = Cells{tree->d_center,
                  tree->d_radius,
@@ -613,7 +674,22 @@ tfmm_status run(tfmm_traverse_gpu *t, const tfmm_tree_gpu *tree,
   l->d_accel = rule.c.accel;
   int64_t out_n[OUTPUTS];
   CHECK(sweep(s, tree, rule, out_n, l, stream, err));
+  int64_t most = 0;
+  for (int o = 0; o < OUTPUTS; o++) {
+    if (out_n[o] > INT32_MAX)
+      return tfmm_error_set(err, TFMM_ERR_UNSUPPORTED,
+                            "traverse_gpu: %lld list entries; the lists take "
+                            "at most 2^31 - 1 (use a larger leaf size)",
+                            (long long)out_n[o]);
+    most = out_n[o] > most ? out_n[o] : most;
+  }
+  CHECK(count_work(s, rule.c, out_n, l, stream, err));
   CHECK(reserve(s, State::POSITION, tree->ncells * sizeof(int32_t), err));
+  /* The scratch is the largest buffer but holds nothing between runs
+   * (growing it copies nothing): 1/16 more room, not 1/4. */
+  TRY(tfmm_device_buffer_reserve_slack(
+      &s->buf[State::PAIRS], 2 * aligned((size_t)most * sizeof(int32_t)), 16));
+  note(s, 0);
   int32_t *position = at<int32_t>(s, State::POSITION);
   leaf_positions<<<blocks(tree->nleaves), THREADS, 0, stream>>>(
       tree->nleaves, tree->d_leaves, position);
@@ -627,7 +703,10 @@ tfmm_status run(tfmm_traverse_gpu *t, const tfmm_tree_gpu *tree,
   l->m2l_count = out_n[OUT_M2L];
   l->near_count = out_n[OUT_NEAR];
   l->m2p_count = out_n[OUT_M2P];
-  return count_work(s, rule.c, out_n, l, stream, err);
+  for (int o = 0; o < OUTPUTS; o++)
+    s->count[o] = out_n[o];
+  s->lent = 1;
+  return TFMM_OK;
 }
 
 } // namespace
@@ -648,6 +727,41 @@ extern "C" size_t tfmm_traverse_gpu_bytes(const tfmm_traverse_gpu *t) {
     for (int k = 0; k < State::BUFFERS; k++)
       sum += t->state->buf[k].bytes;
   return sum;
+}
+
+extern "C" size_t tfmm_traverse_gpu_peak_bytes(const tfmm_traverse_gpu *t) {
+  return t != nullptr && t->state != nullptr ? t->state->peak : 0;
+}
+
+extern "C" int tfmm_traverse_gpu_spare(const tfmm_traverse_gpu *t,
+                                       tfmm_traverse_gpu_region out[]) {
+  if (t == nullptr || t->state == nullptr || !t->state->lent)
+    return 0;
+  const State *s = t->state;
+  tfmm_traverse_gpu_region r[TFMM_TRAVERSE_GPU_SPARES];
+  int m = 0;
+  const int whole[] = {State::PAIRS, State::STACK, State::COUNT, State::AT};
+  for (int k : whole)
+    r[m++] = {s->buf[k].p, s->buf[k].bytes};
+  for (int o = 0; o < OUTPUTS; o++) { /* after the index: the sorted keys */
+    const State::Buffer &b = s->buf[State::OUT0 + o];
+    const size_t used = aligned((size_t)s->count[o] * sizeof(int32_t));
+    r[m++] = {b.p != nullptr ? (char *)b.p + used : nullptr,
+              b.bytes > used ? b.bytes - used : 0};
+  }
+  int count = 0;
+  for (int k = 0; k < m; k++) { /* largest first */
+    int best = -1;
+    for (int j = 0; j < m; j++)
+      if (r[j].p != nullptr && r[j].bytes >= ALIGN &&
+          (best < 0 || r[j].bytes > r[best].bytes))
+        best = j;
+    if (best < 0)
+      break;
+    out[count++] = r[best];
+    r[best].p = nullptr;
+  }
+  return count;
 }
 
 extern "C" void tfmm_traverse_gpu_release(tfmm_traverse_gpu *t) {

@@ -39,7 +39,15 @@
  * sweep waits on the stream once a round, for the size of the next
  * frontier (rounds: about twice the tree's depth). Buffers are kept in
  * the state between calls and grown when a traversal needs more; the
- * lists point into them and live until the next call or release. */
+ * lists point into them and live until the next call or release.
+ *
+ * Memory (the sweep's output: 8 bytes an entry; the lists keep 4): each
+ * list is sorted from two int32 arrays in a scratch shared by the lists
+ * into the two halves of its own output buffer, the CSR index in the
+ * first (16 bytes an entry at the peak, instead of 24). Once a run has
+ * returned, the scratch, the frontier's buffers and the second halves are
+ * dead until the next run: tfmm_traverse_gpu_spare lends them to the
+ * stages that follow (the gpu schedule's near and far fields). */
 #ifndef TFMM_TRAVERSE_GPU_H
 #define TFMM_TRAVERSE_GPU_H
 
@@ -93,7 +101,17 @@ typedef struct tfmm_traverse_gpu_lists {
 typedef struct tfmm_traverse_gpu {
   struct tfmm_traverse_gpu_state *state; /* buffers, made on first use */
   tfmm_traverse_gpu_lists lists;         /* of the last traversal */
+  uint64_t runs; /* traversals started: memory lent after run k (see
+                    tfmm_traverse_gpu_spare) is lent while runs is k */
 } tfmm_traverse_gpu;
+
+/* A region of device memory. */
+typedef struct tfmm_traverse_gpu_region {
+  void *p;
+  size_t bytes;
+} tfmm_traverse_gpu_region;
+
+enum { TFMM_TRAVERSE_GPU_SPARES = 8 };
 
 /* The lists of `tree` under `params` into t->lists. Invalid parameters
  * are TFMM_ERR_INVALID_ARGUMENT, CUDA failures TFMM_ERR_CUDA (out of
@@ -107,6 +125,22 @@ tfmm_status tfmm_traverse_gpu_run(tfmm_traverse_gpu *t,
 
 /* Device bytes the state holds. */
 size_t tfmm_traverse_gpu_bytes(const tfmm_traverse_gpu *t);
+
+/* The most device bytes the state has held at once: what it holds, or
+ * more while an output buffer grew (the old one copied into the new). */
+size_t tfmm_traverse_gpu_peak_bytes(const tfmm_traverse_gpu *t);
+
+/* Device memory the state holds but does not need from the return of a
+ * successful tfmm_traverse_gpu_run to the start of the next run (the
+ * lists' sort scratch, the frontier's buffers, the lists' spare halves):
+ * at most TFMM_TRAVERSE_GPU_SPARES regions, 256-byte aligned, largest
+ * first, into out; returns their count (0 before a run or after one that
+ * failed). A caller may use them for work it enqueues on the stream the
+ * lists were made on until it starts the traversal again (t->runs
+ * counts the runs); the next run, on that stream, reuses or frees them
+ * after that work. */
+int tfmm_traverse_gpu_spare(const tfmm_traverse_gpu *t,
+                            tfmm_traverse_gpu_region out[]);
 
 /* Frees the buffers; t is zeroed and reusable. */
 void tfmm_traverse_gpu_release(tfmm_traverse_gpu *t);

@@ -428,7 +428,8 @@ Layout make_layout(int64_t n, int64_t cells, size_t temp_bytes) {
   l.box = place(&at, 11 * sizeof(double));
   l.reduced = place(&at, sizeof(Box));
   l.counters = place(&at, 4 * sizeof(int32_t));
-  l.leaves = place(&at, n * sizeof(int32_t));
+  /* Leaves: at most one a cell (the selection writes only those). */
+  l.leaves = place(&at, (cells < n ? cells : n) * sizeof(int32_t));
   l.center = place(&at, 3 * cells * sizeof(double));
   l.radius = place(&at, cells * sizeof(double));
   l.cmass = place(&at, cells * sizeof(double));

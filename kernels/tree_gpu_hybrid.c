@@ -65,13 +65,18 @@ static tfmm_status build(tfmm_tree_gpu_hybrid *h, size_t n, const double *pos,
                          tfmm_tree_gpu_hybrid_times *times, tfmm_error *err) {
   cudaStream_t s = (cudaStream_t)h->stream;
   double t0 = tfmm_wtime();
+  /* Already in place (tfmm_tree_gpu_hybrid_bodies): nothing to copy. */
+  const int in_place = h->d_bodies != NULL && pos == h->d_bodies &&
+                       mass == pos + 3 * n &&
+                       h->bodies_bytes >= 4 * n * sizeof(double);
   cudaError_t e = grow(&h->d_bodies, &h->bodies_bytes, 4 * n * sizeof(double));
   if (e != cudaSuccess)
     return cuda_failed(err, e, "allocating the bodies");
   double *d_pos = h->d_bodies, *d_mass = d_pos + 3 * n;
   /* Host or device arrays (unified addressing tells which). */
-  e = cudaMemcpyAsync(d_pos, pos, 3 * n * sizeof *pos, cudaMemcpyDefault, s);
-  if (e == cudaSuccess)
+  if (!in_place)
+    e = cudaMemcpyAsync(d_pos, pos, 3 * n * sizeof *pos, cudaMemcpyDefault, s);
+  if (e == cudaSuccess && !in_place)
     e = cudaMemcpyAsync(d_mass, mass, n * sizeof *mass, cudaMemcpyDefault, s);
   if (e == cudaSuccess)
     e = cudaStreamSynchronize(s);
@@ -114,6 +119,13 @@ tfmm_status tfmm_tree_gpu_hybrid_build(tfmm_tree_gpu_hybrid *h, int device,
   if (st == TFMM_OK)
     st = build(h, n, pos, mass, params, out, times, err);
   return tfmm_tree_gpu_hybrid_leave(previous, st);
+}
+
+tfmm_status tfmm_tree_gpu_hybrid_bodies(tfmm_tree_gpu_hybrid *h, size_t n,
+                                        tfmm_error *err) {
+  cudaError_t e = grow(&h->d_bodies, &h->bodies_bytes, 4 * n * sizeof(double));
+  return e == cudaSuccess ? TFMM_OK
+                          : cuda_failed(err, e, "allocating the bodies");
 }
 
 static tfmm_status upward(tfmm_tree_gpu_hybrid *h, int p, double *M,

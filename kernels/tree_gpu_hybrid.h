@@ -64,6 +64,14 @@ tfmm_status tfmm_tree_gpu_hybrid_build(tfmm_tree_gpu_hybrid *h, int device,
                                        tfmm_tree_gpu_hybrid_times *times,
                                        tfmm_error *err);
 
+/* Room for n bodies in h->d_bodies (3n positions, then n masses; the
+ * contents are not kept when it grows), on h's device (entered). The gpu
+ * schedule writes its scaled device bodies there, and the build then
+ * takes them where they are (pos == d_bodies, mass == d_bodies + 3n: no
+ * copy). */
+tfmm_status tfmm_tree_gpu_hybrid_bodies(tfmm_tree_gpu_hybrid *h, size_t n,
+                                        tfmm_error *err);
+
 /* The multipoles of order p of the last tree built, on the GPU, copied to
  * M (host, ncells * (p + 1)(p + 2) doubles), or kept on the device only
  * when M is NULL. *seconds: the wall time. */
