@@ -16,6 +16,7 @@
 #include "gpu_context.h"
 
 #include "farfield/operators.h"
+#include "order_dispatch.cuh"
 
 #include <cuda_runtime.h>
 
@@ -77,24 +78,7 @@ extern "C" tfmm_status tfmm_farfield_gpu_l2p_fast(const tfmm_tree_gpu *tree,
       d_L == NULL || d_phi == NULL || d_grad == NULL)
     return tfmm_farfield_gpu_l2p(tree, p, d_L, d_phi, d_grad, stream, err);
   cudaStream_t s = (cudaStream_t)stream;
-  switch (p) {
-  case 0:
-    return launch<0>(tree, d_L, d_phi, d_grad, s, err);
-  case 1:
-    return launch<1>(tree, d_L, d_phi, d_grad, s, err);
-  case 2:
-    return launch<2>(tree, d_L, d_phi, d_grad, s, err);
-  case 3:
-    return launch<3>(tree, d_L, d_phi, d_grad, s, err);
-  case 4:
-    return launch<4>(tree, d_L, d_phi, d_grad, s, err);
-  case 5:
-    return launch<5>(tree, d_L, d_phi, d_grad, s, err);
-  case 6:
-    return launch<6>(tree, d_L, d_phi, d_grad, s, err);
-  case 7:
-    return launch<7>(tree, d_L, d_phi, d_grad, s, err);
-  default:
-    return launch<8>(tree, d_L, d_phi, d_grad, s, err);
-  }
+  return tfmm_order_dispatch<8>(p, [&](auto order) {
+    return launch<decltype(order)::value>(tree, d_L, d_phi, d_grad, s, err);
+  });
 }

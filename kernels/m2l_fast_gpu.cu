@@ -33,6 +33,7 @@
 #include "gpu_context.h"
 
 #include "farfield/operators.h"
+#include "order_dispatch.cuh"
 
 #include <cuda_runtime.h>
 
@@ -362,26 +363,10 @@ template <typename T>
 tfmm_status launch_order(const tfmm_tree_gpu *tree, const tfmm_csr_gpu *m2l,
                          int p, const T *d_M, double *d_L, int lanes,
                          cudaStream_t s, tfmm_error *err) {
-  switch (p) {
-  case 0:
-    return launch<0, T>(tree, m2l, d_M, d_L, lanes, s, err);
-  case 1:
-    return launch<1, T>(tree, m2l, d_M, d_L, lanes, s, err);
-  case 2:
-    return launch<2, T>(tree, m2l, d_M, d_L, lanes, s, err);
-  case 3:
-    return launch<3, T>(tree, m2l, d_M, d_L, lanes, s, err);
-  case 4:
-    return launch<4, T>(tree, m2l, d_M, d_L, lanes, s, err);
-  case 5:
-    return launch<5, T>(tree, m2l, d_M, d_L, lanes, s, err);
-  case 6:
-    return launch<6, T>(tree, m2l, d_M, d_L, lanes, s, err);
-  case 7:
-    return launch<7, T>(tree, m2l, d_M, d_L, lanes, s, err);
-  default:
-    return launch<8, T>(tree, m2l, d_M, d_L, lanes, s, err);
-  }
+  return tfmm_order_dispatch<8>(p, [&](auto order) {
+    return launch<decltype(order)::value, T>(tree, m2l, d_M, d_L, lanes, s,
+                                             err);
+  });
 }
 
 tfmm_status check_lanes(int lanes, tfmm_error *err) {

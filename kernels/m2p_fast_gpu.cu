@@ -18,6 +18,7 @@
 #include "gpu_context.h"
 
 #include "farfield/operators.h"
+#include "order_dispatch.cuh"
 
 #include <cuda_runtime.h>
 
@@ -101,24 +102,8 @@ tfmm_farfield_gpu_m2p_fast(const tfmm_tree_gpu *tree, const tfmm_csr_gpu *list,
     return tfmm_farfield_gpu_m2p(tree, list, p, d_M, d_phi, d_grad, stream,
                                  err);
   cudaStream_t s = (cudaStream_t)stream;
-  switch (p) {
-  case 0:
-    return launch<0>(tree, list, d_M, d_phi, d_grad, s, err);
-  case 1:
-    return launch<1>(tree, list, d_M, d_phi, d_grad, s, err);
-  case 2:
-    return launch<2>(tree, list, d_M, d_phi, d_grad, s, err);
-  case 3:
-    return launch<3>(tree, list, d_M, d_phi, d_grad, s, err);
-  case 4:
-    return launch<4>(tree, list, d_M, d_phi, d_grad, s, err);
-  case 5:
-    return launch<5>(tree, list, d_M, d_phi, d_grad, s, err);
-  case 6:
-    return launch<6>(tree, list, d_M, d_phi, d_grad, s, err);
-  case 7:
-    return launch<7>(tree, list, d_M, d_phi, d_grad, s, err);
-  default:
-    return launch<8>(tree, list, d_M, d_phi, d_grad, s, err);
-  }
+  return tfmm_order_dispatch<8>(p, [&](auto order) {
+    return launch<decltype(order)::value>(tree, list, d_M, d_phi, d_grad, s,
+                                          err);
+  });
 }

@@ -6,6 +6,7 @@
 #include "gpu_context.h"
 
 #include "farfield/operators.h"
+#include "order_dispatch.cuh"
 
 #include <cuda_runtime.h>
 
@@ -341,18 +342,7 @@ extern "C" tfmm_status tfmm_upward_gpu_fast(const tfmm_tree_gpu *tree, int p,
                           : p2m<8>(t, p, tree->nleaves, d_M, s, err);
   if (st != TFMM_OK)
     return st;
-  switch (p) {
-  case 0:
-    return m2m_fast<0>(tree, d_M, s, err);
-  case 1:
-    return m2m_fast<1>(tree, d_M, s, err);
-  case 2:
-    return m2m_fast<2>(tree, d_M, s, err);
-  case 3:
-    return m2m_fast<3>(tree, d_M, s, err);
-  case 4:
-    return m2m_fast<4>(tree, d_M, s, err);
-  default:
-    return m2m_fast<5>(tree, d_M, s, err);
-  }
+  return tfmm_order_dispatch<5>(p, [&](auto order) {
+    return m2m_fast<decltype(order)::value>(tree, d_M, s, err);
+  });
 }
