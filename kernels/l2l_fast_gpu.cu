@@ -13,8 +13,9 @@
  *   |m - k| <= l - j, d = c_child - c_parent,
  *
  * the parent's coefficients read as tfmm_op_coeff_full forms them (through
- * the read-only cache: siblings are adjacent, so a warp's loads of one
- * parent are broadcasts) and R as tfmm_op_harmonic_full forms it. Fused
+ * the cache: siblings are adjacent, so a warp's loads of one parent are
+ * broadcasts) and R by tfmm_op_harmonic_full, whose indices the unrolled
+ * loops make constants, so R stays in registers. Fused
  * multiply-adds make it equal to the CPU's to rounding, not bit for bit.
  *
  * Cost per cell at order p: the regular harmonics of d (~6 (p + 1)(p + 2)
@@ -73,18 +74,9 @@ __global__ void __launch_bounds__(THREADS)
         const int m0 = -l > k - q ? -l : k - q, m1 = l < k + q ? l : k + q;
 #pragma unroll
         for (int m = m0; m <= m1; m++) {
-          /* Lp_l^m as tfmm_op_coeff_full forms it. */
-          const int a = m < 0 ? -m : m;
-          const double xr = __ldg(Lp + 2 * tri(l, a));
-          const double xi = a == 0 ? 0.0 : __ldg(Lp + 2 * tri(l, a) + 1);
-          const double par = (a & 1) ? -1.0 : 1.0;
-          const double ar = m >= 0 ? xr : par * xr;
-          const double ai = a == 0 ? 0.0 : m > 0 ? xi : -par * xi;
-          /* R_q^{m-k} as tfmm_op_harmonic_full forms it. */
-          const int mk = m - k, b = mk < 0 ? -mk : mk;
-          const double pb = (b & 1) ? -1.0 : 1.0;
-          const double br = mk > 0 ? rr[tri(q, b)] : pb * rr[tri(q, b)];
-          const double bi = mk > 0 ? ri[tri(q, b)] : -pb * ri[tri(q, b)];
+          double ar, ai, br, bi;
+          tfmm_op_coeff_full(Lp, 1.0, l, m, &ar, &ai);
+          tfmm_op_harmonic_full(rr, ri, q, m - k, &br, &bi);
           sr += ar * br - ai * bi;
           si += ar * bi + ai * br;
         }

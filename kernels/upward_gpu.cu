@@ -187,7 +187,7 @@ __global__ void m2m_level(tree_view t, int p, int64_t begin, double *M) {
  * translation's loops unroll and the shift's harmonics and the parent's
  * sums stay in registers. The same formula and order of sums as
  * tfmm_op_m2m_coeff, the children added in order; the children's
- * coefficients are read through the read-only cache. m2m_level gives
+ * coefficients are read by tfmm_op_coeff_full. m2m_level gives
  * each parent a block, full arrays in shared memory and two barriers,
  * which left the GPU waiting on latency (3.6 ms at 16M bodies, order 5).
  * Cost a parent: per child the regular harmonics (~6 (p + 1)(p + 2) / 2
@@ -230,21 +230,9 @@ __global__ void __launch_bounds__(M2M_FAST_THREADS)
           const int k0 = -j > m - l ? -j : m - l, k1 = j < m + l ? j : m + l;
 #pragma unroll
           for (int k = k0; k <= k1; k++) {
-            /* R_j^k as tfmm_op_harmonic_full forms it. */
-            const int a = k < 0 ? -k : k;
-            const double pa = (a & 1) ? -1.0 : 1.0;
-            const double ar = k > 0 ? rr[tfmm_harmonics_index(j, a)]
-                                    : pa * rr[tfmm_harmonics_index(j, a)];
-            const double ai = k > 0 ? ri[tfmm_harmonics_index(j, a)]
-                                    : -pa * ri[tfmm_harmonics_index(j, a)];
-            /* Mc_l^{m-k} as tfmm_op_coeff_full forms it. */
-            const int q = m - k, b = q < 0 ? -q : q;
-            const double xr = __ldg(Mc + 2 * tfmm_harmonics_index(l, b));
-            const double xi =
-                b == 0 ? 0.0 : __ldg(Mc + 2 * tfmm_harmonics_index(l, b) + 1);
-            const double pb = (b & 1) ? -1.0 : 1.0;
-            const double br = q >= 0 ? xr : pb * xr;
-            const double bi = b == 0 ? 0.0 : q > 0 ? xi : -pb * xi;
+            double ar, ai, br, bi;
+            tfmm_op_harmonic_full(rr, ri, j, k, &ar, &ai);
+            tfmm_op_coeff_full(Mc, 1.0, l, m - k, &br, &bi);
             sr += ar * br - ai * bi;
             si += ar * bi + ai * br;
           }
