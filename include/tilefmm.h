@@ -548,10 +548,30 @@ TFMM_API tfmm_status tfmm_diagnostics_compute(size_t n, const double *pos,
  * continues as the sim straight through would have. The time is always
  * computed afresh as time_initial + step * dt, never accumulated.
  *
+ * Individual time steps (tfmm_sim_config.eta > 0) follow GADGET-4 and
+ * SWIFT: every body takes steps of dt_max / 2^k for its own k (its bin),
+ * the longest with dt_i <= sqrt(2 eta eps / |a_i|), eps the solver's
+ * softening length and a_i its acceleration (G included). Time is counted
+ * in ticks of dt_max / 2^K (K = floor(log2(dt_max / dt_min)) <= 40); a
+ * step of a body in bin b lasts 2^b ticks and begins on a multiple of
+ * 2^b. A sim step goes to the next tick at which some body's step ends:
+ *   - bodies whose step ended at the current tick (synchronised) get their
+ *     new bin from their acceleration (at most the largest bin whose steps
+ *     begin at this tick) and the opening half kick v += a 2^b tick / 2;
+ *   - every body drifts to the next tick;
+ *   - the forces are computed at the bodies whose step ends there (the
+ *     active ones, tfmm_solver_compute_active; the sources are every body
+ *     at its drifted position), which get the closing half kick.
+ * A body's bin thus changes only at the end of its own step, and each
+ * step is kick-drift-kick about its own middle. The bodies are all
+ * synchronised at multiples of dt_max (synchronisation points): the
+ * diagnostics, tfmm_sim_advance_to and the outputs of tilefmm run happen
+ * there. With one global step (eta = 0) this is the scheme above with one
+ * bin, K = 0 and a tick of dt, bit for bit.
+ *
  * The bodies live on the host, in the caller's order. (Later versions may
- * keep them on the GPU and give bodies their own time steps: fields will
- * then be added to tfmm_sim_config and tfmm_sim_state, and tfmm_sim_save
- * will copy the state to the host; the calls below keep their meaning.)
+ * keep them on the GPU: tfmm_sim_save will copy the state to the host; the
+ * calls below keep their meaning.)
  *
  * Errors: every call that can fail returns a tfmm_status and leaves a
  * message on the sim (tfmm_sim_message), as the solver does. */
@@ -569,6 +589,18 @@ typedef struct tfmm_sim_config {
   double time_initial; /* time of the bodies given to tfmm_sim_create,
                           finite; default 0. tfmm_sim_restore takes it from
                           the state instead */
+  double eta;          /* > 0: individual time steps (see above), the accuracy
+                          parameter of the criterion sqrt(2 eta eps / |a|); the
+                          solver's eps must then be > 0. 0 (default): the one
+                          global step dt. SWIFT's and GADGET-4's usual value is
+                          0.025 */
+  double dt_max;       /* individual steps: the longest step, finite and > 0, a
+                          synchronisation point every dt_max; 0 (default): dt */
+  double dt_min;       /* individual steps: the shortest step is dt_max / 2^K,
+                          K = floor(log2(dt_max / dt_min)), at most 40 bins
+                          below dt_max; bodies that ask for less take it, and
+                          are counted (tfmm_step_stats.short_steps). 0
+                          (default): dt_max / 2^16 */
 } tfmm_sim_config;
 
 /* The whole state a restart needs, as tfmm_sim_save gives it and
@@ -585,6 +617,17 @@ typedef struct tfmm_sim_state {
   double time_initial;            /* time at step 0 */
   double energy_initial;          /* total energy E = K + W at step 0,
                                      the base of the relative energy error */
+  int64_t ticks;                  /* the time since time_initial in ticks;
+                                     0 with tick 0 and bins NULL: a state
+                                     of one global step (ticks = step) */
+  double tick;                    /* the length of a tick (dt with one
+                                     global step, dt_max / 2^K with
+                                     individual steps); 0 as above */
+  const signed char *bins;        /* n: the bodies' bins (steps of 2^bin
+                                     ticks); NULL: all 0. Mid-way through
+                                     a body's step (ticks not a multiple
+                                     of 2^bin) its velocity is the one
+                                     half-kicked at the step's start */
 } tfmm_sim_state;
 
 /* What the last tfmm_sim_start, tfmm_sim_step or tfmm_sim_advance_to did
@@ -597,6 +640,12 @@ typedef struct tfmm_step_stats {
   double time_integrate; /* kicks and drifts */
   double time_forces;    /* force evaluations (tfmm_solver_compute) */
   double time_total;     /* the whole call */
+  int64_t updates;       /* bodies given forces (the active bodies summed
+                            over the steps) */
+  int64_t short_steps;   /* bodies whose criterion asked for a step
+                            shorter than the shortest (dt_min), summed over
+                            the steps: more than a few means dt_min is too
+                            long, or eps too small, for eta */
 } tfmm_step_stats;
 
 /* Fills cfg with the documented defaults. */
@@ -640,7 +689,9 @@ TFMM_API void tfmm_sim_destroy(tfmm_sim *sim);
  * the accelerations and potentials read NaN. */
 TFMM_API tfmm_status tfmm_sim_start(tfmm_sim *sim);
 
-/* Takes nsteps >= 0 kick-drift-kick steps. On a failed force evaluation
+/* Takes nsteps >= 0 kick-drift-kick steps (with individual steps, each to
+ * the next tick at which some body's step ends; see above). On a failed
+ * force evaluation
  * (two bodies met with eps = 0, say) the message names the step (the steps
  * done when it began) and the cause; that step's kick and drift are done,
  * so the bodies are part-way through it, and every later call that
@@ -648,27 +699,54 @@ TFMM_API tfmm_status tfmm_sim_start(tfmm_sim *sim);
  * _diagnostics) returns the same status with the same message. */
 TFMM_API tfmm_status tfmm_sim_step(tfmm_sim *sim, int64_t nsteps);
 
-/* Steps on to the first time on the step grid (time_initial + k dt) that
- * is at or after t, where a time within 1e-9 dt below a grid point counts
- * as on it (t_end of `tilefmm run` ends on the same step): k = ceil((t -
- * time_initial) / dt - 1e-9). tfmm_sim_time tells the time reached, which
- * is t itself only when t is on the grid. A t before the current time
- * (k < the steps done) or not finite is refused
- * (TFMM_ERR_INVALID_ARGUMENT), as is one more than 10^15 steps away.
- * Failures as for tfmm_sim_step. */
+/* Steps on to the first synchronisation point (time_initial + k dt, dt
+ * being dt_max with individual steps) that is at or after t, where a time
+ * within 1e-9 dt below a grid point counts as on it (t_end of `tilefmm
+ * run` ends on the same step): k = ceil((t - time_initial) / dt - 1e-9).
+ * tfmm_sim_time tells the time reached, which is t itself only when t is
+ * on the grid. A t before the current time (k dt before it) or not finite
+ * is refused (TFMM_ERR_INVALID_ARGUMENT), as is one more than 10^15 steps
+ * away. Failures as for tfmm_sim_step. */
 TFMM_API tfmm_status tfmm_sim_advance_to(tfmm_sim *sim, double t);
 
-/* The current time, time_initial + steps * dt; NaN for NULL. */
+/* The current time, time_initial + ticks * tick (steps * dt with one
+ * global step); NaN for NULL. */
 TFMM_API double tfmm_sim_time(const tfmm_sim *sim);
 
 /* Steps done since time_initial (a restored sim counts the steps before
  * its state was saved); 0 for NULL. */
 TFMM_API int64_t tfmm_sim_steps(const tfmm_sim *sim);
 
+/* Synchronisation points passed since time_initial: the time is
+ * time_initial + this * dt (dt_max with individual steps) when
+ * tfmm_sim_synchronised; with one global step, the steps. 0 for NULL. */
+TFMM_API int64_t tfmm_sim_syncs(const tfmm_sim *sim);
+
+/* 1 when every body is at the current time (its step ended there): at a
+ * synchronisation point, and always with one global step; 0 otherwise or
+ * for NULL. */
+TFMM_API int tfmm_sim_synchronised(const tfmm_sim *sim);
+
+/* The bodies in each bin: counts[b] for b = 0 .. min(K, size - 1), bin b
+ * taking steps of dt_max / 2^(K - b). Returns K (0 with one global step),
+ * or -1 for NULL. */
+TFMM_API int tfmm_sim_bins(const tfmm_sim *sim, int64_t *counts, int size);
+
+/* The criterion at the current accelerations, for a given eta (> 0) and
+ * the solver's eps: the shortest sqrt(2 eta eps / |a_i|) over the bodies
+ * in *shortest, and in *longer (may be NULL) the bodies for which the
+ * step (dt, or dt_max with individual steps) is longer than theirs: what
+ * a fixed step should be checked against. Computes the forces first when
+ * they are not known. TFMM_ERR_INVALID_ARGUMENT with eps = 0 (the
+ * criterion needs a softening length) or eta not > 0. */
+TFMM_API tfmm_status tfmm_sim_step_criterion(tfmm_sim *sim, double eta,
+                                             double *shortest, size_t *longer);
+
 /* The number of bodies; 0 for NULL. */
 TFMM_API size_t tfmm_sim_count(const tfmm_sim *sim);
 
-/* The state: bodies, forces, step, time_initial, energy_initial, as views
+/* The state: bodies, forces, step, time_initial, energy_initial, ticks,
+ * tick and bins, as views
  * of the sim's arrays (see tfmm_sim_state), to read or to write out as a
  * snapshot or a checkpoint. Before the forces are computed (see
  * tfmm_sim_create) acc, pot and energy_initial are NaN, and
@@ -679,9 +757,10 @@ TFMM_API tfmm_status tfmm_sim_save(tfmm_sim *sim, tfmm_sim_state *out);
 
 /* The conserved quantities at the current step (tfmm_diagnostics_compute
  * of the bodies and their potentials), computing the forces first when
- * they are not known (tfmm_sim_start). energy_error, if not NULL, gets
- * the relative energy error (E - E_initial) / |E_initial| (0 when
- * E_initial = 0). On failure *out and *energy_error are NaN. */
+ * they are not known (tfmm_sim_start). Only at a synchronisation point
+ * (tfmm_sim_synchronised; TFMM_ERR_INVALID_ARGUMENT elsewhere). energy_error,
+ * if not NULL, gets the relative energy error (E - E_initial) / |E_initial| (0
+ * when E_initial = 0). On failure *out and *energy_error are NaN. */
 TFMM_API tfmm_status tfmm_sim_diagnostics(tfmm_sim *sim, tfmm_diagnostics *out,
                                           double *energy_error);
 

@@ -4,6 +4,7 @@
  * saved state bit-identical to the run straight through; the step grid of
  * tfmm_sim_advance_to; and bad input refused with a status and a message,
  * outputs poisoned first so that nothing stale passes. */
+#include "kepler.h"
 #include "testutil.h"
 
 #include <criterion/criterion.h>
@@ -44,40 +45,12 @@ Test(simulation, defaults_are_documented_values) {
   cr_expect(memcmp(&c.solver, &solver, sizeof solver) == 0);
   cr_expect_eq(c.dt, 1.0 / 128);
   cr_expect_eq(c.time_initial, 0.0);
+  cr_expect_eq(c.eta, 0.0, "one global step by default");
+  cr_expect_eq(c.dt_max, 0.0);
+  cr_expect_eq(c.dt_min, 0.0);
 }
 
 /* ---- Kepler: two bodies against Kepler's equation --------------------- */
-
-/* The relative orbit r = x_1 - x_0 of semi-major axis a = 1, eccentricity
- * e, total mass M = 1 (G = 1: mean motion 1, period 2 pi), pericentre on
- * +x at t = 0, at time t: E - e sin E = t solved by Newton's method, then
- * r = (cos E - e, sqrt(1 - e^2) sin E), v = dr/dt. */
-static void kepler_relative(double e, double t, double r[3], double v[3]) {
-  const double m = fmod(t, 2 * PI);
-  double E = m + e * sin(m);
-  for (int k = 0; k < 50; k++)
-    E -= (E - e * sin(E) - m) / (1 - e * cos(E));
-  const double dE = 1 / (1 - e * cos(E)), b = sqrt(1 - e * e);
-  r[0] = cos(E) - e;
-  r[1] = b * sin(E);
-  r[2] = 0;
-  v[0] = -sin(E) * dE;
-  v[1] = b * cos(E) * dE;
-  v[2] = 0;
-}
-
-/* Bodies of masses m0 and 1 - m0 about their centre of mass at rest. */
-static void kepler_bodies(double e, double m0, double t, double pos[6],
-                          double vel[6]) {
-  double r[3], v[3];
-  kepler_relative(e, t, r, v);
-  for (int d = 0; d < 3; d++) {
-    pos[d] = -(1 - m0) * r[d];
-    vel[d] = -(1 - m0) * v[d];
-    pos[3 + d] = m0 * r[d];
-    vel[3 + d] = m0 * v[d];
-  }
-}
 
 /* Steps a Kepler orbit of eccentricity 0.5 to 0.3 periods (past the
  * pericentre's fastest part: the orbit starts there) with the exact

@@ -13,6 +13,9 @@ void tfmm_sim_config_defaults(tfmm_sim_config *cfg) {
   tfmm_config_defaults(&cfg->solver);
   cfg->dt = 0.0078125; /* 1/128 */
   cfg->time_initial = 0.0;
+  cfg->eta = 0.0;
+  cfg->dt_max = 0.0;
+  cfg->dt_min = 0.0;
 }
 
 /* NaN in n doubles: forces not yet computed read as such. */
@@ -30,8 +33,12 @@ static tfmm_status new_handle(tfmm_sim **out, const tfmm_sim_config *cfg) {
     return TFMM_ERR_NO_MEMORY;
   s->energy_initial = NAN;
   const tfmm_status st = tfmm_sim_check_config(cfg, &s->err);
-  if (st == TFMM_OK)
+  if (st == TFMM_OK) {
     s->cfg = *cfg;
+    tfmm_sim_clock(cfg, &s->tick, &s->max_bin);
+    s->individual = cfg->eta > 0;
+    s->two_eta_eps = 2.0 * cfg->eta * cfg->solver.eps;
+  }
   return st;
 }
 
@@ -47,12 +54,15 @@ static tfmm_status allocate(tfmm_sim *s, size_t n) {
   s->acc = malloc(3 * n * sizeof *s->acc);
   s->pot = malloc(n * sizeof *s->pot);
   s->ids = malloc(n * sizeof *s->ids);
+  s->bin = calloc(n, sizeof *s->bin);
+  s->active = malloc(n * sizeof *s->active);
   if (s->pos == NULL || s->vel == NULL || s->mass == NULL || s->acc == NULL ||
-      s->pot == NULL || s->ids == NULL)
+      s->pot == NULL || s->ids == NULL || s->bin == NULL || s->active == NULL)
     return tfmm_error_set(&s->err, TFMM_ERR_NO_MEMORY,
                           "no memory for %zu bodies", n);
   poison(s->acc, 3 * n);
   poison(s->pot, n);
+  s->bin_count[0] = (int64_t)n;
   return TFMM_OK;
 }
 
@@ -104,7 +114,7 @@ tfmm_status tfmm_sim_restore(tfmm_sim **out, const tfmm_sim_config *cfg,
   tfmm_status st = new_handle(out, cfg);
   tfmm_sim *s = *out;
   if (st == TFMM_OK)
-    st = tfmm_sim_check_state(state, cfg->dt, &s->err);
+    st = tfmm_sim_check_state(state, s, &s->err);
   if (st == TFMM_OK)
     st = allocate(s, state->n);
   if (st != TFMM_OK)
@@ -114,6 +124,14 @@ tfmm_status tfmm_sim_restore(tfmm_sim **out, const tfmm_sim_config *cfg,
   memcpy(s->pot, state->pot, s->n * sizeof *s->pot);
   s->forces_known = 1;
   s->step = state->step;
+  const int legacy = state->tick == 0 && state->ticks == 0;
+  s->ticks = legacy ? state->step : state->ticks;
+  if (state->bins != NULL) {
+    memcpy(s->bin, state->bins, s->n * sizeof *s->bin);
+    memset(s->bin_count, 0, sizeof s->bin_count);
+    for (size_t i = 0; i < s->n; i++)
+      s->bin_count[s->bin[i]]++;
+  }
   s->cfg.time_initial = state->time_initial;
   s->energy_initial = state->energy_initial;
   return create_solver(s);
@@ -129,14 +147,38 @@ void tfmm_sim_destroy(tfmm_sim *s) {
   free(s->acc);
   free(s->pot);
   free(s->ids);
+  free(s->bin);
+  free(s->active);
   free(s);
 }
 
 double tfmm_sim_time(const tfmm_sim *s) {
-  return s == NULL ? NAN : s->cfg.time_initial + (double)s->step * s->cfg.dt;
+  return s == NULL ? NAN : s->cfg.time_initial + (double)s->ticks * s->tick;
 }
 
 int64_t tfmm_sim_steps(const tfmm_sim *s) { return s == NULL ? 0 : s->step; }
+
+int64_t tfmm_sim_syncs(const tfmm_sim *s) {
+  return s == NULL ? 0 : s->ticks >> s->max_bin;
+}
+
+int tfmm_sim_synchronised(const tfmm_sim *s) {
+  if (s == NULL)
+    return 0;
+  const int aligned = tfmm_timestep_aligned_bin(s->ticks, s->max_bin);
+  for (int b = aligned + 1; b <= s->max_bin; b++)
+    if (s->bin_count[b] > 0)
+      return 0;
+  return 1;
+}
+
+int tfmm_sim_bins(const tfmm_sim *s, int64_t *counts, int size) {
+  if (s == NULL)
+    return -1;
+  for (int b = 0; counts != NULL && b < size && b <= s->max_bin; b++)
+    counts[b] = s->bin_count[b];
+  return s->max_bin;
+}
 
 size_t tfmm_sim_count(const tfmm_sim *s) { return s == NULL ? 0 : s->n; }
 
@@ -161,7 +203,10 @@ tfmm_status tfmm_sim_save(tfmm_sim *s, tfmm_sim_state *out) {
                           .ids = s->ids,
                           .step = s->step,
                           .time_initial = s->cfg.time_initial,
-                          .energy_initial = s->energy_initial};
+                          .energy_initial = s->energy_initial,
+                          .ticks = s->ticks,
+                          .tick = s->tick,
+                          .bins = s->bin};
   s->err.message[0] = '\0';
   return TFMM_OK;
 }

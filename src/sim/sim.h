@@ -6,6 +6,7 @@
 #define TFMM_SIM_H
 
 #include "internal.h"
+#include "sim/timestep.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -19,8 +20,18 @@ struct tfmm_sim {
   double *acc, *pot;        /* 3n, n: the forces at pos once forces_known */
   uint64_t *ids;            /* n */
   int64_t step;             /* steps done since time_initial */
-  double energy_initial;    /* E at step 0; NaN until known */
-  int forces_known;         /* acc and pot are the forces at pos */
+  /* The clock (tilefmm.h): ticks since time_initial, a tick's length and
+   * the top bin K; one global step is K = 0, tick = dt. */
+  int64_t ticks;
+  double tick;
+  int max_bin;
+  int individual;        /* eta > 0 */
+  double two_eta_eps;    /* 2 eta eps, the criterion's numerator */
+  signed char *bin;      /* n: each body's bin */
+  unsigned char *active; /* n: the targets of the step's forces */
+  int64_t bin_count[TFMM_TIMESTEP_MAX_BIN + 1]; /* bodies in each bin */
+  double energy_initial; /* E at step 0; NaN until known */
+  int forces_known;      /* acc and pot are the forces at pos */
   /* A force evaluation failed in the middle of a step: the bodies are
    * part-way through it and no further step is taken. TFMM_OK otherwise. */
   tfmm_status broken;
@@ -34,7 +45,23 @@ tfmm_status tfmm_sim_check_config(const tfmm_sim_config *cfg, tfmm_error *err);
 tfmm_status tfmm_sim_check_bodies(size_t n, const double *pos,
                                   const double *vel, const double *mass,
                                   tfmm_error *err);
-tfmm_status tfmm_sim_check_state(const tfmm_sim_state *state, double dt,
+tfmm_status tfmm_sim_check_state(const tfmm_sim_state *state, const tfmm_sim *s,
                                  tfmm_error *err);
+
+/* The clock of cfg (tick, K) and whether it takes individual steps; cfg
+ * checked. */
+void tfmm_sim_clock(const tfmm_sim_config *cfg, double *tick, int *max_bin);
+
+/* The kicks and the drift on the host (sim_host.c), element-wise: the bits
+ * do not depend on the thread count.
+ * open: bodies with bin <= sync_bin (their step ended) get a new bin from
+ * the criterion (individual steps, at most limit) and the opening half
+ * kick; the bins are recounted into bin_count; the bodies that asked for
+ * less than a tick are returned.
+ * close: the closing half kick of the bodies with bin <= active_bin.
+ * activate: active[i] = bin[i] <= active_bin; returns the count. */
+int64_t tfmm_sim_host_open(tfmm_sim *s, int sync_bin, int limit);
+void tfmm_sim_host_close(tfmm_sim *s, int active_bin);
+size_t tfmm_sim_host_activate(tfmm_sim *s, int active_bin);
 
 #endif

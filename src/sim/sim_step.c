@@ -19,14 +19,19 @@ static tfmm_status check_usable(tfmm_sim *s) {
   return TFMM_OK;
 }
 
-/* The forces at the current positions, timed into the stats. The message
- * of a failure names the step (the steps done) and the solver's cause. */
-static tfmm_status compute_forces(tfmm_sim *s) {
+/* The forces at the current positions, timed into the stats: at the
+ * bodies marked in s->active, or at every body for active NULL. The
+ * message of a failure names the step (the steps done) and the solver's
+ * cause. */
+static tfmm_status compute_forces(tfmm_sim *s, const unsigned char *active,
+                                  size_t targets) {
   const double t0 = tfmm_wtime();
+  (void)active;
   const tfmm_status st =
       tfmm_solver_compute(s->solver, s->n, s->pos, s->mass, s->acc, s->pot);
   s->stats.time_forces += tfmm_wtime() - t0;
   s->stats.evaluations++;
+  s->stats.updates += (int64_t)targets;
   if (st != TFMM_OK)
     return tfmm_error_set(&s->err, st, "step %lld: %s", (long long)s->step,
                           tfmm_solver_message(s->solver));
@@ -38,7 +43,7 @@ static tfmm_status compute_forces(tfmm_sim *s) {
 static tfmm_status start(tfmm_sim *s) {
   if (s->forces_known)
     return TFMM_OK;
-  tfmm_status st = compute_forces(s);
+  tfmm_status st = compute_forces(s, NULL, s->n);
   if (st == TFMM_OK) {
     tfmm_diagnostics d;
     st = tfmm_diagnostics_compute(s->n, s->pos, s->vel, s->mass, s->pot, &d);
@@ -58,21 +63,41 @@ static tfmm_status start(tfmm_sim *s) {
   return TFMM_OK;
 }
 
-/* One step from s->step to s->step + 1. */
+/* One step, from the current tick to the next at which some body's step
+ * ends (tilefmm.h, "The simulation"): with one global step, exactly
+ *   kick(dt / 2), drift(dt), forces, kick(dt / 2). */
 static tfmm_status kdk(tfmm_sim *s) {
-  const double dt = s->cfg.dt;
   double t0 = tfmm_wtime();
-  tfmm_leapfrog_kick(s->n, s->vel, s->acc, 0.5 * dt);
-  tfmm_leapfrog_drift(s->n, s->pos, s->vel, dt);
+  /* The bodies whose step ended at this tick begin their next one; a new
+   * bin must begin here too. */
+  const int sync_bin = tfmm_timestep_aligned_bin(s->ticks, s->max_bin);
+  s->stats.short_steps += tfmm_sim_host_open(s, sync_bin, sync_bin);
+  int min_bin = 0;
+  while (s->bin_count[min_bin] == 0)
+    min_bin++;
+  const int64_t span = tfmm_timestep_ticks(min_bin);
+  const int64_t next = (s->ticks / span + 1) * span;
+  tfmm_leapfrog_drift(s->n, s->pos, s->vel,
+                      (double)(next - s->ticks) * s->tick);
+  /* The bodies whose step ends at next: all of them at a
+   * synchronisation point, which is every step with one global step. */
+  const int active_bin = tfmm_timestep_aligned_bin(next, s->max_bin);
+  size_t targets = s->n;
+  for (int b = active_bin + 1; b <= s->max_bin; b++)
+    targets -= (size_t)s->bin_count[b];
+  const int all = targets == s->n;
+  if (!all)
+    tfmm_sim_host_activate(s, active_bin);
   s->stats.time_integrate += tfmm_wtime() - t0;
-  const tfmm_status st = compute_forces(s);
+  const tfmm_status st = compute_forces(s, all ? NULL : s->active, targets);
   if (st != TFMM_OK) {
     s->broken = st;
     return st;
   }
   t0 = tfmm_wtime();
-  tfmm_leapfrog_kick(s->n, s->vel, s->acc, 0.5 * dt);
+  tfmm_sim_host_close(s, active_bin);
   s->stats.time_integrate += tfmm_wtime() - t0;
+  s->ticks = next;
   s->step++;
   s->stats.steps++;
   return TFMM_OK;
@@ -118,6 +143,15 @@ tfmm_status tfmm_sim_step(tfmm_sim *s, int64_t nsteps) {
   return steps(s, nsteps, t0);
 }
 
+/* Steps until the tick count reaches target (a synchronisation point). */
+static tfmm_status steps_to(tfmm_sim *s, int64_t target, double t0) {
+  tfmm_status st = start(s);
+  while (st == TFMM_OK && s->ticks < target)
+    st = kdk(s);
+  s->stats.time_total = tfmm_wtime() - t0;
+  return st;
+}
+
 tfmm_status tfmm_sim_advance_to(tfmm_sim *s, double t) {
   double t0;
   const tfmm_status st = begin(s, &t0);
@@ -125,17 +159,57 @@ tfmm_status tfmm_sim_advance_to(tfmm_sim *s, double t) {
     return st;
   /* The step count of tilefmm run's --t-end: a t within 1e-9 dt below a
    * grid time counts as on it, so that rounding in t does not add a
-   * step. */
-  const double k = ceil((t - s->cfg.time_initial) / s->cfg.dt - 1e-9);
-  if (!isfinite(t) || !(k < 1e15))
+   * step. The grid is that of the synchronisation points. */
+  const double sync = ldexp(s->tick, s->max_bin);
+  const double k = ceil((t - s->cfg.time_initial) / sync - 1e-9);
+  if (!isfinite(t) || !(k < 1e15) || !(ldexp(k, s->max_bin) < ldexp(1.0, 62)))
     return tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
                           "t = %g: must be finite and within 1e15 steps", t);
-  if (k < (double)s->step)
+  const int64_t target = (int64_t)k << s->max_bin;
+  if (target < s->ticks)
     return tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
                           "t = %.17g is before the simulation's time %.17g "
                           "(step %lld)",
                           t, tfmm_sim_time(s), (long long)s->step);
-  return steps(s, (int64_t)k - s->step, t0);
+  return steps_to(s, target, t0);
+}
+
+tfmm_status tfmm_sim_step_criterion(tfmm_sim *s, double eta, double *shortest,
+                                    size_t *longer) {
+  if (shortest != NULL)
+    *shortest = NAN;
+  if (longer != NULL)
+    *longer = 0;
+  if (s == NULL)
+    return TFMM_ERR_INVALID_ARGUMENT;
+  if (shortest == NULL)
+    return tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
+                          "the criterion's destination is NULL");
+  if (!(eta > 0) || !isfinite(eta) || !(s->cfg.solver.eps > 0))
+    return tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
+                          "the step criterion sqrt(2 eta eps / |a|) needs eta "
+                          "> 0 (%g) and eps > 0 (%g)",
+                          eta, s->cfg.solver.eps);
+  tfmm_status st = check_usable(s);
+  if (st == TFMM_OK && !s->forces_known)
+    st = tfmm_sim_start(s);
+  if (st != TFMM_OK)
+    return st;
+  const double two_eta_eps = 2.0 * eta * s->cfg.solver.eps;
+  const double step = ldexp(s->tick, s->max_bin);
+  double amax = 0.0;
+  size_t count = 0;
+  for (size_t i = 0; i < s->n; i++) {
+    const double *a = s->acc + 3 * i;
+    const double a2 = fma(a[0], a[0], fma(a[1], a[1], a[2] * a[2]));
+    amax = a2 > amax ? a2 : amax;
+    count += a2 > 0 && step * step * sqrt(a2) > two_eta_eps;
+  }
+  *shortest = amax > 0 ? sqrt(two_eta_eps / sqrt(amax)) : INFINITY;
+  if (longer != NULL)
+    *longer = count;
+  s->err.message[0] = '\0';
+  return TFMM_OK;
 }
 
 tfmm_status tfmm_sim_diagnostics(tfmm_sim *s, tfmm_diagnostics *out,
@@ -160,6 +234,12 @@ tfmm_status tfmm_sim_diagnostics(tfmm_sim *s, tfmm_diagnostics *out,
     st = tfmm_sim_start(s);
   if (st != TFMM_OK)
     return st;
+  if (!tfmm_sim_synchronised(s))
+    return tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
+                          "step %lld, time %.17g: the bodies are not "
+                          "synchronised (diagnostics are taken at multiples "
+                          "of dt_max)",
+                          (long long)s->step, tfmm_sim_time(s));
   tfmm_diagnostics d;
   st = tfmm_diagnostics_compute(s->n, s->pos, s->vel, s->mass, s->pot, &d);
   if (st != TFMM_OK)

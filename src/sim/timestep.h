@@ -41,6 +41,12 @@ TFMM_TIMESTEP_FN int64_t tfmm_timestep_ticks(int bin) {
   return (int64_t)1 << bin;
 }
 
+/* The half step of a kick of a body in bin b: 0.5 * (2^b tick), which is
+ * 0.5 * dt, bit for bit, with one global step (b = 0, tick = dt). */
+TFMM_TIMESTEP_FN double tfmm_timestep_half(int bin, double tick) {
+  return 0.5 * ((double)tfmm_timestep_ticks(bin) * tick);
+}
+
 /* The largest bin whose steps begin at tick t: the trailing zero bits of t
  * (every bin, capped at max_bin, for t = 0). */
 TFMM_TIMESTEP_FN int tfmm_timestep_aligned_bin(int64_t t, int max_bin) {
