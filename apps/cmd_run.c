@@ -62,7 +62,8 @@ typedef struct run {
   int report_open;
   run_times last_times; /* of the latest step, for a row written late */
   int64_t end;
-  const char *device; /* "cpu" or "gpu": where the forces run */
+  double time_initial; /* of the initial conditions (st's, kept) */
+  const char *device;  /* "cpu" or "gpu": where the forces run */
   run_dir dir;
   int started; /* step 0 is done (or this is a restart) */
 } run;
@@ -75,6 +76,28 @@ static void run_free(run *r) {
   run_state_free(&r->st);
   run_dir_release(&r->dir);
   run_options_free(&r->ro);
+}
+
+/* A step of the run: the fixed step, or with individual steps the longest
+ * (a synchronisation point at its end). */
+static double run_step_length(const run_options *o) {
+  return o->eta > 0 && o->dt_max > 0 ? o->dt_max : o->dt;
+}
+
+/* The multiples of every (> 0) from the start that time t has reached: an
+ * output by time is due at the first step whose count exceeds the
+ * previous step's. A time within 1e-9 of a multiple counts as on it. */
+static int64_t multiples_reached(const run *r, double t, double every) {
+  return (int64_t)floor((t - r->time_initial) / every + 1e-9);
+}
+
+/* Whether an output by time (every > 0) is due at the current step, and
+ * its number. */
+static int due_by_time(const run *r, double every, int64_t *k) {
+  const double t = tfmm_sim_time(r->sim);
+  *k = multiples_reached(r, t, every);
+  return tfmm_sim_syncs(r->sim) == 0 ||
+         *k > multiples_reached(r, t - run_step_length(&r->ro), every);
 }
 
 static char *out_path(const run *r, const char *fmt, int64_t k) {
@@ -176,21 +199,21 @@ static const tfmm_stats *solver_stats(const run *r) {
   return tfmm_solver_stats(tfmm_sim_solver(r->sim));
 }
 
-/* The last force evaluation's phases, and the kicks' and drift's time. */
+/* The step's force evaluations' phases (summed over the sub-steps of
+ * individual steps), and the kicks' and drifts' time. */
 static void step_times(const run *r, run_times *t) {
-  const tfmm_stats *x = solver_stats(r);
-  const int tree = x->method == TFMM_METHOD_FMM || x->method == TFMM_METHOD_BH;
-  t->tree = tree ? x->time[TFMM_PHASE_TREE] + x->time[TFMM_PHASE_LISTS] : 0;
-  t->near = tree ? x->near_time : x->time_total;
-  t->far = tree ? x->far_time : 0;
-  t->integrate = tfmm_sim_stats(r->sim)->time_integrate;
+  const tfmm_step_stats *x = tfmm_sim_stats(r->sim);
+  t->tree = x->time_tree + x->time_lists;
+  t->near = x->time_near;
+  t->far = x->time_far;
+  t->integrate = x->time_integrate;
 }
 
 /* The diagnostics of the current step, their line and CSV row. Their time
  * counts toward integrate, and t->step ends here, unless step_started is
  * 0 (a row written late, with the latest step's times). */
 static int record_row(run *r, run_times *t, double step_started) {
-  const int64_t step = tfmm_sim_steps(r->sim);
+  const int64_t step = tfmm_sim_syncs(r->sim);
   const double t0 = cli_seconds();
   tfmm_diagnostics d;
   double error;
@@ -216,7 +239,7 @@ static int record_row(run *r, run_times *t, double step_started) {
  * statistics a restart continues. */
 static int write_checkpoint(run *r) {
   run_times late = r->last_times;
-  if (r->report.last_row != tfmm_sim_steps(r->sim) && !record_row(r, &late, 0))
+  if (r->report.last_row != tfmm_sim_syncs(r->sim) && !record_row(r, &late, 0))
     return 0;
   return run_report_sync(&r->report) && write_state(r, "checkpoint.hdf5", 0, 1);
 }
@@ -224,23 +247,32 @@ static int write_checkpoint(run *r) {
 /* Snapshot, diagnostics (line and CSV row) and checkpoint, each when
  * due. */
 static int after_step(run *r, run_times *t, double step_started) {
-  const int64_t step = tfmm_sim_steps(r->sim);
+  const int64_t step = tfmm_sim_syncs(r->sim);
   const run_options *o = &r->ro;
   double t0 = cli_seconds();
   int ok = 1;
-  /* Snapshot K is step K * snapshot_every; 0000, the initial state, is
-   * written even when snapshot_every is 0. */
-  if (step == 0 || (o->snapshot_every > 0 && step % o->snapshot_every == 0))
+  /* Snapshot K is step K * snapshot_every, or the first step at or after
+   * time K * snapshot_dt; 0000, the initial state, is written even when
+   * snapshot_every is 0. */
+  int64_t k = 0;
+  if (o->snapshot_dt > 0 ? due_by_time(r, o->snapshot_dt, &k)
+                         : step == 0 || (o->snapshot_every > 0 &&
+                                         step % o->snapshot_every == 0))
     ok = write_state(r, "snapshot_%04" PRId64 ".hdf5",
-                     o->snapshot_every > 0 ? step / o->snapshot_every : 0, 0);
+                     o->snapshot_dt > 0      ? k
+                     : o->snapshot_every > 0 ? step / o->snapshot_every
+                                             : 0,
+                     0);
   t->io = cli_seconds() - t0;
   if (!ok)
     return 0;
   const int checkpoint =
       step == r->end ||
       (o->checkpoint_every > 0 && step > 0 && step % o->checkpoint_every == 0);
-  if ((step % o->stats_every == 0 || checkpoint) &&
-      !record_row(r, t, step_started))
+  int64_t rows;
+  const int stats_due = o->stats_dt > 0 ? due_by_time(r, o->stats_dt, &rows)
+                                        : step % o->stats_every == 0;
+  if ((stats_due || checkpoint) && !record_row(r, t, step_started))
     return 0;
   t->step = cli_seconds() - step_started;
   r->last_times = *t;
@@ -252,6 +284,27 @@ static int after_step(run *r, run_times *t, double step_started) {
   return 1;
 }
 
+/* With one global step and a softening length: a warning when the step
+ * is longer than the criterion of individual steps at eta 0.025 (GADGET-4's
+ * and SWIFT's usual value) for some bodies, which then take steps too long
+ * for their accelerations. */
+static void check_fixed_step(run *r) {
+  const run_options *o = &r->ro;
+  if (o->eta > 0 || !(o->sc.cfg.eps > 0))
+    return;
+  double shortest;
+  size_t longer;
+  if (tfmm_sim_step_criterion(r->sim, 0.025, &shortest, &longer) != TFMM_OK ||
+      longer == 0)
+    return;
+  fprintf(stderr,
+          "tilefmm run: warning: the step dt %g is longer than sqrt(2 eta "
+          "eps / |a|) with eta 0.025 for %zu of %zu bodies (the shortest is "
+          "%.3g): a smaller --dt, or individual steps (--eta 0.025), keeps "
+          "them accurate\n",
+          o->dt, longer, tfmm_sim_count(r->sim), shortest);
+}
+
 /* Step 0: forces, the initial energy, snapshot 0000. */
 static int start(run *r) {
   run_times t = {0};
@@ -260,22 +313,27 @@ static int start(run *r) {
     cli_error("%s", tfmm_sim_message(r->sim));
     return 0;
   }
+  check_fixed_step(r);
   step_times(r, &t);
   return after_step(r, &t, t0);
 }
 
-/* One kick-drift-kick step. */
+/* One kick-drift-kick step; with individual steps, the steps of every
+ * body to the next synchronisation point. */
 static int step(run *r) {
   run_times t = {0};
   const double t0 = cli_seconds();
-  if (tfmm_sim_step(r->sim, 1) != TFMM_OK) {
+  const double next = r->time_initial + (double)(tfmm_sim_syncs(r->sim) + 1) *
+                                            run_step_length(&r->ro);
+  if ((r->ro.eta > 0 ? tfmm_sim_advance_to(r->sim, next)
+                     : tfmm_sim_step(r->sim, 1)) != TFMM_OK) {
     cli_error("%s", tfmm_sim_message(r->sim));
     return 0;
   }
   step_times(r, &t);
   if (!after_step(r, &t, t0))
     return 0;
-  run_report_tick(&r->report, tfmm_sim_steps(r->sim), tfmm_sim_time(r->sim),
+  run_report_tick(&r->report, tfmm_sim_syncs(r->sim), tfmm_sim_time(r->sim),
                   &t);
   return 1;
 }
@@ -284,21 +342,16 @@ static int step(run *r) {
 static int resolve_end(run *r) {
   run_options *o = &r->ro;
   if (o->t_end > 0) {
-    const double k = ceil((o->t_end - r->st.time_initial) / o->dt - 1e-9);
+    const double dt = run_step_length(o);
+    const double k = ceil((o->t_end - r->st.time_initial) / dt - 1e-9);
     if (!(k < 1e15)) {
-      cli_error("--t-end %g with --dt %g: too many steps", o->t_end, o->dt);
+      cli_error("--t-end %g with a step of %g: too many steps", o->t_end, dt);
       return 0;
     }
     r->end = k > 0 ? (int64_t)k : 0;
     o->steps = (int)fmin(r->end, 2147483647.0);
   } else {
     r->end = o->steps;
-  }
-  if (r->end < r->st.step) {
-    cli_error("the run is at step %" PRId64
-              " already, past the end (step %" PRId64 ")",
-              r->st.step, r->end);
-    return 0;
   }
   return 1;
 }
@@ -345,8 +398,15 @@ static int set_up(run *r) {
   }
   if (code == CLI_OK && !resolve_end(r))
     code = CLI_USAGE_ERROR;
+  r->time_initial = r->st.time_initial;
   if (code == CLI_OK)
     code = run_state_make_sim(&r->st, o, &r->sim);
+  if (code == CLI_OK && r->end < tfmm_sim_syncs(r->sim)) {
+    cli_error("the run is at step %" PRId64
+              " already, past the end (step %" PRId64 ")",
+              tfmm_sim_syncs(r->sim), r->end);
+    code = CLI_USAGE_ERROR;
+  }
   if (code == CLI_OK) {
     r->device = tfmm_device_name(tfmm_solver_device(tfmm_sim_solver(r->sim)));
     if (was != NULL && strcmp(was, r->device) != 0)
@@ -390,9 +450,9 @@ static int run_steps(run *r, int *stopped) {
   const run_options *o = &r->ro;
   int ok = 1;
   catch_stop_signals();
-  while (ok && tfmm_sim_steps(r->sim) < r->end && stop_signal == 0)
+  while (ok && tfmm_sim_syncs(r->sim) < r->end && stop_signal == 0)
     ok = step(r);
-  const int64_t reached = tfmm_sim_steps(r->sim);
+  const int64_t reached = tfmm_sim_syncs(r->sim);
   *stopped = reached < r->end ? stop_signal : 0;
   if (ok && *stopped != 0) {
     if (o->checkpoint_every == 0 || reached % o->checkpoint_every != 0 ||
@@ -421,14 +481,23 @@ int cmd_run(int argc, char **argv) {
     const run_options *o = &r.ro;
     char solver[512];
     describe_solver(&r, NULL, solver, sizeof solver);
+    char steps[160];
+    int64_t bins[1];
+    const int k = tfmm_sim_bins(r.sim, bins, 1);
+    if (o->eta > 0)
+      snprintf(steps, sizeof steps,
+               "individual steps (eta %g) from %g to %g in %d bins", o->eta,
+               ldexp(run_step_length(o), -k), run_step_length(o), k + 1);
+    else
+      snprintf(steps, sizeof steps, "dt %g", o->dt);
     fprintf(stderr,
-            "tilefmm run: %zu bodies (%s), %s on %s, leaf %s, dt %g, steps "
+            "tilefmm run: %zu bodies (%s), %s on %s, leaf %s, %s, steps "
             "%" PRId64 " to %" PRId64 ", out %s\n"
             "tilefmm run: %s\n",
             tfmm_sim_count(r.sim), o->ic, o->sc.method, r.device, o->sc.leaf,
-            o->dt, tfmm_sim_steps(r.sim), r.end, o->out, solver);
+            steps, tfmm_sim_syncs(r.sim), r.end, o->out, solver);
     r.report_open =
-        run_report_open(&r.report, o->out, tfmm_sim_steps(r.sim), r.end,
+        run_report_open(&r.report, o->out, tfmm_sim_syncs(r.sim), r.end,
                         o->restart_path != NULL, use_progress(o->progress));
     int ok = r.report_open;
     if (ok && o->restart_path == NULL)
@@ -439,7 +508,7 @@ int cmd_run(int argc, char **argv) {
       ok = run_steps(&r, &stopped);
     if (ok) {
       r.report_open = 0;
-      r.report.last = tfmm_sim_steps(r.sim); /* the step reached */
+      r.report.last = tfmm_sim_syncs(r.sim); /* the step reached */
       describe_solver(&r, solver_stats(&r), solver, sizeof solver);
       ok = run_report_close(&r.report, tfmm_sim_count(r.sim), r.device, solver);
     }

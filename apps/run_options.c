@@ -39,10 +39,13 @@ static const run_key keys[] = {
     {"InitialConditions", "n", "--n", 0},
     {"InitialConditions", "seed", "--seed", 0},
     {"TimeIntegration", "dt", "--dt", 0},
+    {"TimeIntegration", "dt_max", "--dt-max", 0},
+    {"TimeIntegration", "dt_min", "--dt-min", 0},
     {"TimeIntegration", "steps", "--steps", 1},
     {"TimeIntegration", "t_end", "--t-end", 1},
     {"Gravity", "G", "--G", 0},
     {"Gravity", "eps", "--eps", 0},
+    {"Gravity", "eta", "--eta", 0},
     {"Gravity", "softening", "--softening", 0},
     {"Gravity", "method", "--method", 0},
     {"Gravity", "precision", "--precision", 0},
@@ -66,11 +69,16 @@ static const run_key keys[] = {
     {"Output", "checkpoint_every", "--checkpoint-every", 1},
     {"Output", "statistics_every", "--stats-every", 1},
     {"Output", "progress", "--progress", 1},
+    {"Snapshots", "delta_time", "--snapshot-dt", 1},
+    {"Statistics", "delta_time", "--stats-dt", 1},
     {"Restart", "file", "--restart", 1},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
 static int positive_double(const void *v) { return *(const double *)v > 0; }
+static int non_negative_double(const void *v) {
+  return *(const double *)v >= 0;
+}
 static int non_negative_int(const void *v) { return *(const int *)v >= 0; }
 static int positive_int(const void *v) { return *(const int *)v >= 1; }
 static int count_ok(const void *v) {
@@ -178,6 +186,31 @@ void run_options_init(run_options *ro) {
        .value = &ro->progress,
        .valid = progress_ok,
        .expect = "auto, on or off"},
+      {.name = "--eta",
+       .kind = ARGS_DOUBLE,
+       .value = &ro->eta,
+       .valid = non_negative_double,
+       .expect = "a number >= 0"},
+      {.name = "--dt-max",
+       .kind = ARGS_DOUBLE,
+       .value = &ro->dt_max,
+       .valid = non_negative_double,
+       .expect = "a number >= 0"},
+      {.name = "--dt-min",
+       .kind = ARGS_DOUBLE,
+       .value = &ro->dt_min,
+       .valid = non_negative_double,
+       .expect = "a number >= 0"},
+      {.name = "--snapshot-dt",
+       .kind = ARGS_DOUBLE,
+       .value = &ro->snapshot_dt,
+       .valid = non_negative_double,
+       .expect = "a number >= 0"},
+      {.name = "--stats-dt",
+       .kind = ARGS_DOUBLE,
+       .value = &ro->stats_dt,
+       .valid = non_negative_double,
+       .expect = "a number >= 0"},
   };
   memcpy(ro->opts, own, sizeof own);
   solver_cli_init(&ro->sc, ro->opts + (RUN_FLAGS - SOLVER_CLI_FLAGS));
@@ -225,6 +258,17 @@ void run_options_help(FILE *fp, const run_options *d) {
       "  --n N             bodies of a model (default: %" PRIu64 ")\n"
       "  --seed S          random seed of a model (default: %" PRIu64 ")\n"
       "  --dt DT           time step, > 0 (default: %g)\n"
+      "  --eta ETA         individual time steps (GADGET-4, SWIFT): each\n"
+      "                    body takes power-of-two steps no longer than\n"
+      "                    sqrt(2 ETA eps / |a|) (needs --eps > 0; 0.025 is\n"
+      "                    usual). A step of the run (--steps, the outputs'\n"
+      "                    cadence) is then the longest step, --dt-max\n"
+      "                    (default: 0, one global step)\n"
+      "  --dt-max DT       with --eta, the longest step (default: --dt)\n"
+      "  --dt-min DT       with --eta, the shortest: dt-max / 2^K for the\n"
+      "                    largest K with that >= DT, K <= 40 (default:\n"
+      "                    dt-max / 2^16); bodies that ask for less are\n"
+      "                    counted and reported\n"
       "  --steps N         the step at which the run ends, counted from the\n"
       "                    initial conditions (default: %d)\n"
       "  --t-end T         or the time at which it ends (the first step at\n"
@@ -245,6 +289,10 @@ void run_options_help(FILE *fp, const run_options *d) {
       "                    written at the end (default: %d)\n"
       "  --stats-every K   steps between diagnostics, also done at every\n"
       "                    checkpoint (default: %d)\n"
+      "  --snapshot-dt T   a snapshot at the first step at or after each\n"
+      "                    multiple of T from the start (NNNN = that\n"
+      "                    multiple), instead of --snapshot-every\n"
+      "  --stats-dt T      diagnostics likewise, instead of --stats-every\n"
       "  --restart FILE    continue from a checkpoint: the result is bit\n"
       "                    for bit the run straight through on the same\n"
       "                    device; the settings come from the checkpoint,\n"
@@ -376,6 +424,18 @@ int run_options_finish(run_options *ro) {
   }
   if (ro->steps < 0 && ro->t_end < 0)
     ro->steps = DEFAULT_STEPS;
+  if (ro->eta == 0 && (ro->dt_max > 0 || ro->dt_min > 0)) {
+    cli_error("--dt-max and --dt-min need individual time steps (--eta)");
+    return 0;
+  }
+  if (ro->snapshot_dt > 0 && run_options_explicit(ro, "--snapshot-every")) {
+    cli_error("--snapshot-every and --snapshot-dt both given: choose one");
+    return 0;
+  }
+  if (ro->stats_dt > 0 && run_options_explicit(ro, "--stats-every")) {
+    cli_error("--stats-every and --stats-dt both given: choose one");
+    return 0;
+  }
   if (ro->sc.leaf == NULL) {
     const int gpu_near =
         (c->method == TFMM_METHOD_FMM || c->method == TFMM_METHOD_BH) &&

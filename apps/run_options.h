@@ -15,21 +15,28 @@
 
 /* Every flag of 'run': its own, --params, --restart and --force, and the
  * solver's. */
-#define RUN_FLAGS (14 + SOLVER_CLI_FLAGS)
+#define RUN_FLAGS (19 + SOLVER_CLI_FLAGS)
 
 typedef struct run_options {
   const char *params_path, *restart_path;
-  const char *ic;       /* a model name or a file */
-  uint64_t n, seed;     /* bodies of a model, its seed */
-  double dt;            /* the fixed step */
-  int steps;            /* the step at which the run ends (from the ICs) */
-  double t_end;         /* or the time at which it ends */
-  const char *out;      /* output directory */
-  int snapshot_every;   /* steps between snapshots; 0: none after 0000 */
-  int checkpoint_every; /* steps between checkpoints (and one at the end) */
-  int stats_every;      /* steps between diagnostics lines and CSV rows */
-  const char *progress; /* auto, on, off */
-  int force;            /* start afresh in a directory that holds a run */
+  const char *ic;        /* a model name or a file */
+  uint64_t n, seed;      /* bodies of a model, its seed */
+  double dt;             /* the fixed step (the longest with --eta, unless
+                            --dt-max) */
+  double eta;            /* > 0: individual time steps (tfmm_sim_config) */
+  double dt_max, dt_min; /* their longest and shortest; 0: the library's
+                            defaults (dt, dt_max / 2^16) */
+  int steps;             /* the step at which the run ends (from the ICs) */
+  double t_end;          /* or the time at which it ends */
+  const char *out;       /* output directory */
+  int snapshot_every;    /* steps between snapshots; 0: none after 0000 */
+  int checkpoint_every;  /* steps between checkpoints (and one at the end) */
+  int stats_every;       /* steps between diagnostics lines and CSV rows */
+  double snapshot_dt;    /* > 0: a snapshot at the first step at or after
+                            each multiple of it (instead of snapshot_every) */
+  double stats_dt;       /* > 0: the same for the diagnostics */
+  const char *progress;  /* auto, on, off */
+  int force;             /* start afresh in a directory that holds a run */
   solver_cli sc; /* method, device, eps, softening, theta, order, leaf, ... */
   args_option opts[RUN_FLAGS];
   /* Where each setting came from: 1 when a flag or the parameter file

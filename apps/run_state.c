@@ -35,6 +35,7 @@ void run_state_free(run_state *s) {
   free(s->acc);
   free(s->pot);
   free(s->ids);
+  free(s->bins);
   memset(s, 0, sizeof *s);
 }
 
@@ -187,6 +188,32 @@ static int check_count(const snapshot *cp, const char *path) {
   return 1;
 }
 
+/* The clock of individual steps (/RunState ticks and tick, and the bins),
+ * all or none: a checkpoint of one global step, or one older than
+ * individual steps, has none. */
+static int read_clock(run_state *s, const snapshot *cp, const char *path) {
+  const int has_ticks =
+      snapshot_attr_find(cp->state, cp->nstate, "ticks") != NULL;
+  if (!has_ticks && s->bins == NULL)
+    return 1;
+  double ticks, tick;
+  if (!state_double(cp, path, "ticks", &ticks) ||
+      !state_double(cp, path, "tick", &tick))
+    return 0;
+  if (s->bins == NULL) {
+    cli_error("%s: /RunState has ticks but PartType1 has no TimeBins", path);
+    return 0;
+  }
+  if (ticks < 0 || ticks != floor(ticks) || ticks > 0x1p62 || !(tick > 0)) {
+    cli_error("%s: /RunState ticks %g, tick %g: not a clock", path, ticks,
+              tick);
+    return 0;
+  }
+  s->ticks = (int64_t)ticks;
+  s->tick = tick;
+  return 1;
+}
+
 int run_state_from_checkpoint(run_state *s, snapshot *cp, const char *path) {
   memset(s, 0, sizeof *s);
   const char *format = snapshot_attr_find(cp->state, cp->nstate, "format");
@@ -220,12 +247,14 @@ int run_state_from_checkpoint(run_state *s, snapshot *cp, const char *path) {
   s->acc = cp->acc;
   s->pot = cp->pot;
   s->ids = cp->ids;
+  s->bins = cp->bins;
   cp->pos = cp->vel = cp->mass = cp->acc = cp->pot = NULL;
   cp->ids = NULL;
+  cp->bins = NULL;
   s->step = (int64_t)step;
   s->time_initial = t0;
   s->energy_initial = e0;
-  return 1;
+  return read_clock(s, cp, path);
 }
 
 int run_state_make_sim(run_state *s, const run_options *ro, tfmm_sim **sim) {
@@ -233,6 +262,9 @@ int run_state_make_sim(run_state *s, const run_options *ro, tfmm_sim **sim) {
   tfmm_sim_config_defaults(&cfg);
   cfg.solver = ro->sc.cfg;
   cfg.dt = ro->dt;
+  cfg.eta = ro->eta;
+  cfg.dt_max = ro->dt_max;
+  cfg.dt_min = ro->dt_min;
   cfg.time_initial = s->time_initial;
   tfmm_status st;
   if (s->acc != NULL) {
@@ -245,7 +277,10 @@ int run_state_make_sim(run_state *s, const run_options *ro, tfmm_sim **sim) {
                                   .ids = s->ids,
                                   .step = s->step,
                                   .time_initial = s->time_initial,
-                                  .energy_initial = s->energy_initial};
+                                  .energy_initial = s->energy_initial,
+                                  .ticks = s->ticks,
+                                  .tick = s->tick,
+                                  .bins = s->bins};
     st = tfmm_sim_restore(sim, &cfg, &state);
   } else {
     st = tfmm_sim_create(sim, &cfg, s->n, s->pos, s->vel, s->mass, s->ids);
@@ -267,28 +302,38 @@ int run_state_write(tfmm_sim *sim, const char *path,
     cli_error("%s: %s", path, tfmm_sim_message(sim));
     return 0;
   }
-  char step[32], t0[32], e0[32];
+  char step[32], t0[32], e0[32], ticks[32], tick[32];
   snprintf(step, sizeof step, "%" PRId64, s.step);
   snprintf(t0, sizeof t0, "%.17g", s.time_initial);
   snprintf(e0, sizeof e0, "%.17g", s.energy_initial);
+  snprintf(ticks, sizeof ticks, "%" PRId64, s.ticks);
+  snprintf(tick, sizeof tick, "%.17g", s.tick);
+  /* The clock only with individual steps: a checkpoint of one global step
+   * stays as it was. */
+  const int clock = tfmm_sim_bins(sim, NULL, 0) > 0;
   snapshot_attr state[] = {{"format", CHECKPOINT_FORMAT},
                            {"step", step},
                            {"time_initial", t0},
                            {"energy_initial", e0},
-                           {"device", (char *)device}};
+                           {"device", (char *)device},
+                           {"ticks", ticks},
+                           {"tick", tick}};
   /* snapshot_write reads the arrays only. */
-  const snapshot snap = {.n = s.n,
-                         .time = tfmm_sim_time(sim),
-                         .pos = (double *)s.pos,
-                         .vel = (double *)s.vel,
-                         .mass = (double *)s.mass,
-                         .acc = (double *)s.acc,
-                         .pot = (double *)s.pot,
-                         .ids = (uint64_t *)s.ids,
-                         .params = (snapshot_attr *)params,
-                         .nparams = nparams,
-                         .state = checkpoint ? state : NULL,
-                         .nstate =
-                             checkpoint ? sizeof state / sizeof state[0] : 0};
+  const snapshot snap = {
+      .n = s.n,
+      .time = tfmm_sim_time(sim),
+      .pos = (double *)s.pos,
+      .vel = (double *)s.vel,
+      .mass = (double *)s.mass,
+      .acc = (double *)s.acc,
+      .pot = (double *)s.pot,
+      .ids = (uint64_t *)s.ids,
+      .bins = checkpoint && clock ? (signed char *)s.bins : NULL,
+      .params = (snapshot_attr *)params,
+      .nparams = nparams,
+      .state = checkpoint ? state : NULL,
+      .nstate = !checkpoint ? 0
+                : clock     ? sizeof state / sizeof state[0]
+                            : sizeof state / sizeof state[0] - 2};
   return snapshot_write(path, &snap);
 }

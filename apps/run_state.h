@@ -24,6 +24,12 @@ typedef struct run_state {
   int64_t step;             /* steps done since the initial conditions */
   double time_initial;      /* time of the initial conditions */
   double energy_initial;    /* a checkpoint's total energy at step 0 */
+  /* A checkpoint's clock (tfmm_sim_state): ticks, tick and the bins; 0, 0
+   * and NULL for one of one global step, or one older than individual
+   * steps. */
+  int64_t ticks;
+  double tick;
+  signed char *bins;
 } run_state;
 
 /* Initial conditions from ro->ic: a model (ro->n, ro->seed) or a file, an

@@ -40,6 +40,7 @@ void snapshot_free(snapshot *s) {
   free(s->acc);
   free(s->pot);
   free(s->ids);
+  free(s->bins);
   free_attrs(s->params, s->nparams);
   free_attrs(s->state, s->nstate);
   memset(s, 0, sizeof *s);
@@ -262,7 +263,9 @@ static int put_bodies(hid_t file, const snapshot *s) {
            (s->acc == NULL ||
             put_dataset(group, "Accelerations", f64, d, s->n, 3, s->acc)) &&
            (s->pot == NULL ||
-            put_dataset(group, "Potentials", f64, d, s->n, 0, s->pot));
+            put_dataset(group, "Potentials", f64, d, s->n, 0, s->pot)) &&
+           (s->bins == NULL || put_dataset(group, "TimeBins", H5T_STD_I8LE,
+                                           H5T_NATIVE_SCHAR, s->n, 0, s->bins));
   if (H5Gclose(group) < 0)
     ok = 0;
   return ok;

@@ -44,6 +44,9 @@ typedef struct snapshot {
   size_t nparams;
   snapshot_attr *state; /* /RunState; nstate = 0: no such group */
   size_t nstate;
+  signed char *bins; /* n or NULL: the time bins of individual steps
+                        (PartType1/TimeBins, int8): not written; NULL on
+                        read when absent */
 } snapshot;
 
 /* Writes s to path atomically: 1 <= n <= UINT32_MAX (NumPart_ThisFile is

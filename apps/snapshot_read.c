@@ -311,8 +311,7 @@ static int read_dataset(const reader *r, hid_t group, int k, const char *name,
   const hid_t set = open_object(r->path, group, name, H5I_DATASET, what);
   if (set < 0)
     return 0;
-  const int want_int =
-      mem_type == H5T_NATIVE_UINT64 || mem_type == H5T_NATIVE_INT64;
+  const int want_int = H5Tget_class(mem_type) == H5T_INTEGER;
   int ok = check_dataset(r, set, k, name, rows, cols, want_int) &&
            check_storage(r, set, what);
   if (ok && H5Dread(set, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
@@ -376,9 +375,10 @@ static hid_t open_type(const reader *r, int k) {
 
 /* Counts the bodies, and finds whether every type holds Accelerations
  * and Potentials: only then are they read. */
-static int scan_types(const reader *r, size_t *n, int *all_acc, int *all_pot) {
+static int scan_types(const reader *r, size_t *n, int *all_acc, int *all_pot,
+                      int *all_bins) {
   *n = 0;
-  *all_acc = *all_pot = 1;
+  *all_acc = *all_pot = *all_bins = 1;
   for (int k = 0; k < r->ntypes; k++) {
     if (r->count[k] == 0)
       continue;
@@ -392,6 +392,7 @@ static int scan_types(const reader *r, size_t *n, int *all_acc, int *all_pot) {
       return 0;
     *all_acc &= H5Lexists(group, "Accelerations", H5P_DEFAULT) > 0;
     *all_pot &= H5Lexists(group, "Potentials", H5P_DEFAULT) > 0;
+    *all_bins &= H5Lexists(group, "TimeBins", H5P_DEFAULT) > 0;
     H5Gclose(group);
   }
   if (*n == 0) {
@@ -430,13 +431,16 @@ static int read_type(const reader *r, hid_t group, int k, size_t first,
          (out->acc == NULL || read_dataset(r, group, k, "Accelerations", c, 3,
                                            d, out->acc + 3 * first, 1)) &&
          (out->pot == NULL || read_dataset(r, group, k, "Potentials", c, 0, d,
-                                           out->pot + first, 1));
+                                           out->pot + first, 1)) &&
+         (out->bins == NULL ||
+          read_dataset(r, group, k, "TimeBins", c, 0, H5T_NATIVE_SCHAR,
+                       out->bins + first, 1));
 }
 
 static int read_bodies(const reader *r, snapshot *out) {
   size_t n;
-  int all_acc, all_pot;
-  if (!scan_types(r, &n, &all_acc, &all_pot))
+  int all_acc, all_pot, all_bins;
+  if (!scan_types(r, &n, &all_acc, &all_pot, &all_bins))
     return 0;
   out->n = n;
   out->pos = malloc(3 * n * sizeof(double));
@@ -445,9 +449,10 @@ static int read_bodies(const reader *r, snapshot *out) {
   out->ids = malloc(n * sizeof(uint64_t));
   out->acc = all_acc ? malloc(3 * n * sizeof(double)) : NULL;
   out->pot = all_pot ? malloc(n * sizeof(double)) : NULL;
+  out->bins = all_bins ? malloc(n) : NULL;
   if (out->pos == NULL || out->vel == NULL || out->mass == NULL ||
       out->ids == NULL || (all_acc && out->acc == NULL) ||
-      (all_pot && out->pot == NULL)) {
+      (all_pot && out->pot == NULL) || (all_bins && out->bins == NULL)) {
     cli_error("%s: out of memory for %zu particles", r->path, n);
     return 0;
   }

@@ -646,6 +646,11 @@ typedef struct tfmm_step_stats {
                             shorter than the shortest (dt_min), summed over
                             the steps: more than a few means dt_min is too
                             long, or eps too small, for eta */
+  /* The force evaluations' parts, summed over them (from their
+   * tfmm_stats): the tree (TFMM_PHASE_TREE), the lists
+   * (TFMM_PHASE_LISTS), the near field and the far field (near_time and
+   * far_time; a direct method counts as near field). */
+  double time_tree, time_lists, time_near, time_far;
 } tfmm_step_stats;
 
 /* Fills cfg with the documented defaults. */

@@ -32,6 +32,15 @@ static tfmm_status compute_forces(tfmm_sim *s, const unsigned char *active,
   s->stats.time_forces += tfmm_wtime() - t0;
   s->stats.evaluations++;
   s->stats.updates += (int64_t)targets;
+  if (st == TFMM_OK) {
+    const tfmm_stats *x = tfmm_solver_stats(s->solver);
+    const int tree =
+        x->method == TFMM_METHOD_FMM || x->method == TFMM_METHOD_BH;
+    s->stats.time_tree += tree ? x->time[TFMM_PHASE_TREE] : 0;
+    s->stats.time_lists += tree ? x->time[TFMM_PHASE_LISTS] : 0;
+    s->stats.time_near += tree ? x->near_time : x->time_total;
+    s->stats.time_far += tree ? x->far_time : 0;
+  }
   if (st != TFMM_OK)
     return tfmm_error_set(&s->err, st, "step %lld: %s", (long long)s->step,
                           tfmm_solver_message(s->solver));

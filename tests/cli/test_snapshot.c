@@ -258,8 +258,8 @@ Test(snapshot, h5py_reads_what_is_written) {
   }
   snapshot_attr params[2] = {{"Gravity:theta", "0.5"}, {"Time:end", "10"}};
   snapshot_attr state[1] = {{"step", "42"}};
-  const snapshot s = {n,   2.5, pos,    vel, mass,  acc,
-                      pot, ids, params, 2,   state, 1};
+  const snapshot s = {n,   2.5,    pos, vel,   mass, acc, pot,
+                      ids, params, 2,   state, 1,    NULL};
   cr_assert_eq(snapshot_write(sp("snap.h5"), &s), 1, "%s", errors());
   write_text("check.py", h5py_check);
   char cmd[2048];
