@@ -41,6 +41,13 @@ TFMM_TIMESTEP_FN int64_t tfmm_timestep_ticks(int bin) {
   return (int64_t)1 << bin;
 }
 
+/* Half a step of bin b, the length of the opening and closing kicks:
+ * 0.5 (2^b tick), the same bits on the CPU and the GPU (2^b is exact, one
+ * rounded product, the halving exact above the subnormals). */
+TFMM_TIMESTEP_FN double tfmm_timestep_half(int bin, double tick) {
+  return 0.5 * ((double)tfmm_timestep_ticks(bin) * tick);
+}
+
 /* The largest bin whose steps begin at tick t: the trailing zero bits of t
  * (every bin, capped at max_bin, for t = 0). */
 TFMM_TIMESTEP_FN int tfmm_timestep_aligned_bin(int64_t t, int max_bin) {
