@@ -101,11 +101,14 @@ tfmm_status tfmm_sim_gpu_close(tfmm_sim_gpu *g, int active_bin, double tick,
  * formed as there, then summed on the device in double with Knuth's
  * TwoSum carried through a CUB reduction (the same bits run to run on one
  * device; not necessarily the CPU's bits). Each of the 12 sums S is
- * within TFMM_SIM_GPU_DIAG_TERM ulps times sum_i |t_i| plus
- * TFMM_SIM_GPU_DIAG_SUM ulps times |S| of the exact sum of the exact
- * terms, |t_i| the magnitudes tests/test_sim_gpu.c defines (the terms'
- * own roundings; the summation adds one rounding and n u^2 sum |t_i|).
- * Waits for the stream. */
+ * within TERM u sum_i |t_i| + SUM u |S| of the exact sum of the exact
+ * terms (u = 2^-53; TERM and SUM below), where |t_i| is |m_i| (|x_1 v_2|
+ * + |x_2 v_1|) for a component of m x cross v (and likewise) and the
+ * term's absolute value for the others: the terms' own roundings give at
+ * most 4 u |t_i| (the kinetic energy's four, three for L), the summation
+ * one rounding of S and O(n u^2 sum |t_i|) (tests/test_sim_gpu.c derives
+ * it and checks it, with the derived bounds of E, 2K/|W| and the centre
+ * of mass). Waits for the stream. */
 #define TFMM_SIM_GPU_DIAG_TERM 6.0
 #define TFMM_SIM_GPU_DIAG_SUM 2.0
 tfmm_status tfmm_sim_gpu_diagnostics(tfmm_sim_gpu *g, tfmm_diagnostics *out,
