@@ -41,9 +41,8 @@ TFMM_TIMESTEP_FN int64_t tfmm_timestep_ticks(int bin) {
   return (int64_t)1 << bin;
 }
 
-/* Half a step of bin b, the length of the opening and closing kicks:
- * 0.5 (2^b tick), the same bits on the CPU and the GPU (2^b is exact, one
- * rounded product, the halving exact above the subnormals). */
+/* The half step of a kick of a body in bin b: 0.5 * (2^b tick), which is
+ * 0.5 * dt, bit for bit, with one global step (b = 0, tick = dt). */
 TFMM_TIMESTEP_FN double tfmm_timestep_half(int bin, double tick) {
   return 0.5 * ((double)tfmm_timestep_ticks(bin) * tick);
 }
