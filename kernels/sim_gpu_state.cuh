@@ -1,0 +1,63 @@
+/* The object behind sim_gpu.h, shared by sim_gpu.cu (the state, the
+ * kicks, the drift) and sim_gpu_diag.cu (the diagnostics, the
+ * snapshots). */
+#ifndef TFMM_SIM_GPU_STATE_CUH
+#define TFMM_SIM_GPU_STATE_CUH
+
+#include "base/error.h"
+#include "device_buffer.cuh"
+#include "gpu_context.h"
+
+#include <cuda_runtime.h>
+#include <stddef.h>
+
+/* What the opening kick and activate reduce: the smallest bin and a
+ * count. */
+struct tfmm_sim_gpu_counts {
+  int min_bin;
+  unsigned long long count;
+};
+
+/* A sum carried as an unevaluated pair: the value is s + c. */
+struct tfmm_sim_gpu_pair {
+  double s, c;
+};
+
+/* The 12 sums of the diagnostics, in the order of diagnostics.c: mass,
+ * kinetic, potential, momentum (3), angular momentum (3), mass times
+ * position (3). */
+enum { TFMM_SIM_GPU_SUMS = 12 };
+struct tfmm_sim_gpu_sums {
+  tfmm_sim_gpu_pair q[TFMM_SIM_GPU_SUMS];
+};
+
+struct tfmm_sim_gpu {
+  int device, sm_count;
+  size_t n;
+  cudaStream_t stream;      /* every call's work */
+  cudaStream_t copy_stream; /* the snapshots' copies to the host */
+  double *pos, *vel, *mass, *acc, *pot;
+  signed char *bin;
+  unsigned char *active;
+  tfmm_sim_gpu_counts *d_counts, *h_counts; /* device, pinned host */
+  tfmm_sim_gpu_sums *d_sums, *h_sums;       /* device, pinned host */
+  tfmm_device_buffer scratch;               /* CUB's, kept between calls */
+  /* The snapshots: pos, vel, acc, pot (10n doubles), then bin (n bytes),
+   * on the device (shadow) and in pinned host memory, allocated at the
+   * first snapshot. shadow_done: the shadow is written (stream);
+   * copy_done: it is on the host (copy_stream). */
+  void *d_shadow, *h_shadow;
+  cudaEvent_t shadow_done, copy_done;
+  int snapshot_begun;
+};
+
+/* TFMM_ERR_INVALID_ARGUMENT for a NULL object. */
+static inline tfmm_status tfmm_sim_gpu_check(const tfmm_sim_gpu *g,
+                                             tfmm_error *err) {
+  if (g == NULL)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "sim_gpu: the object is NULL");
+  return TFMM_OK;
+}
+
+#endif
