@@ -11,6 +11,7 @@
 #include "run_report.h"
 #include "run_state.h"
 #include "snapshot.h"
+#include "snapshot_writer.h"
 #include "solver_cli.h"
 
 #include "tilefmm.h"
@@ -65,10 +66,12 @@ typedef struct run {
   double time_initial; /* of the initial conditions (st's, kept) */
   const char *device;  /* "cpu" or "gpu": where the forces run */
   run_dir dir;
-  int started; /* step 0 is done (or this is a restart) */
+  int started;            /* step 0 is done (or this is a restart) */
+  snapshot_writer writer; /* the snapshot written while the steps go on */
 } run;
 
 static void run_free(run *r) {
+  snapshot_writer_finish(&r->writer);
   if (r->report_open)
     run_report_abort(&r->report);
   tfmm_sim_destroy(r->sim);
@@ -238,6 +241,8 @@ static int record_row(run *r, run_times *t, double step_started) {
  * it) and synced first, so that a checkpoint is never ahead of the
  * statistics a restart continues. */
 static int write_checkpoint(run *r) {
+  if (!snapshot_writer_finish(&r->writer))
+    return 0;
   run_times late = r->last_times;
   if (r->report.last_row != tfmm_sim_syncs(r->sim) && !record_row(r, &late, 0))
     return 0;
@@ -250,7 +255,8 @@ static int after_step(run *r, run_times *t, double step_started) {
   const int64_t step = tfmm_sim_syncs(r->sim);
   const run_options *o = &r->ro;
   double t0 = cli_seconds();
-  int ok = 1;
+  /* The snapshot taken at the step before goes to its writing thread. */
+  int ok = snapshot_writer_hand_off(&r->writer);
   /* Snapshot K is step K * snapshot_every, or the first step at or after
    * time K * snapshot_dt; 0000, the initial state, is written even when
    * snapshot_every is 0. */
@@ -258,11 +264,12 @@ static int after_step(run *r, run_times *t, double step_started) {
   if (o->snapshot_dt > 0 ? due_by_time(r, o->snapshot_dt, &k)
                          : step == 0 || (o->snapshot_every > 0 &&
                                          step % o->snapshot_every == 0))
-    ok = write_state(r, "snapshot_%04" PRId64 ".hdf5",
-                     o->snapshot_dt > 0      ? k
-                     : o->snapshot_every > 0 ? step / o->snapshot_every
-                                             : 0,
-                     0);
+    ok = ok && snapshot_writer_begin(&r->writer,
+                                     out_path(r, "snapshot_%04" PRId64 ".hdf5",
+                                              o->snapshot_dt > 0 ? k
+                                              : o->snapshot_every > 0
+                                                  ? step / o->snapshot_every
+                                                  : 0));
   t->io = cli_seconds() - t0;
   if (!ok)
     return 0;
@@ -315,7 +322,9 @@ static int start(run *r) {
   }
   check_fixed_step(r);
   step_times(r, &t);
-  return after_step(r, &t, t0);
+  /* Snapshot 0000 is written before the steps: a run whose first
+   * snapshot cannot be written has not started. */
+  return after_step(r, &t, t0) && snapshot_writer_finish(&r->writer);
 }
 
 /* One kick-drift-kick step; with individual steps, the steps of every
@@ -420,6 +429,8 @@ static int set_up(run *r) {
                       "follows measured times, so the continuation is not bit "
                       "for bit the run straight through\n");
     r->attrs = run_options_attrs(o, &r->nattrs);
+    r->writer = (snapshot_writer){
+        .sim = r->sim, .params = r->attrs, .nparams = r->nattrs};
     if (r->attrs == NULL) {
       cli_error("out of memory");
       code = CLI_RUNTIME_ERROR;
@@ -452,6 +463,8 @@ static int run_steps(run *r, int *stopped) {
   catch_stop_signals();
   while (ok && tfmm_sim_syncs(r->sim) < r->end && stop_signal == 0)
     ok = step(r);
+  if (!snapshot_writer_finish(&r->writer))
+    ok = 0;
   const int64_t reached = tfmm_sim_syncs(r->sim);
   *stopped = reached < r->end ? stop_signal : 0;
   if (ok && *stopped != 0) {

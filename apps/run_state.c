@@ -302,6 +302,14 @@ int run_state_write(tfmm_sim *sim, const char *path,
     cli_error("%s: %s", path, tfmm_sim_message(sim));
     return 0;
   }
+  return run_state_write_saved(&s, tfmm_sim_bins(sim, NULL, 0) > 0, path,
+                               params, nparams, checkpoint, device);
+}
+
+int run_state_write_saved(const tfmm_sim_state *sp, int clock, const char *path,
+                          const snapshot_attr *params, size_t nparams,
+                          int checkpoint, const char *device) {
+  const tfmm_sim_state s = *sp;
   char step[32], t0[32], e0[32], ticks[32], tick[32];
   snprintf(step, sizeof step, "%" PRId64, s.step);
   snprintf(t0, sizeof t0, "%.17g", s.time_initial);
@@ -310,7 +318,6 @@ int run_state_write(tfmm_sim *sim, const char *path,
   snprintf(tick, sizeof tick, "%.17g", s.tick);
   /* The clock only with individual steps: a checkpoint of one global step
    * stays as it was. */
-  const int clock = tfmm_sim_bins(sim, NULL, 0) > 0;
   snapshot_attr state[] = {{"format", CHECKPOINT_FORMAT},
                            {"step", step},
                            {"time_initial", t0},
@@ -321,7 +328,8 @@ int run_state_write(tfmm_sim *sim, const char *path,
   /* snapshot_write reads the arrays only. */
   const snapshot snap = {
       .n = s.n,
-      .time = tfmm_sim_time(sim),
+      /* tfmm_sim_time's sum, from the state */
+      .time = s.time_initial + (double)s.ticks * s.tick,
       .pos = (double *)s.pos,
       .vel = (double *)s.vel,
       .mass = (double *)s.mass,

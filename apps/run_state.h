@@ -64,6 +64,14 @@ int run_state_write(tfmm_sim *sim, const char *path,
                     const snapshot_attr *params, size_t nparams, int checkpoint,
                     const char *device);
 
+/* run_state_write of a state already saved (tfmm_sim_save or
+ * tfmm_sim_save_end), at its own time; clock: it was saved with
+ * individual steps (the clock goes into a checkpoint). Touches no sim,
+ * so that a thread may write while the sim steps on. */
+int run_state_write_saved(const tfmm_sim_state *s, int clock, const char *path,
+                          const snapshot_attr *params, size_t nparams,
+                          int checkpoint, const char *device);
+
 void run_state_free(run_state *s);
 
 #endif

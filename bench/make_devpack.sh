@@ -14,6 +14,9 @@ mkdir -p .devbin/apps .devbin/bench .devbin/tests/cli .devbin/src
 cp "$build/apps/tilefmm" .devbin/apps/
 cp "$build"/bench/bench_tree "$build"/bench/bench_direct \
   "$build"/bench/calibrate_accuracy .devbin/bench/
+for extra in bench_sim bench_sim_gpu bench_active; do
+  [ -x "$build/bench/$extra" ] && cp "$build/bench/$extra" .devbin/bench/
+done
 for t in "$build"/tests/test_* "$build"/tests/cli/test_*; do
   [ -f "$t" ] && [ -x "$t" ] || continue
   cp "$t" ".devbin/${t#"$build"/}"

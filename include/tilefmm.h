@@ -760,6 +760,18 @@ TFMM_API size_t tfmm_sim_count(const tfmm_sim *sim);
  * with its message. On failure *out is zeroed. */
 TFMM_API tfmm_status tfmm_sim_save(tfmm_sim *sim, tfmm_sim_state *out);
 
+/* tfmm_sim_save in two halves, so that a snapshot is copied out while the
+ * sim goes on: tfmm_sim_save_begin takes the state as it is now (with the
+ * state on the GPU, a copy on the device and then to pinned host memory on
+ * a second stream; on the CPU, a copy) and returns without waiting for
+ * the copy; tfmm_sim_save_end waits for it and gives the state of the
+ * begin, whatever steps were taken since, as views valid until the next
+ * tfmm_sim_save_begin or the sim's destruction. The failures of
+ * tfmm_sim_save; tfmm_sim_save_end without a begin is refused
+ * (TFMM_ERR_INVALID_ARGUMENT). */
+TFMM_API tfmm_status tfmm_sim_save_begin(tfmm_sim *sim);
+TFMM_API tfmm_status tfmm_sim_save_end(tfmm_sim *sim, tfmm_sim_state *out);
+
 /* The conserved quantities at the current step (tfmm_diagnostics_compute
  * of the bodies and their potentials), computing the forces first when
  * they are not known (tfmm_sim_start). Only at a synchronisation point

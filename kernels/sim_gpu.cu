@@ -130,6 +130,25 @@ __global__ void __launch_bounds__(THREADS)
   block_totals(INT_MAX, count, res);
 }
 
+/* Bodies per bin: a block's histogram in shared memory, added into hist
+ * (TFMM_TIMESTEP_MAX_BIN + 1 counters) with one atomic per bin. */
+__global__ void __launch_bounds__(THREADS)
+    histogram_kernel(size_t n, const signed char *bin,
+                     unsigned long long *hist) {
+  __shared__ unsigned int local[TFMM_TIMESTEP_MAX_BIN + 1];
+  for (int b = threadIdx.x; b <= TFMM_TIMESTEP_MAX_BIN; b += blockDim.x)
+    local[b] = 0;
+  __syncthreads();
+  const size_t stride = (size_t)gridDim.x * blockDim.x;
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += stride)
+    atomicAdd(&local[bin[i]], 1u);
+  __syncthreads();
+  for (int b = threadIdx.x; b <= TFMM_TIMESTEP_MAX_BIN; b += blockDim.x)
+    if (local[b] != 0)
+      atomicAdd(&hist[b], (unsigned long long)local[b]);
+}
+
 /* x[k] += h v[k] over the 3n coordinates. */
 __global__ void __launch_bounds__(THREADS)
     drift_kernel(size_t m, double h, double *pos, const double *vel) {
@@ -172,6 +191,9 @@ tfmm_status allocate(tfmm_sim_gpu *g, tfmm_error *err) {
   TRY(cudaMallocHost(&g->h_counts, sizeof *g->h_counts));
   TRY(cudaMalloc(&g->d_sums, sizeof(tfmm_sim_gpu_sums)));
   TRY(cudaMallocHost(&g->h_sums, sizeof(tfmm_sim_gpu_sums)));
+  const size_t hist = (TFMM_TIMESTEP_MAX_BIN + 1) * sizeof *g->d_hist;
+  TRY(cudaMalloc(&g->d_hist, hist));
+  TRY(cudaMallocHost(&g->h_hist, hist));
   /* NaN (all bits set) until forces are uploaded or computed. */
   TRY(cudaMemsetAsync(g->acc, 0xff, 3 * n * sizeof(double), g->stream));
   TRY(cudaMemsetAsync(g->pot, 0xff, n * sizeof(double), g->stream));
@@ -230,13 +252,14 @@ extern "C" void tfmm_sim_gpu_destroy(tfmm_sim_gpu *g) {
       cudaStreamSynchronize(g->stream);
     if (g->copy_stream != NULL)
       cudaStreamSynchronize(g->copy_stream);
-    void *device_arrays[] = {g->pos,    g->vel,     g->mass,   g->acc,
-                             g->pot,    g->bin,     g->active, g->d_counts,
-                             g->d_sums, g->d_shadow};
+    void *device_arrays[] = {g->pos,    g->vel,      g->mass,   g->acc,
+                             g->pot,    g->bin,      g->active, g->d_counts,
+                             g->d_sums, g->d_shadow, g->d_hist};
     for (void *p : device_arrays)
       cudaFree(p);
     cudaFreeHost(g->h_counts);
     cudaFreeHost(g->h_sums);
+    cudaFreeHost(g->h_hist);
     cudaFreeHost(g->h_shadow);
     tfmm_device_buffer_free(&g->scratch);
     if (g->shadow_done != NULL)
@@ -409,5 +432,24 @@ extern "C" tfmm_status tfmm_sim_gpu_close(tfmm_sim_gpu *g, int active_bin,
   close_kernel<<<grid_for(g, g->n), THREADS, 0, g->stream>>>(
       g->n, active_bin, tick, g->bin, g->vel, g->acc);
   TRY(cudaGetLastError());
+  return TFMM_OK;
+}
+
+extern "C" tfmm_status tfmm_sim_gpu_bins(tfmm_sim_gpu *g, int64_t *counts,
+                                         tfmm_error *err) {
+  tfmm_status st = tfmm_sim_gpu_check(g, err);
+  if (st != TFMM_OK)
+    return st;
+  tfmm_device_scope scope(g->device);
+  const size_t bytes = (TFMM_TIMESTEP_MAX_BIN + 1) * sizeof *g->d_hist;
+  TRY(cudaMemsetAsync(g->d_hist, 0, bytes, g->stream));
+  histogram_kernel<<<grid_for(g, g->n), THREADS, 0, g->stream>>>(g->n, g->bin,
+                                                                 g->d_hist);
+  TRY(cudaGetLastError());
+  TRY(cudaMemcpyAsync(g->h_hist, g->d_hist, bytes, cudaMemcpyDeviceToHost,
+                      g->stream));
+  TRY(cudaStreamSynchronize(g->stream));
+  for (int b = 0; b <= TFMM_TIMESTEP_MAX_BIN; b++)
+    counts[b] = (int64_t)g->h_hist[b];
   return TFMM_OK;
 }

@@ -82,6 +82,11 @@ tfmm_status tfmm_sim_gpu_open(tfmm_sim_gpu *g, int sync_bin, int individual,
                               int *min_bin, int64_t *short_steps,
                               tfmm_error *err);
 
+/* The bodies in each bin: counts[b] for b = 0 .. TFMM_TIMESTEP_MAX_BIN.
+ * Waits for the stream. */
+tfmm_status tfmm_sim_gpu_bins(tfmm_sim_gpu *g, int64_t *counts,
+                              tfmm_error *err);
+
 /* pos += h vel for every body. Enqueued; returns without waiting. */
 tfmm_status tfmm_sim_gpu_drift(tfmm_sim_gpu *g, double h, tfmm_error *err);
 

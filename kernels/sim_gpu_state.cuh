@@ -41,6 +41,7 @@ struct tfmm_sim_gpu {
   unsigned char *active;
   tfmm_sim_gpu_counts *d_counts, *h_counts; /* device, pinned host */
   tfmm_sim_gpu_sums *d_sums, *h_sums;       /* device, pinned host */
+  unsigned long long *d_hist, *h_hist;      /* bodies per bin: device, pinned */
   tfmm_device_buffer scratch;               /* CUB's, kept between calls */
   /* The snapshots: pos, vel, acc, pot (10n doubles), then bin (n bytes),
    * on the device (shadow) and in pinned host memory, allocated at the

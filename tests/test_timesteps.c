@@ -424,3 +424,49 @@ Test(timesteps, state_with_another_clock_is_refused) {
   tfmm_sim_destroy(back);
   tfmm_sim_destroy(sim);
 }
+
+/* ---- a state saved in two halves ------------------------------------------
+ */
+
+/* tfmm_sim_save_begin, steps, then tfmm_sim_save_end: the state of the
+ * begin, bit for bit, whatever the steps changed since. */
+Test(timesteps, save_in_two_halves_keeps_the_state_of_the_begin) {
+  const size_t n = 300;
+  double *pos = malloc(3 * n * sizeof *pos), *vel = malloc(3 * n * sizeof *vel),
+         *mass = malloc(n * sizeof *mass);
+  cr_assert_eq(tfmm_ic_hernquist(n, 4242, pos, vel, mass), TFMM_OK);
+  const tfmm_sim_config c = block_config(0.025, 0.02, 1.0 / 8, 1.0 / 2048);
+  tfmm_sim *sim = make_sim(&c, n, pos, vel, mass);
+  tfmm_sim_state none;
+  cr_expect_eq(tfmm_sim_save_end(sim, &none), TFMM_ERR_INVALID_ARGUMENT);
+  cr_assert_eq(tfmm_sim_step(sim, 5), TFMM_OK, "%s", tfmm_sim_message(sim));
+  tfmm_sim_state now;
+  cr_assert_eq(tfmm_sim_save(sim, &now), TFMM_OK);
+  double *want = malloc(10 * n * sizeof *want);
+  signed char *bins = malloc(n);
+  memcpy(want, now.pos, 3 * n * sizeof *want);
+  memcpy(want + 3 * n, now.vel, 3 * n * sizeof *want);
+  memcpy(want + 6 * n, now.acc, 3 * n * sizeof *want);
+  memcpy(want + 9 * n, now.pot, n * sizeof *want);
+  memcpy(bins, now.bins, n);
+  const int64_t ticks = now.ticks, step = now.step;
+  cr_assert_eq(tfmm_sim_save_begin(sim), TFMM_OK, "%s", tfmm_sim_message(sim));
+  cr_assert_eq(tfmm_sim_step(sim, 4), TFMM_OK, "%s", tfmm_sim_message(sim));
+  tfmm_sim_state got;
+  cr_assert_eq(tfmm_sim_save_end(sim, &got), TFMM_OK, "%s",
+               tfmm_sim_message(sim));
+  cr_expect_eq(got.ticks, ticks);
+  cr_expect_eq(got.step, step);
+  cr_expect_neq(tfmm_sim_steps(sim), step, "the sim went on");
+  cr_expect(memcmp(got.pos, want, 3 * n * sizeof *want) == 0);
+  cr_expect(memcmp(got.vel, want + 3 * n, 3 * n * sizeof *want) == 0);
+  cr_expect(memcmp(got.acc, want + 6 * n, 3 * n * sizeof *want) == 0);
+  cr_expect(memcmp(got.pot, want + 9 * n, n * sizeof *want) == 0);
+  cr_expect(memcmp(got.bins, bins, n) == 0);
+  free(want);
+  free(bins);
+  tfmm_sim_destroy(sim);
+  free(pos);
+  free(vel);
+  free(mass);
+}

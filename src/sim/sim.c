@@ -104,7 +104,8 @@ tfmm_status tfmm_sim_create(tfmm_sim **out, const tfmm_sim_config *cfg,
   if (st != TFMM_OK)
     return st;
   copy_bodies(s, pos, vel, mass, ids);
-  return create_solver(s);
+  st = create_solver(s);
+  return st != TFMM_OK ? st : tfmm_sim_device_attach(s);
 }
 
 tfmm_status tfmm_sim_restore(tfmm_sim **out, const tfmm_sim_config *cfg,
@@ -134,12 +135,15 @@ tfmm_status tfmm_sim_restore(tfmm_sim **out, const tfmm_sim_config *cfg,
   }
   s->cfg.time_initial = state->time_initial;
   s->energy_initial = state->energy_initial;
-  return create_solver(s);
+  st = create_solver(s);
+  return st != TFMM_OK ? st : tfmm_sim_device_attach(s);
 }
 
 void tfmm_sim_destroy(tfmm_sim *s) {
   if (s == NULL)
     return;
+  tfmm_sim_gpu_destroy(s->gpu);
+  free(s->snap_copy);
   tfmm_solver_destroy(s->solver);
   free(s->pos);
   free(s->vel);
@@ -182,6 +186,15 @@ int tfmm_sim_bins(const tfmm_sim *s, int64_t *counts, int size) {
 
 size_t tfmm_sim_count(const tfmm_sim *s) { return s == NULL ? 0 : s->n; }
 
+/* What a state can be saved from: a sim that was created and is not
+ * broken, whose forces are known (else its acc and pot are NaN). */
+static tfmm_status savable(tfmm_sim *s) {
+  if (s->solver == NULL)
+    return tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
+                          "the simulation was not created");
+  return s->broken;
+}
+
 tfmm_status tfmm_sim_save(tfmm_sim *s, tfmm_sim_state *out) {
   if (out != NULL)
     memset(out, 0, sizeof *out);
@@ -189,11 +202,11 @@ tfmm_status tfmm_sim_save(tfmm_sim *s, tfmm_sim_state *out) {
     return s == NULL ? TFMM_ERR_INVALID_ARGUMENT
                      : tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
                                       "the state's destination is NULL");
-  if (s->solver == NULL)
-    return tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
-                          "the simulation was not created");
-  if (s->broken != TFMM_OK)
-    return s->broken; /* no state a restart could continue from */
+  tfmm_status st = savable(s); /* no state a restart could continue from */
+  if (st == TFMM_OK)
+    st = tfmm_sim_device_sync(s);
+  if (st != TFMM_OK)
+    return st;
   *out = (tfmm_sim_state){.n = s->n,
                           .pos = s->pos,
                           .vel = s->vel,
@@ -221,4 +234,71 @@ const tfmm_step_stats *tfmm_sim_stats(const tfmm_sim *s) {
 
 const char *tfmm_sim_message(const tfmm_sim *s) {
   return s == NULL ? "simulation is NULL" : s->err.message;
+}
+
+tfmm_status tfmm_sim_save_begin(tfmm_sim *s) {
+  if (s == NULL)
+    return TFMM_ERR_INVALID_ARGUMENT;
+  tfmm_status st = savable(s);
+  if (st != TFMM_OK)
+    return st;
+  const size_t n = s->n;
+  if (s->gpu != NULL && !s->host_current) {
+    st = tfmm_sim_gpu_snapshot_begin(s->gpu, &s->err);
+    if (st != TFMM_OK)
+      return st;
+  } else {
+    if (s->snap_copy == NULL)
+      s->snap_copy = malloc(10 * n * sizeof(double) + n);
+    if (s->snap_copy == NULL)
+      return tfmm_error_set(&s->err, TFMM_ERR_NO_MEMORY,
+                            "no memory for a snapshot of %zu bodies", n);
+    double *c = s->snap_copy;
+    memcpy(c, s->pos, 3 * n * sizeof *c);
+    memcpy(c + 3 * n, s->vel, 3 * n * sizeof *c);
+    memcpy(c + 6 * n, s->acc, 3 * n * sizeof *c);
+    memcpy(c + 9 * n, s->pot, n * sizeof *c);
+    memcpy(c + 10 * n, s->bin, n);
+  }
+  s->snap = (tfmm_sim_state){.n = n,
+                             .mass = s->mass,
+                             .ids = s->ids,
+                             .step = s->step,
+                             .time_initial = s->cfg.time_initial,
+                             .energy_initial = s->energy_initial,
+                             .ticks = s->ticks,
+                             .tick = s->tick};
+  s->snap_pending = s->gpu != NULL && !s->host_current ? 2 : 1;
+  s->err.message[0] = '\0';
+  return TFMM_OK;
+}
+
+tfmm_status tfmm_sim_save_end(tfmm_sim *s, tfmm_sim_state *out) {
+  if (out != NULL)
+    memset(out, 0, sizeof *out);
+  if (s == NULL || out == NULL)
+    return s == NULL ? TFMM_ERR_INVALID_ARGUMENT
+                     : tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
+                                      "the state's destination is NULL");
+  if (s->snap_pending == 0)
+    return tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
+                          "no tfmm_sim_save_begin to end");
+  tfmm_sim_state st = s->snap;
+  if (s->snap_pending == 2) {
+    const tfmm_status r = tfmm_sim_gpu_snapshot_wait(
+        s->gpu, &st.pos, &st.vel, &st.acc, &st.pot, &st.bins, &s->err);
+    if (r != TFMM_OK)
+      return r;
+  } else {
+    const size_t n = s->n;
+    const double *c = s->snap_copy;
+    st.pos = c;
+    st.vel = c + 3 * n;
+    st.acc = c + 6 * n;
+    st.pot = c + 9 * n;
+    st.bins = (const signed char *)(c + 10 * n);
+  }
+  *out = st;
+  s->err.message[0] = '\0';
+  return TFMM_OK;
 }

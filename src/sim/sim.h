@@ -7,6 +7,7 @@
 
 #include "internal.h"
 #include "sim/timestep.h"
+#include "sim_gpu.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -30,6 +31,17 @@ struct tfmm_sim {
   signed char *bin;      /* n: each body's bin */
   unsigned char *active; /* n: the targets of the step's forces */
   int64_t bin_count[TFMM_TIMESTEP_MAX_BIN + 1]; /* bodies in each bin */
+  /* The state on the GPU, when the solver runs there (sim_device.c): the
+   * bodies, forces and bins live in gpu between steps, and the arrays
+   * above are its copy as of the last download (host_current). NULL: the
+   * state is the host arrays. */
+  tfmm_sim_gpu *gpu;
+  int host_current;
+  /* tfmm_sim_save_begin's state: its scalars, and on the CPU its copy of
+   * pos, vel, acc, pot (10n doubles) and the bins (n bytes). */
+  int snap_pending;
+  tfmm_sim_state snap;
+  double *snap_copy;
   double energy_initial; /* E at step 0; NaN until known */
   int forces_known;      /* acc and pot are the forces at pos */
   /* A force evaluation failed in the middle of a step: the bodies are
@@ -47,6 +59,24 @@ tfmm_status tfmm_sim_check_bodies(size_t n, const double *pos,
                                   tfmm_error *err);
 tfmm_status tfmm_sim_check_state(const tfmm_sim_state *state, const tfmm_sim *s,
                                  tfmm_error *err);
+
+/* The state on the GPU (sim_device.c): tfmm_sim_device_attach moves a
+ * sim whose solver runs on the GPU there (forces uploaded when known),
+ * doing nothing otherwise; tfmm_sim_device_sync copies it back into the
+ * host arrays when they are stale. */
+tfmm_status tfmm_sim_device_attach(tfmm_sim *s);
+tfmm_status tfmm_sim_device_sync(tfmm_sim *s);
+
+/* The parts of a step on the GPU, as those on the host (sim_host.c) and
+ * with the same bits; the forces (all: at every body, else at those
+ * activated) by tfmm_solver_compute_device on the state's stream. */
+int64_t tfmm_sim_device_open(tfmm_sim *s, int sync_bin, int limit,
+                             tfmm_status *st);
+tfmm_status tfmm_sim_device_drift(tfmm_sim *s, double h);
+tfmm_status tfmm_sim_device_activate(tfmm_sim *s, int active_bin);
+tfmm_status tfmm_sim_device_forces(tfmm_sim *s, int all);
+tfmm_status tfmm_sim_device_close(tfmm_sim *s, int active_bin);
+tfmm_status tfmm_sim_device_diagnostics(tfmm_sim *s, tfmm_diagnostics *d);
 
 /* The clock of cfg (tick, K) and whether it takes individual steps; cfg
  * checked. */

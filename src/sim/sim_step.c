@@ -19,32 +19,40 @@ static tfmm_status check_usable(tfmm_sim *s) {
   return TFMM_OK;
 }
 
-/* The forces at the current positions, timed into the stats: at the
- * bodies marked in s->active, or at every body for active NULL. The
- * message of a failure names the step (the steps done) and the solver's
- * cause. */
-static tfmm_status compute_forces(tfmm_sim *s, const unsigned char *active,
-                                  size_t targets) {
+/* The forces at the current positions, timed into the stats: at every
+ * body (all), or at those marked active. The message of a failure names
+ * the step (the steps done) and the solver's cause. */
+static tfmm_status compute_forces(tfmm_sim *s, int all, size_t targets) {
   const double t0 = tfmm_wtime();
-  (void)active;
-  const tfmm_status st =
-      tfmm_solver_compute(s->solver, s->n, s->pos, s->mass, s->acc, s->pot);
+  const tfmm_status st = s->gpu != NULL
+                             ? tfmm_sim_device_forces(s, all)
+                             : tfmm_solver_compute(s->solver, s->n, s->pos,
+                                                   s->mass, s->acc, s->pot);
   s->stats.time_forces += tfmm_wtime() - t0;
   s->stats.evaluations++;
   s->stats.updates += (int64_t)targets;
-  if (st == TFMM_OK) {
-    const tfmm_stats *x = tfmm_solver_stats(s->solver);
-    const int tree =
-        x->method == TFMM_METHOD_FMM || x->method == TFMM_METHOD_BH;
-    s->stats.time_tree += tree ? x->time[TFMM_PHASE_TREE] : 0;
-    s->stats.time_lists += tree ? x->time[TFMM_PHASE_LISTS] : 0;
-    s->stats.time_near += tree ? x->near_time : x->time_total;
-    s->stats.time_far += tree ? x->far_time : 0;
-  }
   if (st != TFMM_OK)
     return tfmm_error_set(&s->err, st, "step %lld: %s", (long long)s->step,
                           tfmm_solver_message(s->solver));
+  const tfmm_stats *x = tfmm_solver_stats(s->solver);
+  const int tree = x->method == TFMM_METHOD_FMM || x->method == TFMM_METHOD_BH;
+  s->stats.time_tree += tree ? x->time[TFMM_PHASE_TREE] : 0;
+  s->stats.time_lists += tree ? x->time[TFMM_PHASE_LISTS] : 0;
+  s->stats.time_near += tree ? x->near_time : x->time_total;
+  s->stats.time_far += tree ? x->far_time : 0;
   return TFMM_OK;
+}
+
+/* The conserved quantities of the current state, where it lives. */
+static tfmm_status diagnose(tfmm_sim *s, tfmm_diagnostics *d) {
+  if (s->gpu != NULL)
+    return tfmm_sim_device_diagnostics(s, d);
+  const tfmm_status st =
+      tfmm_diagnostics_compute(s->n, s->pos, s->vel, s->mass, s->pot, d);
+  if (st != TFMM_OK)
+    tfmm_error_set(&s->err, st, "step %lld: diagnostics: out of memory",
+                   (long long)s->step);
+  return st;
 }
 
 /* The forces of a sim from tfmm_sim_create (a restored one has them), at
@@ -52,15 +60,10 @@ static tfmm_status compute_forces(tfmm_sim *s, const unsigned char *active,
 static tfmm_status start(tfmm_sim *s) {
   if (s->forces_known)
     return TFMM_OK;
-  tfmm_status st = compute_forces(s, NULL, s->n);
-  if (st == TFMM_OK) {
-    tfmm_diagnostics d;
-    st = tfmm_diagnostics_compute(s->n, s->pos, s->vel, s->mass, s->pot, &d);
-    if (st != TFMM_OK)
-      tfmm_error_set(&s->err, st, "step 0: diagnostics: out of memory");
-    else
-      s->energy_initial = d.total;
-  }
+  tfmm_status st = compute_forces(s, 1, s->n);
+  tfmm_diagnostics d;
+  if (st == TFMM_OK)
+    st = diagnose(s, &d);
   if (st != TFMM_OK) {
     for (size_t k = 0; k < 3 * s->n; k++)
       s->acc[k] = NAN;
@@ -68,26 +71,59 @@ static tfmm_status start(tfmm_sim *s) {
       s->pot[i] = NAN;
     return st;
   }
+  s->energy_initial = d.total;
   s->forces_known = 1;
+  return TFMM_OK;
+}
+
+/* The parts of a step where the state lives: the host (sim_host.c) or the
+ * GPU (sim_device.c), with the same bits. */
+static tfmm_status open_kicks(tfmm_sim *s, int sync_bin) {
+  tfmm_status st = TFMM_OK;
+  s->stats.short_steps += s->gpu != NULL
+                              ? tfmm_sim_device_open(s, sync_bin, sync_bin, &st)
+                              : tfmm_sim_host_open(s, sync_bin, sync_bin);
+  return st;
+}
+
+static tfmm_status drift(tfmm_sim *s, double h) {
+  if (s->gpu != NULL)
+    return tfmm_sim_device_drift(s, h);
+  tfmm_leapfrog_drift(s->n, s->pos, s->vel, h);
+  return TFMM_OK;
+}
+
+static tfmm_status activate(tfmm_sim *s, int active_bin) {
+  if (s->gpu != NULL)
+    return tfmm_sim_device_activate(s, active_bin);
+  tfmm_sim_host_activate(s, active_bin);
+  return TFMM_OK;
+}
+
+static tfmm_status close_kicks(tfmm_sim *s, int active_bin) {
+  if (s->gpu != NULL)
+    return tfmm_sim_device_close(s, active_bin);
+  tfmm_sim_host_close(s, active_bin);
   return TFMM_OK;
 }
 
 /* One step, from the current tick to the next at which some body's step
  * ends (tilefmm.h, "The simulation"): with one global step, exactly
- *   kick(dt / 2), drift(dt), forces, kick(dt / 2). */
+ *   kick(dt / 2), drift(dt), forces, kick(dt / 2).
+ * A failure part-way leaves the sim broken. */
 static tfmm_status kdk(tfmm_sim *s) {
   double t0 = tfmm_wtime();
   /* The bodies whose step ended at this tick begin their next one; a new
    * bin must begin here too. */
   const int sync_bin = tfmm_timestep_aligned_bin(s->ticks, s->max_bin);
-  s->stats.short_steps += tfmm_sim_host_open(s, sync_bin, sync_bin);
+  tfmm_status st = open_kicks(s, sync_bin);
   int min_bin = 0;
-  while (s->bin_count[min_bin] == 0)
+  while (min_bin < s->max_bin && s->bin_count[min_bin] == 0)
     min_bin++;
   const int64_t span = tfmm_timestep_ticks(min_bin);
   const int64_t next = (s->ticks / span + 1) * span;
-  tfmm_leapfrog_drift(s->n, s->pos, s->vel,
-                      (double)(next - s->ticks) * s->tick);
+  if (st == TFMM_OK)
+    st = drift(s, (double)(next - s->ticks) * s->tick);
   /* The bodies whose step ends at next: all of them at a
    * synchronisation point, which is every step with one global step. */
   const int active_bin = tfmm_timestep_aligned_bin(next, s->max_bin);
@@ -95,17 +131,19 @@ static tfmm_status kdk(tfmm_sim *s) {
   for (int b = active_bin + 1; b <= s->max_bin; b++)
     targets -= (size_t)s->bin_count[b];
   const int all = targets == s->n;
-  if (!all)
-    tfmm_sim_host_activate(s, active_bin);
+  if (st == TFMM_OK && !all)
+    st = activate(s, active_bin);
   s->stats.time_integrate += tfmm_wtime() - t0;
-  const tfmm_status st = compute_forces(s, all ? NULL : s->active, targets);
+  if (st == TFMM_OK)
+    st = compute_forces(s, all, targets);
+  t0 = tfmm_wtime();
+  if (st == TFMM_OK)
+    st = close_kicks(s, active_bin);
+  s->stats.time_integrate += tfmm_wtime() - t0;
   if (st != TFMM_OK) {
     s->broken = st;
     return st;
   }
-  t0 = tfmm_wtime();
-  tfmm_sim_host_close(s, active_bin);
-  s->stats.time_integrate += tfmm_wtime() - t0;
   s->ticks = next;
   s->step++;
   s->stats.steps++;
@@ -202,6 +240,8 @@ tfmm_status tfmm_sim_step_criterion(tfmm_sim *s, double eta, double *shortest,
   tfmm_status st = check_usable(s);
   if (st == TFMM_OK && !s->forces_known)
     st = tfmm_sim_start(s);
+  if (st == TFMM_OK)
+    st = tfmm_sim_device_sync(s);
   if (st != TFMM_OK)
     return st;
   const double two_eta_eps = 2.0 * eta * s->cfg.solver.eps;
@@ -250,10 +290,9 @@ tfmm_status tfmm_sim_diagnostics(tfmm_sim *s, tfmm_diagnostics *out,
                           "of dt_max)",
                           (long long)s->step, tfmm_sim_time(s));
   tfmm_diagnostics d;
-  st = tfmm_diagnostics_compute(s->n, s->pos, s->vel, s->mass, s->pot, &d);
+  st = diagnose(s, &d);
   if (st != TFMM_OK)
-    return tfmm_error_set(&s->err, st, "step %lld: diagnostics: out of memory",
-                          (long long)s->step);
+    return st;
   *out = d;
   if (energy_error != NULL) {
     const double e0 = s->energy_initial;

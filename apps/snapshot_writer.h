@@ -1,0 +1,40 @@
+/* Snapshots of a run written while the simulation steps on: the state is
+ * taken with tfmm_sim_save_begin (on the GPU, copied out on a stream of its
+ * own during the next step), handed after that step to a thread that
+ * writes the HDF5 file, and waited for before the next snapshot, before
+ * any other HDF5 file is written (the HDF5 library is not thread-safe) and
+ * at the end. At most one snapshot is in flight. */
+#ifndef TFMM_SNAPSHOT_WRITER_H
+#define TFMM_SNAPSHOT_WRITER_H
+
+#include "snapshot.h"
+
+#include "tilefmm.h"
+
+#include <pthread.h>
+
+typedef struct snapshot_writer {
+  tfmm_sim *sim;
+  const snapshot_attr *params; /* the run's parameters, for /Parameters */
+  size_t nparams;
+  int begun;   /* a state is taken (tfmm_sim_save_begin), not yet handed */
+  char *path;  /* its file */
+  int running; /* the thread writes path */
+  int ok;      /* the thread's result */
+  tfmm_sim_state state;
+  pthread_t thread;
+} snapshot_writer;
+
+/* Takes the state now for path (allocated; the writer frees it), after
+ * the snapshot before it is written. Returns 0 on a failure (printed). */
+int snapshot_writer_begin(snapshot_writer *w, char *path);
+
+/* Hands a taken state to the writing thread. Call once the sim has
+ * stepped on (or at once: the state is the begin's either way). */
+int snapshot_writer_hand_off(snapshot_writer *w);
+
+/* Hands off what is taken and waits for every write. Returns 0 when one
+ * failed (printed by the writer). */
+int snapshot_writer_finish(snapshot_writer *w);
+
+#endif

@@ -1,0 +1,197 @@
+#define _POSIX_C_SOURCE 200809L
+/* The simulation's speed (issue 14): tfmm_sim with its state where the
+ * solver runs (on the GPU under the gpu schedule), timed by the wall
+ * clock around tfmm_sim_step / tfmm_sim_advance_to.
+ *
+ *   bench_sim fixed N STEPS [LEAF]
+ *     a Plummer sphere of N bodies, the fixed step 1/128, spline eps 0.01,
+ *     accuracy 1e-3: steps per second over STEPS steps after step 0, the
+ *     time of a step split into tree, lists, near, far, integrate and the
+ *     rest, and one diagnostics call.
+ *   bench_sim hernquist N T_END ETA [LEAF]
+ *     a Hernquist sphere of N bodies, spline eps 0.01, to T_END: block
+ *     steps (ETA, dt_max 1/16, dt_min 2^-16) against the fixed steps 2^-k,
+ *     each with its largest |dE/E| at the multiples of 1/16 and its wall
+ *     time; the fixed step that reaches the block steps' error, and the
+ *     ratio of the times.
+ *
+ * Every line of results starts with "sim:" so that a device log can be
+ * grepped. */
+#include "tilefmm.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double wtime(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int fail(const char *what, const tfmm_sim *sim) {
+  fprintf(stderr, "bench_sim: %s: %s\n", what, tfmm_sim_message(sim));
+  return 1;
+}
+
+static tfmm_sim_config config(int leaf) {
+  tfmm_sim_config c;
+  tfmm_sim_config_defaults(&c);
+  c.solver.softening = TFMM_SOFTENING_SPLINE;
+  c.solver.eps = 0.01;
+  c.solver.leaf_size = leaf;
+  return c;
+}
+
+typedef struct bodies {
+  size_t n;
+  double *pos, *vel, *mass;
+} bodies;
+
+static int make_bodies(bodies *b, size_t n, int hernquist) {
+  b->n = n;
+  b->pos = malloc(3 * n * sizeof(double));
+  b->vel = malloc(3 * n * sizeof(double));
+  b->mass = malloc(n * sizeof(double));
+  if (b->pos == NULL || b->vel == NULL || b->mass == NULL)
+    return 0;
+  return (hernquist ? tfmm_ic_hernquist : tfmm_ic_plummer)(
+             n, 2026, b->pos, b->vel, b->mass) == TFMM_OK;
+}
+
+static void free_bodies(bodies *b) {
+  free(b->pos);
+  free(b->vel);
+  free(b->mass);
+}
+
+static int fixed(size_t n, int steps, int leaf) {
+  bodies b;
+  if (!make_bodies(&b, n, 0)) {
+    fprintf(stderr, "bench_sim: no memory for %zu bodies\n", n);
+    return 1;
+  }
+  tfmm_sim_config c = config(leaf);
+  c.dt = 1.0 / 128;
+  tfmm_sim *sim = NULL;
+  if (tfmm_sim_create(&sim, &c, n, b.pos, b.vel, b.mass, NULL) != TFMM_OK)
+    return fail("create", sim);
+  free_bodies(&b);
+  if (tfmm_sim_start(sim) != TFMM_OK)
+    return fail("start", sim);
+  /* One step to warm the solver's workspace, then the timed ones. */
+  if (tfmm_sim_step(sim, 1) != TFMM_OK)
+    return fail("warm-up step", sim);
+  if (tfmm_sim_step(sim, steps) != TFMM_OK)
+    return fail("steps", sim);
+  const tfmm_step_stats s = *tfmm_sim_stats(sim);
+  const double t0 = wtime();
+  tfmm_diagnostics d;
+  double de;
+  if (tfmm_sim_diagnostics(sim, &d, &de) != TFMM_OK)
+    return fail("diagnostics", sim);
+  const double diag = wtime() - t0;
+  const tfmm_stats *x = tfmm_solver_stats(tfmm_sim_solver(sim));
+  const double per = 1e3 / steps;
+  printf("sim: fixed n %zu steps %d leaf %d schedule %s device %s\n", n, steps,
+         leaf, tfmm_schedule_name(x->schedule), x->device_name);
+  printf("sim: steps/s %.2f  ms/step %.3f  tree %.3f lists %.3f near %.3f "
+         "far %.3f integrate %.3f other %.3f  diagnostics %.3f ms  dE/E "
+         "%.3e\n",
+         steps / s.time_total, s.time_total * per, s.time_tree * per,
+         s.time_lists * per, s.time_near * per, s.time_far * per,
+         s.time_integrate * per,
+         (s.time_total - s.time_forces - s.time_integrate) * per +
+             (s.time_forces - s.time_tree - s.time_lists - s.time_near -
+              s.time_far) *
+                 per,
+         diag * 1e3, de);
+  tfmm_sim_destroy(sim);
+  return 0;
+}
+
+/* One run of the Hernquist sphere to t_end: its largest |dE/E| at the
+ * multiples of 1/16, its wall time, evaluations and body updates. */
+typedef struct outcome {
+  double worst, seconds, forces;
+  int64_t evaluations, updates;
+} outcome;
+
+static int hernquist_run(const bodies *b, int leaf, double eta, double dt,
+                         double t_end, outcome *o) {
+  tfmm_sim_config c = config(leaf);
+  c.eta = eta;
+  c.dt = dt;
+  c.dt_min = eta > 0 ? ldexp(1.0, -16) : 0.0;
+  tfmm_sim *sim = NULL;
+  if (tfmm_sim_create(&sim, &c, b->n, b->pos, b->vel, b->mass, NULL) != TFMM_OK)
+    return fail("create", sim);
+  memset(o, 0, sizeof *o);
+  const double t0 = wtime();
+  if (tfmm_sim_start(sim) != TFMM_OK)
+    return fail("start", sim);
+  for (int k = 1; k <= (int)llround(t_end * 16); k++) {
+    if (tfmm_sim_advance_to(sim, k / 16.0) != TFMM_OK)
+      return fail("advance", sim);
+    const tfmm_step_stats *s = tfmm_sim_stats(sim);
+    o->evaluations += s->evaluations;
+    o->updates += s->updates;
+    o->forces += s->time_forces;
+    tfmm_diagnostics d;
+    double de;
+    if (tfmm_sim_diagnostics(sim, &d, &de) != TFMM_OK)
+      return fail("diagnostics", sim);
+    o->worst = fmax(o->worst, fabs(de));
+  }
+  o->seconds = wtime() - t0;
+  tfmm_sim_destroy(sim);
+  return 0;
+}
+
+static int hernquist(size_t n, double t_end, double eta, int leaf) {
+  bodies b;
+  if (!make_bodies(&b, n, 1)) {
+    fprintf(stderr, "bench_sim: no memory for %zu bodies\n", n);
+    return 1;
+  }
+  outcome warm, block;
+  /* A short run first, so that neither side pays the GPU's start. */
+  if (hernquist_run(&b, leaf, 0.0, 1.0 / 16, 1.0 / 16, &warm) != 0 ||
+      hernquist_run(&b, leaf, eta, 1.0 / 16, t_end, &block) != 0)
+    return 1;
+  printf("sim: hernquist n %zu t_end %g leaf %d\n", n, t_end, leaf);
+  printf("sim: block eta %g: worst |dE/E| %.3e  %.3f s (forces %.3f s)  "
+         "evaluations %lld  updates/body %.1f\n",
+         eta, block.worst, block.seconds, block.forces,
+         (long long)block.evaluations, (double)block.updates / (double)n);
+  for (int k = 5; k <= 12; k++) {
+    outcome f;
+    if (hernquist_run(&b, leaf, 0.0, ldexp(1.0, -k), t_end, &f) != 0)
+      return 1;
+    printf("sim: fixed dt 2^-%d: worst |dE/E| %.3e  %.3f s (forces %.3f s)  "
+           "evaluations %lld\n",
+           k, f.worst, f.seconds, f.forces, (long long)f.evaluations);
+    if (f.worst <= block.worst) {
+      printf("sim: the fixed step 2^-%d reaches the block steps' error: "
+             "%.3f s against %.3f s, block steps %.2fx faster\n",
+             k, f.seconds, block.seconds, f.seconds / block.seconds);
+      break;
+    }
+  }
+  free_bodies(&b);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc >= 4 && strcmp(argv[1], "fixed") == 0)
+    return fixed((size_t)atoll(argv[2]), atoi(argv[3]),
+                 argc > 4 ? atoi(argv[4]) : 64);
+  if (argc >= 5 && strcmp(argv[1], "hernquist") == 0)
+    return hernquist((size_t)atoll(argv[2]), atof(argv[3]), atof(argv[4]),
+                     argc > 5 ? atoi(argv[5]) : 64);
+  fprintf(stderr, "usage: bench_sim fixed N STEPS [LEAF]\n"
+                  "       bench_sim hernquist N T_END ETA [LEAF]\n");
+  return 2;
+}

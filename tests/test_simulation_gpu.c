@@ -1,0 +1,218 @@
+/* The simulation with its state on the GPU (the gpu schedule): a restart
+ * bit-identical to the run straight through, with one global step and in
+ * the middle of a hierarchy of individual steps; the device's diagnostics
+ * against the host's compensated sums of the same state; the GPU's steps
+ * against the CPU's from the same bodies, within what their forces'
+ * difference allows. */
+#include "testutil.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tilefmm.h>
+
+typedef struct bodies {
+  size_t n;
+  double *pos, *vel, *mass;
+} bodies;
+
+static bodies hernquist(size_t n, uint64_t seed) {
+  bodies b = {n, malloc(3 * n * sizeof(double)), malloc(3 * n * sizeof(double)),
+              malloc(n * sizeof(double))};
+  cr_assert_eq(tfmm_ic_hernquist(n, seed, b.pos, b.vel, b.mass), TFMM_OK);
+  return b;
+}
+
+static void bodies_free(bodies *b) {
+  free(b->pos);
+  free(b->vel);
+  free(b->mass);
+}
+
+static tfmm_sim_config gpu_config(double eta) {
+  tfmm_sim_config c;
+  tfmm_sim_config_defaults(&c);
+  c.solver.device = TFMM_DEVICE_GPU;
+  c.solver.schedule = TFMM_SCHEDULE_GPU;
+  c.solver.softening = TFMM_SOFTENING_SPLINE;
+  c.solver.eps = 0.01;
+  c.solver.leaf_size = 32;
+  c.eta = eta;
+  c.dt = 1.0 / 32;
+  c.dt_min = 1.0 / 32768;
+  return c;
+}
+
+static tfmm_sim *make_sim(const tfmm_sim_config *c, const bodies *b) {
+  tfmm_sim *sim = NULL;
+  const tfmm_status st =
+      tfmm_sim_create(&sim, c, b->n, b->pos, b->vel, b->mass, NULL);
+  cr_assert_eq(st, TFMM_OK, "create: %s", tfmm_sim_message(sim));
+  return sim;
+}
+
+static void expect_same_state(const tfmm_sim_state *a,
+                              const tfmm_sim_state *b) {
+  const size_t n = a->n;
+  cr_expect_eq(a->ticks, b->ticks);
+  cr_expect_eq(a->step, b->step);
+  cr_expect(memcmp(a->pos, b->pos, 3 * n * sizeof(double)) == 0, "positions");
+  cr_expect(memcmp(a->vel, b->vel, 3 * n * sizeof(double)) == 0, "velocities");
+  cr_expect(memcmp(a->acc, b->acc, 3 * n * sizeof(double)) == 0,
+            "accelerations");
+  cr_expect(memcmp(a->pot, b->pot, n * sizeof(double)) == 0, "potentials");
+  cr_expect(memcmp(a->bins, b->bins, n) == 0, "bins");
+}
+
+/* Straight through 2k steps against k steps, saved, restored into a new
+ * sim (a fresh upload) and k more. */
+static void restart_bit_identical(double eta) {
+  test_require_gpu();
+  bodies b = hernquist(30000, 5150);
+  const tfmm_sim_config c = gpu_config(eta);
+  tfmm_sim *straight = make_sim(&c, &b);
+  tfmm_sim *first = make_sim(&c, &b);
+  int64_t k = 0;
+  do {
+    cr_assert_eq(tfmm_sim_step(first, 1), TFMM_OK, "%s",
+                 tfmm_sim_message(first));
+    k++;
+  } while (k < 3 || (eta > 0 && tfmm_sim_synchronised(first)));
+  tfmm_sim_state half;
+  cr_assert_eq(tfmm_sim_save(first, &half), TFMM_OK, "%s",
+               tfmm_sim_message(first));
+  tfmm_sim *second = NULL;
+  cr_assert_eq(tfmm_sim_restore(&second, &c, &half), TFMM_OK, "%s",
+               tfmm_sim_message(second));
+  tfmm_sim_destroy(first);
+  cr_assert_eq(tfmm_sim_step(straight, 2 * k), TFMM_OK, "%s",
+               tfmm_sim_message(straight));
+  cr_assert_eq(tfmm_sim_step(second, k), TFMM_OK, "%s",
+               tfmm_sim_message(second));
+  cr_expect_eq(tfmm_solver_stats(tfmm_sim_solver(second))->schedule,
+               TFMM_SCHEDULE_GPU);
+  tfmm_sim_state a, s;
+  cr_assert_eq(tfmm_sim_save(straight, &a), TFMM_OK);
+  cr_assert_eq(tfmm_sim_save(second, &s), TFMM_OK);
+  expect_same_state(&a, &s);
+  tfmm_sim_destroy(straight);
+  tfmm_sim_destroy(second);
+  bodies_free(&b);
+}
+
+Test(simulation_gpu, restart_is_bit_identical_fixed_step) {
+  restart_bit_identical(0.0);
+}
+
+Test(simulation_gpu, restart_mid_hierarchy_is_bit_identical) {
+  restart_bit_identical(0.025);
+}
+
+/* The device's diagnostics of a stepped state against the host's
+ * compensated sums (tfmm_diagnostics_compute) of the same state, saved:
+ * within 1e-13 of the sums of magnitudes, far above both's rounding. */
+Test(simulation_gpu, device_diagnostics_match_the_host_sums) {
+  test_require_gpu();
+  bodies b = hernquist(50000, 77);
+  const tfmm_sim_config c = gpu_config(0.025);
+  tfmm_sim *sim = make_sim(&c, &b);
+  cr_assert_eq(tfmm_sim_advance_to(sim, 2.0 / 32), TFMM_OK, "%s",
+               tfmm_sim_message(sim));
+  tfmm_diagnostics dev, host;
+  double err;
+  cr_assert_eq(tfmm_sim_diagnostics(sim, &dev, &err), TFMM_OK, "%s",
+               tfmm_sim_message(sim));
+  tfmm_sim_state s;
+  cr_assert_eq(tfmm_sim_save(sim, &s), TFMM_OK);
+  cr_assert_eq(
+      tfmm_diagnostics_compute(s.n, s.pos, s.vel, s.mass, s.pot, &host),
+      TFMM_OK);
+  const double scale = fabs(host.kinetic) + fabs(host.potential);
+  cr_expect(fabs(dev.total - host.total) <= 1e-13 * scale,
+            "E: device %.17g, host %.17g", dev.total, host.total);
+  cr_expect(fabs(dev.kinetic - host.kinetic) <= 1e-13 * scale);
+  cr_expect(fabs(dev.mass - host.mass) <= 1e-15 * host.mass);
+  for (int d = 0; d < 3; d++) {
+    cr_expect(fabs(dev.momentum[d] - host.momentum[d]) <= 1e-13,
+              "P[%d]: %.17g against %.17g", d, dev.momentum[d],
+              host.momentum[d]);
+    cr_expect(fabs(dev.centre_of_mass[d] - host.centre_of_mass[d]) <= 1e-13);
+  }
+  cr_expect(fabs(err) < 1e-3, "|dE/E| %.3g after two steps", err);
+  tfmm_sim_destroy(sim);
+  bodies_free(&b);
+}
+
+/* The same bodies stepped on the GPU and on the CPU (the same solver
+ * settings): after a few steps the states differ only through the
+ * forces' difference (each within the accuracy asked, 1e-3), so the
+ * positions by far less than a step's motion; and the bodies' bins agree
+ * to within one (the two sides' accelerations may straddle a power of
+ * two). */
+Test(simulation_gpu, gpu_steps_follow_the_cpu_steps) {
+  test_require_gpu();
+  bodies b = hernquist(20000, 31337);
+  tfmm_sim_config c = gpu_config(0.025);
+  tfmm_sim *gpu = make_sim(&c, &b);
+  c.solver.device = TFMM_DEVICE_CPU;
+  c.solver.schedule = TFMM_SCHEDULE_AUTO;
+  tfmm_sim *cpu = make_sim(&c, &b);
+  cr_assert_eq(tfmm_sim_advance_to(gpu, 1.0 / 32), TFMM_OK, "%s",
+               tfmm_sim_message(gpu));
+  cr_assert_eq(tfmm_sim_advance_to(cpu, 1.0 / 32), TFMM_OK, "%s",
+               tfmm_sim_message(cpu));
+  tfmm_sim_state g, h;
+  cr_assert_eq(tfmm_sim_save(gpu, &g), TFMM_OK);
+  cr_assert_eq(tfmm_sim_save(cpu, &h), TFMM_OK);
+  cr_expect_eq(g.ticks, h.ticks);
+  double worst = 0, moved = 0;
+  size_t bins_off = 0;
+  for (size_t i = 0; i < b.n; i++) {
+    for (int d = 0; d < 3; d++) {
+      worst = fmax(worst, fabs(g.pos[3 * i + d] - h.pos[3 * i + d]));
+      moved = fmax(moved, fabs(g.pos[3 * i + d] - b.pos[3 * i + d]));
+    }
+    bins_off += abs(g.bins[i] - h.bins[i]) > 1;
+  }
+  cr_expect_lt(worst, 1e-3 * moved,
+               "positions differ by %.3g after moving up to %.3g", worst,
+               moved);
+  cr_expect_eq(bins_off, 0, "%zu bodies' bins differ by more than one",
+               bins_off);
+  tfmm_sim_destroy(gpu);
+  tfmm_sim_destroy(cpu);
+  bodies_free(&b);
+}
+
+/* The state saved in two halves on the GPU (the copy out runs on its own
+ * stream while the steps go on) is the state of the begin, bit for bit:
+ * that of a twin sim stepped as far. */
+Test(simulation_gpu, save_in_two_halves_keeps_the_state_of_the_begin) {
+  test_require_gpu();
+  bodies b = hernquist(40000, 99);
+  const tfmm_sim_config c = gpu_config(0.025);
+  tfmm_sim *sim = make_sim(&c, &b);
+  cr_assert_eq(tfmm_sim_step(sim, 6), TFMM_OK, "%s", tfmm_sim_message(sim));
+  /* The device is ahead of the host copy: the begin copies from it. */
+  cr_assert_eq(tfmm_sim_save_begin(sim), TFMM_OK, "%s", tfmm_sim_message(sim));
+  cr_assert_eq(tfmm_sim_step(sim, 3), TFMM_OK, "%s", tfmm_sim_message(sim));
+  tfmm_sim_state mid;
+  cr_assert_eq(tfmm_sim_save_end(sim, &mid), TFMM_OK, "%s",
+               tfmm_sim_message(sim));
+  tfmm_sim *twin = make_sim(&c, &b);
+  cr_assert_eq(tfmm_sim_step(twin, 6), TFMM_OK);
+  tfmm_sim_state t;
+  cr_assert_eq(tfmm_sim_save(twin, &t), TFMM_OK);
+  const size_t n = b.n;
+  cr_expect_eq(mid.step, 6);
+  cr_expect_eq(mid.ticks, t.ticks);
+  cr_expect(memcmp(mid.pos, t.pos, 3 * n * sizeof(double)) == 0);
+  cr_expect(memcmp(mid.vel, t.vel, 3 * n * sizeof(double)) == 0);
+  cr_expect(memcmp(mid.acc, t.acc, 3 * n * sizeof(double)) == 0);
+  cr_expect(memcmp(mid.pot, t.pot, n * sizeof(double)) == 0);
+  cr_expect(memcmp(mid.bins, t.bins, n) == 0);
+  tfmm_sim_destroy(twin);
+  tfmm_sim_destroy(sim);
+  bodies_free(&b);
+}
