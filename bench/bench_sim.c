@@ -3,9 +3,10 @@
  * solver runs (on the GPU under the gpu schedule), timed by the wall
  * clock around tfmm_sim_step / tfmm_sim_advance_to.
  *
- *   bench_sim fixed N STEPS [LEAF]
+ *   bench_sim fixed N STEPS [LEAF [THETA ORDER]]
  *     a Plummer sphere of N bodies, the fixed step 1/128, spline eps 0.01,
- *     accuracy 1e-3: steps per second over STEPS steps after step 0, the
+ *     accuracy 1e-3 (theta and order chosen from it unless given): steps
+ *     per second over STEPS steps after step 0, the
  *     time of a step split into tree, lists, near, far, integrate and the
  *     rest, and one diagnostics call.
  *   bench_sim hernquist N T_END ETA [LEAF]
@@ -36,12 +37,17 @@ static int fail(const char *what, const tfmm_sim *sim) {
   return 1;
 }
 
-static tfmm_sim_config config(int leaf) {
+/* theta, order: < 0 for the library's choice from the accuracy. */
+static tfmm_sim_config config(int leaf, double theta, int order) {
   tfmm_sim_config c;
   tfmm_sim_config_defaults(&c);
   c.solver.softening = TFMM_SOFTENING_SPLINE;
   c.solver.eps = 0.01;
   c.solver.leaf_size = leaf;
+  if (theta > 0)
+    c.solver.theta = theta;
+  if (order >= 0)
+    c.solver.order = order;
   return c;
 }
 
@@ -67,13 +73,13 @@ static void free_bodies(bodies *b) {
   free(b->mass);
 }
 
-static int fixed(size_t n, int steps, int leaf) {
+static int fixed(size_t n, int steps, int leaf, double theta, int order) {
   bodies b;
   if (!make_bodies(&b, n, 0)) {
     fprintf(stderr, "bench_sim: no memory for %zu bodies\n", n);
     return 1;
   }
-  tfmm_sim_config c = config(leaf);
+  tfmm_sim_config c = config(leaf, theta, order);
   c.dt = 1.0 / 128;
   tfmm_sim *sim = NULL;
   if (tfmm_sim_create(&sim, &c, n, b.pos, b.vel, b.mass, NULL) != TFMM_OK)
@@ -95,8 +101,10 @@ static int fixed(size_t n, int steps, int leaf) {
   const double diag = wtime() - t0;
   const tfmm_stats *x = tfmm_solver_stats(tfmm_sim_solver(sim));
   const double per = 1e3 / steps;
-  printf("sim: fixed n %zu steps %d leaf %d schedule %s device %s\n", n, steps,
-         leaf, tfmm_schedule_name(x->schedule), x->device_name);
+  printf("sim: fixed n %zu steps %d leaf %d theta %g order %d schedule %s "
+         "device %s\n",
+         n, steps, leaf, x->theta, x->order, tfmm_schedule_name(x->schedule),
+         x->device_name);
   printf("sim: steps/s %.2f  ms/step %.3f  tree %.3f lists %.3f near %.3f "
          "far %.3f integrate %.3f other %.3f  diagnostics %.3f ms  dE/E "
          "%.3e\n",
@@ -121,7 +129,7 @@ typedef struct outcome {
 
 static int hernquist_run(const bodies *b, int leaf, double eta, double dt,
                          double t_end, outcome *o) {
-  tfmm_sim_config c = config(leaf);
+  tfmm_sim_config c = config(leaf, -1, -1);
   c.eta = eta;
   c.dt = dt;
   c.dt_min = eta > 0 ? ldexp(1.0, -16) : 0.0;
@@ -187,11 +195,12 @@ static int hernquist(size_t n, double t_end, double eta, int leaf) {
 int main(int argc, char **argv) {
   if (argc >= 4 && strcmp(argv[1], "fixed") == 0)
     return fixed((size_t)atoll(argv[2]), atoi(argv[3]),
-                 argc > 4 ? atoi(argv[4]) : 64);
+                 argc > 4 ? atoi(argv[4]) : 64, argc > 6 ? atof(argv[5]) : -1,
+                 argc > 6 ? atoi(argv[6]) : -1);
   if (argc >= 5 && strcmp(argv[1], "hernquist") == 0)
     return hernquist((size_t)atoll(argv[2]), atof(argv[3]), atof(argv[4]),
                      argc > 5 ? atoi(argv[5]) : 64);
-  fprintf(stderr, "usage: bench_sim fixed N STEPS [LEAF]\n"
+  fprintf(stderr, "usage: bench_sim fixed N STEPS [LEAF [THETA ORDER]]\n"
                   "       bench_sim hernquist N T_END ETA [LEAF]\n");
   return 2;
 }
