@@ -341,6 +341,9 @@ typedef struct tfmm_stats {
   /* GPU kernel parameters actually used (zero on the CPU). */
   int gpu_tile, gpu_threads_per_body, gpu_unroll, gpu_bodies_per_thread;
   char device_name[128]; /* "CPU (k threads)" or the GPU's name */
+  size_t targets;        /* bodies whose forces were computed: n, or the active
+                            bodies of tfmm_solver_compute_active (0: none, nothing
+                            computed) */
 } tfmm_stats;
 
 typedef struct tfmm_solver tfmm_solver;
@@ -386,6 +389,51 @@ TFMM_API tfmm_status tfmm_solver_compute_device(tfmm_solver *solver, size_t n,
                                                 const double *d_mass,
                                                 double *d_acc, double *d_pot,
                                                 void *stream);
+
+/* tfmm_solver_compute at the active bodies only, for individual (block)
+ * time steps: active is n bytes, nonzero for a target (NULL: every body,
+ * exactly tfmm_solver_compute). Sources are all n bodies. acc and pot are
+ * written at the active bodies only; the other entries keep what they
+ * held. An active set with no body returns TFMM_OK and writes nothing
+ * (the inputs are still checked). Errors as for tfmm_solver_compute: the
+ * checks of the inputs and of coincident bodies are those of the whole
+ * evaluation; results not finite are looked for at the active bodies.
+ * tfmm_stats.targets counts the active bodies.
+ *
+ * The results at the active bodies are tfmm_solver_compute's at them:
+ *  - reference, direct on the CPU, fmm and bh under the hybrid schedule
+ *    (tree, far field and near field where tree_device, far_device and
+ *    device put them): bit for bit;
+ *  - direct on the GPU: bit for bit (every body is computed; the
+ *    work does not shrink);
+ *  - the gpu schedule: bit for bit while the whole evaluation's near field
+ *    holds at most 2^30 body pairs (the GPU cuts its work items by a
+ *    budget that grows past that; a Plummer sphere of about a million
+ *    bodies at the defaults is near it) and its traversal's frontier
+ *    stays within 2^23 pairs; beyond, to rounding (the near field's
+ *    sums split differently: a few units of the precision's last place).
+ *    The hybrid schedule with its near field on the GPU likewise.
+ * The work shrinks with the active set: the tree and its multipoles are
+ * built for all n bodies (the sources); the traversal opens no target cell
+ * without an active body, so that M2L, L2L, L2P, M2P and P2P run only at
+ * cells and leaves that hold one (a leaf's every body is computed, its
+ * active ones written). With leaf_size TFMM_LEAF_AUTO, only whole
+ * evaluations re-choose the leaf size. */
+TFMM_API tfmm_status tfmm_solver_compute_active(tfmm_solver *solver, size_t n,
+                                                const double *pos,
+                                                const double *mass,
+                                                const unsigned char *active,
+                                                double *acc, double *pot);
+
+/* The same for bodies on the GPU (as tfmm_solver_compute_device); d_active
+ * is a device array of n bytes (NULL: tfmm_solver_compute_device). Under
+ * the gpu schedule nothing leaves the device and only the active entries
+ * of d_acc and d_pot are written; otherwise the bodies, the targets and
+ * the outputs travel to the host and back inside the call (the inactive
+ * entries go back as they came). */
+TFMM_API tfmm_status tfmm_solver_compute_active_device(
+    tfmm_solver *solver, size_t n, const double *d_pos, const double *d_mass,
+    const unsigned char *d_active, double *d_acc, double *d_pot, void *stream);
 
 /* The double-precision reference (compensated sums, as the reference
  * method) at k chosen bodies only, with the solver's G and eps: what

@@ -46,15 +46,15 @@ __host__ __device__ constexpr int tri(int n, int m) {
 template <int P>
 __global__ void __launch_bounds__(THREADS)
     l2l_cells(int64_t begin, int64_t end, const int32_t *parent,
-              const double *center, double *L) {
+              const int32_t *targets, const double *center, double *L) {
   constexpr int TRI = (P + 1) * (P + 2) / 2;
   __shared__ double diag[P + 1], degree[TRI];
   if (threadIdx.x == 0)
     tfmm_op_regular_factors(P, diag, degree);
   __syncthreads();
   const int64_t cell = begin + blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-  if (cell >= end)
-    return;
+  if (cell >= end || (targets != nullptr && targets[cell] == 0))
+    return; /* no target below: its L is never read */
   const int32_t up = parent[cell];
   double rr[TRI], ri[TRI];
   tfmm_op_regular_by(P, center[3 * cell] - center[3 * (int64_t)up],
@@ -98,7 +98,7 @@ tfmm_status launch(const tfmm_tree_gpu *tree, double *d_L, cudaStream_t s,
       continue;
     l2l_cells<P>
         <<<(unsigned)((end - begin + THREADS - 1) / THREADS), THREADS, 0, s>>>(
-            begin, end, tree->d_parent, tree->d_center, d_L);
+            begin, end, tree->d_parent, tree->d_targets, tree->d_center, d_L);
     TFMM_CUDA_TRY(cudaGetLastError(), err);
   }
   return TFMM_OK;

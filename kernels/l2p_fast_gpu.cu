@@ -30,8 +30,8 @@ constexpr int FAST_ORDER_MAX = 8;
 template <int P>
 __global__ void __launch_bounds__(32 * WARPS)
     l2p_warp(int64_t nleaves, const int32_t *leaves, const int32_t *body_begin,
-             const int32_t *body_end, const double *pos, const double *center,
-             const double *L, double *phi, double *grad) {
+             const int32_t *body_end, const int32_t *targets, const double *pos,
+             const double *center, const double *L, double *phi, double *grad) {
   constexpr int TRI = (P + 1) * (P + 2) / 2;
   __shared__ double diag[P + 1], degree[TRI];
   if (threadIdx.x == 0)
@@ -42,6 +42,8 @@ __global__ void __launch_bounds__(32 * WARPS)
   if (w >= nleaves)
     return;
   const int32_t leaf = leaves[w];
+  if (targets != nullptr && targets[leaf] == 0)
+    return; /* the whole warp: no target here */
   const double cx = center[3 * leaf], cy = center[3 * leaf + 1],
                cz = center[3 * leaf + 2];
   const double *Lc = L + (size_t)leaf * (2 * TRI);
@@ -61,8 +63,8 @@ tfmm_status launch(const tfmm_tree_gpu *tree, const double *d_L, double *d_phi,
                    double *d_grad, cudaStream_t s, tfmm_error *err) {
   const int64_t n = tree->nleaves;
   l2p_warp<P><<<(unsigned)((n + WARPS - 1) / WARPS), 32 * WARPS, 0, s>>>(
-      n, tree->d_leaves, tree->d_body_begin, tree->d_body_end, tree->d_pos,
-      tree->d_center, d_L, d_phi, d_grad);
+      n, tree->d_leaves, tree->d_body_begin, tree->d_body_end, tree->d_targets,
+      tree->d_pos, tree->d_center, d_L, d_phi, d_grad);
   TFMM_CUDA_TRY(cudaGetLastError(), err);
   return TFMM_OK;
 }

@@ -39,14 +39,17 @@ template <int P>
 __global__ void __launch_bounds__(32 * WARPS)
     m2p_warp(int64_t nleaves, const int32_t *leaves, const int32_t *parent,
              const int32_t *body_begin, const int32_t *body_end,
-             const double *pos, const double *center, const int64_t *offset,
-             const int32_t *index, const double *M, double *phi, double *grad) {
+             const int32_t *targets, const double *pos, const double *center,
+             const int64_t *offset, const int32_t *index, const double *M,
+             double *phi, double *grad) {
   constexpr int TRI = (P + 1) * (P + 2) / 2, TRI1 = (P + 2) * (P + 3) / 2;
   const int64_t w = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) / 32;
   const int lane = threadIdx.x % 32;
   if (w >= nleaves)
     return; /* the whole warp */
   const int32_t leaf = leaves[w];
+  if (targets != nullptr && targets[leaf] == 0)
+    return; /* the whole warp: no target here */
   bool any = false;
   for (int32_t c = leaf; c >= 0 && !any; c = parent[c])
     any = offset[c + 1] > offset[c];
@@ -84,8 +87,8 @@ tfmm_status launch(const tfmm_tree_gpu *tree, const tfmm_csr_gpu *list,
   const int64_t n = tree->nleaves;
   m2p_warp<P><<<(unsigned)((n + WARPS - 1) / WARPS), 32 * WARPS, 0, s>>>(
       n, tree->d_leaves, tree->d_parent, tree->d_body_begin, tree->d_body_end,
-      tree->d_pos, tree->d_center, list->offset, list->index, d_M, d_phi,
-      d_grad);
+      tree->d_targets, tree->d_pos, tree->d_center, list->offset, list->index,
+      d_M, d_phi, d_grad);
   TFMM_CUDA_TRY(cudaGetLastError(), err);
   return TFMM_OK;
 }

@@ -274,20 +274,58 @@ __global__ void write_items(tfmm_near_view v, int64_t budget,
   }
 }
 
+/* ---- The targets ----------------------------------------------------------
+ */
+
+/* Whether body i (input order) is a target. */
+struct IsTarget {
+  const unsigned char *active;
+  __host__ __device__ int64_t operator()(int64_t i) const {
+    return active[i] != 0;
+  }
+};
+
+/* Whether sorted body k is a target: the mask through the permutation. */
+struct SortedTarget {
+  const unsigned char *active;
+  const int32_t *order;
+  __host__ __device__ int32_t operator()(int64_t k) const {
+    return active[order[k]] != 0;
+  }
+};
+
+using TargetIter =
+    thrust::transform_iterator<IsTarget, thrust::counting_iterator<int64_t>>;
+using SortedTargetIter =
+    thrust::transform_iterator<SortedTarget,
+                               thrust::counting_iterator<int64_t>>;
+
+/* count[c] = the targets among cell c's bodies, from below[k] = those
+ * among sorted bodies [0, k) (a cell's bodies are a range of them). */
+__global__ void targets_per_cell(int64_t ncells, const int32_t *body_begin,
+                                 const int32_t *body_end, const int32_t *below,
+                                 int32_t *count) {
+  int64_t c = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (c < ncells)
+    count[c] = below[body_end[c]] - below[body_begin[c]];
+}
+
 /* ---- The sum ------------------------------------------------------------ */
 
 /* The lowest input index whose sums are not finite goes to bad[0]; with
  * to_caller, the one whose results in the caller's units are not (the
  * sums were) to bad[1]. */
 template <class T>
-__global__ void combine(int64_t n, const int32_t *order, double G,
-                        const double *far_phi, const double *far_g,
-                        const T *near, double *acc, double *pot,
-                        tfmm_pipeline_gpu_output out, unsigned long long *bad) {
+__global__ void
+combine(int64_t n, const int32_t *order, const unsigned char *active, double G,
+        const double *far_phi, const double *far_g, const T *near, double *acc,
+        double *pot, tfmm_pipeline_gpu_output out, unsigned long long *bad) {
   int64_t k = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
   if (k >= n)
     return;
   const int64_t i = order[k];
+  if (active != nullptr && !active[i])
+    return; /* not a target: its entries are the caller's */
   int finite = 1, beyond = 0;
   for (int d = 0; d < 3; d++) {
     double a = G * (far_g[3 * k + d] + (double)near[4 * k + d]);
@@ -387,10 +425,14 @@ struct tfmm_pipeline_gpu_state {
     NEAR_WORK,
     SCAN_TEMP,
     FAR_L,
-    FAR_MS, /* the float M2L's scaled multipoles */
-    RESULT, /* acc (3n), then pot (n): the device's outputs */
-    BOUNDS, /* the caller's device bodies' bounds */
-    CHECKS, /* two first-invalid indices, equal keys, leaf min, max */
+    FAR_MS,     /* the float M2L's scaled multipoles */
+    RESULT,     /* acc (3n), then pot (n): the device's outputs */
+    BOUNDS,     /* the caller's device bodies' bounds */
+    ACTIVE,     /* the targets' mask uploaded from the host (n bytes) */
+    BELOW,      /* the targets among sorted bodies [0, k), k = 0..n */
+    TARGETS,    /* the targets of each cell */
+    TARGET_SUM, /* their count */
+    CHECKS,     /* two first-invalid indices, equal keys, leaf min, max */
     BUFFERS
   };
   tfmm_device_buffer buf[BUFFERS];
@@ -407,6 +449,8 @@ struct tfmm_pipeline_gpu_state {
   void *near_out = nullptr; /* the near field's results (4n) */
   size_t near_out_bytes = 0;
   uint64_t near_run = 0; /* the traversal run the near field followed */
+  const unsigned char *active = nullptr; /* the targets' mask on the
+                                            device, or NULL: every body */
 };
 
 namespace {
@@ -559,7 +603,8 @@ tfmm_status tree(tfmm_pipeline_gpu *pl, size_t n, const double *pos,
   State *s = pl->state;
   for (int k = 0; k < State::EVS; k++)
     s->recorded[k] = 0;
-  if (on_device) /* the caller's work on the bodies comes first */
+  s->active = nullptr; /* every body, unless targets says otherwise */
+  if (on_device)       /* the caller's work on the bodies comes first */
     TRY(cudaStreamSynchronize((cudaStream_t)after));
   CHECK(mark(pl, State::EV_START, err));
   tfmm_tree_gpu_hybrid_times times;
@@ -797,12 +842,12 @@ tfmm_status finish(tfmm_pipeline_gpu *pl, const tfmm_pipeline_gpu_output *out,
   TRY(cudaMemsetAsync(bad, 0xff, 2 * sizeof *bad, st));
   if (s->precision == TFMM_PRECISION_DOUBLE)
     combine<double><<<blocks(n), THREADS, 0, st>>>(
-        n, t->d_order, out->G, phi, grad, (const double *)near_out, d_acc,
-        d_pot, *out, bad);
+        n, t->d_order, s->active, out->G, phi, grad, (const double *)near_out,
+        d_acc, d_pot, *out, bad);
   else
-    combine<float><<<blocks(n), THREADS, 0, st>>>(n, t->d_order, out->G, phi,
-                                                  grad, (const float *)near_out,
-                                                  d_acc, d_pot, *out, bad);
+    combine<float><<<blocks(n), THREADS, 0, st>>>(
+        n, t->d_order, s->active, out->G, phi, grad, (const float *)near_out,
+        d_acc, d_pot, *out, bad);
   TRY(cudaGetLastError());
   TRY(cudaMemcpyAsync(s->host, bad, 2 * sizeof *bad, cudaMemcpyDeviceToHost,
                       st));
@@ -827,6 +872,66 @@ tfmm_status finish(tfmm_pipeline_gpu *pl, const tfmm_pipeline_gpu_output *out,
     times->far = elapsed(s, State::EV_NEAR, State::EV_FAR);
     times->finish = elapsed(s, State::EV_FAR, State::EV_END);
   }
+  return TFMM_OK;
+}
+
+/* The targets of the tree just built (tfmm_pipeline_gpu_targets). */
+tfmm_status targets(tfmm_pipeline_gpu *pl, const unsigned char *active,
+                    int on_device, tfmm_error *err) {
+  State *s = pl->state;
+  tfmm_tree_gpu *t = &pl->base.tree;
+  cudaStream_t st = stream_of(pl);
+  const int64_t n = (int64_t)t->n;
+  s->active = nullptr;
+  t->d_targets = nullptr;
+  if (active == nullptr)
+    return TFMM_OK;
+  if (!on_device) {
+    CHECK(reserve(s, State::ACTIVE, (size_t)n, err));
+    TRY(cudaMemcpyAsync(s->buf[State::ACTIVE].p, active, (size_t)n,
+                        cudaMemcpyHostToDevice, st));
+    active = at<unsigned char>(s, State::ACTIVE);
+  }
+  CHECK(reserve(s, State::BELOW, (n + 1) * sizeof(int32_t), err));
+  CHECK(reserve(s, State::TARGETS, t->ncells * sizeof(int32_t), err));
+  int32_t *below = at<int32_t>(s, State::BELOW);
+  int32_t *count = at<int32_t>(s, State::TARGETS);
+  TRY(cudaMemsetAsync(below, 0, sizeof *below, st));
+  const SortedTargetIter flag(thrust::counting_iterator<int64_t>(0),
+                              SortedTarget{active, t->d_order});
+  size_t bytes = 0;
+  TRY(cub::DeviceScan::InclusiveSum(nullptr, bytes, flag, below + 1, (int)n,
+                                    st));
+  CHECK(reserve(s, State::SCAN_TEMP, bytes, err));
+  TRY(cub::DeviceScan::InclusiveSum(s->buf[State::SCAN_TEMP].p, bytes, flag,
+                                    below + 1, (int)n, st));
+  targets_per_cell<<<blocks(t->ncells), THREADS, 0, st>>>(
+      t->ncells, t->d_body_begin, t->d_body_end, below, count);
+  TRY(cudaGetLastError());
+  s->active = active;
+  t->d_targets = count;
+  return TFMM_OK;
+}
+
+/* The targets among n bytes of the device (tfmm_pipeline_gpu_count_targets). */
+tfmm_status count_targets(tfmm_pipeline_gpu *pl, size_t n,
+                          const unsigned char *active, size_t *count,
+                          tfmm_error *err) {
+  State *s = pl->state;
+  cudaStream_t st = stream_of(pl);
+  CHECK(reserve(s, State::TARGET_SUM, sizeof(int64_t), err));
+  int64_t *sum = at<int64_t>(s, State::TARGET_SUM);
+  const TargetIter flag(thrust::counting_iterator<int64_t>(0),
+                        IsTarget{active});
+  size_t bytes = 0;
+  TRY(cub::DeviceReduce::Sum(nullptr, bytes, flag, sum, (int)n, st));
+  CHECK(reserve(s, State::SCAN_TEMP, bytes, err));
+  TRY(cub::DeviceReduce::Sum(s->buf[State::SCAN_TEMP].p, bytes, flag, sum,
+                             (int)n, st));
+  int64_t h = 0;
+  TRY(cudaMemcpyAsync(&h, sum, sizeof h, cudaMemcpyDeviceToHost, st));
+  TRY(cudaStreamSynchronize(st));
+  *count = (size_t)h;
   return TFMM_OK;
 }
 
@@ -922,6 +1027,29 @@ extern "C" tfmm_status tfmm_pipeline_gpu_copy_tree(tfmm_pipeline_gpu *pl,
   return entered(pl, pl->base.device, err, [&] {
     return tfmm_tree_gpu_copy(&pl->base.tree, out, pl->base.stream, err);
   });
+}
+
+extern "C" tfmm_status tfmm_pipeline_gpu_targets(tfmm_pipeline_gpu *pl,
+                                                 const unsigned char *active,
+                                                 int on_device,
+                                                 tfmm_error *err) {
+  CHECK(built(pl, err));
+  return entered(pl, pl->base.device, err,
+                 [&] { return targets(pl, active, on_device, err); });
+}
+
+extern "C" tfmm_status
+tfmm_pipeline_gpu_count_targets(tfmm_pipeline_gpu *pl, size_t n,
+                                const unsigned char *d_active, size_t *count,
+                                tfmm_error *err) {
+  if (pl == nullptr || pl->base.stream == nullptr || pl->state == nullptr ||
+      d_active == nullptr || count == nullptr || n == 0 ||
+      n > (size_t)INT32_MAX)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "gpu schedule: the bounds first, and a mask of "
+                          "1..2^31 - 1 bodies");
+  return entered(pl, pl->base.device, err,
+                 [&] { return count_targets(pl, n, d_active, count, err); });
 }
 
 extern "C" tfmm_status tfmm_pipeline_gpu_upward(tfmm_pipeline_gpu *pl, int p,

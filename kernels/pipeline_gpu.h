@@ -86,6 +86,23 @@ tfmm_status tfmm_pipeline_gpu_copy_tree(tfmm_pipeline_gpu *pl,
                                         struct tfmm_octree *out,
                                         tfmm_error *err);
 
+/* The targets of an evaluation at a subset of the bodies, after the tree:
+ * active is n bytes in input order, nonzero for a target (a host array,
+ * copied up, or one of the device when on_device, read until finish),
+ * gathered through the tree's permutation, scanned (CUB) and counted per
+ * cell into pl->base.tree.d_targets, which the traversal and the far
+ * field read; finish then writes the targets' results only. NULL: every
+ * body (d_targets NULL). */
+tfmm_status tfmm_pipeline_gpu_targets(tfmm_pipeline_gpu *pl,
+                                      const unsigned char *active,
+                                      int on_device, tfmm_error *err);
+
+/* The nonzero bytes among d_active[0..n) (the device's, after
+ * tfmm_pipeline_gpu_bounds), counted on the device (CUB) into *count. */
+tfmm_status tfmm_pipeline_gpu_count_targets(tfmm_pipeline_gpu *pl, size_t n,
+                                            const unsigned char *d_active,
+                                            size_t *count, tfmm_error *err);
+
 /* The multipoles of order p. */
 tfmm_status tfmm_pipeline_gpu_upward(tfmm_pipeline_gpu *pl, int p,
                                      tfmm_error *err);
@@ -120,7 +137,10 @@ typedef struct tfmm_pipeline_gpu_output {
 } tfmm_pipeline_gpu_output;
 
 /* acc = G (grad Phi_far + a_near) and pot = G (phi_near - Phi_far) into
- * out (see tfmm_pipeline_gpu_output). Waits for the evaluation and fills
+ * out (see tfmm_pipeline_gpu_output), at the targets only when
+ * tfmm_pipeline_gpu_targets gave some (the other entries of out are left
+ * as they are on the device; a host out gets the whole arrays, the others'
+ * entries undefined). Waits for the evaluation and fills
  * *times, first_nonfinite and first_beyond. */
 tfmm_status tfmm_pipeline_gpu_finish(tfmm_pipeline_gpu *pl,
                                      const tfmm_pipeline_gpu_output *out,

@@ -41,8 +41,9 @@ unsigned blocks(int64_t count) {
 struct Cells {
   const double *center, *radius, *mass;
   const int32_t *child_begin, *child_count, *body_begin, *body_end;
-  const double *theta; /* per cell, or NULL: theta0 */
-  const double *accel; /* per cell, or NULL */
+  const int32_t *targets; /* per cell, or NULL: every body is a target */
+  const double *theta;    /* per cell, or NULL: theta0 */
+  const double *accel;    /* per cell, or NULL */
   double theta0;
 };
 
@@ -139,7 +140,10 @@ __global__ void classify(int64_t n, const int2 *pairs, Rule r, uint8_t *flags,
   const int32_t a = pairs[i].x, b = pairs[i].y;
   int out = -1;
   int64_t opens = 0;
-  if (r.barnes_hut) {
+  if (c.targets != nullptr && c.targets[a] == 0) {
+    /* A target without targets: dropped with every pair below it, and
+     * only it; the others' entries keep the whole sweep's order. */
+  } else if (r.barnes_hut) {
     if (b != a && accept(c, r.mac, a, b))
       out = OUT_M2P;
     else if (is_leaf(c, b))
@@ -661,6 +665,7 @@ tfmm_status run(tfmm_traverse_gpu *t, const tfmm_tree_gpu *tree,
                  tree->d_child_count,
                  tree->d_body_begin,
                  tree->d_body_end,
+                 tree->d_targets,
                  nullptr,
                  nullptr,
                  p->theta};

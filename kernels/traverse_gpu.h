@@ -83,7 +83,13 @@ typedef struct tfmm_traverse_gpu_params {
                            memory, more rounds; the lists are the same */
 } tfmm_traverse_gpu_params;
 
-/* The lists (src/tree/lists.h) in device memory: m2l and m2p by target
+/* With tree->d_targets (an evaluation at a subset of the bodies), every
+ * pair whose target cell holds no target is dropped with the pairs below
+ * it, and only those: the other targets' entries are the whole sweep's,
+ * in the same order, as long as the whole sweep's frontier would have
+ * stayed within the cap (past it the slices, cut by the cap, differ).
+ *
+ * The lists (src/tree/lists.h) in device memory: m2l and m2p by target
  * cell (ncells targets; m2l empty for Barnes-Hut), near by target leaf
  * position (nleaves targets); entries are cell indices. */
 typedef struct tfmm_traverse_gpu_lists {

@@ -87,6 +87,13 @@ typedef struct tfmm_tree_gpu {
   int32_t *d_level, *d_parent, *d_child_begin, *d_child_count;
   int32_t *d_body_begin, *d_body_end; /* [begin, end) in key order */
   int32_t *d_leaves;                  /* the leaf cells in key order */
+  const int32_t *d_targets;           /* per cell: the targets it holds when the
+                                         evaluation is at a subset of the bodies
+                                         (set after the build by its user; NULL,
+                                         as the build leaves it: every body). The
+                                         traversal drops the pairs of target cells
+                                         without one, the fast L2L, L2P and M2P skip
+                                         such cells and leaves */
   double box_min[3], box_size;        /* host copies */
   int64_t ncells, nleaves;
   int64_t level_begin[TFMM_TREE_GPU_LEVELS + 1];

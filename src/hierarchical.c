@@ -79,14 +79,16 @@ static tfmm_status run(tfmm_eval *e, const tfmm_schedule *schedule) {
 /* An evaluation of these inputs (host arrays unless the caller says). */
 static tfmm_eval eval_of(const tfmm_config *cfg, int leaf_size, tfmm_gpu *gpu,
                          tfmm_workspace *w, size_t n, const double *pos,
-                         const double *mass, double *acc, double *pot,
-                         tfmm_stats *stats, tfmm_error *err) {
+                         const double *mass, const unsigned char *active,
+                         double *acc, double *pot, tfmm_stats *stats,
+                         tfmm_error *err) {
   const tfmm_eval e = {.cfg = cfg,
                        .leaf_size = leaf_size,
                        .gpu = gpu,
                        .n = n,
                        .pos = pos,
                        .mass = mass,
+                       .active = active,
                        .acc = acc,
                        .pot = pot,
                        .w = w,
@@ -97,15 +99,16 @@ static tfmm_eval eval_of(const tfmm_config *cfg, int leaf_size, tfmm_gpu *gpu,
 
 tfmm_status tfmm_hierarchical_compute_device(
     const tfmm_config *cfg, int leaf_size, tfmm_gpu *gpu, tfmm_workspace *w,
-    size_t n, const double *d_pos, const double *d_mass, double *d_acc,
-    double *d_pot, const tfmm_hierarchical_device_out *out, tfmm_stats *stats,
+    size_t n, const double *d_pos, const double *d_mass,
+    const unsigned char *d_active, double *d_acc, double *d_pot,
+    const tfmm_hierarchical_device_out *out, tfmm_stats *stats,
     tfmm_error *err) {
   if (!tfmm_hierarchical_gpu_schedule(cfg, gpu, n))
     return tfmm_error_set(err, TFMM_ERR_UNSUPPORTED,
                           "device-resident bodies: only the gpu schedule "
                           "keeps them on the device");
-  tfmm_eval e = eval_of(cfg, leaf_size, gpu, w, n, d_pos, d_mass, d_acc, d_pot,
-                        stats, err);
+  tfmm_eval e = eval_of(cfg, leaf_size, gpu, w, n, d_pos, d_mass, d_active,
+                        d_acc, d_pot, stats, err);
   e.on_device = 1;
   e.stream = out->stream;
   e.caller_G = out->caller_G;
@@ -117,10 +120,11 @@ tfmm_status tfmm_hierarchical_compute_device(
 tfmm_status tfmm_hierarchical_compute(const tfmm_config *cfg, int leaf_size,
                                       tfmm_gpu *gpu, tfmm_workspace *w,
                                       size_t n, const double *pos,
-                                      const double *mass, double *acc,
+                                      const double *mass,
+                                      const unsigned char *active, double *acc,
                                       double *pot, tfmm_stats *stats,
                                       tfmm_error *err) {
-  tfmm_eval e =
-      eval_of(cfg, leaf_size, gpu, w, n, pos, mass, acc, pot, stats, err);
+  tfmm_eval e = eval_of(cfg, leaf_size, gpu, w, n, pos, mass, active, acc, pot,
+                        stats, err);
   return run(&e, schedule_for(cfg, gpu, n));
 }

@@ -15,14 +15,16 @@ int tfmm_hierarchical_gpu_schedule(const tfmm_config *cfg, const tfmm_gpu *gpu,
 
 /* Accelerations (3n) and potentials (n, or NULL) of n checked bodies by
  * cfg->method (FMM or BH) with leaves of at most leaf_size bodies, in input
- * order, G applied; the near field on gpu, or on the CPU when gpu is NULL:
- * the gpu or the hybrid schedule (pipeline/schedule.h) over the workspace w,
- * whose buffers are kept for the next evaluation. Fills the tree-method fields
- * and phase times of *stats. */
+ * order, G applied, at the bodies whose byte of `active` is nonzero (the
+ * others' entries are left as they are; NULL: every body); the near field on
+ * gpu, or on the CPU when gpu is NULL: the gpu or the hybrid schedule
+ * (pipeline/schedule.h) over the workspace w, whose buffers are kept for the
+ * next evaluation. Fills the tree-method fields and phase times of *stats. */
 tfmm_status tfmm_hierarchical_compute(const tfmm_config *cfg, int leaf_size,
                                       tfmm_gpu *gpu, tfmm_workspace *w,
                                       size_t n, const double *pos,
-                                      const double *mass, double *acc,
+                                      const double *mass,
+                                      const unsigned char *active, double *acc,
                                       double *pot, tfmm_stats *stats,
                                       tfmm_error *err);
 
@@ -37,11 +39,13 @@ typedef struct tfmm_hierarchical_device_out {
 
 /* The same for bodies that live on the GPU, under the gpu schedule only
  * (TFMM_ERR_UNSUPPORTED otherwise): d_pos, d_mass (checked, in internal
- * units), d_acc and d_pot (or NULL) are device arrays of gpu's device. */
+ * units), d_active (or NULL), d_acc and d_pot (or NULL) are device arrays
+ * of gpu's device. */
 tfmm_status tfmm_hierarchical_compute_device(
     const tfmm_config *cfg, int leaf_size, tfmm_gpu *gpu, tfmm_workspace *w,
-    size_t n, const double *d_pos, const double *d_mass, double *d_acc,
-    double *d_pot, const tfmm_hierarchical_device_out *out, tfmm_stats *stats,
+    size_t n, const double *d_pos, const double *d_mass,
+    const unsigned char *d_active, double *d_acc, double *d_pot,
+    const tfmm_hierarchical_device_out *out, tfmm_stats *stats,
     tfmm_error *err);
 
 #endif

@@ -34,6 +34,21 @@ tfmm_status tfmm_pipeline_gpu_copy_tree(tfmm_pipeline_gpu *pl,
   return none(err);
 }
 
+tfmm_status tfmm_pipeline_gpu_targets(tfmm_pipeline_gpu *pl,
+                                      const unsigned char *active,
+                                      int on_device, tfmm_error *err) {
+  (void)pl, (void)active, (void)on_device;
+  return none(err);
+}
+
+tfmm_status tfmm_pipeline_gpu_count_targets(tfmm_pipeline_gpu *pl, size_t n,
+                                            const unsigned char *d_active,
+                                            size_t *count, tfmm_error *err) {
+  (void)pl, (void)n, (void)d_active;
+  *count = 0;
+  return none(err);
+}
+
 tfmm_status tfmm_pipeline_gpu_upward(tfmm_pipeline_gpu *pl, int p,
                                      tfmm_error *err) {
   (void)pl, (void)p;

@@ -1,6 +1,7 @@
 /* The solver handle: configuration, device choice, dispatch to a method,
  * statistics and the message of the last failure. */
 #include "accuracy.h"
+#include "solver_handle.h"
 
 #include "bodies.h"
 #include "farfield/expansion.h"
@@ -13,6 +14,7 @@
 #include "nearfield/reference.h"
 #include "team.h"
 #include "tree/octree.h"
+#include "tree/targets.h"
 #include "units.h"
 
 #include <math.h>
@@ -20,26 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-struct tfmm_solver {
-  tfmm_config cfg; /* as the caller gave it */
-  /* The evaluation under way, in internal units (units.h): cfg with eps
-   * scaled and G = 1 (applied on the way out). */
-  tfmm_config run;
-  tfmm_units units;
-  double *scaled_pos, *scaled_mass; /* the bodies in internal units */
-  size_t scaled_capacity;
-  tfmm_workspace work; /* the tree methods' buffers, kept between calls */
-  tfmm_doubles staged; /* device-resident bodies on the host: 8n doubles */
-  tfmm_device device;  /* resolved: CPU or GPU */
-  tfmm_stats stats;
-  tfmm_error err;
-  tfmm_gpu *gpu;
-  int leaf; /* the leaf size of the next tree evaluation */
-  /* CPU packing buffers, kept between calls (the GPU has pinned ones). */
-  float *cpu_in, *cpu_out;
-  size_t cpu_capacity;
-};
 
 void tfmm_config_defaults(tfmm_config *cfg) {
   *cfg = (tfmm_config){
@@ -71,7 +53,7 @@ void tfmm_config_defaults(tfmm_config *cfg) {
 
 static int is_power_of_two(int v) { return v > 0 && (v & (v - 1)) == 0; }
 
-static int is_tree_method(tfmm_method m) {
+int tfmm_method_is_tree(tfmm_method m) {
   return m == TFMM_METHOD_FMM || m == TFMM_METHOD_BH;
 }
 
@@ -159,7 +141,7 @@ tfmm_status tfmm_config_check(const tfmm_config *c, tfmm_error *err) {
   if (c->tree_device < TFMM_DEVICE_AUTO || c->tree_device > TFMM_DEVICE_GPU)
     return tfmm_error_set(err, bad, "tree_device %d is unknown",
                           (int)c->tree_device);
-  if (c->tree_device == TFMM_DEVICE_GPU && is_tree_method(c->method) &&
+  if (c->tree_device == TFMM_DEVICE_GPU && tfmm_method_is_tree(c->method) &&
       c->device == TFMM_DEVICE_CPU)
     return tfmm_error_set(err, bad,
                           "tree_device gpu needs the solver on the GPU "
@@ -167,19 +149,19 @@ tfmm_status tfmm_config_check(const tfmm_config *c, tfmm_error *err) {
   if (c->far_device < TFMM_DEVICE_AUTO || c->far_device > TFMM_DEVICE_GPU)
     return tfmm_error_set(err, bad, "far_device %d is unknown",
                           (int)c->far_device);
-  if (c->far_device == TFMM_DEVICE_GPU && is_tree_method(c->method) &&
+  if (c->far_device == TFMM_DEVICE_GPU && tfmm_method_is_tree(c->method) &&
       (c->device == TFMM_DEVICE_CPU || c->tree_device == TFMM_DEVICE_CPU))
     return tfmm_error_set(err, bad,
                           "far_device gpu needs the solver and the tree on "
                           "the GPU (device and tree_device gpu or auto)");
   if (c->schedule < TFMM_SCHEDULE_AUTO || c->schedule > TFMM_SCHEDULE_HYBRID)
     return tfmm_error_set(err, bad, "schedule %d is unknown", (int)c->schedule);
-  if (c->schedule == TFMM_SCHEDULE_GPU && is_tree_method(c->method) &&
+  if (c->schedule == TFMM_SCHEDULE_GPU && tfmm_method_is_tree(c->method) &&
       c->device == TFMM_DEVICE_CPU)
     return tfmm_error_set(err, bad,
                           "schedule gpu needs the solver on the GPU (device "
                           "gpu or auto)");
-  if (c->schedule == TFMM_SCHEDULE_GPU && is_tree_method(c->method) &&
+  if (c->schedule == TFMM_SCHEDULE_GPU && tfmm_method_is_tree(c->method) &&
       (c->tree_device == TFMM_DEVICE_CPU || c->far_device == TFMM_DEVICE_CPU))
     return tfmm_error_set(err, bad,
                           "schedule gpu runs the tree and the far field on "
@@ -239,7 +221,7 @@ static tfmm_status open_device(tfmm_solver *s) {
   if (!want_gpu &&
       (c->tree_device == TFMM_DEVICE_GPU || c->far_device == TFMM_DEVICE_GPU ||
        c->schedule == TFMM_SCHEDULE_GPU) &&
-      is_tree_method(c->method))
+      tfmm_method_is_tree(c->method))
     return tfmm_error_set(&s->err, TFMM_ERR_NO_DEVICE,
                           "%s gpu: no GPU is in use (none found)",
                           c->schedule == TFMM_SCHEDULE_GPU    ? "schedule"
@@ -284,6 +266,7 @@ void tfmm_solver_destroy(tfmm_solver *s) {
   free(s->scaled_mass);
   tfmm_workspace_release(&s->work);
   free(s->staged.v);
+  free(s->active_out.v);
   free(s->cpu_in);
   free(s->cpu_out);
   free(s);
@@ -338,14 +321,17 @@ static tfmm_pair_params pair_params(const tfmm_config *c) {
   return p;
 }
 
-/* The first body whose results are not finite, or n. */
-static size_t first_nonfinite(size_t n, const double *acc, const double *pot) {
+/* The first body (among the active ones, active not NULL) whose results
+ * are not finite, or n. */
+static size_t first_nonfinite(size_t n, const unsigned char *active,
+                              const double *acc, const double *pot) {
   size_t bad = n;
   const int team = tfmm_team(n, TFMM_GRAIN_BODIES);
 #pragma omp parallel for schedule(static) reduction(min : bad) num_threads(team)
   for (size_t i = 0; i < n; i++)
-    if (!isfinite(acc[3 * i]) || !isfinite(acc[3 * i + 1]) ||
-        !isfinite(acc[3 * i + 2]) || (pot != NULL && !isfinite(pot[i])))
+    if ((active == NULL || active[i]) &&
+        (!isfinite(acc[3 * i]) || !isfinite(acc[3 * i + 1]) ||
+         !isfinite(acc[3 * i + 2]) || (pot != NULL && !isfinite(pot[i]))))
       bad = i < bad ? i : bad;
   return bad;
 }
@@ -359,11 +345,12 @@ static tfmm_status run_reference(tfmm_solver *s, size_t n, const double *pos,
       return st;
   }
   double t1 = tfmm_wtime();
-  tfmm_reference_compute(n, pos, mass, s->run.G, s->run.eps,
-                         s->run.softening == TFMM_SOFTENING_SPLINE, acc, pot);
+  tfmm_reference_compute_active(n, pos, mass, s->run.G, s->run.eps,
+                                s->run.softening == TFMM_SOFTENING_SPLINE,
+                                s->active, acc, pot);
   s->stats.time[TFMM_PHASE_PREPARE] = t1 - t0;
   s->stats.time[TFMM_PHASE_NEAR] = tfmm_wtime() - t1;
-  size_t bad = first_nonfinite(n, acc, pot);
+  size_t bad = first_nonfinite(n, s->active, acc, pot);
   if (bad < n)
     return tfmm_error_set(&s->err, TFMM_ERR_NONFINITE,
                           "body %zu: force is not finite (bodies nearly "
@@ -378,13 +365,15 @@ static tfmm_status run_tree(tfmm_solver *s, size_t n, const double *pos,
                             const double *mass, double *acc, double *pot) {
   tfmm_status st =
       tfmm_hierarchical_compute(&s->run, s->leaf, s->gpu, &s->work, n, pos,
-                                mass, acc, pot, &s->stats, &s->err);
+                                mass, s->active, acc, pot, &s->stats, &s->err);
   if (st != TFMM_OK)
     return st;
-  if (s->run.leaf_size == TFMM_LEAF_AUTO)
+  /* The times of a subset say little of the whole: only whole evaluations
+   * steer the leaf size. */
+  if (s->run.leaf_size == TFMM_LEAF_AUTO && s->active == NULL)
     s->leaf =
         tfmm_leaf_auto_next(s->leaf, s->stats.near_time, s->stats.far_time);
-  size_t bad = first_nonfinite(n, acc, pot);
+  size_t bad = first_nonfinite(n, s->active, acc, pot);
   if (bad < n)
     return tfmm_error_set(&s->err, TFMM_ERR_NONFINITE,
                           "body %zu: force is not finite (bodies nearly "
@@ -429,15 +418,19 @@ static inline double result_at(const void *res, int f64, size_t k) {
   return f64 ? ((const double *)res)[k] : (double)((const float *)res)[k];
 }
 
-/* Scales by G into the caller's arrays and refuses non-finite results.
- * res: 4n values, doubles when f64, else floats. */
+/* Scales by G into the caller's arrays and refuses non-finite results, at
+ * the active bodies only when the evaluation is at a subset. res: 4n
+ * values, doubles when f64, else floats. */
 static tfmm_status finish_direct(tfmm_solver *s, size_t n, const void *res,
                                  int f64, double *acc, double *pot) {
   const double G = s->run.G;
+  const unsigned char *active = s->active;
   size_t bad = n;
   const int team = tfmm_team(n, TFMM_GRAIN_BODIES);
 #pragma omp parallel for schedule(static) reduction(min : bad) num_threads(team)
   for (size_t i = 0; i < n; i++) {
+    if (active != NULL && !active[i])
+      continue;
     double v[4];
     for (int k = 0; k < 4; k++)
       v[k] = result_at(res, f64, 4 * i + k);
@@ -476,7 +469,8 @@ static tfmm_status run_direct_f64(tfmm_solver *s, size_t n, const double *pos,
       tfmm_soft_make_f64(s->run.softening == TFMM_SOFTENING_SPLINE, s->run.eps);
   double t1 = tfmm_wtime();
   s->stats.time[TFMM_PHASE_PREPARE] = t1 - t0;
-  int rc = tfmm_direct_cpu_compute_f64(n, pos, mass, center, &kern, out);
+  int rc =
+      tfmm_direct_cpu_compute_f64(n, pos, mass, center, &kern, s->active, out);
   s->stats.time[TFMM_PHASE_NEAR] = tfmm_wtime() - t1;
   if (rc != 0) {
     free(out);
@@ -485,13 +479,15 @@ static tfmm_status run_direct_f64(tfmm_solver *s, size_t n, const double *pos,
   }
   const double G = s->run.G;
   for (size_t i = 0; i < n; i++) {
+    if (s->active != NULL && !s->active[i])
+      continue;
     for (int k = 0; k < 3; k++)
       acc[3 * i + k] = G * out[4 * i + k];
     if (pot != NULL)
       pot[i] = G * out[4 * i + 3];
   }
   free(out);
-  size_t bad = first_nonfinite(n, acc, pot);
+  size_t bad = first_nonfinite(n, s->active, acc, pot);
   if (bad < n)
     return tfmm_error_set(&s->err, TFMM_ERR_NONFINITE,
                           "body %zu: force is not finite", bad);
@@ -561,7 +557,7 @@ static tfmm_status run_direct(tfmm_solver *s, size_t n, const double *pos,
   } else {
     const tfmm_soft_f32 kern =
         tfmm_soft_make_f32(pair.softening == TFMM_SOFTENING_SPLINE, pair.eps);
-    if (tfmm_direct_cpu_compute(n, in, &kern, out) != 0)
+    if (tfmm_direct_cpu_compute(n, in, &kern, s->active, out) != 0)
       return tfmm_error_set(&s->err, TFMM_ERR_NO_MEMORY,
                             "no memory for %zu bodies", n);
     s->stats.time[TFMM_PHASE_NEAR] = tfmm_wtime() - t1;
@@ -589,8 +585,6 @@ static tfmm_status check_call(tfmm_solver *s, size_t n, const double *pos,
   return tfmm_bodies_check(n, pos, mass, &s->err);
 }
 
-static void set_run(tfmm_solver *s);
-
 /* The bodies into internal units (units.h), and s->run: cfg with eps in
  * those units and G = 1. */
 static tfmm_status to_internal_units(tfmm_solver *s, size_t n,
@@ -609,13 +603,13 @@ static tfmm_status to_internal_units(tfmm_solver *s, size_t n,
   }
   s->units = tfmm_units_choose(n, pos, mass, s->cfg.box_size);
   tfmm_units_scale(&s->units, n, pos, mass, s->scaled_pos, s->scaled_mass);
-  set_run(s);
+  tfmm_solver_set_run(s);
   return TFMM_OK;
 }
 
 /* s->run: cfg with eps and the cube in the internal units of s->units,
  * and G = 1. */
-static void set_run(tfmm_solver *s) {
+void tfmm_solver_set_run(tfmm_solver *s) {
   s->run = s->cfg;
   s->run.eps = ldexp(s->cfg.eps, -s->units.length_exp);
   s->run.box_size = ldexp(s->cfg.box_size, -s->units.length_exp);
@@ -626,11 +620,12 @@ static void set_run(tfmm_solver *s) {
 
 /* Results of k bodies back to the caller's units with G; a force or
  * potential beyond the range of double there is an error, naming the
- * body. */
-static tfmm_status to_caller_units(tfmm_solver *s, size_t k, double *acc,
+ * body (among the active ones, active not NULL). */
+static tfmm_status to_caller_units(tfmm_solver *s, size_t k,
+                                   const unsigned char *active, double *acc,
                                    double *pot) {
   tfmm_units_unscale(&s->units, s->cfg.G, k, acc, pot);
-  size_t bad = first_nonfinite(k, acc, pot);
+  size_t bad = first_nonfinite(k, active, acc, pot);
   if (bad < k)
     return tfmm_error_set(&s->err, TFMM_ERR_NONFINITE,
                           "body %zu: its acceleration or potential (G = %g "
@@ -640,7 +635,7 @@ static tfmm_status to_caller_units(tfmm_solver *s, size_t k, double *acc,
   return TFMM_OK;
 }
 
-static void describe_device(tfmm_solver *s) {
+void tfmm_solver_describe(tfmm_solver *s) {
   tfmm_stats *st = &s->stats;
   if (s->device == TFMM_DEVICE_GPU)
     snprintf(st->device_name, sizeof st->device_name, "GPU %d: %s",
@@ -650,22 +645,21 @@ static void describe_device(tfmm_solver *s) {
              omp_get_max_threads());
 }
 
-tfmm_status tfmm_solver_compute(tfmm_solver *s, size_t n, const double *pos,
-                                const double *mass, double *acc, double *pot) {
-  if (s == NULL)
-    return TFMM_ERR_INVALID_ARGUMENT;
-  double t0 = tfmm_wtime();
-  s->err.message[0] = '\0';
-  tfmm_status st = check_call(s, n, pos, mass, acc);
-  if (st != TFMM_OK)
-    return st;
+/* One evaluation of checked bodies, begun at t0, at s->active (NULL: every
+ * body): the method's results at those bodies in acc and pot, in the
+ * caller's units. */
+static tfmm_status compute(tfmm_solver *s, size_t n, const double *pos,
+                           const double *mass, double *acc, double *pot,
+                           double t0) {
+  tfmm_status st = TFMM_OK;
   /* omp_set_num_threads changes only this thread's setting: restore it. */
   int saved_threads = omp_get_max_threads();
   if (s->cfg.num_threads > 0)
     omp_set_num_threads(s->cfg.num_threads);
-  tfmm_stats fresh = {.method = s->cfg.method, .device = s->device, .n = n};
+  tfmm_stats fresh = {
+      .method = s->cfg.method, .device = s->device, .n = n, .targets = n};
   s->stats = fresh;
-  describe_device(s);
+  tfmm_solver_describe(s);
   st = to_internal_units(s, n, pos, mass);
   const double *ipos = s->scaled_pos, *imass = s->scaled_mass;
   if (st == TFMM_OK)
@@ -681,113 +675,82 @@ tfmm_status tfmm_solver_compute(tfmm_solver *s, size_t n, const double *pos,
       break;
     }
   if (st == TFMM_OK)
-    st = to_caller_units(s, n, acc, pot);
+    st = to_caller_units(s, n, s->active, acc, pot);
   s->stats.softening_separation =
       ldexp(s->stats.softening_separation, s->units.length_exp);
   omp_set_num_threads(saved_threads);
   if (st != TFMM_OK)
     return st;
-  if (!is_tree_method(s->cfg.method))
+  if (!tfmm_method_is_tree(s->cfg.method))
     s->stats.interactions = (double)n * (double)(n - 1);
   s->stats.time_total = tfmm_wtime() - t0;
   return TFMM_OK;
 }
 
-/* A tree method under the gpu schedule on bodies that live on the GPU:
- * checked, brought into internal units and back, and evaluated there; no
- * copy through the host. The same results as tfmm_solver_compute's bit
- * for bit (the same stages on the same numbers). */
-static tfmm_status run_tree_device(tfmm_solver *s, size_t n,
-                                   const double *d_pos, const double *d_mass,
-                                   double *d_acc, double *d_pot, void *stream) {
-  double t0 = tfmm_wtime();
-  tfmm_stats fresh = {.method = s->cfg.method, .device = s->device, .n = n};
-  s->stats = fresh;
-  describe_device(s);
-  tfmm_pipeline_gpu *pl = &s->work.gpu;
-  double b[7];
-  tfmm_status st = tfmm_pipeline_gpu_bounds(pl, s->cfg.gpu_id, n, d_pos, d_mass,
-                                            stream, b, &s->err);
-  if (st != TFMM_OK)
-    return st;
-  s->units = tfmm_units_from_bounds(b, b + 3, b[6], s->cfg.box_size);
-  set_run(s);
-  const double *pos = NULL, *mass = NULL;
-  st = tfmm_pipeline_gpu_scale(pl, n, d_pos, d_mass, s->units.length_exp,
-                               s->units.mass_exp, &pos, &mass, &s->err);
-  if (st != TFMM_OK)
-    return st;
-  s->stats.time[TFMM_PHASE_PREPARE] = tfmm_wtime() - t0;
-  const tfmm_hierarchical_device_out out = {
-      .stream = stream,
-      .caller_G = s->cfg.G,
-      .acc_exp = s->units.mass_exp - 2 * s->units.length_exp,
-      .pot_exp = s->units.mass_exp - s->units.length_exp};
-  st = tfmm_hierarchical_compute_device(&s->run, s->leaf, s->gpu, &s->work, n,
-                                        pos, mass, d_acc, d_pot, &out,
-                                        &s->stats, &s->err);
-  s->stats.softening_separation =
-      ldexp(s->stats.softening_separation, s->units.length_exp);
-  if (st != TFMM_OK)
-    return st;
-  if (s->run.leaf_size == TFMM_LEAF_AUTO)
-    s->leaf =
-        tfmm_leaf_auto_next(s->leaf, s->stats.near_time, s->stats.far_time);
-  s->stats.time_total = tfmm_wtime() - t0;
-  return TFMM_OK;
-}
-
-tfmm_status tfmm_solver_compute_device(tfmm_solver *s, size_t n,
-                                       const double *d_pos,
-                                       const double *d_mass, double *d_acc,
-                                       double *d_pot, void *stream) {
+tfmm_status tfmm_solver_compute(tfmm_solver *s, size_t n, const double *pos,
+                                const double *mass, double *acc, double *pot) {
   if (s == NULL)
     return TFMM_ERR_INVALID_ARGUMENT;
+  double t0 = tfmm_wtime();
   s->err.message[0] = '\0';
-  if (n == 0 || d_pos == NULL || d_mass == NULL || d_acc == NULL)
-    return tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
-                          n == 0 ? "no bodies"
-                                 : "positions, masses and accelerations "
-                                   "must not be NULL");
-  if (!tfmm_has_cuda())
-    return tfmm_error_set(&s->err, TFMM_ERR_UNSUPPORTED,
-                          "device-resident bodies: this tilefmm was built "
-                          "without CUDA");
-  if (s->device != TFMM_DEVICE_GPU || s->gpu == NULL)
-    return tfmm_error_set(&s->err, TFMM_ERR_NO_DEVICE,
-                          "device-resident bodies need a solver on the GPU "
-                          "(device gpu, or auto with a GPU present)");
-  if (n > ((size_t)1 << 31) - 1)
-    return tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
-                          "%zu bodies: at most 2^31 - 1 are supported", n);
-  if (is_tree_method(s->cfg.method) &&
-      tfmm_hierarchical_gpu_schedule(&s->cfg, s->gpu, n)) {
-    /* omp_set_num_threads changes only this thread's setting. */
-    int saved_threads = omp_get_max_threads();
-    if (s->cfg.num_threads > 0)
-      omp_set_num_threads(s->cfg.num_threads);
-    tfmm_status st = run_tree_device(s, n, d_pos, d_mass, d_acc, d_pot, stream);
-    omp_set_num_threads(saved_threads);
+  tfmm_status st = check_call(s, n, pos, mass, acc);
+  if (st != TFMM_OK)
     return st;
+  s->active = NULL;
+  return compute(s, n, pos, mass, acc, pot, t0);
+}
+
+/* The statistics of an evaluation at no body: nothing computed. */
+void tfmm_solver_no_targets(tfmm_solver *s, size_t n, double t0) {
+  tfmm_stats fresh = {
+      .method = s->cfg.method, .device = s->device, .n = n, .targets = 0};
+  s->stats = fresh;
+  tfmm_solver_describe(s);
+  s->stats.time_total = tfmm_wtime() - t0;
+}
+
+tfmm_status tfmm_solver_compute_active(tfmm_solver *s, size_t n,
+                                       const double *pos, const double *mass,
+                                       const unsigned char *active, double *acc,
+                                       double *pot) {
+  if (s == NULL)
+    return TFMM_ERR_INVALID_ARGUMENT;
+  if (active == NULL)
+    return tfmm_solver_compute(s, n, pos, mass, acc, pot);
+  double t0 = tfmm_wtime();
+  s->err.message[0] = '\0';
+  tfmm_status st = check_call(s, n, pos, mass, acc);
+  if (st != TFMM_OK)
+    return st;
+  const size_t k = tfmm_targets_count(n, active);
+  if (k == 0) {
+    tfmm_solver_no_targets(s, n, t0);
+    return TFMM_OK;
   }
-  if (tfmm_doubles_reserve(&s->staged, 8 * n) != 0)
+  /* The methods write the targets' entries of whole arrays: these, so
+   * that the caller's other entries are never touched. */
+  if (tfmm_doubles_reserve(&s->active_out, 4 * n) != 0)
     return tfmm_error_set(&s->err, TFMM_ERR_NO_MEMORY,
-                          "no memory to stage %zu bodies", n);
-  double *pos = s->staged.v, *mass = pos + 3 * n, *acc = mass + n,
-         *pot = acc + 3 * n;
-  tfmm_status st = tfmm_gpu_copy(s->gpu, pos, d_pos, 3 * n * sizeof *pos, 0,
-                                 stream, &s->err);
-  if (st == TFMM_OK)
-    st = tfmm_gpu_copy(s->gpu, mass, d_mass, n * sizeof *mass, 0, stream,
-                       &s->err);
-  if (st == TFMM_OK)
-    st = tfmm_solver_compute(s, n, pos, mass, acc, d_pot != NULL ? pot : NULL);
-  if (st == TFMM_OK)
-    st = tfmm_gpu_copy(s->gpu, d_acc, acc, 3 * n * sizeof *acc, 1, stream,
-                       &s->err);
-  if (st == TFMM_OK && d_pot != NULL)
-    st = tfmm_gpu_copy(s->gpu, d_pot, pot, n * sizeof *pot, 1, stream, &s->err);
-  return st;
+                          "no memory for the results of %zu bodies", n);
+  double *sacc = s->active_out.v, *spot = pot != NULL ? sacc + 3 * n : NULL;
+  s->active = active;
+  st = compute(s, n, pos, mass, sacc, spot, t0);
+  s->active = NULL;
+  if (st != TFMM_OK)
+    return st;
+  const int team = tfmm_team(n, TFMM_GRAIN_BODIES);
+#pragma omp parallel for schedule(static) num_threads(team)
+  for (size_t i = 0; i < n; i++) {
+    if (!active[i])
+      continue;
+    for (int d = 0; d < 3; d++)
+      acc[3 * i + d] = sacc[3 * i + d];
+    if (pot != NULL)
+      pot[i] = spot[i];
+  }
+  s->stats.targets = k;
+  s->stats.time_total = tfmm_wtime() - t0;
+  return TFMM_OK;
 }
 
 tfmm_status tfmm_solver_reference_at(tfmm_solver *s, size_t n,
@@ -827,11 +790,11 @@ tfmm_status tfmm_solver_reference_at(tfmm_solver *s, size_t n,
   tfmm_reference_at(n, pos, mass, s->run.G, s->run.eps,
                     s->run.softening == TFMM_SOFTENING_SPLINE, k, targets, acc,
                     pot);
-  size_t bad = first_nonfinite(k, acc, pot);
+  size_t bad = first_nonfinite(k, NULL, acc, pot);
   if (bad < k)
     return tfmm_error_set(&s->err, TFMM_ERR_NONFINITE,
                           "target %zu (body %zu): force is not finite "
                           "(bodies nearly coincident for this eps?)",
                           bad, targets[bad]);
-  return to_caller_units(s, k, acc, pot);
+  return to_caller_units(s, k, NULL, acc, pot);
 }

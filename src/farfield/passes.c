@@ -55,6 +55,16 @@ void tfmm_m2l_pass(const tfmm_octree *t, const tfmm_csr *m2l, int p,
 
 void tfmm_downward_pass(const tfmm_octree *t, int p, double *L, double *phi,
                         double *grad) {
+  tfmm_downward_pass_at(t, p, NULL, L, phi, grad);
+}
+
+/* Whether cell c holds a target (targets NULL: every body is one). */
+static int has_targets(const int32_t *targets, int64_t c) {
+  return targets == NULL || targets[c] > 0;
+}
+
+void tfmm_downward_pass_at(const tfmm_octree *t, int p, const int32_t *targets,
+                           double *L, double *phi, double *grad) {
   const size_t size = tfmm_expansion_size(p);
   /* From level 1 down: a parent's local expansion is complete (its own M2L
    * plus everything above it) before its children take it. */
@@ -65,6 +75,8 @@ void tfmm_downward_pass(const tfmm_octree *t, int p, double *L, double *phi,
 #pragma omp parallel for schedule(static) num_threads(team)
     for (int64_t c = begin; c < end; c++) {
       const tfmm_cell *cell = &t->cells[c];
+      if (!has_targets(targets, c))
+        continue;
       tfmm_l2l(p, L + (size_t)cell->parent * size,
                t->cells[cell->parent].center, cell->center,
                L + (size_t)c * size);
@@ -75,6 +87,8 @@ void tfmm_downward_pass(const tfmm_octree *t, int p, double *L, double *phi,
   for (int64_t k = 0; k < t->nleaves; k++) {
     const tfmm_cell *cell = &t->cells[t->leaves[k]];
     const int64_t b = cell->body_begin;
+    if (!has_targets(targets, t->leaves[k]))
+      continue;
     memset(phi + b, 0, bodies(cell) * sizeof *phi);
     memset(grad + 3 * b, 0, 3 * bodies(cell) * sizeof *grad);
     tfmm_l2p(p, L + (size_t)t->leaves[k] * size, cell->center, bodies(cell),
@@ -84,12 +98,20 @@ void tfmm_downward_pass(const tfmm_octree *t, int p, double *L, double *phi,
 
 void tfmm_m2p_pass(const tfmm_octree *t, const tfmm_csr *m2p, int p,
                    const double *M, double *phi, double *grad) {
+  tfmm_m2p_pass_at(t, m2p, p, NULL, M, phi, grad);
+}
+
+void tfmm_m2p_pass_at(const tfmm_octree *t, const tfmm_csr *m2p, int p,
+                      const int32_t *targets, const double *M, double *phi,
+                      double *grad) {
   const size_t size = tfmm_expansion_size(p);
   const int team = tfmm_team(t->nleaves, TFMM_GRAIN_EXPANSIONS);
 #pragma omp parallel for schedule(dynamic, 8) num_threads(team)
   for (int64_t k = 0; k < t->nleaves; k++) {
     const tfmm_cell *leaf = &t->cells[t->leaves[k]];
     const int64_t b = leaf->body_begin;
+    if (!has_targets(targets, t->leaves[k]))
+      continue;
     for (int32_t c = t->leaves[k]; c >= 0; c = t->cells[c].parent)
       for (int64_t e = m2p->offset[c]; e < m2p->offset[c + 1]; e++) {
         int32_t src = m2p->index[e];

@@ -23,11 +23,26 @@ void tfmm_m2l_pass(const tfmm_octree *t, const tfmm_csr *m2l, int p,
 void tfmm_downward_pass(const tfmm_octree *t, int p, double *L, double *phi,
                         double *grad);
 
+/* The same at the targets of a subset: targets[c] counts those of cell c
+ * (tree/targets.h; NULL: every body). Cells without targets take no L2L
+ * (their L is left as it is) and leaves without targets no L2P (their
+ * bodies' phi and grad are left as they are); the others' results are
+ * tfmm_downward_pass's bit for bit. */
+void tfmm_downward_pass_at(const tfmm_octree *t, int p, const int32_t *targets,
+                           double *L, double *phi, double *grad);
+
 /* phi and grad of every body are ADDED the multipoles on the M2P lists of
  * its leaf and of every ancestor of it (the lists are by target cell):
  * Barnes-Hut's far field, and the FMM's part for targets of few bodies.
  * Parallel over leaves, each walking up its ancestors: no write is shared. */
 void tfmm_m2p_pass(const tfmm_octree *t, const tfmm_csr *m2p, int p,
                    const double *M, double *phi, double *grad);
+
+/* The same at the leaves that hold targets (targets as for
+ * tfmm_downward_pass_at); the other bodies' phi and grad are left as they
+ * are. */
+void tfmm_m2p_pass_at(const tfmm_octree *t, const tfmm_csr *m2p, int p,
+                      const int32_t *targets, const double *M, double *phi,
+                      double *grad);
 
 #endif

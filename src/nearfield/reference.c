@@ -105,11 +105,19 @@ static void sum_on(size_t i, size_t n, const double *pos, const double *mass,
 void tfmm_reference_compute(size_t n, const double *pos, const double *mass,
                             double G, double eps, int spline, double *acc,
                             double *pot) {
+  tfmm_reference_compute_active(n, pos, mass, G, eps, spline, NULL, acc, pot);
+}
+
+void tfmm_reference_compute_active(size_t n, const double *pos,
+                                   const double *mass, double G, double eps,
+                                   int spline, const unsigned char *active,
+                                   double *acc, double *pot) {
   const int team = tfmm_team((double)n * n, TFMM_GRAIN_PAIRS);
 #pragma omp parallel for schedule(dynamic, 16) num_threads(team)
   for (size_t i = 0; i < n; i++)
-    sum_on(i, n, pos, mass, G, eps, spline, acc + 3 * i,
-           pot != NULL ? pot + i : NULL);
+    if (active == NULL || active[i])
+      sum_on(i, n, pos, mass, G, eps, spline, acc + 3 * i,
+             pot != NULL ? pot + i : NULL);
 }
 
 void tfmm_reference_at(size_t n, const double *pos, const double *mass,

@@ -18,6 +18,11 @@ typedef struct tfmm_eval {
   size_t n;
   const double *pos, *mass; /* checked bodies, input order */
   double *acc, *pot;        /* outputs (pot may be NULL), input order */
+  /* An evaluation at a subset of the bodies (tfmm_solver_compute_active):
+   * n bytes in input order, nonzero for a target (a device array when
+   * on_device), or NULL: every body. Only the targets' outputs are
+   * written; the sources are all n bodies. */
+  const unsigned char *active;
   tfmm_workspace *w;
   /* Bodies that live on the GPU (the gpu schedule only): pos, mass, acc
    * and pot are then device arrays, ready after `stream`; the results go

@@ -57,6 +57,7 @@ const tfmm_schedule TFMM_STAGES_HYBRID_GPU_FAR = {
  * the far field's sums. */
 static const tfmm_stage GPU[] = {
     {"gpu_tree", tfmm_stage_gpu_tree, 0},
+    {"gpu_targets", tfmm_stage_gpu_targets, 0},
     {"gpu_upward", tfmm_stage_gpu_upward, 1},
     {"gpu_lists", tfmm_stage_gpu_lists, 0},
     {"gpu_near", tfmm_stage_gpu_near, 0},

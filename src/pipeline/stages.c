@@ -8,6 +8,7 @@
 #include "tree/accel_estimate.h"
 #include "tree/coincident.h"
 #include "tree/mac.h"
+#include "tree/targets.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -108,12 +109,22 @@ static int reserve(tfmm_eval *e) {
   return 0;
 }
 
+/* The targets of each cell when the evaluation is at a subset, else NULL:
+ * what the lists and the downward passes skip cells by. */
+static const int32_t *cell_targets(const tfmm_eval *e) {
+  return e->active != NULL ? e->w->targets.v : NULL;
+}
+
 tfmm_status tfmm_stage_lists(tfmm_eval *e) {
   const tfmm_config *cfg = e->cfg;
   tfmm_workspace *w = e->w;
   const tfmm_octree *t = &w->tree;
   const int p = e->set.order;
   double t0 = tfmm_wtime();
+  if (e->active != NULL &&
+      (tfmm_int32s_reserve(&w->targets, (size_t)t->ncells) != 0 ||
+       tfmm_targets_per_cell(t, e->active, w->targets.v) != 0))
+    return no_memory(e, "the targets of each cell");
   if (cfg->mac == TFMM_MAC_MASS) {
     keep(&w->theta_src, tfmm_mac_mass_thetas(t, e->set.theta, p), t->ncells);
     if (w->theta_src.v == NULL)
@@ -137,8 +148,9 @@ tfmm_status tfmm_stage_lists(tfmm_eval *e) {
                         soft_term};
   tfmm_status st =
       cfg->method == TFMM_METHOD_FMM
-          ? tfmm_lists_build_fmm(t, &mac, TFMM_M2P_BODIES, &w->lists, e->err)
-          : tfmm_lists_build_bh(t, &mac, &w->lists, e->err);
+          ? tfmm_lists_build_fmm_at(t, &mac, TFMM_M2P_BODIES, cell_targets(e),
+                                    &w->lists, e->err)
+          : tfmm_lists_build_bh_at(t, &mac, cell_targets(e), &w->lists, e->err);
   if (st != TFMM_OK)
     return st;
   if (reserve(e) != 0)
@@ -187,16 +199,16 @@ tfmm_status tfmm_stage_m2l(tfmm_eval *e) {
 tfmm_status tfmm_stage_downward(tfmm_eval *e) {
   double t0 = tfmm_wtime();
   if (e->cfg->method == TFMM_METHOD_FMM)
-    tfmm_downward_pass(&e->w->tree, e->set.order, e->w->L.v, e->w->far_phi.v,
-                       e->w->far_g.v);
+    tfmm_downward_pass_at(&e->w->tree, e->set.order, cell_targets(e), e->w->L.v,
+                          e->w->far_phi.v, e->w->far_g.v);
   e->stats->time[TFMM_PHASE_DOWNWARD] = tfmm_wtime() - t0;
   return TFMM_OK;
 }
 
 tfmm_status tfmm_stage_m2p(tfmm_eval *e) {
   double t0 = tfmm_wtime();
-  tfmm_m2p_pass(&e->w->tree, &e->w->lists.m2p, e->set.order, e->w->M.v,
-                e->w->far_phi.v, e->w->far_g.v);
+  tfmm_m2p_pass_at(&e->w->tree, &e->w->lists.m2p, e->set.order, cell_targets(e),
+                   e->w->M.v, e->w->far_phi.v, e->w->far_g.v);
   /* M2P counts as far. */
   e->stats->time[TFMM_PHASE_FAR] += tfmm_wtime() - t0;
   return TFMM_OK;
@@ -236,8 +248,9 @@ tfmm_status tfmm_stage_near_finish(tfmm_eval *e) {
 }
 
 /* a = G (grad Phi_far + a_near), phi = G (phi_near - Phi_far), back in the
- * input order. The near field is in the workspace (CPU) or in near_out, 4
- * values per body, doubles if the precision is double else floats (GPU). */
+ * input order, at the targets only (e->active). The near field is in the
+ * workspace (CPU) or in near_out, 4 values per body, doubles if the precision
+ * is double else floats (GPU). */
 tfmm_status tfmm_stage_combine(tfmm_eval *e) {
   double t0 = tfmm_wtime();
   const tfmm_workspace *w = e->w;
@@ -249,10 +262,13 @@ tfmm_status tfmm_stage_combine(tfmm_eval *e) {
   const double *far_g = w->far_g.v, *far_phi = w->far_phi.v;
   const double *near_a = w->near_a.v, *near_p = w->near_p.v;
   double *acc = e->acc, *pot = e->pot;
+  const unsigned char *active = e->active;
   const int team = tfmm_team(t->n, TFMM_GRAIN_BODIES);
 #pragma omp parallel for schedule(static) num_threads(team)
   for (int64_t k = 0; k < (int64_t)t->n; k++) {
     int64_t i = t->order[k];
+    if (active != NULL && !active[i])
+      continue;
     double a[4];
     for (int d = 0; d < 4; d++)
       a[d] = g32 != NULL   ? g32[4 * k + d]

@@ -8,11 +8,14 @@
  *   far_gpu      M2L, L2L, L2P and M2P on the GPU from the lists, the
  *                results copied back (stages_gpu.c)
  *   lists        opening criterion and traversal: M2L, M2P and near lists
+ *                (at a subset: the targets of each cell first, and the
+ *                pairs of cells without one dropped)
  *
  * and the gpu schedule's, every one on the GPU on one stream
  * (kernels/pipeline_gpu.h; stages_gpu.c):
  *
  *   gpu_tree     bodies up, the octree (and the coincidence check)
+ *   gpu_targets  an evaluation at a subset: the targets of each cell
  *   gpu_upward   P2M and M2M
  *   gpu_lists    the opening criterion's inputs and the traversal
  *   gpu_near     the near field's inputs and kernel
@@ -50,6 +53,7 @@ tfmm_status tfmm_stage_m2p(tfmm_eval *e);
 tfmm_status tfmm_stage_near_finish(tfmm_eval *e);
 tfmm_status tfmm_stage_combine(tfmm_eval *e);
 tfmm_status tfmm_stage_gpu_tree(tfmm_eval *e);
+tfmm_status tfmm_stage_gpu_targets(tfmm_eval *e);
 tfmm_status tfmm_stage_gpu_upward(tfmm_eval *e);
 tfmm_status tfmm_stage_gpu_lists(tfmm_eval *e);
 tfmm_status tfmm_stage_gpu_near(tfmm_eval *e);

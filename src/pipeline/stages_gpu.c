@@ -126,6 +126,10 @@ tfmm_status tfmm_stage_gpu_tree(tfmm_eval *e) {
   return TFMM_OK;
 }
 
+tfmm_status tfmm_stage_gpu_targets(tfmm_eval *e) {
+  return tfmm_pipeline_gpu_targets(&e->w->gpu, e->active, e->on_device, e->err);
+}
+
 tfmm_status tfmm_stage_gpu_upward(tfmm_eval *e) {
   return tfmm_pipeline_gpu_upward(&e->w->gpu, e->set.order, e->err);
 }

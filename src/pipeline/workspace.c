@@ -15,6 +15,18 @@ int tfmm_doubles_reserve(tfmm_doubles *d, size_t count) {
   return 0;
 }
 
+int tfmm_int32s_reserve(tfmm_int32s *d, size_t count) {
+  if (count <= d->cap && d->v != NULL)
+    return 0;
+  int32_t *v = malloc((count > 0 ? count : 1) * sizeof *v);
+  if (v == NULL)
+    return -1;
+  free(d->v);
+  d->v = v;
+  d->cap = count;
+  return 0;
+}
+
 void tfmm_workspace_clear(tfmm_workspace *w) {
   tfmm_octree_free(&w->tree);
   tfmm_lists_free(&w->lists);
@@ -28,6 +40,7 @@ void tfmm_workspace_release(tfmm_workspace *w) {
                          &w->far_phi,   &w->far_g, &w->near_a, &w->near_p};
   for (size_t k = 0; k < sizeof all / sizeof *all; k++)
     free(all[k]->v);
+  free(w->targets.v);
   tfmm_tree_gpu_hybrid_release(&w->gpu_tree);
   tfmm_pipeline_gpu_release(&w->gpu);
   memset(w, 0, sizeof *w);

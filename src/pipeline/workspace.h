@@ -22,6 +22,12 @@ typedef struct tfmm_doubles {
   size_t cap;
 } tfmm_doubles;
 
+/* A growable array of int32. */
+typedef struct tfmm_int32s {
+  int32_t *v;
+  size_t cap;
+} tfmm_int32s;
+
 typedef struct tfmm_workspace {
   tfmm_octree tree;
   tfmm_lists lists;
@@ -30,6 +36,8 @@ typedef struct tfmm_workspace {
   tfmm_doubles M, L;           /* expansions, cells x tfmm_expansion_size(p) */
   tfmm_doubles far_phi, far_g; /* Phi and grad Phi, sorted order */
   tfmm_doubles near_a, near_p; /* the CPU near field's results */
+  tfmm_int32s targets;         /* per cell: the targets it holds, for an
+                                  evaluation at a subset (tree/targets.h) */
   tfmm_tree_gpu_hybrid gpu_tree; /* device buffers of the tree on the GPU */
   tfmm_pipeline_gpu gpu;         /* the gpu schedule's device buffers */
 } tfmm_workspace;
@@ -37,6 +45,9 @@ typedef struct tfmm_workspace {
 /* At least count doubles in d (contents not kept when it grows); 0, or -1
  * with d unchanged when out of memory. */
 int tfmm_doubles_reserve(tfmm_doubles *d, size_t count);
+
+/* The same for int32. */
+int tfmm_int32s_reserve(tfmm_int32s *d, size_t count);
 
 /* The tree and lists of the last evaluation released, the buffers kept. */
 void tfmm_workspace_clear(tfmm_workspace *w);

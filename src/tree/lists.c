@@ -196,17 +196,31 @@ typedef struct dual_rule {
   const tfmm_octree *t;
   const tfmm_mac *mac;
   int64_t m2p_bodies;
+  const int32_t *targets; /* per cell, or NULL: every body is a target */
+  int widen; /* 1: pairs whose target holds no target are still opened (the
+                breadth-first start, so that the frontier handed to the
+                threads is the whole traversal's), but emit nothing */
 } dual_rule;
 
+static int has_targets(const dual_rule *rule, int32_t a) {
+  return rule->targets == NULL || rule->targets[a] > 0;
+}
+
 /* One step of the dual-tree rule on (a, b): emits an M2L or near pair, or
- * pushes the pairs to look at instead. */
+ * pushes the pairs to look at instead. A target cell without targets
+ * emits nothing, and is not opened unless rule->widen: the pairs it drops
+ * are the whole traversal's whose target holds no target, so that every
+ * other target's entries are the whole traversal's in the same order. */
 static int dual_step(const dual_rule *rule, int32_t a, int32_t b, pair_buf *out,
                      pair_buf *next) {
   const tfmm_octree *t = rule->t;
   const tfmm_cell *A = &t->cells[a], *B = &t->cells[b];
+  const int emits = has_targets(rule, a);
+  if (!emits && !rule->widen)
+    return 0;
   if (a == b) {
     if (is_leaf(A))
-      return pair_push(&out[FMM_NEAR], a, b);
+      return emits ? pair_push(&out[FMM_NEAR], a, b) : 0;
     for (int32_t i = 0; i < A->child_count; i++)
       for (int32_t j = 0; j < A->child_count; j++)
         if (pair_push(next, A->child_begin + i, A->child_begin + j) != 0)
@@ -214,12 +228,14 @@ static int dual_step(const dual_rule *rule, int32_t a, int32_t b, pair_buf *out,
     return 0;
   }
   if (tfmm_mac_accept(rule->mac, A, a, B, b))
-    return pair_push(
-        &out[A->body_end - A->body_begin <= rule->m2p_bodies ? FMM_M2P
-                                                             : FMM_M2L],
-        a, b);
+    return !emits
+               ? 0
+               : pair_push(&out[A->body_end - A->body_begin <= rule->m2p_bodies
+                                    ? FMM_M2P
+                                    : FMM_M2L],
+                           a, b);
   if (is_leaf(A) && is_leaf(B))
-    return pair_push(&out[FMM_NEAR], a, b);
+    return emits ? pair_push(&out[FMM_NEAR], a, b) : 0;
   /* Split the larger; a leaf cannot be split. */
   if (is_leaf(B) || (!is_leaf(A) && A->radius >= B->radius)) {
     for (int32_t i = 0; i < A->child_count; i++)
@@ -258,12 +274,15 @@ static tfmm_status fmm_traverse(const dual_rule *rule,
                                 tfmm_error *err) {
   pair_buf next = {0};
   int failed = pair_push(frontier, 0, 0);
-  /* Breadth first until the frontier is wide enough or finished. */
+  /* Breadth first until the frontier is wide enough or finished: the
+   * frontier of the whole traversal, whatever the targets. */
+  dual_rule wide = *rule;
+  wide.widen = 1;
   while (!failed && frontier->n > 0 && frontier->n < FRONTIER_PAIRS) {
     next.n = 0;
     for (size_t k = 0; k < frontier->n && !failed; k++)
-      failed = dual_step(rule, frontier->target[k], frontier->source[k], serial,
-                         &next);
+      failed = dual_step(&wide, frontier->target[k], frontier->source[k],
+                         serial, &next);
     pair_buf swap = *frontier;
     *frontier = next;
     next = swap;
@@ -320,11 +339,17 @@ static double count_near(const tfmm_octree *t, const pair_buf *near) {
 tfmm_status tfmm_lists_build_fmm(const tfmm_octree *t, const tfmm_mac *mac,
                                  int64_t m2p_bodies, tfmm_lists *l,
                                  tfmm_error *err) {
+  return tfmm_lists_build_fmm_at(t, mac, m2p_bodies, NULL, l, err);
+}
+
+tfmm_status tfmm_lists_build_fmm_at(const tfmm_octree *t, const tfmm_mac *mac,
+                                    int64_t m2p_bodies, const int32_t *targets,
+                                    tfmm_lists *l, tfmm_error *err) {
   memset(l, 0, sizeof *l);
   pair_buf serial[FMM_OUTPUTS] = {{0}, {0}, {0}}, frontier = {0};
   gatherer g = {0};
   int32_t *leaf_pos = NULL;
-  const dual_rule rule = {t, mac, m2p_bodies};
+  const dual_rule rule = {t, mac, m2p_bodies, targets, 0};
   tfmm_status st = fmm_traverse(&rule, serial, &frontier, &g, err);
   if (st == TFMM_OK) {
     st = TFMM_ERR_NO_MEMORY;
@@ -387,6 +412,12 @@ static int bh_leaf(const tfmm_octree *t, const tfmm_mac *mac, int32_t leaf,
 
 tfmm_status tfmm_lists_build_bh(const tfmm_octree *t, const tfmm_mac *mac,
                                 tfmm_lists *l, tfmm_error *err) {
+  return tfmm_lists_build_bh_at(t, mac, NULL, l, err);
+}
+
+tfmm_status tfmm_lists_build_bh_at(const tfmm_octree *t, const tfmm_mac *mac,
+                                   const int32_t *targets, tfmm_lists *l,
+                                   tfmm_error *err) {
   memset(l, 0, sizeof *l);
   gatherer g = {0};
   pair_buf m2p = {0}, near = {0};
@@ -401,7 +432,8 @@ tfmm_status tfmm_lists_build_bh(const tfmm_octree *t, const tfmm_mac *mac,
 #pragma omp for schedule(dynamic, 16)
       for (int64_t i = 0; i < t->nleaves; i++) {
         size_t start[2] = {out[0].n, out[1].n};
-        bad |= bh_leaf(t, mac, t->leaves[i], out, &stack) != 0;
+        if (targets == NULL || targets[t->leaves[i]] > 0)
+          bad |= bh_leaf(t, mac, t->leaves[i], out, &stack) != 0;
         for (int o = 0; o < 2; o++)
           g.pieces[i * 2 + o] = (piece){me, start[o], out[o].n - start[o]};
       }

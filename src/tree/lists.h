@@ -42,12 +42,27 @@ tfmm_status tfmm_lists_build_fmm(const tfmm_octree *t, const tfmm_mac *mac,
                                  int64_t m2p_bodies, tfmm_lists *l,
                                  tfmm_error *err);
 
+/* The same traversal for the targets of an evaluation at a subset of the
+ * bodies: targets[c] counts those of cell c (tree/targets.h), NULL: every
+ * body. Every pair whose target cell holds none is dropped (with the
+ * pairs below it), and only those: each other target's entries are the
+ * whole traversal's, in the same order, whatever the subset. */
+tfmm_status tfmm_lists_build_fmm_at(const tfmm_octree *t, const tfmm_mac *mac,
+                                    int64_t m2p_bodies, const int32_t *targets,
+                                    tfmm_lists *l, tfmm_error *err);
+
 /* Barnes-Hut, one target leaf at a time (Barnes & Hut 1986, with the
  * leaf's radius in the criterion): a source cell is used whole (M2P) when
  * tfmm_mac_accept(leaf, cell), met body by body when it is a leaf, else
  * opened. OpenMP over target leaves. */
 tfmm_status tfmm_lists_build_bh(const tfmm_octree *t, const tfmm_mac *mac,
                                 tfmm_lists *l, tfmm_error *err);
+
+/* The same for the targets of a subset (as tfmm_lists_build_fmm_at): a
+ * leaf that holds none has empty lists, the others their whole lists. */
+tfmm_status tfmm_lists_build_bh_at(const tfmm_octree *t, const tfmm_mac *mac,
+                                   const int32_t *targets, tfmm_lists *l,
+                                   tfmm_error *err);
 
 void tfmm_lists_free(tfmm_lists *l);
 

@@ -1,0 +1,171 @@
+/* The solver's entry points for bodies that live on the GPU
+ * (tfmm_solver_compute_device, tfmm_solver_compute_active_device): under
+ * the gpu schedule the bodies stay on the device, otherwise they are
+ * staged through the host around the host's entry points. */
+#include "solver_handle.h"
+
+#include "hierarchical.h"
+#include "leaf_auto.h"
+
+#include <math.h>
+#include <omp.h>
+
+/* A tree method under the gpu schedule on bodies that live on the GPU:
+ * checked, brought into internal units and back, and evaluated there; no
+ * copy through the host. The same results as tfmm_solver_compute's bit
+ * for bit (the same stages on the same numbers). d_active: the targets
+ * (a device array), or NULL: every body. */
+static tfmm_status run_tree_device(tfmm_solver *s, size_t n,
+                                   const double *d_pos, const double *d_mass,
+                                   const unsigned char *d_active, double *d_acc,
+                                   double *d_pot, void *stream) {
+  double t0 = tfmm_wtime();
+  tfmm_stats fresh = {
+      .method = s->cfg.method, .device = s->device, .n = n, .targets = n};
+  s->stats = fresh;
+  tfmm_solver_describe(s);
+  tfmm_pipeline_gpu *pl = &s->work.gpu;
+  double b[7];
+  tfmm_status st = tfmm_pipeline_gpu_bounds(pl, s->cfg.gpu_id, n, d_pos, d_mass,
+                                            stream, b, &s->err);
+  if (st != TFMM_OK)
+    return st;
+  if (d_active != NULL) {
+    size_t k = 0;
+    st = tfmm_pipeline_gpu_count_targets(pl, n, d_active, &k, &s->err);
+    if (st != TFMM_OK)
+      return st;
+    if (k == 0) {
+      tfmm_solver_no_targets(s, n, t0);
+      return TFMM_OK;
+    }
+    s->stats.targets = k;
+  }
+  s->units = tfmm_units_from_bounds(b, b + 3, b[6], s->cfg.box_size);
+  tfmm_solver_set_run(s);
+  const double *pos = NULL, *mass = NULL;
+  st = tfmm_pipeline_gpu_scale(pl, n, d_pos, d_mass, s->units.length_exp,
+                               s->units.mass_exp, &pos, &mass, &s->err);
+  if (st != TFMM_OK)
+    return st;
+  s->stats.time[TFMM_PHASE_PREPARE] = tfmm_wtime() - t0;
+  const tfmm_hierarchical_device_out out = {
+      .stream = stream,
+      .caller_G = s->cfg.G,
+      .acc_exp = s->units.mass_exp - 2 * s->units.length_exp,
+      .pot_exp = s->units.mass_exp - s->units.length_exp};
+  st = tfmm_hierarchical_compute_device(&s->run, s->leaf, s->gpu, &s->work, n,
+                                        pos, mass, d_active, d_acc, d_pot, &out,
+                                        &s->stats, &s->err);
+  s->stats.softening_separation =
+      ldexp(s->stats.softening_separation, s->units.length_exp);
+  if (st != TFMM_OK)
+    return st;
+  if (s->run.leaf_size == TFMM_LEAF_AUTO && d_active == NULL)
+    s->leaf =
+        tfmm_leaf_auto_next(s->leaf, s->stats.near_time, s->stats.far_time);
+  s->stats.time_total = tfmm_wtime() - t0;
+  return TFMM_OK;
+}
+
+/* The checks of a call on device-resident bodies. */
+static tfmm_status check_device_call(tfmm_solver *s, size_t n,
+                                     const double *d_pos, const double *d_mass,
+                                     const double *d_acc) {
+  if (n == 0 || d_pos == NULL || d_mass == NULL || d_acc == NULL)
+    return tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
+                          n == 0 ? "no bodies"
+                                 : "positions, masses and accelerations "
+                                   "must not be NULL");
+  if (!tfmm_has_cuda())
+    return tfmm_error_set(&s->err, TFMM_ERR_UNSUPPORTED,
+                          "device-resident bodies: this tilefmm was built "
+                          "without CUDA");
+  if (s->device != TFMM_DEVICE_GPU || s->gpu == NULL)
+    return tfmm_error_set(&s->err, TFMM_ERR_NO_DEVICE,
+                          "device-resident bodies need a solver on the GPU "
+                          "(device gpu, or auto with a GPU present)");
+  if (n > ((size_t)1 << 31) - 1)
+    return tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
+                          "%zu bodies: at most 2^31 - 1 are supported", n);
+  return TFMM_OK;
+}
+
+/* Under the gpu schedule, the evaluation on the device, with the
+ * solver's thread count. */
+static tfmm_status run_on_device(tfmm_solver *s, size_t n, const double *d_pos,
+                                 const double *d_mass,
+                                 const unsigned char *d_active, double *d_acc,
+                                 double *d_pot, void *stream) {
+  /* omp_set_num_threads changes only this thread's setting. */
+  int saved_threads = omp_get_max_threads();
+  if (s->cfg.num_threads > 0)
+    omp_set_num_threads(s->cfg.num_threads);
+  tfmm_status st =
+      run_tree_device(s, n, d_pos, d_mass, d_active, d_acc, d_pot, stream);
+  omp_set_num_threads(saved_threads);
+  return st;
+}
+
+/* Otherwise through the host: the bodies (and targets, d_active not NULL,
+ * with the results they leave as they are) down, the host's call, the
+ * results up. */
+static tfmm_status run_staged(tfmm_solver *s, size_t n, const double *d_pos,
+                              const double *d_mass,
+                              const unsigned char *d_active, double *d_acc,
+                              double *d_pot, void *stream) {
+  /* 8n doubles, then the n bytes of d_active. */
+  if (tfmm_doubles_reserve(&s->staged, 8 * n + (n + 7) / 8) != 0)
+    return tfmm_error_set(&s->err, TFMM_ERR_NO_MEMORY,
+                          "no memory to stage %zu bodies", n);
+  double *pos = s->staged.v, *mass = pos + 3 * n, *acc = mass + n,
+         *pot = acc + 3 * n;
+  unsigned char *active = (unsigned char *)(pot + n);
+  const int with_pot = d_pot != NULL;
+  tfmm_gpu *g = s->gpu;
+  tfmm_error *err = &s->err;
+  tfmm_status st =
+      tfmm_gpu_copy(g, pos, d_pos, 3 * n * sizeof *pos, 0, stream, err);
+  if (st == TFMM_OK)
+    st = tfmm_gpu_copy(g, mass, d_mass, n * sizeof *mass, 0, stream, err);
+  if (st == TFMM_OK && d_active != NULL)
+    st = tfmm_gpu_copy(g, active, d_active, n, 0, stream, err);
+  if (st == TFMM_OK && d_active != NULL)
+    st = tfmm_gpu_copy(g, acc, d_acc, 3 * n * sizeof *acc, 0, stream, err);
+  if (st == TFMM_OK && d_active != NULL && with_pot)
+    st = tfmm_gpu_copy(g, pot, d_pot, n * sizeof *pot, 0, stream, err);
+  if (st == TFMM_OK)
+    st = tfmm_solver_compute_active(s, n, pos, mass,
+                                    d_active != NULL ? active : NULL, acc,
+                                    with_pot ? pot : NULL);
+  if (st == TFMM_OK && s->stats.targets == 0)
+    return TFMM_OK; /* nothing written */
+  if (st == TFMM_OK)
+    st = tfmm_gpu_copy(g, d_acc, acc, 3 * n * sizeof *acc, 1, stream, err);
+  if (st == TFMM_OK && with_pot)
+    st = tfmm_gpu_copy(g, d_pot, pot, n * sizeof *pot, 1, stream, err);
+  return st;
+}
+
+tfmm_status tfmm_solver_compute_device(tfmm_solver *s, size_t n,
+                                       const double *d_pos,
+                                       const double *d_mass, double *d_acc,
+                                       double *d_pot, void *stream) {
+  return tfmm_solver_compute_active_device(s, n, d_pos, d_mass, NULL, d_acc,
+                                           d_pot, stream);
+}
+
+tfmm_status tfmm_solver_compute_active_device(
+    tfmm_solver *s, size_t n, const double *d_pos, const double *d_mass,
+    const unsigned char *d_active, double *d_acc, double *d_pot, void *stream) {
+  if (s == NULL)
+    return TFMM_ERR_INVALID_ARGUMENT;
+  s->err.message[0] = '\0';
+  tfmm_status st = check_device_call(s, n, d_pos, d_mass, d_acc);
+  if (st != TFMM_OK)
+    return st;
+  if (tfmm_method_is_tree(s->cfg.method) &&
+      tfmm_hierarchical_gpu_schedule(&s->cfg, s->gpu, n))
+    return run_on_device(s, n, d_pos, d_mass, d_active, d_acc, d_pot, stream);
+  return run_staged(s, n, d_pos, d_mass, d_active, d_acc, d_pot, stream);
+}

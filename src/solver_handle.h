@@ -1,0 +1,50 @@
+/* The solver handle's insides, shared by solver.c (configuration, the
+ * host entry points, the methods) and solver_device.c (the entry points
+ * for bodies that live on the GPU). Nothing here is exported. */
+#ifndef TFMM_SOLVER_HANDLE_H
+#define TFMM_SOLVER_HANDLE_H
+
+#include "gpu.h"
+#include "internal.h"
+#include "pipeline/workspace.h"
+#include "units.h"
+
+struct tfmm_solver {
+  tfmm_config cfg; /* as the caller gave it */
+  /* The evaluation under way, in internal units (units.h): cfg with eps
+   * scaled and G = 1 (applied on the way out). */
+  tfmm_config run;
+  tfmm_units units;
+  double *scaled_pos, *scaled_mass; /* the bodies in internal units */
+  size_t scaled_capacity;
+  tfmm_workspace work; /* the tree methods' buffers, kept between calls */
+  tfmm_doubles staged; /* device-resident bodies on the host: 8n doubles */
+  tfmm_device device;  /* resolved: CPU or GPU */
+  tfmm_stats stats;
+  tfmm_error err;
+  tfmm_gpu *gpu;
+  int leaf; /* the leaf size of the next tree evaluation */
+  /* The evaluation under way at a subset of the bodies: their bytes in
+   * input order (nonzero: a target), or NULL: every body. */
+  const unsigned char *active;
+  tfmm_doubles active_out; /* its results, before they go to the caller */
+  /* CPU packing buffers, kept between calls (the GPU has pinned ones). */
+  float *cpu_in, *cpu_out;
+  size_t cpu_capacity;
+};
+
+/* stats.device_name for the device in use. */
+void tfmm_solver_describe(tfmm_solver *s);
+
+/* s->run: cfg with eps and the cube in the internal units of s->units,
+ * and G = 1. */
+void tfmm_solver_set_run(tfmm_solver *s);
+
+/* The statistics of an evaluation at no body, begun at t0: nothing
+ * computed. */
+void tfmm_solver_no_targets(tfmm_solver *s, size_t n, double t0);
+
+/* fmm or bh. */
+int tfmm_method_is_tree(tfmm_method m);
+
+#endif
