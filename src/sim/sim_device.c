@@ -65,11 +65,15 @@ tfmm_status tfmm_sim_device_close(tfmm_sim *s, int active_bin) {
 
 tfmm_status tfmm_sim_device_forces(tfmm_sim *s, int all) {
   s->host_current = 0;
-  (void)all;
-  return tfmm_solver_compute_device(
-      s->solver, s->n, tfmm_sim_gpu_pos(s->gpu), tfmm_sim_gpu_mass(s->gpu),
-      tfmm_sim_gpu_acc(s->gpu), tfmm_sim_gpu_pot(s->gpu),
-      tfmm_sim_gpu_stream(s->gpu));
+  tfmm_sim_gpu *g = s->gpu;
+  if (all)
+    return tfmm_solver_compute_device(
+        s->solver, s->n, tfmm_sim_gpu_pos(g), tfmm_sim_gpu_mass(g),
+        tfmm_sim_gpu_acc(g), tfmm_sim_gpu_pot(g), tfmm_sim_gpu_stream(g));
+  return tfmm_solver_compute_active_device(
+      s->solver, s->n, tfmm_sim_gpu_pos(g), tfmm_sim_gpu_mass(g),
+      tfmm_sim_gpu_active(g), tfmm_sim_gpu_acc(g), tfmm_sim_gpu_pot(g),
+      tfmm_sim_gpu_stream(g));
 }
 
 tfmm_status tfmm_sim_device_diagnostics(tfmm_sim *s, tfmm_diagnostics *d) {

@@ -24,10 +24,14 @@ static tfmm_status check_usable(tfmm_sim *s) {
  * the step (the steps done) and the solver's cause. */
 static tfmm_status compute_forces(tfmm_sim *s, int all, size_t targets) {
   const double t0 = tfmm_wtime();
-  const tfmm_status st = s->gpu != NULL
-                             ? tfmm_sim_device_forces(s, all)
-                             : tfmm_solver_compute(s->solver, s->n, s->pos,
-                                                   s->mass, s->acc, s->pot);
+  tfmm_status st;
+  if (s->gpu != NULL)
+    st = tfmm_sim_device_forces(s, all);
+  else if (all)
+    st = tfmm_solver_compute(s->solver, s->n, s->pos, s->mass, s->acc, s->pot);
+  else
+    st = tfmm_solver_compute_active(s->solver, s->n, s->pos, s->mass, s->active,
+                                    s->acc, s->pot);
   s->stats.time_forces += tfmm_wtime() - t0;
   s->stats.evaluations++;
   s->stats.updates += (int64_t)targets;
