@@ -9,8 +9,9 @@
  *     per second over STEPS steps after step 0, the
  *     time of a step split into tree, lists, near, far, integrate and the
  *     rest, and one diagnostics call.
- *   bench_sim hernquist N T_END ETA [LEAF]
- *     a Hernquist sphere of N bodies, spline eps 0.01, to T_END: block
+ *   bench_sim hernquist N T_END ETA [LEAF [THETA ORDER [EPS]]]
+ *     a Hernquist sphere of N bodies, spline eps 0.01 (or EPS), to T_END:
+ *     block
  *     steps (ETA, dt_max 1/16, dt_min 2^-16) against the fixed steps 2^-k,
  *     each with its largest |dE/E| at the multiples of 1/16 and its wall
  *     time; the fixed step that reaches the block steps' error, and the
@@ -38,11 +39,11 @@ static int fail(const char *what, const tfmm_sim *sim) {
 }
 
 /* theta, order: < 0 for the library's choice from the accuracy. */
-static tfmm_sim_config config(int leaf, double theta, int order) {
+static tfmm_sim_config config(int leaf, double theta, int order, double eps) {
   tfmm_sim_config c;
   tfmm_sim_config_defaults(&c);
   c.solver.softening = TFMM_SOFTENING_SPLINE;
-  c.solver.eps = 0.01;
+  c.solver.eps = eps;
   c.solver.leaf_size = leaf;
   if (theta > 0)
     c.solver.theta = theta;
@@ -79,7 +80,7 @@ static int fixed(size_t n, int steps, int leaf, double theta, int order) {
     fprintf(stderr, "bench_sim: no memory for %zu bodies\n", n);
     return 1;
   }
-  tfmm_sim_config c = config(leaf, theta, order);
+  tfmm_sim_config c = config(leaf, theta, order, 0.01);
   c.dt = 1.0 / 128;
   tfmm_sim *sim = NULL;
   if (tfmm_sim_create(&sim, &c, n, b.pos, b.vel, b.mass, NULL) != TFMM_OK)
@@ -127,9 +128,15 @@ typedef struct outcome {
   int64_t evaluations, updates;
 } outcome;
 
-static int hernquist_run(const bodies *b, int leaf, double eta, double dt,
-                         double t_end, outcome *o) {
-  tfmm_sim_config c = config(leaf, -1, -1);
+/* The solver settings of the Hernquist runs. */
+typedef struct settings {
+  int leaf, order;
+  double theta, eps;
+} settings;
+
+static int hernquist_run(const bodies *b, const settings *x, double eta,
+                         double dt, double t_end, outcome *o) {
+  tfmm_sim_config c = config(x->leaf, x->theta, x->order, x->eps);
   c.eta = eta;
   c.dt = dt;
   c.dt_min = eta > 0 ? ldexp(1.0, -16) : 0.0;
@@ -158,7 +165,7 @@ static int hernquist_run(const bodies *b, int leaf, double eta, double dt,
   return 0;
 }
 
-static int hernquist(size_t n, double t_end, double eta, int leaf) {
+static int hernquist(size_t n, double t_end, double eta, const settings *x) {
   bodies b;
   if (!make_bodies(&b, n, 1)) {
     fprintf(stderr, "bench_sim: no memory for %zu bodies\n", n);
@@ -166,17 +173,18 @@ static int hernquist(size_t n, double t_end, double eta, int leaf) {
   }
   outcome warm, block;
   /* A short run first, so that neither side pays the GPU's start. */
-  if (hernquist_run(&b, leaf, 0.0, 1.0 / 16, 1.0 / 16, &warm) != 0 ||
-      hernquist_run(&b, leaf, eta, 1.0 / 16, t_end, &block) != 0)
+  if (hernquist_run(&b, x, 0.0, 1.0 / 16, 1.0 / 16, &warm) != 0 ||
+      hernquist_run(&b, x, eta, 1.0 / 16, t_end, &block) != 0)
     return 1;
-  printf("sim: hernquist n %zu t_end %g leaf %d\n", n, t_end, leaf);
+  printf("sim: hernquist n %zu t_end %g leaf %d theta %g order %d eps %g\n", n,
+         t_end, x->leaf, x->theta, x->order, x->eps);
   printf("sim: block eta %g: worst |dE/E| %.3e  %.3f s (forces %.3f s)  "
          "evaluations %lld  updates/body %.1f\n",
          eta, block.worst, block.seconds, block.forces,
          (long long)block.evaluations, (double)block.updates / (double)n);
-  for (int k = 5; k <= 12; k++) {
+  for (int k = 5; k <= 13; k++) {
     outcome f;
-    if (hernquist_run(&b, leaf, 0.0, ldexp(1.0, -k), t_end, &f) != 0)
+    if (hernquist_run(&b, x, 0.0, ldexp(1.0, -k), t_end, &f) != 0)
       return 1;
     printf("sim: fixed dt 2^-%d: worst |dE/E| %.3e  %.3f s (forces %.3f s)  "
            "evaluations %lld\n",
@@ -197,10 +205,14 @@ int main(int argc, char **argv) {
     return fixed((size_t)atoll(argv[2]), atoi(argv[3]),
                  argc > 4 ? atoi(argv[4]) : 64, argc > 6 ? atof(argv[5]) : -1,
                  argc > 6 ? atoi(argv[6]) : -1);
-  if (argc >= 5 && strcmp(argv[1], "hernquist") == 0)
-    return hernquist((size_t)atoll(argv[2]), atof(argv[3]), atof(argv[4]),
-                     argc > 5 ? atoi(argv[5]) : 64);
+  if (argc >= 5 && strcmp(argv[1], "hernquist") == 0) {
+    const settings x = {
+        argc > 5 ? atoi(argv[5]) : 64, argc > 7 ? atoi(argv[7]) : -1,
+        argc > 7 ? atof(argv[6]) : -1, argc > 8 ? atof(argv[8]) : 0.01};
+    return hernquist((size_t)atoll(argv[2]), atof(argv[3]), atof(argv[4]), &x);
+  }
   fprintf(stderr, "usage: bench_sim fixed N STEPS [LEAF [THETA ORDER]]\n"
-                  "       bench_sim hernquist N T_END ETA [LEAF]\n");
+                  "       bench_sim hernquist N T_END ETA [LEAF [THETA ORDER "
+                  "[EPS]]]\n");
   return 2;
 }
