@@ -27,6 +27,8 @@
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 
+#include "sim/diagnostics_terms.h"
+
 #include <math.h>
 #include <stdint.h>
 
@@ -34,8 +36,6 @@ namespace {
 
 using Pair = tfmm_sim_gpu_pair;
 using Sums = tfmm_sim_gpu_sums;
-
-enum { S_MASS, S_KIN, S_POT, S_P = 3, S_L = 6, S_X = 9 };
 
 /* (a.s + a.c) + (b.s + b.c) with the rounding of a.s + b.s kept. */
 __host__ __device__ Pair two_sum(const Pair &a, const Pair &b) {
@@ -58,19 +58,8 @@ struct MergeSums {
 struct BodyTerms {
   const double *pos, *vel, *mass, *pot;
   __host__ __device__ Sums operator()(int64_t i) const {
-    const double m = mass[i];
-    const double *x = pos + 3 * i, *v = vel + 3 * i;
     double t[TFMM_SIM_GPU_SUMS];
-    t[S_MASS] = m;
-    t[S_KIN] = 0.5 * m * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
-    t[S_POT] = 0.5 * m * pot[i];
-    for (int d = 0; d < 3; d++) {
-      t[S_P + d] = m * v[d];
-      t[S_X + d] = m * x[d];
-    }
-    t[S_L + 0] = m * (x[1] * v[2] - x[2] * v[1]);
-    t[S_L + 1] = m * (x[2] * v[0] - x[0] * v[2]);
-    t[S_L + 2] = m * (x[0] * v[1] - x[1] * v[0]);
+    tfmm_diagnostics_terms(mass[i], pos + 3 * i, vel + 3 * i, pot[i], t);
     Sums r;
     for (int q = 0; q < TFMM_SIM_GPU_SUMS; q++)
       r.q[q] = Pair{t[q], 0.0};
@@ -141,18 +130,7 @@ extern "C" tfmm_status tfmm_sim_gpu_diagnostics(tfmm_sim_gpu *g,
   double total[TFMM_SIM_GPU_SUMS];
   for (int q = 0; q < TFMM_SIM_GPU_SUMS; q++)
     total[q] = g->h_sums->q[q].s + g->h_sums->q[q].c;
-  /* The rest as tfmm_diagnostics_compute finishes it. */
-  out->mass = total[S_MASS];
-  out->kinetic = total[S_KIN];
-  out->potential = total[S_POT];
-  out->total = out->kinetic + out->potential;
-  out->virial_ratio =
-      out->potential != 0.0 ? 2.0 * out->kinetic / fabs(out->potential) : 0.0;
-  for (int d = 0; d < 3; d++) {
-    out->momentum[d] = total[S_P + d];
-    out->angular_momentum[d] = total[S_L + d];
-    out->centre_of_mass[d] = total[S_X + d] / out->mass;
-  }
+  tfmm_diagnostics_finish(total, out);
   return TFMM_OK;
 }
 

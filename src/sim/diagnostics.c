@@ -6,6 +6,7 @@
 
 #include "team.h"
 
+#include "diagnostics_terms.h"
 #include "ksum.h"
 
 #include <math.h>
@@ -14,7 +15,7 @@
 /* Bodies per block: the unit of parallel work and of the fixed order. */
 #define BLOCK 4096
 
-enum { S_MASS, S_KIN, S_POT, S_P = 3, S_L = 6, S_X = 9, S_COUNT = 12 };
+enum { S_COUNT = TFMM_DIAG_SUMS };
 
 static void block_sums(size_t begin, size_t end, const double *pos,
                        const double *vel, const double *mass, const double *pot,
@@ -22,19 +23,10 @@ static void block_sums(size_t begin, size_t end, const double *pos,
   for (int q = 0; q < S_COUNT; q++)
     s[q] = (tfmm_ksum){0.0, 0.0};
   for (size_t i = begin; i < end; i++) {
-    const double m = mass[i];
-    const double *x = pos + 3 * i, *v = vel + 3 * i;
-    tfmm_ksum_add(&s[S_MASS], m);
-    tfmm_ksum_add(&s[S_KIN],
-                  0.5 * m * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]));
-    tfmm_ksum_add(&s[S_POT], 0.5 * m * pot[i]);
-    for (int d = 0; d < 3; d++) {
-      tfmm_ksum_add(&s[S_P + d], m * v[d]);
-      tfmm_ksum_add(&s[S_X + d], m * x[d]);
-    }
-    tfmm_ksum_add(&s[S_L + 0], m * (x[1] * v[2] - x[2] * v[1]));
-    tfmm_ksum_add(&s[S_L + 1], m * (x[2] * v[0] - x[0] * v[2]));
-    tfmm_ksum_add(&s[S_L + 2], m * (x[0] * v[1] - x[1] * v[0]));
+    double t[S_COUNT];
+    tfmm_diagnostics_terms(mass[i], pos + 3 * i, vel + 3 * i, pot[i], t);
+    for (int q = 0; q < S_COUNT; q++)
+      tfmm_ksum_add(&s[q], t[q]);
   }
 }
 
@@ -65,16 +57,6 @@ tfmm_status tfmm_diagnostics_compute(size_t n, const double *pos,
     total[q] = tfmm_ksum_value(&k);
   }
   free(part);
-  out->mass = total[S_MASS];
-  out->kinetic = total[S_KIN];
-  out->potential = total[S_POT];
-  out->total = out->kinetic + out->potential;
-  out->virial_ratio =
-      out->potential != 0.0 ? 2.0 * out->kinetic / fabs(out->potential) : 0.0;
-  for (int d = 0; d < 3; d++) {
-    out->momentum[d] = total[S_P + d];
-    out->angular_momentum[d] = total[S_L + d];
-    out->centre_of_mass[d] = total[S_X + d] / out->mass;
-  }
+  tfmm_diagnostics_finish(total, out);
   return TFMM_OK;
 }

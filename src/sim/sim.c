@@ -186,6 +186,23 @@ int tfmm_sim_bins(const tfmm_sim *s, int64_t *counts, int size) {
 
 size_t tfmm_sim_count(const tfmm_sim *s) { return s == NULL ? 0 : s->n; }
 
+/* The state as views of the host arrays. */
+static tfmm_sim_state host_state(const tfmm_sim *s) {
+  return (tfmm_sim_state){.n = s->n,
+                          .pos = s->pos,
+                          .vel = s->vel,
+                          .mass = s->mass,
+                          .acc = s->acc,
+                          .pot = s->pot,
+                          .ids = s->ids,
+                          .step = s->step,
+                          .time_initial = s->cfg.time_initial,
+                          .energy_initial = s->energy_initial,
+                          .ticks = s->ticks,
+                          .tick = s->tick,
+                          .bins = s->bin};
+}
+
 /* What a state can be saved from: a sim that was created and is not
  * broken, whose forces are known (else its acc and pot are NaN). */
 static tfmm_status savable(tfmm_sim *s) {
@@ -207,19 +224,7 @@ tfmm_status tfmm_sim_save(tfmm_sim *s, tfmm_sim_state *out) {
     st = tfmm_sim_device_sync(s);
   if (st != TFMM_OK)
     return st;
-  *out = (tfmm_sim_state){.n = s->n,
-                          .pos = s->pos,
-                          .vel = s->vel,
-                          .mass = s->mass,
-                          .acc = s->acc,
-                          .pot = s->pot,
-                          .ids = s->ids,
-                          .step = s->step,
-                          .time_initial = s->cfg.time_initial,
-                          .energy_initial = s->energy_initial,
-                          .ticks = s->ticks,
-                          .tick = s->tick,
-                          .bins = s->bin};
+  *out = host_state(s);
   s->err.message[0] = '\0';
   return TFMM_OK;
 }
@@ -260,14 +265,7 @@ tfmm_status tfmm_sim_save_begin(tfmm_sim *s) {
     memcpy(c + 9 * n, s->pot, n * sizeof *c);
     memcpy(c + 10 * n, s->bin, n);
   }
-  s->snap = (tfmm_sim_state){.n = n,
-                             .mass = s->mass,
-                             .ids = s->ids,
-                             .step = s->step,
-                             .time_initial = s->cfg.time_initial,
-                             .energy_initial = s->energy_initial,
-                             .ticks = s->ticks,
-                             .tick = s->tick};
+  s->snap = host_state(s); /* its arrays replaced by the copy's at the end */
   s->snap_pending = s->gpu != NULL && !s->host_current ? 2 : 1;
   s->err.message[0] = '\0';
   return TFMM_OK;
