@@ -68,6 +68,10 @@ typedef struct run {
   run_dir dir;
   int started;            /* step 0 is done (or this is a restart) */
   snapshot_writer writer; /* the snapshot written while the steps go on */
+  /* Individual steps: the force evaluations, body updates and bodies
+   * that asked for less than dt_min, over this run's steps. */
+  int64_t evaluations, updates, short_steps;
+  int64_t first_sync; /* the step this run started from */
 } run;
 
 static void run_free(run *r) {
@@ -339,12 +343,43 @@ static int step(run *r) {
     cli_error("%s", tfmm_sim_message(r->sim));
     return 0;
   }
+  const tfmm_step_stats *x = tfmm_sim_stats(r->sim);
+  r->evaluations += x->evaluations;
+  r->updates += x->updates;
+  r->short_steps += x->short_steps;
   step_times(r, &t);
   if (!after_step(r, &t, t0))
     return 0;
   run_report_tick(&r->report, tfmm_sim_syncs(r->sim), tfmm_sim_time(r->sim),
                   &t);
   return 1;
+}
+
+/* With individual steps, what they did: sub-steps, body updates against
+ * the fixed step dt_min would have needed, the bins now, and the bodies
+ * that asked for less than dt_min. */
+static void report_time_steps(const run *r) {
+  if (r->ro.eta == 0 || r->evaluations == 0)
+    return;
+  int64_t counts[64] = {0};
+  const int k = tfmm_sim_bins(r->sim, counts, 64);
+  int lo = 0;
+  while (lo < k && counts[lo] == 0)
+    lo++;
+  const double n = (double)tfmm_sim_count(r->sim);
+  const double steps = (double)(tfmm_sim_syncs(r->sim) - r->first_sync);
+  printf("  individual steps: %" PRId64 " force evaluations, %.2f updates "
+         "per body per step (%d with every body at the shortest step in use "
+         "now); bodies per bin, dt_max first:",
+         r->evaluations, (double)r->updates / n / steps, 1 << (k - lo));
+  for (int b = k; b >= lo; b--)
+    printf(" %" PRId64, counts[b]);
+  printf("\n");
+  if (r->short_steps > 0)
+    fprintf(stderr,
+            "tilefmm run: warning: %" PRId64 " times a body asked for a "
+            "step shorter than dt_min and took dt_min: lower --dt-min\n",
+            r->short_steps);
 }
 
 /* The step at which the run ends. */
@@ -460,6 +495,7 @@ static int use_progress(const char *word) {
 static int run_steps(run *r, int *stopped) {
   const run_options *o = &r->ro;
   int ok = 1;
+  r->first_sync = tfmm_sim_syncs(r->sim);
   catch_stop_signals();
   while (ok && tfmm_sim_syncs(r->sim) < r->end && stop_signal == 0)
     ok = step(r);
@@ -524,6 +560,7 @@ int cmd_run(int argc, char **argv) {
       r.report.last = tfmm_sim_syncs(r.sim); /* the step reached */
       describe_solver(&r, solver_stats(&r), solver, sizeof solver);
       ok = run_report_close(&r.report, tfmm_sim_count(r.sim), r.device, solver);
+      report_time_steps(&r);
     }
     code = !ok ? CLI_RUNTIME_ERROR : stopped != 0 ? 128 + stopped : CLI_OK;
   }

@@ -45,6 +45,8 @@ Test(run_timesteps, restart_with_individual_steps_is_bit_identical) {
                    "--out", sp("a")),
                0);
   assert_stderr_has("individual steps (eta 0.025)");
+  assert_stdout_has("individual steps: ");
+  assert_stdout_has("updates per body per step");
   cr_assert_eq(RUN("run", "--ic", "hernquist", "--n", "1500", "--eta", "0.025",
                    "--dt", "0.0625", "--progress", "off", "--steps", "3",
                    "--out", sp("b")),
