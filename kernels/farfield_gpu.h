@@ -70,6 +70,14 @@ tfmm_status tfmm_farfield_gpu_m2l_fast(const tfmm_tree_gpu *tree,
                                        const double *d_M, double *d_L,
                                        void *stream, tfmm_error *err);
 
+/* The lanes a target that tfmm_farfield_gpu_m2l_fast (and _float, lanes
+ * 0) gives a tree of `targets` cells: more for fewer. An evaluation at a
+ * subset of the bodies, whose M2L lists are empty but at the cells that
+ * hold a target, asks for the lanes of those cells instead: the same
+ * work over as many lanes as a whole tree keeps busy (the order of the
+ * sums, and so the last bits, then follow the lanes). */
+int tfmm_farfield_gpu_m2l_lanes_for(int64_t targets);
+
 /* tfmm_farfield_gpu_m2l_fast with the lanes a target given: a power of
  * two from 1 to 32, or 0 for the choice tfmm_farfield_gpu_m2l_fast makes
  * (the tests compare every group size with the CPU). The sums' order, and

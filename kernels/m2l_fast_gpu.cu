@@ -408,6 +408,10 @@ tfmm_farfield_gpu_m2l_lanes(const tfmm_tree_gpu *tree, const tfmm_csr_gpu *m2l,
                               (cudaStream_t)stream, err);
 }
 
+extern "C" int tfmm_farfield_gpu_m2l_lanes_for(int64_t targets) {
+  return lanes_for(targets);
+}
+
 extern "C" size_t tfmm_farfield_gpu_m2l_float_bytes(int64_t ncells, int p) {
   return (size_t)ncells * (size_t)((p + 1) * (p + 2)) * sizeof(float);
 }

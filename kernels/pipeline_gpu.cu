@@ -294,6 +294,16 @@ struct SortedTarget {
   }
 };
 
+/* Whether cell c holds a target. */
+struct CellHolds {
+  const int32_t *count;
+  __host__ __device__ int64_t operator()(int64_t c) const {
+    return count[c] > 0;
+  }
+};
+
+using HoldsTarget =
+    thrust::transform_iterator<CellHolds, thrust::counting_iterator<int64_t>>;
 using TargetIter =
     thrust::transform_iterator<IsTarget, thrust::counting_iterator<int64_t>>;
 using SortedTargetIter =
@@ -451,6 +461,7 @@ struct tfmm_pipeline_gpu_state {
   uint64_t near_run = 0; /* the traversal run the near field followed */
   const unsigned char *active = nullptr; /* the targets' mask on the
                                             device, or NULL: every body */
+  int64_t target_cells = 0; /* cells holding a target (with active) */
 };
 
 namespace {
@@ -781,6 +792,12 @@ tfmm_status far(tfmm_pipeline_gpu *pl, int p, int fmm, int far_on,
     double *L = nullptr;
     CHECK(
         take(s, &a, State::FAR_L, t->ncells * size * sizeof(double), &L, err));
+    /* At a subset, the lanes of the cells that hold a target: they alone
+     * have M2L lists (0: the whole tree's). */
+    const int lanes = s->active != nullptr
+                          ? tfmm_farfield_gpu_m2l_lanes_for(
+                                s->target_cells > 0 ? s->target_cells : 1)
+                          : 0;
     /* M2L in float beside a single-precision near field (farfield_gpu.h
      * states its scaling and error), else in double. */
     if (s->precision == TFMM_PRECISION_SINGLE &&
@@ -788,11 +805,11 @@ tfmm_status far(tfmm_pipeline_gpu *pl, int p, int fmm, int far_on,
       float *Ms = nullptr;
       CHECK(take(s, &a, State::FAR_MS,
                  tfmm_farfield_gpu_m2l_float_bytes(t->ncells, p), &Ms, err));
-      CHECK(tfmm_farfield_gpu_m2l_float(t, &l->m2l, p, 0, pl->base.d_M, Ms, L,
-                                        st, err));
+      CHECK(tfmm_farfield_gpu_m2l_float(t, &l->m2l, p, lanes, pl->base.d_M, Ms,
+                                        L, st, err));
     } else {
-      CHECK(
-          tfmm_farfield_gpu_m2l_fast(t, &l->m2l, p, pl->base.d_M, L, st, err));
+      CHECK(tfmm_farfield_gpu_m2l_lanes(t, &l->m2l, p, lanes, pl->base.d_M, L,
+                                        st, err));
     }
     CHECK(tfmm_farfield_gpu_l2l_fast(t, p, L, st, err));
     CHECK(tfmm_farfield_gpu_l2p_fast(t, p, L, phi, grad, st, err));
@@ -908,6 +925,19 @@ tfmm_status targets(tfmm_pipeline_gpu *pl, const unsigned char *active,
   targets_per_cell<<<blocks(t->ncells), THREADS, 0, st>>>(
       t->ncells, t->d_body_begin, t->d_body_end, below, count);
   TRY(cudaGetLastError());
+  /* The cells holding one, for the M2L's lanes a target (far). */
+  CHECK(reserve(s, State::TARGET_SUM, sizeof(int64_t), err));
+  int64_t *sum = at<int64_t>(s, State::TARGET_SUM);
+  const HoldsTarget holds(thrust::counting_iterator<int64_t>(0),
+                          CellHolds{count});
+  bytes = 0;
+  TRY(cub::DeviceReduce::Sum(nullptr, bytes, holds, sum, (int)t->ncells, st));
+  CHECK(reserve(s, State::SCAN_TEMP, bytes, err));
+  TRY(cub::DeviceReduce::Sum(s->buf[State::SCAN_TEMP].p, bytes, holds, sum,
+                             (int)t->ncells, st));
+  TRY(cudaMemcpyAsync(&s->target_cells, sum, sizeof s->target_cells,
+                      cudaMemcpyDeviceToHost, st));
+  TRY(cudaStreamSynchronize(st));
   s->active = active;
   t->d_targets = count;
   return TFMM_OK;

@@ -55,7 +55,7 @@ enum { NSUBSETS = sizeof SUBSETS / sizeof SUBSETS[0] };
 /* Every subset of SUBSETS on b under c, bit for bit against the whole. */
 static void all_subsets(const tfmm_config *c, const test_bodies *b,
                         double ref_p99, uint64_t seed, const char *what) {
-  const active_expect expect = {0, ref_p99, 300};
+  const active_expect expect = {0, ref_p99, 300, 0, 0, 0};
   for (int k = 0; k < NSUBSETS; k++) {
     size_t count = 0;
     unsigned char *m = active_mask(b, SUBSETS[k].kind, SUBSETS[k].fraction,
@@ -133,7 +133,7 @@ Test(active, work_shrinks) {
     tfmm_config c = cpu_config(methods[k]);
     size_t count = 0;
     unsigned char *m = active_mask(&p, ACTIVE_INNERMOST, 0.01, seed, &count);
-    const active_expect expect = {0, 3e-3, 200};
+    const active_expect expect = {0, 3e-3, 200, 0, 0, 0};
     tfmm_solver *s = NULL;
     cr_assert_eq(tfmm_solver_create(&s, &c), TFMM_OK);
     double *acc = malloc(3 * p.n * sizeof *acc);

@@ -41,6 +41,12 @@ typedef struct active_expect {
   double ref_p99; /* the 99th percentile over (sampled) targets of
                      |a - a_ref| / |a_ref| may not exceed this */
   size_t sample;  /* targets compared with the reference at most */
+  /* With tol 0: a whole evaluation past either size below is compared to
+   * within rounding_tol instead (the GPU sizes its near-field work items
+   * and M2L lanes by the work at hand: tilefmm.h); 0: no limit. */
+  double bitwise_pairs;  /* near-field body pairs */
+  int64_t bitwise_cells; /* tree cells */
+  double rounding_tol;
 } active_expect;
 
 /* tfmm_solver_compute_active(c, b, active) on poisoned outputs against
