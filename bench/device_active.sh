@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On the GPU machine, in the folder holding .devpack.tgz
-# (bench/make_devpack_active.sh, which packs this script too): the suites that the forces at a subset
+# (bench/make_devpack.sh): the suites that the forces at a subset
 # of the bodies touch, in parallel, memcheck on a small bench_active run,
 # then bench_active alone on the GPU (1M and 16M Plummer bodies resident,
 # active fractions 1 to 0.001, drawn at random and of the largest
