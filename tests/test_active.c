@@ -26,23 +26,7 @@ static tfmm_config cpu_config(tfmm_method method) {
   return c;
 }
 
-static test_bodies plummer(size_t n, uint64_t seed) {
-  test_bodies b = {n, malloc(3 * n * sizeof(double)),
-                   malloc(n * sizeof(double))};
-  double *vel = malloc(3 * n * sizeof(double));
-  cr_assert(b.pos != NULL && b.mass != NULL && vel != NULL);
-  cr_assert_eq(tfmm_ic_plummer(n, seed, b.pos, vel, b.mass), TFMM_OK);
-  free(vel);
-  return b;
-}
-
-typedef struct subset {
-  active_kind kind;
-  double fraction;
-  const char *name;
-} subset;
-
-static const subset SUBSETS[] = {
+static const active_subset SUBSETS[] = {
     {ACTIVE_RANDOM, 0.01, "random 1%"},
     {ACTIVE_RANDOM, 0.3, "random 30%"},
     {ACTIVE_ALL, 1, "all"},
@@ -72,7 +56,7 @@ static void all_subsets(const tfmm_config *c, const test_bodies *b,
 Test(active, fmm_plummer_and_clustered) {
   const uint64_t seed = test_fresh_seed();
   tfmm_config c = cpu_config(TFMM_METHOD_FMM);
-  test_bodies p = plummer(12000, seed);
+  test_bodies p = active_plummer(12000, seed);
   all_subsets(&c, &p, 3e-3, seed, "fmm plummer");
   test_bodies_free(&p);
   test_bodies q = test_bodies_make(10000, TEST_CLUSTERED, seed + 1);
@@ -83,7 +67,7 @@ Test(active, fmm_plummer_and_clustered) {
 Test(active, bh_plummer_and_clustered) {
   const uint64_t seed = test_fresh_seed();
   tfmm_config c = cpu_config(TFMM_METHOD_BH);
-  test_bodies p = plummer(12000, seed);
+  test_bodies p = active_plummer(12000, seed);
   all_subsets(&c, &p, 3e-3, seed, "bh plummer");
   test_bodies_free(&p);
   test_bodies q = test_bodies_make(10000, TEST_CLUSTERED, seed + 1);
@@ -93,7 +77,7 @@ Test(active, bh_plummer_and_clustered) {
 
 Test(active, fmm_criteria_softening_and_leaves) {
   const uint64_t seed = test_fresh_seed();
-  test_bodies p = plummer(12000, seed);
+  test_bodies p = active_plummer(12000, seed);
   tfmm_config c = cpu_config(TFMM_METHOD_FMM);
   c.mac = TFMM_MAC_MASS;
   c.leaf_size = 16;
@@ -111,7 +95,7 @@ Test(active, fmm_criteria_softening_and_leaves) {
 
 Test(active, reference_and_direct) {
   const uint64_t seed = test_fresh_seed();
-  test_bodies p = plummer(3000, seed);
+  test_bodies p = active_plummer(3000, seed);
   tfmm_config c = cpu_config(TFMM_METHOD_REFERENCE);
   all_subsets(&c, &p, 1e-13, seed, "reference");
   c = cpu_config(TFMM_METHOD_DIRECT);
@@ -127,7 +111,7 @@ Test(active, reference_and_direct) {
  * few of them. */
 Test(active, work_shrinks) {
   const uint64_t seed = test_fresh_seed();
-  test_bodies p = plummer(50000, seed);
+  test_bodies p = active_plummer(50000, seed);
   const tfmm_method methods[] = {TFMM_METHOD_FMM, TFMM_METHOD_BH};
   for (int k = 0; k < 2; k++) {
     tfmm_config c = cpu_config(methods[k]);
@@ -169,7 +153,7 @@ Test(active, work_shrinks) {
 /* No target: TFMM_OK and nothing written, for every method. */
 Test(active, empty_set_writes_nothing) {
   const uint64_t seed = test_fresh_seed();
-  test_bodies p = plummer(2000, seed);
+  test_bodies p = active_plummer(2000, seed);
   unsigned char *none = calloc(p.n, 1);
   double *acc = malloc(3 * p.n * sizeof *acc), *pot = malloc(p.n * 8);
   cr_assert(none != NULL && acc != NULL && pot != NULL);
@@ -204,7 +188,7 @@ Test(active, empty_set_writes_nothing) {
 /* NULL for active is tfmm_solver_compute; pot NULL is allowed. */
 Test(active, null_mask_is_the_whole_evaluation) {
   const uint64_t seed = test_fresh_seed();
-  test_bodies p = plummer(8000, seed);
+  test_bodies p = active_plummer(8000, seed);
   tfmm_config c = cpu_config(TFMM_METHOD_FMM);
   tfmm_solver *s = NULL;
   cr_assert_eq(tfmm_solver_create(&s, &c), TFMM_OK);
@@ -236,7 +220,7 @@ Test(active, null_mask_is_the_whole_evaluation) {
 }
 
 Test(active, bad_input_is_named) {
-  test_bodies p = plummer(100, test_fresh_seed());
+  test_bodies p = active_plummer(100, test_fresh_seed());
   unsigned char *m = calloc(p.n, 1);
   double *acc = malloc(3 * p.n * 8);
   cr_assert(m != NULL && acc != NULL);

@@ -49,23 +49,7 @@ static tfmm_config gpu_config(tfmm_method method, tfmm_schedule_kind kind) {
   return c;
 }
 
-static test_bodies plummer(size_t n, uint64_t seed) {
-  test_bodies b = {n, malloc(3 * n * sizeof(double)),
-                   malloc(n * sizeof(double))};
-  double *vel = malloc(3 * n * sizeof(double));
-  cr_assert(b.pos != NULL && b.mass != NULL && vel != NULL);
-  cr_assert_eq(tfmm_ic_plummer(n, seed, b.pos, vel, b.mass), TFMM_OK);
-  free(vel);
-  return b;
-}
-
-typedef struct subset {
-  active_kind kind;
-  double fraction;
-  const char *name;
-} subset;
-
-static const subset SUBSETS[] = {
+static const active_subset SUBSETS[] = {
     {ACTIVE_RANDOM, 0.01, "random 1%"},
     {ACTIVE_RANDOM, 0.3, "random 30%"},
     {ACTIVE_ALL, 1, "all"},
@@ -97,7 +81,7 @@ static void both_inputs(tfmm_config c, double ref_p99, int device,
                         const char *what) {
   const uint64_t seed = test_fresh_seed();
   char label[120];
-  test_bodies p = plummer(60000, seed);
+  test_bodies p = active_plummer(60000, seed);
   snprintf(label, sizeof label, "%s plummer", what);
   all_subsets(&c, &p, ref_p99, device, seed, label);
   test_bodies_free(&p);
@@ -143,7 +127,7 @@ Test(active_gpu, hybrid_and_direct) {
   c = gpu_config(TFMM_METHOD_BH, TFMM_SCHEDULE_HYBRID);
   both_inputs(c, 3e-3, 0, "hybrid bh");
   const uint64_t seed = test_fresh_seed();
-  test_bodies p = plummer(6000, seed);
+  test_bodies p = active_plummer(6000, seed);
   c = gpu_config(TFMM_METHOD_DIRECT, TFMM_SCHEDULE_AUTO);
   all_subsets(&c, &p, 2e-4, 0, seed, "direct gpu single");
   all_subsets(&c, &p, 2e-4, 1, seed, "direct gpu single");
@@ -157,7 +141,7 @@ Test(active_gpu, hybrid_and_direct) {
 Test(active_gpu, gpu_schedule_work_shrinks) {
   test_require_gpu();
   const uint64_t seed = test_fresh_seed();
-  test_bodies p = plummer(200000, seed);
+  test_bodies p = active_plummer(200000, seed);
   tfmm_config c = gpu_config(TFMM_METHOD_FMM, TFMM_SCHEDULE_GPU);
   size_t count = 0;
   unsigned char *m = active_mask(&p, ACTIVE_INNERMOST, 0.01, seed, &count);

@@ -255,3 +255,13 @@ active_result active_check(const tfmm_config *c, const test_bodies *b,
   active_result_free(&w);
   return r;
 }
+
+test_bodies active_plummer(size_t n, uint64_t seed) {
+  test_bodies b = {n, malloc(3 * n * sizeof(double)),
+                   malloc(n * sizeof(double))};
+  double *vel = malloc(3 * n * sizeof(double));
+  cr_assert(b.pos != NULL && b.mass != NULL && vel != NULL);
+  cr_assert_eq(tfmm_ic_plummer(n, seed, b.pos, vel, b.mass), TFMM_OK);
+  free(vel);
+  return b;
+}

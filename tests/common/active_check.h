@@ -20,6 +20,16 @@ typedef enum active_kind {
 } active_kind;
 
 /* n bytes (malloc'd), nonzero for a target; *count their number. */
+/* A named subset: its kind and fraction (the suites' tables). */
+typedef struct active_subset {
+  active_kind kind;
+  double fraction;
+  const char *name;
+} active_subset;
+
+/* The positions and masses of tfmm_ic_plummer(n, seed). */
+test_bodies active_plummer(size_t n, uint64_t seed);
+
 unsigned char *active_mask(const test_bodies *b, active_kind kind,
                            double fraction, uint64_t seed, size_t *count);
 
