@@ -621,9 +621,13 @@ TFMM_API tfmm_status tfmm_diagnostics_compute(size_t n, const double *pos,
  * there. With one global step (eta = 0) this is the scheme above with one
  * bin, K = 0 and a tick of dt, bit for bit.
  *
- * The bodies live on the host, in the caller's order. (Later versions may
- * keep them on the GPU: tfmm_sim_save will copy the state to the host; the
- * calls below keep their meaning.)
+ * The bodies keep the caller's order. With a solver on the CPU they live on
+ * the host; with one on the GPU (tfmm_solver_device) they live in its
+ * memory from tfmm_sim_create on: the kicks, drifts, bins and diagnostics
+ * run there (the same bits as the host's, the diagnostics summed in double
+ * with compensation but not in the host's order), and the state reaches
+ * the host only when a call reads it (tfmm_sim_save, _save_begin/_end,
+ * tfmm_sim_step_criterion).
  *
  * Errors: every call that can fail returns a tfmm_status and leaves a
  * message on the sim (tfmm_sim_message), as the solver does. */
