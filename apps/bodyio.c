@@ -16,6 +16,11 @@
 
 #define MAX_COLUMNS 7
 
+/* A text body file holds no NUL byte; a file that does is binary. */
+#define NUL_MESSAGE                                                            \
+  "contains a NUL byte: a binary file, neither text nor HDF5 (tilefmm "        \
+  "reads text body files and HDF5 snapshots in the GADGET/SWIFT layout)"
+
 /* A line is at most BODYIO_MAX_LINE bytes; the buffer holds several, so
  * that most reads bring many lines. */
 #define BLOCK (4 * BODYIO_MAX_LINE)
@@ -119,7 +124,7 @@ static int grow(bodyio_bodies *b) {
 static int read_line(const reader *r, char *line, size_t len,
                      bodyio_bodies *b) {
   if (strlen(line) != len) {
-    line_error(r, "contains a NUL byte");
+    line_error(r, "%s", NUL_MESSAGE);
     return 0;
   }
   char *hash = strchr(line, '#');
@@ -148,6 +153,66 @@ static int read_line(const reader *r, char *line, size_t len,
   for (int d = 0; d < 3; d++)
     b->vel[3 * b->n + d] = count == MAX_COLUMNS ? v[4 + d] : 0.0;
   b->mass[b->n++] = v[3];
+  return 1;
+}
+
+/* A 32-bit integer at p, little-endian when little, else big-endian. */
+static uint32_t int32_at(const unsigned char *p, int little) {
+  return little ? (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                      (uint32_t)p[3] << 24
+                : (uint32_t)p[3] | (uint32_t)p[2] << 8 | (uint32_t)p[1] << 16 |
+                      (uint32_t)p[0] << 24;
+}
+
+/* What a binary file of N-body data looks like from its first len bytes
+ * (NULL when nothing is recognised): GADGET-2's format 2 opens with a
+ * Fortran record of 8 bytes holding the block name "HEAD" and the next
+ * record's size; format 1 with the 256-byte header record, framed by its
+ * length 256 (GADGET-2 user guide, section 6); Tipsy with a header
+ * { double time; int nbodies, ndim, nsph, ndark, nstar; } where ndim is 3
+ * and the three counts sum to nbodies, big-endian ("standard") or
+ * native. */
+static const char *binary_kind(const unsigned char *b, size_t len) {
+  for (int little = 1; little >= 0; little--) {
+    if (len >= 16 && int32_at(b, little) == 8 &&
+        memcmp(b + 4, "HEAD", 4) == 0 && int32_at(b + 12, little) == 8)
+      return "a GADGET-2 binary snapshot (format 2, SnapFormat 2)";
+    if (len >= 264 && int32_at(b, little) == 256 &&
+        int32_at(b + 260, little) == 256)
+      return "a GADGET binary snapshot (format 1, SnapFormat 1)";
+    if (len >= 28) {
+      const uint32_t n = int32_at(b + 8, little),
+                     ndim = int32_at(b + 12, little),
+                     sph = int32_at(b + 16, little),
+                     dark = int32_at(b + 20, little),
+                     star = int32_at(b + 24, little);
+      if (ndim == 3 && n > 0 && n <= INT32_MAX && sph <= n && dark <= n &&
+          star <= n && (uint64_t)sph + dark + star == n)
+        return "a Tipsy binary file";
+    }
+  }
+  return NULL;
+}
+
+/* Refuses a binary file from the first len bytes that were read, before
+ * they are parsed as text: one recognised as N-body data is named; any
+ * other with a NUL byte is named a binary file, at the NUL's line. */
+static int refuse_binary(const reader *r, const char *buf, size_t len) {
+  const char *kind = binary_kind((const unsigned char *)buf, len);
+  if (kind != NULL) {
+    cli_error("%s: looks like %s, which this build of tilefmm does not read "
+              "yet: convert it to an HDF5 snapshot (GADGET/SWIFT layout) or "
+              "to a text body file",
+              r->path, kind);
+    return 1;
+  }
+  const char *nul = memchr(buf, '\0', len);
+  if (nul == NULL)
+    return 0;
+  size_t line = 1;
+  for (const char *p = buf; p < nul; p++)
+    line += *p == '\n';
+  line_error(&(reader){r->path, line}, "%s", NUL_MESSAGE);
   return 1;
 }
 
@@ -188,11 +253,13 @@ static int read_stream(FILE *fp, reader *r, bodyio_bodies *b) {
       end -= start;
       start = 0;
       const size_t got = fread(buf + end, 1, BLOCK - end, fp);
+      const int first = r->line == 0 && end == 0;
       end += got;
       if (got == 0 && ferror(fp)) {
         read_failed(r);
         ok = 0;
-      }
+      } else if (first && refuse_binary(r, buf, end))
+        ok = 0;
       eof = got == 0;
     } else {
       *nl = '\0';

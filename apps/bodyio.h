@@ -22,8 +22,12 @@ typedef struct bodyio_bodies {
 /* Reads every body of path into out (zeroed first; release with
  * bodyio_free, also after a failure). Velocity columns are kept (zeros
  * for lines of 4 columns). On failure prints "tilefmm: FILE:LINE: what is
- * wrong" and returns 0. path is marked as an input (atomic_file_protect):
- * no output of the command may replace it. */
+ * wrong" and returns 0. A binary file is refused before its lines are
+ * parsed: GADGET-2 (format 1 or 2) and Tipsy files are named for what
+ * they look like, by their first bytes, and are not read (yet); any other
+ * holding a NUL byte is named a binary file, neither text nor HDF5.
+ * path is marked as an input (atomic_file_protect): no output of the
+ * command may replace it. */
 int bodyio_read(const char *path, bodyio_bodies *out);
 
 void bodyio_free(bodyio_bodies *b);

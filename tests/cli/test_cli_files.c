@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,7 +60,69 @@ Test(files, line_without_newline_is_refused, .timeout = 60) {
   unlink(sp("out.txt"));
   const char *zero[] = {"forces",      "--in",     "/dev/zero", "--out",
                         sp("out.txt"), "--method", "direct",    NULL};
-  expect_failure(zero, 1, "/dev/zero:1: a line longer than 65536 bytes", NULL);
+  expect_failure(zero, 1, "/dev/zero:1: contains a NUL byte", "binary");
+}
+
+/* A binary file of N-body data that this build does not read is named for
+ * what it looks like, by its first bytes, with exit status 1 and nothing
+ * written; any other binary is named a binary file, not text. */
+static void expect_binary(const unsigned char *bytes, size_t len,
+                          const char *kind) {
+  write_file("in.dat", (const char *)bytes, len);
+  const char *forces[] = {"forces",      "--in",     sp("in.dat"), "--out",
+                          sp("out.txt"), "--method", "direct",     NULL};
+  expect_failure(forces, 1, "in.dat: looks like", kind);
+  assert_stderr_has("does not read yet");
+  unlink(sp("out.txt"));
+  const char *validate[] = {"validate", "--in", sp("in.dat"), NULL};
+  cr_assert_eq(run_argv(validate), 1);
+  assert_stderr_has(kind);
+}
+
+/* The 32-bit integer v at p, little- or big-endian. */
+static void put_int32(unsigned char *p, uint32_t v, int little) {
+  for (int k = 0; k < 4; k++)
+    p[little ? k : 3 - k] = (unsigned char)(v >> (8 * k));
+}
+
+Test(files, gadget_format_2_is_named) {
+  unsigned char b[300] = {0};
+  put_int32(b, 8, 1); /* a record of 8 bytes: "HEAD", then 264 */
+  memcpy(b + 4, "HEAD", 4);
+  put_int32(b + 8, 264, 1);
+  put_int32(b + 12, 8, 1);
+  expect_binary(b, sizeof b, "GADGET-2 binary snapshot (format 2");
+}
+
+Test(files, gadget_format_1_is_named) {
+  unsigned char b[300] = {0};
+  put_int32(b, 256, 0); /* big-endian, as a SPARC wrote it */
+  b[10] = 7;            /* some header content */
+  put_int32(b + 260, 256, 0);
+  expect_binary(b, sizeof b, "GADGET binary snapshot (format 1");
+}
+
+Test(files, tipsy_is_named) {
+  unsigned char b[64] = {0};
+  const double time = 0.5;
+  uint64_t bits;
+  memcpy(&bits, &time, sizeof bits);
+  for (int k = 0; k < 8; k++) /* big-endian: Tipsy's "standard" XDR */
+    b[k] = (unsigned char)(bits >> (56 - 8 * k));
+  const uint32_t header[5] = {10, 3, 2, 7, 1}; /* n, ndim, sph, dark, star */
+  for (int k = 0; k < 5; k++)
+    put_int32(b + 8 + 4 * k, header[k], 0);
+  expect_binary(b, sizeof b, "Tipsy binary file");
+}
+
+Test(files, other_binary_is_named) {
+  unsigned char b[512];
+  for (size_t k = 0; k < sizeof b; k++)
+    b[k] = (unsigned char)(k * 37 + 11); /* holds a NUL byte, no header */
+  write_file("in.dat", (const char *)b, sizeof b);
+  const char *args[] = {"forces",      "--in",     sp("in.dat"), "--out",
+                        sp("out.txt"), "--method", "direct",     NULL};
+  expect_failure(args, 1, "in.dat:", "a binary file, neither text nor HDF5");
 }
 
 /* A long comment within the bound reads, across the reader's blocks, and
