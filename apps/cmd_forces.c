@@ -1,6 +1,7 @@
 /* tilefmm forces: accelerations and potentials of the bodies in a file. */
 #define _POSIX_C_SOURCE 200809L
 #include "args.h"
+#include "body_input.h"
 #include "bodyio.h"
 #include "cli.h"
 #include "output.h"
@@ -12,7 +13,7 @@
 #include <string.h>
 
 typedef struct forces_options {
-  const char *in, *out;
+  const char *in, *out, *types;
   solver_cli solver;
 } forces_options;
 
@@ -26,13 +27,18 @@ static void print_help(const tfmm_config *d) {
          "or with GADGET-2's cubic spline (--softening spline), Newtonian\n"
          "beyond 2.8 eps. The tree methods meet --accuracy (default 1e-3)\n"
          "on the 99th percentile of the relative acceleration error.\n"
-         "FILE holds one body a line, 'x y z m' or 'x y z m vx vy vz'\n"
-         "(velocities are ignored); '#' starts a comment. The output has one\n"
-         "line 'ax ay az phi' per body, in input order. Timings, and the\n"
-         "tree of the tree methods, go to stderr.\n"
+         "FILE is an HDF5 snapshot (GADGET/SWIFT layout, as 'tilefmm run'\n"
+         "writes and reads), or text: one body a line, 'x y z m' or\n"
+         "'x y z m vx vy vz' (velocities are ignored); '#' starts a\n"
+         "comment. The output has one line 'ax ay az phi' per body, in\n"
+         "input order. Timings, and the tree of the tree methods, go to\n"
+         "stderr.\n"
          "\n"
          "Options:\n"
          "  --in FILE         bodies to read (required)\n"
+         "  --types LIST      the particle types of an HDF5 FILE to read, as\n"
+         "                    gravitating bodies: 0,1,4 or all (default: the\n"
+         "                    file's one type; gas or several types need it)\n"
          "  --out FILE        where to write, replaced atomically\n"
          "                    (default: standard output)\n");
   solver_cli_help(stdout, d);
@@ -44,11 +50,16 @@ static void print_help(const tfmm_config *d) {
 
 static args_result parse_options(int argc, char **argv, forces_options *o) {
   memset(o, 0, sizeof *o);
-  args_option opts[SOLVER_CLI_FLAGS + 2] = {
+  args_option opts[SOLVER_CLI_FLAGS + 3] = {
       {.name = "--in", .kind = ARGS_STRING, .value = &o->in, .required = 1},
       {.name = "--out", .kind = ARGS_STRING, .value = &o->out},
+      {.name = BODY_INPUT_TYPES_FLAG,
+       .kind = ARGS_STRING,
+       .value = &o->types,
+       .valid = body_input_types_ok,
+       .expect = BODY_INPUT_TYPES_EXPECT},
   };
-  solver_cli_init(&o->solver, opts + 2);
+  solver_cli_init(&o->solver, opts + 3);
   const args_result r =
       args_parse(argc, argv, opts, sizeof opts / sizeof opts[0]);
   if (r == ARGS_OK)
@@ -110,7 +121,7 @@ static int compute_and_write(tfmm_solver *solver, const forces_options *o,
 static int evaluate(tfmm_solver *solver, const forces_options *o) {
   const double t0 = cli_seconds();
   bodyio_bodies b;
-  int ok = bodyio_read(o->in, &b);
+  int ok = body_input_read(o->in, o->types, &b);
   const double t_read = cli_seconds() - t0;
   output out;
   ok = ok && output_open(&out, o->out);

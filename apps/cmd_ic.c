@@ -1,9 +1,11 @@
-/* tilefmm ic MODEL: initial conditions written as a body file. */
+/* tilefmm ic MODEL: initial conditions written as a text body file or an
+ * HDF5 snapshot. */
 #define _POSIX_C_SOURCE 200809L
 #include "args.h"
 #include "bodyio.h"
 #include "cli.h"
 #include "output.h"
+#include "snapshot.h"
 
 #include "tilefmm.h"
 
@@ -67,7 +69,8 @@ static void print_ic_help(void) {
   printf("Usage: tilefmm ic MODEL [options]\n"
          "\n"
          "Writes initial conditions in N-body units (G = M = 1, E = -1/4),\n"
-         "one body a line: 'x y z m vx vy vz'.\n"
+         "one body a line: 'x y z m vx vy vz', or as an HDF5 snapshot\n"
+         "(--out FILE.hdf5) that 'tilefmm run --ic FILE' and h5py read.\n"
          "\n"
          "Models:\n");
   for (size_t k = 0; k < MODEL_COUNT; k++)
@@ -77,7 +80,8 @@ static void print_ic_help(void) {
 }
 
 static void print_model_help(const ic_model *m) {
-  printf("Usage: tilefmm ic %s --n N [--seed S] [--out FILE]\n"
+  printf("Usage: tilefmm ic %s --n N [--seed S] [--out FILE] "
+         "[--format F]\n"
          "\n"
          "%s\n"
          "The same N and seed give the same file on every machine.\n"
@@ -87,6 +91,10 @@ static void print_model_help(const ic_model *m) {
          "  --seed S     random seed, an integer in [0, 2^64) (default: %d)\n"
          "  --out FILE   where to write, replaced atomically\n"
          "               (default: standard output)\n"
+         "  --format F   text, or hdf5: a snapshot in the GADGET/SWIFT\n"
+         "               layout 'tilefmm run' writes, bodies of PartType1\n"
+         "               (default: hdf5 when FILE ends in .hdf5, .h5 or\n"
+         "               .hdf, else text)\n"
          "  -h, --help   show this help\n"
          "\n"
          "Exit status: 0 on success, 1 on a runtime error, 2 on a usage "
@@ -127,8 +135,37 @@ static int write_bodies(const char *path, const ic_bodies *b,
   return output_close(&out);
 }
 
+/* The bodies as a snapshot at time 0, IDs 1..n, the model and its
+ * arguments in /Parameters. */
+static int write_snapshot(const char *path, const ic_bodies *b,
+                          const ic_model *m, uint64_t seed) {
+  uint64_t *ids = malloc(b->n * sizeof *ids);
+  if (ids == NULL) {
+    cli_error("ic %s: out of memory for %zu bodies", m->name, b->n);
+    return 0;
+  }
+  for (size_t i = 0; i < b->n; i++)
+    ids[i] = (uint64_t)i + 1;
+  char n_text[32], seed_text[32];
+  snprintf(n_text, sizeof n_text, "%zu", b->n);
+  snprintf(seed_text, sizeof seed_text, "%" PRIu64, seed);
+  snapshot_attr params[] = {{"InitialConditions:model", (char *)m->name},
+                            {"InitialConditions:n", n_text},
+                            {"InitialConditions:seed", seed_text}};
+  const snapshot s = {.n = b->n,
+                      .pos = b->pos,
+                      .vel = b->vel,
+                      .mass = b->mass,
+                      .ids = ids,
+                      .params = params,
+                      .nparams = sizeof params / sizeof params[0]};
+  const int ok = snapshot_write(path, &s);
+  free(ids);
+  return ok;
+}
+
 static int run_model(const ic_model *m, uint64_t n64, uint64_t seed,
-                     const char *out) {
+                     const char *out, int hdf5) {
   ic_bodies b = {(size_t)n64, malloc(3 * (size_t)n64 * sizeof(double)),
                  malloc(3 * (size_t)n64 * sizeof(double)),
                  malloc((size_t)n64 * sizeof(double))};
@@ -146,7 +183,8 @@ static int run_model(const ic_model *m, uint64_t n64, uint64_t seed,
              "# tilefmm ic %s --n %zu --seed %" PRIu64
              " (N-body units: G = M = 1)\n",
              m->name, b.n, seed);
-    ok = write_bodies(out, &b, header);
+    ok =
+        hdf5 ? write_snapshot(out, &b, m, seed) : write_bodies(out, &b, header);
   }
   free(b.pos);
   free(b.vel);
@@ -154,9 +192,26 @@ static int run_model(const ic_model *m, uint64_t n64, uint64_t seed,
   return ok ? CLI_OK : CLI_RUNTIME_ERROR;
 }
 
+static int format_ok(const void *v) {
+  const char *f = *(const char *const *)v;
+  return strcmp(f, "text") == 0 || strcmp(f, "hdf5") == 0;
+}
+
+/* Whether path names an HDF5 file by its extension. */
+static int hdf5_name(const char *path) {
+  static const char *const ext[] = {".hdf5", ".h5", ".hdf"};
+  const size_t len = strlen(path);
+  for (size_t k = 0; k < sizeof ext / sizeof ext[0]; k++) {
+    const size_t e = strlen(ext[k]);
+    if (len > e && strcmp(path + len - e, ext[k]) == 0)
+      return 1;
+  }
+  return 0;
+}
+
 static int cmd_ic_model(const ic_model *m, int argc, char **argv) {
   uint64_t n = 0, seed = DEFAULT_SEED;
-  const char *out = NULL;
+  const char *out = NULL, *format = NULL;
   args_option opts[] = {
       {.name = "--n",
        .kind = ARGS_U64,
@@ -169,6 +224,11 @@ static int cmd_ic_model(const ic_model *m, int argc, char **argv) {
        .value = &seed,
        .expect = "an integer in [0, 2^64)"},
       {.name = "--out", .kind = ARGS_STRING, .value = &out},
+      {.name = "--format",
+       .kind = ARGS_STRING,
+       .value = &format,
+       .valid = format_ok,
+       .expect = "text or hdf5"},
   };
 
   switch (args_parse(argc, argv, opts, sizeof opts / sizeof opts[0])) {
@@ -179,8 +239,16 @@ static int cmd_ic_model(const ic_model *m, int argc, char **argv) {
     fprintf(stderr, "Try 'tilefmm ic %s --help'.\n", m->name);
     return CLI_USAGE_ERROR;
   default:
-    return run_model(m, n, seed, out);
+    break;
   }
+  const int hdf5 = format != NULL ? strcmp(format, "hdf5") == 0
+                                  : out != NULL && hdf5_name(out);
+  if (hdf5 && out == NULL) {
+    cli_error("--format hdf5: an HDF5 file cannot go to standard output; "
+              "give --out FILE");
+    return CLI_USAGE_ERROR;
+  }
+  return run_model(m, n, seed, out, hdf5);
 }
 
 int cmd_ic(int argc, char **argv) {

@@ -9,6 +9,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "args.h"
 #include "atomic_file.h"
+#include "body_input.h"
 #include "bodyio.h"
 #include "cli.h"
 #include "error_stats.h"
@@ -48,6 +49,7 @@
 
 typedef struct tune_options {
   const char *in, *ic, *csv, *png;
+  const char *types; /* --types: a snapshot's types to read */
   uint64_t n, seed, sample;
   int leaf_min, leaf_max, repeat;
   double max_error; /* the largest p99 error a chosen L may have */
@@ -88,6 +90,8 @@ static void print_help(const tfmm_config *d) {
       "\n"
       "Options:\n"
       "  --in FILE         bodies to read, as 'tilefmm forces' reads them\n"
+      "  --types LIST      the particle types of an HDF5 FILE to read\n"
+      "                    (0,1,4 or all), as 'tilefmm forces --types'\n"
       "  --ic plummer      or a Plummer sphere made here (instead of --in)\n"
       "  --n N             its bodies, >= 1 (required with --ic)\n"
       "  --seed S          its random seed, an integer in [0, 2^64)\n"
@@ -132,6 +136,7 @@ static int model_ok(const void *v) {
 /* The command's own flags, before the solver's. */
 enum {
   OPT_IN,
+  OPT_TYPES,
   OPT_IC,
   OPT_N,
   OPT_SEED,
@@ -155,6 +160,8 @@ static int check_combination(const tune_options *o, const args_option *opts) {
     cli_error("missing input: give --in FILE or --ic plummer --n N");
   else if (ic->seen && !n->seen)
     cli_error("--ic plummer: missing required flag --n");
+  else if (ic->seen && opts[OPT_TYPES].seen)
+    cli_error("--types: only with --in");
   else if (!ic->seen && (n->seen || seed->seen))
     cli_error("%s: only with --ic", n->seen ? "--n" : "--seed");
   else if (o->leaf_min > o->leaf_max)
@@ -185,6 +192,11 @@ static args_result parse_options(int argc, char **argv, tune_options *o) {
   o->argv = argv;
   args_option opts[OPT_OWN + SOLVER_CLI_FLAGS] = {
       [OPT_IN] = {.name = "--in", .kind = ARGS_STRING, .value = &o->in},
+      [OPT_TYPES] = {.name = BODY_INPUT_TYPES_FLAG,
+                     .kind = ARGS_STRING,
+                     .value = &o->types,
+                     .valid = body_input_types_ok,
+                     .expect = BODY_INPUT_TYPES_EXPECT},
       [OPT_IC] = {.name = "--ic",
                   .kind = ARGS_STRING,
                   .value = &o->ic,
@@ -242,7 +254,7 @@ static args_result parse_options(int argc, char **argv, tune_options *o) {
 /* The bodies from --in, or the Plummer sphere of --ic. */
 static int load_bodies(const tune_options *o, bodyio_bodies *b) {
   if (o->in != NULL)
-    return bodyio_read(o->in, b);
+    return body_input_read(o->in, o->types, b);
   memset(b, 0, sizeof *b);
   const size_t n = (size_t)o->n;
   double *vel = malloc(3 * n * sizeof *vel);

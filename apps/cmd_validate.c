@@ -10,6 +10,7 @@
  * near) against the reference. */
 #define _POSIX_C_SOURCE 200809L
 #include "args.h"
+#include "body_input.h"
 #include "bodyio.h"
 #include "cli.h"
 #include "error_stats.h"
@@ -50,6 +51,7 @@
 
 typedef struct validate_options {
   const char *in, *ic; /* the bodies: a file or a model (plummer) */
+  const char *types;   /* --types: a snapshot's types to read */
   uint64_t n, ic_seed; /* the model's bodies and seed */
   uint64_t sample, seed;
   int sample_given, near;
@@ -79,7 +81,10 @@ static void print_help(const tfmm_config *d) {
       "report goes to stdout, the method's timings to stderr.\n"
       "\n"
       "Options:\n"
-      "  --in FILE         bodies to read\n"
+      "  --in FILE         bodies to read (HDF5 snapshot or text)\n"
+      "  --types LIST      the particle types of an HDF5 FILE to read, as\n"
+      "                    gravitating bodies: 0,1,4 or all (default: the\n"
+      "                    file's one type; gas or several types need it)\n"
       "  --ic plummer      or: a Plummer sphere, as 'tilefmm ic plummer'\n"
       "  --n N             its number of bodies, >= 1 (with --ic)\n"
       "  --ic-seed K       its random seed, an integer in [0, 2^64)\n"
@@ -176,6 +181,8 @@ static int inputs_ok(const validate_options *o, const args_option *n_opt,
     cli_error("--n: only with --ic (the bodies of --in are counted)");
   else if (o->ic == NULL && seed_opt->seen)
     cli_error("--ic-seed: only with --ic");
+  else if (o->ic != NULL && o->types != NULL)
+    cli_error("--types: only with --in");
   else
     return 1;
   return 0;
@@ -184,9 +191,14 @@ static int inputs_ok(const validate_options *o, const args_option *n_opt,
 static args_result parse_options(int argc, char **argv, validate_options *o) {
   memset(o, 0, sizeof *o);
   o->seed = o->ic_seed = DEFAULT_SEED;
-  enum { IN, IC, N, IC_SEED, SAMPLE, SEED, OWN };
+  enum { IN, TYPES, IC, N, IC_SEED, SAMPLE, SEED, OWN };
   args_option opts[SOLVER_CLI_FLAGS + OWN] = {
       [IN] = {.name = "--in", .kind = ARGS_STRING, .value = &o->in},
+      [TYPES] = {.name = BODY_INPUT_TYPES_FLAG,
+                 .kind = ARGS_STRING,
+                 .value = &o->types,
+                 .valid = body_input_types_ok,
+                 .expect = BODY_INPUT_TYPES_EXPECT},
       [IC] = {.name = "--ic",
               .kind = ARGS_STRING,
               .value = &o->ic,
@@ -229,7 +241,7 @@ static args_result parse_options(int argc, char **argv, validate_options *o) {
 /* The bodies: read from --in, or made by --ic plummer. */
 static int load_bodies(const validate_options *o, bodyio_bodies *b) {
   if (o->in != NULL)
-    return bodyio_read(o->in, b);
+    return body_input_read(o->in, o->types, b);
   memset(b, 0, sizeof *b);
   const size_t n = (size_t)o->n;
   b->pos = malloc(3 * n * sizeof(double));

@@ -59,8 +59,10 @@ typedef struct snapshot {
 int snapshot_write(const char *path, const snapshot *s);
 
 /* Reads path into out (zeroed first; release with snapshot_free, also
- * after a failure). All particle types present are read, in type order;
- * masses come from Masses or else from MassTable; Coordinates and
+ * after a failure): the whole file, as tilefmm's checkpoints need it.
+ * Every particle type present is read, in type order (snapshot_read_bodies
+ * and snapshot_read_types choose them). Masses come from Masses, shaped
+ * (n) or (n, 1), or else from MassTable; Coordinates and
  * Velocities may be float or double, ParticleIDs any integer type.
  * Accelerations and Potentials are read only when every type read holds
  * them. /Parameters and /RunState attributes keep their creation order
@@ -77,8 +79,25 @@ int snapshot_read(const char *path, snapshot *out);
 
 /* snapshot_read without /Parameters and /RunState (out->nparams and
  * out->nstate are 0): what initial conditions and pictures need. A
- * damaged group that is not read cannot stop the read. */
+ * damaged group that is not read cannot stop the read. The file must
+ * hold particles of one type, not gas (PartType0): tilefmm computes
+ * gravity alone, so that gas taken for collisionless bodies, or several
+ * types merged into one set, must be asked for (snapshot_read_types);
+ * such a file is refused, naming its types and their counts. */
 int snapshot_read_bodies(const char *path, snapshot *out);
+
+/* Which particle types snapshot_read_types reads: bit k for PartType<k>,
+ * or one of these. */
+#define SNAPSHOT_TYPES_DEFAULT 0      /* one type, not gas, as snapshot_read */
+#define SNAPSHOT_TYPES_ALL UINT64_MAX /* every type present */
+
+/* snapshot_read_bodies of the types chosen (bits of absent types are
+ * refused, but in SNAPSHOT_TYPES_ALL), concatenated in type order. flag
+ * is the option that chooses them, named in messages; when it is not
+ * NULL and types is not SNAPSHOT_TYPES_DEFAULT, a note on stderr names
+ * the types and counts read. */
+int snapshot_read_types(const char *path, uint64_t types, const char *flag,
+                        snapshot *out);
 
 /* The value of the attribute name in attrs[0 .. count), or NULL. */
 const char *snapshot_attr_find(const snapshot_attr *attrs, size_t count,

@@ -1,5 +1,5 @@
-/* Reading snapshots written by tilefmm, GADGET, SWIFT and others: every
- * particle type present, concatenated in type order. See snapshot.h. */
+/* Reading snapshots written by tilefmm, GADGET, SWIFT and others: the
+ * particle types chosen, concatenated in type order. See snapshot.h. */
 #define _POSIX_C_SOURCE 200809L
 #include "snapshot.h"
 
@@ -24,6 +24,8 @@ typedef struct reader {
   uint64_t count[MAX_TYPES];    /* NumPart_ThisFile */
   double mass_table[MAX_TYPES]; /* MassTable, zeros when absent */
   int has_mass_table;
+  uint64_t types;   /* the types to read (see snapshot_read_types) */
+  const char *flag; /* the flag that chooses them, for messages */
 } reader;
 
 /* Prints why reading what (a part of the file) failed, from HDF5's error
@@ -182,6 +184,98 @@ static int read_header_group(reader *r, hid_t header, snapshot *out) {
   return got != 0 && check_single_file(r, header);
 }
 
+/* ---- particle types ---------------------------------------------------- */
+
+/* The name GADGET-4 and SWIFT give type k, after a space ("" for the
+ * types whose meaning differs between codes). */
+static const char *type_name(int k) {
+  switch (k) {
+  case 0:
+    return " (gas)";
+  case 1:
+    return " (dark matter)";
+  case 4:
+    return " (stars)";
+  case 5:
+    return " (black holes)";
+  default:
+    return "";
+  }
+}
+
+/* "PartType0 (gas): 10, PartType1 (dark matter): 20" for the types of
+ * mask that hold particles. */
+static void describe_types(const reader *r, uint64_t mask, char *buf,
+                           size_t size) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (int k = 0; k < r->ntypes && used < size; k++)
+    if ((mask >> k & 1) && r->count[k] > 0) {
+      const int w =
+          snprintf(buf + used, size - used, "%sPartType%d%s: %" PRIu64,
+                   used > 0 ? ", " : "", k, type_name(k), r->count[k]);
+      used += w > 0 ? (size_t)w : 0;
+    }
+}
+
+static int bits(uint64_t mask) {
+  int c = 0;
+  for (; mask != 0; mask &= mask - 1)
+    c++;
+  return c;
+}
+
+/* Chooses the types to read and zeroes the counts of the others. By
+ * default a file must hold one type, not gas: tilefmm computes gravity
+ * alone, so that gas read as collisionless bodies, or several types
+ * merged into one set, is the user's choice (r->types), never made
+ * silently. Types chosen but absent are refused, but for "all". */
+static int select_types(reader *r) {
+  uint64_t present = 0;
+  for (int k = 0; k < r->ntypes; k++)
+    if (r->count[k] > 0)
+      present |= (uint64_t)1 << k;
+  if (present == 0)
+    return 1; /* scan_types reports a file of no particles */
+  char held[512];
+  describe_types(r, present, held, sizeof held);
+  uint64_t chosen = r->types;
+  if (chosen == SNAPSHOT_TYPES_DEFAULT && bits(present) == 1 && !(present & 1))
+    chosen = present;
+  if (chosen == SNAPSHOT_TYPES_DEFAULT) {
+    if (r->flag != NULL)
+      cli_error("%s: holds %s; tilefmm computes gravity alone and does not "
+                "merge particle types (or take gas for collisionless bodies) "
+                "unasked: choose the types to read with %s, a list such as "
+                "%s 1,4 or %s all",
+                r->path, held, r->flag, r->flag, r->flag);
+    else
+      cli_error("%s: holds %s; this command reads one particle type, not "
+                "gas: keep the types wanted in a file of their own",
+                r->path, held);
+    return 0;
+  }
+  const uint64_t missing = chosen == SNAPSHOT_TYPES_ALL ? 0 : chosen & ~present;
+  for (int k = 0; k < MAX_TYPES; k++)
+    if (missing >> k & 1) {
+      cli_error("%s: %s names PartType%d, which the file does not hold (it "
+                "holds %s)",
+                r->path, r->flag != NULL ? r->flag : "the choice of types", k,
+                held);
+      return 0;
+    }
+  for (int k = 0; k < r->ntypes; k++)
+    if (!(chosen >> k & 1))
+      r->count[k] = 0;
+  if (r->types != SNAPSHOT_TYPES_DEFAULT && r->flag != NULL) {
+    char read[512];
+    describe_types(r, chosen, read, sizeof read);
+    fprintf(stderr, "tilefmm: %s: read %s as gravitating bodies%s\n", r->path,
+            read, bits(chosen & present) > 1 ? ", in type order" : "");
+  }
+  return 1;
+}
+
 static int read_header(reader *r, snapshot *out) {
   const htri_t exists = H5Lexists(r->file, "Header", H5P_DEFAULT);
   if (exists < 0) {
@@ -197,7 +291,7 @@ static int read_header(reader *r, snapshot *out) {
     return 0;
   const int ok = read_header_group(r, header, out);
   H5Gclose(header);
-  return ok;
+  return ok && select_types(r);
 }
 
 /* "(rows, 3)" or "(rows)". */
@@ -219,7 +313,12 @@ static int check_dataset(const reader *r, hid_t set, int k, const char *name,
   hsize_t dims[H5S_MAX_RANK] = {0}, want[2] = {rows, (hsize_t)cols};
   const int rank =
       space >= 0 ? H5Sget_simple_extent_dims(space, dims, NULL) : -1;
-  const int want_rank = cols > 0 ? 2 : 1;
+  /* A vector may be written as one column, (rows, 1), as numpy users
+   * often write masses: the same numbers in the same order. */
+  const int column = cols == 0 && rank == 2 && dims[1] == 1;
+  const int want_rank = cols > 0 || column ? 2 : 1;
+  if (column)
+    want[1] = 1;
   int ok = 0;
   if (space < 0 || type < 0 || rank < 0)
     cli_error("%s: PartType%d/%s cannot be read", r->path, k, name);
@@ -227,13 +326,14 @@ static int check_dataset(const reader *r, hid_t set, int k, const char *name,
     cli_error("%s: PartType%d/%s does not hold %s", r->path, k, name,
               want_int ? "integers" : "numbers");
   else if (rank != want_rank || dims[0] != want[0] ||
-           (cols > 0 && dims[1] != want[1])) {
+           (want_rank == 2 && dims[1] != want[1])) {
     char got_text[128], want_text[64];
     shape_text(got_text, sizeof got_text, rank, dims);
     shape_text(want_text, sizeof want_text, want_rank, want);
     cli_error("%s: PartType%d/%s has shape %s, but NumPart_ThisFile[%d] = %zu "
-              "needs %s",
-              r->path, k, name, got_text, k, rows, want_text);
+              "needs %s%s",
+              r->path, k, name, got_text, k, rows, want_text,
+              cols == 0 ? " (or one column of as many rows)" : "");
   } else
     ok = 1;
   if (type >= 0)
@@ -646,10 +746,12 @@ static hid_t open_file(const char *path) {
 }
 
 /* The header and the bodies, and the string groups when strings. */
-static int read_file(const char *path, snapshot *out, int strings) {
+static int read_file(const char *path, snapshot *out, int strings,
+                     uint64_t types, const char *flag) {
   memset(out, 0, sizeof *out);
   snapshot_hdf5_init();
-  reader r = {.path = path, .file = open_file(path)};
+  reader r = {
+      .path = path, .types = types, .flag = flag, .file = open_file(path)};
   if (r.file < 0)
     return 0;
   const int ok =
@@ -662,9 +764,14 @@ static int read_file(const char *path, snapshot *out, int strings) {
 }
 
 int snapshot_read(const char *path, snapshot *out) {
-  return read_file(path, out, 1);
+  return read_file(path, out, 1, SNAPSHOT_TYPES_ALL, NULL);
 }
 
 int snapshot_read_bodies(const char *path, snapshot *out) {
-  return read_file(path, out, 0);
+  return read_file(path, out, 0, SNAPSHOT_TYPES_DEFAULT, NULL);
+}
+
+int snapshot_read_types(const char *path, uint64_t types, const char *flag,
+                        snapshot *out) {
+  return read_file(path, out, 0, types, flag);
 }
