@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "args.h"
 #include "atomic_file.h"
+#include "body_input.h"
 #include "cli.h"
 #include "png_write.h"
 #include "raster.h"
@@ -25,6 +26,7 @@
 
 typedef struct render_options {
   const char *snapshot, *out, *axis_word, *extent_word, *centre_word;
+  const char *types; /* --types: the particle types drawn, or NULL */
   int size;
   double decades;
   int axis;         /* 0, 1, 2 */
@@ -60,6 +62,9 @@ static void print_help(void) {
          "  --size PX          pixels per side, in [%d, %d] (default: %d)\n"
          "  --decades D        decades of density shown, in (0, %g]\n"
          "                     (default: %g)\n"
+         "  --types LIST       the particle types drawn: 0,1,4 or all\n"
+         "                     (default: the file's one type; gas or\n"
+         "                     several types need it)\n"
          "  -h, --help         show this help\n"
          "\n"
          "Exit status: 0 on success, 1 on a runtime error, 2 on a usage "
@@ -196,6 +201,11 @@ static args_result parse_options(int argc, char **argv, render_options *o) {
        .value = &o->decades,
        .valid = decades_ok,
        .expect = "a number in (0, 20]"},
+      {.name = BODY_INPUT_TYPES_FLAG,
+       .kind = ARGS_STRING,
+       .value = &o->types,
+       .valid = body_input_types_ok,
+       .expect = BODY_INPUT_TYPES_EXPECT},
   };
   const size_t n = sizeof opts / sizeof opts[0];
   char **flags = malloc(((size_t)argc + 1) * sizeof *flags);
@@ -351,8 +361,11 @@ int cmd_render(int argc, char **argv) {
     break;
   }
   snapshot s;
-  atomic_file_protect(o.snapshot); /* --out must not replace it */
-  int ok = snapshot_read_bodies(o.snapshot, &s);
+  atomic_file_protect(o.snapshot);         /* --out must not replace it */
+  uint64_t types = SNAPSHOT_TYPES_DEFAULT; /* --types was checked */
+  if (o.types != NULL)
+    body_input_parse_types(o.types, &types);
+  int ok = snapshot_read_types(o.snapshot, types, BODY_INPUT_TYPES_FLAG, &s);
   ok = ok && draw(&o, &s);
   snapshot_free(&s);
   return ok ? CLI_OK : CLI_RUNTIME_ERROR;

@@ -78,7 +78,7 @@ int snapshot_write(const char *path, const snapshot *s);
 int snapshot_read(const char *path, snapshot *out);
 
 /* snapshot_read without /Parameters and /RunState (out->nparams and
- * out->nstate are 0): what initial conditions and pictures need. A
+ * out->nstate are 0): what initial conditions need. A
  * damaged group that is not read cannot stop the read. The file must
  * hold particles of one type, not gas (PartType0): tilefmm computes
  * gravity alone, so that gas taken for collisionless bodies, or several

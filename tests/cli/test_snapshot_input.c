@@ -256,6 +256,12 @@ Test(snapshot_input, several_types_are_refused_unless_chosen) {
       0);
   cr_assert_eq(RUN("tune", "--in", sp("gd.h5"), "--device", "cpu"), 1);
   assert_stderr_has("--types");
+  cr_assert_eq(RUN("render", sp("gd.h5"), "--out", sp("gd.png")), 1);
+  assert_stderr_has("--types");
+  cr_assert(!exists("gd.png"));
+  cr_assert_eq(
+      RUN("render", sp("gd.h5"), "--out", sp("gd.png"), "--types", "all"), 0);
+  cr_assert(exists("gd.png"));
   /* run reads one type, not gas: it says so. */
   cr_assert_eq(RUN("run", "--ic", sp("gd.h5"), "--steps", "0", "--progress",
                    "off", "--out", sp("o")),
