@@ -16,10 +16,12 @@
 
 #define MAX_COLUMNS 7
 
-/* A text body file holds no NUL byte; a file that does is binary. */
-#define NUL_MESSAGE                                                            \
-  "contains a NUL byte: a binary file, neither text nor HDF5 (tilefmm "        \
-  "reads text body files and HDF5 snapshots in the GADGET/SWIFT layout)"
+/* A text body file holds no NUL or control byte; a file that does is
+ * binary. */
+#define BINARY_MESSAGE                                                         \
+  "a binary file, neither text nor HDF5 (tilefmm reads text body files "       \
+  "and HDF5 snapshots in the GADGET/SWIFT layout)"
+#define NUL_MESSAGE "contains a NUL byte: " BINARY_MESSAGE
 
 /* A line is at most BODYIO_MAX_LINE bytes; the buffer holds several, so
  * that most reads bring many lines. */
@@ -194,9 +196,16 @@ static const char *binary_kind(const unsigned char *b, size_t len) {
   return NULL;
 }
 
+/* Whether c never occurs in text: NUL and the control characters but
+ * whitespace (bytes >= 0x80 may be UTF-8 in a comment). */
+static int is_binary_byte(unsigned char c) {
+  return (c < 0x20 && !is_space((char)c)) || c == 0x7f;
+}
+
 /* Refuses a binary file from the first len bytes that were read, before
  * they are parsed as text: one recognised as N-body data is named; any
- * other with a NUL byte is named a binary file, at the NUL's line. */
+ * other with a NUL or control byte is named a binary file, at that
+ * byte's line (random bytes hold one within a few dozen bytes). */
 static int refuse_binary(const reader *r, const char *buf, size_t len) {
   const char *kind = binary_kind((const unsigned char *)buf, len);
   if (kind != NULL) {
@@ -206,13 +215,16 @@ static int refuse_binary(const reader *r, const char *buf, size_t len) {
               r->path, kind);
     return 1;
   }
-  const char *nul = memchr(buf, '\0', len);
-  if (nul == NULL)
+  size_t at = 0, line = 1;
+  while (at < len && !is_binary_byte((unsigned char)buf[at]))
+    line += buf[at++] == '\n';
+  if (at == len)
     return 0;
-  size_t line = 1;
-  for (const char *p = buf; p < nul; p++)
-    line += *p == '\n';
-  line_error(&(reader){r->path, line}, "%s", NUL_MESSAGE);
+  if (buf[at] == '\0')
+    line_error(&(reader){r->path, line}, "%s", NUL_MESSAGE);
+  else
+    line_error(&(reader){r->path, line}, "contains the control byte 0x%02x: %s",
+               (unsigned)(unsigned char)buf[at], BINARY_MESSAGE);
   return 1;
 }
 

@@ -25,7 +25,8 @@ typedef struct bodyio_bodies {
  * wrong" and returns 0. A binary file is refused before its lines are
  * parsed: GADGET-2 (format 1 or 2) and Tipsy files are named for what
  * they look like, by their first bytes, and are not read (yet); any other
- * holding a NUL byte is named a binary file, neither text nor HDF5.
+ * holding a NUL or control byte is named a binary file, neither text
+ * nor HDF5.
  * path is marked as an input (atomic_file_protect): no output of the
  * command may replace it. */
 int bodyio_read(const char *path, bodyio_bodies *out);

@@ -118,11 +118,12 @@ Test(files, tipsy_is_named) {
 Test(files, other_binary_is_named) {
   unsigned char b[512];
   for (size_t k = 0; k < sizeof b; k++)
-    b[k] = (unsigned char)(k * 37 + 11); /* holds a NUL byte, no header */
+    b[k] = (unsigned char)(k * 37 + 11); /* no header; control bytes */
   write_file("in.dat", (const char *)b, sizeof b);
   const char *args[] = {"forces",      "--in",     sp("in.dat"), "--out",
                         sp("out.txt"), "--method", "direct",     NULL};
   expect_failure(args, 1, "in.dat:", "a binary file, neither text nor HDF5");
+  assert_stderr_has("in.dat:1: contains the control byte 0x0e"); /* k = 7 */
 }
 
 /* A long comment within the bound reads, across the reader's blocks, and
