@@ -268,14 +268,24 @@ void params_report_unknown(const char *where, const char *section,
                            const char *key, const params_key *keys,
                            size_t nkeys) {
   char keys_of[1024] = "", sections[1024] = "";
+  int known = 0; /* the section holds keys, taken or refused */
   for (size_t k = 0; k < nkeys; k++) {
+    const int here = strcmp(keys[k].section, section) == 0;
+    if (here && key != NULL && keys[k].refused != NULL &&
+        strcmp(keys[k].key, key) == 0) {
+      cli_error("%s: %s:%s: %s", where, section, key, keys[k].refused);
+      return;
+    }
+    known |= here;
+    if (keys[k].refused != NULL)
+      continue;
     list_add(sections, sizeof sections, keys[k].section);
-    if (strcmp(keys[k].section, section) == 0)
+    if (here)
       list_add(keys_of, sizeof keys_of, keys[k].key);
   }
-  if (keys_of[0] != '\0')
+  if (known && key != NULL)
     cli_error("%s: unknown key '%s:%s' (%s holds: %s)", where, section, key,
-              section, keys_of);
+              section, keys_of[0] != '\0' ? keys_of : "nothing tilefmm reads");
   else
     cli_error("%s: unknown section '%s' (sections: %s)", where, section,
               sections[0] != '\0' ? sections : "none");
@@ -295,7 +305,8 @@ static int allowed(reader *r, const char *section, const char *key) {
     return 1;
   for (size_t k = 0; k < r->nkeys; k++)
     if (strcmp(r->keys[k].section, section) == 0 &&
-        (key == NULL || strcmp(r->keys[k].key, key) == 0))
+        (key == NULL ||
+         (strcmp(r->keys[k].key, key) == 0 && r->keys[k].refused == NULL)))
       return 1;
   if (report(r))
     unknown_key(r->path, (int)ev_line(r), section, key, r->keys, r->nkeys);
@@ -504,7 +515,7 @@ static const params_key *find_key(const params_entry *e, const params_key *keys,
                                   size_t nkeys) {
   for (size_t k = 0; k < nkeys; k++)
     if (strcmp(keys[k].section, e->section) == 0 &&
-        strcmp(keys[k].key, e->key) == 0)
+        strcmp(keys[k].key, e->key) == 0 && keys[k].refused == NULL)
       return &keys[k];
   return NULL;
 }

@@ -38,6 +38,9 @@ typedef struct params_key {
   const char *section, *key; /* "Gravity", "theta" */
   const char *flag;          /* "--theta": an entry of the args_option
                                 array given to params_apply */
+  const char *refused;       /* not NULL: a key the caller knows but does not
+                                take (another code's, say), and why: its use
+                                is an error quoting this */
 } params_key;
 
 /* Reads path into out (zeroed first; release with params_free, also after
@@ -56,7 +59,7 @@ void params_free(params *p);
 
 /* Prints "tilefmm: WHERE: unknown key 'S:k' (S holds: ...)", or "unknown
  * section" with the sections, when keys lacks section (key NULL: the
- * section alone). */
+ * section alone); "S:k: REFUSED" for a key the table refuses. */
 void params_report_unknown(const char *where, const char *section,
                            const char *key, const params_key *keys,
                            size_t nkeys);

@@ -91,6 +91,36 @@ static const run_key aliases[] = {
 };
 #define NALIASES (sizeof aliases / sizeof aliases[0])
 
+/* SWIFT's keys that tilefmm has no setting for, and what to do instead:
+ * an error quoting the reason, rather than "unknown key". */
+static const struct {
+  const char *section, *key, *why;
+} swift_only[] = {
+    {"Snapshots", "basename",
+     "SWIFT's key: tilefmm names its snapshots DIR/snapshot_NNNN.hdf5 (set DIR "
+     "with Output:directory)"},
+    {"Snapshots", "subdir",
+     "SWIFT's key: set the output directory with Output:directory"},
+    {"Snapshots", "time_first",
+     "SWIFT's key: tilefmm's snapshots fall at multiples of delta_time from "
+     "the start"},
+    {"Statistics", "time_first",
+     "SWIFT's key: tilefmm's statistics fall at multiples of delta_time from "
+     "the start"},
+    {"Gravity", "epsilon_fmm",
+     "SWIFT's key: tilefmm's force error target is Gravity:accuracy (a "
+     "relative error, not SWIFT's adaptive criterion)"},
+    {"Gravity", "mesh_side_length",
+     "SWIFT's key: tilefmm's runs are not periodic and have no mesh"},
+    {"Restarts", "enable",
+     "SWIFT's key: tilefmm always writes DIR/checkpoint.hdf5 (every "
+     "Output:checkpoint_every steps, at the end and on a signal)"},
+    {"Restarts", "delta_hours",
+     "SWIFT's key: checkpoints are every Output:checkpoint_every steps"},
+};
+#define NSWIFT_ONLY (sizeof swift_only / sizeof swift_only[0])
+#define NTABLE (NKEYS + NALIASES + NSWIFT_ONLY)
+
 static int positive_double(const void *v) { return *(const double *)v > 0; }
 static int non_negative_double(const void *v) {
   return *(const double *)v >= 0;
@@ -354,21 +384,25 @@ void run_options_help(FILE *fp, const run_options *d) {
               "error.\n");
 }
 
-/* The table of every key the file and -P may hold: tilefmm's, then
- * SWIFT's aliases. */
+/* The table of every key the file and -P may hold: tilefmm's, SWIFT's
+ * aliases, then SWIFT's keys refused with a reason. */
 static void key_table(params_key *pk) {
   for (size_t k = 0; k < NKEYS; k++)
-    pk[k] = (params_key){keys[k].section, keys[k].key, keys[k].flag};
+    pk[k] = (params_key){keys[k].section, keys[k].key, keys[k].flag, NULL};
   for (size_t k = 0; k < NALIASES; k++)
     pk[NKEYS + k] =
         (params_key){aliases[k].section, aliases[k].key,
-                     aliases[k].flag != NULL ? aliases[k].flag : ""};
+                     aliases[k].flag != NULL ? aliases[k].flag : "", NULL};
+  for (size_t k = 0; k < NSWIFT_ONLY; k++)
+    pk[NKEYS + NALIASES + k] = (params_key){
+        swift_only[k].section, swift_only[k].key, "", swift_only[k].why};
 }
 
 static const params_key *key_of(const params_key *pk, const char *section,
                                 const char *key) {
-  for (size_t k = 0; k < NKEYS + NALIASES; k++)
-    if (strcmp(pk[k].section, section) == 0 && strcmp(pk[k].key, key) == 0)
+  for (size_t k = 0; k < NTABLE; k++)
+    if (strcmp(pk[k].section, section) == 0 && strcmp(pk[k].key, key) == 0 &&
+        pk[k].refused == NULL)
       return &pk[k];
   return NULL;
 }
@@ -429,7 +463,7 @@ static int take_overrides(run_options *ro, const params_key *pk, int argc,
     snprintf(key, sizeof key, "%.*s", (int)(c2 - c1 - 1), c1 + 1);
     const params_key *k = key_of(pk, section, key);
     if (k == NULL) {
-      params_report_unknown("-P", section, key, pk, NKEYS + NALIASES);
+      params_report_unknown("-P", section, key, pk, NTABLE);
       errors++;
     } else if (!add_given(ro, section, key, c2 + 1, "-P", k->flag)) {
       cli_error("out of memory");
@@ -516,7 +550,7 @@ static int apply_given(run_options *ro) {
 }
 
 int run_options_parse(run_options *ro, int argc, char **argv) {
-  params_key pk[NKEYS + NALIASES];
+  params_key pk[NTABLE];
   key_table(pk);
   char **kept = malloc((size_t)(argc + 1) * sizeof *kept);
   if (kept == NULL) {
@@ -539,7 +573,8 @@ int run_options_parse(run_options *ro, int argc, char **argv) {
   int errors = take_overrides(&over, pk, argc, argv, kept, &nkept);
   const args_result parsed = args_parse(nkept, kept, ro->opts, RUN_FLAGS);
   free(kept);
-  if (parsed == ARGS_ERROR || errors > 0) {
+  /* After a bad -P the file is still read, its errors reported too. */
+  if (parsed == ARGS_ERROR) {
     run_options_free(&over);
     fprintf(stderr, "Try 'tilefmm run --help'.\n");
     return CLI_USAGE_ERROR;
@@ -549,7 +584,7 @@ int run_options_parse(run_options *ro, int argc, char **argv) {
   if (ro->params_path != NULL) {
     params p;
     atomic_file_protect(ro->params_path);
-    errors += !params_read(ro->params_path, pk, NKEYS + NALIASES, &p);
+    errors += !params_read(ro->params_path, pk, NTABLE, &p);
     for (size_t e = 0; p.complete && e < p.count; e++) {
       char where[512];
       snprintf(where, sizeof where, "%s:%d", p.path, p.entries[e].line);

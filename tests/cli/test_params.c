@@ -256,10 +256,11 @@ static args_option opts[] = {
 #define NOPTS (sizeof opts / sizeof opts[0])
 
 static const params_key keys[] = {
-    {"Gravity", "theta", "--theta"},
-    {"Gravity", "order", "--order"},
-    {"Run", "seed", "--seed"},
-    {"Run", "name", "--name"},
+    {"Gravity", "theta", "--theta", NULL},
+    {"Gravity", "order", "--order", NULL},
+    {"Run", "seed", "--seed", NULL},
+    {"Run", "name", "--name", NULL},
+    {"Gravity", "mesh", "", "no mesh here"}, /* refused, with its reason */
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -366,6 +367,22 @@ Test(params, table_reports_every_error_at_once) {
   assert_entry(&p, 0, "Gravity", "theta", "0.5", 2);
   assert_entry(&p, 1, "Run", "seed", "1", 8);
   assert_entry(&p, 2, "Gravity", "order", "3", 12);
+  params_free(&p);
+}
+
+/* A key the table refuses is an error quoting its reason, not "unknown",
+ * and is left out of the lists of what a section holds. */
+Test(params, table_refuses_with_a_reason) {
+  params p;
+  cr_assert_eq(params_read(yaml("Gravity:\n  mesh: 3\n  order: 2\n"
+                                "  ordr: 1\n"),
+                           keys, NKEYS, &p),
+               0);
+  cr_assert_eq(messages, 2, "%s", all);
+  assert_among(2, "Gravity:mesh: no mesh here");
+  assert_among(4, "unknown key 'Gravity:ordr' (Gravity holds: theta, order)");
+  cr_assert_eq(p.count, 1);
+  assert_entry(&p, 0, "Gravity", "order", "2", 3);
   params_free(&p);
 }
 

@@ -139,6 +139,11 @@ Test(run_params, swift_names) {
            "  tile: 64  # the forces run on the CPU (%s:5)\n",
            sp("g.yml"), sp("g.yml"));
   cr_expect_str_eq(g, want);
+  /* It is a parameter file, as SWIFT's is. */
+  cr_expect_eq(RUN("run", "--params", sp("g/unused_parameters.yml"), "--method",
+                   "direct", "--device", "cpu", "--out", sp("h"), SMALL),
+               0);
+  assert_file_has("h/used_parameters.yml", "  order: 4\n");
   free(g);
 }
 
@@ -156,6 +161,22 @@ Test(run_params, swift_names_refused) {
   assert_stderr_has("TimeIntegration:time_begin 0.5: a run starts at its "
                     "initial conditions' time, here 0");
   cr_expect(!exists("o/snapshot_0000.hdf5"), "no run after a usage error");
+}
+
+/* SWIFT's keys that tilefmm lacks are refused with what to do instead. */
+Test(run_params, swift_keys_without_a_counterpart) {
+  write_text("w.yml", "Snapshots:\n  basename: out\n  delta_time: 0.5\n"
+                      "Restarts:\n  enable: 1\n");
+  cr_expect_eq(RUN("run", "--params", sp("w.yml"), "-P",
+                   "Gravity:mesh_side_length:64", "--out", sp("o"), SMALL),
+               2);
+  assert_stderr_has("w.yml:2: Snapshots:basename: SWIFT's key: tilefmm names "
+                    "its snapshots DIR/snapshot_NNNN.hdf5");
+  assert_stderr_has("w.yml:5: Restarts:enable: SWIFT's key: tilefmm always "
+                    "writes DIR/checkpoint.hdf5");
+  assert_stderr_has("-P: Gravity:mesh_side_length: SWIFT's key: tilefmm's "
+                    "runs are not periodic");
+  cr_expect(!exists("o"), "nothing is written after a usage error");
 }
 
 /* Every error of a parameter file in one run, each with its line. */
