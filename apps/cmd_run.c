@@ -199,6 +199,19 @@ static int write_used_parameters(const run *r) {
     }
   }
   free(path);
+  /* Beside it, as SWIFT does: what was given and not used. */
+  path = ok ? out_path(r, "unused_parameters.yml", 0) : NULL;
+  ok = ok && path != NULL && atomic_file_open(&af, path);
+  if (ok) {
+    ok = run_options_write_unused(af.fp, &r->ro);
+    if (!ok) {
+      cli_error("%s: cannot write: %s", path, strerror(errno));
+      atomic_file_discard(&af);
+    } else {
+      ok = atomic_file_commit(&af);
+    }
+  }
+  free(path);
   return ok;
 }
 
@@ -439,6 +452,18 @@ static int set_up(run *r) {
     atomic_file_protect(o->ic); /* a file's, kept from every output */
     if (!run_state_from_ic(&r->st, o))
       code = CLI_RUNTIME_ERROR;
+  }
+  /* SWIFT's time_begin: tilefmm starts at the initial conditions' time
+   * (0 for a model, a snapshot's Header Time, a checkpoint's start), so
+   * the key may only restate it. */
+  if (code == CLI_OK && o->time_begin_given &&
+      o->time_begin != r->st.time_initial) {
+    cli_error("TimeIntegration:time_begin %g: a run starts at its initial "
+              "conditions' time, here %.17g (0 for a model, the Header Time "
+              "of a snapshot); tilefmm cannot set another: drop the key or "
+              "give that time",
+              o->time_begin, r->st.time_initial);
+    code = CLI_USAGE_ERROR;
   }
   if (code == CLI_OK && !resolve_end(r))
     code = CLI_USAGE_ERROR;

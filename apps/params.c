@@ -2,9 +2,11 @@
  * event API: the grammar is one mapping of sections, each a mapping of
  * scalars, so a small state machine over the events checks it as it goes
  * and every error can name the line of the event at fault. Each key is
- * checked as it comes, in constant time: a table's unknown key stops the
- * reading there, and repeats are found in a hash set, so that a file of a
- * million keys costs no more than reading it. */
+ * checked as it comes: an unknown key or a repeat is reported and the
+ * reading goes on, so that one run names every such error of the file;
+ * repeats are found in a hash set, so that a file of a million keys costs
+ * no more than reading it. Only malformed YAML stops the reading (the
+ * parser cannot resynchronise). */
 #define _POSIX_C_SOURCE 200809L
 #include "params.h"
 
@@ -44,7 +46,12 @@ typedef struct reader {
   char **sections; /* names seen so far (owned) */
   size_t nsections, sections_cap;
   pair_set seen; /* the sections and keys seen so far */
+  size_t errors; /* key errors reported (the reading went on) */
 } reader;
+
+/* Key errors printed before the rest are only counted: a file of a
+ * million misspelt keys must not print a million lines. */
+#define MAX_REPORTED 20
 
 /* Prints "tilefmm: FILE:LINE: message". Returns 0 for "return fail(...)". */
 static int fail(const reader *r, size_t line, const char *fmt, ...)
@@ -64,6 +71,9 @@ static int fail(const reader *r, size_t line, const char *fmt, ...) {
 }
 
 static size_t ev_line(const reader *r) { return r->ev.start_mark.line + 1; }
+
+/* Counts a key error; whether to print it (the first MAX_REPORTED). */
+static int report(reader *r) { return ++r->errors <= MAX_REPORTED; }
 
 /* FNV-1a over the section, a separator no string holds, and the key. */
 static size_t pair_hash(const char *section, const char *key) {
@@ -254,41 +264,69 @@ static void list_add(char *buf, size_t size, const char *word) {
 /* Reports a section and key (key NULL: the section alone) that name
  * nothing of the table, listing what they could have named: the section's
  * keys, or the sections. */
-static void unknown_key(const char *path, int line, const char *section,
-                        const char *key, const params_key *keys, size_t nkeys) {
+void params_report_unknown(const char *where, const char *section,
+                           const char *key, const params_key *keys,
+                           size_t nkeys) {
   char keys_of[1024] = "", sections[1024] = "";
+  int known = 0; /* the section holds keys, taken or refused */
   for (size_t k = 0; k < nkeys; k++) {
+    const int here = strcmp(keys[k].section, section) == 0;
+    if (here && key != NULL && keys[k].refused != NULL &&
+        strcmp(keys[k].key, key) == 0) {
+      cli_error("%s: %s:%s: %s", where, section, key, keys[k].refused);
+      return;
+    }
+    known |= here;
+    if (keys[k].refused != NULL)
+      continue;
     list_add(sections, sizeof sections, keys[k].section);
-    if (strcmp(keys[k].section, section) == 0)
+    if (here)
       list_add(keys_of, sizeof keys_of, keys[k].key);
   }
-  if (keys_of[0] != '\0')
-    cli_error("%s:%d: unknown key '%s:%s' (%s holds: %s)", path, line, section,
-              key, section, keys_of);
+  if (known && key != NULL)
+    cli_error("%s: unknown key '%s:%s' (%s holds: %s)", where, section, key,
+              section, keys_of[0] != '\0' ? keys_of : "nothing tilefmm reads");
   else
-    cli_error("%s:%d: unknown section '%s' (sections: %s)", path, line, section,
+    cli_error("%s: unknown section '%s' (sections: %s)", where, section,
               sections[0] != '\0' ? sections : "none");
 }
 
-/* Whether the table allows section and key (key NULL: the section). */
-static int allowed(const reader *r, const char *section, const char *key) {
+static void unknown_key(const char *path, int line, const char *section,
+                        const char *key, const params_key *keys, size_t nkeys) {
+  char where[512];
+  snprintf(where, sizeof where, "%s:%d", path, line);
+  params_report_unknown(where, section, key, keys, nkeys);
+}
+
+/* Whether the table allows section and key (key NULL: the section); an
+ * unknown one is reported (and counted). */
+static int allowed(reader *r, const char *section, const char *key) {
   if (r->keys == NULL)
     return 1;
   for (size_t k = 0; k < r->nkeys; k++)
     if (strcmp(r->keys[k].section, section) == 0 &&
-        (key == NULL || strcmp(r->keys[k].key, key) == 0))
+        (key == NULL ||
+         (strcmp(r->keys[k].key, key) == 0 && r->keys[k].refused == NULL)))
       return 1;
-  unknown_key(r->path, (int)ev_line(r), section, key, r->keys, r->nkeys);
+  if (report(r))
+    unknown_key(r->path, (int)ev_line(r), section, key, r->keys, r->nkeys);
   return 0;
 }
 
-/* The current event is the key's scalar; reads its value. */
-static int read_key(reader *r, const char *section) {
+/* The current event is the key's scalar; reads its value. With keep 0
+ * (a section already reported unknown) the key is read and dropped. */
+static int read_key(reader *r, const char *section, int keep) {
   const size_t line = ev_line(r);
   if (*scalar(r) == '\0')
     return fail(r, line, "%s: empty key", section);
-  if (!allowed(r, section, scalar(r)))
-    return 0;
+  if (!keep || !allowed(r, section, scalar(r))) {
+    if (!next(r))
+      return 0;
+    if (r->ev.type != YAML_SCALAR_EVENT)
+      return fail(r, ev_line(r), "%s: expected a value, found %s", section,
+                  kind_name(r->ev.type));
+    return 1;
+  }
   char *key = strdup(scalar(r));
   if (key == NULL)
     return fail(r, line, "out of memory");
@@ -304,21 +342,29 @@ static int read_key(reader *r, const char *section) {
     /* The entry's own copies live as long as the set. */
     const params_entry *e = &r->out->entries[r->out->count - 1];
     const int first = pair_set_add(&r->seen, e->section, e->key, (int)line);
-    if (first < 0)
+    if (first < 0) {
       fail(r, line, "out of memory");
-    else if (first > 0)
-      fail(r, line, "%s:%s: repeated key (first at line %d)", section, key,
-           first);
-    else
+    } else if (first > 0) { /* reported, dropped, and the reading goes on */
+      if (report(r))
+        cli_error("%s:%zu: %s:%s: repeated key (first at line %d)", r->path,
+                  line, section, key, first);
+      params_entry *dup = &r->out->entries[--r->out->count];
+      free(dup->section);
+      free(dup->key);
+      free(dup->value);
       ok = 1;
+    } else {
+      ok = 1;
+    }
   }
 done:
   free(key);
   return ok;
 }
 
-/* The current event opens the section's mapping; reads up to its end. */
-static int read_section(reader *r, const char *section) {
+/* The current event opens the section's mapping; reads up to its end
+ * (keep: read_key). */
+static int read_section(reader *r, const char *section, int keep) {
   for (;;) {
     if (!next(r))
       return 0;
@@ -327,7 +373,7 @@ static int read_section(reader *r, const char *section) {
     if (r->ev.type != YAML_SCALAR_EVENT)
       return fail(r, ev_line(r), "%s: expected a key, found %s", section,
                   kind_name(r->ev.type));
-    if (!read_key(r, section))
+    if (!read_key(r, section, keep))
       return 0;
   }
 }
@@ -348,9 +394,9 @@ static int remember_section(reader *r, const char *name, size_t line) {
   const int first = pair_set_add(&r->seen, copy, NULL, (int)line);
   if (first < 0)
     return fail(r, line, "out of memory");
-  if (first > 0)
-    return fail(r, line, "section '%s' repeated (first at line %d)", name,
-                first);
+  if (first > 0 && report(r)) /* its keys are read, checked for repeats */
+    cli_error("%s:%zu: section '%s' repeated (first at line %d)", r->path, line,
+              name, first);
   return 1;
 }
 
@@ -362,13 +408,14 @@ static int read_top_key(reader *r) {
                 kind_name(r->ev.type));
   if (*scalar(r) == '\0')
     return fail(r, line, "empty section name");
-  if (!allowed(r, scalar(r), NULL) || !remember_section(r, scalar(r), line))
+  const int keep = allowed(r, scalar(r), NULL);
+  if (!remember_section(r, scalar(r), line))
     return 0;
   const char *name = r->sections[r->nsections - 1];
   if (!next(r))
     return 0;
   if (r->ev.type == YAML_MAPPING_START_EVENT)
-    return read_section(r, name);
+    return read_section(r, name, keep);
   if (is_null(r)) /* "Gravity:" with its keys not indented below it */
     return fail(r, line, "section '%s' holds no keys", name);
   if (r->ev.type == YAML_SCALAR_EVENT)
@@ -436,7 +483,12 @@ int params_read(const char *path, const params_key *keys, size_t nkeys,
     return 0;
   }
   yaml_parser_set_input_file(&r.parser, r.fp);
-  const int ok = read_stream(&r);
+  const int read = read_stream(&r);
+  out->complete = read;
+  if (r.errors > MAX_REPORTED)
+    cli_error("%s: %zu more errors not shown (%zu in all)", path,
+              r.errors - MAX_REPORTED, r.errors);
+  const int ok = read && r.errors == 0;
   if (r.has_ev)
     yaml_event_delete(&r.ev);
   yaml_parser_delete(&r.parser);
@@ -463,19 +515,21 @@ static const params_key *find_key(const params_entry *e, const params_key *keys,
                                   size_t nkeys) {
   for (size_t k = 0; k < nkeys; k++)
     if (strcmp(keys[k].section, e->section) == 0 &&
-        strcmp(keys[k].key, e->key) == 0)
+        strcmp(keys[k].key, e->key) == 0 && keys[k].refused == NULL)
       return &keys[k];
   return NULL;
 }
 
 int params_apply(const params *p, const params_key *keys, size_t nkeys,
                  args_option *opts, size_t nopts) {
+  int ok = 1;
   for (size_t i = 0; i < p->count; i++) {
     const params_entry *e = &p->entries[i];
     const params_key *key = find_key(e, keys, nkeys);
     if (key == NULL) {
       unknown_key(p->path, e->line, e->section, e->key, keys, nkeys);
-      return 0;
+      ok = 0;
+      continue;
     }
     args_option *opt = NULL;
     for (size_t k = 0; k < nopts && opt == NULL; k++)
@@ -484,7 +538,8 @@ int params_apply(const params *p, const params_key *keys, size_t nkeys,
     if (opt == NULL) { /* the caller's table is wrong, not the file */
       cli_error("%s:%d: %s:%s: no option %s", p->path, e->line, e->section,
                 e->key, key->flag);
-      return 0;
+      ok = 0;
+      continue;
     }
     if (opt->seen)
       continue;
@@ -492,7 +547,7 @@ int params_apply(const params *p, const params_key *keys, size_t nkeys,
     snprintf(where, sizeof where, "%s:%d: %s:%s", p->path, e->line, e->section,
              e->key);
     if (!args_set(opt, e->value, where))
-      return 0;
+      ok = 0;
   }
-  return 1;
+  return ok;
 }

@@ -17,6 +17,15 @@
  * solver's. */
 #define RUN_FLAGS (19 + SOLVER_CLI_FLAGS)
 
+/* A parameter given by the file or by -P, as given (an alias keeps its
+ * own name), and what became of it. */
+typedef struct run_given {
+  char *section, *key, *value;
+  char *where;     /* "FILE:LINE" or "-P" */
+  const char *opt; /* the flag it sets ("--eps"), or NULL: time_begin */
+  const char *overridden_by; /* the flag or "-P" that won, or NULL */
+} run_given;
+
 typedef struct run_options {
   const char *params_path, *restart_path;
   const char *ic;        /* a model name or a file */
@@ -37,9 +46,15 @@ typedef struct run_options {
   double stats_dt;       /* > 0: the same for the diagnostics */
   const char *progress;  /* auto, on, off */
   int force;             /* start afresh in a directory that holds a run */
+  double time_begin;     /* TimeIntegration:time_begin, checked against the
+                            initial conditions' time (time_begin_given) */
+  int time_begin_given;
+  run_given *given; /* the file's parameters, then -P's, in order; string
+                       settings they gave point at their values */
+  size_t ngiven;
   solver_cli sc; /* method, device, eps, softening, theta, order, leaf, ... */
   args_option opts[RUN_FLAGS];
-  /* Where each setting came from: 1 when a flag or the parameter file
+  /* Where each setting came from: 1 when a flag, -P or the parameter file
    * gave it (a restart must not contradict those), per entry of opts. */
   int explicit_[RUN_FLAGS];
   /* Strings the settings point to that ro allocated (copies of a parameter
@@ -56,12 +71,14 @@ void run_options_free(run_options *ro);
 
 void run_options_help(FILE *fp, const run_options *defaults);
 
-/* Flags, then the parameter file (--params) for what no flag set. Returns
- * a CLI_* exit code; prints what is wrong. ARGS_HELP prints the help and
- * returns -1. */
+/* Flags, then -P Section:key:value overrides, then the parameter file
+ * (--params) for what neither set. Returns a CLI_* exit code; prints
+ * every error of the file and -P. ARGS_HELP prints the help and returns
+ * -1. */
 int run_options_parse(run_options *ro, int argc, char **argv);
 
-/* Whether flag (say "--n") was given by a flag or the parameter file. */
+/* Whether flag (say "--n") was given by a flag, -P or the parameter
+ * file. */
 int run_options_explicit(const run_options *ro, const char *flag);
 
 /* A restart: every setting neither a flag nor the parameter file gave is
@@ -100,6 +117,12 @@ int run_options_finish(run_options *ro);
  * its strings are allocated; release with run_options_free_attrs. */
 snapshot_attr *run_options_attrs(const run_options *ro, size_t *count);
 void run_options_free_attrs(snapshot_attr *a, size_t count);
+
+/* After run_options_finish: writes the parameters given (file or -P)
+ * that the run did not use, as YAML (SWIFT's unused_parameters.yml), each
+ * with the reason as a comment; "{}" when none. Returns 0 on a write
+ * error. */
+int run_options_write_unused(FILE *fp, const run_options *ro);
 
 /* Writes the settings as a YAML parameter file that 'run --params' reads
  * back to the same run, with note (one line, or NULL) as a comment below

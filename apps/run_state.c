@@ -28,6 +28,13 @@ static const struct {
               {"cold", tfmm_ic_cold},
               {"merger", tfmm_ic_merger}};
 
+int run_state_is_model(const char *name) {
+  for (size_t k = 0; k < sizeof models / sizeof models[0]; k++)
+    if (strcmp(models[k].name, name) == 0)
+      return 1;
+  return 0;
+}
+
 void run_state_free(run_state *s) {
   free(s->pos);
   free(s->vel);

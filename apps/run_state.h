@@ -39,6 +39,9 @@ typedef struct run_state {
  * 0 on failure; s is then released. */
 int run_state_from_ic(run_state *s, run_options *ro);
 
+/* Whether name is a model of --ic (plummer, ...), not a file. */
+int run_state_is_model(const char *name);
+
 /* Takes the arrays of a checkpoint read with snapshot_read (cp's arrays
  * then belong to s) and its /RunState. Prints what is wrong (a snapshot
  * that is no checkpoint, a missing or malformed state, a non-finite
