@@ -3,6 +3,7 @@
 #include "run_options.h"
 
 #include "atomic_file.h"
+#include "body_input.h"
 #include "cli.h"
 #include "params.h"
 #include "run_state.h"
@@ -39,6 +40,7 @@ static const run_key keys[] = {
     {"InitialConditions", "type", "--ic", 0},
     {"InitialConditions", "n", "--n", 0},
     {"InitialConditions", "seed", "--seed", 0},
+    {"InitialConditions", "types", "--types", 0},
     {"TimeIntegration", "dt", "--dt", 0},
     {"TimeIntegration", "dt_max", "--dt-max", 0},
     {"TimeIntegration", "dt_min", "--dt-min", 0},
@@ -236,6 +238,11 @@ void run_options_init(run_options *ro) {
        .value = &ro->stats_every,
        .valid = positive_int,
        .expect = "an integer >= 1"},
+      {.name = BODY_INPUT_TYPES_FLAG,
+       .kind = ARGS_STRING,
+       .value = &ro->types,
+       .valid = body_input_types_ok,
+       .expect = BODY_INPUT_TYPES_EXPECT},
       {.name = "--progress",
        .kind = ARGS_STRING,
        .value = &ro->progress,
@@ -325,6 +332,9 @@ void run_options_help(FILE *fp, const run_options *d) {
       "                    text body file 'x y z m [vx vy vz]' (default: %s)\n"
       "  --n N             bodies of a model (default: %" PRIu64 ")\n"
       "  --seed S          random seed of a model (default: %" PRIu64 ")\n"
+      "  --types LIST      a snapshot's particle types to read as one set\n"
+      "                    of bodies, in type order: 1,4 or all (default:\n"
+      "                    a file of one type, not gas; others are refused)\n"
       "  --dt DT           time step, > 0 (default: %g)\n"
       "  --eta ETA         individual time steps (GADGET-4, SWIFT): each\n"
       "                    body takes power-of-two steps no longer than\n"
@@ -743,36 +753,65 @@ static const struct {
               {"Gravity:mac", "geometric"}};
 #define NLEGACY (sizeof legacy / sizeof legacy[0])
 
-int run_options_upgrade_checkpoint(const char *path, snapshot_attr **attrs,
-                                   size_t *count) {
-  size_t missing = 0;
-  for (size_t k = 0; k < NLEGACY; k++)
-    missing += snapshot_attr_find(*attrs, *count, legacy[k].name) == NULL;
-  if (missing == 0)
-    return 1;
-  snapshot_attr *a = realloc(*attrs, (*count + missing) * sizeof *a);
-  if (a == NULL) {
-    cli_error("out of memory");
-    return 0;
-  }
-  *attrs = a;
-  for (size_t k = 0; k < NLEGACY; k++) {
-    if (snapshot_attr_find(a, *count, legacy[k].name) != NULL)
+/* The settings a checkpoint of tilefmm before individual time steps
+ * lacks: it ran with one global step. */
+static const struct {
+  const char *name, *value;
+} before_time_bins[] = {{"Gravity:eta", "0"},
+                        {"TimeIntegration:dt_max", "0"},
+                        {"TimeIntegration:dt_min", "0"}};
+
+/* Adds to *attrs the entries of names/values (count n) it lacks. Returns
+ * how many, or -1 when out of memory (printed). */
+static int add_missing(snapshot_attr **attrs, size_t *count,
+                       const char *const *names, const char *const *values,
+                       size_t n) {
+  int added = 0;
+  for (size_t k = 0; k < n; k++) {
+    if (snapshot_attr_find(*attrs, *count, names[k]) != NULL)
       continue;
-    a[*count].name = strdup(legacy[k].name);
-    a[*count].value = strdup(legacy[k].value);
+    snapshot_attr *a = realloc(*attrs, (*count + 1) * sizeof *a);
+    if (a == NULL) {
+      cli_error("out of memory");
+      return -1;
+    }
+    *attrs = a;
+    a[*count].name = strdup(names[k]);
+    a[*count].value = strdup(values[k]);
     (*count)++;
     if (a[*count - 1].name == NULL || a[*count - 1].value == NULL) {
       cli_error("out of memory");
-      return 0;
+      return -1;
     }
+    added++;
   }
-  fprintf(stderr,
-          "tilefmm run: note: %s predates the softening kernels and the "
-          "accuracy target: it continues with softening plummer, precision "
-          "single, accuracy 1e-3, mac geometric and its own theta and order\n",
-          path);
-  return 1;
+  return added;
+}
+
+int run_options_upgrade_checkpoint(const char *path, snapshot_attr **attrs,
+                                   size_t *count) {
+  const char *names[NLEGACY], *values[NLEGACY];
+  for (size_t k = 0; k < NLEGACY; k++) {
+    names[k] = legacy[k].name;
+    values[k] = legacy[k].value;
+  }
+  const int added = add_missing(attrs, count, names, values, NLEGACY);
+  if (added < 0)
+    return 0;
+  if (added > 0)
+    fprintf(stderr,
+            "tilefmm run: note: %s predates the softening kernels and the "
+            "accuracy target: it continues with softening plummer, precision "
+            "single, accuracy 1e-3, mac geometric and its own theta and "
+            "order\n",
+            path);
+  enum { NBINS = sizeof before_time_bins / sizeof before_time_bins[0] };
+  const char *bn[NBINS], *bv[NBINS];
+  for (size_t k = 0; k < NBINS; k++) {
+    bn[k] = before_time_bins[k].name;
+    bv[k] = before_time_bins[k].value;
+  }
+  return add_missing(attrs, count, bn, bv, NBINS) >= 0;
 }
 
 static char *format_value(const args_option *o) {
@@ -808,7 +847,8 @@ snapshot_attr *run_options_attrs(const run_options *ro, size_t *count) {
         o = &ro->opts[j];
     /* Unset: no end time, no restart file. */
     if ((strcmp(keys[k].flag, "--t-end") == 0 && ro->t_end < 0) ||
-        (strcmp(keys[k].flag, "--restart") == 0 && ro->restart_path == NULL))
+        (strcmp(keys[k].flag, "--restart") == 0 && ro->restart_path == NULL) ||
+        (strcmp(keys[k].flag, "--types") == 0 && ro->types == NULL))
       continue;
     const size_t len = strlen(keys[k].section) + strlen(keys[k].key) + 2;
     a[m].name = malloc(len);
@@ -842,6 +882,8 @@ static const char *unused_reason(const run_options *ro, const run_given *g) {
   /* A file's n is checked against its bodies: used. */
   if (strcmp(f, "--seed") == 0 && !run_state_is_model(ro->ic))
     return "the initial conditions are a file, not a model";
+  if (strcmp(f, "--types") == 0 && run_state_is_model(ro->ic))
+    return "the initial conditions are a model, not a snapshot";
   if (c->method != TFMM_METHOD_FMM && c->method != TFMM_METHOD_BH &&
       (strcmp(f, "--theta") == 0 || strcmp(f, "--order") == 0 ||
        strcmp(f, "--mac") == 0 || strcmp(f, "--accuracy") == 0 ||
@@ -977,6 +1019,8 @@ int run_options_compare(const run_options *ro, const char *path,
     snprintf(name, sizeof name, "%s:%s", keys[k].section, keys[k].key);
     const char *was = snapshot_attr_find(given, count, name);
     const char *is = snapshot_attr_find(now, m, name);
+    if (was == NULL && is == NULL)
+      continue; /* unset in both (InitialConditions:types) */
     if (was == NULL || is == NULL || !same_setting(&keys[k], was, is)) {
       cli_error("%s: this checkpoint was written with %s = %s, not %s (%s): "
                 "a restart continues the same run; drop the setting or start "

@@ -15,7 +15,7 @@
 
 /* Every flag of 'run': its own, --params, --restart and --force, and the
  * solver's. */
-#define RUN_FLAGS (19 + SOLVER_CLI_FLAGS)
+#define RUN_FLAGS (20 + SOLVER_CLI_FLAGS)
 
 /* A parameter given by the file or by -P, as given (an alias keeps its
  * own name), and what became of it. */
@@ -29,6 +29,8 @@ typedef struct run_given {
 typedef struct run_options {
   const char *params_path, *restart_path;
   const char *ic;        /* a model name or a file */
+  const char *types;     /* a snapshot's particle types to read (--types:
+                            "all" or "1,4"); NULL: one type, not gas */
   uint64_t n, seed;      /* bodies of a model, its seed */
   double dt;             /* the fixed step (the longest with --eta, unless
                             --dt-max) */
@@ -95,7 +97,9 @@ int run_options_merge_checkpoint(run_options *ro, const char *path,
  * mac existed ran with Plummer softening, single precision and the
  * geometric criterion at its recorded theta and order: adds those keys to
  * its parameters (reallocating *attrs), saying so on stderr, so that a
- * restart keeps them. Returns 0 (printed) when out of memory. */
+ * restart keeps them; one written before individual time steps ran with
+ * one global step (Gravity:eta, TimeIntegration:dt_max and dt_min 0,
+ * added without a note). Returns 0 (printed) when out of memory. */
 int run_options_upgrade_checkpoint(const char *path, snapshot_attr **attrs,
                                    size_t *count);
 

@@ -262,12 +262,30 @@ Test(snapshot_input, several_types_are_refused_unless_chosen) {
   cr_assert_eq(
       RUN("render", sp("gd.h5"), "--out", sp("gd.png"), "--types", "all"), 0);
   cr_assert(exists("gd.png"));
-  /* run reads one type, not gas: it says so. */
+  /* run reads one type, not gas, unless --types (InitialConditions:
+   * types) chooses: it says so, and a restart keeps the choice. */
   cr_assert_eq(RUN("run", "--ic", sp("gd.h5"), "--steps", "0", "--progress",
                    "off", "--out", sp("o")),
                1);
   assert_stderr_has("PartType0 (gas): 3");
-  assert_stderr_has("one particle type");
+  assert_stderr_has("choose the types to read with --types");
+  cr_assert(!exists("o"));
+  cr_assert_eq(RUN("run", "--ic", sp("gd.h5"), "--types", "0,1", "--steps", "1",
+                   "--method", "direct", "--progress", "off", "--out", sp("o")),
+               0);
+  assert_stderr_has("read PartType0 (gas): 3, PartType1 (dark matter): 2");
+  char *used = read_text("o/used_parameters.yml");
+  cr_assert_not_null(used);
+  cr_expect(strstr(used, "types: 0,1") != NULL, "%s", used);
+  free(used);
+  cr_assert_eq(RUN("run", "--ic", sp("gd.txt"), "--types", "1", "--steps", "0",
+                   "--progress", "off", "--out", sp("t")),
+               1);
+  assert_stderr_has("a text body file, which has no particle types");
+  cr_assert_eq(RUN("run", "--ic", sp("gd.h5"), "--types", "1", "--steps", "0",
+                   "--method", "direct", "--progress", "off", "--out", sp("d")),
+               0);
+  assert_stderr_has("read PartType1 (dark matter): 2 as gravitating bodies");
 }
 
 /* Gas alone is refused too (tilefmm computes gravity alone); one type
