@@ -3,28 +3,32 @@
 #include <stdlib.h>
 #include <string.h>
 
-int tfmm_doubles_reserve(tfmm_doubles *d, size_t count) {
-  if (count <= d->cap && d->v != NULL)
+/* Room for count elements of size bytes in *v (capacity *cap, in
+ * elements): a fresh array when it is too small, the contents not kept. */
+static int reserve(void **v, size_t *cap, size_t count, size_t size) {
+  if (count <= *cap && *v != NULL)
     return 0;
-  double *v = malloc((count > 0 ? count : 1) * sizeof *v);
-  if (v == NULL)
+  void *fresh = malloc((count > 0 ? count : 1) * size);
+  if (fresh == NULL)
     return -1;
-  free(d->v);
-  d->v = v;
-  d->cap = count;
+  free(*v);
+  *v = fresh;
+  *cap = count;
   return 0;
 }
 
-int tfmm_int32s_reserve(tfmm_int32s *d, size_t count) {
-  if (count <= d->cap && d->v != NULL)
-    return 0;
-  int32_t *v = malloc((count > 0 ? count : 1) * sizeof *v);
-  if (v == NULL)
-    return -1;
-  free(d->v);
+int tfmm_doubles_reserve(tfmm_doubles *d, size_t count) {
+  void *v = d->v;
+  const int r = reserve(&v, &d->cap, count, sizeof *d->v);
   d->v = v;
-  d->cap = count;
-  return 0;
+  return r;
+}
+
+int tfmm_int32s_reserve(tfmm_int32s *d, size_t count) {
+  void *v = d->v;
+  const int r = reserve(&v, &d->cap, count, sizeof *d->v);
+  d->v = v;
+  return r;
 }
 
 void tfmm_workspace_clear(tfmm_workspace *w) {
