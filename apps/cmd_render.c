@@ -4,14 +4,12 @@
 #include "atomic_file.h"
 #include "body_input.h"
 #include "cli.h"
-#include "png_write.h"
-#include "raster.h"
+#include "render_png.h"
 #include "snapshot.h"
 
 #include "tilefmm.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,8 +19,6 @@
 #define MIN_SIZE 16
 #define MAX_SIZE 8192
 #define MAX_DECADES 20.0
-/* The share of the mass the automatic view holds (see raster.h). */
-#define AUTO_FRACTION 0.99
 
 typedef struct render_options {
   const char *snapshot, *out, *axis_word, *extent_word, *centre_word;
@@ -69,8 +65,8 @@ static void print_help(void) {
          "\n"
          "Exit status: 0 on success, 1 on a runtime error, 2 on a usage "
          "error.\n",
-         100.0 * AUTO_FRACTION, MIN_SIZE, MAX_SIZE, DEFAULT_SIZE, MAX_DECADES,
-         DEFAULT_DECADES);
+         100.0 * RENDER_AUTO_FRACTION, MIN_SIZE, MAX_SIZE, DEFAULT_SIZE,
+         MAX_DECADES, DEFAULT_DECADES);
 }
 
 /* ---- flags ------------------------------------------------------------- */
@@ -232,120 +228,25 @@ static args_result parse_options(int argc, char **argv, render_options *o) {
 
 /* ---- the picture ------------------------------------------------------- */
 
-/* What a picture records about how it was made. */
-typedef struct render_result {
-  raster_view view;
-  size_t in_view;
-  double mass_in_view, mass_total, sigma_max;
-} render_result;
-
-/* printf into a string of the right size; NULL when out of memory. */
-static char *format(const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 1, 2)))
-#endif
-    ;
-
-static char *format(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  const int len = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  char *text = len >= 0 ? malloc((size_t)len + 1) : NULL;
-  if (text != NULL) {
-    va_start(ap, fmt);
-    vsnprintf(text, (size_t)len + 1, fmt, ap);
-    va_end(ap);
-  }
-  return text;
-}
-
-/* The tEXt 'Description' of the picture. Free it. */
-static char *describe(const render_options *o, const snapshot *s,
-                      const render_result *r) {
-  static const char axes[] = "xyz";
-  int right, up;
-  raster_plane_axes(r->view.axis, &right, &up);
-  const double *c = r->view.centre;
-  return format(
-      "Surface density of %s (%zu bodies, time %.9g) projected along %c "
-      "(right %c, up %c); centre (%.9g, %.9g, %.9g), extent %.9g (full "
-      "width), %d x %d pixels; %zu bodies of mass %.9g in view (of %.9g); "
-      "range: log10 surface density over %g decades, from %.6g (darkest) "
-      "to %.6g (brightest); inferno colour map, empty pixels black",
-      o->snapshot, s->n, s->time, axes[r->view.axis], axes[right], axes[up],
-      c[0], c[1], c[2], r->view.extent, r->view.size, r->view.size, r->in_view,
-      r->mass_in_view, r->mass_total, o->decades,
-      r->sigma_max * pow(10.0, -o->decades), r->sigma_max);
-}
-
-/* The view of o on s: the given centre or the centre of mass, the given
- * extent or the automatic one. */
-static int choose_view(const render_options *o, const snapshot *s,
-                       raster_view *v) {
-  v->axis = o->axis;
-  v->size = o->size;
-  if (o->centre_word != NULL)
-    memcpy(v->centre, o->centre, sizeof v->centre);
-  else
-    raster_centre_of_mass(s->n, s->pos, s->mass, v->centre);
-  v->extent = o->extent;
-  if (v->extent > 0.0)
-    return 1;
-  if (!raster_auto_extent(v->axis, v->centre, s->n, s->pos, s->mass,
-                          AUTO_FRACTION, &v->extent)) {
-    cli_error("render: out of memory for %zu bodies", s->n);
-    return 0;
-  }
-  return 1;
-}
-
-/* Deposits, colours and writes the picture of s. */
+/* Draws s as o says, and says what it drew. */
 static int draw(const render_options *o, const snapshot *s) {
+  const render_spec spec = {.axis = o->axis,
+                            .centre = o->centre_word != NULL ? o->centre : NULL,
+                            .extent = o->extent,
+                            .size = o->size,
+                            .decades = o->decades};
+  char software[64];
+  snprintf(software, sizeof software, "tilefmm %s render", tfmm_version());
   render_result r;
-  memset(&r, 0, sizeof r);
-  if (!choose_view(o, s, &r.view))
+  if (!render_png_write(o->out, o->snapshot, software, s->n, s->pos, s->mass,
+                        s->time, &spec, &r))
     return 0;
-  const size_t pixels = (size_t)o->size * (size_t)o->size;
-  double *sigma = malloc(pixels * sizeof *sigma);
-  unsigned char *rgb = malloc(3 * pixels);
-  int ok = sigma != NULL && rgb != NULL;
-  if (!ok)
-    cli_error("render: out of memory for %d x %d pixels", o->size, o->size);
-  char *text = NULL;
-  if (ok) {
-    r.in_view =
-        raster_deposit(&r.view, s->n, s->pos, s->mass, sigma, &r.mass_in_view);
-    for (size_t k = 0; k < s->n; k++)
-      r.mass_total += s->mass[k];
-    r.sigma_max = raster_to_rgb(sigma, o->size, o->decades, rgb);
-    if (r.in_view == 0)
-      cli_error("render: warning: no bodies of %s in view; the picture is "
-                "black",
-                o->snapshot);
-    text = describe(o, s, &r);
-    ok = text != NULL;
-    if (!ok)
-      cli_error("render: out of memory");
-  }
-  if (ok) {
-    char *software = format("tilefmm %s render", tfmm_version());
-    const png_write_text chunks[] = {{"Description", text},
-                                     {"Software", software}};
-    ok = software != NULL &&
-         png_write_rgb(o->out, o->size, o->size, rgb, chunks, 2);
-    free(software);
-  }
-  if (ok)
-    fprintf(stderr,
-            "tilefmm render: %zu of %zu bodies in view, extent %.6g, "
-            "densities %.4g to %.4g -> %s\n",
-            r.in_view, s->n, r.view.extent,
-            r.sigma_max * pow(10.0, -o->decades), r.sigma_max, o->out);
-  free(text);
-  free(sigma);
-  free(rgb);
-  return ok;
+  fprintf(stderr,
+          "tilefmm render: %zu of %zu bodies in view, extent %.6g, "
+          "densities %.4g to %.4g -> %s\n",
+          r.in_view, s->n, r.view.extent, r.sigma_max * pow(10.0, -o->decades),
+          r.sigma_max, o->out);
+  return 1;
 }
 
 int cmd_render(int argc, char **argv) {

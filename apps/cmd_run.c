@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "run_dir.h"
 #include "run_options.h"
+#include "run_plots.h"
 #include "run_report.h"
 #include "run_state.h"
 #include "snapshot.h"
@@ -586,6 +587,12 @@ int cmd_run(int argc, char **argv) {
       describe_solver(&r, solver_stats(&r), solver, sizeof solver);
       ok = run_report_close(&r.report, tfmm_sim_count(r.sim), r.device, solver);
       report_time_steps(&r);
+    }
+    if (ok && strcmp(o->plots, "on") == 0) {
+      char title[256];
+      snprintf(title, sizeof title, "tilefmm run: %zu bodies (%s), %s on %s",
+               tfmm_sim_count(r.sim), o->ic, o->sc.method, r.device);
+      ok = run_plots_write(o->out, r.sim, title);
     }
     code = !ok ? CLI_RUNTIME_ERROR : stopped != 0 ? 128 + stopped : CLI_OK;
   }

@@ -13,20 +13,17 @@
 #include "bodyio.h"
 #include "cli.h"
 #include "error_stats.h"
+#include "gnuplot.h"
 #include "solver_cli.h"
 
 #include "tilefmm.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
 #define DEFAULT_LEAF_MIN 16
 #define DEFAULT_LEAF_MAX 4096
@@ -619,51 +616,21 @@ static int write_csv(const tune_options *o, const tune_table *tab, size_t n,
 
 /* ---- the plot ---------------------------------------------------------- */
 
-/* Whether an executable name is in a directory of PATH (an empty entry is
- * the current directory). */
-static int on_path(const char *name) {
-  const char *p = getenv("PATH");
-  if (p == NULL)
-    return 0;
-  for (;;) {
-    const size_t len = strcspn(p, ":");
-    char file[4096];
-    snprintf(file, sizeof file, "%.*s/%s", (int)(len > 0 ? len : 1),
-             len > 0 ? p : ".", name);
-    if (access(file, X_OK) == 0)
-      return 1;
-    if (p[len] == '\0')
-      return 0;
-    p += len + 1;
-  }
-}
-
-/* A gnuplot single-quoted string: no escapes but '' for a quote. */
-static void gnuplot_string(FILE *gp, const char *s) {
-  fputc('\'', gp);
-  for (; *s != '\0'; s++) {
-    if (*s == '\'')
-      fputc('\'', gp);
-    fputc((unsigned char)*s < ' ' ? '?' : *s, gp);
-  }
-  fputc('\'', gp);
-}
-
 /* The script: near, far and total time against L, both axes logarithmic;
  * the p99 error on the right-hand axis (logarithmic), with --max-error as
  * a dashed line. The CSV's header line names the columns (columnhead). */
-static void write_script(FILE *gp, const tune_options *o, const tune_table *tab,
-                         const char *png_path) {
+typedef struct tune_plot {
+  const tune_options *o;
+  const tune_table *tab;
+} tune_plot;
+
+static void write_script(FILE *gp, const char *png_path, void *ctx) {
+  const tune_options *o = ((const tune_plot *)ctx)->o;
+  const tune_table *tab = ((const tune_plot *)ctx)->tab;
   const tfmm_stats *s0 = &tab->row[0].best;
-  fputs("if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
-        "  set terminal pngcairo size 900,600 noenhanced\n"
-        "} else {\n"
-        "  set terminal png size 900,600 noenhanced\n"
-        "}\nset output ",
-        gp);
-  gnuplot_string(gp, png_path);
+  gnuplot_png_terminal(gp, 900, 600, png_path);
   fprintf(gp,
-          "\nset datafile separator ','\n"
+          "set datafile separator ','\n"
           "set key autotitle columnhead below horizontal\n"
           "set logscale x 2\nset logscale y\nset grid\n"
           "set xrange [%g:%g]\n"
@@ -732,46 +699,13 @@ static void write_script(FILE *gp, const tune_options *o, const tune_table *tab,
           o->max_error, solver_cli_tol(o->max_error, tol));
 }
 
-/* Runs gnuplot on the script, writing into the temporary of an atomic
- * PNG: gnuplot opens that path itself, and the commit syncs and renames
- * it. gnuplot's own messages reach our stderr. */
-static int run_gnuplot(const tune_options *o, const tune_table *tab) {
-  atomic_file af;
-  if (!atomic_file_open(&af, o->png))
-    return 0;
-  /* A gnuplot that quits early must not end us with SIGPIPE. */
-  struct sigaction ignore, saved;
-  memset(&ignore, 0, sizeof ignore);
-  ignore.sa_handler = SIG_IGN;
-  sigaction(SIGPIPE, &ignore, &saved);
-  fflush(NULL);
-  FILE *gp = popen("gnuplot", "w");
-  int status = -1;
-  if (gp != NULL) {
-    write_script(gp, o, tab, af.tmp_path);
-    status = pclose(gp);
-  }
-  sigaction(SIGPIPE, &saved, NULL);
-  if (gp == NULL || status == -1) {
-    cli_error("%s: cannot run gnuplot: %s", o->png, strerror(errno));
-  } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    cli_error("%s: gnuplot failed (%s %d), see its message above; the table "
-              "is in %s",
-              o->png, WIFEXITED(status) ? "exit status" : "signal",
-              WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
-              o->csv);
-  } else {
-    return atomic_file_commit(&af);
-  }
-  atomic_file_discard(&af);
-  return 0;
-}
-
 /* The plot, or a warning when there is no gnuplot: the CSV is the result,
  * the plot a convenience. */
 static int plot(const tune_options *o, const tune_table *tab) {
-  if (on_path("gnuplot"))
-    return run_gnuplot(o, tab);
+  if (gnuplot_on_path()) {
+    tune_plot ctx = {o, tab};
+    return gnuplot_draw(o->png, o->csv, write_script, &ctx);
+  }
   fprintf(stderr,
           "tilefmm: warning: gnuplot not found on PATH: no plot written to "
           "%s.\n"

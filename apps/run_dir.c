@@ -18,13 +18,13 @@
 #define LOCK_NAME ".tilefmm-run.lock"
 
 /* Whether name[0 .. len) is a file a run writes: checkpoint.hdf5,
- * statistics.csv, used_parameters.yml, unused_parameters.yml or
- * snapshot_NNNN.hdf5. */
+ * statistics.csv, used_parameters.yml, unused_parameters.yml,
+ * picture.png, energy.png or snapshot_NNNN.hdf5. */
 static int is_run_file(const char *name, size_t len) {
-  static const char *const fixed[] = {"checkpoint.hdf5", "statistics.csv",
-                                      "used_parameters.yml",
-                                      "unused_parameters.yml"};
-  for (size_t k = 0; k < 4; k++)
+  static const char *const fixed[] = {
+      "checkpoint.hdf5",       "statistics.csv", "used_parameters.yml",
+      "unused_parameters.yml", "picture.png",    "energy.png"};
+  for (size_t k = 0; k < sizeof fixed / sizeof fixed[0]; k++)
     if (len == strlen(fixed[k]) && strncmp(name, fixed[k], len) == 0)
       return 1;
   const size_t pre = strlen("snapshot_"), post = strlen(".hdf5");

@@ -72,6 +72,7 @@ static const run_key keys[] = {
     {"Output", "checkpoint_every", "--checkpoint-every", 1},
     {"Output", "statistics_every", "--stats-every", 1},
     {"Output", "progress", "--progress", 1},
+    {"Output", "plots", "--plots", 1},
     {"Snapshots", "delta_time", "--snapshot-dt", 1},
     {"Statistics", "delta_time", "--stats-dt", 1},
     {"Restart", "file", "--restart", 1},
@@ -133,6 +134,10 @@ static int count_ok(const void *v) {
   const uint64_t n = *(const uint64_t *)v;
   return n >= 1 && n <= SIZE_MAX / (3 * sizeof(double));
 }
+static int on_off(const void *v) {
+  const char *s = *(const char *const *)v;
+  return strcmp(s, "on") == 0 || strcmp(s, "off") == 0;
+}
 static int progress_ok(const void *v) {
   const char *s = *(const char *const *)v;
   return strcmp(s, "auto") == 0 || strcmp(s, "on") == 0 ||
@@ -185,6 +190,7 @@ void run_options_init(run_options *ro) {
   ro->checkpoint_every = 100;
   ro->stats_every = 1;
   ro->progress = "auto";
+  ro->plots = "on";
   const args_option own[RUN_FLAGS - SOLVER_CLI_FLAGS] = {
       {.name = "--params", .kind = ARGS_STRING, .value = &ro->params_path},
       {.name = "--restart", .kind = ARGS_STRING, .value = &ro->restart_path},
@@ -248,6 +254,11 @@ void run_options_init(run_options *ro) {
        .value = &ro->progress,
        .valid = progress_ok,
        .expect = "auto, on or off"},
+      {.name = "--plots",
+       .kind = ARGS_STRING,
+       .value = &ro->plots,
+       .valid = on_off,
+       .expect = "on or off"},
       {.name = "--eta",
        .kind = ARGS_DOUBLE,
        .value = &ro->eta,
@@ -380,13 +391,17 @@ void run_options_help(FILE *fp, const run_options *d) {
       "                    with a checkpoint\n"
       "  --progress P      auto (a live line when stderr is a terminal), on\n"
       "                    or off (default: %s)\n"
+      "  --plots P         on: end with DIR/picture.png (the bodies' surface\n"
+      "                    density along z) and DIR/energy.png (the energy\n"
+      "                    error against time; needs gnuplot), or off\n"
+      "                    (default: %s)\n"
       "Solver (the leaf size defaults to %d on the CPU, %d with the gpu\n"
       "schedule and %d with hybrid; --eps defaults to %g here, and the\n"
       "softening to the spline, as in GADGET and SWIFT, where 'forces' and\n"
       "'validate' use Plummer's):\n",
       d->ic, d->n, d->seed, d->dt, DEFAULT_STEPS, d->out, d->snapshot_every,
-      d->checkpoint_every, d->stats_every, d->progress, LEAF_CPU, LEAF_GPU,
-      LEAF_HYBRID, DEFAULT_EPS);
+      d->checkpoint_every, d->stats_every, d->progress, d->plots, LEAF_CPU,
+      LEAF_GPU, LEAF_HYBRID, DEFAULT_EPS);
   solver_cli_help(fp, &d->sc.cfg);
   fprintf(fp, "  -h, --help        show this help\n"
               "\n"

@@ -15,7 +15,7 @@
 
 /* Every flag of 'run': its own, --params, --restart and --force, and the
  * solver's. */
-#define RUN_FLAGS (20 + SOLVER_CLI_FLAGS)
+#define RUN_FLAGS (21 + SOLVER_CLI_FLAGS)
 
 /* A parameter given by the file or by -P, as given (an alias keeps its
  * own name), and what became of it. */
@@ -47,6 +47,7 @@ typedef struct run_options {
                             each multiple of it (instead of snapshot_every) */
   double stats_dt;       /* > 0: the same for the diagnostics */
   const char *progress;  /* auto, on, off */
+  const char *plots;     /* on, off: picture.png and energy.png at the end */
   int force;             /* start afresh in a directory that holds a run */
   double time_begin;     /* TimeIntegration:time_begin, checked against the
                             initial conditions' time (time_begin_given) */

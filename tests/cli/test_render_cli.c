@@ -313,3 +313,46 @@ Test(render, output_never_replaces_the_snapshot) {
   free(before);
   free(after);
 }
+
+/* tilefmm run ends with its pictures: the bodies of its last step along z
+ * (a Plummer sphere at the origin: a bright centre, dark corners) and,
+ * where gnuplot is installed, the energy error against time. */
+Test(render, run_ends_with_its_picture_and_energy_plot) {
+  cr_assert_eq(RUN("run", "--n", "3000", "--steps", "4", "--out", sp("out"),
+                   "--progress", "off"),
+               0);
+  picture *p = read_png("out/picture.png");
+  cr_assert_eq(p->width, 600);
+  cr_assert_eq(p->height, 600);
+  assert_has(p->description, "3000 bodies");
+  assert_has(p->description, "projected along z");
+  assert_has(p->software, "run");
+  const long centre = brightness(p, 270, 330, 270, 330);
+  const long corner = brightness(p, 0, 60, 0, 60);
+  cr_expect_gt(centre, 20 * (corner + 1), "centre %ld, corner %ld", centre,
+               corner);
+  picture_free(p);
+  if (system("command -v gnuplot >/dev/null 2>&1") == 0) {
+    picture *e = read_png("out/energy.png");
+    cr_expect_eq(e->width, 900);
+    cr_expect_eq(e->height, 500);
+    picture_free(e);
+    assert_stderr_has("energy.png");
+  } else {
+    cr_expect(!exists("out/energy.png"));
+    assert_stderr_has("no energy plot: gnuplot is not installed");
+  }
+}
+
+Test(render, run_plots_off_writes_no_picture) {
+  cr_assert_eq(RUN("run", "--n", "500", "--steps", "1", "--out", sp("out"),
+                   "--progress", "off", "--plots", "off"),
+               0);
+  cr_expect(exists("out/checkpoint.hdf5"));
+  cr_expect(!exists("out/picture.png"));
+  cr_expect(!exists("out/energy.png"));
+  cr_assert_eq(RUN("run", "--n", "500", "--steps", "1", "--out", sp("out2"),
+                   "--plots", "maybe"),
+               2);
+  assert_stderr_has("--plots");
+}

@@ -1,0 +1,87 @@
+/* Plots through gnuplot: see gnuplot.h. */
+#define _POSIX_C_SOURCE 200809L
+#include "gnuplot.h"
+#include "atomic_file.h"
+#include "cli.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int gnuplot_on_path(void) {
+  const char *p = getenv("PATH");
+  if (p == NULL)
+    return 0;
+  for (;;) {
+    const size_t len = strcspn(p, ":");
+    char file[4096];
+    /* An empty entry is the current directory. */
+    snprintf(file, sizeof file, "%.*s/gnuplot", (int)(len > 0 ? len : 1),
+             len > 0 ? p : ".");
+    if (access(file, X_OK) == 0)
+      return 1;
+    if (p[len] == '\0')
+      return 0;
+    p += len + 1;
+  }
+}
+
+void gnuplot_string(FILE *gp, const char *s) {
+  fputc('\'', gp);
+  for (; *s != '\0'; s++) {
+    if (*s == '\'')
+      fputc('\'', gp);
+    fputc((unsigned char)*s < ' ' ? '?' : *s, gp);
+  }
+  fputc('\'', gp);
+}
+
+void gnuplot_png_terminal(FILE *gp, int width, int height,
+                          const char *png_path) {
+  fprintf(gp,
+          "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
+          "  set terminal pngcairo size %d,%d noenhanced\n"
+          "} else {\n"
+          "  set terminal png size %d,%d noenhanced\n"
+          "}\nset output ",
+          width, height, width, height);
+  gnuplot_string(gp, png_path);
+  fputc('\n', gp);
+}
+
+int gnuplot_draw(const char *png, const char *table,
+                 void (*script)(FILE *gp, const char *tmp_path, void *ctx),
+                 void *ctx) {
+  atomic_file af;
+  if (!atomic_file_open(&af, png))
+    return 0;
+  /* A gnuplot that quits early must not end us with SIGPIPE. */
+  struct sigaction ignore, saved;
+  memset(&ignore, 0, sizeof ignore);
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGPIPE, &ignore, &saved);
+  fflush(NULL);
+  FILE *gp = popen("gnuplot", "w");
+  int status = -1;
+  if (gp != NULL) {
+    script(gp, af.tmp_path, ctx);
+    status = pclose(gp);
+  }
+  sigaction(SIGPIPE, &saved, NULL);
+  if (gp == NULL || status == -1) {
+    cli_error("%s: cannot run gnuplot: %s", png, strerror(errno));
+  } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    cli_error("%s: gnuplot failed (%s %d), see its message above; the data "
+              "is in %s",
+              png, WIFEXITED(status) ? "exit status" : "signal",
+              WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
+              table);
+  } else {
+    return atomic_file_commit(&af);
+  }
+  atomic_file_discard(&af);
+  return 0;
+}

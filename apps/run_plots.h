@@ -1,0 +1,20 @@
+/* The pictures a run ends with, beside its snapshots: DIR/picture.png, the
+ * surface density of the last step seen along z (the automatic view of
+ * 'tilefmm render'), and DIR/energy.png, the relative energy error against
+ * time from DIR/statistics.csv, drawn by gnuplot when it is installed
+ * (without it, a note says how to draw it). */
+#ifndef TFMM_RUN_PLOTS_H
+#define TFMM_RUN_PLOTS_H
+
+#include "tilefmm.h"
+
+#define RUN_PICTURE "picture.png"
+#define RUN_ENERGY_PLOT "energy.png"
+
+/* Writes both files into dir from sim's current state and dir's
+ * statistics.csv (complete: the report closed or synced); title heads the
+ * energy plot. Prints what it wrote. Returns 0 on a failure (printed),
+ * else 1 (also when gnuplot is missing). */
+int run_plots_write(const char *dir, tfmm_sim *sim, const char *title);
+
+#endif
