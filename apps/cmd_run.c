@@ -123,8 +123,8 @@ static int write_state(const run *r, const char *fmt, int64_t k,
                        int checkpoint) {
   char *path = out_path(r, fmt, k);
   const int ok =
-      path != NULL &&
-      run_state_write(r->sim, path, r->attrs, r->nattrs, checkpoint, r->device);
+      path != NULL && run_state_write(r->sim, &r->ro, path, r->attrs, r->nattrs,
+                                      checkpoint, r->device);
   free(path);
   return ok;
 }
@@ -490,7 +490,7 @@ static int set_up(run *r) {
                       "for bit the run straight through\n");
     r->attrs = run_options_attrs(o, &r->nattrs);
     r->writer = (snapshot_writer){
-        .sim = r->sim, .params = r->attrs, .nparams = r->nattrs};
+        .sim = r->sim, .ro = o, .params = r->attrs, .nparams = r->nattrs};
     if (r->attrs == NULL) {
       cli_error("out of memory");
       code = CLI_RUNTIME_ERROR;
