@@ -111,6 +111,18 @@ static const struct {
     {"Snapshots", "basename",
      "SWIFT's key: tilefmm names its snapshots DIR/snapshot_NNNN.hdf5 (set DIR "
      "with Output:directory)"},
+    {"Snapshots", "select_output",
+     "SWIFT's key: tilefmm chooses a snapshot's datasets with "
+     "Snapshots:fields (a list of names), not an output-list file"},
+    {"Snapshots", "UnitMass_in_cgs",
+     "SWIFT's key: tilefmm writes snapshots in its internal units "
+     "(InternalUnitSystem), which every reader converts"},
+    {"Snapshots", "UnitLength_in_cgs",
+     "SWIFT's key: tilefmm writes snapshots in its internal units "
+     "(InternalUnitSystem), which every reader converts"},
+    {"Snapshots", "UnitVelocity_in_cgs",
+     "SWIFT's key: tilefmm writes snapshots in its internal units "
+     "(InternalUnitSystem), which every reader converts"},
     {"Snapshots", "subdir",
      "SWIFT's key: set the output directory with Output:directory"},
     {"Snapshots", "time_first",

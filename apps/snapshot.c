@@ -245,6 +245,14 @@ static int put_header(hid_t file, const snapshot *s, double box) {
  * needs chunked storage), and a chunk must stay under HDF5's 4 GiB. */
 #define CHUNK_BYTES ((size_t)1 << 20)
 
+/* Every dataset is written whole, so no fill value is ever written
+ * (IFSET: only a user-defined one would be); a snapshot's has a defined
+ * fill value all the same, which pynbody's fast reader requires (it reads
+ * through h5py, slowly, from files whose fill time is NEVER). */
+static H5D_fill_time_t fill_time(const snapshot *s) {
+  return s->output != NULL ? H5D_FILL_TIME_IFSET : H5D_FILL_TIME_NEVER;
+}
+
 /* One dataset of PartType1: rows x cols (cols 0: a vector of rows), in
  * one write, with SWIFT's unit attributes; gzip and shuffle at the
  * output's level, float32 when it asks for single precision (floats
@@ -269,8 +277,7 @@ static int put_dataset(hid_t group, const snapshot *s, const char *name,
       H5Pset_chunk(dcpl, cols > 0 ? 2 : 1, chunk) < 0 ||
       (level > 0 && (H5Pset_shuffle(dcpl) < 0 ||
                      H5Pset_deflate(dcpl, (unsigned)level) < 0)) ||
-      H5Pset_fletcher32(dcpl) < 0 ||
-      H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 ||
+      H5Pset_fletcher32(dcpl) < 0 || H5Pset_fill_time(dcpl, fill_time(s)) < 0 ||
       !snapshot_compact_attrs(dcpl)) {
     if (space >= 0)
       H5Sclose(space);

@@ -49,4 +49,8 @@ int snapshot_put_meta(hid_t file, const snapshot *s, double box);
 /* The Header's unit keys: SWIFT's UnitSystem word and GADGET-4's. */
 int snapshot_put_header_units(hid_t header, const snapshot *s);
 
+/* Reads the units of the open file into out->units and
+ * out->units_source. Prints what is wrong and returns 0. */
+int snapshot_read_units(const char *path, hid_t file, snapshot *out);
+
 #endif

@@ -337,3 +337,58 @@ Test(units, snapshot_fields_precision_and_compression) {
       RUN("run", "-P", "Snapshots:compression:12", "--out", sp("c"), SMALL), 2);
   assert_stderr_has("Snapshots:compression");
 }
+
+/* A restart keeps the units and their G, bit for bit the run straight
+ * through; other units on a restart are refused. */
+Test(units, restart_keeps_the_units) {
+  cr_assert_eq(RUN("run", GALACTIC, "--n", "200", "--steps", "2",
+                   "--checkpoint-every", "1", "--progress", "off", "--threads",
+                   "1", "--out", sp("a")),
+               0, "%s", stderr_text());
+  cr_assert_eq(RUN("run", GALACTIC, "--n", "200", "--steps", "1", "--progress",
+                   "off", "--threads", "1", "--out", sp("b")),
+               0, "%s", stderr_text());
+  cr_assert_eq(RUN("run", "--restart", sp("b/checkpoint.hdf5"), "--steps", "2",
+                   "--progress", "off", "--threads", "1"),
+               0, "%s", stderr_text());
+  snapshot a, b;
+  cr_assert_eq(snapshot_read(sp("a/checkpoint.hdf5"), &a), 1, "%s", errors());
+  cr_assert_eq(snapshot_read(sp("b/checkpoint.hdf5"), &b), 1, "%s", errors());
+  cr_assert(memcmp(a.pos, b.pos, 3 * a.n * sizeof(double)) == 0,
+            "the restart is not the run straight through");
+  cr_expect_eq(b.units.mass, MSUN10);
+  snapshot_free(&a);
+  snapshot_free(&b);
+  cr_assert_eq(RUN("run", "--restart", sp("b/checkpoint.hdf5"), "--steps", "3",
+                   "--unit-mass", "1.98841e33", "--unit-length", "3.0857e18",
+                   "--unit-velocity", "1e5", "--progress", "off"),
+               2);
+  /* The checkpoint's G does not belong to them: refused, before the
+   * comparison of every setting would refuse them too. */
+  assert_stderr_has("contradicts the unit system");
+}
+
+/* forces reads a file of physical units in its numbers with --G as
+ * given: said, with the G of those units. */
+Test(units, forces_says_the_file_units) {
+  snapshot ic = write_ic("ic.h5", 1);
+  cr_assert_eq(RUN("forces", "--in", sp("ic.h5"), "--method", "direct", "--eps",
+                   "0.01", "--device", "cpu", "--out", sp("f.txt")),
+               0, "%s", stderr_text());
+  assert_stderr_has("the forces are computed in its numbers with --G as "
+                    "given (G is 43009.17");
+  snapshot_free(&ic);
+}
+
+/* SWIFT's snapshot keys that tilefmm does not take: refused with what to
+ * do instead. */
+Test(units, swift_snapshot_unit_keys_refused) {
+  cr_assert_eq(RUN("run", "-P", "Snapshots:UnitLength_in_cgs:1", "--out",
+                   sp("a"), SMALL),
+               2);
+  assert_stderr_has("writes snapshots in its internal units");
+  cr_assert_eq(RUN("run", "-P", "Snapshots:select_output:out.yml", "--out",
+                   sp("b"), SMALL),
+               2);
+  assert_stderr_has("Snapshots:fields");
+}

@@ -37,10 +37,10 @@ def check(what, got, want, rtol):
         print("ok  ", what)
 
 
-def run(tilefmm, out):
+def run(tilefmm, out, *extra):
     shutil.rmtree(out, ignore_errors=True)
-    subprocess.run([tilefmm, "run", "--n", "300", "--seed", "7", "--steps", "4",
-                    "--dt", "0.001", "--snapshot-every", "4", "--threads", "1",
+    subprocess.run([tilefmm, "run", *extra, "--n", "300", "--seed", "7", "--steps", "4",
+                    "--dt", "2e-5", "--snapshot-every", "4", "--threads", "1",
                     "--progress", "off", "--out", out,
                     "-P", f"InternalUnitSystem:UnitMass_in_cgs:{U_M!r}",
                     "-P", f"InternalUnitSystem:UnitLength_in_cgs:{U_L!r}",
@@ -52,9 +52,9 @@ def run(tilefmm, out):
 def truth(path):
     with h5py.File(path, "r") as f:
         p = f["PartType1"]
-        pos = p["Coordinates"][...] * U_L       # cm, as stored (shifted)
-        vel = p["Velocities"][...] * U_V        # cm/s
-        mass = p["Masses"][...] * U_M           # g
+        pos = p["Coordinates"][...].astype(float) * U_L       # cm, as stored (shifted)
+        vel = p["Velocities"][...].astype(float) * U_V        # cm/s
+        mass = p["Masses"][...].astype(float) * U_M           # g
         time = f["Header"].attrs["Time"][0] * U_T  # s
         g_file = f["PhysicalConstants/InternalUnits"].attrs["newton_G"][0]
     # G in the run's units must be G_cgs there (derived, not 1).
@@ -63,11 +63,17 @@ def truth(path):
     return pos, vel, mass, time, kinetic
 
 
+def f64(a):
+    """The array in double precision, units kept: a single-precision
+    snapshot's masses overflow float32 in grams."""
+    return a.astype(np.float64)
+
+
 def kinetic_of(mass, vel):
     return 0.5 * np.sum(mass * np.sum(vel**2, axis=1))
 
 
-def with_swiftsimio(path, want):
+def with_swiftsimio(path, want, single):
     import swiftsimio
     pos, vel, mass, time, kinetic = want
     d = swiftsimio.load(path)
@@ -75,62 +81,69 @@ def with_swiftsimio(path, want):
     # swiftsimio rounds the units to 5 significant figures of its nearest
     # base unit (find_nearest_base_unit): 2e-5.
     rtol = 2e-5
-    check("swiftsimio positions (cm)", dm.coordinates.to("cm").value, pos, rtol)
-    check("swiftsimio velocities (cm/s)", dm.velocities.to("cm/s").value, vel, rtol)
-    check("swiftsimio masses (g)", dm.masses.to("g").value, mass, rtol)
+    check("swiftsimio positions (cm)", f64(dm.coordinates).to("cm").value, pos, rtol)
+    check("swiftsimio velocities (cm/s)", f64(dm.velocities).to("cm/s").value, vel, rtol)
+    check("swiftsimio masses (g)", f64(dm.masses).to("g").value, mass, rtol)
     check("swiftsimio time (s)", d.metadata.time.to("s").value, time, rtol)
-    m = dm.masses.to("Msun").value
-    v = dm.velocities.to("km/s").value
+    m = f64(dm.masses).to("Msun").value
+    v = f64(dm.velocities).to("km/s").value
     check("swiftsimio kinetic energy (erg)",
           kinetic_of(m, v) * 1.98841586e33 * 1e10, kinetic, 1e-4)
 
 
-def with_pynbody(path, want):
+def with_pynbody(path, want, single):
     import pynbody
     pos, vel, mass, time, kinetic = want
     s = pynbody.load(path)
-    rtol = 1e-9
-    check("pynbody positions (cm)", s["pos"].in_units("cm"), pos, rtol)
-    check("pynbody velocities (cm/s)", s["vel"].in_units("cm s**-1"), vel, rtol)
-    check("pynbody masses (g)", s["mass"].in_units("g"), mass, rtol)
+    rtol = 1e-6 if single else 1e-9
+    check("pynbody positions (cm)", f64(s["pos"]).in_units("cm"), pos, rtol)
+    check("pynbody velocities (cm/s)", f64(s["vel"]).in_units("cm s**-1"), vel, rtol)
+    check("pynbody masses (g)", f64(s["mass"]).in_units("g"), mass, rtol)
     check("pynbody time (s)", s.properties["time"].in_units("s"), time, rtol)
     check("pynbody kinetic energy (erg)",
-          np.sum(s["ke"].in_units("erg g**-1") * s["mass"].in_units("g")),
-          kinetic, 1e-9)
+          np.sum(s["ke"].in_units("erg g**-1") * f64(s["mass"]).in_units("g")),
+          kinetic, rtol)
     r = np.sqrt(np.sum((pos / KPC_CM) ** 2, axis=1))
-    check("pynbody radius from the origin (kpc)", s["r"].in_units("kpc"), r, 1e-9)
+    check("pynbody radius from the origin (kpc)", f64(s["r"]).in_units("kpc"), r, rtol)
 
 
-def with_yt(path, want):
+def with_yt(path, want, single):
     import yt
     yt.set_log_level(40)
     pos, vel, mass, time, kinetic = want
     ds = yt.load(path)
     ad = ds.all_data()
-    rtol = 1e-9
+    rtol = 1e-6 if single else 1e-9
     # yt returns the particles it finds in its domain [0, BoxSize): all of
     # them here, as the snapshot is shifted into the box; in file order.
-    check("yt positions (cm)", ad["PartType1", "Coordinates"].to("cm").value, pos, rtol)
-    check("yt velocities (cm/s)", ad["PartType1", "Velocities"].to("cm/s").value, vel, rtol)
-    check("yt masses (g)", ad["PartType1", "Mass"].to("g").value, mass, rtol)
+    check("yt positions (cm)", f64(ad["PartType1", "Coordinates"]).to("cm").value, pos, rtol)
+    check("yt velocities (cm/s)", f64(ad["PartType1", "Velocities"]).to("cm/s").value, vel, rtol)
+    check("yt masses (g)", f64(ad["PartType1", "Mass"]).to("g").value, mass, rtol)
     check("yt time (s)", ds.current_time.to("s").value, time, rtol)
     check("yt kinetic energy (erg)",
-          kinetic_of(ad["PartType1", "Mass"].to("g").value,
-                     ad["PartType1", "Velocities"].to("cm/s").value), kinetic, rtol)
+          kinetic_of(f64(ad["PartType1", "Mass"]).to("g").value,
+                     f64(ad["PartType1", "Velocities"]).to("cm/s").value), kinetic, rtol)
 
 
 def main():
     tilefmm, work = sys.argv[1], sys.argv[2]
     os.makedirs(work, exist_ok=True)
-    path = run(tilefmm, os.path.join(work, "run"))
-    want = truth(path)
     warnings.simplefilter("ignore")
-    for reader in (with_swiftsimio, with_pynbody, with_yt):
-        try:
-            reader(path, want)
-        except Exception as e:  # a reader that cannot open the file fails
-            failures.append(f"{reader.__name__}: {type(e).__name__}: {e}")
-            print("FAIL", failures[-1])
+    # Double precision, and the large-run choices: single precision,
+    # gzip with shuffle, no accelerations or potentials.
+    for name, extra in (("double", ()),
+                        ("single_gzip", ("--snapshot-precision", "single",
+                                         "--snapshot-compression", "4",
+                                         "--snapshot-fields", "Velocities"))):
+        print(f"-- {name}")
+        path = run(tilefmm, os.path.join(work, name), *extra)
+        want = truth(path)
+        for reader in (with_swiftsimio, with_pynbody, with_yt):
+            try:
+                reader(path, want, bool(extra))
+            except Exception as e:  # a reader that cannot open the file fails
+                failures.append(f"{name} {reader.__name__}: {type(e).__name__}: {e}")
+                print("FAIL", failures[-1])
     if failures:
         print(f"{len(failures)} checks failed")
         sys.exit(1)
