@@ -2,7 +2,10 @@
 with a physical unit system, with no extra arguments, and see the right
 positions, masses, velocities, time and kinetic energy, in physical units.
 The truth is computed here from the raw datasets (h5py) and the unit
-system given to the run, not from the file's unit attributes.
+system given to the run, not from the file's unit attributes; the same
+file with a wrong length unit must fail every reader's checks (a negative
+control). Two snapshots: double precision, and single precision with gzip
+and shuffle.
 
 Usage: test_readers.py TILEFMM WORKDIR
 """
@@ -23,6 +26,7 @@ U_T = U_L / U_V
 G_CGS = 6.67430e-8
 
 failures = []
+expecting_failures = False  # the negative control: a differing check is right
 
 
 def check(what, got, want, rtol):
@@ -32,7 +36,8 @@ def check(what, got, want, rtol):
         err = np.max(np.abs(got - want) / np.abs(want)) if got.shape == want.shape else None
         failures.append(f"{what}: got {got.ravel()[:3]}, want {want.ravel()[:3]} "
                         f"(shape {got.shape} vs {want.shape}, max rel err {err})")
-        print("FAIL", failures[-1])
+        print("differs (as it must)" if expecting_failures else "FAIL",
+              failures[-1])
     else:
         print("ok  ", what)
 
@@ -125,6 +130,34 @@ def with_yt(path, want, single):
                      f64(ad["PartType1", "Velocities"]).to("cm/s").value), kinetic, rtol)
 
 
+def negative_control(path, want):
+    """The checks must fail on wrong units: the same file with its length
+    unit doubled must fail each reader's checks (a test that cannot fail
+    is no test)."""
+    global expecting_failures
+    bad = path.replace(".hdf5", "_wrong_units.hdf5")
+    shutil.copy(path, bad)
+    with h5py.File(bad, "r+") as f:
+        for group in ("Units", "InternalCodeUnits"):
+            f[group].attrs["Unit length in cgs (U_L)"] = np.array([2 * U_L])
+    for reader in (with_swiftsimio, with_pynbody, with_yt):
+        before = len(failures)
+        print(f"-- {reader.__name__} on wrong units (must fail)")
+        expecting_failures = True
+        try:
+            reader(bad, want, False)
+        except Exception as e:
+            failures.append(f"{type(e).__name__}: {e}")
+        expecting_failures = False
+        caught = len(failures) - before
+        del failures[before:]
+        if caught == 0:
+            failures.append(f"{reader.__name__} passed a file of wrong units")
+            print("FAIL", failures[-1])
+        else:
+            print(f"ok   {reader.__name__} caught the wrong units ({caught} checks)")
+
+
 def main():
     tilefmm, work = sys.argv[1], sys.argv[2]
     os.makedirs(work, exist_ok=True)
@@ -144,6 +177,8 @@ def main():
             except Exception as e:  # a reader that cannot open the file fails
                 failures.append(f"{name} {reader.__name__}: {type(e).__name__}: {e}")
                 print("FAIL", failures[-1])
+        if not extra:
+            negative_control(path, want)
     if failures:
         print(f"{len(failures)} checks failed")
         sys.exit(1)
