@@ -169,6 +169,25 @@ static int precision_word_ok(const void *v) {
   const char *s = *(const char *const *)v;
   return strcmp(s, "single") == 0 || strcmp(s, "double") == 0;
 }
+/* --units: named unit systems (mass, length, velocity in cgs), with
+ * SWIFT's solar mass and the IAU parsec. */
+static const struct {
+  const char *name;
+  double mass, length, velocity;
+} presets[] = {
+    {"nbody", 0, 0, 0},
+    {"galactic", 1.98841e43, 3.0856775814913673e21, 1e5},
+    {"cosmological", 1.98841e43, 3.0856775814913673e24, 1e5},
+};
+#define NPRESETS (sizeof presets / sizeof presets[0])
+
+static int preset_ok(const void *v) {
+  const char *s = *(const char *const *)v;
+  for (size_t k = 0; k < NPRESETS; k++)
+    if (strcmp(presets[k].name, s) == 0)
+      return 1;
+  return 0;
+}
 static int gzip_level(const void *v) {
   return *(const int *)v >= 0 && *(const int *)v <= 9;
 }
@@ -323,6 +342,12 @@ void run_options_init(run_options *ro) {
        .value = &ro->snapshot_compression,
        .valid = gzip_level,
        .expect = "a gzip level, 0 (none) to 9"},
+      {.name = "--units",
+       .kind = ARGS_STRING,
+       .value = &ro->units_preset,
+       .valid = preset_ok,
+       .expect = "nbody, galactic (kpc, 1e10 Msun, km/s) or cosmological "
+                 "(Mpc, 1e10 Msun, km/s)"},
       {.name = "--unit-mass",
        .kind = ARGS_DOUBLE,
        .value = &ro->units.mass,
@@ -463,6 +488,9 @@ void run_options_help(FILE *fp, const run_options *d) {
       "                    Snapshots carry the units for swiftsimio, yt and\n"
       "                    pynbody; see docs/units.md\n"
       "  --unit-current I, --unit-temp T  SWIFT's other two units (default 1)\n"
+      "  --units U         nbody, galactic (1 kpc, 1e10 Msun, 1 km/s) or\n"
+      "                    cosmological (1 Mpc, 1e10 Msun, 1 km/s): the three\n"
+      "                    units at once\n"
       "  --restart FILE    continue from a checkpoint: the result is bit\n"
       "                    for bit the run straight through on the same\n"
       "                    device; the settings come from the checkpoint,\n"
@@ -780,8 +808,36 @@ static void finish_output(run_options *ro) {
   ro->output.compression = ro->snapshot_compression;
 }
 
+/* --units: the three units of its preset, as if given by their flags
+ * (so that the canonical list and a restart hold them); with any of those
+ * flags too, refused. */
+static int apply_preset(run_options *ro) {
+  static const char *const flags[] = {"--unit-mass", "--unit-length",
+                                      "--unit-velocity"};
+  for (size_t k = 0; k < 3; k++)
+    if (run_options_explicit(ro, flags[k])) {
+      cli_error("--units %s and %s both given: choose one", ro->units_preset,
+                flags[k]);
+      return 0;
+    }
+  for (size_t k = 0; k < NPRESETS; k++)
+    if (strcmp(presets[k].name, ro->units_preset) == 0) {
+      ro->units.mass = presets[k].mass;
+      ro->units.length = presets[k].length;
+      ro->units.velocity = presets[k].velocity;
+    }
+  for (size_t k = 0; units_physical(&ro->units) && k < 3; k++)
+    ro->explicit_[find_opt(ro, flags[k]) - ro->opts] = 1;
+  return 1;
+}
+
 int run_options_units(run_options *ro) {
   units *u = &ro->units;
+  if (ro->units_preset != NULL && !ro->preset_applied) {
+    if (!apply_preset(ro))
+      return 0;
+    ro->preset_applied = 1;
+  }
   static const char *const need[] = {"--unit-mass", "--unit-length",
                                      "--unit-velocity"};
   const double given[] = {u->mass, u->length, u->velocity};

@@ -16,7 +16,7 @@
 
 /* Every flag of 'run': its own, --params, --restart and --force, and the
  * solver's. */
-#define RUN_FLAGS (28 + SOLVER_CLI_FLAGS)
+#define RUN_FLAGS (29 + SOLVER_CLI_FLAGS)
 
 /* A parameter given by the file or by -P, as given (an alias keeps its
  * own name), and what became of it. */
@@ -55,6 +55,9 @@ typedef struct run_options {
   units units; /* InternalUnitSystem (--unit-mass, ...): mass 0 for N-body
                   units; G derives from it unless given */
   int G_kept;  /* a restart: the checkpoint's G, which stays */
+  const char *units_preset;       /* --units: nbody, galactic, cosmological, or
+                                     NULL (the flags or InternalUnitSystem) */
+  int preset_applied;             /* --units has set the unit fields */
   const char *snapshot_fields;    /* Snapshots:fields: "all" or a list */
   const char *snapshot_precision; /* Snapshots:precision: single, double */
   int snapshot_compression;       /* Snapshots:compression: gzip 0-9 */

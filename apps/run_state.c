@@ -119,6 +119,13 @@ static int reconcile_units(run_state *s, const snapshot *snap,
               ro->ic, run);
     return 1;
   }
+  if (!units_physical(&ro->units) && ro->units_preset != NULL) {
+    fprintf(stderr,
+            "tilefmm run: note: %s is in %s; its numbers are taken as N-body "
+            "units (--units %s)\n",
+            ro->ic, file, ro->units_preset);
+    return 1;
+  }
   if (!units_physical(&ro->units)) {
     if (!run_options_adopt_units(ro, &snap->units))
       return 0;

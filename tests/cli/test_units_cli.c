@@ -392,3 +392,44 @@ Test(units, swift_snapshot_unit_keys_refused) {
                2);
   assert_stderr_has("Snapshots:fields");
 }
+
+/* --units: named systems, the same run as their three flags. */
+Test(units, presets) {
+  cr_assert_eq(RUN("run", "--units", "galactic", "--out", sp("a"), SMALL), 0,
+               "%s", stderr_text());
+  cr_assert_eq(RUN("run", GALACTIC, "--out", sp("b"), SMALL), 0, "%s",
+               stderr_text());
+  char *a = read_text("a/used_parameters.yml"),
+       *b = read_text("b/used_parameters.yml");
+  /* The same units and G (the directories differ). */
+  const char *units_b = strstr(b, "InternalUnitSystem:");
+  char G[64];
+  snprintf(G, sizeof G, "  G: %.17g\n", galactic_G());
+  cr_assert_not_null(units_b, "%s", b);
+  cr_expect(strstr(a, units_b) != NULL, "%s\nlacks\n%s", a, units_b);
+  cr_expect(strstr(a, G) != NULL, "%s lacks %s", a, G);
+  free(a);
+  free(b);
+  cr_expect_eq(file_double(sp("a/snapshot_0000.hdf5"), "Units",
+                           "Unit length in cgs (U_L)"),
+               KPC);
+  cr_assert_eq(RUN("run", "--units", "cosmological", "--out", sp("c"), SMALL),
+               0);
+  cr_expect_eq(file_double(sp("c/snapshot_0000.hdf5"), "Units",
+                           "Unit length in cgs (U_L)"),
+               1000 * KPC);
+  cr_assert_eq(RUN("run", "--units", "galactic", "--unit-mass", "1e43", "--out",
+                   sp("d"), SMALL),
+               2);
+  assert_stderr_has("--units galactic and --unit-mass both given");
+  cr_assert_eq(RUN("run", "--units", "furlongs", "--out", sp("e"), SMALL), 2);
+  assert_stderr_has("--units");
+  /* nbody: the numbers of a file with units taken as they are, said. */
+  snapshot ic = write_ic("ic.h5", 1);
+  cr_assert_eq(RUN("run", "--ic", sp("ic.h5"), "--units", "nbody", "--method",
+                   "direct", "--steps", "0", "--progress", "off", "--out",
+                   sp("f")),
+               0, "%s", stderr_text());
+  assert_stderr_has("its numbers are taken as N-body units (--units nbody)");
+  snapshot_free(&ic);
+}
