@@ -570,6 +570,14 @@ int cmd_run(int argc, char **argv) {
             "tilefmm run: %s\n",
             tfmm_sim_count(r.sim), o->ic, o->sc.method, r.device, o->sc.leaf,
             steps, tfmm_sim_syncs(r.sim), r.end, o->out, solver);
+    if (units_physical(&o->units)) {
+      char text[160];
+      fprintf(stderr, "tilefmm run: units: %s, time %.6g s; G = %.9g%s\n",
+              units_describe(&o->units, text, sizeof text),
+              units_time(&o->units), o->sc.cfg.G,
+              run_options_explicit(o, "--G") ? " (as given)"
+                                             : " (from the units)");
+    }
     r.report_open =
         run_report_open(&r.report, o->out, tfmm_sim_syncs(r.sim), r.end,
                         o->restart_path != NULL, use_progress(o->progress));

@@ -63,6 +63,9 @@ Test(units, G_derives_from_the_unit_system) {
                          "1.98841e+43\n") != NULL,
             "%s", used);
   free(used);
+  assert_stderr_has("tilefmm run: units: mass 1.98841e+43 g, length "
+                    "3.08568e+21 cm, velocity 100000 cm/s, time 3.08568e+16 "
+                    "s; G = 43009.1755 (from the units)");
   const char *snap = sp("a/snapshot_0000.hdf5");
   cr_expect_eq(file_double(snap, "PhysicalConstants/InternalUnits", "newton_G"),
                G);
