@@ -47,6 +47,16 @@ int body_input_types_ok(const void *value) {
 static int from_snapshot(const char *path, uint64_t types, bodyio_bodies *out) {
   snapshot s;
   const int ok = snapshot_read_types(path, types, BODY_INPUT_TYPES_FLAG, &s);
+  if (ok && units_physical(&s.units)) {
+    /* The forces are in the file's numbers with G as given (--G): said,
+     * with the G those units need, rather than ignored silently. */
+    char text[160];
+    fprintf(stderr,
+            "tilefmm: note: %s is in %s; the forces are computed in its "
+            "numbers with --G as given (G is %.9g in these units)\n",
+            path, units_describe(&s.units, text, sizeof text),
+            units_G(&s.units));
+  }
   if (ok) {
     out->n = out->cap = s.n;
     out->pos = s.pos;

@@ -124,8 +124,8 @@ static int write_state(const run *r, const char *fmt, int64_t k,
                        int checkpoint) {
   char *path = out_path(r, fmt, k);
   const int ok =
-      path != NULL &&
-      run_state_write(r->sim, path, r->attrs, r->nattrs, checkpoint, r->device);
+      path != NULL && run_state_write(r->sim, &r->ro, path, r->attrs, r->nattrs,
+                                      checkpoint, r->device);
   free(path);
   return ok;
 }
@@ -491,7 +491,7 @@ static int set_up(run *r) {
                       "for bit the run straight through\n");
     r->attrs = run_options_attrs(o, &r->nattrs);
     r->writer = (snapshot_writer){
-        .sim = r->sim, .params = r->attrs, .nparams = r->nattrs};
+        .sim = r->sim, .ro = o, .params = r->attrs, .nparams = r->nattrs};
     if (r->attrs == NULL) {
       cli_error("out of memory");
       code = CLI_RUNTIME_ERROR;
@@ -571,6 +571,14 @@ int cmd_run(int argc, char **argv) {
             "tilefmm run: %s\n",
             tfmm_sim_count(r.sim), o->ic, o->sc.method, r.device, o->sc.leaf,
             steps, tfmm_sim_syncs(r.sim), r.end, o->out, solver);
+    if (units_physical(&o->units)) {
+      char text[160];
+      fprintf(stderr, "tilefmm run: units: %s, time %.6g s; G = %.9g%s\n",
+              units_describe(&o->units, text, sizeof text),
+              units_time(&o->units), o->sc.cfg.G,
+              run_options_explicit(o, "--G") ? " (as given)"
+                                             : " (from the units)");
+    }
     r.report_open =
         run_report_open(&r.report, o->out, tfmm_sim_syncs(r.sim), r.end,
                         o->restart_path != NULL, use_progress(o->progress));

@@ -11,6 +11,7 @@
 #include "tilefmm.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,6 +75,14 @@ static const run_key keys[] = {
     {"Output", "progress", "--progress", 1},
     {"Output", "plots", "--plots", 1},
     {"Snapshots", "delta_time", "--snapshot-dt", 1},
+    {"Snapshots", "fields", "--snapshot-fields", 1},
+    {"Snapshots", "precision", "--snapshot-precision", 1},
+    {"Snapshots", "compression", "--snapshot-compression", 1},
+    {"InternalUnitSystem", "UnitMass_in_cgs", "--unit-mass", 0},
+    {"InternalUnitSystem", "UnitLength_in_cgs", "--unit-length", 0},
+    {"InternalUnitSystem", "UnitVelocity_in_cgs", "--unit-velocity", 0},
+    {"InternalUnitSystem", "UnitCurrent_in_cgs", "--unit-current", 0},
+    {"InternalUnitSystem", "UnitTemp_in_cgs", "--unit-temp", 0},
     {"Statistics", "delta_time", "--stats-dt", 1},
     {"Restart", "file", "--restart", 1},
 };
@@ -91,6 +100,7 @@ static const run_key aliases[] = {
     {"Gravity", "comoving_DM_softening", "--eps", 0},
     {"Gravity", "max_physical_DM_softening", "--eps", 0},
     {"Gravity", "theta_cr", "--theta", 0},
+    {"PhysicalConstants", "G", "--G", 0},
 };
 #define NALIASES (sizeof aliases / sizeof aliases[0])
 
@@ -102,6 +112,18 @@ static const struct {
     {"Snapshots", "basename",
      "SWIFT's key: tilefmm names its snapshots DIR/snapshot_NNNN.hdf5 (set DIR "
      "with Output:directory)"},
+    {"Snapshots", "select_output",
+     "SWIFT's key: tilefmm chooses a snapshot's datasets with "
+     "Snapshots:fields (a list of names), not an output-list file"},
+    {"Snapshots", "UnitMass_in_cgs",
+     "SWIFT's key: tilefmm writes snapshots in its internal units "
+     "(InternalUnitSystem), which every reader converts"},
+    {"Snapshots", "UnitLength_in_cgs",
+     "SWIFT's key: tilefmm writes snapshots in its internal units "
+     "(InternalUnitSystem), which every reader converts"},
+    {"Snapshots", "UnitVelocity_in_cgs",
+     "SWIFT's key: tilefmm writes snapshots in its internal units "
+     "(InternalUnitSystem), which every reader converts"},
     {"Snapshots", "subdir",
      "SWIFT's key: set the output directory with Output:directory"},
     {"Snapshots", "time_first",
@@ -144,6 +166,36 @@ static int progress_ok(const void *v) {
          strcmp(s, "off") == 0;
 }
 static int nonempty(const void *v) { return **(const char *const *)v != '\0'; }
+static int fields_ok(const void *v) {
+  unsigned fields;
+  return snapshot_parse_fields(*(const char *const *)v, &fields);
+}
+static int precision_word_ok(const void *v) {
+  const char *s = *(const char *const *)v;
+  return strcmp(s, "single") == 0 || strcmp(s, "double") == 0;
+}
+/* --units: named unit systems (mass, length, velocity in cgs), with
+ * SWIFT's solar mass and the IAU parsec. */
+static const struct {
+  const char *name;
+  double mass, length, velocity;
+} presets[] = {
+    {"nbody", 0, 0, 0},
+    {"galactic", 1.98841e43, 3.0856775814913673e21, 1e5},
+    {"cosmological", 1.98841e43, 3.0856775814913673e24, 1e5},
+};
+#define NPRESETS (sizeof presets / sizeof presets[0])
+
+static int preset_ok(const void *v) {
+  const char *s = *(const char *const *)v;
+  for (size_t k = 0; k < NPRESETS; k++)
+    if (strcmp(presets[k].name, s) == 0)
+      return 1;
+  return 0;
+}
+static int gzip_level(const void *v) {
+  return *(const int *)v >= 0 && *(const int *)v <= 9;
+}
 
 /* Takes s (allocated, or NULL when out of memory) into ro->owned, so that
  * run_options_free releases it. Returns s, or NULL (s released) when out
@@ -191,6 +243,8 @@ void run_options_init(run_options *ro) {
   ro->stats_every = 1;
   ro->progress = "auto";
   ro->plots = "on";
+  ro->snapshot_fields = "all";
+  ro->snapshot_precision = "double";
   const args_option own[RUN_FLAGS - SOLVER_CLI_FLAGS] = {
       {.name = "--params", .kind = ARGS_STRING, .value = &ro->params_path},
       {.name = "--restart", .kind = ARGS_STRING, .value = &ro->restart_path},
@@ -284,6 +338,52 @@ void run_options_init(run_options *ro) {
        .value = &ro->stats_dt,
        .valid = non_negative_double,
        .expect = "a number >= 0"},
+      {.name = "--snapshot-fields",
+       .kind = ARGS_STRING,
+       .value = &ro->snapshot_fields,
+       .valid = fields_ok,
+       .expect = SNAPSHOT_FIELDS_EXPECT},
+      {.name = "--snapshot-precision",
+       .kind = ARGS_STRING,
+       .value = &ro->snapshot_precision,
+       .valid = precision_word_ok,
+       .expect = "single or double"},
+      {.name = "--snapshot-compression",
+       .kind = ARGS_INT,
+       .value = &ro->snapshot_compression,
+       .valid = gzip_level,
+       .expect = "a gzip level, 0 (none) to 9"},
+      {.name = "--units",
+       .kind = ARGS_STRING,
+       .value = &ro->units_preset,
+       .valid = preset_ok,
+       .expect = "nbody, galactic (kpc, 1e10 Msun, km/s) or cosmological "
+                 "(Mpc, 1e10 Msun, km/s)"},
+      {.name = "--unit-mass",
+       .kind = ARGS_DOUBLE,
+       .value = &ro->units.mass,
+       .valid = positive_double,
+       .expect = "a mass in grams > 0"},
+      {.name = "--unit-length",
+       .kind = ARGS_DOUBLE,
+       .value = &ro->units.length,
+       .valid = positive_double,
+       .expect = "a length in centimetres > 0"},
+      {.name = "--unit-velocity",
+       .kind = ARGS_DOUBLE,
+       .value = &ro->units.velocity,
+       .valid = positive_double,
+       .expect = "a velocity in cm/s > 0"},
+      {.name = "--unit-current",
+       .kind = ARGS_DOUBLE,
+       .value = &ro->units.current,
+       .valid = positive_double,
+       .expect = "a current in amperes > 0"},
+      {.name = "--unit-temp",
+       .kind = ARGS_DOUBLE,
+       .value = &ro->units.temperature,
+       .valid = positive_double,
+       .expect = "a temperature in kelvin > 0"},
   };
   memcpy(ro->opts, own, sizeof own);
   solver_cli_init(&ro->sc, ro->opts + (RUN_FLAGS - SOLVER_CLI_FLAGS));
@@ -382,6 +482,26 @@ void run_options_help(FILE *fp, const run_options *d) {
       "                    multiple of T from the start (NNNN = that\n"
       "                    multiple), instead of --snapshot-every\n"
       "  --stats-dt T      diagnostics likewise, instead of --stats-every\n"
+      "  --snapshot-fields LIST  the datasets of a snapshot: all, or a list\n"
+      "                    of Velocities, Accelerations, Potentials "
+      "(Coordinates,\n"
+      "                    Masses and ParticleIDs are always written; default\n"
+      "                    all). Checkpoints hold everything\n"
+      "  --snapshot-precision P  single or double (default) for the\n"
+      "                    snapshots' floating-point datasets\n"
+      "  --snapshot-compression L  gzip level 0 (none, default) to 9, with\n"
+      "                    HDF5's shuffle, as SWIFT's Snapshots:compression\n"
+      "  --unit-mass M, --unit-length L, --unit-velocity V  the unit system\n"
+      "                    (SWIFT's InternalUnitSystem: grams, centimetres,\n"
+      "                    cm/s; all three or none; default: N-body units,\n"
+      "                    G = 1). G then derives from them (6.67430e-8 in\n"
+      "                    cgs) unless --G is given, which must agree to 1%%.\n"
+      "                    Snapshots carry the units for swiftsimio, yt and\n"
+      "                    pynbody; see docs/units.md\n"
+      "  --unit-current I, --unit-temp T  SWIFT's other two units (default 1)\n"
+      "  --units U         nbody, galactic (1 kpc, 1e10 Msun, 1 km/s) or\n"
+      "                    cosmological (1 Mpc, 1e10 Msun, 1 km/s): the three\n"
+      "                    units at once\n"
       "  --restart FILE    continue from a checkpoint: the result is bit\n"
       "                    for bit the run straight through on the same\n"
       "                    device; the settings come from the checkpoint,\n"
@@ -670,6 +790,8 @@ int run_options_merge_checkpoint(run_options *ro, const char *path,
       continue;
     if (ro->explicit_[i])
       continue; /* compared once every setting is final */
+    if (strcmp(k->flag, "--G") == 0)
+      ro->G_kept = 1; /* not derived again from the units */
     /* A string setting points at its word: copy the checkpoint's, which
      * is released before the run ends. */
     char where[512];
@@ -694,8 +816,104 @@ int run_options_merge_checkpoint(run_options *ro, const char *path,
   return 1;
 }
 
+/* The snapshot output settings, parsed (checked by their options). */
+static void finish_output(run_options *ro) {
+  snapshot_parse_fields(ro->snapshot_fields, &ro->output.fields);
+  ro->output.single = strcmp(ro->snapshot_precision, "single") == 0;
+  ro->output.compression = ro->snapshot_compression;
+}
+
+/* --units: the three units of its preset, as if given by their flags
+ * (so that the canonical list and a restart hold them); with any of those
+ * flags too, refused. */
+static int apply_preset(run_options *ro) {
+  static const char *const flags[] = {"--unit-mass", "--unit-length",
+                                      "--unit-velocity"};
+  for (size_t k = 0; k < 3; k++)
+    if (run_options_explicit(ro, flags[k])) {
+      cli_error("--units %s and %s both given: choose one", ro->units_preset,
+                flags[k]);
+      return 0;
+    }
+  for (size_t k = 0; k < NPRESETS; k++)
+    if (strcmp(presets[k].name, ro->units_preset) == 0) {
+      ro->units.mass = presets[k].mass;
+      ro->units.length = presets[k].length;
+      ro->units.velocity = presets[k].velocity;
+    }
+  for (size_t k = 0; units_physical(&ro->units) && k < 3; k++)
+    ro->explicit_[find_opt(ro, flags[k]) - ro->opts] = 1;
+  return 1;
+}
+
+int run_options_units(run_options *ro) {
+  units *u = &ro->units;
+  if (ro->units_preset != NULL && !ro->preset_applied) {
+    if (!apply_preset(ro))
+      return 0;
+    ro->preset_applied = 1;
+  }
+  static const char *const need[] = {"--unit-mass", "--unit-length",
+                                     "--unit-velocity"};
+  const double given[] = {u->mass, u->length, u->velocity};
+  int count = 0;
+  for (int k = 0; k < 3; k++)
+    count += given[k] > 0;
+  if (count != 0 && count != 3) {
+    char missing[128] = "";
+    for (int k = 0; k < 3; k++)
+      if (!(given[k] > 0))
+        snprintf(missing + strlen(missing), sizeof missing - strlen(missing),
+                 "%s%s", missing[0] != '\0' ? ", " : "", need[k]);
+    cli_error("InternalUnitSystem: UnitMass_in_cgs, UnitLength_in_cgs and "
+              "UnitVelocity_in_cgs (--unit-mass, --unit-length, "
+              "--unit-velocity) come together: missing %s",
+              missing);
+    return 0;
+  }
+  if (count == 0) {
+    if (u->current > 0 || u->temperature > 0) {
+      cli_error("InternalUnitSystem: UnitCurrent_in_cgs and UnitTemp_in_cgs "
+                "need the mass, length and velocity units too");
+      return 0;
+    }
+    return 1; /* N-body units: G as given, 1 by default */
+  }
+  if (!(u->current > 0))
+    u->current = 1;
+  if (!(u->temperature > 0))
+    u->temperature = 1;
+  double *G = &ro->sc.cfg.G;
+  const double derived = units_G(u);
+  if (!run_options_explicit(ro, "--G") && !ro->G_kept) {
+    *G = derived;
+    return 1;
+  }
+  if (fabs(*G - derived) > UNITS_G_TOLERANCE * derived) {
+    char text[160];
+    cli_error("Gravity:G (--G) %.9g contradicts the unit system (%s), in "
+              "which G = %.9g (G = %.5e in cgs): drop Gravity:G to derive it "
+              "from the units, or give the units it belongs to",
+              *G, units_describe(u, text, sizeof text), derived, UNITS_G_CGS);
+    return 0;
+  }
+  return 1; /* the G given, within UNITS_G_TOLERANCE of the units' */
+}
+
+int run_options_adopt_units(run_options *ro, const units *u) {
+  ro->units = *u;
+  const char *flags[] = {"--unit-mass", "--unit-length", "--unit-velocity",
+                         "--unit-current", "--unit-temp"};
+  for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
+    ro->explicit_[find_opt(ro, flags[k]) - ro->opts] = 1;
+  return run_options_units(ro);
+}
+
 int run_options_finish(run_options *ro) {
   solver_cli_finish(&ro->sc);
+  finish_output(ro);
+  if (!run_options_units(ro))
+    return 0;
   tfmm_config *c = &ro->sc.cfg;
   if (ro->steps >= 0 && ro->t_end > 0) {
     cli_error("--steps and --t-end both given: choose one end");
@@ -863,7 +1081,9 @@ snapshot_attr *run_options_attrs(const run_options *ro, size_t *count) {
     /* Unset: no end time, no restart file. */
     if ((strcmp(keys[k].flag, "--t-end") == 0 && ro->t_end < 0) ||
         (strcmp(keys[k].flag, "--restart") == 0 && ro->restart_path == NULL) ||
-        (strcmp(keys[k].flag, "--types") == 0 && ro->types == NULL))
+        (strcmp(keys[k].flag, "--types") == 0 && ro->types == NULL) ||
+        (strncmp(keys[k].flag, "--unit-", 7) == 0 &&
+         !units_physical(&ro->units)))
       continue;
     const size_t len = strlen(keys[k].section) + strlen(keys[k].key) + 2;
     a[m].name = malloc(len);

@@ -9,13 +9,14 @@
 #include "args.h"
 #include "snapshot.h"
 #include "solver_cli.h"
+#include "units.h"
 
 #include <stdint.h>
 #include <stdio.h>
 
 /* Every flag of 'run': its own, --params, --restart and --force, and the
  * solver's. */
-#define RUN_FLAGS (21 + SOLVER_CLI_FLAGS)
+#define RUN_FLAGS (30 + SOLVER_CLI_FLAGS)
 
 /* A parameter given by the file or by -P, as given (an alias keeps its
  * own name), and what became of it. */
@@ -52,6 +53,16 @@ typedef struct run_options {
   double time_begin;     /* TimeIntegration:time_begin, checked against the
                             initial conditions' time (time_begin_given) */
   int time_begin_given;
+  units units; /* InternalUnitSystem (--unit-mass, ...): mass 0 for N-body
+                  units; G derives from it unless given */
+  int G_kept;  /* a restart: the checkpoint's G, which stays */
+  const char *units_preset;       /* --units: nbody, galactic, cosmological, or
+                                     NULL (the flags or InternalUnitSystem) */
+  int preset_applied;             /* --units has set the unit fields */
+  const char *snapshot_fields;    /* Snapshots:fields: "all" or a list */
+  const char *snapshot_precision; /* Snapshots:precision: single, double */
+  int snapshot_compression;       /* Snapshots:compression: gzip 0-9 */
+  snapshot_output output;         /* the three, parsed by finish */
   run_given *given; /* the file's parameters, then -P's, in order; string
                        settings they gave point at their values */
   size_t ngiven;
@@ -109,6 +120,20 @@ int run_options_upgrade_checkpoint(const char *path, snapshot_attr **attrs,
  * Prints the first that differs, naming it, and returns 0 if one does. */
 int run_options_compare(const run_options *ro, const char *path,
                         const snapshot_attr *params, size_t count);
+
+/* The unit system's checks and G: the mass, length and velocity units
+ * together or none (current and temperature 1 unless given); G derived
+ * from the units unless given, and a given G that differs from theirs by
+ * more than UNITS_G_TOLERANCE refused. Called by run_options_finish, and
+ * again once initial conditions gave the run their units. Prints what is
+ * wrong and returns 0. */
+int run_options_units(run_options *ro);
+
+/* Adopts the unit system of initial conditions for a run that gave none:
+ * its keys become the run's (written into every snapshot and checkpoint),
+ * and G derives from them unless given. Returns 0 (printed) when G
+ * contradicts them. */
+int run_options_adopt_units(run_options *ro, const units *u);
 
 /* After parsing: the device-dependent leaf default (64 on the CPU, 1024
  * when the near field runs on a GPU), --steps or --t-end, and the solver

@@ -95,9 +95,70 @@ static int from_text(run_state *s, const char *path) {
   return ok;
 }
 
+/* The initial conditions' units against the run's. A file with units
+ * into a run with none: the run takes them (G derives from them unless
+ * given); with other units than the run's: the bodies and the time are
+ * converted to the run's; a file without units (an older tilefmm's, or
+ * one of N-body units) into a run with units: its numbers are taken in
+ * the run's units. Each case says so on stderr: never silently. */
+static int reconcile_units(run_state *s, const snapshot *snap,
+                           run_options *ro) {
+  char file[160], run[160];
+  units_describe(&snap->units, file, sizeof file);
+  units_describe(&ro->units, run, sizeof run);
+  if (!units_physical(&snap->units)) {
+    if (snap->units_source == SNAPSHOT_UNITS_NONE)
+      fprintf(stderr,
+              "tilefmm run: note: %s carries no units: its numbers are taken "
+              "in the run's %s\n",
+              ro->ic, run);
+    else if (units_physical(&ro->units))
+      fprintf(stderr,
+              "tilefmm run: note: %s is in N-body units: its numbers are "
+              "taken in the run's %s\n",
+              ro->ic, run);
+    return 1;
+  }
+  if (!units_physical(&ro->units) && ro->units_preset != NULL) {
+    fprintf(stderr,
+            "tilefmm run: note: %s is in %s; its numbers are taken as N-body "
+            "units (--units %s)\n",
+            ro->ic, file, ro->units_preset);
+    return 1;
+  }
+  if (!units_physical(&ro->units)) {
+    if (!run_options_adopt_units(ro, &snap->units))
+      return 0;
+    fprintf(stderr,
+            "tilefmm run: note: the run takes the units of %s (%s), and G = "
+            "%.9g in them\n",
+            ro->ic, file, ro->sc.cfg.G);
+    return 1;
+  }
+  if (units_same(&snap->units, &ro->units))
+    return 1;
+  const double length = snap->units.length / ro->units.length,
+               velocity = snap->units.velocity / ro->units.velocity,
+               mass = snap->units.mass / ro->units.mass,
+               time = units_time(&snap->units) / units_time(&ro->units);
+  for (size_t i = 0; i < 3 * s->n; i++) {
+    s->pos[i] *= length;
+    s->vel[i] *= velocity;
+  }
+  for (size_t i = 0; i < s->n; i++)
+    s->mass[i] *= mass;
+  s->time_initial *= time;
+  fprintf(stderr,
+          "tilefmm run: note: %s is in %s; its bodies and time are converted "
+          "to the run's %s\n",
+          ro->ic, file, run);
+  return 1;
+}
+
 /* A snapshot's bodies: the particle types --types names (TEXT, or NULL:
- * one type, not gas). */
-static int from_snapshot(run_state *s, const char *path, const char *types) {
+ * one type, not gas), in the run's units. */
+static int from_snapshot(run_state *s, const char *path, const char *types,
+                         run_options *ro) {
   snapshot snap;
   uint64_t mask = SNAPSHOT_TYPES_DEFAULT;
   if (types != NULL && !body_input_parse_types(types, &mask)) {
@@ -117,8 +178,11 @@ static int from_snapshot(run_state *s, const char *path, const char *types) {
   s->time_initial = snap.time;
   snap.pos = snap.vel = snap.mass = NULL;
   snap.ids = NULL;
+  const int ok = reconcile_units(s, &snap, ro);
   snapshot_free(&snap);
-  return 1;
+  if (!ok)
+    run_state_free(s);
+  return ok;
 }
 
 int run_state_from_ic(run_state *s, run_options *ro) {
@@ -141,7 +205,7 @@ int run_state_from_ic(run_state *s, run_options *ro) {
     return 0;
   }
   const int ok =
-      hdf5 ? from_snapshot(s, ro->ic, ro->types) : from_text(s, ro->ic);
+      hdf5 ? from_snapshot(s, ro->ic, ro->types, ro) : from_text(s, ro->ic);
   if (!ok)
     return 0;
   if (run_options_explicit(ro, "--n") && ro->n != (uint64_t)s->n) {
@@ -317,7 +381,7 @@ int run_state_make_sim(run_state *s, const run_options *ro, tfmm_sim **sim) {
   return st == TFMM_ERR_INVALID_ARGUMENT ? CLI_USAGE_ERROR : CLI_RUNTIME_ERROR;
 }
 
-int run_state_write(tfmm_sim *sim, const char *path,
+int run_state_write(tfmm_sim *sim, const run_options *ro, const char *path,
                     const snapshot_attr *params, size_t nparams, int checkpoint,
                     const char *device) {
   tfmm_sim_state s;
@@ -325,11 +389,12 @@ int run_state_write(tfmm_sim *sim, const char *path,
     cli_error("%s: %s", path, tfmm_sim_message(sim));
     return 0;
   }
-  return run_state_write_saved(&s, tfmm_sim_bins(sim, NULL, 0) > 0, path,
+  return run_state_write_saved(&s, tfmm_sim_bins(sim, NULL, 0) > 0, ro, path,
                                params, nparams, checkpoint, device);
 }
 
-int run_state_write_saved(const tfmm_sim_state *sp, int clock, const char *path,
+int run_state_write_saved(const tfmm_sim_state *sp, int clock,
+                          const run_options *ro, const char *path,
                           const snapshot_attr *params, size_t nparams,
                           int checkpoint, const char *device) {
   const tfmm_sim_state s = *sp;
@@ -349,22 +414,25 @@ int run_state_write_saved(const tfmm_sim_state *sp, int clock, const char *path,
                            {"ticks", ticks},
                            {"tick", tick}};
   /* snapshot_write reads the arrays only. */
-  const snapshot snap = {
-      .n = s.n,
-      /* tfmm_sim_time's sum, from the state */
-      .time = s.time_initial + (double)s.ticks * s.tick,
-      .pos = (double *)s.pos,
-      .vel = (double *)s.vel,
-      .mass = (double *)s.mass,
-      .acc = (double *)s.acc,
-      .pot = (double *)s.pot,
-      .ids = (uint64_t *)s.ids,
-      .bins = checkpoint && clock ? (signed char *)s.bins : NULL,
-      .params = (snapshot_attr *)params,
-      .nparams = nparams,
-      .state = checkpoint ? state : NULL,
-      .nstate = !checkpoint ? 0
-                : clock     ? sizeof state / sizeof state[0]
-                            : sizeof state / sizeof state[0] - 2};
+  const snapshot snap = {.n = s.n,
+                         /* tfmm_sim_time's sum, from the state */
+                         .time = s.time_initial + (double)s.ticks * s.tick,
+                         .pos = (double *)s.pos,
+                         .vel = (double *)s.vel,
+                         .mass = (double *)s.mass,
+                         .acc = (double *)s.acc,
+                         .pot = (double *)s.pot,
+                         .ids = (uint64_t *)s.ids,
+                         .bins =
+                             checkpoint && clock ? (signed char *)s.bins : NULL,
+                         .params = (snapshot_attr *)params,
+                         .nparams = nparams,
+                         .state = checkpoint ? state : NULL,
+                         .nstate = !checkpoint ? 0
+                                   : clock     ? sizeof state / sizeof state[0]
+                                           : sizeof state / sizeof state[0] - 2,
+                         .units = ro->units,
+                         .G = ro->sc.cfg.G,
+                         .output = checkpoint ? NULL : &ro->output};
   return snapshot_write(path, &snap);
 }

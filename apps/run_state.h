@@ -62,8 +62,10 @@ int run_state_make_sim(run_state *s, const run_options *ro, tfmm_sim **sim);
 /* Writes the simulation's state to path as a snapshot with params in
  * /Parameters, and with /RunState (its step, time_initial and
  * energy_initial) when checkpoint is nonzero (device names the device that
- * computed the forces). Atomic; prints what is wrong and returns 0. */
-int run_state_write(tfmm_sim *sim, const char *path,
+ * computed the forces). ro gives the units and G, and for a snapshot
+ * (not a checkpoint) its fields, precision and compression. Atomic;
+ * prints what is wrong and returns 0. */
+int run_state_write(tfmm_sim *sim, const run_options *ro, const char *path,
                     const snapshot_attr *params, size_t nparams, int checkpoint,
                     const char *device);
 
@@ -71,7 +73,8 @@ int run_state_write(tfmm_sim *sim, const char *path,
  * tfmm_sim_save_end), at its own time; clock: it was saved with
  * individual steps (the clock goes into a checkpoint). Touches no sim,
  * so that a thread may write while the sim steps on. */
-int run_state_write_saved(const tfmm_sim_state *s, int clock, const char *path,
+int run_state_write_saved(const tfmm_sim_state *s, int clock,
+                          const run_options *ro, const char *path,
                           const snapshot_attr *params, size_t nparams,
                           int checkpoint, const char *device);
 

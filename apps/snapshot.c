@@ -5,6 +5,7 @@
 
 #include "atomic_file.h"
 #include "cli.h"
+#include "snapshot_meta.h"
 
 #include <hdf5.h>
 
@@ -31,6 +32,40 @@ static void free_attrs(snapshot_attr *attrs, size_t count) {
     free(attrs[k].value);
   }
   free(attrs);
+}
+
+int snapshot_parse_fields(const char *text, unsigned *fields) {
+  if (strcmp(text, "all") == 0) {
+    *fields = SNAPSHOT_FIELDS_ALL;
+    return 1;
+  }
+  static const struct {
+    const char *name;
+    unsigned bit;
+  } names[] = {{"Coordinates", 0},
+               {"Masses", 0},
+               {"ParticleIDs", 0},
+               {"Velocities", SNAPSHOT_FIELD_VELOCITIES},
+               {"Accelerations", SNAPSHOT_FIELD_ACCELERATIONS},
+               {"Potentials", SNAPSHOT_FIELD_POTENTIALS}};
+  unsigned m = 0;
+  for (const char *p = text;;) {
+    const char *end = strchr(p, ',');
+    const size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
+    int found = 0;
+    for (size_t k = 0; k < sizeof names / sizeof names[0] && !found; k++)
+      if (strlen(names[k].name) == len && strncmp(names[k].name, p, len) == 0) {
+        m |= names[k].bit;
+        found = 1;
+      }
+    if (!found)
+      return 0;
+    if (end == NULL)
+      break;
+    p = end + 1;
+  }
+  *fields = m;
+  return 1;
 }
 
 void snapshot_free(snapshot *s) {
@@ -125,84 +160,77 @@ const char *snapshot_hdf5_reason(char buf[SNAPSHOT_REASON_SIZE]) {
 
 /* ---- Writing ---------------------------------------------------------- */
 
-/* An attribute of count elements (count 0: a scalar). */
-static int put_attr(hid_t loc, const char *name, hid_t file_type,
-                    hid_t mem_type, size_t count, const void *data) {
-  const hsize_t dims = count;
-  const hid_t space =
-      count == 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &dims, NULL);
-  if (space < 0)
-    return 0;
-  const hid_t attr =
-      H5Acreate2(loc, name, file_type, space, H5P_DEFAULT, H5P_DEFAULT);
-  int ok = attr >= 0 && H5Awrite(attr, mem_type, data) >= 0;
-  if (attr >= 0 && H5Aclose(attr) < 0)
-    ok = 0;
-  H5Sclose(space);
-  return ok;
+static int put_int(hid_t loc, const char *name, int32_t value) {
+  return snapshot_put_attr(loc, name, H5T_STD_I32LE, H5T_NATIVE_INT32, 0,
+                           &value);
 }
 
 static int put_double(hid_t loc, const char *name, double value) {
-  return put_attr(loc, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 0, &value);
-}
-
-static int put_int(hid_t loc, const char *name, int32_t value) {
-  return put_attr(loc, name, H5T_STD_I32LE, H5T_NATIVE_INT32, 0, &value);
+  return snapshot_put_attr(loc, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 0,
+                           &value);
 }
 
 /* Non-periodic bodies have no box: BoxSize is the edge of the smallest
- * origin-centred cube that holds them all, 2 max |coordinate|, so that
- * tools which expect a box get one enclosing the bodies. */
+ * origin-centred cube that holds them all, 2 max |coordinate|, made a
+ * little larger (2^-20) so that the bodies shifted by half of it lie
+ * inside [0, BoxSize), where yt looks for them; 1 for bodies all at the
+ * origin. */
 static double box_size(const snapshot *s) {
   double extent = 0;
   for (size_t i = 0; i < 3 * s->n; i++)
     extent = fmax(extent, fabs(s->pos[i]));
-  return 2 * extent;
+  return extent > 0 ? 2 * extent * (1 + 0x1p-20) : 1;
 }
 
-/* A group whose attributes all stay in its object header, which carries
- * a checksum: past 8 attributes HDF5 would move them to "dense storage",
- * a fractal heap whose blocks have none. Their creation order is kept
- * when ordered, so that they read back in order. */
-static hid_t create_group(hid_t file, const char *name, int ordered) {
-  const hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
-  const int ok =
-      gcpl >= 0 && H5Pset_attr_phase_change(gcpl, UINT16_MAX, 0) >= 0 &&
-      (!ordered ||
-       H5Pset_attr_creation_order(gcpl, H5P_CRT_ORDER_TRACKED |
-                                            H5P_CRT_ORDER_INDEXED) >= 0);
-  const hid_t group =
-      ok ? H5Gcreate2(file, name, H5P_DEFAULT, gcpl, H5P_DEFAULT) : -1;
-  if (gcpl >= 0)
-    H5Pclose(gcpl);
-  return group;
+/* What is added to the coordinates written: half the box for a snapshot,
+ * nothing for a checkpoint (exact). */
+static double shift_of(const snapshot *s, double box) {
+  return s->output != NULL ? box / 2 : 0;
 }
 
-static int put_header(hid_t file, const snapshot *s) {
-  const hid_t header = create_group(file, "Header", 0);
+static int put_header(hid_t file, const snapshot *s, double box) {
+  const hid_t header = snapshot_create_group(file, "Header", 0);
   if (header < 0)
     return 0;
   uint32_t count[NTYPES] = {0}, high[NTYPES] = {0};
   count[BODY_TYPE] = (uint32_t)s->n; /* n <= UINT32_MAX: checked */
   high[BODY_TYPE] = (uint32_t)((uint64_t)s->n >> 32);
+  int32_t can_have[NTYPES] = {0};
+  can_have[BODY_TYPE] = 1;
   const double mass_table[NTYPES] = {0}; /* zeros: Masses are written */
+  const double edges[3] = {box, box, box};
+  const double shift = shift_of(s, box), shifts[3] = {shift, shift, shift};
   static const char *const flags[] = {"Flag_Sfr",      "Flag_Cooling",
                                       "Flag_Feedback", "Flag_StellarAge",
                                       "Flag_Metals",   "Flag_Entropy_ICs"};
-  int ok = put_attr(header, "NumPart_ThisFile", H5T_STD_U32LE,
-                    H5T_NATIVE_UINT32, NTYPES, count) &&
-           put_attr(header, "NumPart_Total", H5T_STD_U32LE, H5T_NATIVE_UINT32,
-                    NTYPES, count) &&
-           put_attr(header, "NumPart_Total_HighWord", H5T_STD_U32LE,
-                    H5T_NATIVE_UINT32, NTYPES, high) &&
-           put_attr(header, "MassTable", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
-                    NTYPES, mass_table) &&
-           put_double(header, "Time", s->time) &&
-           put_double(header, "Redshift", 0) &&
-           put_double(header, "BoxSize", box_size(s)) &&
-           put_int(header, "NumFilesPerSnapshot", 1) &&
-           put_int(header, "Dimension", 3) &&
-           put_int(header, "Flag_DoublePrecision", 1) &&
+  /* SWIFT's shapes: Time, Redshift, Scale-factor, Dimension and
+   * NumFilesPerSnapshot as arrays of one, BoxSize and Shift of three
+   * (swiftsimio reads Time[0]); GADGET's flags and cosmology as
+   * scalars. */
+  int ok = snapshot_put_attr(header, "NumPart_ThisFile", H5T_STD_U32LE,
+                             H5T_NATIVE_UINT32, NTYPES, count) &&
+           snapshot_put_attr(header, "NumPart_Total", H5T_STD_U32LE,
+                             H5T_NATIVE_UINT32, NTYPES, count) &&
+           snapshot_put_attr(header, "NumPart_Total_HighWord", H5T_STD_U32LE,
+                             H5T_NATIVE_UINT32, NTYPES, high) &&
+           snapshot_put_attr(header, "MassTable", H5T_IEEE_F64LE,
+                             H5T_NATIVE_DOUBLE, NTYPES, mass_table) &&
+           snapshot_put_attr(header, "CanHaveTypes", H5T_STD_I32LE,
+                             H5T_NATIVE_INT32, NTYPES, can_have) &&
+           snapshot_put_double1(header, "Time", s->time) &&
+           snapshot_put_double1(header, "Redshift", 0) &&
+           snapshot_put_double1(header, "Scale-factor", 1) &&
+           snapshot_put_attr(header, "BoxSize", H5T_IEEE_F64LE,
+                             H5T_NATIVE_DOUBLE, 3, edges) &&
+           snapshot_put_attr(header, "Shift", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
+                             3, shifts) &&
+           snapshot_put_int1(header, "NumFilesPerSnapshot", 1) &&
+           snapshot_put_int1(header, "Dimension", 3) &&
+           snapshot_put_string(header, "Code", "SWIFT") &&
+           snapshot_put_string(header, "OutputType", "FullVolume") &&
+           snapshot_put_header_units(header, s) &&
+           put_int(header, "Flag_DoublePrecision",
+                   s->output == NULL || !s->output->single) &&
            put_double(header, "Omega0", 0) &&
            put_double(header, "OmegaLambda", 0) &&
            put_double(header, "HubbleParam", 1);
@@ -217,10 +245,25 @@ static int put_header(hid_t file, const snapshot *s) {
  * needs chunked storage), and a chunk must stay under HDF5's 4 GiB. */
 #define CHUNK_BYTES ((size_t)1 << 20)
 
-/* One dataset of rows x cols (cols 0: a vector of rows), in one write. */
-static int put_dataset(hid_t group, const char *name, hid_t file_type,
-                       hid_t mem_type, size_t rows, int cols,
+/* Every dataset is written whole, so no fill value is ever written
+ * (IFSET: only a user-defined one would be); a snapshot's has a defined
+ * fill value all the same, which pynbody's fast reader requires (it reads
+ * through h5py, slowly, from files whose fill time is NEVER). */
+static H5D_fill_time_t fill_time(const snapshot *s) {
+  return s->output != NULL ? H5D_FILL_TIME_IFSET : H5D_FILL_TIME_NEVER;
+}
+
+/* One dataset of PartType1: rows x cols (cols 0: a vector of rows), in
+ * one write, with SWIFT's unit attributes; gzip and shuffle at the
+ * output's level, float32 when it asks for single precision (floats
+ * only). */
+static int put_dataset(hid_t group, const snapshot *s, const char *name,
+                       hid_t file_type, hid_t mem_type, size_t rows, int cols,
                        const void *data) {
+  const snapshot_output *o = s->output;
+  if (o != NULL && o->single && H5Tequal(file_type, H5T_IEEE_F64LE) > 0)
+    file_type = H5T_IEEE_F32LE;
+  const int level = o != NULL ? o->compression : 0;
   const hsize_t dims[2] = {rows, (hsize_t)cols};
   const size_t row_bytes = H5Tget_size(file_type) * (cols > 0 ? cols : 1);
   const size_t chunk_rows = CHUNK_BYTES / row_bytes;
@@ -228,10 +271,14 @@ static int put_dataset(hid_t group, const char *name, hid_t file_type,
                             (hsize_t)cols};
   const hid_t space = H5Screate_simple(cols > 0 ? 2 : 1, dims, NULL);
   const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  /* SWIFT's order: shuffle, deflate, then the checksum of what is
+   * stored. */
   if (space < 0 || dcpl < 0 ||
       H5Pset_chunk(dcpl, cols > 0 ? 2 : 1, chunk) < 0 ||
-      H5Pset_fletcher32(dcpl) < 0 ||
-      H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0) {
+      (level > 0 && (H5Pset_shuffle(dcpl) < 0 ||
+                     H5Pset_deflate(dcpl, (unsigned)level) < 0)) ||
+      H5Pset_fletcher32(dcpl) < 0 || H5Pset_fill_time(dcpl, fill_time(s)) < 0 ||
+      !snapshot_compact_attrs(dcpl)) {
     if (space >= 0)
       H5Sclose(space);
     if (dcpl >= 0)
@@ -240,8 +287,10 @@ static int put_dataset(hid_t group, const char *name, hid_t file_type,
   }
   const hid_t set =
       H5Dcreate2(group, name, file_type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  const snapshot_dimension d = snapshot_dimension_of(name);
   int ok = set >= 0 &&
-           H5Dwrite(set, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0;
+           H5Dwrite(set, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0 &&
+           snapshot_put_unit_attrs(set, s, &d, level > 0);
   if (set >= 0 && H5Dclose(set) < 0)
     ok = 0;
   H5Pclose(dcpl);
@@ -249,49 +298,58 @@ static int put_dataset(hid_t group, const char *name, hid_t file_type,
   return ok;
 }
 
-static int put_bodies(hid_t file, const snapshot *s) {
+/* The coordinates as written: shifted into the box for a snapshot. */
+static int put_coordinates(hid_t group, const snapshot *s, double box) {
+  const double shift = shift_of(s, box);
+  if (shift == 0)
+    return put_dataset(group, s, "Coordinates", H5T_IEEE_F64LE,
+                       H5T_NATIVE_DOUBLE, s->n, 3, s->pos);
+  double *shifted = malloc(3 * s->n * sizeof *shifted);
+  if (shifted == NULL)
+    return 0;
+  for (size_t i = 0; i < 3 * s->n; i++)
+    shifted[i] = s->pos[i] + shift;
+  const int ok = put_dataset(group, s, "Coordinates", H5T_IEEE_F64LE,
+                             H5T_NATIVE_DOUBLE, s->n, 3, shifted);
+  free(shifted);
+  return ok;
+}
+
+/* Whether the optional dataset field is written. */
+static int wanted(const snapshot *s, unsigned field) {
+  return s->output == NULL || (s->output->fields & field) != 0;
+}
+
+static int put_bodies(hid_t file, const snapshot *s, double box) {
   const hid_t group =
       H5Gcreate2(file, "PartType1", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   if (group < 0)
     return 0;
   const hid_t f64 = H5T_IEEE_F64LE, d = H5T_NATIVE_DOUBLE;
-  int ok = put_dataset(group, "Coordinates", f64, d, s->n, 3, s->pos) &&
-           put_dataset(group, "Velocities", f64, d, s->n, 3, s->vel) &&
-           put_dataset(group, "Masses", f64, d, s->n, 0, s->mass) &&
-           put_dataset(group, "ParticleIDs", H5T_STD_U64LE, H5T_NATIVE_UINT64,
-                       s->n, 0, s->ids) &&
-           (s->acc == NULL ||
-            put_dataset(group, "Accelerations", f64, d, s->n, 3, s->acc)) &&
-           (s->pot == NULL ||
-            put_dataset(group, "Potentials", f64, d, s->n, 0, s->pot)) &&
-           (s->bins == NULL || put_dataset(group, "TimeBins", H5T_STD_I8LE,
+  int ok = put_coordinates(group, s, box) &&
+           (!wanted(s, SNAPSHOT_FIELD_VELOCITIES) ||
+            put_dataset(group, s, "Velocities", f64, d, s->n, 3, s->vel)) &&
+           put_dataset(group, s, "Masses", f64, d, s->n, 0, s->mass) &&
+           put_dataset(group, s, "ParticleIDs", H5T_STD_U64LE,
+                       H5T_NATIVE_UINT64, s->n, 0, s->ids) &&
+           (s->acc == NULL || !wanted(s, SNAPSHOT_FIELD_ACCELERATIONS) ||
+            put_dataset(group, s, "Accelerations", f64, d, s->n, 3, s->acc)) &&
+           (s->pot == NULL || !wanted(s, SNAPSHOT_FIELD_POTENTIALS) ||
+            put_dataset(group, s, "Potentials", f64, d, s->n, 0, s->pot)) &&
+           (s->bins == NULL || put_dataset(group, s, "TimeBins", H5T_STD_I8LE,
                                            H5T_NATIVE_SCHAR, s->n, 0, s->bins));
   if (H5Gclose(group) < 0)
     ok = 0;
   return ok;
 }
 
-/* A fixed-length, null-terminated UTF-8 string attribute: stored in the
- * object header, not in the global heap as a variable-length one is (a
- * damaged global heap crashes libhdf5's reader). */
-static int put_string(hid_t group, const char *name, const char *value) {
-  const hid_t type = H5Tcopy(H5T_C_S1);
-  const int ok = type >= 0 && H5Tset_size(type, strlen(value) + 1) >= 0 &&
-                 H5Tset_strpad(type, H5T_STR_NULLTERM) >= 0 &&
-                 H5Tset_cset(type, H5T_CSET_UTF8) >= 0 &&
-                 put_attr(group, name, type, type, 0, value);
-  if (type >= 0)
-    H5Tclose(type);
-  return ok;
-}
-
 /* A group of string attributes, in order. */
 static int put_strings(hid_t file, const char *name, const snapshot_attr *attrs,
                        size_t count) {
-  const hid_t group = create_group(file, name, 1);
+  const hid_t group = snapshot_create_group(file, name, 1);
   int ok = group >= 0;
   for (size_t k = 0; ok && k < count; k++)
-    ok = put_string(group, attrs[k].name, attrs[k].value);
+    ok = snapshot_put_string(group, attrs[k].name, attrs[k].value);
   if (group >= 0 && H5Gclose(group) < 0)
     ok = 0;
   return ok;
@@ -350,11 +408,15 @@ static const char *reason(void) {
 }
 
 static int write_parts(hid_t file, const snapshot *s, const char **part) {
+  const double box = box_size(s);
   *part = "/Header";
-  if (!put_header(file, s))
+  if (!put_header(file, s, box))
     return 0;
   *part = "/PartType1";
-  if (!put_bodies(file, s))
+  if (!put_bodies(file, s, box))
+    return 0;
+  *part = "the units and SWIFT's groups";
+  if (!snapshot_put_meta(file, s, box))
     return 0;
   *part = "/Parameters";
   if (!put_strings(file, "Parameters", s->params, s->nparams))

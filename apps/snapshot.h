@@ -1,28 +1,73 @@
-/* Snapshots in the GADGET/SWIFT HDF5 layout, which h5py, yt and pynbody
- * read:
- *   /Header      attributes NumPart_ThisFile, NumPart_Total,
- *                NumPart_Total_HighWord (uint32[6]), MassTable (double[6]),
- *                Time, Redshift, BoxSize (double), NumFilesPerSnapshot,
- *                Dimension, Flag_* (int32)
- *   /PartType1   Coordinates, Velocities, Accelerations (double n x 3),
- *                Masses, Potentials (double n), ParticleIDs (uint64 n)
+/* Snapshots in SWIFT's HDF5 layout, which is GADGET's with units, and
+ * which swiftsimio, yt, pynbody and h5py read:
+ *   /Header      NumPart_ThisFile, NumPart_Total, NumPart_Total_HighWord
+ *                (uint32[6]), MassTable (double[6]), and as SWIFT writes
+ *                them Time, Redshift, Scale-factor (double[1]), BoxSize
+ *                (double[3]), Dimension, NumFilesPerSnapshot (int32[1]),
+ *                Shift (double[3]), Code "SWIFT" (yt tells SWIFT's layout
+ *                by it), OutputType, UnitSystem; GADGET-4's
+ *                UnitLength_in_cm, UnitMass_in_g, UnitVelocity_in_cm_per_s
+ *                and GADGET's Flag_* (int32), Omega0, OmegaLambda,
+ *                HubbleParam
+ *   /PartType1   Coordinates, Velocities, Accelerations (n x 3),
+ *                Masses, Potentials (n), ParticleIDs (uint64 n), each
+ *                with SWIFT's unit attributes (U_M exponent, ...,
+ *                Conversion factor to CGS ..., Description)
+ *   /Units, /InternalCodeUnits  SWIFT's unit system (double[1] each)
+ *   /Cosmology (Cosmological run 0), /Policy, /Code, /RuntimePars,
+ *   /HydroScheme, /SubgridScheme, /GravityScheme, /PhysicalConstants,
+ *   /Cells       what swiftsimio, yt and pynbody look for (snapshot_meta.c)
  *   /Parameters  one string attribute per run parameter ("Section:key")
  *   /RunState    checkpoints only: string attributes of the run's state
- * Every body is of type 1 (GADGET's dark matter: collisionless, gravity
- * only). The strings are fixed-length, as SWIFT writes them (h5py reads
- * them as bytes): variable-length ones live in HDF5's global heap, whose
- * damage crashes libhdf5 instead of failing a call. The datasets are
- * chunked, each chunk with a Fletcher-32 checksum, and the file's metadata
- * carries checksums too (the HDF5 1.8 format), so that a damaged file is
- * refused rather than run from. Files are written to a temporary beside
- * the destination, synced and renamed over it, so that a failure (a full
- * disk, say) leaves the previous file intact. Only apps/ uses HDF5; the
- * library does not. */
+ * See docs/units.md. Every body is of type 1 (GADGET's dark matter:
+ * collisionless, gravity only). The strings are fixed-length, as SWIFT
+ * writes them (h5py reads them as bytes): variable-length ones live in
+ * HDF5's global heap, whose damage crashes libhdf5 instead of failing a
+ * call. The datasets are chunked, each chunk with a Fletcher-32
+ * checksum, and the file's metadata carries checksums too (the HDF5 1.8
+ * format), so that a damaged file is refused rather than run from; every
+ * attribute stays in its object's header (which the checksums cover).
+ * Files are written to a temporary beside the destination, synced and
+ * renamed over it, so that a failure (a full disk, say) leaves the
+ * previous file intact. Only apps/ uses HDF5; the library does not. */
 #ifndef TFMM_SNAPSHOT_H
 #define TFMM_SNAPSHOT_H
 
+#include "units.h"
+
 #include <stddef.h>
 #include <stdint.h>
+
+/* The optional datasets of a snapshot (Coordinates, Masses and
+ * ParticleIDs are always written). */
+#define SNAPSHOT_FIELD_VELOCITIES 1u
+#define SNAPSHOT_FIELD_ACCELERATIONS 2u
+#define SNAPSHOT_FIELD_POTENTIALS 4u
+#define SNAPSHOT_FIELDS_ALL 7u
+#define SNAPSHOT_FIELDS_EXPECT                                                 \
+  "all, or datasets separated by commas (Coordinates, Velocities, Masses, "    \
+  "ParticleIDs, Accelerations, Potentials)"
+
+/* How a snapshot for readers is written (a checkpoint has none: every
+ * dataset, in double precision, uncompressed, unshifted, so that a restart
+ * is bit for bit). */
+typedef struct snapshot_output {
+  unsigned fields; /* SNAPSHOT_FIELD_* of the optional datasets */
+  int single;      /* floating-point datasets as float32 */
+  int compression; /* gzip level 0 (none) to 9, with HDF5's shuffle */
+} snapshot_output;
+
+/* Parses "all" or a list of dataset names into SNAPSHOT_FIELD_* bits;
+ * 0 when the text is no such list. */
+int snapshot_parse_fields(const char *text, unsigned *fields);
+
+/* Where the units of a file read came from. */
+typedef enum snapshot_units_source {
+  SNAPSHOT_UNITS_NONE,   /* no units: an older tilefmm, a text file, ... */
+  SNAPSHOT_UNITS_NBODY,  /* tilefmm's N-body units (Header UnitSystem) */
+  SNAPSHOT_UNITS_SWIFT,  /* /Units (SWIFT, tilefmm) */
+  SNAPSHOT_UNITS_GADGET4 /* UnitLength_in_cm, ... (GADGET-4) */
+} snapshot_units_source;
 
 /* A named text value. Numbers are written with %.17g (doubles) or as
  * integers, so that they read back to the same bits. */
@@ -47,13 +92,26 @@ typedef struct snapshot {
   signed char *bins; /* n or NULL: the time bins of individual steps
                         (PartType1/TimeBins, int8): not written; NULL on
                         read when absent */
+  units units;       /* the unit system: mass 0 for N-body units (written as
+                        1 g, 1 cm, 1 cm/s with Header UnitSystem "N-body");
+                        on read, the file's (zeros when it has none) */
+  snapshot_units_source units_source; /* on read */
+  double G;                           /* newton_G of /PhysicalConstants;
+                                         0: not written; on read, ignored */
+  const snapshot_output *output;      /* NULL: a checkpoint's full, exact
+                                         datasets */
 } snapshot;
 
 /* Writes s to path atomically: 1 <= n <= UINT32_MAX (NumPart_ThisFile is
  * uint32), bodies that snapshot_check accepts, parameter and state names
- * non-empty and distinct; acc and pot are written when not NULL, /RunState
- * when nstate > 0. BoxSize is 2 max |coordinate| (the bodies are not
- * periodic: the smallest origin-centred cube holding them all). Prints
+ * non-empty and distinct; acc and pot are written when not NULL (and
+ * output, if any, asks for them), /RunState when nstate > 0. BoxSize is a
+ * little over 2 max |coordinate|, the smallest origin-centred cube holding
+ * the bodies (they are not periodic). With an output (a snapshot for
+ * readers), the coordinates are stored shifted by BoxSize / 2 into
+ * [0, BoxSize), as SWIFT stores them and yt needs them, and Header Shift
+ * says by how much (snapshot_read takes it off, to an ulp of BoxSize);
+ * without (a checkpoint), Shift is 0 and the coordinates exact. Prints
  * "tilefmm: PATH: what is wrong" and returns 0 on failure (path untouched,
  * no temporary left), else 1. */
 int snapshot_write(const char *path, const snapshot *s);
@@ -65,14 +123,19 @@ int snapshot_write(const char *path, const snapshot *s);
  * (n) or (n, 1), or else from MassTable; Coordinates and
  * Velocities may be float or double, ParticleIDs any integer type.
  * Accelerations and Potentials are read only when every type read holds
- * them. /Parameters and /RunState attributes keep their creation order
- * when the file tracks it (tilefmm's do), else come sorted by name;
- * numeric ones are turned into text; strings may be fixed-length or
- * variable-length (tilefmm before fixed-length strings). Refuses, naming
- * the file and what is wrong: a file that is not HDF5, a missing Header or
- * attribute, a non-finite Time, dataset shapes that disagree with
- * NumPart_ThisFile, multi-file snapshots, a chunk whose checksum does not
- * match, bodies with a non-finite coordinate, velocity or mass or a mass
+ * them. Header Shift, when present, is taken off the coordinates. The
+ * units come from /Units (SWIFT's attributes) or else GADGET-4's
+ * UnitLength_in_cm, UnitMass_in_g and UnitVelocity_in_cm_per_s in /Header
+ * or /Parameters (out->units, out->units_source); inconsistent ones (a
+ * time unit that is not length / velocity, a unit <= 0) are refused.
+ * /Parameters and /RunState attributes keep their creation order when the file
+ * tracks it (tilefmm's do), else come sorted by name; numeric ones are turned
+ * into text; strings may be fixed-length or variable-length (tilefmm before
+ * fixed-length strings). Refuses, naming the file and what is wrong: a file
+ * that is not HDF5, a missing Header or attribute, a non-finite Time, dataset
+ * shapes that disagree with NumPart_ThisFile, multi-file snapshots, a chunk
+ * whose checksum does not match, bodies with a non-finite coordinate, velocity
+ * or mass or a mass
  * <= 0 (naming the body's index and ID), and a negative ParticleID (naming
  * the body). Prints the message and returns 0 on failure, else 1. */
 int snapshot_read(const char *path, snapshot *out);

@@ -4,6 +4,7 @@
 #include "snapshot.h"
 
 #include "cli.h"
+#include "snapshot_meta.h"
 
 #include <hdf5.h>
 
@@ -24,6 +25,7 @@ typedef struct reader {
   uint64_t count[MAX_TYPES];    /* NumPart_ThisFile */
   double mass_table[MAX_TYPES]; /* MassTable, zeros when absent */
   int has_mass_table;
+  double shift[3];  /* Header Shift, zeros when absent */
   uint64_t types;   /* the types to read (see snapshot_read_types) */
   const char *flag; /* the flag that chooses them, for messages */
 } reader;
@@ -181,6 +183,13 @@ static int read_header_group(reader *r, hid_t header, snapshot *out) {
   const int got = header_numbers(r, header, "MassTable", H5T_NATIVE_DOUBLE,
                                  r->mass_table, ntypes, 0);
   r->has_mass_table = got > 0;
+  if (!header_numbers(r, header, "Shift", H5T_NATIVE_DOUBLE, r->shift, 3, 0))
+    return 0;
+  for (int k = 0; k < 3; k++)
+    if (!isfinite(r->shift[k])) {
+      cli_error("%s: /Header attribute Shift is not finite", r->path);
+      return 0;
+    }
   return got != 0 && check_single_file(r, header);
 }
 
@@ -569,6 +578,12 @@ static int read_bodies(const reader *r, snapshot *out) {
       return 0;
     first += (size_t)r->count[k];
   }
+  /* SWIFT's Shift was added to the coordinates stored (tilefmm's
+   * snapshots are shifted into their box): taken off. */
+  if (r->shift[0] != 0 || r->shift[1] != 0 || r->shift[2] != 0)
+    for (size_t i = 0; i < n; i++)
+      for (int c = 0; c < 3; c++)
+        out->pos[3 * i + c] -= r->shift[c];
   return snapshot_check(r->path, out);
 }
 
@@ -756,6 +771,7 @@ static int read_file(const char *path, snapshot *out, int strings,
     return 0;
   const int ok =
       read_header(&r, out) && read_bodies(&r, out) &&
+      snapshot_read_units(path, r.file, out) &&
       (!strings ||
        (read_strings(&r, "Parameters", &out->params, &out->nparams) &&
         read_strings(&r, "RunState", &out->state, &out->nstate)));

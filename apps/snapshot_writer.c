@@ -9,8 +9,8 @@
 
 static void *write_thread(void *arg) {
   snapshot_writer *w = arg;
-  w->ok = run_state_write_saved(&w->state, 0, w->path, w->params, w->nparams, 0,
-                                NULL);
+  w->ok = run_state_write_saved(&w->state, 0, w->ro, w->path, w->params,
+                                w->nparams, 0, NULL);
   return NULL;
 }
 

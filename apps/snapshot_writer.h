@@ -7,6 +7,7 @@
 #ifndef TFMM_SNAPSHOT_WRITER_H
 #define TFMM_SNAPSHOT_WRITER_H
 
+#include "run_options.h"
 #include "snapshot.h"
 
 #include "tilefmm.h"
@@ -15,6 +16,7 @@
 
 typedef struct snapshot_writer {
   tfmm_sim *sim;
+  const run_options *ro;       /* the units, G and the snapshots' output */
   const snapshot_attr *params; /* the run's parameters, for /Parameters */
   size_t nparams;
   int begun;   /* a state is taken (tfmm_sim_save_begin), not yet handed */

@@ -195,11 +195,21 @@ static const char h5py_check[] =
     "check('NumPart_Total', 'uint32', [0, n, 0, 0, 0, 0])\n"
     "check('NumPart_Total_HighWord', 'uint32', [0] * 6)\n"
     "check('MassTable', 'float64', [0.0] * 6)\n"
-    "check('Time', 'float64', 2.5)\n"
-    "check('Redshift', 'float64', 0.0)\n"
-    "check('BoxSize', 'float64', 2 * np.abs(pos).max())\n"
-    "for k, v in [('NumFilesPerSnapshot', 1), ('Dimension', 3),\n"
-    "             ('Flag_Sfr', 0), ('Flag_Cooling', 0), ('Flag_Feedback', 0),\n"
+    "# SWIFT's shapes: arrays of one (swiftsimio reads Time[0]), of three.\n"
+    "check('Time', 'float64', [2.5])\n"
+    "check('Redshift', 'float64', [0.0])\n"
+    "check('Scale-factor', 'float64', [1.0])\n"
+    "check('BoxSize', 'float64', [2 * np.abs(pos).max() * (1 + 2**-20)] * 3)\n"
+    "check('Shift', 'float64', [0.0] * 3)  # no output: unshifted\n"
+    "check('NumFilesPerSnapshot', 'int32', [1])\n"
+    "check('Dimension', 'int32', [3])\n"
+    "assert h['Code'] == b'SWIFT' and h['UnitSystem'].startswith(b'N-body')\n"
+    "u = f['Units'].attrs\n"
+    "for k in ['Unit mass in cgs (U_M)', 'Unit length in cgs (U_L)',\n"
+    "          'Unit time in cgs (U_t)']:\n"
+    "    assert np.array_equal(u[k], [1.0]), (k, u[k])\n"
+    "assert np.array_equal(f['Cosmology'].attrs['Cosmological run'], [0])\n"
+    "for k, v in [('Flag_Sfr', 0), ('Flag_Cooling', 0), ('Flag_Feedback', 0),\n"
     "             ('Flag_StellarAge', 0), ('Flag_Metals', 0),\n"
     "             ('Flag_DoublePrecision', 1)]:\n"
     "    check(k, 'int32', v)\n"
@@ -209,6 +219,8 @@ static const char h5py_check[] =
     "want = {'Coordinates': pos, 'Velocities': 2 * pos,\n"
     "        'Accelerations': -pos, 'Masses': 1 + i[:, 0],\n"
     "        'Potentials': -i[:, 0]}\n"
+    "assert np.array_equal(p['Velocities'].attrs['U_L exponent'], [1])\n"
+    "assert np.array_equal(p['Velocities'].attrs['U_t exponent'], [-1])\n"
     "for k, v in want.items():\n"
     "    assert p[k].dtype == np.float64 and p[k].shape == v.shape, k\n"
     "    assert np.array_equal(p[k][...], v), (k, p[k][...])\n"
@@ -258,8 +270,18 @@ Test(snapshot, h5py_reads_what_is_written) {
   }
   snapshot_attr params[2] = {{"Gravity:theta", "0.5"}, {"Time:end", "10"}};
   snapshot_attr state[1] = {{"step", "42"}};
-  const snapshot s = {n,   2.5,    pos, vel,   mass, acc, pot,
-                      ids, params, 2,   state, 1,    NULL};
+  const snapshot s = {.n = n,
+                      .time = 2.5,
+                      .pos = pos,
+                      .vel = vel,
+                      .mass = mass,
+                      .acc = acc,
+                      .pot = pot,
+                      .ids = ids,
+                      .params = params,
+                      .nparams = 2,
+                      .state = state,
+                      .nstate = 1};
   cr_assert_eq(snapshot_write(sp("snap.h5"), &s), 1, "%s", errors());
   write_text("check.py", h5py_check);
   char cmd[2048];
