@@ -97,14 +97,15 @@ static int from_text(run_state *s, const char *path) {
 
 /* A snapshot's bodies: the particle types --types names (TEXT, or NULL:
  * one type, not gas). */
-static int from_snapshot(run_state *s, const char *path, const char *types) {
+static int from_snapshot(run_state *s, const char *path, body_input_kind kind,
+                         const char *types) {
   snapshot snap;
   uint64_t mask = SNAPSHOT_TYPES_DEFAULT;
   if (types != NULL && !body_input_parse_types(types, &mask)) {
     cli_error("--types %s: not %s", types, BODY_INPUT_TYPES_EXPECT);
     return 0;
   }
-  if (!snapshot_read_types(path, mask, "--types", &snap)) {
+  if (!body_input_read_snapshot(path, kind, mask, "--types", &snap)) {
     snapshot_free(&snap);
     return 0;
   }
@@ -133,15 +134,16 @@ int run_state_from_ic(run_state *s, run_options *ro) {
     return 0;
   }
   fclose(fp);
-  const int hdf5 = snapshot_is_hdf5(ro->ic);
-  if (!hdf5 && ro->types != NULL) {
+  const body_input_kind kind = body_input_kind_of(ro->ic);
+  if (kind == BODY_INPUT_TEXT && ro->types != NULL) {
     cli_error("--types %s: %s is a text body file, which has no particle "
               "types",
               ro->types, ro->ic);
     return 0;
   }
-  const int ok =
-      hdf5 ? from_snapshot(s, ro->ic, ro->types) : from_text(s, ro->ic);
+  const int ok = kind != BODY_INPUT_TEXT
+                     ? from_snapshot(s, ro->ic, kind, ro->types)
+                     : from_text(s, ro->ic);
   if (!ok)
     return 0;
   if (run_options_explicit(ro, "--n") && ro->n != (uint64_t)s->n) {
