@@ -49,13 +49,18 @@ body_input_kind body_input_kind_of(const char *path) {
   if (snapshot_is_hdf5(path))
     return BODY_INPUT_HDF5;
   unsigned char head[264]; /* GADGET's header record, with its markers */
-  FILE *fp = fopen(path, "rb");
+  char *first = gadget2_first_part(path); /* BASE of BASE.0, BASE.1, ... */
+  FILE *fp = fopen(first != NULL ? first : path, "rb");
   const size_t len = fp != NULL ? fread(head, 1, sizeof head, fp) : 0;
   if (fp != NULL)
     fclose(fp);
   /* A Tipsy file's first 4 bytes, part of a double, could read 256: a
    * GADGET-2 header record framed by both markers decides first. */
   const int gadget = gadget2_probe(head, len);
+  if (first != NULL) { /* path names nothing: only BASE of BASE.0 reads */
+    free(first);
+    return gadget > 0 ? BODY_INPUT_GADGET2 : BODY_INPUT_TEXT;
+  }
   return gadget == 2              ? BODY_INPUT_GADGET2
          : tipsy_probe(head, len) ? BODY_INPUT_TIPSY
          : gadget == 1            ? BODY_INPUT_GADGET2

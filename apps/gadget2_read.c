@@ -10,11 +10,13 @@
 #include "particle_types.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define NTYPES 6
 #define HEADER_BYTES 256
@@ -372,11 +374,27 @@ static int scan_parts(snap *s, part *given) {
   return ok;
 }
 
+char *gadget2_first_part(const char *path) {
+  struct stat st;
+  if (stat(path, &st) == 0 || errno != ENOENT)
+    return NULL;
+  const size_t size = strlen(path) + 3;
+  char *first = malloc(size);
+  if (first != NULL)
+    snprintf(first, size, "%s.0", path);
+  if (first != NULL && stat(first, &st) == 0)
+    return first;
+  free(first);
+  return NULL;
+}
+
 /* Every part of the snapshot path belongs to, scanned; a cosmological one
  * is refused. */
 static int scan_snapshot(const char *path, snap *s) {
   part given = {0};
-  given.path = strdup(path);
+  given.path = gadget2_first_part(path);
+  if (given.path == NULL)
+    given.path = strdup(path);
   if (given.path == NULL || !scan(&given)) {
     free(given.path);
     return 0;

@@ -12,8 +12,8 @@
  * bytes, its name ("HEAD", "POS ", "VEL ", "ID  ", "MASS") and the next
  * record's length. Either byte order, told by the first marker (256, or 8
  * in format 2). A snapshot in several files (num_files > 1, named
- * BASE.0, BASE.1, ...) is read whole from any of its parts. See
- * docs/formats.md. */
+ * BASE.0, BASE.1, ...) is read whole from any of its parts, or from
+ * BASE. See docs/formats.md. */
 #ifndef TFMM_GADGET2_READ_H
 #define TFMM_GADGET2_READ_H
 
@@ -44,5 +44,10 @@ int gadget2_probe(const unsigned char *head, size_t len);
  * and returns 0 on failure. */
 int gadget2_read(const char *path, uint64_t types, const char *flag,
                  snapshot *out);
+
+/* BASE.0 (to free) when path is the BASE of a snapshot in several files:
+ * no file of that name, but one named BASE.0; else NULL. gadget2_read
+ * reads the snapshot from it. */
+char *gadget2_first_part(const char *path);
 
 #endif

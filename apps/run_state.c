@@ -126,15 +126,16 @@ int run_state_from_ic(run_state *s, run_options *ro) {
   for (size_t k = 0; k < sizeof models / sizeof models[0]; k++)
     if (strcmp(ro->ic, models[k].name) == 0)
       return from_model(s, models[k].make, ro);
-  FILE *fp = fopen(ro->ic, "rb");
-  if (fp == NULL) {
+  const body_input_kind kind = body_input_kind_of(ro->ic);
+  FILE *fp = kind == BODY_INPUT_GADGET2 ? NULL : fopen(ro->ic, "rb");
+  if (kind != BODY_INPUT_GADGET2 && fp == NULL) {
     cli_error("--ic %s: neither a model (plummer, hernquist, uniform, cold, "
               "merger) nor a readable file: %s",
               ro->ic, strerror(errno));
     return 0;
   }
-  fclose(fp);
-  const body_input_kind kind = body_input_kind_of(ro->ic);
+  if (fp != NULL)
+    fclose(fp);
   if (kind == BODY_INPUT_TEXT && ro->types != NULL) {
     cli_error("--types %s: %s is a text body file, which has no particle "
               "types",

@@ -240,7 +240,8 @@ Test(binary_input, gadget_format_2_doubles_and_64_bit_ids) {
 }
 
 /* A snapshot in two files, snap.0 and snap.1 (num_files 2), read whole
- * from either name: each type's bodies from file 0, then file 1. */
+ * from either part or from its BASE, snap: each type's bodies from file
+ * 0, then file 1. */
 Test(binary_input, gadget_two_files) {
   const size_t c0[NTYPES] = {0, 4, 0, 0, 2, 0}, c1[NTYPES] = {0, 3, 0, 0, 5, 0};
   const uint64_t seed = fresh_seed();
@@ -267,6 +268,13 @@ Test(binary_input, gadget_two_files) {
   expect_same_forces("snap.1", "1,4", "all.txt");
   assert_stderr_has("read type 1 (dark matter): 7, type 4 (stars): 7");
   expect_run_reads("snap.1", "1,4", &all, 2 | 16, NULL, 0);
+  /* Named by its BASE, as GADGET's SnapshotFileBase names it. */
+  expect_same_forces("snap", "all", "all.txt");
+  expect_run_reads("snap", "all", &all, 2 | 16, NULL, 0);
+  cr_assert_eq(
+      RUN("render", sp("snap"), "--out", sp("s.png"), "--types", "all"), 0);
+  cr_assert_eq(RUN("forces", "--in", sp("snp")), 1);
+  assert_stderr_has("snp: cannot open: No such file");
   model_free(&all);
   model_free(&a);
   model_free(&b);
