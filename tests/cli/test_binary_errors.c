@@ -256,3 +256,45 @@ Test(binary_errors, tipsy_damaged) {
   refused("t.std", "t.std: the Tipsy header's time (byte offset 0) is nan",
           NULL);
 }
+
+/* Random damage (a byte changed anywhere, bytes changed in the headers
+ * and first markers, a cut anywhere) never crashes or hangs the tool: it
+ * reads the file or refuses it with exit status 1 and a message naming
+ * the file. */
+Test(binary_errors, damaged_files_never_crash, .timeout = 300) {
+  const size_t count[NTYPES] = {3, 5, 0, 0, 4, 0};
+  model m = model_random(count, 3, 1);
+  gadget_options g1 = gadget_defaults(), g2 = gadget_defaults();
+  g1.massarr[1] = 0.5;
+  g2.format = 2;
+  g2.little = 0;
+  g2.real_width = g2.id_width = 8;
+  uint64_t s = (uint64_t)getpid() * 2654435761u;
+  for (int f = 0; f < 3; f++) {
+    for (int trial = 0; trial < 30; trial++) {
+      if (f == 0)
+        tipsy_write(&m, 0.5, 0, 1, sp("d.bin"));
+      else
+        gadget_write(&m, f == 1 ? &g1 : &g2, sp("d.bin"), NULL);
+      size_t len;
+      unsigned char *b = read_bytes(sp("d.bin"), &len);
+      s = s * 6364136223846793005ull + 1442695040888963407ull;
+      const size_t r = (size_t)(s >> 33);
+      const int kind = trial % 3;
+      if (kind == 0)
+        b[r % len] = (unsigned char)(r >> 8);
+      for (int k = 0; kind == 1 && k < 4; k++)
+        b[(r >> (4 * k)) % (len < 300 ? len : 300)] = (unsigned char)(r >> k);
+      write_bytes(sp("d.bin"), b, kind == 2 ? r % len : len);
+      free(b);
+      const int code = RUN("forces", "--in", sp("d.bin"), "--types", "all",
+                           "--method", "reference", "--out", sp("out.txt"));
+      cr_assert(code == 0 || code == 1,
+                "file %d, trial %d (kind %d, r %zu): exit status %d", f, trial,
+                kind, r, code);
+      if (code == 1)
+        assert_stderr_has("d.bin");
+    }
+  }
+  model_free(&m);
+}
