@@ -279,3 +279,29 @@ Test(binary_input, gadget_two_files) {
   model_free(&a);
   model_free(&b);
 }
+
+/* Gas alone is refused unasked, as in HDF5 (tilefmm computes gravity
+ * alone); stars alone read with no note. */
+Test(binary_input, gas_alone_is_refused_stars_alone_read) {
+  const size_t gas[NTYPES] = {4, 0, 0, 0, 0, 0},
+               stars[NTYPES] = {0, 0, 0, 0, 6, 0};
+  model g = model_random(gas, fresh_seed(), 1), s = model_random(stars, 5, 1);
+  tipsy_write(&g, 0, 1, 1, sp("gas.bin"));
+  gadget_options o = gadget_defaults();
+  gadget_write(&g, &o, sp("gas.g1"), NULL);
+  cr_assert_eq(RUN("forces", "--in", sp("gas.bin"), "--method", "direct"), 1);
+  assert_stderr_has("gas.bin: holds type 0 (gas): 4;");
+  cr_assert_eq(RUN("forces", "--in", sp("gas.g1"), "--method", "direct"), 1);
+  assert_stderr_has("gas.g1: holds type 0 (gas): 4;");
+  model_write_text(&g, 1, sp("gas.txt"));
+  expect_same_forces("gas.bin", "0", "gas.txt");
+  expect_same_forces("gas.g1", "0", "gas.txt");
+  tipsy_write(&s, 0, 0, 1, sp("stars.std"));
+  model_write_text(&s, 16, sp("stars.txt"));
+  expect_same_forces("stars.std", NULL, "stars.txt");
+  char *said = read_text("stderr.txt");
+  cr_assert_null(strstr(said, "gravitating"), "no note without --types");
+  free(said);
+  model_free(&g);
+  model_free(&s);
+}
