@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "gadget2_read.h"
 
+#include "atomic_file.h"
 #include "binfile.h"
 #include "cli.h"
 #include "particle_types.h"
@@ -533,11 +534,24 @@ static int read_parts(const snap *s, const uint64_t *count, snapshot *out) {
   return 1;
 }
 
+/* Marks every part of the snapshot as an input, so that no output of the
+ * command replaces one (atomic_file_protect keeps the paths, and up to 8
+ * inputs: the copies live as long as the process). */
+static void protect_parts(const snap *s) {
+  for (int i = 0; i < s->nparts && i < 8; i++) {
+    char *copy = strdup(s->parts[i].path);
+    if (copy != NULL)
+      atomic_file_protect(copy);
+  }
+}
+
 int gadget2_read(const char *path, uint64_t types, const char *flag,
                  snapshot *out) {
   memset(out, 0, sizeof *out);
   snap s = {0};
   int ok = scan_snapshot(path, &s);
+  if (ok)
+    protect_parts(&s);
   uint64_t count[NTYPES] = {0};
   for (int k = 0; ok && k < NTYPES; k++)
     count[k] = s.parts[0].total[k];

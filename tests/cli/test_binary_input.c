@@ -273,6 +273,16 @@ Test(binary_input, gadget_two_files) {
   expect_run_reads("snap", "all", &all, 2 | 16, NULL, 0);
   cr_assert_eq(
       RUN("render", sp("snap"), "--out", sp("s.png"), "--types", "all"), 0);
+  /* No output replaces a part, whichever was named. */
+  char *part = read_text("snap.1");
+  cr_assert_eq(RUN("forces", "--in", sp("snap"), "--types", "all", "--out",
+                   sp("snap.1")),
+               1);
+  assert_stderr_has("snap.1: is the same file as the input");
+  char *after = read_text("snap.1");
+  cr_assert(memcmp(part, after, 256) == 0, "snap.1 was replaced");
+  free(part);
+  free(after);
   cr_assert_eq(RUN("forces", "--in", sp("snp")), 1);
   assert_stderr_has("snp: cannot open: No such file");
   model_free(&all);
