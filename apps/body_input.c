@@ -5,7 +5,9 @@
 
 #include "atomic_file.h"
 #include "cli.h"
+#include "gadget2_read.h"
 #include "snapshot.h"
+#include "tipsy_read.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -43,10 +45,46 @@ int body_input_types_ok(const void *value) {
   return body_input_parse_types(*(const char *const *)value, &mask);
 }
 
+body_input_kind body_input_kind_of(const char *path) {
+  if (snapshot_is_hdf5(path))
+    return BODY_INPUT_HDF5;
+  unsigned char head[264]; /* GADGET's header record, with its markers */
+  char *first = gadget2_first_part(path); /* BASE of BASE.0, BASE.1, ... */
+  FILE *fp = fopen(first != NULL ? first : path, "rb");
+  const size_t len = fp != NULL ? fread(head, 1, sizeof head, fp) : 0;
+  if (fp != NULL)
+    fclose(fp);
+  /* A Tipsy file's first 4 bytes, part of a double, could read 256: a
+   * GADGET-2 header record framed by both markers decides first. */
+  const int gadget = gadget2_probe(head, len);
+  if (first != NULL) { /* path names nothing: only BASE of BASE.0 reads */
+    free(first);
+    return gadget > 0 ? BODY_INPUT_GADGET2 : BODY_INPUT_TEXT;
+  }
+  return gadget == 2              ? BODY_INPUT_GADGET2
+         : tipsy_probe(head, len) ? BODY_INPUT_TIPSY
+         : gadget == 1            ? BODY_INPUT_GADGET2
+                                  : BODY_INPUT_TEXT;
+}
+
+int body_input_read_snapshot(const char *path, body_input_kind kind,
+                             uint64_t types, const char *flag, snapshot *out) {
+  switch (kind) {
+  case BODY_INPUT_GADGET2:
+    return gadget2_read(path, types, flag, out);
+  case BODY_INPUT_TIPSY:
+    return tipsy_read(path, types, flag, out);
+  default:
+    return snapshot_read_types(path, types, flag, out);
+  }
+}
+
 /* The snapshot's bodies moved into out. */
-static int from_snapshot(const char *path, uint64_t types, bodyio_bodies *out) {
+static int from_snapshot(const char *path, body_input_kind kind, uint64_t types,
+                         bodyio_bodies *out) {
   snapshot s;
-  const int ok = snapshot_read_types(path, types, BODY_INPUT_TYPES_FLAG, &s);
+  const int ok =
+      body_input_read_snapshot(path, kind, types, BODY_INPUT_TYPES_FLAG, &s);
   if (ok && units_physical(&s.units)) {
     /* The forces are in the file's numbers with G as given (--G): said,
      * with the G those units need, rather than ignored silently. */
@@ -76,15 +114,16 @@ int body_input_read(const char *path, const char *types, bodyio_bodies *out) {
               types, BODY_INPUT_TYPES_EXPECT);
     return 0;
   }
-  if (!snapshot_is_hdf5(path)) {
+  const body_input_kind kind = body_input_kind_of(path);
+  if (kind == BODY_INPUT_TEXT) {
     if (types != NULL) {
-      cli_error("%s: %s is given, but the file is not an HDF5 snapshot: a "
-                "text body file has no particle types",
+      cli_error("%s: %s is given, but the file is not a snapshot: a text "
+                "body file has no particle types",
                 path, BODY_INPUT_TYPES_FLAG);
       return 0;
     }
     return bodyio_read(path, out);
   }
   atomic_file_protect(path); /* no output of this command may replace it */
-  return from_snapshot(path, mask, out);
+  return from_snapshot(path, kind, mask, out);
 }

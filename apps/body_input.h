@@ -1,10 +1,12 @@
-/* The bodies of a command's --in FILE: an HDF5 snapshot in the GADGET/SWIFT
- * layout, told by its signature whatever its name, or else a text body
- * file (bodyio.h), as 'tilefmm run --ic FILE' reads them. */
+/* The bodies of a command's --in FILE, as 'tilefmm run --ic FILE' and
+ * 'tilefmm render FILE' read them: a snapshot (HDF5 in the GADGET/SWIFT
+ * layout, Tipsy, or GADGET-2 binary format 1 or 2), told by its first
+ * bytes whatever its name, or else a text body file (bodyio.h). */
 #ifndef TFMM_BODY_INPUT_H
 #define TFMM_BODY_INPUT_H
 
 #include "bodyio.h"
+#include "snapshot.h"
 
 #include <stdint.h>
 
@@ -20,6 +22,29 @@ int body_input_parse_types(const char *text, uint64_t *mask);
 
 /* args_option.valid for --types (the value is a const char *). */
 int body_input_types_ok(const void *value);
+
+/* What a file holds, told by its first bytes: the HDF5 signature
+ * (snapshot_is_hdf5), a GADGET-2 header record (gadget2_probe), a Tipsy
+ * header (tipsy_probe), a GADGET-2 opening marker alone, else text. When
+ * no file is named path, but one is named path.0, that one is probed: a
+ * GADGET-2 snapshot in several files may be named by its BASE. (which
+ * bodyio_read refuses when it is binary). A file that cannot be read is
+ * BODY_INPUT_TEXT: bodyio_read says why. */
+typedef enum body_input_kind {
+  BODY_INPUT_TEXT,
+  BODY_INPUT_HDF5,
+  BODY_INPUT_GADGET2,
+  BODY_INPUT_TIPSY
+} body_input_kind;
+body_input_kind body_input_kind_of(const char *path);
+
+/* Reads the snapshot path, of a kind other than text, as
+ * snapshot_read_types reads an HDF5 one: the particle types chosen (a
+ * mask), flag the option that chooses them (for messages); out is
+ * released with snapshot_free, also after a failure. Prints why and
+ * returns 0 on failure. */
+int body_input_read_snapshot(const char *path, body_input_kind kind,
+                             uint64_t types, const char *flag, snapshot *out);
 
 /* Reads path into out (release with bodyio_free, also after a failure).
  * types is the text of --types, or NULL: a snapshot's types are then

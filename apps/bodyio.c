@@ -19,8 +19,8 @@
 /* A text body file holds no NUL or control byte; a file that does is
  * binary. */
 #define BINARY_MESSAGE                                                         \
-  "a binary file, neither text nor HDF5 (tilefmm reads text body files "       \
-  "and HDF5 snapshots in the GADGET/SWIFT layout)"
+  "a binary file, neither text nor a snapshot tilefmm reads (HDF5 in the "     \
+  "GADGET/SWIFT layout, Tipsy, GADGET-2 binary format 1 or 2)"
 #define NUL_MESSAGE "contains a NUL byte: " BINARY_MESSAGE
 
 /* A line is at most BODYIO_MAX_LINE bytes; the buffer holds several, so
@@ -158,44 +158,6 @@ static int read_line(const reader *r, char *line, size_t len,
   return 1;
 }
 
-/* A 32-bit integer at p, little-endian when little, else big-endian. */
-static uint32_t int32_at(const unsigned char *p, int little) {
-  return little ? (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-                      (uint32_t)p[3] << 24
-                : (uint32_t)p[3] | (uint32_t)p[2] << 8 | (uint32_t)p[1] << 16 |
-                      (uint32_t)p[0] << 24;
-}
-
-/* What a binary file of N-body data looks like from its first len bytes
- * (NULL when nothing is recognised): GADGET-2's format 2 opens with a
- * Fortran record of 8 bytes holding the block name "HEAD" and the next
- * record's size; format 1 with the 256-byte header record, framed by its
- * length 256 (GADGET-2 user guide, section 6); Tipsy with a header
- * { double time; int nbodies, ndim, nsph, ndark, nstar; } where ndim is 3
- * and the three counts sum to nbodies, big-endian ("standard") or
- * native. */
-static const char *binary_kind(const unsigned char *b, size_t len) {
-  for (int little = 1; little >= 0; little--) {
-    if (len >= 16 && int32_at(b, little) == 8 &&
-        memcmp(b + 4, "HEAD", 4) == 0 && int32_at(b + 12, little) == 8)
-      return "a GADGET-2 binary snapshot (format 2, SnapFormat 2)";
-    if (len >= 264 && int32_at(b, little) == 256 &&
-        int32_at(b + 260, little) == 256)
-      return "a GADGET binary snapshot (format 1, SnapFormat 1)";
-    if (len >= 28) {
-      const uint32_t n = int32_at(b + 8, little),
-                     ndim = int32_at(b + 12, little),
-                     sph = int32_at(b + 16, little),
-                     dark = int32_at(b + 20, little),
-                     star = int32_at(b + 24, little);
-      if (ndim == 3 && n > 0 && n <= INT32_MAX && sph <= n && dark <= n &&
-          star <= n && (uint64_t)sph + dark + star == n)
-        return "a Tipsy binary file";
-    }
-  }
-  return NULL;
-}
-
 /* Whether c never occurs in text: NUL and the control characters but
  * whitespace (bytes >= 0x80 may be UTF-8 in a comment). */
 static int is_binary_byte(unsigned char c) {
@@ -203,18 +165,11 @@ static int is_binary_byte(unsigned char c) {
 }
 
 /* Refuses a binary file from the first len bytes that were read, before
- * they are parsed as text: one recognised as N-body data is named; any
- * other with a NUL or control byte is named a binary file, at that
- * byte's line (random bytes hold one within a few dozen bytes). */
+ * they are parsed as text: one with a NUL or control byte is named a
+ * binary file, at that byte's line (random bytes hold one within a few
+ * dozen bytes). Snapshots tilefmm reads were told apart before
+ * (body_input_kind_of). */
 static int refuse_binary(const reader *r, const char *buf, size_t len) {
-  const char *kind = binary_kind((const unsigned char *)buf, len);
-  if (kind != NULL) {
-    cli_error("%s: looks like %s, which this build of tilefmm does not read "
-              "yet: convert it to an HDF5 snapshot (GADGET/SWIFT layout) or "
-              "to a text body file",
-              r->path, kind);
-    return 1;
-  }
   size_t at = 0, line = 1;
   while (at < len && !is_binary_byte((unsigned char)buf[at]))
     line += buf[at++] == '\n';

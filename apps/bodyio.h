@@ -22,11 +22,9 @@ typedef struct bodyio_bodies {
 /* Reads every body of path into out (zeroed first; release with
  * bodyio_free, also after a failure). Velocity columns are kept (zeros
  * for lines of 4 columns). On failure prints "tilefmm: FILE:LINE: what is
- * wrong" and returns 0. A binary file is refused before its lines are
- * parsed: GADGET-2 (format 1 or 2) and Tipsy files are named for what
- * they look like, by their first bytes, and are not read (yet); any other
- * holding a NUL or control byte is named a binary file, neither text
- * nor HDF5.
+ * wrong" and returns 0. A binary file (a NUL or control byte in its
+ * first block) is refused before its lines are parsed, named a binary
+ * file: snapshots are told apart and read before (body_input.h).
  * path is marked as an input (atomic_file_protect): no output of the
  * command may replace it. */
 int bodyio_read(const char *path, bodyio_bodies *out);

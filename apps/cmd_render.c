@@ -33,8 +33,9 @@ typedef struct render_options {
 static void print_help(void) {
   printf("Usage: tilefmm render SNAPSHOT --out FILE.png [options]\n"
          "\n"
-         "Draws the surface density of the bodies in the HDF5 snapshot\n"
-         "SNAPSHOT seen along a coordinate axis: masses are shared among\n"
+         "Draws the surface density of the bodies in SNAPSHOT (HDF5 in\n"
+         "the GADGET/SWIFT layout, Tipsy, or GADGET-2 binary format 1 or\n"
+         "2) seen along a coordinate axis: masses are shared among\n"
          "the pixels by cloud-in-cell, so that the picture holds exactly\n"
          "the mass in view, and divided by the pixel area. Brightness is\n"
          "logarithmic over the top decades below the densest pixel, on the\n"
@@ -266,7 +267,8 @@ int cmd_render(int argc, char **argv) {
   uint64_t types = SNAPSHOT_TYPES_DEFAULT; /* --types was checked */
   if (o.types != NULL)
     body_input_parse_types(o.types, &types);
-  int ok = snapshot_read_types(o.snapshot, types, BODY_INPUT_TYPES_FLAG, &s);
+  int ok = body_input_read_snapshot(o.snapshot, body_input_kind_of(o.snapshot),
+                                    types, BODY_INPUT_TYPES_FLAG, &s);
   ok = ok && draw(&o, &s);
   snapshot_free(&s);
   return ok ? CLI_OK : CLI_RUNTIME_ERROR;

@@ -87,7 +87,7 @@ static void print_help(const tfmm_config *d) {
       "\n"
       "Options:\n"
       "  --in FILE         bodies to read, as 'tilefmm forces' reads them\n"
-      "  --types LIST      the particle types of an HDF5 FILE to read\n"
+      "  --types LIST      the particle types of a snapshot to read\n"
       "                    (0,1,4 or all), as 'tilefmm forces --types'\n"
       "  --ic plummer      or a Plummer sphere made here (instead of --in)\n"
       "  --n N             its bodies, >= 1 (required with --ic)\n"

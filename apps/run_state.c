@@ -157,15 +157,15 @@ static int reconcile_units(run_state *s, const snapshot *snap,
 
 /* A snapshot's bodies: the particle types --types names (TEXT, or NULL:
  * one type, not gas), in the run's units. */
-static int from_snapshot(run_state *s, const char *path, const char *types,
-                         run_options *ro) {
+static int from_snapshot(run_state *s, const char *path, body_input_kind kind,
+                         const char *types, run_options *ro) {
   snapshot snap;
   uint64_t mask = SNAPSHOT_TYPES_DEFAULT;
   if (types != NULL && !body_input_parse_types(types, &mask)) {
     cli_error("--types %s: not %s", types, BODY_INPUT_TYPES_EXPECT);
     return 0;
   }
-  if (!snapshot_read_types(path, mask, "--types", &snap)) {
+  if (!body_input_read_snapshot(path, kind, mask, "--types", &snap)) {
     snapshot_free(&snap);
     return 0;
   }
@@ -189,23 +189,25 @@ int run_state_from_ic(run_state *s, run_options *ro) {
   for (size_t k = 0; k < sizeof models / sizeof models[0]; k++)
     if (strcmp(ro->ic, models[k].name) == 0)
       return from_model(s, models[k].make, ro);
-  FILE *fp = fopen(ro->ic, "rb");
-  if (fp == NULL) {
+  const body_input_kind kind = body_input_kind_of(ro->ic);
+  FILE *fp = kind == BODY_INPUT_GADGET2 ? NULL : fopen(ro->ic, "rb");
+  if (kind != BODY_INPUT_GADGET2 && fp == NULL) {
     cli_error("--ic %s: neither a model (plummer, hernquist, uniform, cold, "
               "merger) nor a readable file: %s",
               ro->ic, strerror(errno));
     return 0;
   }
-  fclose(fp);
-  const int hdf5 = snapshot_is_hdf5(ro->ic);
-  if (!hdf5 && ro->types != NULL) {
+  if (fp != NULL)
+    fclose(fp);
+  if (kind == BODY_INPUT_TEXT && ro->types != NULL) {
     cli_error("--types %s: %s is a text body file, which has no particle "
               "types",
               ro->types, ro->ic);
     return 0;
   }
-  const int ok =
-      hdf5 ? from_snapshot(s, ro->ic, ro->types, ro) : from_text(s, ro->ic);
+  const int ok = kind != BODY_INPUT_TEXT
+                     ? from_snapshot(s, ro->ic, kind, ro->types, ro)
+                     : from_text(s, ro->ic);
   if (!ok)
     return 0;
   if (run_options_explicit(ro, "--n") && ro->n != (uint64_t)s->n) {

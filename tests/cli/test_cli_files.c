@@ -63,58 +63,9 @@ Test(files, line_without_newline_is_refused, .timeout = 60) {
   expect_failure(zero, 1, "/dev/zero:1: contains a NUL byte", "binary");
 }
 
-/* A binary file of N-body data that this build does not read is named for
- * what it looks like, by its first bytes, with exit status 1 and nothing
- * written; any other binary is named a binary file, not text. */
-static void expect_binary(const unsigned char *bytes, size_t len,
-                          const char *kind) {
-  write_file("in.dat", (const char *)bytes, len);
-  const char *forces[] = {"forces",      "--in",     sp("in.dat"), "--out",
-                          sp("out.txt"), "--method", "direct",     NULL};
-  expect_failure(forces, 1, "in.dat: looks like", kind);
-  assert_stderr_has("does not read yet");
-  unlink(sp("out.txt"));
-  const char *validate[] = {"validate", "--in", sp("in.dat"), NULL};
-  cr_assert_eq(run_argv(validate), 1);
-  assert_stderr_has(kind);
-}
-
-/* The 32-bit integer v at p, little- or big-endian. */
-static void put_int32(unsigned char *p, uint32_t v, int little) {
-  for (int k = 0; k < 4; k++)
-    p[little ? k : 3 - k] = (unsigned char)(v >> (8 * k));
-}
-
-Test(files, gadget_format_2_is_named) {
-  unsigned char b[300] = {0};
-  put_int32(b, 8, 1); /* a record of 8 bytes: "HEAD", then 264 */
-  memcpy(b + 4, "HEAD", 4);
-  put_int32(b + 8, 264, 1);
-  put_int32(b + 12, 8, 1);
-  expect_binary(b, sizeof b, "GADGET-2 binary snapshot (format 2");
-}
-
-Test(files, gadget_format_1_is_named) {
-  unsigned char b[300] = {0};
-  put_int32(b, 256, 0); /* big-endian, as a SPARC wrote it */
-  b[10] = 7;            /* some header content */
-  put_int32(b + 260, 256, 0);
-  expect_binary(b, sizeof b, "GADGET binary snapshot (format 1");
-}
-
-Test(files, tipsy_is_named) {
-  unsigned char b[64] = {0};
-  const double time = 0.5;
-  uint64_t bits;
-  memcpy(&bits, &time, sizeof bits);
-  for (int k = 0; k < 8; k++) /* big-endian: Tipsy's "standard" XDR */
-    b[k] = (unsigned char)(bits >> (56 - 8 * k));
-  const uint32_t header[5] = {10, 3, 2, 7, 1}; /* n, ndim, sph, dark, star */
-  for (int k = 0; k < 5; k++)
-    put_int32(b + 8 + 4 * k, header[k], 0);
-  expect_binary(b, sizeof b, "Tipsy binary file");
-}
-
+/* A binary file that is none of the snapshots tilefmm reads (Tipsy and
+ * GADGET-2 files are tested in test_binary_input.c) is named a binary
+ * file, not text, at the line of its first control byte. */
 Test(files, other_binary_is_named) {
   unsigned char b[512];
   for (size_t k = 0; k < sizeof b; k++)
@@ -122,7 +73,8 @@ Test(files, other_binary_is_named) {
   write_file("in.dat", (const char *)b, sizeof b);
   const char *args[] = {"forces",      "--in",     sp("in.dat"), "--out",
                         sp("out.txt"), "--method", "direct",     NULL};
-  expect_failure(args, 1, "in.dat:", "a binary file, neither text nor HDF5");
+  expect_failure(args, 1, "in.dat:",
+                 "a binary file, neither text nor a snapshot tilefmm reads");
   assert_stderr_has("in.dat:1: contains the control byte 0x0e"); /* k = 7 */
 }
 
