@@ -9,10 +9,11 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${TILEFMM_BUILD_DIR:-$root/build}
 
 packages=(build-essential cmake pkg-config libcriterion-dev clang-format
-  libhdf5-dev libyaml-dev libpng-dev python3-h5py)
+  libhdf5-dev libyaml-dev libpng-dev python3-h5py python3-venv)
 # libhdf5-dev, libyaml-dev and libpng-dev: snapshots, parameter files and
 # pictures of 'tilefmm run' and 'render'; python3-h5py: the test that a
-# snapshot opens in h5py. gnuplot draws the plot of 'tilefmm tune'; any installed one will do, else
+# snapshot opens in h5py; python3-venv: the Python package's tests, in a
+# venv that scripts/python_env.sh makes in the build directory. gnuplot draws the plot of 'tilefmm tune'; any installed one will do, else
 # gnuplot-nox (no X11: its PNG terminals are all tune needs).
 command -v gnuplot >/dev/null || packages+=(gnuplot-nox)
 missing=()
