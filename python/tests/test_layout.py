@@ -2,6 +2,7 @@
 every struct the binding passes (tfmm_struct_layout)."""
 
 import ctypes
+import os
 import re
 import subprocess
 import sys
@@ -46,7 +47,7 @@ def test_a_missing_or_extra_field_is_caught():
 
 
 def import_with(env_library):
-    env = {"TILEFMM_LIBRARY": env_library, "PATH": "/usr/bin:/bin"}
+    env = dict(os.environ, TILEFMM_LIBRARY=env_library)
     return subprocess.run([sys.executable, "-c", "import tilefmm"], env=env,
                           capture_output=True, text=True)
 
