@@ -59,13 +59,18 @@ def test_the_layout(sim, tmp_path):
         assert np.array_equal(g["ParticleIDs"][:], np.arange(1, 151))
         assert "TimeBins" not in g and "RunState" not in f
         p = f["Parameters"].attrs
-        assert list(p.keys()) == ["Gravity:eps", "Run:note"]  # in order
+        assert list(p.keys())[0] == "TimeIntegration:dt"  # in order
+        assert list(p.keys())[-1] == "Run:note"
         assert p["Gravity:eps"] == b"0.01"  # fixed-length, as SWIFT's
         assert p["Run:note"].decode() == "é"
     back = snapshot.read(path)
     assert back.state is None and back.time == 3 / 64
     assert np.array_equal(back.positions, state.positions)
-    assert back.parameters == {"Gravity:eps": "0.01", "Run:note": "é"}
+    assert back.parameters["Run:note"] == "é"
+    assert back.parameters["TimeIntegration:dt"] == "0.015625"
+    assert back.parameters["Gravity:method"] == "fmm"
+    assert back.parameters["Gravity:theta"] == "auto"
+    assert back.parameters["Gravity:device"] == "cpu"
 
 
 def test_the_cli_reads_it(sim, tmp_path):

@@ -141,6 +141,7 @@ class Simulation:
         self._handle = handle
         self.dt = cfg.dt
         self.config = _options.describe(cfg.solver)
+        self.step_config = {k: getattr(cfg, k) for k in _options.SIM_OPTIONS}
         if status != 0:
             message = lib.tfmm_sim_message(handle).decode() if handle else ""
             self.close()
@@ -283,5 +284,23 @@ class Simulation:
         bit. parameters: extra /Parameters entries {"Section:key": value}."""
         from . import snapshot
         clock = lib.tfmm_sim_bins(self._live(), None, 0) > 0
-        snapshot.write(path, self.state(), parameters=parameters,
+        snapshot.write(path, self.state(),
+                       parameters={**self.parameters(), **(parameters or {})},
                        checkpoint=checkpoint, clock=clock, device=self.device)
+
+    def parameters(self):
+        """The settings as `tilefmm run` names them in a snapshot's
+        /Parameters ("Gravity:eps": "0.01", ...), as text."""
+        c, s = self.config, self.step_config
+        out = {f"TimeIntegration:{k}": repr(float(s[k]))
+               for k in ("dt", "dt_max", "dt_min")}
+        out["Gravity:eta"] = repr(float(s["eta"]))
+        for key in ("G", "eps", "softening", "method", "precision", "accuracy",
+                    "theta", "order", "mac", "leaf_size", "max_depth", "device",
+                    "schedule", "tree_device", "far_device"):
+            value = c[key]
+            out[f"Gravity:{key}"] = repr(value) if isinstance(value, float) else str(value)
+        for key in ("tile", "threads_per_body", "unroll", "bodies_per_thread"):
+            out[f"GPU:{key}"] = str(c[f"gpu_{key}"])
+        out["Scheduler:threads"] = str(c["num_threads"])
+        return out
