@@ -98,6 +98,23 @@ def test_masses_shaped_n_by_1_and_integer_input():
     assert np.allclose(pot, pot0, rtol=1e-15, atol=0)
 
 
+def test_strided_fortran_and_float32_input(seed):
+    rng = np.random.default_rng(seed)
+    big = rng.normal(size=(600, 3))
+    pos = big[::2]  # a strided view
+    mass = np.full(300, 1 / 300)
+    want, _ = tilefmm.forces(np.ascontiguousarray(pos), mass, method="reference")
+    for variant in (pos, np.asfortranarray(pos), list(map(list, pos))):
+        acc, _ = tilefmm.forces(variant, mass, method="reference")
+        assert np.array_equal(acc, want)
+    acc, _ = tilefmm.forces(pos.astype(np.float32), mass.astype(np.float32),
+                            method="reference")
+    want32, _ = direct_sum(pos.astype(np.float32).astype(float),
+                           mass.astype(np.float32).astype(float))
+    assert relative(acc, want32).max() < 1e-12
+    assert np.array_equal(big[::2], pos)  # the input untouched
+
+
 def test_solver_keeps_its_workspace(seed):
     rng = np.random.default_rng(seed)
     with tilefmm.Solver(method="fmm", accuracy=1e-5) as s:

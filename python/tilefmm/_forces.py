@@ -39,7 +39,10 @@ class Solver:
         self.close()
 
     def __del__(self):
-        self.close()
+        try:
+            self.close()
+        except Exception:  # the interpreter shutting down: modules gone
+            pass
 
     def _live(self):
         if not self._handle:

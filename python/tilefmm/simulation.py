@@ -160,7 +160,10 @@ class Simulation:
         self.close()
 
     def __del__(self):
-        self.close()
+        try:
+            self.close()
+        except Exception:  # the interpreter shutting down: modules gone
+            pass
 
     def _live(self):
         if not self._handle:
