@@ -59,7 +59,8 @@ def test_the_layout(sim, tmp_path):
         assert np.array_equal(g["ParticleIDs"][:], np.arange(1, 151))
         assert "TimeBins" not in g and "RunState" not in f
         p = f["Parameters"].attrs
-        assert list(p.keys())[0] == "TimeIntegration:dt"  # in order
+        assert list(p.keys())[0] == "InitialConditions:type"  # in order
+        assert p["InitialConditions:type"] == b"python"
         assert list(p.keys())[-1] == "Run:note"
         assert p["Gravity:eps"] == b"0.01"  # fixed-length, as SWIFT's
         assert p["Run:note"].decode() == "é"
@@ -133,6 +134,24 @@ def test_a_checkpoint_here_restarts_here(sim, tmp_path):
     assert np.array_equal(sim.state().positions, other.state().positions)
     fresh = tilefmm.Simulation.from_snapshot(path, restart=False, dt=1 / 64)
     assert fresh.steps == 0 and fresh.time == 3 / 64
+
+
+def test_a_checkpoint_here_restarts_in_the_cli(tmp_path, seed):
+    """tilefmm run --restart takes a checkpoint written here (its settings
+    from /Parameters) and continues it as the sim here does, bit for bit."""
+    pos, vel, mass = tilefmm.ic.plummer(120, seed=seed % 10000 + 1)
+    sim = tilefmm.Simulation(pos, vel, mass, dt=1 / 32, eps=0.02,
+                             softening="plummer", accuracy=1e-4, device="cpu")
+    sim.step(2)
+    sim.save_snapshot(tmp_path / "checkpoint.hdf5", checkpoint=True)
+    sim.step(3)
+    run("run", "--restart", tmp_path / "checkpoint.hdf5", "--steps", 5,
+        "--out", tmp_path / "cli")
+    cli_end = snapshot.read(tmp_path / "cli" / "checkpoint.hdf5")
+    assert cli_end.state.step == 5
+    assert cli_end.parameters["Gravity:softening"] == "plummer"
+    assert np.array_equal(cli_end.positions, sim.state().positions)
+    assert np.array_equal(cli_end.velocities, sim.state().velocities)
 
 
 def test_a_failed_write_leaves_the_old_file(sim, tmp_path):

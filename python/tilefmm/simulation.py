@@ -132,10 +132,18 @@ class Simulation:
         from . import snapshot
         snap = snapshot.read(path)
         if restart and snap.state is not None:
-            return cls.restore(snap.state, **options)
-        options.setdefault("time_initial", snap.time)
-        return cls(snap.positions, snap.velocities, snap.masses, ids=snap.ids,
-                   **options)
+            sim = cls.restore(snap.state, **options)
+        else:
+            options.setdefault("time_initial", snap.time)
+            sim = cls(snap.positions, snap.velocities, snap.masses, ids=snap.ids,
+                      **options)
+        sim.initial_conditions = snap.parameters.get("InitialConditions:type",
+                                                     str(path))
+        return sim
+
+    # What /Parameters InitialConditions:type says (a file, as tilefmm run
+    # writes the --ic it read; bodies given from Python: "python").
+    initial_conditions = "python"
 
     def _adopt(self, handle, status, cfg):
         self._handle = handle
@@ -293,10 +301,16 @@ class Simulation:
 
     def parameters(self):
         """The settings as `tilefmm run` names them in a snapshot's
-        /Parameters ("Gravity:eps": "0.01", ...), as text."""
+        /Parameters ("Gravity:eps": "0.01", ...), as text: all that a
+        restart must keep, so that `tilefmm run --restart` continues a
+        checkpoint written here (the initial conditions named as run names
+        a file it read, the seed its default)."""
         c, s = self.config, self.step_config
-        out = {f"TimeIntegration:{k}": repr(float(s[k]))
-               for k in ("dt", "dt_max", "dt_min")}
+        out = {"InitialConditions:type": self.initial_conditions,
+               "InitialConditions:n": str(len(self)),
+               "InitialConditions:seed": "1"}
+        out.update({f"TimeIntegration:{k}": repr(float(s[k]))
+                    for k in ("dt", "dt_max", "dt_min")})
         out["Gravity:eta"] = repr(float(s["eta"]))
         for key in ("G", "eps", "softening", "method", "precision", "accuracy",
                     "theta", "order", "mac", "leaf_size", "max_depth", "device",
