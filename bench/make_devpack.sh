@@ -6,10 +6,11 @@
 # On the GPU machine: tar -xf .devpack.tgz, then
 #   TFMM_DEVICE_BUILD=.devbin bash bench/device_run.sh tests
 #   TFMM_DEVICE_BUILD=.devbin bash bench/device_sim.sh all
+#   TFMM_DEVICE_BUILD=.devbin bash bench/device_python.sh
 set -euo pipefail
 build=${1:-build-h100}
 devlibs=${DEVICE_LIBS:-../shared/tools/device-libs}
-rm -rf .devbin .devlibs .devpack.tgz
+rm -rf .devbin .devlibs .devpy .devpack.tgz
 mkdir -p .devbin/apps .devbin/bench .devbin/tests/cli .devbin/src
 cp "$build/apps/tilefmm" .devbin/apps/
 cp "$build"/bench/bench_tree "$build"/bench/bench_direct \
@@ -25,9 +26,12 @@ cp -a "$build"/src/libtilefmm.so* .devbin/src/
 strip -s .devbin/apps/tilefmm .devbin/bench/* .devbin/tests/test_* \
   .devbin/tests/cli/test_*
 "$devlibs" -o .devlibs .devbin/apps/tilefmm .devbin/bench/* \
-  .devbin/tests/test_* .devbin/tests/cli/test_*
+  .devbin/tests/test_* .devbin/tests/cli/test_* .devbin/src/libtilefmm.so
+# pytest for the Python package's tests (bench/device_python.sh): pure
+# Python, so any python3 there runs it; the GPU machine has no network.
+python3 -m pip install -q --target .devpy pytest
 # xz with a dictionary larger than one binary: every binary carries the same
 # static CUDA code (~13 MB), stored once (a pack of ~190 MB of binaries
 # becomes ~12 MB, under what a call carries).
-tar -cf - .devbin .devlibs | xz -T2 -6 --lzma2=dict=128MiB >.devpack.tgz
+tar -cf - .devbin .devlibs .devpy | xz -T2 -6 --lzma2=dict=128MiB >.devpack.tgz
 ls -la .devpack.tgz

@@ -503,6 +503,25 @@ TFMM_API tfmm_status tfmm_config_resolve(const tfmm_config *cfg, double *theta,
 /* "major.minor.patch" */
 TFMM_API const char *tfmm_version(void);
 
+/* The layout of the public structs as this library was compiled, for
+ * bindings in other languages that mirror them (the Python package checks
+ * every field at import, so that a library and a binding that disagree
+ * fail there and not with corrupted settings). type: "tfmm_config",
+ * "tfmm_stats", "tfmm_diagnostics", "tfmm_sim_config", "tfmm_sim_state"
+ * or "tfmm_step_stats"; field: one of its fields as C names it
+ * ("eps", "tree_time.keys"), or NULL for the struct itself. Writes the
+ * field's offset in bytes (0 for the struct) and its size (sizeof); an
+ * unknown type or field is TFMM_ERR_INVALID_ARGUMENT, leaving both
+ * unchanged. */
+TFMM_API tfmm_status tfmm_struct_layout(const char *type, const char *field,
+                                        size_t *offset, size_t *size);
+
+/* The fields of type that tfmm_struct_layout knows, in declaration order:
+ * the first min(count, size) names go to names (NULL: none are written;
+ * the strings are the library's). Returns the count, or -1 for an unknown
+ * type. */
+TFMM_API int tfmm_struct_fields(const char *type, const char **names, int size);
+
 /* Initial conditions: an isotropic Plummer sphere in N-body units
  * (G = M = 1, total energy E = -1/4, scale length 3 pi / 16), with equal
  * masses 1/n, its centre of mass at rest at the origin. Aarseth, Henon &

@@ -1,41 +1,54 @@
 #!/usr/bin/env bash
-# Makes a Python virtual environment at BUILD/venv and pip-installs the
-# requirement files given, for the tests that need Python packages:
-#   scripts/python_env.sh BUILD REQUIREMENTS.txt...
-# Each file is installed once: a stamp per file in the venv remembers its
-# contents, so that a second call costs nothing. Exits 0 with the venv
-# ready, else 1 (no python3 venv module, PyPI unreachable, ...), saying
-# why on stderr.
+# Creates (or updates) the Python environment of the tests: a venv at
+# BUILD/venv with the requirement files given (default: the package's test
+# requirements and the snapshot readers', python/requirements-test.txt and
+# tests/python/requirements-readers.txt, resolved together in one pip run
+# so that one numpy suits all), then the tilefmm package from python/, its
+# library taken from BUILD (TILEFMM_BUILD_DIR: no second build).
+#   scripts/python_env.sh [BUILD] [REQUIREMENTS.txt ...]
+# BUILD defaults to $TILEFMM_BUILD_DIR, else build/. The requirements are
+# installed once: a stamp in the venv remembers what was installed, so a
+# second call costs only the package. Calls at the same time (ctest -j)
+# take turns on a lock in BUILD. Needs python3 with venv (Debian:
+# python3-venv) and PyPI, or a pip configured with wheels; exits 1 saying
+# why when the venv cannot be made.
 set -euo pipefail
-if [ $# -lt 2 ]; then
-  echo "usage: $0 BUILD_DIR REQUIREMENTS.txt..." >&2
-  exit 2
-fi
-venv=$1/venv
-shift
-mkdir -p "$(dirname "$venv")"
-# One maker at a time (ctest runs tests in parallel, and other suites
-# may want the same venv): the lock is held to the end of this script.
-exec 9>"$venv.lock"
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=$(cd "${1:-${TILEFMM_BUILD_DIR:-$root/build}}" && pwd)
+shift || true
+requirements=("$@")
+[ ${#requirements[@]} -gt 0 ] || requirements=(
+  "$root/python/requirements-test.txt"
+  "$root/tests/python/requirements-readers.txt")
+venv=$build/venv
+py=${PYTHON:-python3}
+
+exec 9>"$build/.python_env.lock"
 flock 9
+
 if [ ! -x "$venv/bin/python" ]; then
-  python3 -m venv "$venv" || {
+  echo "python_env: creating $venv" >&2
+  "$py" -m venv "$venv" || {
     echo "python_env: cannot make a venv at $venv (python3-venv missing?)" >&2
     rm -rf "$venv"
     exit 1
   }
 fi
-for req in "$@"; do
-  stamp=$venv/.installed-$(basename "$req")
-  if [ -f "$stamp" ] && cmp -s "$req" "$stamp"; then
-    continue
-  fi
+pip=("$venv/bin/python" -m pip --disable-pip-version-check -q)
+stamp=$venv/.installed-requirements
+if ! cat "${requirements[@]}" | cmp -s - "$stamp"; then
   start=$(date +%s)
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-    -r "$req" || {
-    echo "python_env: pip install -r $req failed" >&2
+  args=()
+  for r in "${requirements[@]}"; do args+=(-r "$r"); done
+  "${pip[@]}" install "${args[@]}" || {
+    echo "python_env: pip install ${args[*]} failed" >&2
     exit 1
   }
-  cp "$req" "$stamp"
-  echo "python_env: installed $req in $(($(date +%s) - start)) s" >&2
-done
+  cat "${requirements[@]}" >"$stamp"
+  echo "python_env: requirements installed in $(($(date +%s) - start)) s" >&2
+fi
+# The package last, always reinstalled: the library in BUILD may be new.
+TILEFMM_BUILD_DIR=$build "${pip[@]}" install --force-reinstall --no-deps \
+  "$root/python"
+echo "python_env: $venv ready ($("$venv/bin/python" -c \
+  'import tilefmm; print("tilefmm", tilefmm.__version__, "from", tilefmm.library_path)'))" >&2

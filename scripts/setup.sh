@@ -12,9 +12,10 @@ packages=(build-essential cmake pkg-config libcriterion-dev clang-format
   libhdf5-dev libyaml-dev libpng-dev python3-h5py python3-venv)
 # libhdf5-dev, libyaml-dev and libpng-dev: snapshots, parameter files and
 # pictures of 'tilefmm run' and 'render'; python3-h5py: the test that a
-# snapshot opens in h5py; python3-venv: the venv (scripts/python_env.sh)
-# the reader tests pip-install swiftsimio, pynbody and yt into. gnuplot
-# draws the plot of 'tilefmm tune'; any installed one will do, else
+# snapshot opens in h5py; python3-venv: the venv of the Python tests
+# (scripts/python_env.sh makes it in the build directory: the package's
+# tests, and swiftsimio, pynbody and yt reading a snapshot). gnuplot
+# draws the plots of 'tilefmm tune' and 'run'; any installed one will do, else
 # gnuplot-nox (no X11: its PNG terminals are all tune needs).
 command -v gnuplot >/dev/null || packages+=(gnuplot-nox)
 missing=()

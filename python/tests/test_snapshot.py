@@ -1,0 +1,180 @@
+"""Snapshots: the layout of `tilefmm run`'s, read by the CLI (forces --in,
+run --ic), and the CLI's files (ic, run checkpoints) read here."""
+
+import os
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import tilefmm
+
+h5py = pytest.importorskip("h5py")
+import tilefmm.snapshot as snapshot  # noqa: E402
+
+
+def cli():
+    path = os.environ.get("TILEFMM_CLI") or shutil.which("tilefmm")
+    if not path:
+        pytest.skip("the tilefmm CLI is not found (set TILEFMM_CLI)")
+    return path
+
+
+def run(*args, cwd=None):
+    return subprocess.run([cli(), *map(str, args)], check=True, cwd=cwd,
+                          capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def sim(seed):
+    pos, vel, mass = tilefmm.ic.plummer(150, seed=seed % 10000 + 1)
+    sim = tilefmm.Simulation(pos, vel, mass, dt=1 / 64, eps=0.01, device="cpu")
+    sim.step(3)
+    return sim
+
+
+def test_the_layout(sim, tmp_path):
+    path = tmp_path / "snap.hdf5"
+    sim.save_snapshot(path, parameters={"Gravity:eps": 0.01, "Run:note": "é"})
+    state = sim.state()
+    with h5py.File(path, "r") as f:
+        h = f["Header"].attrs
+        assert list(h["NumPart_ThisFile"]) == [0, 150, 0, 0, 0, 0]
+        assert h["NumPart_ThisFile"].dtype == np.uint32
+        assert list(h["NumPart_Total_HighWord"]) == [0] * 6
+        assert h["MassTable"].dtype == np.float64 and not h["MassTable"].any()
+        assert h["Time"] == sim.time == 3 / 64
+        assert h["BoxSize"] == 2 * np.abs(state.positions).max()
+        assert h["Dimension"] == 3 and h["NumFilesPerSnapshot"] == 1
+        assert h["Dimension"].dtype == np.int32
+        g = f["PartType1"]
+        assert g["Coordinates"].dtype == np.float64 and g["Coordinates"].shape == (150, 3)
+        assert g["ParticleIDs"].dtype == np.uint64
+        assert g["Coordinates"].fletcher32
+        assert np.array_equal(g["Coordinates"][:], state.positions)
+        assert np.array_equal(g["Velocities"][:], state.velocities)
+        assert np.array_equal(g["Accelerations"][:], state.accelerations)
+        assert np.array_equal(g["Potentials"][:], state.potentials)
+        assert np.array_equal(g["ParticleIDs"][:], np.arange(1, 151))
+        assert "TimeBins" not in g and "RunState" not in f
+        p = f["Parameters"].attrs
+        assert list(p.keys())[0] == "InitialConditions:type"  # in order
+        assert p["InitialConditions:type"] == b"python"
+        assert list(p.keys())[-1] == "Run:note"
+        assert p["Gravity:eps"] == b"0.01"  # fixed-length, as SWIFT's
+        assert p["Run:note"].decode() == "é"
+    back = snapshot.read(path)
+    assert back.state is None and back.time == 3 / 64
+    assert np.array_equal(back.positions, state.positions)
+    assert back.parameters["Run:note"] == "é"
+    assert back.parameters["TimeIntegration:dt"] == "0.015625"
+    assert back.parameters["Gravity:method"] == "fmm"
+    assert back.parameters["Gravity:theta"] == "auto"
+    assert back.parameters["Gravity:device"] == "cpu"
+
+
+def test_the_cli_reads_it(sim, tmp_path):
+    path = tmp_path / "snap.hdf5"
+    sim.save_snapshot(path)
+    out = run("forces", "--in", path, "--method", "reference", "--eps", "0.01")
+    rows = np.loadtxt(out.splitlines(), comments="#")
+    state = sim.state()
+    acc, pot = tilefmm.forces(state.positions, state.masses, method="reference",
+                              eps=0.01)
+    assert rows.shape == (150, 4)
+    assert np.allclose(rows[:, :3], acc, rtol=1e-15, atol=0)
+    assert np.allclose(rows[:, 3], pot, rtol=1e-15, atol=0)
+    # and takes it as initial conditions
+    run("run", "--ic", path, "--steps", 2, "--eps", 0.01, "--out", tmp_path / "r",
+        "--device", "cpu")
+    first = snapshot.read(tmp_path / "r" / "snapshot_0000.hdf5")
+    # run's snapshots store the coordinates shifted into their box (as yt
+    # needs): they come back to an ulp of it.
+    extent = np.abs(state.positions).max()
+    assert np.all(np.abs(first.positions - state.positions) <= 2.0**-50 * extent)
+    assert first.time == sim.time
+
+
+def test_cli_initial_conditions_are_the_packages(tmp_path, seed):
+    s = seed % 1000 + 1
+    run("ic", "hernquist", "--n", 300, "--seed", s, "--out", tmp_path / "ic.hdf5")
+    back = snapshot.read(tmp_path / "ic.hdf5")
+    pos, vel, mass = tilefmm.ic.hernquist(300, seed=s)
+    assert np.array_equal(back.positions, pos)
+    assert np.array_equal(back.velocities, vel)
+    assert np.array_equal(back.masses, mass)
+
+
+def test_a_cli_checkpoint_continues_here_bit_for_bit(tmp_path, seed):
+    s = seed % 1000 + 1
+    common = ["--ic", "plummer", "--n", 200, "--seed", s, "--eps", 0.02,
+              "--device", "cpu"]
+    run("run", *common, "--steps", 4, "--out", tmp_path / "a")
+    run("run", *common, "--steps", 8, "--out", tmp_path / "b")
+    sim = tilefmm.Simulation.from_snapshot(tmp_path / "a" / "checkpoint.hdf5",
+                                           eps=0.02, softening="spline",
+                                           device="cpu")
+    assert sim.steps == 4
+    sim.step(4)
+    straight = snapshot.read(tmp_path / "b" / "checkpoint.hdf5")
+    state = sim.state()
+    assert np.array_equal(state.positions, straight.positions)
+    assert np.array_equal(state.velocities, straight.velocities)
+    assert np.array_equal(state.accelerations, straight.accelerations)
+
+
+def test_a_checkpoint_here_restarts_here(sim, tmp_path):
+    path = tmp_path / "checkpoint.hdf5"
+    sim.save_snapshot(path, checkpoint=True)
+    with h5py.File(path, "r") as f:
+        assert f["RunState"].attrs["format"] == b"tilefmm-run-checkpoint-1"
+        assert f["RunState"].attrs["step"] == b"3"
+    other = tilefmm.Simulation.from_snapshot(path, dt=1 / 64, eps=0.01,
+                                             device="cpu")
+    sim.step(5)
+    other.step(5)
+    assert np.array_equal(sim.state().positions, other.state().positions)
+    fresh = tilefmm.Simulation.from_snapshot(path, restart=False, dt=1 / 64)
+    assert fresh.steps == 0 and fresh.time == 3 / 64
+
+
+def test_a_checkpoint_here_restarts_in_the_cli(tmp_path, seed):
+    """tilefmm run --restart takes a checkpoint written here (its settings
+    from /Parameters) and continues it as the sim here does, bit for bit."""
+    pos, vel, mass = tilefmm.ic.plummer(120, seed=seed % 10000 + 1)
+    sim = tilefmm.Simulation(pos, vel, mass, dt=1 / 32, eps=0.02,
+                             softening="plummer", accuracy=1e-4, device="cpu")
+    sim.step(2)
+    sim.save_snapshot(tmp_path / "checkpoint.hdf5", checkpoint=True)
+    sim.step(3)
+    run("run", "--restart", tmp_path / "checkpoint.hdf5", "--steps", 5,
+        "--out", tmp_path / "cli")
+    cli_end = snapshot.read(tmp_path / "cli" / "checkpoint.hdf5")
+    assert cli_end.state.step == 5
+    assert cli_end.parameters["Gravity:softening"] == "plummer"
+    assert np.array_equal(cli_end.positions, sim.state().positions)
+    assert np.array_equal(cli_end.velocities, sim.state().velocities)
+
+
+def test_a_failed_write_leaves_the_old_file(sim, tmp_path):
+    path = tmp_path / "snap.hdf5"
+    sim.save_snapshot(path)
+    before = path.read_bytes()
+    with pytest.raises(ValueError, match="checkpoint"):
+        fresh = tilefmm.Simulation(*tilefmm.ic.plummer(10))
+        fresh.save_snapshot(path, checkpoint=True)  # no forces yet
+    assert path.read_bytes() == before
+    assert sorted(os.listdir(tmp_path)) == ["snap.hdf5"]
+
+
+def test_reading_refuses_what_it_cannot_take(tmp_path):
+    path = tmp_path / "two.hdf5"
+    with h5py.File(path, "w") as f:
+        f.create_group("Header").attrs["Time"] = 0.0
+        for k in (1, 4):
+            f.create_dataset(f"PartType{k}/Coordinates", data=np.zeros((2, 3)))
+            f.create_dataset(f"PartType{k}/Masses", data=np.ones((2, 1)))
+    with pytest.raises(ValueError, match=r"types \[1, 4\]"):
+        snapshot.read(path)
+    assert snapshot.read(path, part_type=4).positions.shape == (2, 3)

@@ -1,0 +1,323 @@
+"""The library's simulation (tfmm_sim): it owns the bodies, their forces,
+the step and the solver, and advances them with the kick-drift-kick
+leapfrog (one global step dt, or individual steps with eta > 0), on the
+GPU from one step to the next when the solver runs there."""
+
+import ctypes
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+from . import _arrays, _lib, _options
+from ._forces import stats_dict
+from ._lib import lib
+from .errors import raise_status
+
+
+@dataclass
+class Diagnostics:
+    """tfmm_diagnostics at a synchronisation point, and the relative
+    energy error (E - E_initial) / |E_initial|."""
+
+    mass: float
+    kinetic: float
+    potential: float
+    total: float
+    virial_ratio: float
+    momentum: np.ndarray
+    angular_momentum: np.ndarray
+    centre_of_mass: np.ndarray
+    energy_error: float
+
+
+@dataclass
+class State:
+    """The whole state a restart needs (tfmm_sim_state), as numpy copies:
+    Simulation.restore(state, **options) continues it bit for bit."""
+
+    positions: np.ndarray
+    velocities: np.ndarray
+    masses: np.ndarray
+    accelerations: np.ndarray
+    potentials: np.ndarray
+    ids: np.ndarray
+    step: int
+    time_initial: float
+    energy_initial: float
+    ticks: int = 0
+    tick: float = 0.0
+    bins: Optional[np.ndarray] = field(default=None)
+
+    @property
+    def time(self):
+        """time_initial + ticks * tick (the sim's own sum)."""
+        return self.time_initial + float(self.ticks) * self.tick
+
+
+def _copy(ptr, shape, dtype):
+    count = int(np.prod(shape))
+    if not ptr:
+        return None
+    return np.ctypeslib.as_array(ptr, shape=(count,)).astype(dtype, copy=True).reshape(shape)
+
+
+class Simulation:
+    """A simulation of N bodies.
+
+        sim = tilefmm.Simulation(pos, vel, mass, dt=1/128, eps=0.01)
+        sim.advance_to(1.0)
+        sim.diagnostics().energy_error
+
+    positions, velocities: (N, 3); masses: (N,), each > 0; ids: (N,)
+    non-negative integers (default 1..N). Keywords: every solver option
+    of tilefmm.forces, and dt (default 1/128), time_initial (0), eta (0:
+    one global step), dt_max, dt_min (tfmm_sim_config)."""
+
+    def __init__(self, positions, velocities, masses, *, ids=None, **options):
+        pos = _arrays.vectors("positions", positions)
+        n = pos.shape[0]
+        vel = _arrays.vectors("velocities", velocities, n)
+        mass = _arrays.masses("masses", masses, n)
+        ident = _arrays.ids("ids", ids, n)
+        cfg = _options.sim_config(options)
+        handle = ctypes.c_void_p()
+        status = lib.tfmm_sim_create(
+            ctypes.byref(handle), ctypes.byref(cfg), n, _arrays.pointer(pos),
+            _arrays.pointer(vel), _arrays.pointer(mass),
+            None if ident is None else _arrays.pointer(ident))
+        self._adopt(handle, status, cfg)
+
+    @classmethod
+    def restore(cls, state, **options):
+        """A simulation continuing from a State (Simulation.state(), or a
+        checkpoint read with tilefmm.snapshot.read): the same step, time
+        and forces, so that with the same options it goes on as the saved
+        one would have, bit for bit."""
+        self = cls.__new__(cls)
+        pos = _arrays.vectors("state.positions", state.positions)
+        n = pos.shape[0]
+        vel = _arrays.vectors("state.velocities", state.velocities, n)
+        mass = _arrays.masses("state.masses", state.masses, n)
+        acc = _arrays.vectors("state.accelerations", state.accelerations, n)
+        pot = _arrays.scalars("state.potentials", state.potentials, n)
+        ident = _arrays.ids("state.ids", state.ids, n)
+        bins = None if state.bins is None else \
+            np.ascontiguousarray(state.bins, dtype=np.int8)
+        if bins is not None and bins.shape != (n,):
+            raise ValueError(f"state.bins: expected shape ({n},), got {bins.shape}")
+        cfg = _options.sim_config(options)
+        st = _lib.SimState(
+            n=n, pos=_arrays.pointer(pos), vel=_arrays.pointer(vel),
+            mass=_arrays.pointer(mass), acc=_arrays.pointer(acc),
+            pot=_arrays.pointer(pot),
+            ids=None if ident is None else _arrays.pointer(ident),
+            step=int(state.step), time_initial=float(state.time_initial),
+            energy_initial=float(state.energy_initial), ticks=int(state.ticks),
+            tick=float(state.tick),
+            bins=None if bins is None else _arrays.pointer(bins))
+        handle = ctypes.c_void_p()
+        status = lib.tfmm_sim_restore(ctypes.byref(handle), ctypes.byref(cfg),
+                                      ctypes.byref(st))
+        self._adopt(handle, status, cfg)
+        return self
+
+    @classmethod
+    def from_snapshot(cls, path, restart=True, **options):
+        """A simulation from an HDF5 snapshot (GADGET/SWIFT layout): a
+        checkpoint (with /RunState, as save_snapshot(checkpoint=True) and
+        `tilefmm run` write) is restored when restart is True; otherwise
+        the file's bodies are initial conditions at its Time (options may
+        still set time_initial)."""
+        from . import snapshot
+        snap = snapshot.read(path)
+        if restart and snap.state is not None:
+            sim = cls.restore(snap.state, **options)
+        else:
+            options.setdefault("time_initial", snap.time)
+            sim = cls(snap.positions, snap.velocities, snap.masses, ids=snap.ids,
+                      **options)
+        sim.initial_conditions = snap.parameters.get("InitialConditions:type",
+                                                     str(path))
+        return sim
+
+    # What /Parameters InitialConditions:type says (a file, as tilefmm run
+    # writes the --ic it read; bodies given from Python: "python").
+    initial_conditions = "python"
+
+    def _adopt(self, handle, status, cfg):
+        self._handle = handle
+        self.dt = cfg.dt
+        self.config = _options.describe(cfg.solver)
+        self.step_config = {k: getattr(cfg, k) for k in _options.SIM_OPTIONS}
+        if status != 0:
+            message = lib.tfmm_sim_message(handle).decode() if handle else ""
+            self.close()
+            raise_status(status, message)
+
+    def close(self):
+        """Releases the simulation and its solver (and GPU memory)."""
+        if getattr(self, "_handle", None):
+            lib.tfmm_sim_destroy(self._handle)
+        self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # the interpreter shutting down: modules gone
+            pass
+
+    def _live(self):
+        if not self._handle:
+            raise ValueError("the simulation is closed")
+        return self._handle
+
+    def _call(self, fn, *args):
+        status = fn(self._live(), *args)
+        if status != 0:
+            raise_status(status, lib.tfmm_sim_message(self._handle).decode())
+
+    def __len__(self):
+        return lib.tfmm_sim_count(self._live())
+
+    def start(self):
+        """Computes the forces and the initial energy if not known yet."""
+        self._call(lib.tfmm_sim_start)
+
+    def step(self, n=1):
+        """Takes n >= 0 steps."""
+        n = _arrays.count("n", n, least=0)
+        self._call(lib.tfmm_sim_step, n)
+
+    def advance_to(self, t):
+        """Steps on to the first synchronisation point at or after t."""
+        t = _options._real("t", t)
+        self._call(lib.tfmm_sim_advance_to, t)
+
+    @property
+    def time(self):
+        return lib.tfmm_sim_time(self._live())
+
+    @property
+    def steps(self):
+        return lib.tfmm_sim_steps(self._live())
+
+    @property
+    def syncs(self):
+        """Synchronisation points passed since time_initial."""
+        return lib.tfmm_sim_syncs(self._live())
+
+    @property
+    def synchronised(self):
+        return bool(lib.tfmm_sim_synchronised(self._live()))
+
+    @property
+    def device(self):
+        """Where the solver (and the bodies) live: 'cpu' or 'gpu'."""
+        solver = lib.tfmm_sim_solver(self._live())
+        return lib.tfmm_device_name(lib.tfmm_solver_device(solver)).decode()
+
+    def bins(self):
+        """Bodies per time bin, bin b taking steps of dt_max / 2^(K - b)."""
+        counts = (ctypes.c_int64 * 64)()
+        k = lib.tfmm_sim_bins(self._live(), counts, 64)
+        return np.array(counts[:min(k, 63) + 1], dtype=np.int64)
+
+    def step_criterion(self, eta):
+        """(shortest sqrt(2 eta eps / |a|) over the bodies, the number of
+        bodies whose criterion asks for less than the step)."""
+        shortest, longer = ctypes.c_double(), ctypes.c_size_t()
+        self._call(lib.tfmm_sim_step_criterion, _options._real("eta", eta),
+                   ctypes.byref(shortest), ctypes.byref(longer))
+        return shortest.value, longer.value
+
+    def diagnostics(self):
+        """Conserved quantities now (a synchronisation point)."""
+        d = _lib.Diagnostics()
+        err = ctypes.c_double()
+        self._call(lib.tfmm_sim_diagnostics, ctypes.byref(d), ctypes.byref(err))
+        return Diagnostics(
+            mass=d.mass, kinetic=d.kinetic, potential=d.potential,
+            total=d.total, virial_ratio=d.virial_ratio,
+            momentum=np.array(d.momentum[:]),
+            angular_momentum=np.array(d.angular_momentum[:]),
+            centre_of_mass=np.array(d.centre_of_mass[:]),
+            energy_error=err.value)
+
+    def state(self):
+        """The state as numpy copies (see State); the accelerations and
+        potentials are NaN before the forces are first computed."""
+        s = _lib.SimState()
+        self._call(lib.tfmm_sim_save, ctypes.byref(s))
+        n = s.n
+        return State(
+            positions=_copy(s.pos, (n, 3), np.float64),
+            velocities=_copy(s.vel, (n, 3), np.float64),
+            masses=_copy(s.mass, (n,), np.float64),
+            accelerations=_copy(s.acc, (n, 3), np.float64),
+            potentials=_copy(s.pot, (n,), np.float64),
+            ids=_copy(s.ids, (n,), np.uint64),
+            step=s.step, time_initial=s.time_initial,
+            energy_initial=s.energy_initial, ticks=s.ticks, tick=s.tick,
+            bins=_copy(s.bins, (n,), np.int8))
+
+    @property
+    def positions(self):
+        return self.state().positions
+
+    @property
+    def velocities(self):
+        return self.state().velocities
+
+    @property
+    def stats(self):
+        """What the last start/step/advance_to did (tfmm_step_stats)."""
+        s = lib.tfmm_sim_stats(self._live()).contents
+        return {f: getattr(s, f) for f, _ in _lib.StepStats._fields_}
+
+    @property
+    def solver_stats(self):
+        """The last force evaluation's tfmm_stats."""
+        solver = lib.tfmm_sim_solver(self._live())
+        return stats_dict(lib.tfmm_solver_stats(solver).contents)
+
+    def save_snapshot(self, path, checkpoint=False, parameters=None):
+        """Writes an HDF5 snapshot in the layout of `tilefmm run`'s
+        (readable by `tilefmm forces --in`, h5py, yt, ...): the bodies and
+        their forces at the current time; with checkpoint=True, /RunState
+        too, so that Simulation.from_snapshot continues the run bit for
+        bit. parameters: extra /Parameters entries {"Section:key": value}."""
+        from . import snapshot
+        clock = lib.tfmm_sim_bins(self._live(), None, 0) > 0
+        snapshot.write(path, self.state(),
+                       parameters={**self.parameters(), **(parameters or {})},
+                       checkpoint=checkpoint, clock=clock, device=self.device)
+
+    def parameters(self):
+        """The settings as `tilefmm run` names them in a snapshot's
+        /Parameters ("Gravity:eps": "0.01", ...), as text: all that a
+        restart must keep, so that `tilefmm run --restart` continues a
+        checkpoint written here (the initial conditions named as run names
+        a file it read, the seed its default)."""
+        c, s = self.config, self.step_config
+        out = {"InitialConditions:type": self.initial_conditions,
+               "InitialConditions:n": str(len(self)),
+               "InitialConditions:seed": "1"}
+        out.update({f"TimeIntegration:{k}": repr(float(s[k]))
+                    for k in ("dt", "dt_max", "dt_min")})
+        out["Gravity:eta"] = repr(float(s["eta"]))
+        for key in ("G", "eps", "softening", "method", "precision", "accuracy",
+                    "theta", "order", "mac", "leaf_size", "max_depth", "device",
+                    "schedule", "tree_device", "far_device"):
+            value = c[key]
+            out[f"Gravity:{key}"] = repr(value) if isinstance(value, float) else str(value)
+        for key in ("tile", "threads_per_body", "unroll", "bodies_per_thread"):
+            out[f"GPU:{key}"] = str(c[f"gpu_{key}"])
+        out["Scheduler:threads"] = str(c["num_threads"])
+        return out

@@ -1,0 +1,172 @@
+/* The layout of the public structs as this library was compiled
+ * (tfmm_struct_layout): a table of offsetof and sizeof, so that a binding
+ * in another language (python/tilefmm/_lib.py) can check, field by field,
+ * that its copy of each struct is this one before it passes one in. */
+#include "internal.h"
+
+#include <stddef.h>
+#include <string.h>
+
+typedef struct layout_entry {
+  const char *type, *field; /* field NULL: the struct itself */
+  size_t offset, size;
+} layout_entry;
+
+#define STRUCT(T)                                                              \
+  { #T, NULL, 0, sizeof(T) }
+#define FIELD(T, f)                                                            \
+  { #T, #f, offsetof(T, f), sizeof(((T *)0)->f) }
+
+static const layout_entry entries[] = {
+    STRUCT(tfmm_config),
+    FIELD(tfmm_config, G),
+    FIELD(tfmm_config, eps),
+    FIELD(tfmm_config, softening),
+    FIELD(tfmm_config, precision),
+    FIELD(tfmm_config, method),
+    FIELD(tfmm_config, device),
+    FIELD(tfmm_config, accuracy),
+    FIELD(tfmm_config, theta),
+    FIELD(tfmm_config, order),
+    FIELD(tfmm_config, mac),
+    FIELD(tfmm_config, mac_epsilon),
+    FIELD(tfmm_config, leaf_size),
+    FIELD(tfmm_config, max_depth),
+    FIELD(tfmm_config, box_min),
+    FIELD(tfmm_config, box_size),
+    FIELD(tfmm_config, num_threads),
+    FIELD(tfmm_config, gpu_id),
+    FIELD(tfmm_config, schedule),
+    FIELD(tfmm_config, tree_device),
+    FIELD(tfmm_config, far_device),
+    FIELD(tfmm_config, near_only),
+    FIELD(tfmm_config, gpu_tile),
+    FIELD(tfmm_config, gpu_threads_per_body),
+    FIELD(tfmm_config, gpu_unroll),
+    FIELD(tfmm_config, gpu_bodies_per_thread),
+
+    STRUCT(tfmm_stats),
+    FIELD(tfmm_stats, method),
+    FIELD(tfmm_stats, device),
+    FIELD(tfmm_stats, n),
+    FIELD(tfmm_stats, interactions),
+    FIELD(tfmm_stats, m2l),
+    FIELD(tfmm_stats, m2p),
+    FIELD(tfmm_stats, tree_depth),
+    FIELD(tfmm_stats, tree_cells),
+    FIELD(tfmm_stats, tree_leaves),
+    FIELD(tfmm_stats, leaf_min),
+    FIELD(tfmm_stats, leaf_max),
+    FIELD(tfmm_stats, leaf_mean),
+    FIELD(tfmm_stats, leaf_size),
+    FIELD(tfmm_stats, theta),
+    FIELD(tfmm_stats, order),
+    FIELD(tfmm_stats, precision),
+    FIELD(tfmm_stats, mac_epsilon),
+    FIELD(tfmm_stats, softening_separation),
+    FIELD(tfmm_stats, schedule),
+    FIELD(tfmm_stats, lists_device),
+    FIELD(tfmm_stats, near_device),
+    FIELD(tfmm_stats, tree_device),
+    FIELD(tfmm_stats, far_device),
+    FIELD(tfmm_stats, near_time),
+    FIELD(tfmm_stats, near_kernel_time),
+    FIELD(tfmm_stats, far_time),
+    FIELD(tfmm_stats, overlap),
+    FIELD(tfmm_stats, near_rate),
+    FIELD(tfmm_stats, tree_time),
+    FIELD(tfmm_stats, tree_time.keys),
+    FIELD(tfmm_stats, tree_time.sort),
+    FIELD(tfmm_stats, tree_time.permute),
+    FIELD(tfmm_stats, tree_time.build),
+    FIELD(tfmm_stats, tree_time.moments),
+    FIELD(tfmm_stats, time),
+    FIELD(tfmm_stats, time_total),
+    FIELD(tfmm_stats, device_bytes),
+    FIELD(tfmm_stats, gpu_tile),
+    FIELD(tfmm_stats, gpu_threads_per_body),
+    FIELD(tfmm_stats, gpu_unroll),
+    FIELD(tfmm_stats, gpu_bodies_per_thread),
+    FIELD(tfmm_stats, device_name),
+    FIELD(tfmm_stats, targets),
+
+    STRUCT(tfmm_diagnostics),
+    FIELD(tfmm_diagnostics, mass),
+    FIELD(tfmm_diagnostics, kinetic),
+    FIELD(tfmm_diagnostics, potential),
+    FIELD(tfmm_diagnostics, total),
+    FIELD(tfmm_diagnostics, virial_ratio),
+    FIELD(tfmm_diagnostics, momentum),
+    FIELD(tfmm_diagnostics, angular_momentum),
+    FIELD(tfmm_diagnostics, centre_of_mass),
+
+    STRUCT(tfmm_sim_config),
+    FIELD(tfmm_sim_config, solver),
+    FIELD(tfmm_sim_config, dt),
+    FIELD(tfmm_sim_config, time_initial),
+    FIELD(tfmm_sim_config, eta),
+    FIELD(tfmm_sim_config, dt_max),
+    FIELD(tfmm_sim_config, dt_min),
+
+    STRUCT(tfmm_sim_state),
+    FIELD(tfmm_sim_state, n),
+    FIELD(tfmm_sim_state, pos),
+    FIELD(tfmm_sim_state, vel),
+    FIELD(tfmm_sim_state, mass),
+    FIELD(tfmm_sim_state, acc),
+    FIELD(tfmm_sim_state, pot),
+    FIELD(tfmm_sim_state, ids),
+    FIELD(tfmm_sim_state, step),
+    FIELD(tfmm_sim_state, time_initial),
+    FIELD(tfmm_sim_state, energy_initial),
+    FIELD(tfmm_sim_state, ticks),
+    FIELD(tfmm_sim_state, tick),
+    FIELD(tfmm_sim_state, bins),
+
+    STRUCT(tfmm_step_stats),
+    FIELD(tfmm_step_stats, steps),
+    FIELD(tfmm_step_stats, evaluations),
+    FIELD(tfmm_step_stats, time_integrate),
+    FIELD(tfmm_step_stats, time_forces),
+    FIELD(tfmm_step_stats, time_total),
+    FIELD(tfmm_step_stats, updates),
+    FIELD(tfmm_step_stats, short_steps),
+    FIELD(tfmm_step_stats, time_tree),
+    FIELD(tfmm_step_stats, time_lists),
+    FIELD(tfmm_step_stats, time_near),
+    FIELD(tfmm_step_stats, time_far),
+};
+
+static int same(const char *a, const char *b) {
+  return a == NULL ? b == NULL : b != NULL && strcmp(a, b) == 0;
+}
+
+tfmm_status tfmm_struct_layout(const char *type, const char *field,
+                               size_t *offset, size_t *size) {
+  if (type == NULL || offset == NULL || size == NULL)
+    return TFMM_ERR_INVALID_ARGUMENT;
+  for (size_t k = 0; k < sizeof entries / sizeof entries[0]; k++)
+    if (strcmp(entries[k].type, type) == 0 && same(entries[k].field, field)) {
+      *offset = entries[k].offset;
+      *size = entries[k].size;
+      return TFMM_OK;
+    }
+  return TFMM_ERR_INVALID_ARGUMENT;
+}
+
+int tfmm_struct_fields(const char *type, const char **names, int size) {
+  if (type == NULL)
+    return -1;
+  int count = 0, found = 0;
+  for (size_t k = 0; k < sizeof entries / sizeof entries[0]; k++) {
+    if (strcmp(entries[k].type, type) != 0)
+      continue;
+    found = 1;
+    if (entries[k].field == NULL)
+      continue;
+    if (names != NULL && count < size)
+      names[count] = entries[k].field;
+    count++;
+  }
+  return found ? count : -1;
+}
