@@ -13,6 +13,13 @@ void cli_error(const char *fmt, ...)
 #endif
     ;
 
+/* Under device auto (device_auto: the configuration's device is
+ * TFMM_DEVICE_AUTO), says on stderr (once a run) which GPUs present this
+ * build cannot use, why and how to fix it (tfmm_gpu_check), and that the
+ * work then runs on the CPU when no GPU is left. Under device gpu the
+ * solver's own error carries the same words; under cpu nothing is said. */
+void cli_gpu_warn(int device_auto);
+
 /* Wall-clock seconds from an arbitrary origin (a monotonic clock). */
 double cli_seconds(void);
 

@@ -53,9 +53,39 @@ static void print_usage(FILE *fp) {
               "See 'tilefmm COMMAND --help' for a command's options.\n");
 }
 
+/* Each line of a tfmm_gpu_check message as a warning of its own. */
+static void print_gpu_lines(const char *msg) {
+  while (*msg != '\0') {
+    const char *end = strchr(msg, '\n');
+    const int len = end != NULL ? (int)(end - msg) : (int)strlen(msg);
+    fprintf(stderr, "tilefmm: warning: %.*s\n", len, msg);
+    msg += len + (end != NULL);
+  }
+}
+
+void cli_gpu_warn(int device_auto) {
+  static int said;
+  if (!device_auto || said)
+    return;
+  said = 1;
+  char msg[4096];
+  const int usable = tfmm_gpu_check(msg, sizeof msg);
+  print_gpu_lines(msg);
+  if (msg[0] != '\0' && usable == 0)
+    fputs("tilefmm: warning: --device auto: no usable GPU, running on the "
+          "CPU\n",
+          stderr);
+}
+
+/* The GPUs present that this build cannot use are named on stderr, with
+ * the fix, so that "usable GPUs: 0" never goes unexplained. */
 static void print_version(void) {
+  char msg[4096];
+  const int usable = tfmm_gpu_check(msg, sizeof msg);
   printf("tilefmm %s (CUDA backend: %s, usable GPUs: %d)\n", tfmm_version(),
-         tfmm_has_cuda() ? "yes" : "no", tfmm_gpu_count());
+         tfmm_has_cuda() ? "yes" : "no", usable);
+  fflush(stdout);
+  print_gpu_lines(msg);
 }
 
 /* OpenMP's waiting policy, chosen on purpose: threads that wait at the

@@ -355,6 +355,7 @@ int run_state_make_sim(run_state *s, const run_options *ro, tfmm_sim **sim) {
   cfg.dt_max = ro->dt_max;
   cfg.dt_min = ro->dt_min;
   cfg.time_initial = s->time_initial;
+  cli_gpu_warn(cfg.solver.device == TFMM_DEVICE_AUTO);
   tfmm_status st;
   if (s->acc != NULL) {
     const tfmm_sim_state state = {.n = s->n,

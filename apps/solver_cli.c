@@ -439,6 +439,8 @@ static tfmm_config last_cfg;
 
 int solver_cli_create(const tfmm_config *cfg, tfmm_solver **solver) {
   last_cfg = *cfg;
+  if (cfg->method != TFMM_METHOD_REFERENCE)
+    cli_gpu_warn(cfg->device == TFMM_DEVICE_AUTO);
   const tfmm_status st = tfmm_solver_create(solver, cfg);
   if (st == TFMM_OK)
     return CLI_OK;

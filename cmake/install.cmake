@@ -10,7 +10,16 @@ install(TARGETS tilefmm tilefmm_static
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/include/tilefmm.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(TARGETS tilefmm_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+if(TILEFMM_CLI)
+  install(TARGETS tilefmm_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
+# The static CUDA runtime the static library needs, shipped beside it
+# (NVIDIA's EULA lists libcudart_static.a as redistributable): linking
+# either library then needs no CUDA toolkit, only the driver at run time.
+if(TILEFMM_HAVE_CUDA)
+  install(FILES ${TFMM_CUDART_STATIC}
+    DESTINATION ${CMAKE_INSTALL_LIBDIR}/tilefmm)
+endif()
 
 set(TFMM_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/tilefmm)
 install(EXPORT tilefmmTargets
@@ -29,9 +38,11 @@ install(FILES
   DESTINATION ${TFMM_CMAKE_DIR})
 
 # pkg-config: the shared library by default; --static adds what the static
-# archive needs.
+# archive needs, the CUDA runtime from the copy installed above. Every path
+# is relative to the .pc file (${pcfiledir}): the prefix can move.
 if(TILEFMM_HAVE_CUDA)
-  set(TFMM_PC_PRIVATE_LIBS "-L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -ldl -lrt -lpthread -lstdc++ -lgomp -lm")
+  set(TFMM_PC_PRIVATE_LIBS
+    "\${libdir}/tilefmm/${TFMM_CUDART_NAME} -ldl -lrt -lpthread -lstdc++ -lgomp -lm")
 else()
   set(TFMM_PC_PRIVATE_LIBS "-lgomp -lm")
 endif()

@@ -464,6 +464,17 @@ TFMM_API tfmm_device tfmm_solver_device(const tfmm_solver *solver);
  * was built without CUDA. */
 TFMM_API int tfmm_gpu_count(void);
 
+/* The same count, and why the GPUs present are not all usable: writes to
+ * message (size bytes, always NUL-terminated; NULL with size 0 to skip it)
+ * one line for each GPU this library cannot use, naming it (number, name,
+ * compute capability), the reason (no code for its architecture in this
+ * build, a driver older than the CUDA runtime, a build without CUDA on a
+ * machine with a GPU, ...) and the fix (rebuild with
+ * -DCMAKE_CUDA_ARCHITECTURES=..., update the driver), lines separated by
+ * '\n'. "" when there is nothing to fix: every GPU present is usable, or
+ * none is present. Applications print it; the library never does. */
+TFMM_API int tfmm_gpu_check(char *message, size_t size);
+
 /* Whether this build contains the CUDA backend. */
 TFMM_API int tfmm_has_cuda(void);
 

@@ -298,7 +298,15 @@ kernel_fn<double> pick_kernel(double, int unroll, int r, int potential,
  * of tiles. Every step keeps to the precision's limits
  * (tfmm_direct_shape_ok_for): in double a tile takes twice the shared
  * memory and a block half the threads. */
-void choose_shape(int n, int sm_count, tfmm_precision prec,
+/* A shape the kernel accepts whose tiles fit the device's shared memory
+ * (`most` bytes a block: 99 KB on sm_86, sm_89 and sm_120, where p = 128
+ * with q = 8 in single or q = 4 in double would need 128 KB). */
+int fits(int p, int q, int r, tfmm_precision prec, int most) {
+  return tfmm_direct_shape_ok_for(p, q, r, prec) &&
+         tfmm_direct_shared_bytes_for(p, q, prec) <= most;
+}
+
+void choose_shape(int n, int sm_count, int most, tfmm_precision prec,
                   tfmm_gpu_direct_params *prm) {
   const long long full =
       (long long)tfmm_direct_max_threads_for(1, prec) * sm_count;
@@ -312,17 +320,19 @@ void choose_shape(int n, int sm_count, tfmm_precision prec,
     while (threads * want < full && want < 32)
       want *= 2;
     p = 128;
-    while (p > 32 && !tfmm_direct_shape_ok_for(p, want, r, prec))
+    while (p > 32 && !fits(p, want, r, prec, most))
       p /= 2;
+    while (want > 1 && !fits(p, want, r, prec, most))
+      want /= 2;
   } else if (p == 0) {
     p = 128;
-    while (p > 32 && !tfmm_direct_shape_ok_for(p, q, r, prec))
+    while (p > 32 && !fits(p, q, r, prec, most))
       p /= 2;
   }
   if (q == 0) {
     long long tiles = (n + p - 1) / p;
     q = 1;
-    while (tfmm_direct_shape_ok_for(p, 2 * q, r, prec) && 2 * q <= tiles &&
+    while (fits(p, 2 * q, r, prec, most) && 2 * q <= tiles &&
            threads * q < full)
       q *= 2;
   }
@@ -389,7 +399,7 @@ tfmm_status launch(tfmm_gpu *g, const tfmm_gpu_direct_params *prm, size_t n,
 
 /* Fills in the launch shape left at 0 and checks it (both entry points). */
 tfmm_status resolve(tfmm_gpu_direct_params *prm, size_t n, int sm_count,
-                    tfmm_error *err) {
+                    int shared_most, tfmm_error *err) {
   const tfmm_precision prec = prm->pair.precision;
   const int f64 = prec == TFMM_PRECISION_DOUBLE;
   if (f64 && prm->bodies_per_thread == 4)
@@ -399,10 +409,10 @@ tfmm_status resolve(tfmm_gpu_direct_params *prm, size_t n, int sm_count,
                           "2 bodies a thread (0 chooses)");
   if (f64)
     prm->unroll = 4; /* the one unroll it is built for */
-  choose_shape((int)n, sm_count, prec, prm);
+  choose_shape((int)n, sm_count, shared_most, prec, prm);
   const int p = prm->tile, q = prm->threads_per_body,
             r = prm->bodies_per_thread;
-  if (tfmm_direct_shape_ok_for(p, q, r, prec))
+  if (fits(p, q, r, prec, shared_most))
     return TFMM_OK;
   const int most = tfmm_direct_max_threads_for(r, prec);
   const long shared = tfmm_direct_shared_bytes_for(p, q, prec);
@@ -412,15 +422,17 @@ tfmm_status resolve(tfmm_gpu_direct_params *prm, size_t n, int sm_count,
                           "%d threads a block, more than the %d of the "
                           "%s-precision all-pairs kernel (r = %d)",
                           p, q, p * q, most, tfmm_precision_name(prec), r);
-  if (shared > TFMM_DIRECT_MAX_SHARED)
+  if (shared > TFMM_DIRECT_MAX_SHARED || shared > shared_most)
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
                           "gpu_tile = %d with gpu_threads_per_body = %d: "
                           "%ld bytes of shared memory in %s precision "
                           "(%d-byte bodies: %sgpu_tile^2 * q), more than "
-                          "the %d a block may have",
+                          "the %d a block may have on this GPU",
                           p, q, shared, tfmm_precision_name(prec),
                           tfmm_direct_body_bytes(prec), f64 ? "2 " : "",
-                          TFMM_DIRECT_MAX_SHARED);
+                          shared_most < TFMM_DIRECT_MAX_SHARED
+                              ? shared_most
+                              : (int)TFMM_DIRECT_MAX_SHARED);
   return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
                         "bad kernel shape in %s precision (p %d, q %d, "
                         "unroll %d, r %d)",
@@ -438,7 +450,7 @@ extern "C" tfmm_status tfmm_gpu_direct(tfmm_gpu *g, tfmm_gpu_direct_params *prm,
                           "%zu bodies in %s precision: more than "
                           "tfmm_gpu_reserve made room for",
                           n, tfmm_precision_name(prec));
-  tfmm_status st = resolve(prm, n, g->sm_count, err);
+  tfmm_status st = resolve(prm, n, g->sm_count, g->max_shared, err);
   if (st != TFMM_OK)
     return st;
   return prec == TFMM_PRECISION_DOUBLE ? launch<double>(g, prm, n, times, err)
@@ -466,7 +478,8 @@ extern "C" tfmm_status tfmm_gpu_direct_device(void *workspace,
                           "all pairs on device arrays: %zu bodies, bodies "
                           "%p, results %p, %d multiprocessors",
                           n, d_body, d_out, sm_count);
-  tfmm_status st = resolve(params, n, sm_count, err);
+  tfmm_status st =
+      resolve(params, n, sm_count, tfmm_gpu_shared_limit(NULL), err);
   if (st != TFMM_OK)
     return st;
   cudaStream_t s = (cudaStream_t)stream;

@@ -16,8 +16,6 @@ namespace {
 constexpr int BLOCK = 64;
 /* Entries of the tables of the regular recurrences' degree factors. */
 constexpr int FACTORS = (TFMM_ORDER_MAX + 1) * (TFMM_ORDER_MAX + 2) / 2;
-/* Hopper's limit of dynamic shared memory a block may opt into. */
-constexpr int MAX_SHARED = 227 * 1024;
 
 struct tree_view {
   const double *pos, *center;
@@ -247,14 +245,17 @@ tfmm_status check(const tfmm_tree_gpu *tree, int p, const void *a,
   return TFMM_OK;
 }
 
-/* Opts the kernel into `bytes` of dynamic shared memory. */
+/* Opts the kernel into `bytes` of dynamic shared memory, within what the
+ * current device allows a block (99 KB on sm_86, sm_89 and sm_120). */
 template <typename K>
 tfmm_status opt_in(K kernel, int bytes, int p, tfmm_error *err) {
-  if (bytes > MAX_SHARED)
+  const int most = tfmm_gpu_shared_limit((const void *)kernel);
+  if (bytes > most)
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
                           "farfield_gpu: order %d needs %d bytes of shared "
-                          "memory",
-                          p, bytes);
+                          "memory, more than the %d a block may have on this "
+                          "GPU",
+                          p, bytes, most);
   TFMM_CUDA_TRY(cudaFuncSetAttribute(
                     kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
                 err);

@@ -1,6 +1,8 @@
 /* Opening a device, and the buffers kept on it between evaluations. */
 #include "gpu_context.h"
 
+#include "gpu_probe.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,28 +19,97 @@ tfmm_status tfmm_cuda_fail(tfmm_error *err, cudaError_t code, const char *call,
  * image for a device (too old for the build), no kernel of ours runs there. */
 __global__ void tfmm_probe_kernel() {}
 
-static int device_usable(int device) {
-  tfmm_device_scope scope(device);
-  if (scope.status != cudaSuccess) {
-    cudaGetLastError();
-    return 0;
+static tfmm_gpu_fault fault_of(cudaError_t e) {
+  switch (e) {
+  case cudaSuccess:
+    return TFMM_GPU_FAULT_NONE;
+  case cudaErrorNoDevice:
+    return TFMM_GPU_FAULT_NO_DEVICE;
+  case cudaErrorInsufficientDriver:
+    return TFMM_GPU_FAULT_DRIVER;
+  case cudaErrorNoKernelImageForDevice:
+  case cudaErrorInvalidDeviceFunction:
+    return TFMM_GPU_FAULT_NO_IMAGE;
+  case cudaErrorUnsupportedPtxVersion:
+    return TFMM_GPU_FAULT_PTX;
+  default:
+    return TFMM_GPU_FAULT_OTHER;
   }
-  cudaFuncAttributes attr;
-  cudaError_t e = cudaFuncGetAttributes(&attr, tfmm_probe_kernel);
+}
+
+static void describe_error(char *out, size_t size, const char *call,
+                           cudaError_t e) {
+  snprintf(out, size, "%s: %s (CUDA error %d)", call, cudaGetErrorString(e),
+           (int)e);
+}
+
+/* Whether our kernels can run on device d, and if not why. */
+static void probe_device(int d, tfmm_gpu_probe_device *out) {
+  cudaDeviceProp prop;
+  if (cudaGetDeviceProperties(&prop, d) == cudaSuccess) {
+    snprintf(out->name, sizeof out->name, "%.95s", prop.name);
+    out->major = prop.major;
+    out->minor = prop.minor;
+  }
+  cudaGetLastError();
+  tfmm_device_scope scope(d);
+  cudaError_t e = scope.status;
+  const char *call = "cudaSetDevice";
+  if (e == cudaSuccess) {
+    cudaFuncAttributes attr;
+    e = cudaFuncGetAttributes(&attr, tfmm_probe_kernel);
+    call = "loading the kernels";
+  }
   cudaGetLastError(); /* clear a non-sticky error */
-  return e == cudaSuccess;
+  out->fault = fault_of(e);
+  if (out->fault != TFMM_GPU_FAULT_NONE)
+    describe_error(out->error, sizeof out->error, call, e);
+}
+
+extern "C" void tfmm_gpu_probe_run(tfmm_gpu_probe *p) {
+  memset(p, 0, sizeof *p);
+  p->cuda_built = 1;
+  p->archs = TFMM_CUDA_ARCHITECTURES;
+  p->runtime_version = CUDART_VERSION;
+  if (cudaDriverGetVersion(&p->driver_version) != cudaSuccess)
+    p->driver_version = 0;
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  cudaGetLastError();
+  p->list_fault = fault_of(e);
+  if (e != cudaSuccess) {
+    describe_error(p->list_error, sizeof p->list_error, "cudaGetDeviceCount",
+                   e);
+    return;
+  }
+  p->ndevices = count < TFMM_GPU_PROBE_DEVICES ? count : TFMM_GPU_PROBE_DEVICES;
+  for (int d = 0; d < p->ndevices; d++)
+    probe_device(d, &p->device[d]);
 }
 
 extern "C" int tfmm_gpu_device_count(void) {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+  tfmm_gpu_probe p;
+  tfmm_gpu_probe_run(&p);
+  return tfmm_gpu_probe_explain(&p, NULL, 0);
+}
+
+int tfmm_gpu_shared_limit(const void *kernel) {
+  int device = 0, optin = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                             device) != cudaSuccess) {
     cudaGetLastError();
-    return 0;
+    return 48 * 1024;
   }
-  int usable = 0;
-  for (int d = 0; d < count; d++)
-    usable += device_usable(d);
-  return usable;
+  cudaFuncAttributes attr;
+  if (kernel != NULL) {
+    if (cudaFuncGetAttributes(&attr, kernel) != cudaSuccess) {
+      cudaGetLastError();
+      return 48 * 1024;
+    }
+    optin -= (int)attr.sharedSizeBytes;
+  }
+  return optin;
 }
 
 static tfmm_status open_context(tfmm_gpu *g, tfmm_error *err) {
@@ -49,6 +120,7 @@ static tfmm_status open_context(tfmm_gpu *g, tfmm_error *err) {
   snprintf(g->name, sizeof g->name, "%.200s (sm_%d%d, %d SMs)", prop.name,
            prop.major, prop.minor, prop.multiProcessorCount);
   g->sm_count = prop.multiProcessorCount;
+  g->max_shared = tfmm_gpu_shared_limit(NULL);
   TFMM_CUDA_TRY(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking),
                 err);
   for (int k = 0; k < 4; k++)

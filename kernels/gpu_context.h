@@ -22,6 +22,7 @@ enum { TFMM_GPU_NEAR_BUFFERS = 8 };
 struct tfmm_gpu {
   int device;
   int sm_count;
+  int max_shared; /* dynamic shared memory a block may opt into (bytes) */
   char name[256];
   cudaStream_t stream;
   cudaEvent_t events[4];
@@ -32,6 +33,13 @@ struct tfmm_gpu {
   void *h_in, *h_out; /* pinned host staging of the same */
   tfmm_gpu_buffer near[TFMM_GPU_NEAR_BUFFERS];
 };
+
+/* Dynamic shared memory (bytes) a block of `kernel` may opt into on the
+ * current device: the device's opt-in limit (227 KB on sm_90 and sm_100,
+ * 163 KB on sm_80 and sm_87, 99 KB on sm_86, sm_89 and sm_120) less the
+ * kernel's static shared memory; 48 KB when the device cannot be asked.
+ * kernel NULL: the device's limit alone. */
+int tfmm_gpu_shared_limit(const void *kernel);
 
 /* Records a failed CUDA call in err and returns TFMM_ERR_CUDA (or
  * TFMM_ERR_NO_MEMORY for an allocation failure). */

@@ -63,11 +63,14 @@ namespace {
 constexpr int WARPS = 1;
 constexpr int TILE = 64; /* sources in one warp's tile */
 
-/* Blocks an SM must hold at once: in single precision 32 warps with 64
- * registers a thread; in double, whose targets, sources and sums take
- * twice the registers, 16 warps with 128 (64 would spill). */
-template <typename T> constexpr int min_blocks() {
-  return sizeof(T) == 4 ? 32 : 16;
+/* Registers a thread: in single precision 64, so that an SM (65,536
+ * registers) holds 32 warps; in double, whose targets, sources and sums
+ * take twice the registers, 128, 16 warps (64 would spill). A register cap
+ * (__maxnreg__), not a count of blocks an SM must hold (launch bounds): an
+ * SM of sm_86 and sm_87 holds at most 16 blocks and one of sm_89 and
+ * sm_120 24, and ptxas refuses a larger minimum for them. */
+template <typename T> constexpr int max_registers() {
+  return sizeof(T) == 4 ? 64 : 128;
 }
 
 template <typename T> struct near_args {
@@ -194,8 +197,7 @@ sum_tile(const typename tfmm_prec<T>::vec *__restrict__ src,
 }
 
 template <typename T, bool SPLINE, bool POT>
-__global__ void __launch_bounds__(WARPS * 32, min_blocks<T>())
-    near_tiled(near_args<T> a) {
+__global__ void __maxnreg__(max_registers<T>()) near_tiled(near_args<T> a) {
   typedef typename tfmm_prec<T>::vec vec;
   __shared__ vec tile[WARPS][2][TILE];
   __shared__ int tile_index[WARPS][2][TILE];

@@ -20,8 +20,6 @@ constexpr int M2M_FAST_THREADS = 128;
 /* The fast M2M spills 408 bytes a thread at 5 and 1.4 KB at 6. */
 constexpr int M2M_FAST_ORDER_MAX = 5;
 constexpr int MAX_CHILDREN = 8;
-/* Hopper's limit of dynamic shared memory a block may opt into. */
-constexpr int MAX_SHARED = 227 * 1024;
 
 /* The arrays of the tree the pass reads. */
 struct tree_view {
@@ -295,11 +293,15 @@ extern "C" tfmm_status tfmm_upward_gpu(const tfmm_tree_gpu *tree, int p,
   if (st != TFMM_OK)
     return st;
   const int shared = MAX_CHILDREN * child_doubles(p) * (int)sizeof(double);
-  if (shared > MAX_SHARED)
+  /* 139 KB at order 20: past order 16 on the 99 KB of sm_86, sm_89 and
+   * sm_120. */
+  const int most = tfmm_gpu_shared_limit((const void *)m2m_level);
+  if (shared > most)
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
                           "upward_gpu: order %d needs %d bytes of shared "
-                          "memory, more than a block has",
-                          p, shared);
+                          "memory, more than the %d a block may have on this "
+                          "GPU",
+                          p, shared, most);
   TFMM_CUDA_TRY(
       cudaFuncSetAttribute(m2m_level,
                            cudaFuncAttributeMaxDynamicSharedMemorySize, shared),

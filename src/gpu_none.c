@@ -1,6 +1,11 @@
 /* The GPU backend of a build without CUDA: there is no device, and every
  * request for one says so. */
+#define _POSIX_C_SOURCE 200809L
 #include "gpu.h"
+#include "gpu_probe.h"
+
+#include <string.h>
+#include <unistd.h>
 
 static tfmm_status unsupported(tfmm_error *err) {
   return tfmm_error_set(err, TFMM_ERR_UNSUPPORTED,
@@ -9,6 +14,18 @@ static tfmm_status unsupported(tfmm_error *err) {
 }
 
 int tfmm_gpu_device_count(void) { return 0; }
+
+/* A build that looked for nvcc and found none (TILEFMM_CUDA=AUTO) on a
+ * machine with an NVIDIA GPU is worth a word; one built without CUDA on
+ * purpose (TILEFMM_CUDA=OFF, sanitizer builds) is not. */
+void tfmm_gpu_probe_run(tfmm_gpu_probe *p) {
+  memset(p, 0, sizeof *p);
+  p->archs = "";
+  p->list_fault = TFMM_GPU_FAULT_NO_DEVICE;
+#ifdef TFMM_CUDA_FALLBACK
+  p->gpu_node = access("/dev/nvidia0", F_OK) == 0;
+#endif
+}
 
 tfmm_status tfmm_gpu_create(tfmm_gpu **out, int device, tfmm_error *err) {
   (void)device;

@@ -6,6 +6,7 @@
 #include "bodies.h"
 #include "farfield/expansion.h"
 #include "gpu.h"
+#include "gpu_probe.h"
 #include "hierarchical.h"
 #include "internal.h"
 #include "leaf_auto.h"
@@ -207,13 +208,36 @@ tfmm_status tfmm_config_check(const tfmm_config *c, tfmm_error *err) {
   return TFMM_OK;
 }
 
+/* Whether CUDA device `id` can run the kernels; if not, the reason in err
+ * (the probe's explanation: which GPU, why, how to fix it). */
+static int gpu_usable(int id, tfmm_error *err) {
+  tfmm_gpu_probe probe;
+  tfmm_gpu_probe_run(&probe);
+  char why[TFMM_MESSAGE_SIZE];
+  tfmm_gpu_probe_explain(&probe, why, sizeof why);
+  if (id < probe.ndevices && probe.device[id].fault == TFMM_GPU_FAULT_NONE)
+    return 1;
+  if (why[0] == '\0')
+    snprintf(why, sizeof why, "%s", tfmm_gpu_probe_none(&probe));
+  if (id < probe.ndevices || probe.ndevices == 0)
+    tfmm_error_set(err, TFMM_ERR_NO_DEVICE, "device gpu: CUDA device %d: %s",
+                   id, why);
+  else
+    tfmm_error_set(err, TFMM_ERR_NO_DEVICE,
+                   "device gpu: no CUDA device %d (%d found)", id,
+                   probe.ndevices);
+  return 0;
+}
+
 static tfmm_status open_device(tfmm_solver *s) {
   const tfmm_config *c = &s->cfg;
   /* Direct runs whole on the GPU; the tree methods put their near field
-   * there. */
-  int want_gpu = c->method != TFMM_METHOD_REFERENCE &&
-                 (c->device == TFMM_DEVICE_GPU ||
-                  (c->device == TFMM_DEVICE_AUTO && tfmm_gpu_count() > 0));
+   * there. auto takes the GPU when device gpu_id can run the kernels. */
+  tfmm_error why;
+  int want_gpu =
+      c->method != TFMM_METHOD_REFERENCE &&
+      (c->device == TFMM_DEVICE_GPU ||
+       (c->device == TFMM_DEVICE_AUTO && gpu_usable(c->gpu_id, &why)));
   s->device = want_gpu ? TFMM_DEVICE_GPU : TFMM_DEVICE_CPU;
   s->leaf = c->leaf_size != TFMM_LEAF_AUTO ? c->leaf_size
             : want_gpu                     ? TFMM_LEAF_AUTO_GPU
@@ -232,12 +256,8 @@ static tfmm_status open_device(tfmm_solver *s) {
   if (!tfmm_has_cuda())
     return tfmm_error_set(&s->err, TFMM_ERR_NO_DEVICE,
                           "device gpu: this tilefmm was built without CUDA");
-  int count = tfmm_gpu_device_count();
-  if (count <= c->gpu_id)
-    return tfmm_error_set(&s->err, TFMM_ERR_NO_DEVICE,
-                          "device gpu: no usable CUDA device %d "
-                          "(%d found)",
-                          c->gpu_id, count);
+  if (c->device == TFMM_DEVICE_GPU && !gpu_usable(c->gpu_id, &s->err))
+    return TFMM_ERR_NO_DEVICE;
   return tfmm_gpu_create(&s->gpu, c->gpu_id, &s->err);
 }
 
@@ -285,6 +305,12 @@ tfmm_device tfmm_solver_device(const tfmm_solver *s) {
 }
 
 int tfmm_gpu_count(void) { return tfmm_gpu_device_count(); }
+
+int tfmm_gpu_check(char *message, size_t size) {
+  tfmm_gpu_probe probe;
+  tfmm_gpu_probe_run(&probe);
+  return tfmm_gpu_probe_explain(&probe, message, message != NULL ? size : 0);
+}
 
 int tfmm_has_cuda(void) {
 #ifdef TFMM_HAVE_CUDA

@@ -67,7 +67,8 @@ Test(direct_gpu, every_tunable) {
           for (size_t ir = 0; ir < 4; ir++) {
             int r = rs[ir];
             long threads = (long)p * q, most = r == 4 ? 512 : 1024;
-            if (threads > most || (long)p * p * q > 227 * 1024)
+            /* Single precision: p^2 q bytes of tiles, within the GPU's. */
+            if (threads > most || (long)p * p * q > test_gpu_max_shared())
               continue;
             direct_case_check(&c, gpu_config(p, q, unrolls[iu], r),
                               (iu + ir) % 2);

@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef TFMM_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
 
 static uint64_t splitmix64(uint64_t *x) {
   uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
@@ -132,4 +135,16 @@ void test_bodies_stack(test_bodies *b, size_t every) {
 void test_require_gpu(void) {
   if (tfmm_gpu_count() == 0)
     cr_skip_test("no usable CUDA GPU on this machine: GPU test skipped");
+}
+
+long test_gpu_max_shared(void) {
+  int most = 48 * 1024;
+#ifdef TFMM_HAVE_CUDA
+  if (cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                             0) != cudaSuccess) {
+    cudaGetLastError();
+    most = 48 * 1024;
+  }
+#endif
+  return most;
 }
