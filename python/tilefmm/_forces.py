@@ -7,11 +7,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _arrays, _options
+from ._handle import Handle
 from ._lib import lib
 from .errors import raise_status
 
 
-class Solver:
+class Solver(Handle):
     """A tfmm_solver: the configuration checked and the workspace (and the
     GPU's buffers) kept from one evaluation to the next. Keyword options:
     see tilefmm.forces. Use as a context manager, or call close()."""
@@ -27,27 +28,11 @@ class Solver:
             self.close()
             raise_status(status, message)
 
-    def close(self):
-        if getattr(self, "_handle", None):
-            lib.tfmm_solver_destroy(self._handle)
-        self._handle = None
+    @staticmethod
+    def _destroy(handle):
+        lib.tfmm_solver_destroy(handle)
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:  # the interpreter shutting down: modules gone
-            pass
-
-    def _live(self):
-        if not self._handle:
-            raise ValueError("the solver is closed")
-        return self._handle
+    _what = "the solver"
 
     def _fail(self, status):
         raise_status(status, lib.tfmm_solver_message(self._handle).decode())

@@ -11,6 +11,7 @@ import numpy as np
 
 from . import _arrays, _lib, _options
 from ._forces import stats_dict
+from ._handle import Handle
 from ._lib import lib
 from .errors import raise_status
 
@@ -62,7 +63,7 @@ def _copy(ptr, shape, dtype):
     return np.ctypeslib.as_array(ptr, shape=(count,)).astype(dtype, copy=True).reshape(shape)
 
 
-class Simulation:
+class Simulation(Handle):
     """A simulation of N bodies.
 
         sim = tilefmm.Simulation(pos, vel, mass, dt=1/128, eps=0.01)
@@ -155,28 +156,11 @@ class Simulation:
             self.close()
             raise_status(status, message)
 
-    def close(self):
-        """Releases the simulation and its solver (and GPU memory)."""
-        if getattr(self, "_handle", None):
-            lib.tfmm_sim_destroy(self._handle)
-        self._handle = None
+    @staticmethod
+    def _destroy(handle):
+        lib.tfmm_sim_destroy(handle)
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:  # the interpreter shutting down: modules gone
-            pass
-
-    def _live(self):
-        if not self._handle:
-            raise ValueError("the simulation is closed")
-        return self._handle
+    _what = "the simulation"
 
     def _call(self, fn, *args):
         status = fn(self._live(), *args)
