@@ -331,11 +331,14 @@ Test(accuracy, clusters_30000_spline_sampled, .timeout = 300) {
   free_problem(&p);
 }
 /* The largest N: the default target only. */
-/* ASan/UBSan builds (scripts/sanitize) run it about three times slower. */
+/* A guard against a hang, not a speed test: about 70 s alone on 2 cores,
+ * 220-300 s when the 2 cores are shared (CI's ctest -j2 beside the Python
+ * suites' pip installs), where 300 s cut it off. ASan/UBSan builds
+ * (scripts/sanitize) run it about three times slower. */
 #ifdef __SANITIZE_ADDRESS__
-#define SLOW_TIMEOUT 1200
+#define SLOW_TIMEOUT 1800
 #else
-#define SLOW_TIMEOUT 300
+#define SLOW_TIMEOUT 900
 #endif
 Test(accuracy, plummer_200000_sampled, .timeout = SLOW_TIMEOUT) {
   BEGIN();
