@@ -558,7 +558,7 @@ int gadget2_read(const char *path, uint64_t types, const char *flag,
   if (ok && s.nparts == 1) /* total == npart was checked */
     for (int k = 0; k < NTYPES; k++)
       count[k] = s.parts[0].npart[k];
-  ok = ok && particle_types_select(path, NTYPES, count, types, flag) &&
+  ok = ok && particle_types_select(path, "type ", NTYPES, count, types, flag) &&
        read_parts(&s, count, out);
   if (ok)
     out->time = s.parts[0].time;

@@ -1,6 +1,4 @@
-/* Choosing the particle types of a binary snapshot (see particle_types.h).
- * The rules and messages follow snapshot_read.c's, with "type K" for the
- * HDF5 group name PartTypeK. */
+/* Choosing the particle types of a snapshot (see particle_types.h). */
 #include "particle_types.h"
 
 #include "cli.h"
@@ -27,16 +25,17 @@ static const char *type_name(int k) {
   }
 }
 
-/* "type 0 (gas): 10, type 1 (dark matter): 20" for the types of mask
- * that hold particles. */
-static void describe(int ntypes, const uint64_t *count, uint64_t mask,
-                     char *buf, size_t size) {
+/* "type 0 (gas): 10, type 1 (dark matter): 20" (label "type ") for the
+ * types of mask that hold particles. */
+static void describe(const char *label, int ntypes, const uint64_t *count,
+                     uint64_t mask, char *buf, size_t size) {
   size_t used = 0;
   buf[0] = '\0';
   for (int k = 0; k < ntypes && used < size; k++)
     if ((mask >> k & 1) && count[k] > 0) {
-      const int w = snprintf(buf + used, size - used, "%stype %d%s: %" PRIu64,
-                             used > 0 ? ", " : "", k, type_name(k), count[k]);
+      const int w =
+          snprintf(buf + used, size - used, "%s%s%d%s: %" PRIu64,
+                   used > 0 ? ", " : "", label, k, type_name(k), count[k]);
       used += w > 0 ? (size_t)w : 0;
     }
 }
@@ -48,8 +47,8 @@ static int bits(uint64_t mask) {
   return c;
 }
 
-int particle_types_select(const char *path, int ntypes, uint64_t *count,
-                          uint64_t types, const char *flag) {
+int particle_types_select(const char *path, const char *label, int ntypes,
+                          uint64_t *count, uint64_t types, const char *flag) {
   uint64_t present = 0;
   for (int k = 0; k < ntypes; k++)
     if (count[k] > 0)
@@ -60,7 +59,7 @@ int particle_types_select(const char *path, int ntypes, uint64_t *count,
     return 0;
   }
   char held[512];
-  describe(ntypes, count, present, held, sizeof held);
+  describe(label, ntypes, count, present, held, sizeof held);
   uint64_t chosen = types;
   if (chosen == SNAPSHOT_TYPES_DEFAULT && bits(present) == 1 && !(present & 1))
     chosen = present;
@@ -80,9 +79,10 @@ int particle_types_select(const char *path, int ntypes, uint64_t *count,
   const uint64_t missing = chosen == SNAPSHOT_TYPES_ALL ? 0 : chosen & ~present;
   for (int k = 0; k < PARTICLE_TYPES_MAX; k++)
     if (missing >> k & 1) {
-      cli_error("%s: %s names type %d, which the file does not hold (it "
+      cli_error("%s: %s names %s%d, which the file does not hold (it "
                 "holds %s)",
-                path, flag != NULL ? flag : "the choice of types", k, held);
+                path, flag != NULL ? flag : "the choice of types", label, k,
+                held);
       return 0;
     }
   for (int k = 0; k < ntypes; k++)
@@ -90,7 +90,7 @@ int particle_types_select(const char *path, int ntypes, uint64_t *count,
       count[k] = 0;
   if (types != SNAPSHOT_TYPES_DEFAULT && flag != NULL) {
     char read[512];
-    describe(ntypes, count, chosen, read, sizeof read);
+    describe(label, ntypes, count, chosen, read, sizeof read);
     fprintf(stderr, "tilefmm: %s: read %s as gravitating bodies%s\n", path,
             read, bits(chosen & present) > 1 ? ", in type order" : "");
   }

@@ -1,6 +1,7 @@
 /* Reading snapshots written by tilefmm, GADGET, SWIFT and others: the
  * particle types chosen, concatenated in type order. See snapshot.h. */
 #define _POSIX_C_SOURCE 200809L
+#include "particle_types.h"
 #include "snapshot.h"
 
 #include "cli.h"
@@ -195,93 +196,14 @@ static int read_header_group(reader *r, hid_t header, snapshot *out) {
 
 /* ---- particle types ---------------------------------------------------- */
 
-/* The name GADGET-4 and SWIFT give type k, after a space ("" for the
- * types whose meaning differs between codes). */
-static const char *type_name(int k) {
-  switch (k) {
-  case 0:
-    return " (gas)";
-  case 1:
-    return " (dark matter)";
-  case 4:
-    return " (stars)";
-  case 5:
-    return " (black holes)";
-  default:
-    return "";
-  }
-}
-
-/* "PartType0 (gas): 10, PartType1 (dark matter): 20" for the types of
- * mask that hold particles. */
-static void describe_types(const reader *r, uint64_t mask, char *buf,
-                           size_t size) {
-  size_t used = 0;
-  buf[0] = '\0';
-  for (int k = 0; k < r->ntypes && used < size; k++)
-    if ((mask >> k & 1) && r->count[k] > 0) {
-      const int w =
-          snprintf(buf + used, size - used, "%sPartType%d%s: %" PRIu64,
-                   used > 0 ? ", " : "", k, type_name(k), r->count[k]);
-      used += w > 0 ? (size_t)w : 0;
-    }
-}
-
-static int bits(uint64_t mask) {
-  int c = 0;
-  for (; mask != 0; mask &= mask - 1)
-    c++;
-  return c;
-}
-
-/* Chooses the types to read and zeroes the counts of the others. By
- * default a file must hold one type, not gas: tilefmm computes gravity
- * alone, so that gas read as collisionless bodies, or several types
- * merged into one set, is the user's choice (r->types), never made
- * silently. Types chosen but absent are refused, but for "all". */
+/* Chooses the types to read and zeroes the counts of the others
+ * (particle_types.h: by default one type, not gas). A file of no
+ * particles is scan_types' to report. */
 static int select_types(reader *r) {
-  uint64_t present = 0;
   for (int k = 0; k < r->ntypes; k++)
     if (r->count[k] > 0)
-      present |= (uint64_t)1 << k;
-  if (present == 0)
-    return 1; /* scan_types reports a file of no particles */
-  char held[512];
-  describe_types(r, present, held, sizeof held);
-  uint64_t chosen = r->types;
-  if (chosen == SNAPSHOT_TYPES_DEFAULT && bits(present) == 1 && !(present & 1))
-    chosen = present;
-  if (chosen == SNAPSHOT_TYPES_DEFAULT) {
-    if (r->flag != NULL)
-      cli_error("%s: holds %s; tilefmm computes gravity alone and does not "
-                "merge particle types (or take gas for collisionless bodies) "
-                "unasked: choose the types to read with %s, a list such as "
-                "%s 1,4 or %s all",
-                r->path, held, r->flag, r->flag, r->flag);
-    else
-      cli_error("%s: holds %s; this command reads one particle type, not "
-                "gas: keep the types wanted in a file of their own",
-                r->path, held);
-    return 0;
-  }
-  const uint64_t missing = chosen == SNAPSHOT_TYPES_ALL ? 0 : chosen & ~present;
-  for (int k = 0; k < MAX_TYPES; k++)
-    if (missing >> k & 1) {
-      cli_error("%s: %s names PartType%d, which the file does not hold (it "
-                "holds %s)",
-                r->path, r->flag != NULL ? r->flag : "the choice of types", k,
-                held);
-      return 0;
-    }
-  for (int k = 0; k < r->ntypes; k++)
-    if (!(chosen >> k & 1))
-      r->count[k] = 0;
-  if (r->types != SNAPSHOT_TYPES_DEFAULT && r->flag != NULL) {
-    char read[512];
-    describe_types(r, chosen, read, sizeof read);
-    fprintf(stderr, "tilefmm: %s: read %s as gravitating bodies%s\n", r->path,
-            read, bits(chosen & present) > 1 ? ", in type order" : "");
-  }
+      return particle_types_select(r->path, "PartType", r->ntypes, r->count,
+                                   r->types, r->flag);
   return 1;
 }
 

@@ -173,7 +173,7 @@ static int read_file(binfile *f, uint64_t types, const char *flag,
   uint64_t count[6] = {0};
   for (int k = 0; k < NKINDS; k++)
     count[kinds[k].type] = h.count[k];
-  if (!particle_types_select(f->path, 6, count, types, flag))
+  if (!particle_types_select(f->path, "type ", 6, count, types, flag))
     return 0;
   size_t n = 0;
   for (int k = 0; k < NKINDS; k++)
