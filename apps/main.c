@@ -2,6 +2,7 @@
  * command per file (cmd_*.c); only apps/ talks to the terminal. */
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
+#include "mpi_cli.h"
 
 #include "tilefmm.h"
 
@@ -16,6 +17,16 @@
 void cli_error(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
+  /* Under mpirun a rank other than 0 prints to /dev/null: its message is
+   * kept for rank 0 to print if the failure is that rank's alone. */
+  if (mpi_cli_rank() > 0) {
+    char msg[1024];
+    va_list copy;
+    va_copy(copy, ap);
+    vsnprintf(msg, sizeof msg, fmt, copy);
+    va_end(copy);
+    mpi_cli_local_keep(msg);
+  }
   fputs("tilefmm: ", stderr);
   vfprintf(stderr, fmt, ap);
   fputc('\n', stderr);
@@ -51,6 +62,9 @@ static void print_usage(FILE *fp) {
               "  --version    show the version and the backends of this build\n"
               "\n"
               "See 'tilefmm COMMAND --help' for a command's options.\n");
+  if (tfmm_has_mpi())
+    fprintf(fp, "Under mpirun, 'forces' and 'run' compute over the ranks "
+                "(docs/mpi.md).\n");
 }
 
 /* Each line of a tfmm_gpu_check message as a warning of its own. */
@@ -82,8 +96,14 @@ void cli_gpu_warn(int device_auto) {
 static void print_version(void) {
   char msg[4096];
   const int usable = tfmm_gpu_check(msg, sizeof msg);
-  printf("tilefmm %s (CUDA backend: %s, usable GPUs: %d)\n", tfmm_version(),
-         tfmm_has_cuda() ? "yes" : "no", usable);
+  /* The ranks only when MPI is built in: they are the ranks of this
+   * launch (1 without mpirun). */
+  char mpi[64] = "";
+  if (tfmm_has_mpi())
+    snprintf(mpi, sizeof mpi, ", ranks: %d", mpi_cli_ranks());
+  printf("tilefmm %s (CUDA backend: %s, usable GPUs: %d, MPI: %s%s)\n",
+         tfmm_version(), tfmm_has_cuda() ? "yes" : "no", usable,
+         tfmm_has_mpi() ? "yes" : "no", mpi);
   fflush(stdout);
   print_gpu_lines(msg);
 }
@@ -105,12 +125,10 @@ static void choose_wait_policy(char **argv) {
   unsetenv("OMP_WAIT_POLICY"); /* not in force: do not say it is */
 }
 
-int main(int argc, char **argv) {
-  choose_wait_policy(argv);
-  /* A file-size limit (ulimit -f) must make the write fail with EFBIG, which
-   * is reported and cleaned up, not kill the program with no message and a
-   * temporary left behind. */
-  signal(SIGXFSZ, SIG_IGN);
+/* The commands that compute over the ranks under mpirun; the others run
+ * on rank 0 alone (files in, files out: their ranks wait), or, measuring
+ * one process, refuse several ranks. */
+static int dispatch(int argc, char **argv) {
   if (argc < 2) {
     print_usage(stderr);
     return CLI_USAGE_ERROR;
@@ -128,14 +146,35 @@ int main(int argc, char **argv) {
     return cmd_run(argc - 1, argv + 1);
   if (strcmp(cmd, "forces") == 0)
     return cmd_forces(argc - 1, argv + 1);
+  if ((strcmp(cmd, "validate") == 0 || strcmp(cmd, "tune") == 0) &&
+      mpi_cli_ranks() > 1) {
+    cli_error("%s measures one process: run it without mpirun, or with "
+              "mpirun -np 1 ('forces' and 'run' compute over several)",
+              cmd);
+    return CLI_USAGE_ERROR;
+  }
   if (strcmp(cmd, "validate") == 0)
     return cmd_validate(argc - 1, argv + 1);
   if (strcmp(cmd, "tune") == 0)
     return cmd_tune(argc - 1, argv + 1);
+  if (mpi_cli_rank() > 0 &&
+      (strcmp(cmd, "ic") == 0 || strcmp(cmd, "render") == 0))
+    return CLI_OK; /* rank 0's code is every rank's (mpi_cli_finalize) */
   if (strcmp(cmd, "ic") == 0)
     return cmd_ic(argc - 1, argv + 1);
   if (strcmp(cmd, "render") == 0)
     return cmd_render(argc - 1, argv + 1);
   cli_error("unknown command '%s' (try 'tilefmm --help')", cmd);
   return CLI_USAGE_ERROR;
+}
+
+int main(int argc, char **argv) {
+  choose_wait_policy(argv);
+  /* A file-size limit (ulimit -f) must make the write fail with EFBIG, which
+   * is reported and cleaned up, not kill the program with no message and a
+   * temporary left behind. */
+  signal(SIGXFSZ, SIG_IGN);
+  if (!mpi_cli_init(&argc, &argv))
+    return CLI_USAGE_ERROR;
+  return mpi_cli_finalize(dispatch(argc, argv));
 }
