@@ -4,6 +4,8 @@
 #include "body_input.h"
 #include "bodyio.h"
 #include "cli.h"
+#include "dist_report.h"
+#include "mpi_cli.h"
 #include "output.h"
 #include "solver_cli.h"
 
@@ -78,6 +80,27 @@ static void print_stats(const tfmm_stats *s, double t_read, double t_write) {
   solver_cli_print_counts(stderr, s);
 }
 
+/* The same over the ranks: the bodies of all, rank 0's solver (its
+ * phases and counts are its own block's), the moves of the bodies and
+ * forces between rank 0 and the others, and what the evaluation did over
+ * the ranks. Collective (dist_report_print); rank 0's lines are seen. */
+static void print_stats_ranks(const tfmm_solver *solver, size_t n,
+                              const double t[4]) {
+  const tfmm_stats *s = tfmm_solver_stats(solver);
+  fprintf(stderr,
+          "tilefmm forces: %zu bodies over %d ranks (MPI), method %s, device "
+          "%s (%s)\n  rank 0's own evaluation (%zu bodies):\n",
+          n, mpi_cli_ranks(), tfmm_method_name(s->method),
+          tfmm_device_name(s->device), s->device_name, s->n);
+  solver_cli_print_time(stderr, "read", t[0]);
+  solver_cli_print_time(stderr, "scatter", t[1]);
+  solver_cli_print_times(stderr, s);
+  solver_cli_print_time(stderr, "gather", t[2]);
+  solver_cli_print_time(stderr, "write", t[3]);
+  solver_cli_print_counts(stderr, s);
+  dist_report_print(stderr, solver);
+}
+
 /* Writes the header and one line per body, then commits. */
 static int write_forces(output *out, const tfmm_config *cfg, size_t n,
                         const double *acc, const double *pot) {
@@ -134,6 +157,93 @@ static int evaluate(tfmm_solver *solver, const forces_options *o) {
   return ok ? CLI_OK : CLI_RUNTIME_ERROR;
 }
 
+/* Rank 0's bodies in blocks to every rank (pos and mass), or 0 (agreed). */
+static int scatter_bodies(const bodyio_bodies *b, size_t *n, double **pos,
+                          double **mass) {
+  uint64_t total = b->n;
+  mpi_cli_bcast(&total, sizeof total);
+  void *p = NULL, *m = NULL;
+  size_t count = 0;
+  const int ok =
+      mpi_cli_scatter(b->pos, (size_t)total, 3 * sizeof(double), &p, &count) &&
+      mpi_cli_scatter(b->mass, (size_t)total, sizeof(double), &m, &count);
+  *n = count;
+  *pos = p;
+  *mass = m;
+  return ok;
+}
+
+/* Every rank's forces back on rank 0 in input order (the blocks are in
+ * rank order), or 0 (agreed). */
+static int gather_forces(size_t n, const double *acc, const double *pot,
+                         double **all_acc, double **all_pot) {
+  void *a = NULL, *p = NULL;
+  size_t total;
+  const int ok = mpi_cli_gather(acc, n, 3 * sizeof(double), &a, &total) &&
+                 mpi_cli_gather(pot, n, sizeof(double), &p, &total);
+  *all_acc = a;
+  *all_pot = p;
+  return ok;
+}
+
+/* evaluate under mpirun: rank 0 reads and opens the output, hands every
+ * rank a block, every rank computes its block's forces from all bodies,
+ * and rank 0 gathers them and writes the file a single process writes.
+ * Every rank returns the same code. */
+static int evaluate_ranks(tfmm_solver *solver, const forces_options *o) {
+  const int root = mpi_cli_rank() == 0;
+  double t[4] = {0}; /* read, scatter, gather, write */
+  double t0 = cli_seconds();
+  bodyio_bodies b = {0};
+  output out;
+  int opened = 0, ok = 1;
+  if (root) {
+    ok = body_input_read(o->in, o->types, &b);
+    t[0] = cli_seconds() - t0;
+    if (ok)
+      ok = opened = output_open(&out, o->out);
+  }
+  ok = mpi_cli_agree(ok);
+  size_t n = 0;
+  double *pos = NULL, *mass = NULL, *acc = NULL, *pot = NULL;
+  double *all_acc = NULL, *all_pot = NULL;
+  t0 = cli_seconds();
+  ok = ok && scatter_bodies(&b, &n, &pos, &mass);
+  t[1] = cli_seconds() - t0;
+  if (ok) {
+    acc = malloc(n > 0 ? 3 * n * sizeof(double) : 1);
+    pot = malloc(n > 0 ? n * sizeof(double) : 1);
+    if (acc == NULL || pot == NULL)
+      cli_error("out of memory for %zu bodies", n);
+    ok = mpi_cli_agree(acc != NULL && pot != NULL);
+  }
+  if (ok && tfmm_solver_compute(solver, n, pos, mass, acc, pot) != TFMM_OK) {
+    cli_error("%s", tfmm_solver_message(solver));
+    ok = 0; /* every rank's failure: the library agrees on it */
+  }
+  t0 = cli_seconds();
+  ok = ok && gather_forces(n, acc, pot, &all_acc, &all_pot);
+  t[2] = cli_seconds() - t0;
+  if (ok && root) {
+    t0 = cli_seconds();
+    ok = write_forces(&out, &o->solver.cfg, b.n, all_acc, all_pot);
+    t[3] = cli_seconds() - t0;
+  }
+  ok = mpi_cli_agree(ok);
+  if (ok)
+    print_stats_ranks(solver, b.n, t);
+  if (opened)
+    output_discard(&out);
+  free(pos);
+  free(mass);
+  free(acc);
+  free(pot);
+  free(all_acc);
+  free(all_pot);
+  bodyio_free(&b);
+  return ok ? CLI_OK : CLI_RUNTIME_ERROR;
+}
+
 int cmd_forces(int argc, char **argv) {
   forces_options o;
   switch (parse_options(argc - 1, argv + 1, &o)) {
@@ -149,10 +259,10 @@ int cmd_forces(int argc, char **argv) {
   /* The solver first: a configuration it refuses is reported before a
    * large file is read. */
   tfmm_solver *solver = NULL;
-  int rc = solver_cli_create(&o.solver.cfg, &solver);
+  int rc = solver_cli_create_ranks(&o.solver.cfg, &solver);
   if (rc != CLI_OK)
     return rc;
-  rc = evaluate(solver, &o);
+  rc = mpi_cli_on() ? evaluate_ranks(solver, &o) : evaluate(solver, &o);
   tfmm_solver_destroy(solver);
   return rc;
 }

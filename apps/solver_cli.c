@@ -4,6 +4,7 @@
 #include "solver_cli.h"
 
 #include "cli.h"
+#include "mpi_cli.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -437,11 +438,14 @@ void solver_cli_resolve(const tfmm_config *cfg, double *theta, int *order) {
  * and the report says "(auto)" after a chosen one. */
 static tfmm_config last_cfg;
 
-int solver_cli_create(const tfmm_config *cfg, tfmm_solver **solver) {
+typedef tfmm_status (*solver_maker)(tfmm_solver **, const tfmm_config *);
+
+static int create(const tfmm_config *cfg, tfmm_solver **solver,
+                  solver_maker make) {
   last_cfg = *cfg;
   if (cfg->method != TFMM_METHOD_REFERENCE)
     cli_gpu_warn(cfg->device == TFMM_DEVICE_AUTO);
-  const tfmm_status st = tfmm_solver_create(solver, cfg);
+  const tfmm_status st = make(solver, cfg);
   if (st == TFMM_OK)
     return CLI_OK;
   cli_error("%s", *solver != NULL ? tfmm_solver_message(*solver)
@@ -449,6 +453,14 @@ int solver_cli_create(const tfmm_config *cfg, tfmm_solver **solver) {
   tfmm_solver_destroy(*solver);
   *solver = NULL;
   return st == TFMM_ERR_INVALID_ARGUMENT ? CLI_USAGE_ERROR : CLI_RUNTIME_ERROR;
+}
+
+int solver_cli_create(const tfmm_config *cfg, tfmm_solver **solver) {
+  return create(cfg, solver, tfmm_solver_create);
+}
+
+int solver_cli_create_ranks(const tfmm_config *cfg, tfmm_solver **solver) {
+  return create(cfg, solver, mpi_cli_solver_create);
 }
 
 static int is_tree_method(tfmm_method m) {

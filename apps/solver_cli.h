@@ -57,6 +57,10 @@ void solver_cli_resolve(const tfmm_config *cfg, double *theta, int *order);
  * returns the exit code; *solver is NULL unless CLI_OK. */
 int solver_cli_create(const tfmm_config *cfg, tfmm_solver **solver);
 
+/* solver_cli_create over the ranks of mpirun (mpi_cli_solver_create):
+ * collective, and the same as solver_cli_create without MPI. */
+int solver_cli_create_ranks(const tfmm_config *cfg, tfmm_solver **solver);
+
 /* One "  name   seconds s" line of a timing report. */
 void solver_cli_print_time(FILE *fp, const char *name, double seconds);
 
