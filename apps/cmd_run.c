@@ -6,9 +6,12 @@
 #define _POSIX_C_SOURCE 200809L
 #include "atomic_file.h"
 #include "cli.h"
+#include "dist_report.h"
+#include "mpi_cli.h"
 #include "run_dir.h"
 #include "run_options.h"
 #include "run_plots.h"
+#include "run_ranks.h"
 #include "run_report.h"
 #include "run_state.h"
 #include "snapshot.h"
@@ -53,7 +56,10 @@ static void catch_stop_signals(void) {
   }
 }
 
-/* Everything one run holds, released by run_free. */
+/* Everything one run holds, released by run_free. Under mpirun every rank
+ * holds one and takes the same steps in the same order (mpi_cli.h): what
+ * only rank 0 does (files, the terminal) is agreed on before anything
+ * depends on it. */
 typedef struct run {
   run_options ro;
   run_state st; /* what the run starts from, until sim holds it */
@@ -66,6 +72,8 @@ typedef struct run {
   int64_t end;
   double time_initial; /* of the initial conditions (st's, kept) */
   const char *device;  /* "cpu" or "gpu": where the forces run */
+  char where[64];      /* the device, and the ranks under mpirun */
+  size_t bodies;       /* of every rank */
   run_dir dir;
   int started;            /* step 0 is done (or this is a restart) */
   snapshot_writer writer; /* the snapshot written while the steps go on */
@@ -250,8 +258,9 @@ static int record_row(run *r, run_times *t, double step_started) {
     t->integrate += cli_seconds() - t0;
     t->step = cli_seconds() - step_started;
   }
-  return run_report_step(&r->report, step, tfmm_sim_time(r->sim), error, &d, t,
-                         solver_stats(r)->leaf_size);
+  return mpi_cli_agree(run_report_step(&r->report, step, tfmm_sim_time(r->sim),
+                                       error, &d, t,
+                                       solver_stats(r)->leaf_size));
 }
 
 /* The checkpoint of the current step, after its row: the row is written
@@ -264,7 +273,8 @@ static int write_checkpoint(run *r) {
   run_times late = r->last_times;
   if (r->report.last_row != tfmm_sim_syncs(r->sim) && !record_row(r, &late, 0))
     return 0;
-  return run_report_sync(&r->report) && write_state(r, "checkpoint.hdf5", 0, 1);
+  return mpi_cli_agree(run_report_sync(&r->report)) &&
+         write_state(r, "checkpoint.hdf5", 0, 1);
 }
 
 /* Snapshot, diagnostics (line and CSV row) and checkpoint, each when
@@ -327,7 +337,7 @@ static void check_fixed_step(run *r) {
           "eps / |a|) with eta 0.025 for %zu of %zu bodies (the shortest is "
           "%.3g): a smaller --dt, or individual steps (--eta 0.025), keeps "
           "them accurate\n",
-          o->dt, longer, tfmm_sim_count(r->sim), shortest);
+          o->dt, longer, r->bodies, shortest);
 }
 
 /* Step 0: forces, the initial energy, snapshot 0000. */
@@ -380,7 +390,7 @@ static void report_time_steps(const run *r) {
   int lo = 0;
   while (lo < k && counts[lo] == 0)
     lo++;
-  const double n = (double)tfmm_sim_count(r->sim);
+  const double n = (double)r->bodies;
   const double steps = (double)(tfmm_sim_syncs(r->sim) - r->first_sync);
   printf("  individual steps: %" PRId64 " force evaluations, %.2f updates "
          "per body per step (%d with every body at the shortest step in use "
@@ -415,28 +425,64 @@ static int resolve_end(run *r) {
 }
 
 /* The restart's settings and state from its checkpoint. Returns a CLI
- * exit code; *device gets the checkpoint's device (free it). */
+ * exit code; *device gets the checkpoint's device (free it). Under
+ * mpirun rank 0 reads the checkpoint, every rank takes its settings, and
+ * rank 0 alone holds the bodies (run_ranks_scatter hands them out). */
 static int from_checkpoint(run *r, char **device) {
   run_options *o = &r->ro;
+  const int root = mpi_cli_rank() == 0;
   snapshot cp = {0};
   int code = CLI_OK;
   /* A checkpoint (one with a /RunState) of an older tilefmm lacks the
    * newer physics settings: it gets the values it ran with. */
-  if (!snapshot_read(o->restart_path, &cp) ||
-      (cp.nstate > 0 && cp.nparams > 0 &&
-       !run_options_upgrade_checkpoint(o->restart_path, &cp.params,
-                                       &cp.nparams)) ||
-      !run_options_merge_checkpoint(o, o->restart_path, cp.params, cp.nparams))
+  if (!mpi_cli_agree(!root || snapshot_read(o->restart_path, &cp)) ||
+      !run_ranks_share_attrs(&cp.params, &cp.nparams) ||
+      !run_ranks_share_attrs(&cp.state, &cp.nstate) ||
+      !mpi_cli_agree((cp.nstate == 0 || cp.nparams == 0 ||
+                      run_options_upgrade_checkpoint(
+                          o->restart_path, &cp.params, &cp.nparams)) &&
+                     run_options_merge_checkpoint(o, o->restart_path, cp.params,
+                                                  cp.nparams)))
     code = CLI_RUNTIME_ERROR;
-  else if (!run_options_finish(o) ||
-           !run_options_compare(o, o->restart_path, cp.params, cp.nparams))
+  else if (!mpi_cli_agree(
+               run_options_finish(o) &&
+               run_options_compare(o, o->restart_path, cp.params, cp.nparams)))
     code = CLI_USAGE_ERROR;
-  else if (!run_state_from_checkpoint(&r->st, &cp, o->restart_path))
+  else if (!mpi_cli_agree(!root || run_state_from_checkpoint(&r->st, &cp,
+                                                             o->restart_path)))
     code = CLI_RUNTIME_ERROR;
   const char *d = snapshot_attr_find(cp.state, cp.nstate, "device");
   *device = d != NULL ? strdup(d) : NULL;
   snapshot_free(&cp);
   return code;
+}
+
+/* Under mpirun, what rank 0's initial conditions told it
+ * (run_state_from_ic): the count of bodies, and the units a file gave a
+ * run that had none. */
+static int share_ic(run_options *o) {
+  if (!mpi_cli_on())
+    return 1;
+  struct {
+    uint64_t n;
+    units u;
+  } k = {o->n, o->units};
+  mpi_cli_bcast(&k, sizeof k);
+  o->n = k.n;
+  int ok = 1;
+  if (memcmp(&k.u, &o->units, sizeof k.u) != 0)
+    ok = run_options_adopt_units(o, &k.u);
+  return mpi_cli_agree(ok);
+}
+
+/* The run's directory and the parameters it used, by rank 0. */
+static int claim_dir(run *r) {
+  const run_options *o = &r->ro;
+  r->dir.path = o->out;
+  return mpi_cli_agree(
+      mpi_cli_rank() != 0 ||
+      (run_dir_claim(&r->dir, o->restart_path == NULL, o->force) &&
+       write_used_parameters(r)));
 }
 
 /* Settings, state and solver; for a restart, from the checkpoint. Returns
@@ -447,13 +493,17 @@ static int set_up(run *r) {
   int code = CLI_OK;
   if (o->restart_path != NULL) {
     code = from_checkpoint(r, &was);
-  } else if (!run_options_finish(o)) {
+  } else if (!mpi_cli_agree(run_options_finish(o))) {
     code = CLI_USAGE_ERROR;
   } else {
     atomic_file_protect(o->ic); /* a file's, kept from every output */
-    if (!run_state_from_ic(&r->st, o))
+    if (!mpi_cli_agree(mpi_cli_rank() != 0 || run_state_from_ic(&r->st, o)) ||
+        !share_ic(o))
       code = CLI_RUNTIME_ERROR;
   }
+  /* Under mpirun, rank 0's bodies in blocks to every rank. */
+  if (code == CLI_OK && !run_ranks_scatter(&r->st))
+    code = CLI_RUNTIME_ERROR;
   /* SWIFT's time_begin: tilefmm starts at the initial conditions' time
    * (0 for a model, a snapshot's Header Time, a checkpoint's start), so
    * the key may only restate it. */
@@ -492,16 +542,18 @@ static int set_up(run *r) {
     r->attrs = run_options_attrs(o, &r->nattrs);
     r->writer = (snapshot_writer){
         .sim = r->sim, .ro = o, .params = r->attrs, .nparams = r->nattrs};
-    if (r->attrs == NULL) {
+    if (r->attrs == NULL)
       cli_error("out of memory");
+    if (!mpi_cli_agree(r->attrs != NULL))
       code = CLI_RUNTIME_ERROR;
-    }
+    r->bodies = run_ranks_count(r->sim);
+    snprintf(r->where, sizeof r->where, "%s", r->device);
+    if (mpi_cli_on())
+      snprintf(r->where, sizeof r->where, "%s over %d ranks (MPI)", r->device,
+               mpi_cli_ranks());
   }
   free(was);
-  r->dir.path = o->out;
-  if (code == CLI_OK &&
-      (!run_dir_claim(&r->dir, o->restart_path == NULL, o->force) ||
-       !write_used_parameters(r)))
+  if (code == CLI_OK && !claim_dir(r))
     code = CLI_RUNTIME_ERROR;
   return code;
 }
@@ -523,12 +575,14 @@ static int run_steps(run *r, int *stopped) {
   int ok = 1;
   r->first_sync = tfmm_sim_syncs(r->sim);
   catch_stop_signals();
-  while (ok && tfmm_sim_syncs(r->sim) < r->end && stop_signal == 0)
+  /* Under mpirun a signal that reached one rank stops them all. */
+  while (ok && tfmm_sim_syncs(r->sim) < r->end &&
+         mpi_cli_max_int(stop_signal) == 0)
     ok = step(r);
   if (!snapshot_writer_finish(&r->writer))
     ok = 0;
   const int64_t reached = tfmm_sim_syncs(r->sim);
-  *stopped = reached < r->end ? stop_signal : 0;
+  *stopped = reached < r->end ? mpi_cli_max_int(stop_signal) : 0;
   if (ok && *stopped != 0) {
     if (o->checkpoint_every == 0 || reached % o->checkpoint_every != 0 ||
         reached == 0)
@@ -547,9 +601,11 @@ int cmd_run(int argc, char **argv) {
   memset(&r, 0, sizeof r);
   run_options_init(&r.ro);
   int code = run_options_parse(&r.ro, argc - 1, argv + 1);
-  if (code != CLI_OK) {
+  /* Every rank reads the parameter file: one that could not goes no
+   * further than the others. */
+  if (!mpi_cli_agree(code == CLI_OK)) {
     run_options_free(&r.ro);
-    return code < 0 ? CLI_OK : code;
+    return code < 0 ? CLI_OK : code != CLI_OK ? code : CLI_USAGE_ERROR;
   }
   code = set_up(&r);
   if (code == CLI_OK) {
@@ -569,8 +625,8 @@ int cmd_run(int argc, char **argv) {
             "tilefmm run: %zu bodies (%s), %s on %s, leaf %s, %s, steps "
             "%" PRId64 " to %" PRId64 ", out %s\n"
             "tilefmm run: %s\n",
-            tfmm_sim_count(r.sim), o->ic, o->sc.method, r.device, o->sc.leaf,
-            steps, tfmm_sim_syncs(r.sim), r.end, o->out, solver);
+            r.bodies, o->ic, o->sc.method, r.where, o->sc.leaf, steps,
+            tfmm_sim_syncs(r.sim), r.end, o->out, solver);
     if (units_physical(&o->units)) {
       char text[160];
       fprintf(stderr, "tilefmm run: units: %s, time %.6g s; G = %.9g%s\n",
@@ -579,9 +635,10 @@ int cmd_run(int argc, char **argv) {
               run_options_explicit(o, "--G") ? " (as given)"
                                              : " (from the units)");
     }
-    r.report_open =
-        run_report_open(&r.report, o->out, tfmm_sim_syncs(r.sim), r.end,
-                        o->restart_path != NULL, use_progress(o->progress));
+    /* Rank 0 writes statistics.csv; the others keep the same steps. */
+    r.report_open = mpi_cli_agree(run_report_open(
+        &r.report, mpi_cli_rank() == 0 ? o->out : NULL, tfmm_sim_syncs(r.sim),
+        r.end, o->restart_path != NULL, use_progress(o->progress)));
     int ok = r.report_open;
     if (ok && o->restart_path == NULL)
       ok = start(&r);
@@ -593,13 +650,17 @@ int cmd_run(int argc, char **argv) {
       r.report_open = 0;
       r.report.last = tfmm_sim_syncs(r.sim); /* the step reached */
       describe_solver(&r, solver_stats(&r), solver, sizeof solver);
-      ok = run_report_close(&r.report, tfmm_sim_count(r.sim), r.device, solver);
+      ok =
+          mpi_cli_agree(run_report_close(&r.report, r.bodies, r.where, solver));
+      char ranks[256];
+      if (dist_report_line(tfmm_sim_solver(r.sim), ranks, sizeof ranks)[0])
+        printf("  ranks: %s\n", ranks);
       report_time_steps(&r);
     }
     if (ok && strcmp(o->plots, "on") == 0) {
       char title[256];
       snprintf(title, sizeof title, "tilefmm run: %zu bodies (%s), %s on %s",
-               tfmm_sim_count(r.sim), o->ic, o->sc.method, r.device);
+               r.bodies, o->ic, o->sc.method, r.where);
       ok = run_plots_write(o->out, r.sim, title);
     }
     code = !ok ? CLI_RUNTIME_ERROR : stopped != 0 ? 128 + stopped : CLI_OK;

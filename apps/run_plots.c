@@ -3,7 +3,9 @@
 #include "run_plots.h"
 #include "cli.h"
 #include "gnuplot.h"
+#include "mpi_cli.h"
 #include "render_png.h"
+#include "run_ranks.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,13 +44,10 @@ static void energy_script(FILE *gp, const char *png_path, void *ctx) {
         gp);
 }
 
-int run_plots_write(const char *dir, tfmm_sim *sim, const char *title) {
-  tfmm_sim_state s;
-  if (tfmm_sim_save(sim, &s) != TFMM_OK) {
-    cli_error("%s: cannot read the bodies for the picture: %s", dir,
-              tfmm_sim_message(sim));
-    return 0;
-  }
+/* Draws both from the bodies of s (every body: rank 0's under mpirun). */
+static int draw(const char *dir, tfmm_sim *sim, const tfmm_sim_state *sp,
+                const char *title) {
+  const tfmm_sim_state s = *sp;
   char *picture = join(dir, RUN_PICTURE), *energy = join(dir, RUN_ENERGY_PLOT);
   char *csv = join(dir, "statistics.csv");
   int ok = picture != NULL && energy != NULL && csv != NULL;
@@ -83,4 +82,19 @@ int run_plots_write(const char *dir, tfmm_sim *sim, const char *title) {
   free(energy);
   free(csv);
   return ok;
+}
+
+int run_plots_write(const char *dir, tfmm_sim *sim, const char *title) {
+  tfmm_sim_state s;
+  if (tfmm_sim_save(sim, &s) != TFMM_OK) {
+    cli_error("%s: cannot read the bodies for the picture: %s", dir,
+              tfmm_sim_message(sim));
+    return 0;
+  }
+  run_ranks_state all;
+  if (!run_ranks_gather(&s, &all))
+    return 0;
+  const int ok = mpi_cli_rank() != 0 || draw(dir, sim, &all.state, title);
+  run_ranks_free(&all);
+  return mpi_cli_agree(ok);
 }

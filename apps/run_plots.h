@@ -14,7 +14,8 @@
 /* Writes both files into dir from sim's current state and dir's
  * statistics.csv (complete: the report closed or synced); title heads the
  * energy plot. Prints what it wrote. Returns 0 on a failure (printed),
- * else 1 (also when gnuplot is missing). */
+ * else 1 (also when gnuplot is missing). Under mpirun, collective: rank 0
+ * draws every rank's bodies. */
 int run_plots_write(const char *dir, tfmm_sim *sim, const char *title);
 
 #endif

@@ -103,6 +103,10 @@ int run_report_open(run_report *r, const char *dir, int64_t from_step,
   r->last = last_step;
   r->last_row = -1;
   r->progress = progress;
+  if (dir == NULL) { /* a rank other than 0: no file, the same steps */
+    r->started = cli_seconds();
+    return 1;
+  }
   r->csv_path = join(dir, "statistics.csv");
   if (r->csv_path == NULL) {
     cli_error("out of memory");
@@ -144,6 +148,10 @@ int run_report_step(run_report *r, int64_t step, double time, double err,
          step, time, d->total, err, t->tree, t->near, t->far, t->integrate,
          t->io, t->step);
   fflush(stdout);
+  if (r->csv == NULL) {
+    r->last_row = step;
+    return 1;
+  }
   fprintf(r->csv,
           "%" PRId64 ",%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,"
           "%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%d,%.6f,%.6f,%.6f,%.6f,%.6f,"
@@ -162,6 +170,8 @@ int run_report_step(run_report *r, int64_t step, double time, double err,
 }
 
 int run_report_sync(run_report *r) {
+  if (r->csv == NULL)
+    return 1;
   if (fflush(r->csv) != 0 || ferror(r->csv) || fsync(fileno(r->csv)) != 0) {
     cli_error("%s: cannot write: %s", r->csv_path, strerror(errno));
     return 0;
@@ -223,7 +233,7 @@ int run_report_close(run_report *r, size_t n, const char *device,
   printf("  energy: final dE/E %.3e, worst |dE/E| %.3e\n", r->final_error,
          r->worst_error);
   int ok = 1;
-  if (fclose(r->csv) != 0) {
+  if (r->csv != NULL && fclose(r->csv) != 0) {
     cli_error("%s: cannot write: %s", r->csv_path, strerror(errno));
     ok = 0;
   }

@@ -39,7 +39,8 @@ typedef struct run_report {
  * one if there is none, then appended to. A torn last row (no newline: a crash
  * or a full disk) is dropped; the rows kept must end with from_step's, as
  * a run writes and syncs every checkpoint's row before the checkpoint.
- * Prints what is wrong and returns 0. */
+ * Prints what is wrong and returns 0. dir NULL: no file (a rank other
+ * than 0 under mpirun keeps the same steps without one). */
 int run_report_open(run_report *r, const char *dir, int64_t from_step,
                     int64_t last_step, int restart, int progress);
 

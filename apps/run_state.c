@@ -6,6 +6,8 @@
 
 #include "bodyio.h"
 #include "cli.h"
+#include "mpi_cli.h"
+#include "run_ranks.h"
 
 #include "tilefmm.h"
 
@@ -371,9 +373,9 @@ int run_state_make_sim(run_state *s, const run_options *ro, tfmm_sim **sim) {
                                   .ticks = s->ticks,
                                   .tick = s->tick,
                                   .bins = s->bins};
-    st = tfmm_sim_restore(sim, &cfg, &state);
+    st = mpi_cli_sim_restore(sim, &cfg, &state);
   } else {
-    st = tfmm_sim_create(sim, &cfg, s->n, s->pos, s->vel, s->mass, s->ids);
+    st = mpi_cli_sim_create(sim, &cfg, s->n, s->pos, s->vel, s->mass, s->ids);
   }
   run_state_free(s);
   if (st == TFMM_OK)
@@ -392,8 +394,16 @@ int run_state_write(tfmm_sim *sim, const run_options *ro, const char *path,
     cli_error("%s: %s", path, tfmm_sim_message(sim));
     return 0;
   }
-  return run_state_write_saved(&s, tfmm_sim_bins(sim, NULL, 0) > 0, ro, path,
-                               params, nparams, checkpoint, device);
+  /* Under mpirun every rank's bodies, written by rank 0. */
+  run_ranks_state all;
+  if (!run_ranks_gather(&s, &all))
+    return 0;
+  int ok = 1;
+  if (mpi_cli_rank() == 0)
+    ok = run_state_write_saved(&all.state, tfmm_sim_bins(sim, NULL, 0) > 0, ro,
+                               path, params, nparams, checkpoint, device);
+  run_ranks_free(&all);
+  return mpi_cli_agree(ok);
 }
 
 int run_state_write_saved(const tfmm_sim_state *sp, int clock,
@@ -409,13 +419,22 @@ int run_state_write_saved(const tfmm_sim_state *sp, int clock,
   snprintf(tick, sizeof tick, "%.17g", s.tick);
   /* The clock only with individual steps: a checkpoint of one global step
    * stays as it was. */
-  snapshot_attr state[] = {{"format", CHECKPOINT_FORMAT},
-                           {"step", step},
-                           {"time_initial", t0},
-                           {"energy_initial", e0},
-                           {"device", (char *)device},
-                           {"ticks", ticks},
-                           {"tick", tick}};
+  snapshot_attr state[8] = {{"format", CHECKPOINT_FORMAT},
+                            {"step", step},
+                            {"time_initial", t0},
+                            {"energy_initial", e0},
+                            {"device", (char *)device}};
+  size_t nstate = 5;
+  if (clock) {
+    state[nstate++] = (snapshot_attr){"ticks", ticks};
+    state[nstate++] = (snapshot_attr){"tick", tick};
+  }
+  /* Under mpirun, the ranks that wrote it (a restart may use any number:
+   * told, not checked). */
+  char ranks[16];
+  snprintf(ranks, sizeof ranks, "%d", mpi_cli_ranks());
+  if (mpi_cli_on())
+    state[nstate++] = (snapshot_attr){"ranks", ranks};
   /* snapshot_write reads the arrays only. */
   const snapshot snap = {.n = s.n,
                          /* tfmm_sim_time's sum, from the state */
@@ -431,9 +450,7 @@ int run_state_write_saved(const tfmm_sim_state *sp, int clock,
                          .params = (snapshot_attr *)params,
                          .nparams = nparams,
                          .state = checkpoint ? state : NULL,
-                         .nstate = !checkpoint ? 0
-                                   : clock     ? sizeof state / sizeof state[0]
-                                           : sizeof state / sizeof state[0] - 2,
+                         .nstate = checkpoint ? nstate : 0,
                          .units = ro->units,
                          .G = ro->sc.cfg.G,
                          .output = checkpoint ? NULL : &ro->output};

@@ -3,11 +3,15 @@
  * own during the next step), handed after that step to a thread that
  * writes the HDF5 file, and waited for before the next snapshot, before
  * any other HDF5 file is written (the HDF5 library is not thread-safe) and
- * at the end. At most one snapshot is in flight. */
+ * at the end. At most one snapshot is in flight. Under mpirun every rank
+ * takes its state and hands it to rank 0 (run_ranks_gather), whose thread
+ * writes every body; the calls are collective and their results every
+ * rank's. */
 #ifndef TFMM_SNAPSHOT_WRITER_H
 #define TFMM_SNAPSHOT_WRITER_H
 
 #include "run_options.h"
+#include "run_ranks.h"
 #include "snapshot.h"
 
 #include "tilefmm.h"
@@ -23,7 +27,8 @@ typedef struct snapshot_writer {
   char *path;  /* its file */
   int running; /* the thread writes path */
   int ok;      /* the thread's result */
-  tfmm_sim_state state;
+  tfmm_sim_state state;  /* what the thread writes */
+  run_ranks_state ranks; /* every rank's bodies, on rank 0 (MPI) */
   pthread_t thread;
 } snapshot_writer;
 
