@@ -1,0 +1,54 @@
+#!/bin/bash
+# Failures under mpirun: every rank exits non-zero, none hangs (mpi() cuts
+# a run off after 120 s: status 124), and the message, naming the file and
+# line or the rank that failed, is printed once (by rank 0), not once a
+# rank.
+#   bash errors.sh TILEFMM MPIEXEC WORKDIR
+. "$(dirname "$0")/common.sh" "$@"
+
+# expect STATUS TEXT NP ARGS...: the tool on NP ranks exits with STATUS
+# and says TEXT on stderr exactly once.
+expect() {
+  local want=$1 text=$2 np=$3
+  shift 3
+  mpi "$np" "$@" >out.txt 2>err.txt
+  local rc=$?
+  [ $rc -ne 124 ] || fail "$*: hung on $np ranks (cut off)"
+  [ $rc -eq "$want" ] || {
+    cat err.txt
+    fail "$* on $np ranks: exit status $rc, expected $want"
+  }
+  local times
+  times=$(grep -cF -- "$text" err.txt)
+  [ "$times" -eq 1 ] || {
+    cat err.txt
+    fail "$* on $np ranks: '$text' said $times times, not once"
+  }
+  echo "ok: $* on $np ranks: status $rc, '$text'"
+}
+
+"$TILEFMM" ic plummer --n 1000 --seed "$SEED" --out good.txt || fail "ic"
+# Line 3 of a file read by rank 0 alone.
+printf '0 0 0 1\n1 0 0 1\n1 2 x 1\n' >bad.txt
+
+expect 1 "bad.txt:3:" 4 forces --in bad.txt --out forces.txt
+[ ! -e forces.txt ] || fail "a failed forces left forces.txt"
+expect 1 "bad.txt:3:" 3 run --ic bad.txt --steps 2 --out runbad
+expect 1 "missing.hdf5" 2 run --restart missing.hdf5
+# A usage error every rank finds: said once.
+expect 2 "--in" 2 forces
+# Measuring one process: refused on several.
+expect 2 "measures one process" 2 validate --in good.txt
+mpi 2 --version >out.txt 2>err.txt || fail "--version on 2 ranks"
+[ "$(grep -c "MPI: yes, ranks: 2" out.txt)" -eq 1 ] || {
+  cat out.txt
+  fail "--version on 2 ranks does not say 'MPI: yes, ranks: 2' once"
+}
+echo "ok: --version on 2 ranks: $(cat out.txt)"
+# Two bodies at one point without softening, in the block of rank 1: the
+# library's failure is every rank's, and said once.
+printf '0 0 0 1\n1 0 0 1\n2 0 0 1\n3 0 0 1\n4 0 0 1\n4 0 0 1\n' >same.txt
+expect 1 "bodies 4 and 5 are at one point" 2 forces --in same.txt --eps 0
+expect 1 "bodies 4 and 5 are at one point" 2 run --ic same.txt --eps 0 \
+  --softening plummer --steps 1 --out runsame
+echo PASS
