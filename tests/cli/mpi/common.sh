@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034 # the variables are the tests'
 # Sourced by the tests of the tool under mpirun (tests/cli/CMakeLists.txt):
 #   bash TEST.sh TILEFMM MPIEXEC WORKDIR
 # sets TILEFMM, MPIEXEC, WORK (emptied), PY (a python3 with numpy and

@@ -28,14 +28,14 @@ for c in "${cases[@]}"; do
   "$TILEFMM" forces --in "$bodies" $physics --method direct \
     --precision double --out ref_$k.txt 2>/dev/null || fail "$label: direct"
   # shellcheck disable=SC2086
-  "$TILEFMM" forces --in "$bodies" $physics --accuracy $TOL \
+  "$TILEFMM" forces --in "$bodies" $physics --accuracy "$TOL" \
     --out one_$k.txt 2>/dev/null || fail "$label: one process"
   outs=()
   for np in 1 2 4; do
     out=mpi_${k}_$np.txt
     poison "$out"
     # shellcheck disable=SC2086
-    mpi $np forces --in "$bodies" $physics --accuracy $TOL --out "$out" \
+    mpi $np forces --in "$bodies" $physics --accuracy "$TOL" --out "$out" \
       2>stderr_${k}_$np.txt || {
       cat stderr_${k}_$np.txt
       fail "$label: mpirun -np $np: exit status $?"
@@ -44,7 +44,7 @@ for c in "${cases[@]}"; do
       fail "$label: -np $np: the report does not name $np ranks"
     outs+=("$out")
   done
-  "$PY" "$HERE/check.py" forces $TOL "$label (ref: direct, one: one process)" \
+  "$PY" "$HERE/check.py" forces "$TOL" "$label (ref: direct, one: one process)" \
     ref_$k.txt one_$k.txt "${outs[@]}" || exit 1
 done
 

@@ -18,7 +18,7 @@ case_() {
   local name=$1 half=$2 end=$3 dt=$4
   shift 4
   mkdir "$name" && cd "$name" || exit 1
-  local run=(run --ic merger --n $N --seed "$SEED" --dt "$dt" --accuracy $TOL
+  local run=(run --ic merger --n "$N" --seed "$SEED" --dt "$dt" --accuracy "$TOL"
     --snapshot-every "$half" --plots off --progress off "$@")
   "$TILEFMM" "${run[@]}" --steps "$end" --out straight >straight.log 2>&1 || {
     cat straight.log
