@@ -84,20 +84,27 @@ static void print_stats(const tfmm_stats *s, double t_read, double t_write) {
  * phases and counts are its own block's), the moves of the bodies and
  * forces between rank 0 and the others, and what the evaluation did over
  * the ranks. Collective (dist_report_print); rank 0's lines are seen. */
-static void print_stats_ranks(const tfmm_solver *solver, size_t n,
-                              const double t[4]) {
+static void print_stats_ranks(const tfmm_solver *solver, const tfmm_config *cfg,
+                              size_t n, const double t[4]) {
   const tfmm_stats *s = tfmm_solver_stats(solver);
   fprintf(stderr,
           "tilefmm forces: %zu bodies over %d ranks (MPI), method %s, device "
-          "%s (%s)\n  rank 0's own evaluation (%zu bodies):\n",
-          n, mpi_cli_ranks(), tfmm_method_name(s->method),
-          tfmm_device_name(s->device), s->device_name, s->n);
+          "%s (%s)\n",
+          n, mpi_cli_ranks(), tfmm_method_name(cfg->method),
+          tfmm_device_name(tfmm_solver_device(solver)),
+          s->n > 0 ? s->device_name : "rank 0's block is empty");
+  /* A rank whose block is empty (fewer bodies than ranks) evaluates
+   * nothing: its statistics are zeros. */
+  if (s->n > 0)
+    fprintf(stderr, "  rank 0's own evaluation (%zu bodies):\n", s->n);
   solver_cli_print_time(stderr, "read", t[0]);
   solver_cli_print_time(stderr, "scatter", t[1]);
-  solver_cli_print_times(stderr, s);
+  if (s->n > 0)
+    solver_cli_print_times(stderr, s);
   solver_cli_print_time(stderr, "gather", t[2]);
   solver_cli_print_time(stderr, "write", t[3]);
-  solver_cli_print_counts(stderr, s);
+  if (s->n > 0)
+    solver_cli_print_counts(stderr, s);
   dist_report_print(stderr, solver);
 }
 
@@ -231,7 +238,7 @@ static int evaluate_ranks(tfmm_solver *solver, const forces_options *o) {
   }
   ok = mpi_cli_agree(ok);
   if (ok)
-    print_stats_ranks(solver, b.n, t);
+    print_stats_ranks(solver, &o->solver.cfg, b.n, t);
   if (opened)
     output_discard(&out);
   free(pos);
