@@ -253,7 +253,11 @@ static int evaluate_ranks(tfmm_solver *solver, const forces_options *o) {
 
 int cmd_forces(int argc, char **argv) {
   forces_options o;
-  switch (parse_options(argc - 1, argv + 1, &o)) {
+  const args_result parsed = parse_options(argc - 1, argv + 1, &o);
+  /* Under mpirun a rank given other words (mpirun's A : B) stops every
+   * rank, not only itself. */
+  const int agreed = mpi_cli_agree(parsed == ARGS_OK);
+  switch (parsed) {
   case ARGS_HELP:
     print_help(&o.solver.cfg);
     return CLI_OK;
@@ -263,6 +267,8 @@ int cmd_forces(int argc, char **argv) {
   default:
     break;
   }
+  if (!agreed)
+    return CLI_USAGE_ERROR;
   /* The solver first: a configuration it refuses is reported before a
    * large file is read. */
   tfmm_solver *solver = NULL;

@@ -7,24 +7,38 @@
 . "$(dirname "$0")/common.sh" "$@"
 
 # expect STATUS TEXT NP ARGS...: the tool on NP ranks exits with STATUS
-# and says TEXT on stderr exactly once.
+# and says TEXT on stderr exactly once. NP "mpmd": rank 0 runs ARGS up to
+# a "--", rank 1 those and the words after it (mpirun's A : B), so that
+# one rank alone fails.
 expect() {
   local want=$1 text=$2 np=$3
   shift 3
-  mpi "$np" "$@" >out.txt 2>err.txt
+  local what="$*"
+  if [ "$np" = mpmd ]; then
+    local a=()
+    while [ "$1" != -- ]; do
+      a+=("$1")
+      shift
+    done
+    shift
+    timeout 120 "$MPIEXEC" --oversubscribe -np 1 "$TILEFMM" "${a[@]}" : \
+      -np 1 "$TILEFMM" "${a[@]}" "$@" >out.txt 2>err.txt
+  else
+    mpi "$np" "$@" >out.txt 2>err.txt
+  fi
   local rc=$?
-  [ $rc -ne 124 ] || fail "$*: hung on $np ranks (cut off)"
+  [ $rc -ne 124 ] || fail "$what: hung on $np ranks (cut off)"
   [ $rc -eq "$want" ] || {
     cat err.txt
-    fail "$* on $np ranks: exit status $rc, expected $want"
+    fail "$what on $np ranks: exit status $rc, expected $want"
   }
   local times
   times=$(grep -cF -- "$text" err.txt)
   [ "$times" -eq 1 ] || {
     cat err.txt
-    fail "$* on $np ranks: '$text' said $times times, not once"
+    fail "$what on $np ranks: '$text' said $times times, not once"
   }
-  echo "ok: $* on $np ranks: status $rc, '$text'"
+  echo "ok: $what on $np ranks: status $rc, '$text'"
 }
 
 "$TILEFMM" ic plummer --n 1000 --seed "$SEED" --out good.txt || fail "ic"
@@ -37,6 +51,11 @@ expect 1 "bad.txt:3:" 3 run --ic bad.txt --steps 2 --out runbad
 expect 1 "missing.hdf5" 2 run --restart missing.hdf5
 # A usage error every rank finds: said once.
 expect 2 "--in" 2 forces
+# One rank alone fails: rank 0 says why, naming it, and none hangs.
+expect 2 "rank 1: --eps" mpmd forces --in good.txt -- --eps -1
+expect 2 "rank 1: --eps" mpmd run --ic plummer --n 100 --steps 1 \
+  --out runmpmd -- --eps -1
+[ ! -e runmpmd ] || fail "a run that never started left runmpmd"
 # Measuring one process: refused on several.
 expect 2 "measures one process" 2 validate --in good.txt
 mpi 2 --version >out.txt 2>err.txt || fail "--version on 2 ranks"
