@@ -11,22 +11,24 @@ set -euo pipefail
 build=${1:-build-h100}
 devlibs=${DEVICE_LIBS:-../shared/tools/device-libs}
 rm -rf .devbin .devlibs .devpy .devpack.tgz
-mkdir -p .devbin/apps .devbin/bench .devbin/tests/cli .devbin/src
+mkdir -p .devbin/apps .devbin/bench .devbin/tests/cli .devbin/tests/mpi .devbin/src
 cp "$build/apps/tilefmm" .devbin/apps/
 cp "$build"/bench/bench_tree "$build"/bench/bench_direct \
   "$build"/bench/calibrate_accuracy .devbin/bench/
-for extra in bench_sim bench_sim_gpu bench_active; do
+for extra in bench_sim bench_sim_gpu bench_active bench_mpi; do
   [ -x "$build/bench/$extra" ] && cp "$build/bench/$extra" .devbin/bench/
 done
-for t in "$build"/tests/test_* "$build"/tests/cli/test_*; do
+for t in "$build"/tests/test_* "$build"/tests/cli/test_* \
+  "$build"/tests/mpi/test_*; do
   [ -f "$t" ] && [ -x "$t" ] || continue
   cp "$t" ".devbin/${t#"$build"/}"
 done
 cp -a "$build"/src/libtilefmm.so* .devbin/src/
 strip -s .devbin/apps/tilefmm .devbin/bench/* .devbin/tests/test_* \
-  .devbin/tests/cli/test_*
+  .devbin/tests/cli/test_* .devbin/tests/mpi/test_* 2>/dev/null || true
 "$devlibs" -o .devlibs .devbin/apps/tilefmm .devbin/bench/* \
-  .devbin/tests/test_* .devbin/tests/cli/test_* .devbin/src/libtilefmm.so
+  .devbin/tests/test_* .devbin/tests/cli/test_* .devbin/tests/mpi/test_* \
+  .devbin/src/libtilefmm.so
 # pytest for the Python package's tests (bench/device_python.sh): pure
 # Python, so any python3 there runs it; the GPU machine has no network.
 python3 -m pip install -q --target .devpy pytest

@@ -46,6 +46,10 @@ if(TILEFMM_HAVE_CUDA)
 else()
   set(TFMM_PC_PRIVATE_LIBS "-lgomp -lm")
 endif()
+if(TILEFMM_HAVE_MPI)
+  # The static archive's MPI (Open MPI and MPICH both name it libmpi).
+  string(APPEND TFMM_PC_PRIVATE_LIBS " -lmpi")
+endif()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/tilefmm.pc.in
   ${PROJECT_BINARY_DIR}/tilefmm.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/tilefmm.pc

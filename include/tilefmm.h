@@ -50,13 +50,14 @@ extern "C" {
 typedef enum tfmm_status {
   TFMM_OK = 0,
   TFMM_ERR_INVALID_ARGUMENT =
-      1,                   /* a parameter or input value is out of range */
-  TFMM_ERR_NO_MEMORY = 2,  /* host or device allocation failed */
-  TFMM_ERR_NO_DEVICE = 3,  /* a GPU was required but none is usable */
-  TFMM_ERR_CUDA = 4,       /* a CUDA runtime call or kernel failed */
-  TFMM_ERR_COINCIDENT = 5, /* two distinct bodies at one point, eps = 0 */
-  TFMM_ERR_NONFINITE = 6,  /* a computed value is NaN or infinite */
-  TFMM_ERR_UNSUPPORTED = 7 /* this build lacks the backend asked for */
+      1,                    /* a parameter or input value is out of range */
+  TFMM_ERR_NO_MEMORY = 2,   /* host or device allocation failed */
+  TFMM_ERR_NO_DEVICE = 3,   /* a GPU was required but none is usable */
+  TFMM_ERR_CUDA = 4,        /* a CUDA runtime call or kernel failed */
+  TFMM_ERR_COINCIDENT = 5,  /* two distinct bodies at one point, eps = 0 */
+  TFMM_ERR_NONFINITE = 6,   /* a computed value is NaN or infinite */
+  TFMM_ERR_UNSUPPORTED = 7, /* this build lacks the backend asked for */
+  TFMM_ERR_MPI = 8          /* an MPI call failed (several processes) */
 } tfmm_status;
 
 /* Force methods. */
@@ -878,6 +879,104 @@ TFMM_API const tfmm_step_stats *tfmm_sim_stats(const tfmm_sim *sim);
 
 /* The message of the last failure, or "" after a success. Never NULL. */
 TFMM_API const char *tfmm_sim_message(const tfmm_sim *sim);
+
+/* ---- Several processes: MPI ----------------------------------------------
+ *
+ * A library built with MPI (tfmm_has_mpi) computes the forces of bodies
+ * spread over the processes of a communicator. Each process (rank) gives
+ * its own bodies, any of them, any number (0 included) as long as the
+ * communicator holds at least one; each gets the forces on its bodies from
+ * every body of every rank. Every call on a solver or sim made with a
+ * communicator is collective: every rank makes it, in the same order, with
+ * the same configuration. A failure on one rank is every rank's failure:
+ * each returns a status other than TFMM_OK, the failing rank's message
+ * names the cause, and the others' say which rank failed and why.
+ *
+ * How (docs/mpi.md): the bodies are split along the Morton curve of the
+ * common bounding cube into one contiguous key range per rank, sized so
+ * that each holds an equal share of the measured cost (each rank's last
+ * evaluation time per body, re-measured every evaluation). Each rank
+ * builds the octree of the bodies in its range and sends every other rank
+ * its locally essential tree: the multipoles (order p of the accuracy
+ * asked for) of its cells far from that rank's bodies by the opening
+ * criterion and the softening separation, and the bodies of the leaves
+ * that are not. A rank's forces are its own solver's (CPU or GPU, any
+ * schedule) on its bodies and the bodies received, plus the received
+ * multipoles through M2L into its tree and M2P at leaves. The forces equal
+ * one process's within the accuracy asked for (not bit for bit: the trees
+ * differ). With the direct and reference methods every body reaches every
+ * rank: the sums of one process to rounding.
+ *
+ * A solver on the GPU uses GPU cfg.gpu_id + (the rank's index among the
+ * ranks of its host) modulo the GPUs it sees: one GPU per rank. */
+
+/* Whether this library was built with MPI: 1 or 0. */
+TFMM_API int tfmm_has_mpi(void);
+
+/* The ranks of the solver's communicator, and this one's index; 1 and 0
+ * for a solver without one (or NULL). */
+TFMM_API int tfmm_solver_ranks(const tfmm_solver *solver);
+TFMM_API int tfmm_solver_rank(const tfmm_solver *solver);
+
+/* Where the last evaluation of a solver with a communicator spent its time
+ * and what it moved, on this rank. */
+typedef struct tfmm_dist_stats {
+  size_t bodies;      /* bodies this rank gave */
+  size_t owned;       /* bodies in this rank's key range (evaluated here) */
+  size_t ghosts;      /* bodies received from other ranks (sources only) */
+  size_t let_cells;   /* multipoles received from other ranks */
+  size_t sent_bodies; /* bodies this rank sent as others' sources */
+  size_t sent_cells;  /* multipoles this rank sent */
+  double imbalance;   /* the slowest rank's local time over the mean */
+  double time_decompose, time_let, time_local, time_remote, time_exchange,
+      time_total; /* seconds, each stage until every rank is through it:
+                     the bounds, the key split and the bodies sent to their
+                     owners; the octree, its multipoles and the locally
+                     essential trees built and exchanged; this rank's
+                     solver; the received multipoles; the forces sent back;
+                     the whole call */
+} tfmm_dist_stats;
+
+/* This rank's statistics of the last evaluation (zeros before the first
+ * and for a solver without a communicator); NULL for NULL. */
+TFMM_API const tfmm_dist_stats *tfmm_solver_dist_stats(const tfmm_solver *s);
+
+/* The calls that take a communicator are declared when mpi.h is included
+ * before this header (they exist in a library built with MPI). */
+#if defined(MPI_VERSION)
+/* tfmm_solver_create with a communicator (duplicated: the solver's
+ * messages never meet the caller's). Collective; destroy it on every rank
+ * too (tfmm_solver_destroy frees the duplicate). tfmm_solver_compute and
+ * tfmm_solver_compute_active are then collective over comm: n may be 0 on
+ * a rank (pos, mass, acc may then be NULL). tfmm_solver_compute_device and
+ * _active_device are refused (TFMM_ERR_UNSUPPORTED); _reference_at is
+ * this rank's alone (not collective), on the bodies it is given. */
+TFMM_API tfmm_status tfmm_solver_create_mpi(tfmm_solver **out,
+                                            const tfmm_config *cfg,
+                                            MPI_Comm comm);
+
+/* tfmm_sim_create and tfmm_sim_restore over a communicator: each rank gives
+ * its part of the bodies (n >= 0; ids should be unique over all ranks, and
+ * NULL means rank-local 1..n, so give them). The state of each rank lives on
+ * its host (the solver may run on a GPU). Every sim call is then
+ * collective. The sim's step, time, bins and diagnostics are those of all
+ * bodies (diagnostics and the step criterion summed over the ranks); its
+ * count (tfmm_sim_count) and state (tfmm_sim_save) are this rank's bodies.
+ * At every synchronisation point the bodies migrate, with their whole state,
+ * to the rank whose key range holds them, so a rank's bodies change over a
+ * run: tell them by their ids. A state saved over k ranks restores over any
+ * number: give each rank any part of it (the scalars are every rank's). */
+TFMM_API tfmm_status tfmm_sim_create_mpi(tfmm_sim **out,
+                                         const tfmm_sim_config *cfg,
+                                         MPI_Comm comm, size_t n,
+                                         const double *pos, const double *vel,
+                                         const double *mass,
+                                         const uint64_t *ids);
+TFMM_API tfmm_status tfmm_sim_restore_mpi(tfmm_sim **out,
+                                          const tfmm_sim_config *cfg,
+                                          MPI_Comm comm,
+                                          const tfmm_sim_state *state);
+#endif
 
 #ifdef __cplusplus
 }

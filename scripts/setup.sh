@@ -9,10 +9,12 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${TILEFMM_BUILD_DIR:-$root/build}
 
 packages=(build-essential cmake pkg-config libcriterion-dev clang-format
-  libhdf5-dev libyaml-dev libpng-dev python3-h5py python3-venv)
+  libhdf5-dev libyaml-dev libpng-dev python3-h5py python3-venv
+  libopenmpi-dev openmpi-bin)
 # libhdf5-dev, libyaml-dev and libpng-dev: snapshots, parameter files and
 # pictures of 'tilefmm run' and 'render'; python3-h5py: the test that a
-# snapshot opens in h5py; python3-venv: the venv of the Python tests
+# snapshot opens in h5py; libopenmpi-dev and openmpi-bin: tilefmm under
+# mpirun (docs/mpi.md) and its tests; python3-venv: the venv of the Python tests
 # (scripts/python_env.sh makes it in the build directory: the package's
 # tests, and swiftsimio, pynbody and yt reading a snapshot). gnuplot
 # draws the plots of 'tilefmm tune' and 'run'; any installed one will do, else

@@ -10,7 +10,8 @@ static const char *const status_names[] = {"ok",
                                            "CUDA error",
                                            "coincident bodies",
                                            "non-finite value",
-                                           "unsupported in this build"};
+                                           "unsupported in this build",
+                                           "MPI error"};
 
 static const char *const method_names[] = {"reference", "direct", "fmm", "bh"};
 static const char *const device_names[] = {"auto", "cpu", "gpu"};

@@ -281,6 +281,7 @@ tfmm_status tfmm_solver_create(tfmm_solver **out, const tfmm_config *cfg) {
 void tfmm_solver_destroy(tfmm_solver *s) {
   if (s == NULL)
     return;
+  tfmm_dist_destroy(s->dist);
   tfmm_gpu_destroy(s->gpu);
   free(s->scaled_pos);
   free(s->scaled_mass);
@@ -298,6 +299,22 @@ const char *tfmm_solver_message(const tfmm_solver *s) {
 
 const tfmm_stats *tfmm_solver_stats(const tfmm_solver *s) {
   return s == NULL ? NULL : &s->stats;
+}
+
+tfmm_dist *tfmm_solver_dist_of(const tfmm_solver *s) {
+  return s == NULL ? NULL : s->dist;
+}
+
+int tfmm_solver_ranks(const tfmm_solver *s) {
+  return s == NULL ? 1 : tfmm_dist_size(s->dist);
+}
+
+int tfmm_solver_rank(const tfmm_solver *s) {
+  return s == NULL ? 0 : tfmm_dist_rank(s->dist);
+}
+
+const tfmm_dist_stats *tfmm_solver_dist_stats(const tfmm_solver *s) {
+  return s == NULL ? NULL : &s->dist_stats;
 }
 
 tfmm_device tfmm_solver_device(const tfmm_solver *s) {
@@ -717,6 +734,8 @@ tfmm_status tfmm_solver_compute(tfmm_solver *s, size_t n, const double *pos,
                                 const double *mass, double *acc, double *pot) {
   if (s == NULL)
     return TFMM_ERR_INVALID_ARGUMENT;
+  if (s->dist != NULL)
+    return tfmm_dist_compute(s, n, pos, mass, NULL, acc, pot);
   double t0 = tfmm_wtime();
   s->err.message[0] = '\0';
   tfmm_status st = check_call(s, n, pos, mass, acc);
@@ -741,6 +760,8 @@ tfmm_status tfmm_solver_compute_active(tfmm_solver *s, size_t n,
                                        double *pot) {
   if (s == NULL)
     return TFMM_ERR_INVALID_ARGUMENT;
+  if (s->dist != NULL)
+    return tfmm_dist_compute(s, n, pos, mass, active, acc, pot);
   if (active == NULL)
     return tfmm_solver_compute(s, n, pos, mass, acc, pot);
   double t0 = tfmm_wtime();

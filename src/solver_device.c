@@ -161,6 +161,10 @@ tfmm_status tfmm_solver_compute_active_device(
   if (s == NULL)
     return TFMM_ERR_INVALID_ARGUMENT;
   s->err.message[0] = '\0';
+  if (s->dist != NULL)
+    return tfmm_error_set(&s->err, TFMM_ERR_UNSUPPORTED,
+                          "a solver over several processes takes its bodies "
+                          "on the host (tfmm_solver_compute)");
   tfmm_status st = check_device_call(s, n, d_pos, d_mass, d_acc);
   if (st != TFMM_OK)
     return st;

@@ -4,6 +4,7 @@
 #ifndef TFMM_SOLVER_HANDLE_H
 #define TFMM_SOLVER_HANDLE_H
 
+#include "dist/dist.h"
 #include "gpu.h"
 #include "internal.h"
 #include "pipeline/workspace.h"
@@ -31,6 +32,10 @@ struct tfmm_solver {
   /* CPU packing buffers, kept between calls (the GPU has pinned ones). */
   float *cpu_in, *cpu_out;
   size_t cpu_capacity;
+  /* A solver over several processes (tfmm_solver_create_mpi): its
+   * communicator, split and solver of this rank's part; NULL otherwise. */
+  tfmm_dist *dist;
+  tfmm_dist_stats dist_stats; /* of the last evaluation over the ranks */
 };
 
 /* stats.device_name for the device in use. */

@@ -19,8 +19,8 @@ from . import ic, snapshot
 from ._forces import ErrorStats, Solver, errors, forces
 from ._options import SOLVER_OPTIONS, SIM_OPTIONS, defaults, enum_names
 from .errors import (CoincidentBodiesError, CudaError, InvalidArgumentError,
-                     NoDeviceError, NonFiniteError, OutOfMemoryError,
-                     TilefmmError, UnsupportedError)
+                     MpiError, NoDeviceError, NonFiniteError,
+                     OutOfMemoryError, TilefmmError, UnsupportedError)
 from .simulation import Diagnostics, Simulation, State
 
 
@@ -45,5 +45,5 @@ __all__ = [
     "Diagnostics", "ic", "defaults", "enum_names", "SOLVER_OPTIONS",
     "SIM_OPTIONS", "snapshot", "TilefmmError", "InvalidArgumentError",
     "CoincidentBodiesError", "OutOfMemoryError", "NoDeviceError", "CudaError",
-    "NonFiniteError", "UnsupportedError",
+    "NonFiniteError", "UnsupportedError", "MpiError",
 ]

@@ -42,6 +42,10 @@ class UnsupportedError(TilefmmError, RuntimeError):
     """TFMM_ERR_UNSUPPORTED: this build lacks the backend asked for."""
 
 
+class MpiError(TilefmmError, RuntimeError):
+    """TFMM_ERR_MPI: an MPI call failed (a solver over several processes)."""
+
+
 BY_STATUS = {
     1: InvalidArgumentError,
     2: OutOfMemoryError,
@@ -50,6 +54,7 @@ BY_STATUS = {
     5: CoincidentBodiesError,
     6: NonFiniteError,
     7: UnsupportedError,
+    8: MpiError,
 }
 
 

@@ -42,12 +42,15 @@ static tfmm_status new_handle(tfmm_sim **out, const tfmm_sim_config *cfg) {
   return st;
 }
 
-/* The arrays for n >= 1 bodies, the forces poisoned. */
+/* The arrays for n bodies (n >= 1, or 0 on a rank of several), the forces
+ * poisoned. */
 static tfmm_status allocate(tfmm_sim *s, size_t n) {
   s->n = n;
+  s->n_total = n;
   if (n > SIZE_MAX / (3 * sizeof(double)))
     return tfmm_error_set(&s->err, TFMM_ERR_NO_MEMORY,
                           "no memory for %zu bodies", n);
+  n = n > 0 ? n : 1;
   s->pos = malloc(3 * n * sizeof *s->pos);
   s->vel = malloc(3 * n * sizeof *s->vel);
   s->mass = malloc(n * sizeof *s->mass);
@@ -62,7 +65,7 @@ static tfmm_status allocate(tfmm_sim *s, size_t n) {
                           "no memory for %zu bodies", n);
   poison(s->acc, 3 * n);
   poison(s->pot, n);
-  s->bin_count[0] = (int64_t)n;
+  s->bin_count[0] = (int64_t)s->n;
   return TFMM_OK;
 }
 
@@ -77,9 +80,12 @@ static void copy_bodies(tfmm_sim *s, const double *pos, const double *vel,
     s->ids[i] = ids != NULL ? ids[i] : (uint64_t)i + 1;
 }
 
-/* The solver for s->cfg.solver; its message becomes the sim's. */
-static tfmm_status create_solver(tfmm_sim *s) {
-  const tfmm_status st = tfmm_solver_create(&s->solver, &s->cfg.solver);
+/* The solver for s->cfg.solver (made by make, NULL: tfmm_solver_create);
+ * its message becomes the sim's. */
+static tfmm_status create_solver(tfmm_sim *s, const tfmm_config *cfg,
+                                 tfmm_sim_solver_maker make, void *ctx) {
+  const tfmm_status st = make != NULL ? make(ctx, cfg, &s->solver)
+                                      : tfmm_solver_create(&s->solver, cfg);
   if (st == TFMM_OK)
     return TFMM_OK;
   if (s->solver == NULL)
@@ -90,53 +96,110 @@ static tfmm_status create_solver(tfmm_sim *s) {
   return st;
 }
 
-tfmm_status tfmm_sim_create(tfmm_sim **out, const tfmm_sim_config *cfg,
-                            size_t n, const double *pos, const double *vel,
-                            const double *mass, const uint64_t *ids) {
+/* The end of a creation: the solver, then one process's state moves to
+ * the GPU; several processes agree on the checks (st: this rank's) and
+ * count their bodies and bins together. */
+static tfmm_status finish(tfmm_sim *s, const tfmm_sim_config *cfg,
+                          tfmm_status st, tfmm_sim_solver_maker make,
+                          void *ctx) {
+  if (make == NULL) {
+    if (st == TFMM_OK)
+      st = create_solver(s, &cfg->solver, NULL, NULL);
+    return st != TFMM_OK ? st : tfmm_sim_device_attach(s);
+  }
+  /* Collective: every rank makes its solver, whatever its own checks. */
+  tfmm_error mine = s->err;
+  const tfmm_status made = create_solver(s, &cfg->solver, make, ctx);
+  if (made != TFMM_OK)
+    return made;
+  s->err = mine;
+  tfmm_dist *d = tfmm_sim_dist(s);
+  st = tfmm_dist_agree(d, st, &s->err);
+  int64_t n = (int64_t)s->n;
+  if (st == TFMM_OK)
+    st = tfmm_dist_sum_i64(d, &n, 1, &s->err);
+  if (st == TFMM_OK)
+    st = tfmm_dist_sum_i64(d, s->bin_count, TFMM_TIMESTEP_MAX_BIN + 1, &s->err);
+  s->n_total = (size_t)n;
+  if (st == TFMM_OK && n == 0)
+    st = tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
+                        "no bodies on any rank");
+  if (st != TFMM_OK) {
+    tfmm_solver_destroy(s->solver);
+    s->solver = NULL;
+  }
+  return st;
+}
+
+tfmm_status tfmm_sim_create_by(tfmm_sim **out, const tfmm_sim_config *cfg,
+                               size_t n, const double *pos, const double *vel,
+                               const double *mass, const uint64_t *ids,
+                               tfmm_sim_solver_maker make, void *ctx) {
   if (out == NULL)
     return TFMM_ERR_INVALID_ARGUMENT;
   tfmm_status st = new_handle(out, cfg);
   tfmm_sim *s = *out;
-  if (st == TFMM_OK)
+  if (s == NULL)
+    return st;
+  s->distributed = make != NULL;
+  if (st == TFMM_OK && (n > 0 || make == NULL))
     st = tfmm_sim_check_bodies(n, pos, vel, mass, &s->err);
   if (st == TFMM_OK)
     st = allocate(s, n);
-  if (st != TFMM_OK)
+  if (st == TFMM_OK)
+    copy_bodies(s, pos, vel, mass, ids);
+  if (cfg == NULL || (make == NULL && st != TFMM_OK))
     return st;
-  copy_bodies(s, pos, vel, mass, ids);
-  st = create_solver(s);
-  return st != TFMM_OK ? st : tfmm_sim_device_attach(s);
+  return finish(s, cfg, st, make, ctx);
+}
+
+tfmm_status tfmm_sim_create(tfmm_sim **out, const tfmm_sim_config *cfg,
+                            size_t n, const double *pos, const double *vel,
+                            const double *mass, const uint64_t *ids) {
+  return tfmm_sim_create_by(out, cfg, n, pos, vel, mass, ids, NULL, NULL);
+}
+
+tfmm_status tfmm_sim_restore_by(tfmm_sim **out, const tfmm_sim_config *cfg,
+                                const tfmm_sim_state *state,
+                                tfmm_sim_solver_maker make, void *ctx) {
+  if (out == NULL)
+    return TFMM_ERR_INVALID_ARGUMENT;
+  tfmm_status st = new_handle(out, cfg);
+  tfmm_sim *s = *out;
+  if (s == NULL)
+    return st;
+  s->distributed = make != NULL;
+  if (st == TFMM_OK && state == NULL)
+    st = tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT, "state is NULL");
+  if (st == TFMM_OK && (state->n > 0 || make == NULL))
+    st = tfmm_sim_check_state(state, s, &s->err);
+  if (st == TFMM_OK)
+    st = allocate(s, state->n);
+  if (st == TFMM_OK) {
+    copy_bodies(s, state->pos, state->vel, state->mass, state->ids);
+    memcpy(s->acc, state->acc, 3 * s->n * sizeof *s->acc);
+    memcpy(s->pot, state->pot, s->n * sizeof *s->pot);
+    s->forces_known = 1;
+    s->step = state->step;
+    const int legacy = state->tick == 0 && state->ticks == 0;
+    s->ticks = legacy ? state->step : state->ticks;
+    if (state->bins != NULL) {
+      memcpy(s->bin, state->bins, s->n * sizeof *s->bin);
+      memset(s->bin_count, 0, sizeof s->bin_count);
+      for (size_t i = 0; i < s->n; i++)
+        s->bin_count[s->bin[i]]++;
+    }
+    s->cfg.time_initial = state->time_initial;
+    s->energy_initial = state->energy_initial;
+  }
+  if (cfg == NULL || (make == NULL && st != TFMM_OK))
+    return st;
+  return finish(s, cfg, st, make, ctx);
 }
 
 tfmm_status tfmm_sim_restore(tfmm_sim **out, const tfmm_sim_config *cfg,
                              const tfmm_sim_state *state) {
-  if (out == NULL)
-    return TFMM_ERR_INVALID_ARGUMENT;
-  tfmm_status st = new_handle(out, cfg);
-  tfmm_sim *s = *out;
-  if (st == TFMM_OK)
-    st = tfmm_sim_check_state(state, s, &s->err);
-  if (st == TFMM_OK)
-    st = allocate(s, state->n);
-  if (st != TFMM_OK)
-    return st;
-  copy_bodies(s, state->pos, state->vel, state->mass, state->ids);
-  memcpy(s->acc, state->acc, 3 * s->n * sizeof *s->acc);
-  memcpy(s->pot, state->pot, s->n * sizeof *s->pot);
-  s->forces_known = 1;
-  s->step = state->step;
-  const int legacy = state->tick == 0 && state->ticks == 0;
-  s->ticks = legacy ? state->step : state->ticks;
-  if (state->bins != NULL) {
-    memcpy(s->bin, state->bins, s->n * sizeof *s->bin);
-    memset(s->bin_count, 0, sizeof s->bin_count);
-    for (size_t i = 0; i < s->n; i++)
-      s->bin_count[s->bin[i]]++;
-  }
-  s->cfg.time_initial = state->time_initial;
-  s->energy_initial = state->energy_initial;
-  st = create_solver(s);
-  return st != TFMM_OK ? st : tfmm_sim_device_attach(s);
+  return tfmm_sim_restore_by(out, cfg, state, NULL, NULL);
 }
 
 void tfmm_sim_destroy(tfmm_sim *s) {
@@ -185,6 +248,10 @@ int tfmm_sim_bins(const tfmm_sim *s, int64_t *counts, int size) {
 }
 
 size_t tfmm_sim_count(const tfmm_sim *s) { return s == NULL ? 0 : s->n; }
+
+tfmm_dist *tfmm_sim_dist(const tfmm_sim *s) {
+  return s == NULL ? NULL : tfmm_solver_dist_of(s->solver);
+}
 
 /* The state as views of the host arrays. */
 static tfmm_sim_state host_state(const tfmm_sim *s) {

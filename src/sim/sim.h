@@ -5,6 +5,7 @@
 #ifndef TFMM_SIM_H
 #define TFMM_SIM_H
 
+#include "dist/dist.h"
 #include "internal.h"
 #include "sim/timestep.h"
 #include "sim_gpu.h"
@@ -49,7 +50,35 @@ struct tfmm_sim {
   tfmm_status broken;
   tfmm_step_stats stats; /* of the last start, step or advance_to */
   tfmm_error err;
+  /* Over several processes (tfmm_sim_create_mpi): n is this rank's share
+   * of n_total bodies, and bin_count counts all ranks' bodies; the state
+   * stays on the host. One process: distributed 0, n_total = n. */
+  int distributed;
+  size_t n_total;
 };
+
+/* Makes the sim's solver: tfmm_solver_create, or over a communicator
+ * (src/dist/sim_mpi.c). */
+typedef tfmm_status (*tfmm_sim_solver_maker)(void *ctx, const tfmm_config *cfg,
+                                             tfmm_solver **out);
+
+/* tfmm_sim_create and tfmm_sim_restore with the solver from make (NULL:
+ * one process). With make, n may be 0 on a rank, the checks are agreed on
+ * by every rank, and the bin counts are summed over them. */
+tfmm_status tfmm_sim_create_by(tfmm_sim **out, const tfmm_sim_config *cfg,
+                               size_t n, const double *pos, const double *vel,
+                               const double *mass, const uint64_t *ids,
+                               tfmm_sim_solver_maker make, void *ctx);
+tfmm_status tfmm_sim_restore_by(tfmm_sim **out, const tfmm_sim_config *cfg,
+                                const tfmm_sim_state *state,
+                                tfmm_sim_solver_maker make, void *ctx);
+
+/* Over several processes: the bodies, with their whole state, to the rank
+ * whose key range holds them (sim_migrate.c); nothing for one process. */
+tfmm_status tfmm_sim_migrate(tfmm_sim *s);
+
+/* The sim's solver's tfmm_dist (NULL for one process). */
+tfmm_dist *tfmm_sim_dist(const tfmm_sim *s);
 
 /* The checks of tfmm_sim_create and tfmm_sim_restore (sim_check.c); the
  * message names the field or the body. */

@@ -4,6 +4,8 @@
  * gives the bits of those calls made by hand; and the diagnostics. */
 #include "sim/sim.h"
 
+#include "sim/diagnostics_terms.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -51,11 +53,33 @@ static tfmm_status compute_forces(tfmm_sim *s, int all, size_t targets) {
 static tfmm_status diagnose(tfmm_sim *s, tfmm_diagnostics *d) {
   if (s->gpu != NULL)
     return tfmm_sim_device_diagnostics(s, d);
-  const tfmm_status st =
-      tfmm_diagnostics_compute(s->n, s->pos, s->vel, s->mass, s->pot, d);
+  tfmm_status st = TFMM_OK;
+  if (s->n > 0)
+    st = tfmm_diagnostics_compute(s->n, s->pos, s->vel, s->mass, s->pot, d);
   if (st != TFMM_OK)
     tfmm_error_set(&s->err, st, "step %lld: diagnostics: out of memory",
                    (long long)s->step);
+  if (!s->distributed)
+    return st;
+  /* Over several ranks: each rank's sums (undone from its diagnostics),
+   * summed over the ranks, then formed again. */
+  double total[TFMM_DIAG_SUMS] = {0};
+  if (s->n > 0) {
+    total[TFMM_DIAG_MASS] = d->mass;
+    total[TFMM_DIAG_KIN] = d->kinetic;
+    total[TFMM_DIAG_POT] = d->potential;
+    for (int k = 0; k < 3; k++) {
+      total[TFMM_DIAG_P + k] = d->momentum[k];
+      total[TFMM_DIAG_L + k] = d->angular_momentum[k];
+      total[TFMM_DIAG_X + k] = d->centre_of_mass[k] * d->mass;
+    }
+  }
+  tfmm_dist *dist = tfmm_sim_dist(s);
+  st = tfmm_dist_agree(dist, st, &s->err);
+  if (st == TFMM_OK)
+    st = tfmm_dist_sum(dist, total, TFMM_DIAG_SUMS, &s->err);
+  if (st == TFMM_OK)
+    tfmm_diagnostics_finish(total, d);
   return st;
 }
 
@@ -64,13 +88,14 @@ static tfmm_status diagnose(tfmm_sim *s, tfmm_diagnostics *d) {
 static tfmm_status start(tfmm_sim *s) {
   if (s->forces_known)
     return TFMM_OK;
-  tfmm_status st = compute_forces(s, 1, s->n);
+  tfmm_status st = compute_forces(s, 1, s->n_total);
   tfmm_diagnostics d;
   if (st == TFMM_OK)
     st = diagnose(s, &d);
   if (st != TFMM_OK) {
     for (size_t k = 0; k < 3 * s->n; k++)
       s->acc[k] = NAN;
+    /* (a rank of several may hold no body) */
     for (size_t i = 0; i < s->n; i++)
       s->pot[i] = NAN;
     return st;
@@ -120,7 +145,16 @@ static tfmm_status kdk(tfmm_sim *s) {
   /* The bodies whose step ended at this tick begin their next one; a new
    * bin must begin here too. */
   const int sync_bin = tfmm_timestep_aligned_bin(s->ticks, s->max_bin);
-  tfmm_status st = open_kicks(s, sync_bin);
+  /* Over several ranks the bodies move to their owners at a
+   * synchronisation point, then the bins are counted over all ranks. */
+  tfmm_status st = TFMM_OK;
+  if (s->distributed && tfmm_sim_synchronised(s))
+    st = tfmm_sim_migrate(s);
+  if (st == TFMM_OK)
+    st = open_kicks(s, sync_bin);
+  if (st == TFMM_OK && s->distributed)
+    st = tfmm_dist_sum_i64(tfmm_sim_dist(s), s->bin_count,
+                           TFMM_TIMESTEP_MAX_BIN + 1, &s->err);
   int min_bin = 0;
   while (min_bin < s->max_bin && s->bin_count[min_bin] == 0)
     min_bin++;
@@ -131,10 +165,10 @@ static tfmm_status kdk(tfmm_sim *s) {
   /* The bodies whose step ends at next: all of them at a
    * synchronisation point, which is every step with one global step. */
   const int active_bin = tfmm_timestep_aligned_bin(next, s->max_bin);
-  size_t targets = s->n;
+  size_t targets = s->n_total;
   for (int b = active_bin + 1; b <= s->max_bin; b++)
     targets -= (size_t)s->bin_count[b];
-  const int all = targets == s->n;
+  const int all = targets == s->n_total;
   if (st == TFMM_OK && !all)
     st = activate(s, active_bin);
   s->stats.time_integrate += tfmm_wtime() - t0;
@@ -258,6 +292,14 @@ tfmm_status tfmm_sim_step_criterion(tfmm_sim *s, double eta, double *shortest,
     amax = a2 > amax ? a2 : amax;
     count += a2 > 0 && step * step * sqrt(a2) > two_eta_eps;
   }
+  double reduced[2] = {amax, (double)count};
+  st = tfmm_dist_max(tfmm_sim_dist(s), reduced, 1, &s->err);
+  if (st == TFMM_OK)
+    st = tfmm_dist_sum(tfmm_sim_dist(s), reduced + 1, 1, &s->err);
+  if (st != TFMM_OK)
+    return st;
+  amax = reduced[0];
+  count = (size_t)reduced[1];
   *shortest = amax > 0 ? sqrt(two_eta_eps / sqrt(amax)) : INFINITY;
   if (longer != NULL)
     *longer = count;

@@ -1,0 +1,450 @@
+/* One evaluation over the ranks, stage by stage (dist.c lists them). */
+#include "dist/dist_internal.h"
+
+#include "bodies.h"
+#include "farfield/passes.h"
+#include "solver_handle.h"
+#include "tree/keys.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { LET_LEAF = 32, DOMAIN_PIECES = 64 };
+
+/* A body record between ranks: x, y, z, m, and whether it is a target. */
+enum { BODY_WIDTH = 5, RESULT_WIDTH = 4 };
+
+/* What one evaluation holds; freed by release(). */
+typedef struct eval {
+  tfmm_dist *d;
+  tfmm_solver *s;
+  tfmm_let_params lp;
+  tfmm_units units;
+  size_t n, total;
+  /* scatter: the caller's bodies in the order sent, and where each went */
+  size_t *sent;       /* sent[k]: the caller's index of the k-th sent */
+  size_t *send_count; /* per rank */
+  size_t *recv_count; /* per rank: bodies owned from each */
+  /* the bodies owned: positions, masses (caller's units), targets */
+  double *own; /* BODY_WIDTH per body */
+  size_t nown;
+  tfmm_octree tree; /* of the owned bodies, internal units */
+  double *M;
+  /* the locally essential trees received */
+  double *cells, *ghosts;
+  size_t ncells, nghosts;
+  /* the forces at the owned bodies, caller's units: acc (3), pot */
+  double *result;
+  /* seconds of this rank's own work (not waiting on others): the cost
+   * that the next split balances */
+  double work;
+} eval;
+
+/* f(e) timed into e->work. */
+static tfmm_status timed(eval *e, tfmm_status (*f)(eval *)) {
+  const double t0 = tfmm_wtime();
+  const tfmm_status st = f(e);
+  e->work += tfmm_wtime() - t0;
+  return st;
+}
+
+static void release(eval *e) {
+  free(e->sent);
+  free(e->send_count);
+  free(e->own);
+  tfmm_octree_free(&e->tree);
+  free(e->M);
+  free(e->cells);
+  free(e->ghosts);
+  free(e->result);
+}
+
+static tfmm_status no_memory(eval *e, const char *what) {
+  return tfmm_error_set(&e->s->err, TFMM_ERR_NO_MEMORY, "no memory for %s",
+                        what);
+}
+
+static tfmm_status check_local(tfmm_solver *s, size_t n, const double *pos,
+                               const double *mass, const double *acc) {
+  if (n == 0)
+    return TFMM_OK;
+  if (pos == NULL || mass == NULL || acc == NULL)
+    return tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
+                          "positions, masses and accelerations must not be "
+                          "NULL");
+  return tfmm_bodies_check(n, pos, mass, &s->err);
+}
+
+/* The opening angle, order and softening reach of the evaluation. */
+static tfmm_status let_params(eval *e) {
+  const tfmm_config *c = &e->s->cfg;
+  double theta = 0, sep = 0;
+  int order = 0;
+  char msg[TFMM_MESSAGE_SIZE];
+  tfmm_status st =
+      tfmm_config_resolve(c, &theta, &order, &sep, msg, sizeof msg);
+  if (st != TFMM_OK)
+    return tfmm_error_set(&e->s->err, st, "%s", msg);
+  e->lp.theta = theta;
+  e->lp.order = order;
+  e->lp.separation = ldexp(sep, -e->units.length_exp);
+  e->lp.multipoles =
+      c->method == TFMM_METHOD_FMM || c->method == TFMM_METHOD_BH;
+  return TFMM_OK;
+}
+
+/* split and scatter: each body to the rank owning its key. */
+static tfmm_status scatter(eval *e, const double *pos, const double *mass,
+                           const unsigned char *active) {
+  tfmm_dist *d = e->d;
+  const int P = d->size;
+  const size_t n = e->n;
+  uint64_t *keys = malloc((n > 0 ? n : 1) * sizeof *keys);
+  int *owner = malloc((n > 0 ? n : 1) * sizeof *owner);
+  e->sent = malloc((n > 0 ? n : 1) * sizeof *e->sent);
+  e->send_count = calloc((size_t)P * 3, sizeof *e->send_count);
+  double *send = malloc((n > 0 ? n : 1) * BODY_WIDTH * sizeof *send);
+  tfmm_status st = TFMM_OK;
+  if (keys == NULL || owner == NULL || e->sent == NULL ||
+      e->send_count == NULL || send == NULL)
+    st = no_memory(e, "the bodies' keys");
+  for (size_t i = 0; st == TFMM_OK && i < n; i++)
+    keys[i] = tfmm_key_encode(pos + 3 * i, d->cube, d->cube[3]);
+  st = tfmm_dist_agree(d, st, &e->s->err);
+  if (st == TFMM_OK)
+    st = tfmm_dist_split(d, n, keys, &e->s->err);
+  if (st == TFMM_OK) {
+    size_t *at = e->send_count + P;
+    e->recv_count = e->send_count + 2 * P;
+    for (size_t i = 0; i < n; i++) {
+      owner[i] = tfmm_dist_owner_of(d, keys[i]);
+      e->send_count[owner[i]]++;
+    }
+    for (int r = 1; r < P; r++)
+      at[r] = at[r - 1] + e->send_count[r - 1];
+    for (size_t i = 0; i < n; i++) {
+      const size_t k = at[owner[i]]++;
+      e->sent[k] = i;
+      double *v = send + BODY_WIDTH * k;
+      memcpy(v, pos + 3 * i, 3 * sizeof *v);
+      v[3] = mass[i];
+      v[4] = active == NULL || active[i] ? 1.0 : 0.0;
+    }
+    st = tfmm_dist_alltoall(d, send, e->send_count, BODY_WIDTH, &e->own,
+                            e->recv_count, &e->nown, &e->s->err);
+  }
+  free(keys);
+  free(owner);
+  free(send);
+  return st;
+}
+
+/* The octree of the bodies owned, in internal units, and its multipoles. */
+static tfmm_status build_tree(eval *e) {
+  /* One rank alone needs no tree of its own: nothing is sent. */
+  if (e->nown == 0 || e->d->size == 1)
+    return TFMM_OK;
+  const size_t n = e->nown;
+  double *p = malloc(3 * n * sizeof *p), *m = malloc(n * sizeof *m);
+  tfmm_status st = p == NULL || m == NULL ? no_memory(e, "the tree") : TFMM_OK;
+  for (size_t i = 0; st == TFMM_OK && i < n; i++) {
+    for (int k = 0; k < 3; k++)
+      p[3 * i + k] = ldexp(e->own[BODY_WIDTH * i + k], -e->units.length_exp);
+    m[i] = ldexp(e->own[BODY_WIDTH * i + 3], -e->units.mass_exp);
+  }
+  double box[4];
+  for (int k = 0; k < 4; k++)
+    box[k] = ldexp(e->d->cube[k], -e->units.length_exp);
+  if (st == TFMM_OK)
+    st = tfmm_octree_build_in(&e->tree, n, p, m, LET_LEAF, TFMM_MAX_DEPTH, box,
+                              &e->s->err);
+  free(p);
+  free(m);
+  if (st != TFMM_OK || !e->lp.multipoles)
+    return st;
+  e->M = malloc((size_t)e->tree.ncells * tfmm_expansion_size(e->lp.order) *
+                sizeof *e->M);
+  if (e->M == NULL)
+    return no_memory(e, "the multipoles");
+  tfmm_upward_pass(&e->tree, e->lp.order, e->M);
+  return TFMM_OK;
+}
+
+/* Each rank's locally essential tree for every other, sent and received. */
+static tfmm_status exchange_let(eval *e) {
+  tfmm_dist *d = e->d;
+  if (d->size == 1)
+    return TFMM_OK;
+  const int P = d->size;
+  tfmm_error *err = &e->s->err;
+  double *mine = NULL, *spheres = NULL, *pos_sorted = NULL;
+  size_t nmine = 0;
+  size_t *offset = malloc((size_t)(P + 1) * sizeof *offset);
+  size_t *counts = calloc((size_t)P * 4, sizeof *counts);
+  tfmm_let_buffer *cells = calloc((size_t)P, sizeof *cells);
+  tfmm_let_buffer *bodies = calloc((size_t)P, sizeof *bodies);
+  double *mass_sorted = NULL;
+  tfmm_status st =
+      offset == NULL || counts == NULL || cells == NULL || bodies == NULL
+          ? no_memory(e, "the locally essential trees")
+          : TFMM_OK;
+  if (st == TFMM_OK)
+    st = tfmm_let_domain(&e->tree, DOMAIN_PIECES, &mine, &nmine, err);
+  st = tfmm_dist_agree(d, st, err);
+  if (st == TFMM_OK)
+    st = tfmm_dist_allgather(d, mine, 4 * nmine, &spheres, offset, err);
+  const size_t n = e->nown;
+  if (st == TFMM_OK && n > 0) {
+    pos_sorted = malloc(3 * n * sizeof *pos_sorted);
+    mass_sorted = malloc(n * sizeof *mass_sorted);
+    if (pos_sorted == NULL || mass_sorted == NULL)
+      st = no_memory(e, "the bodies sent");
+    for (size_t i = 0; st == TFMM_OK && i < n; i++) {
+      const double *v = e->own + BODY_WIDTH * e->tree.order[i];
+      memcpy(pos_sorted + 3 * i, v, 3 * sizeof *v);
+      mass_sorted[i] = v[3];
+    }
+  }
+  const double t0 = tfmm_wtime();
+  for (int r = 0; st == TFMM_OK && r < P; r++)
+    if (r != d->rank && n > 0)
+      st = tfmm_let_build(&e->tree, e->M, &e->lp, spheres + offset[r],
+                          (offset[r + 1] - offset[r]) / 4, pos_sorted,
+                          mass_sorted, &cells[r], &bodies[r], err);
+  e->work += tfmm_wtime() - t0;
+  st = tfmm_dist_agree(d, st, err);
+  /* Packed by destination, then moved. */
+  const int width = tfmm_let_cell_width(e->lp.order);
+  size_t ncell_send = 0, nbody_send = 0;
+  for (int r = 0; r < P && cells != NULL; r++) {
+    counts[r] = cells[r].count;
+    counts[P + r] = bodies[r].count;
+    ncell_send += cells[r].count;
+    nbody_send += bodies[r].count;
+  }
+  double *cbuf = NULL, *bbuf = NULL;
+  if (st == TFMM_OK) {
+    cbuf = malloc((ncell_send + 1) * (size_t)width * sizeof *cbuf);
+    bbuf = malloc((nbody_send + 1) * TFMM_LET_BODY_WIDTH * sizeof *bbuf);
+    if (cbuf == NULL || bbuf == NULL)
+      st = no_memory(e, "the locally essential trees");
+  }
+  st = tfmm_dist_agree(d, st, err);
+  if (st == TFMM_OK) {
+    size_t c = 0, b = 0;
+    for (int r = 0; r < P; r++) {
+      memcpy(cbuf + c * width, cells[r].v,
+             cells[r].count * (size_t)width * sizeof *cbuf);
+      memcpy(bbuf + b * TFMM_LET_BODY_WIDTH, bodies[r].v,
+             bodies[r].count * TFMM_LET_BODY_WIDTH * sizeof *bbuf);
+      c += cells[r].count;
+      b += bodies[r].count;
+    }
+    e->d->stats.sent_cells = ncell_send;
+    e->d->stats.sent_bodies = nbody_send;
+    st = tfmm_dist_alltoall(d, cbuf, counts, width, &e->cells, counts + 2 * P,
+                            &e->ncells, err);
+    if (st == TFMM_OK)
+      st = tfmm_dist_alltoall(d, bbuf, counts + P, TFMM_LET_BODY_WIDTH,
+                              &e->ghosts, counts + 3 * P, &e->nghosts, err);
+  }
+  for (int r = 0; r < P && cells != NULL && bodies != NULL; r++) {
+    free(cells[r].v);
+    free(bodies[r].v);
+  }
+  free(cells), free(bodies), free(cbuf), free(bbuf);
+  free(mine), free(spheres), free(offset), free(counts);
+  free(pos_sorted), free(mass_sorted);
+  return st;
+}
+
+/* This rank's solver on the bodies owned (the targets among them) and the
+ * bodies received (sources only). */
+static tfmm_status local_forces(eval *e) {
+  const size_t n = e->nown, m = n + e->nghosts;
+  e->result = calloc((n > 0 ? n : 1) * RESULT_WIDTH, sizeof *e->result);
+  double *pos = malloc((m > 0 ? m : 1) * 3 * sizeof *pos);
+  double *mass = malloc((m > 0 ? m : 1) * sizeof *mass);
+  double *acc = calloc((m > 0 ? m : 1) * 3, sizeof *acc);
+  double *pot = calloc(m > 0 ? m : 1, sizeof *pot);
+  unsigned char *active = calloc(m > 0 ? m : 1, 1);
+  tfmm_status st = TFMM_OK;
+  if (e->result == NULL || pos == NULL || mass == NULL || acc == NULL ||
+      pot == NULL || active == NULL)
+    st = no_memory(e, "the local evaluation");
+  size_t targets = 0;
+  for (size_t i = 0; st == TFMM_OK && i < m; i++) {
+    const double *v = i < n ? e->own + BODY_WIDTH * i
+                            : e->ghosts + TFMM_LET_BODY_WIDTH * (i - n);
+    memcpy(pos + 3 * i, v, 3 * sizeof *v);
+    mass[i] = v[3];
+    active[i] = i < n && v[4] != 0.0;
+    targets += active[i];
+  }
+  if (st == TFMM_OK && targets > 0) {
+    tfmm_solver *local = e->d->local;
+    st = targets == m ? tfmm_solver_compute(local, m, pos, mass, acc, pot)
+                      : tfmm_solver_compute_active(local, m, pos, mass, active,
+                                                   acc, pot);
+    if (st != TFMM_OK)
+      tfmm_error_set(&e->s->err, st, "%s", tfmm_solver_message(local));
+    else
+      e->s->stats = *tfmm_solver_stats(local);
+  }
+  for (size_t i = 0; st == TFMM_OK && i < n; i++) {
+    memcpy(e->result + RESULT_WIDTH * i, acc + 3 * i, 3 * sizeof *acc);
+    e->result[RESULT_WIDTH * i + 3] = pot[i];
+  }
+  free(pos), free(mass), free(acc), free(pot), free(active);
+  return st;
+}
+
+/* The multipoles received, added at the bodies owned. */
+static tfmm_status remote_forces(eval *e) {
+  const size_t n = e->nown;
+  if (n == 0 || e->ncells == 0)
+    return TFMM_OK;
+  double *phi = malloc(n * sizeof *phi), *grad = malloc(3 * n * sizeof *grad);
+  double *acc = malloc(3 * n * sizeof *acc), *pot = malloc(n * sizeof *pot);
+  tfmm_status st = phi == NULL || grad == NULL || acc == NULL || pot == NULL
+                       ? no_memory(e, "the received multipoles' field")
+                       : TFMM_OK;
+  if (st == TFMM_OK)
+    st = tfmm_remote_field(&e->tree, e->cells, e->ncells, &e->lp, phi, grad,
+                           &e->s->err);
+  if (st == TFMM_OK) {
+    /* a = G grad Phi, phi = -G Phi (expansion.h), back into the owned
+     * bodies' order and the caller's units. */
+    for (size_t k = 0; k < n; k++) {
+      const int64_t i = e->tree.order[k];
+      memcpy(acc + 3 * i, grad + 3 * k, 3 * sizeof *acc);
+      pot[i] = -phi[k];
+    }
+    tfmm_units_unscale(&e->units, e->s->cfg.G, n, acc, pot);
+    for (size_t i = 0; i < n; i++) {
+      double *r = e->result + RESULT_WIDTH * i;
+      for (int k = 0; k < 3; k++)
+        r[k] += acc[3 * i + k];
+      r[3] += pot[i];
+    }
+  }
+  free(phi), free(grad), free(acc), free(pot);
+  return st;
+}
+
+/* The forces back to the ranks that gave the bodies, into the caller's
+ * arrays at the targets. */
+static tfmm_status gather(eval *e, const unsigned char *active, double *acc,
+                          double *pot) {
+  double *back = NULL;
+  size_t nback = 0;
+  size_t *count = malloc((size_t)e->d->size * sizeof *count);
+  if (count == NULL)
+    return no_memory(e, "counts");
+  tfmm_status st =
+      tfmm_dist_alltoall(e->d, e->result, e->recv_count, RESULT_WIDTH, &back,
+                         count, &nback, &e->s->err);
+  free(count);
+  for (size_t k = 0; st == TFMM_OK && k < nback; k++) {
+    const size_t i = e->sent[k];
+    if (active != NULL && !active[i])
+      continue;
+    memcpy(acc + 3 * i, back + RESULT_WIDTH * k, 3 * sizeof *acc);
+    if (pot != NULL)
+      pot[i] = back[RESULT_WIDTH * k + 3];
+  }
+  free(back);
+  return st;
+}
+
+/* The cost of this rank's part, every rank's gathered: the next split's
+ * weights. */
+static tfmm_status measure(eval *e, double seconds) {
+  tfmm_dist *d = e->d;
+  double mine = e->nown > 0 ? seconds / (double)e->nown : 0.0;
+  TFMM_MPI_TRY(
+      MPI_Allgather(&mine, 1, MPI_DOUBLE, d->cost, 1, MPI_DOUBLE, d->comm),
+      "MPI_Allgather (costs)", &e->s->err);
+  double t[2] = {seconds, seconds};
+  TFMM_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, t, 1, MPI_DOUBLE, MPI_SUM, d->comm),
+               "MPI_Allreduce (times)", &e->s->err);
+  TFMM_MPI_TRY(
+      MPI_Allreduce(MPI_IN_PLACE, t + 1, 1, MPI_DOUBLE, MPI_MAX, d->comm),
+      "MPI_Allreduce (times)", &e->s->err);
+  const double mean = t[0] / d->size;
+  d->stats.imbalance = mean > 0 ? t[1] / mean : 1.0;
+  /* A rank that owned nothing weighs as the mean of the others. */
+  double sum = 0;
+  int k = 0;
+  for (int r = 0; r < d->size; r++)
+    if (d->cost[r] > 0)
+      sum += d->cost[r], k++;
+  for (int r = 0; r < d->size; r++)
+    if (!(d->cost[r] > 0))
+      d->cost[r] = k > 0 ? sum / k : 1.0;
+  d->have_split = 1;
+  return TFMM_OK;
+}
+
+tfmm_status tfmm_dist_compute(tfmm_solver *s, size_t n, const double *pos,
+                              const double *mass, const unsigned char *active,
+                              double *acc, double *pot) {
+  tfmm_dist *d = s->dist;
+  double t[6];
+  t[0] = tfmm_wtime();
+  s->err.message[0] = '\0';
+  memset(&d->stats, 0, sizeof d->stats);
+  eval e = {.d = d, .s = s, .n = n};
+  tfmm_status st =
+      tfmm_dist_agree(d, check_local(s, n, pos, mass, acc), &s->err);
+  if (st == TFMM_OK)
+    st = tfmm_dist_bounds(d, n, pos, mass, s->cfg.box_size, d->cube, &e.units,
+                          &e.total, &s->err);
+  if (st == TFMM_OK && e.total == 0)
+    st = tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
+                        "no bodies on any rank");
+  if (st == TFMM_OK)
+    st = tfmm_dist_agree(d, let_params(&e), &s->err);
+  if (st == TFMM_OK)
+    st = scatter(&e, pos, mass, active);
+  t[1] = tfmm_wtime();
+  if (st == TFMM_OK)
+    st = tfmm_dist_agree(d, timed(&e, build_tree), &s->err);
+  if (st == TFMM_OK)
+    st = exchange_let(&e);
+  t[2] = tfmm_wtime();
+  if (st == TFMM_OK)
+    st = tfmm_dist_agree(d, timed(&e, local_forces), &s->err);
+  t[3] = tfmm_wtime();
+  if (st == TFMM_OK)
+    st = tfmm_dist_agree(d, timed(&e, remote_forces), &s->err);
+  t[4] = tfmm_wtime();
+  if (st == TFMM_OK)
+    st = gather(&e, active, acc, pot);
+  t[5] = tfmm_wtime();
+  if (st == TFMM_OK)
+    st = measure(&e, e.work);
+  tfmm_dist_stats *x = &d->stats;
+  x->bodies = n;
+  x->owned = e.nown;
+  x->ghosts = e.nghosts;
+  x->let_cells = e.ncells;
+  x->time_decompose = t[1] - t[0];
+  x->time_let = t[2] - t[1];
+  x->time_local = t[3] - t[2];
+  x->time_remote = t[4] - t[3];
+  x->time_exchange = t[5] - t[4];
+  x->time_total = tfmm_wtime() - t[0];
+  s->dist_stats = *x;
+  release(&e);
+  if (st != TFMM_OK)
+    return st;
+  s->stats.n = n;
+  size_t targets = 0;
+  for (size_t i = 0; i < n; i++)
+    targets += active == NULL || active[i];
+  s->stats.targets = targets;
+  s->stats.time_total = x->time_total;
+  return TFMM_OK;
+}

@@ -1,0 +1,157 @@
+/* Arrays of doubles between ranks: all-to-all by counts, and gathers.
+ * Counts travel as 64-bit integers; one message carries at most INT_MAX
+ * doubles (MPI's int counts), which a rank's share never nears in
+ * practice and which is refused with a message otherwise. */
+#include "dist/dist_internal.h"
+
+#include <limits.h>
+#include <stdlib.h>
+
+tfmm_status tfmm_dist_check(int rc, const char *what, tfmm_error *err) {
+  if (rc == MPI_SUCCESS)
+    return TFMM_OK;
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS)
+    text[0] = '\0';
+  return tfmm_error_set(err, TFMM_ERR_MPI, "%s failed: %s", what, text);
+}
+
+/* counts and displacements in doubles as MPI's ints. */
+static tfmm_status int_counts(int P, const size_t *count, int width, int *c,
+                              int *displ, tfmm_error *err) {
+  size_t at = 0;
+  for (int r = 0; r < P; r++) {
+    const size_t v = count[r] * (size_t)width;
+    if (v > INT_MAX || at > INT_MAX)
+      return tfmm_error_set(err, TFMM_ERR_MPI,
+                            "%zu records for one rank: more than one MPI "
+                            "message holds",
+                            count[r]);
+    c[r] = (int)v;
+    displ[r] = (int)at;
+    at += v;
+  }
+  return TFMM_OK;
+}
+
+tfmm_status tfmm_dist_alltoall(tfmm_dist *d, const double *send,
+                               const size_t *count, int width, double **recv,
+                               size_t *recv_count, size_t *nrecv,
+                               tfmm_error *err) {
+  const int P = d->size;
+  *recv = NULL;
+  int64_t *sc = calloc((size_t)P * 2, sizeof *sc);
+  int *ic = malloc((size_t)P * 4 * sizeof *ic);
+  if (sc == NULL || ic == NULL) {
+    free(sc), free(ic);
+    return tfmm_error_set(err, TFMM_ERR_NO_MEMORY, "no memory for counts");
+  }
+  int64_t *rc = sc + P;
+  for (int r = 0; r < P; r++)
+    sc[r] = (int64_t)count[r];
+  tfmm_status st = tfmm_dist_check(
+      MPI_Alltoall(sc, 1, MPI_INT64_T, rc, 1, MPI_INT64_T, d->comm),
+      "MPI_Alltoall (counts)", err);
+  size_t total = 0;
+  for (int r = 0; st == TFMM_OK && r < P; r++) {
+    recv_count[r] = (size_t)rc[r];
+    total += recv_count[r];
+  }
+  int *scount = ic, *sdispl = ic + P, *rcount = ic + 2 * P,
+      *rdispl = ic + 3 * P;
+  if (st == TFMM_OK)
+    st = int_counts(P, count, width, scount, sdispl, err);
+  if (st == TFMM_OK)
+    st = int_counts(P, recv_count, width, rcount, rdispl, err);
+  if (st == TFMM_OK) {
+    *recv = malloc((total > 0 ? total : 1) * (size_t)width * sizeof **recv);
+    if (*recv == NULL)
+      st = tfmm_error_set(err, TFMM_ERR_NO_MEMORY,
+                          "no memory for %zu records received", total);
+  }
+  if (st == TFMM_OK)
+    st = tfmm_dist_check(MPI_Alltoallv(send, scount, sdispl, MPI_DOUBLE, *recv,
+                                       rcount, rdispl, MPI_DOUBLE, d->comm),
+                         "MPI_Alltoallv", err);
+  free(sc);
+  free(ic);
+  if (st != TFMM_OK) {
+    free(*recv);
+    *recv = NULL;
+    return st;
+  }
+  *nrecv = total;
+  return TFMM_OK;
+}
+
+tfmm_status tfmm_dist_allgather(tfmm_dist *d, const double *mine, size_t count,
+                                double **all, size_t *offset, tfmm_error *err) {
+  const int P = d->size;
+  *all = NULL;
+  int64_t c = (int64_t)count;
+  int64_t *counts = malloc((size_t)P * sizeof *counts);
+  int *ic = malloc((size_t)P * 2 * sizeof *ic);
+  if (counts == NULL || ic == NULL) {
+    free(counts), free(ic);
+    return tfmm_error_set(err, TFMM_ERR_NO_MEMORY, "no memory for counts");
+  }
+  tfmm_status st = tfmm_dist_check(
+      MPI_Allgather(&c, 1, MPI_INT64_T, counts, 1, MPI_INT64_T, d->comm),
+      "MPI_Allgather (counts)", err);
+  size_t *sizes = offset; /* counts first, then turned into offsets */
+  for (int r = 0; st == TFMM_OK && r < P; r++)
+    sizes[r] = (size_t)counts[r];
+  if (st == TFMM_OK)
+    st = int_counts(P, sizes, 1, ic, ic + P, err);
+  if (st == TFMM_OK) {
+    offset[0] = 0;
+    for (int r = 0; r < P; r++)
+      offset[r + 1] = (size_t)ic[P + r] + (size_t)ic[r];
+    for (int r = 1; r < P; r++)
+      offset[r] = (size_t)ic[P + r];
+    *all = malloc((offset[P] > 0 ? offset[P] : 1) * sizeof **all);
+    if (*all == NULL)
+      st = tfmm_error_set(err, TFMM_ERR_NO_MEMORY, "no memory to gather");
+  }
+  if (st == TFMM_OK)
+    st = tfmm_dist_check(MPI_Allgatherv(mine, (int)count, MPI_DOUBLE, *all, ic,
+                                        ic + P, MPI_DOUBLE, d->comm),
+                         "MPI_Allgatherv", err);
+  free(counts);
+  free(ic);
+  if (st != TFMM_OK) {
+    free(*all);
+    *all = NULL;
+  }
+  return st;
+}
+
+tfmm_status tfmm_dist_migrate_records(tfmm_dist *d, size_t n, int width,
+                                      const double *records, const int *owner,
+                                      double **out, size_t *nout,
+                                      tfmm_error *err) {
+  const int P = d->size;
+  size_t *count = calloc((size_t)P * 3, sizeof *count);
+  double *send = malloc((n > 0 ? n : 1) * (size_t)width * sizeof *send);
+  if (count == NULL || send == NULL) {
+    free(count), free(send);
+    return tfmm_error_set(err, TFMM_ERR_NO_MEMORY, "no memory for %zu bodies",
+                          n);
+  }
+  size_t *at = count + P, *recv_count = count + 2 * P;
+  for (size_t i = 0; i < n; i++)
+    count[owner[i]]++;
+  for (int r = 1; r < P; r++)
+    at[r] = at[r - 1] + count[r - 1];
+  for (size_t i = 0; i < n; i++) {
+    double *to = send + at[owner[i]]++ * (size_t)width;
+    for (int k = 0; k < width; k++)
+      to[k] = records[i * (size_t)width + k];
+  }
+  tfmm_status st =
+      tfmm_dist_alltoall(d, send, count, width, out, recv_count, nout, err);
+  free(count);
+  free(send);
+  return st;
+}

@@ -1,0 +1,176 @@
+/* The multipoles another rank sent (let.c), evaluated at this rank's
+ * bodies through this rank's octree: each received cell descends the tree
+ * from the root; a tree cell it is far from (the opening criterion of one
+ * process: r_A + r_B < theta d and d >= r_A + r_B + s, mac_rule.h) takes it
+ * by M2L; a leaf it is not far from takes it by M2P at its bodies, which
+ * the sender's test already put beyond the series' reach (let.c); other
+ * cells are opened. Then L2L and L2P carry the local expansions down
+ * (passes.c). The pairs are collected per received cell, in parallel, then
+ * sorted by tree cell so that each cell's sums are made by one thread in
+ * a fixed order: the result does not depend on the thread count. */
+#include "dist/dist_internal.h"
+
+#include "farfield/passes.h"
+#include "team.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct pair {
+  int32_t cell;   /* tree cell */
+  int32_t m2p;    /* 1: M2P at its bodies (a leaf), 0: M2L into it */
+  int64_t source; /* received cell */
+} pair;
+
+typedef struct pair_list {
+  pair *v;
+  size_t count, capacity;
+} pair_list;
+
+static int push(pair_list *l, int32_t cell, int m2p, int64_t source) {
+  if (l->count == l->capacity) {
+    const size_t cap = l->capacity > 0 ? 2 * l->capacity : 1024;
+    pair *v = realloc(l->v, cap * sizeof *v);
+    if (v == NULL)
+      return -1;
+    l->v = v;
+    l->capacity = cap;
+  }
+  l->v[l->count++] = (pair){cell, m2p, source};
+  return 0;
+}
+
+static int accept(const tfmm_cell *a, const double *src,
+                  const tfmm_let_params *lp) {
+  const double dx = a->center[0] - src[0], dy = a->center[1] - src[1],
+               dz = a->center[2] - src[2];
+  const double r = a->radius + src[3];
+  const double d2 = dx * dx + dy * dy + dz * dz;
+  if (!(r * r < lp->theta * lp->theta * d2))
+    return 0;
+  const double reach = r + lp->separation;
+  return reach * reach <= d2;
+}
+
+/* The pairs of received cell j. */
+static int descend(const tfmm_octree *t, const double *src, int64_t j,
+                   const tfmm_let_params *lp, int32_t *stack, pair_list *out) {
+  int64_t top = 0;
+  stack[top++] = 0;
+  while (top > 0) {
+    const int32_t ci = stack[--top];
+    const tfmm_cell *c = &t->cells[ci];
+    if (accept(c, src, lp)) {
+      if (push(out, ci, 0, j) != 0)
+        return -1;
+    } else if (c->child_count == 0) {
+      if (push(out, ci, 1, j) != 0)
+        return -1;
+    } else {
+      for (int k = 0; k < c->child_count; k++)
+        stack[top++] = c->child_begin + k;
+    }
+  }
+  return 0;
+}
+
+static int by_cell(const void *a, const void *b) {
+  const pair *x = a, *y = b;
+  if (x->cell != y->cell)
+    return (x->cell > y->cell) - (x->cell < y->cell);
+  return (x->source > y->source) - (x->source < y->source);
+}
+
+/* Every pair of every received cell, sorted by tree cell then source. */
+static tfmm_status collect(const tfmm_octree *t, const double *cells,
+                           size_t ncells, const tfmm_let_params *lp,
+                           pair_list *all, tfmm_error *err) {
+  const int width = tfmm_let_cell_width(lp->order);
+  const int threads = omp_get_max_threads();
+  pair_list *part = calloc((size_t)threads, sizeof *part);
+  int failed = part == NULL;
+  if (!failed) {
+#pragma omp parallel num_threads(threads) reduction(| : failed)
+    {
+      pair_list *mine = &part[omp_get_thread_num()];
+      int32_t *stack = malloc((size_t)t->ncells * sizeof *stack);
+      failed |= stack == NULL;
+#pragma omp for schedule(dynamic, 16)
+      for (ptrdiff_t j = 0; j < (ptrdiff_t)ncells; j++)
+        if (stack != NULL &&
+            descend(t, cells + (size_t)j * width, j, lp, stack, mine) != 0)
+          failed = 1;
+      free(stack);
+    }
+  }
+  size_t total = 0;
+  for (int k = 0; part != NULL && k < threads; k++)
+    total += part[k].count;
+  all->v = failed ? NULL : malloc((total > 0 ? total : 1) * sizeof *all->v);
+  if (all->v != NULL)
+    for (int k = 0; k < threads; k++) {
+      memcpy(all->v + all->count, part[k].v, part[k].count * sizeof *all->v);
+      all->count += part[k].count;
+    }
+  for (int k = 0; part != NULL && k < threads; k++)
+    free(part[k].v);
+  free(part);
+  if (all->v == NULL)
+    return tfmm_error_set(err, TFMM_ERR_NO_MEMORY,
+                          "no memory for the pairs of %zu received multipoles",
+                          ncells);
+  qsort(all->v, all->count, sizeof *all->v, by_cell);
+  return TFMM_OK;
+}
+
+tfmm_status tfmm_remote_field(const tfmm_octree *t, const double *cells,
+                              size_t ncells, const tfmm_let_params *lp,
+                              double *phi, double *grad, tfmm_error *err) {
+  const int p = lp->order;
+  const int width = tfmm_let_cell_width(p);
+  const size_t esize = tfmm_expansion_size(p);
+  pair_list pairs = {0};
+  tfmm_status st = collect(t, cells, ncells, lp, &pairs, err);
+  if (st != TFMM_OK)
+    return st;
+  /* Where each tree cell's pairs begin. */
+  int64_t *begin = malloc(((size_t)t->ncells + 1) * sizeof *begin);
+  double *L = calloc((size_t)t->ncells * esize, sizeof *L);
+  if (begin == NULL || L == NULL) {
+    free(begin), free(L), free(pairs.v);
+    return tfmm_error_set(err, TFMM_ERR_NO_MEMORY,
+                          "no memory for the local expansions of %lld cells",
+                          (long long)t->ncells);
+  }
+  size_t k = 0;
+  for (int64_t c = 0; c <= t->ncells; c++) {
+    while (k < pairs.count && pairs.v[k].cell < c)
+      k++;
+    begin[c] = (int64_t)k;
+  }
+#pragma omp parallel for schedule(dynamic, 8)
+  for (int64_t c = 0; c < t->ncells; c++)
+    for (int64_t q = begin[c]; q < begin[c + 1]; q++)
+      if (!pairs.v[q].m2p) {
+        const double *src = cells + (size_t)pairs.v[q].source * width;
+        tfmm_m2l(p, src + 4, src, t->cells[c].center, L + (size_t)c * esize);
+      }
+  tfmm_downward_pass(t, p, L, phi, grad);
+#pragma omp parallel for schedule(dynamic, 8)
+  for (int64_t c = 0; c < t->ncells; c++) {
+    const tfmm_cell *cell = &t->cells[c];
+    for (int64_t q = begin[c]; q < begin[c + 1]; q++)
+      if (pairs.v[q].m2p) {
+        const double *src = cells + (size_t)pairs.v[q].source * width;
+        tfmm_m2p(p, src + 4, src, (size_t)(cell->body_end - cell->body_begin),
+                 t->pos + 3 * cell->body_begin, phi + cell->body_begin,
+                 grad + 3 * cell->body_begin);
+      }
+  }
+  free(begin);
+  free(L);
+  free(pairs.v);
+  return TFMM_OK;
+}

@@ -1,0 +1,95 @@
+/* What the MPI tests share: a failure count that every rank agrees on,
+ * fresh seeds broadcast from rank 0, and the relative error percentiles
+ * gathered over the ranks. Plain C (Criterion forks, which MPI forbids). */
+#ifndef TFMM_MPI_CHECK_H
+#define TFMM_MPI_CHECK_H
+
+#include <mpi.h>
+
+#include "tilefmm.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int mpi_failures = 0;
+
+#define CHECK(cond, ...)                                                       \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      int r_;                                                                  \
+      MPI_Comm_rank(MPI_COMM_WORLD, &r_);                                      \
+      fprintf(stderr, "rank %d: FAIL %s:%d: ", r_, __FILE__, __LINE__);        \
+      fprintf(stderr, __VA_ARGS__);                                            \
+      fprintf(stderr, "\n");                                                   \
+      mpi_failures++;                                                          \
+    }                                                                          \
+  } while (0)
+
+/* A seed from the clock, the same on every rank (printed by rank 0 so a
+ * failure can be run again with TFMM_TEST_SEED). */
+static inline uint64_t mpi_fresh_seed(void) {
+  uint64_t seed = (uint64_t)time(NULL) * 2654435761u ^ (uint64_t)clock();
+  const char *env = getenv("TFMM_TEST_SEED");
+  if (env != NULL)
+    seed = strtoull(env, NULL, 10);
+  MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  return seed;
+}
+
+static inline int cmp_double(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The q-quantile (nearest rank) of every rank's k values; all ranks get
+ * it. NaN counts as the worst. */
+static inline double mpi_quantile(const double *v, int k, double q) {
+  int size;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int *counts = malloc(size * sizeof *counts),
+      *displ = malloc(size * sizeof *displ);
+  MPI_Allgather(&k, 1, MPI_INT, counts, 1, MPI_INT, MPI_COMM_WORLD);
+  int total = 0;
+  for (int r = 0; r < size; r++) {
+    displ[r] = total;
+    total += counts[r];
+  }
+  double *all = malloc((total > 0 ? total : 1) * sizeof *all);
+  MPI_Allgatherv(v, k, MPI_DOUBLE, all, counts, displ, MPI_DOUBLE,
+                 MPI_COMM_WORLD);
+  for (int i = 0; i < total; i++)
+    if (isnan(all[i]))
+      all[i] = INFINITY;
+  qsort(all, total, sizeof *all, cmp_double);
+  int at = (int)ceil(q * total) - 1;
+  double out = total > 0 ? all[at < 0 ? 0 : at] : NAN;
+  free(all), free(counts), free(displ);
+  return out;
+}
+
+/* |a - b| / |b| for 3-vectors. */
+static inline double rel3(const double *a, const double *b) {
+  double d = 0, n = 0;
+  for (int k = 0; k < 3; k++) {
+    d += (a[k] - b[k]) * (a[k] - b[k]);
+    n += b[k] * b[k];
+  }
+  return sqrt(d / n);
+}
+
+/* Every rank's failures summed: the exit status of the test. */
+static inline int mpi_finish(const char *name) {
+  int total = mpi_failures, rank;
+  MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0)
+    printf("%s: %s (%d failed checks)\n", name, total ? "FAILED" : "passed",
+           total);
+  MPI_Finalize();
+  return total ? 1 : 0;
+}
+
+#endif
