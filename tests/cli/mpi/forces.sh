@@ -8,7 +8,7 @@
 #   bash forces.sh TILEFMM MPIEXEC WORKDIR
 . "$(dirname "$0")/common.sh" "$@"
 
-N=16000
+N=12000
 # label, model, the physics flags, the accuracy target: two Plummer
 # spheres unsoftened at a tight target (theta 0.25, order 10: errors the
 # ranks' exchange must not spoil), and a Hernquist cusp softened at its
