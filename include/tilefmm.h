@@ -965,7 +965,9 @@ TFMM_API tfmm_status tfmm_solver_create_mpi(tfmm_solver **out,
  * At every synchronisation point the bodies migrate, with their whole state,
  * to the rank whose key range holds them, so a rank's bodies change over a
  * run: tell them by their ids. A state saved over k ranks restores over any
- * number: give each rank any part of it (the scalars are every rank's). */
+ * number: give each rank any part of it (the scalars are every rank's).
+ * tfmm_sim_stats: updates and short_steps count every rank's bodies, the
+ * times are this rank's. */
 TFMM_API tfmm_status tfmm_sim_create_mpi(tfmm_sim **out,
                                          const tfmm_sim_config *cfg,
                                          MPI_Comm comm, size_t n,

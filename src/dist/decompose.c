@@ -16,6 +16,9 @@
 /* Samples each rank offers per rank of the communicator: the split lands
  * within about 1 / SAMPLES of the ideal share. */
 enum { SAMPLES = 64 };
+/* Bodies per rank of the communicator whose keys a rank sorts to offer
+ * its samples. */
+enum { SUBSET = 1024 };
 
 tfmm_status tfmm_dist_bounds(tfmm_dist *d, size_t n, const double *pos,
                              const double *mass, double box_size,
@@ -80,11 +83,6 @@ static int by_key(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static int by_u64(const void *a, const void *b) {
-  const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return (x > y) - (x < y);
-}
-
 /* Keys are 63 bits; a double holds 53. The samples travel as two halves
  * packed into doubles exactly. */
 static void put_key(double *slot, uint64_t key) {
@@ -98,37 +96,38 @@ static uint64_t get_key(const double *slot) {
 tfmm_status tfmm_dist_split(tfmm_dist *d, size_t n, const uint64_t *keys,
                             tfmm_error *err) {
   const int P = d->size;
-  uint64_t *sorted = malloc((n > 0 ? n : 1) * sizeof *sorted);
-  double *w = malloc((n > 0 ? n : 1) * sizeof *w);
+  /* The keys of at most SUBSET bodies taken at equal strides stand for
+   * all of them (sorting a few thousand keys, not millions). */
+  const size_t m = n < (size_t)SUBSET * P ? n : (size_t)SUBSET * P;
+  sample *sub = malloc((m > 0 ? m : 1) * sizeof *sub);
   const size_t ns = n > 0 ? (size_t)SAMPLES * P : 0;
   double *mine = malloc((ns > 0 ? ns : 1) * 3 * sizeof *mine);
-  if (sorted == NULL || w == NULL || mine == NULL) {
-    free(sorted), free(w), free(mine);
+  if (sub == NULL || mine == NULL) {
+    free(sub), free(mine);
     return tfmm_error_set(err, TFMM_ERR_NO_MEMORY,
                           "no memory for the keys of %zu bodies", n);
   }
-  memcpy(sorted, keys, n * sizeof *sorted);
-  qsort(sorted, n, sizeof *sorted, by_u64);
-  double wsum = 0.0;
-  for (size_t i = 0; i < n; i++) {
-    w[i] = d->have_split ? d->cost[tfmm_dist_owner_of(d, sorted[i])] : 1.0;
-    if (!(w[i] > 0))
-      w[i] = 1.0;
-    wsum += w[i];
+  for (size_t k = 0; k < m; k++) {
+    const uint64_t key = keys[k * n / m];
+    double w = d->have_split ? d->cost[tfmm_dist_owner_of(d, key)] : 1.0;
+    sub[k] = (sample){key, w > 0 ? w * ((double)n / (double)m) : 1.0};
   }
+  qsort(sub, m, sizeof *sub, by_key);
+  double wsum = 0.0;
+  for (size_t k = 0; k < m; k++)
+    wsum += sub[k].weight;
   /* Sample j is the key where the cumulative weight passes (j + 1/2) /
    * ns of this rank's; it stands for wsum / ns of weight. */
   size_t i = 0;
   double run = 0.0;
   for (size_t j = 0; j < ns; j++) {
     const double at = ((double)j + 0.5) / (double)ns * wsum;
-    while (i + 1 < n && run + w[i] < at)
-      run += w[i++];
-    put_key(mine + 3 * j, sorted[i]);
+    while (i + 1 < m && run + sub[i].weight < at)
+      run += sub[i++].weight;
+    put_key(mine + 3 * j, sub[i].key);
     mine[3 * j + 2] = wsum / (double)ns;
   }
-  free(sorted);
-  free(w);
+  free(sub);
   double *all = NULL;
   size_t *offset = malloc((size_t)(P + 1) * sizeof *offset);
   tfmm_status st =

@@ -10,7 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { LET_LEAF = 32, DOMAIN_PIECES = 64 };
+/* Leaf size of the tree whose cells go to other ranks (a multipole of
+ * order 8 weighs as much as about 20 bodies), and the boxes a rank
+ * describes its bodies by. */
+enum { LET_LEAF = 32, DOMAIN_PIECES = 256 };
 
 /* A body record between ranks: x, y, z, m, and whether it is a target. */
 enum { BODY_WIDTH = 5, RESULT_WIDTH = 4 };
@@ -87,6 +90,7 @@ static tfmm_status let_params(eval *e) {
   if (st != TFMM_OK)
     return tfmm_error_set(&e->s->err, st, "%s", msg);
   e->lp.theta = theta;
+  e->lp.send_theta = 0.5 * theta;
   e->lp.order = order;
   e->lp.separation = ldexp(sep, -e->units.length_exp);
   e->lp.multipoles =
@@ -178,7 +182,7 @@ static tfmm_status exchange_let(eval *e) {
     return TFMM_OK;
   const int P = d->size;
   tfmm_error *err = &e->s->err;
-  double *mine = NULL, *spheres = NULL, *pos_sorted = NULL;
+  double *mine = NULL, *boxes = NULL, *pos_sorted = NULL;
   size_t nmine = 0;
   size_t *offset = malloc((size_t)(P + 1) * sizeof *offset);
   size_t *counts = calloc((size_t)P * 4, sizeof *counts);
@@ -193,7 +197,8 @@ static tfmm_status exchange_let(eval *e) {
     st = tfmm_let_domain(&e->tree, DOMAIN_PIECES, &mine, &nmine, err);
   st = tfmm_dist_agree(d, st, err);
   if (st == TFMM_OK)
-    st = tfmm_dist_allgather(d, mine, 4 * nmine, &spheres, offset, err);
+    st = tfmm_dist_allgather(d, mine, TFMM_LET_BOX_WIDTH * nmine, &boxes,
+                             offset, err);
   const size_t n = e->nown;
   if (st == TFMM_OK && n > 0) {
     pos_sorted = malloc(3 * n * sizeof *pos_sorted);
@@ -209,9 +214,9 @@ static tfmm_status exchange_let(eval *e) {
   const double t0 = tfmm_wtime();
   for (int r = 0; st == TFMM_OK && r < P; r++)
     if (r != d->rank && n > 0)
-      st = tfmm_let_build(&e->tree, e->M, &e->lp, spheres + offset[r],
-                          (offset[r + 1] - offset[r]) / 4, pos_sorted,
-                          mass_sorted, &cells[r], &bodies[r], err);
+      st = tfmm_let_build(&e->tree, e->M, &e->lp, boxes + offset[r],
+                          (offset[r + 1] - offset[r]) / TFMM_LET_BOX_WIDTH,
+                          pos_sorted, mass_sorted, &cells[r], &bodies[r], err);
   e->work += tfmm_wtime() - t0;
   st = tfmm_dist_agree(d, st, err);
   /* Packed by destination, then moved. */
@@ -248,13 +253,23 @@ static tfmm_status exchange_let(eval *e) {
     if (st == TFMM_OK)
       st = tfmm_dist_alltoall(d, bbuf, counts + P, TFMM_LET_BODY_WIDTH,
                               &e->ghosts, counts + 3 * P, &e->nghosts, err);
+    /* Child links from each sender's numbering to the received list's. */
+    size_t base = 0;
+    for (int r = 0; st == TFMM_OK && r < P; r++) {
+      for (size_t k = base; k < base + counts[2 * P + r]; k++) {
+        double *v = e->cells + k * (size_t)width;
+        for (int q = 0; q < (int)v[TFMM_LET_NCHILD]; q++)
+          v[TFMM_LET_CHILD + q] += (double)base;
+      }
+      base += counts[2 * P + r];
+    }
   }
   for (int r = 0; r < P && cells != NULL && bodies != NULL; r++) {
     free(cells[r].v);
     free(bodies[r].v);
   }
   free(cells), free(bodies), free(cbuf), free(bbuf);
-  free(mine), free(spheres), free(offset), free(counts);
+  free(mine), free(boxes), free(offset), free(counts);
   free(pos_sorted), free(mass_sorted);
   return st;
 }
@@ -387,6 +402,30 @@ static tfmm_status measure(eval *e, double seconds) {
   return TFMM_OK;
 }
 
+/* One rank: its solver on its bodies, nothing moved. */
+static tfmm_status alone(tfmm_solver *s, size_t n, const double *pos,
+                         const double *mass, const unsigned char *active,
+                         double *acc, double *pot, double t0) {
+  tfmm_dist_stats *x = &s->dist->stats;
+  x->bodies = x->owned = n;
+  tfmm_solver *local = s->dist->local;
+  tfmm_status st =
+      n == 0 ? tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
+                              "no bodies on any rank")
+      : active == NULL
+          ? tfmm_solver_compute(local, n, pos, mass, acc, pot)
+          : tfmm_solver_compute_active(local, n, pos, mass, active, acc, pot);
+  if (st != TFMM_OK && n > 0)
+    return tfmm_error_set(&s->err, st, "%s", tfmm_solver_message(local));
+  if (st != TFMM_OK)
+    return st;
+  s->stats = *tfmm_solver_stats(local);
+  x->time_local = x->time_total = tfmm_wtime() - t0;
+  x->imbalance = 1.0;
+  s->dist_stats = *x;
+  return TFMM_OK;
+}
+
 tfmm_status tfmm_dist_compute(tfmm_solver *s, size_t n, const double *pos,
                               const double *mass, const unsigned char *active,
                               double *acc, double *pot) {
@@ -398,6 +437,8 @@ tfmm_status tfmm_dist_compute(tfmm_solver *s, size_t n, const double *pos,
   eval e = {.d = d, .s = s, .n = n};
   tfmm_status st =
       tfmm_dist_agree(d, check_local(s, n, pos, mass, acc), &s->err);
+  if (st == TFMM_OK && d->size == 1)
+    return alone(s, n, pos, mass, active, acc, pot, t[0]);
   if (st == TFMM_OK)
     st = tfmm_dist_bounds(d, n, pos, mass, s->cfg.box_size, d->cube, &e.units,
                           &e.total, &s->err);

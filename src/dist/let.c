@@ -6,13 +6,21 @@
  *
  * "Far" is the opening criterion of the evaluation taken against the
  * destination's bodies themselves, which the destination describes by
- * spheres (tfmm_let_domain): a cell of centre c and radius r goes as a
- * multipole when, for every sphere (c', r'), the nearest body the sphere
- * may hold is at distance d = |c - c'| - r' with r < theta d and
- * d >= r + s (s the softening's reach). Then at every destination body
+ * boxes (tfmm_let_domain: the tight boxes of the bodies of its tree's
+ * cells, cut at about n/256 bodies each): a cell of centre c and radius r
+ * goes as a multipole when, for every box, the distance d from c to the
+ * box's nearest point has r < theta d and d >= r + s (s the softening's
+ * reach). Then at every destination body
  * the series converges as it does for an accepted pair of one process,
  * (r / d)^(p+1) <= theta^(p+1), and the softening acts on no pair so
- * treated. */
+ * treated.
+ *
+ * The multipoles go as trees: a cell all of whose bodies go as multipoles
+ * (each child far, or itself such a cell) goes too, with links to its
+ * children's records, so that the receiver takes the coarsest cell that
+ * is far enough from each of its cells (remote.c), as one process's dual
+ * traversal does, rather than every small cell sent for its nearest
+ * bodies. */
 #include "dist/dist_internal.h"
 
 #include <math.h>
@@ -53,12 +61,19 @@ tfmm_status tfmm_let_domain(const tfmm_octree *t, size_t pieces, double **out,
         stack[top++] = c->child_begin + k;
       continue;
     }
-    st = grow(&b, 4, err);
-    if (st == TFMM_OK) {
-      double *s = b.v + 4 * b.count++;
-      memcpy(s, c->center, 3 * sizeof *s);
-      s[3] = c->radius;
-    }
+    st = grow(&b, TFMM_LET_BOX_WIDTH, err);
+    if (st != TFMM_OK)
+      break;
+    /* The tight box of the cell's bodies. */
+    double *box = b.v + TFMM_LET_BOX_WIDTH * b.count++;
+    for (int k = 0; k < 3; k++)
+      box[k] = box[3 + k] = t->pos[3 * c->body_begin + k];
+    for (int64_t i = c->body_begin; i < c->body_end; i++)
+      for (int k = 0; k < 3; k++) {
+        const double x = t->pos[3 * i + k];
+        box[k] = x < box[k] ? x : box[k];
+        box[3 + k] = x > box[3 + k] ? x : box[3 + k];
+      }
   }
   free(stack);
   if (st != TFMM_OK) {
@@ -70,65 +85,123 @@ tfmm_status tfmm_let_domain(const tfmm_octree *t, size_t pieces, double **out,
   return TFMM_OK;
 }
 
-/* Whether cell c is far from every sphere of the destination. */
+/* Whether cell c is far from every box of the destination: d the distance
+ * from its centre to the box's nearest point. */
 static int far_from_all(const tfmm_cell *c, const tfmm_let_params *lp,
-                        const double *spheres, size_t nspheres) {
+                        const double *boxes, size_t nboxes) {
   if (!lp->multipoles)
     return 0;
-  for (size_t k = 0; k < nspheres; k++) {
-    const double *s = spheres + 4 * k;
-    const double dx = c->center[0] - s[0], dy = c->center[1] - s[1],
-                 dz = c->center[2] - s[2];
-    const double d = sqrt(dx * dx + dy * dy + dz * dz) - s[3];
-    if (!(d > 0) || !(c->radius < lp->theta * d) ||
+  for (size_t k = 0; k < nboxes; k++) {
+    const double *b = boxes + TFMM_LET_BOX_WIDTH * k;
+    double d2 = 0;
+    for (int q = 0; q < 3; q++) {
+      const double x = c->center[q];
+      const double g = x < b[q] ? b[q] - x : x > b[3 + q] ? x - b[3 + q] : 0;
+      d2 += g * g;
+    }
+    const double d = sqrt(d2);
+    if (!(d > 0) || !(c->radius < lp->send_theta * d) ||
         !(d >= c->radius + lp->separation))
       return 0;
   }
   return 1;
 }
 
+/* The walk of tfmm_let_build: cell ci of t for one destination. Returns
+ * the index of the cell's record when the cell is pure (no body of it goes
+ * as a body: it is far, or each of its children is pure), -1 when it is
+ * not, -2 on failure (err set). The records of a pure cell's children are
+ * written before its own; an impure cell's pure children become roots. */
+typedef struct walk {
+  const tfmm_octree *t;
+  const double *M;
+  const tfmm_let_params *lp;
+  const double *boxes;
+  size_t nboxes;
+  const double *pos, *mass;
+  tfmm_let_buffer *cells, *bodies;
+  int width;
+  size_t esize;
+  tfmm_error *err;
+} walk;
+
+static int64_t emit_cell(walk *w, int32_t ci, const int64_t *child,
+                         int nchild) {
+  if (grow(w->cells, w->width, w->err) != TFMM_OK)
+    return -2;
+  const tfmm_cell *c = &w->t->cells[ci];
+  const int64_t at = (int64_t)w->cells->count++;
+  double *v = w->cells->v + (size_t)w->width * (size_t)at;
+  memcpy(v, c->center, 3 * sizeof *v);
+  v[TFMM_LET_RADIUS] = c->radius;
+  v[TFMM_LET_ROOT] = 0.0;
+  v[TFMM_LET_NCHILD] = nchild;
+  for (int k = 0; k < 8; k++)
+    v[TFMM_LET_CHILD + k] = k < nchild ? (double)child[k] : -1.0;
+  memcpy(v + TFMM_LET_HEADER, w->M + (size_t)ci * w->esize,
+         w->esize * sizeof *v);
+  return at;
+}
+
+static void mark_root(walk *w, int64_t at) {
+  w->cells->v[(size_t)w->width * (size_t)at + TFMM_LET_ROOT] = 1.0;
+}
+
+static int64_t visit(walk *w, int32_t ci) {
+  const tfmm_cell *c = &w->t->cells[ci];
+  if (far_from_all(c, w->lp, w->boxes, w->nboxes))
+    return emit_cell(w, ci, NULL, 0);
+  if (c->child_count == 0) {
+    for (int64_t i = c->body_begin; i < c->body_end; i++) {
+      if (grow(w->bodies, TFMM_LET_BODY_WIDTH, w->err) != TFMM_OK)
+        return -2;
+      double *v = w->bodies->v + TFMM_LET_BODY_WIDTH * w->bodies->count++;
+      memcpy(v, w->pos + 3 * i, 3 * sizeof *v);
+      v[3] = w->mass[i];
+    }
+    return -1;
+  }
+  int64_t child[8];
+  int pure = 1;
+  for (int k = 0; k < c->child_count; k++) {
+    child[k] = visit(w, c->child_begin + k);
+    if (child[k] == -2)
+      return -2;
+    pure &= child[k] >= 0;
+  }
+  if (pure && w->lp->multipoles)
+    return emit_cell(w, ci, child, c->child_count);
+  for (int k = 0; k < c->child_count; k++)
+    if (child[k] >= 0)
+      mark_root(w, child[k]);
+  return -1;
+}
+
 tfmm_status tfmm_let_build(const tfmm_octree *t, const double *M,
-                           const tfmm_let_params *lp, const double *spheres,
-                           size_t nspheres, const double *pos_sorted,
+                           const tfmm_let_params *lp, const double *boxes,
+                           size_t nboxes, const double *pos_sorted,
                            const double *mass_sorted, tfmm_let_buffer *cells,
                            tfmm_let_buffer *bodies, tfmm_error *err) {
   cells->count = bodies->count = 0;
-  if (t->n == 0 || nspheres == 0)
+  if (t->n == 0 || nboxes == 0)
     return TFMM_OK;
-  const int width = tfmm_let_cell_width(lp->order);
-  const size_t esize = tfmm_expansion_size(lp->order);
-  int32_t *stack = malloc((size_t)t->ncells * sizeof *stack);
-  if (stack == NULL)
+  walk w = {.t = t,
+            .M = M,
+            .lp = lp,
+            .boxes = boxes,
+            .nboxes = nboxes,
+            .pos = pos_sorted,
+            .mass = mass_sorted,
+            .cells = cells,
+            .bodies = bodies,
+            .width = tfmm_let_cell_width(lp->order),
+            .esize = tfmm_expansion_size(lp->order),
+            .err = err};
+  const int64_t root = visit(&w, 0);
+  if (root == -2)
     return tfmm_error_set(err, TFMM_ERR_NO_MEMORY,
                           "no memory for the locally essential tree");
-  int64_t top = 0;
-  stack[top++] = 0;
-  tfmm_status st = TFMM_OK;
-  while (top > 0 && st == TFMM_OK) {
-    const int32_t ci = stack[--top];
-    const tfmm_cell *c = &t->cells[ci];
-    if (far_from_all(c, lp, spheres, nspheres)) {
-      st = grow(cells, width, err);
-      if (st != TFMM_OK)
-        break;
-      double *v = cells->v + (size_t)width * cells->count++;
-      memcpy(v, c->center, 3 * sizeof *v);
-      v[3] = c->radius;
-      memcpy(v + 4, M + (size_t)ci * esize, esize * sizeof *v);
-    } else if (c->child_count == 0) {
-      for (int64_t i = c->body_begin; i < c->body_end && st == TFMM_OK; i++) {
-        st = grow(bodies, TFMM_LET_BODY_WIDTH, err);
-        if (st != TFMM_OK)
-          break;
-        double *v = bodies->v + TFMM_LET_BODY_WIDTH * bodies->count++;
-        memcpy(v, pos_sorted + 3 * i, 3 * sizeof *v);
-        v[3] = mass_sorted[i];
-      }
-    } else {
-      for (int k = 0; k < c->child_count; k++)
-        stack[top++] = c->child_begin + k;
-    }
-  }
-  free(stack);
-  return st;
+  if (root >= 0)
+    mark_root(&w, root);
+  return TFMM_OK;
 }

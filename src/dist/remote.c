@@ -1,10 +1,11 @@
 /* The multipoles another rank sent (let.c), evaluated at this rank's
- * bodies through this rank's octree: each received cell descends the tree
- * from the root; a tree cell it is far from (the opening criterion of one
- * process: r_A + r_B < theta d and d >= r_A + r_B + s, mac_rule.h) takes it
- * by M2L; a leaf it is not far from takes it by M2P at its bodies, which
- * the sender's test already put beyond the series' reach (let.c); other
- * cells are opened. Then L2L and L2P carry the local expansions down
+ * bodies through this rank's octree: each received tree and this rank's
+ * tree are traversed together from their roots; a pair far apart by the
+ * opening criterion of one process (r_A + r_B < theta d and
+ * d >= r_A + r_B + s, mac_rule.h) goes by M2L; a leaf and a received cell
+ * without children go by M2P at the leaf's bodies, which the sender's test
+ * already put beyond the series' reach (let.c); otherwise the larger cell
+ * is opened. Then L2L and L2P carry the local expansions down
  * (passes.c). The pairs are collected per received cell, in parallel, then
  * sorted by tree cell so that each cell's sums are made by one thread in
  * a fixed order: the result does not depend on the thread count. */
@@ -46,7 +47,7 @@ static int accept(const tfmm_cell *a, const double *src,
                   const tfmm_let_params *lp) {
   const double dx = a->center[0] - src[0], dy = a->center[1] - src[1],
                dz = a->center[2] - src[2];
-  const double r = a->radius + src[3];
+  const double r = a->radius + src[TFMM_LET_RADIUS];
   const double d2 = dx * dx + dy * dy + dz * dz;
   if (!(r * r < lp->theta * lp->theta * d2))
     return 0;
@@ -54,24 +55,60 @@ static int accept(const tfmm_cell *a, const double *src,
   return reach * reach <= d2;
 }
 
-/* The pairs of received cell j. */
-static int descend(const tfmm_octree *t, const double *src, int64_t j,
-                   const tfmm_let_params *lp, int32_t *stack, pair_list *out) {
-  int64_t top = 0;
-  stack[top++] = 0;
-  while (top > 0) {
-    const int32_t ci = stack[--top];
-    const tfmm_cell *c = &t->cells[ci];
-    if (accept(c, src, lp)) {
-      if (push(out, ci, 0, j) != 0)
-        return -1;
-    } else if (c->child_count == 0) {
-      if (push(out, ci, 1, j) != 0)
-        return -1;
-    } else {
-      for (int k = 0; k < c->child_count; k++)
-        stack[top++] = c->child_begin + k;
-    }
+/* A growable stack of (tree cell, received cell) pairs. */
+typedef struct frame {
+  int32_t cell;
+  int64_t source;
+} frame;
+
+typedef struct stack {
+  frame *v;
+  size_t count, capacity;
+} stack;
+
+static int push_frame(stack *s, int32_t cell, int64_t source) {
+  if (s->count == s->capacity) {
+    const size_t cap = s->capacity > 0 ? 2 * s->capacity : 256;
+    frame *v = realloc(s->v, cap * sizeof *v);
+    if (v == NULL)
+      return -1;
+    s->v = v;
+    s->capacity = cap;
+  }
+  s->v[s->count++] = (frame){cell, source};
+  return 0;
+}
+
+/* The pairs of the received tree rooted at record j, by a dual traversal
+ * as one process's: a pair far enough goes by M2L; otherwise the larger of
+ * the two opens (a received cell only when it has children, a tree cell
+ * only when it is not a leaf); a tree leaf and a received cell without
+ * children (far from every body here, let.c) go by M2P. */
+static int descend(const tfmm_octree *t, const double *cells, int width,
+                   int64_t j, const tfmm_let_params *lp, stack *st,
+                   pair_list *out) {
+  st->count = 0;
+  if (push_frame(st, 0, j) != 0)
+    return -1;
+  while (st->count > 0) {
+    const frame f = st->v[--st->count];
+    const tfmm_cell *c = &t->cells[f.cell];
+    const double *src = cells + (size_t)f.source * width;
+    const int nchild = (int)src[TFMM_LET_NCHILD];
+    int fail = 0;
+    if (accept(c, src, lp))
+      fail = push(out, f.cell, 0, f.source);
+    else if (nchild > 0 &&
+             (c->child_count == 0 || src[TFMM_LET_RADIUS] >= c->radius))
+      for (int k = 0; k < nchild && !fail; k++)
+        fail = push_frame(st, f.cell, (int64_t)src[TFMM_LET_CHILD + k]);
+    else if (c->child_count > 0)
+      for (int k = 0; k < c->child_count && !fail; k++)
+        fail = push_frame(st, c->child_begin + k, f.source);
+    else
+      fail = push(out, f.cell, 1, f.source);
+    if (fail)
+      return -1;
   }
   return 0;
 }
@@ -95,14 +132,13 @@ static tfmm_status collect(const tfmm_octree *t, const double *cells,
 #pragma omp parallel num_threads(threads) reduction(| : failed)
     {
       pair_list *mine = &part[omp_get_thread_num()];
-      int32_t *stack = malloc((size_t)t->ncells * sizeof *stack);
-      failed |= stack == NULL;
-#pragma omp for schedule(dynamic, 16)
+      stack frames = {0};
+#pragma omp for schedule(dynamic, 4)
       for (ptrdiff_t j = 0; j < (ptrdiff_t)ncells; j++)
-        if (stack != NULL &&
-            descend(t, cells + (size_t)j * width, j, lp, stack, mine) != 0)
+        if (cells[(size_t)j * width + TFMM_LET_ROOT] != 0.0 &&
+            descend(t, cells, width, j, lp, &frames, mine) != 0)
           failed = 1;
-      free(stack);
+      free(frames.v);
     }
   }
   size_t total = 0;
@@ -155,7 +191,8 @@ tfmm_status tfmm_remote_field(const tfmm_octree *t, const double *cells,
     for (int64_t q = begin[c]; q < begin[c + 1]; q++)
       if (!pairs.v[q].m2p) {
         const double *src = cells + (size_t)pairs.v[q].source * width;
-        tfmm_m2l(p, src + 4, src, t->cells[c].center, L + (size_t)c * esize);
+        tfmm_m2l(p, src + TFMM_LET_HEADER, src, t->cells[c].center,
+                 L + (size_t)c * esize);
       }
   tfmm_downward_pass(t, p, L, phi, grad);
 #pragma omp parallel for schedule(dynamic, 8)
@@ -164,7 +201,8 @@ tfmm_status tfmm_remote_field(const tfmm_octree *t, const double *cells,
     for (int64_t q = begin[c]; q < begin[c + 1]; q++)
       if (pairs.v[q].m2p) {
         const double *src = cells + (size_t)pairs.v[q].source * width;
-        tfmm_m2p(p, src + 4, src, (size_t)(cell->body_end - cell->body_begin),
+        tfmm_m2p(p, src + TFMM_LET_HEADER, src,
+                 (size_t)(cell->body_end - cell->body_begin),
                  t->pos + 3 * cell->body_begin, phi + cell->body_begin,
                  grad + 3 * cell->body_begin);
       }

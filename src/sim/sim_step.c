@@ -150,11 +150,19 @@ static tfmm_status kdk(tfmm_sim *s) {
   tfmm_status st = TFMM_OK;
   if (s->distributed && tfmm_sim_synchronised(s))
     st = tfmm_sim_migrate(s);
+  const int64_t short_before = s->stats.short_steps;
   if (st == TFMM_OK)
     st = open_kicks(s, sync_bin);
-  if (st == TFMM_OK && s->distributed)
-    st = tfmm_dist_sum_i64(tfmm_sim_dist(s), s->bin_count,
-                           TFMM_TIMESTEP_MAX_BIN + 1, &s->err);
+  if (st == TFMM_OK && s->distributed) {
+    /* The bins and the short steps of every rank. */
+    int64_t counts[TFMM_TIMESTEP_MAX_BIN + 2];
+    memcpy(counts, s->bin_count, sizeof s->bin_count);
+    counts[TFMM_TIMESTEP_MAX_BIN + 1] = s->stats.short_steps - short_before;
+    st = tfmm_dist_sum_i64(tfmm_sim_dist(s), counts, TFMM_TIMESTEP_MAX_BIN + 2,
+                           &s->err);
+    memcpy(s->bin_count, counts, sizeof s->bin_count);
+    s->stats.short_steps = short_before + counts[TFMM_TIMESTEP_MAX_BIN + 1];
+  }
   int min_bin = 0;
   while (min_bin < s->max_bin && s->bin_count[min_bin] == 0)
     min_bin++;
