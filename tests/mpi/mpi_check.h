@@ -80,6 +80,24 @@ static inline double rel3(const double *a, const double *b) {
   return sqrt(d / n);
 }
 
+/* MPI started; this rank, the ranks, and a fresh seed said by rank 0. */
+static inline uint64_t mpi_start(int *argc, char ***argv, int *rank,
+                                 int *size) {
+  MPI_Init(argc, argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, rank);
+  MPI_Comm_size(MPI_COMM_WORLD, size);
+  const uint64_t seed = mpi_fresh_seed();
+  if (*rank == 0)
+    printf("seed %llu (TFMM_TEST_SEED), %d ranks\n", (unsigned long long)seed,
+           *size);
+  return seed;
+}
+
+/* The rank of `size` given body i: a hash of i, not a spatial block. */
+static inline int mpi_share(size_t i, int size) {
+  return (int)(((uint64_t)i * 0x9E3779B97F4A7C15ull >> 33) % (uint64_t)size);
+}
+
 /* Every rank's failures summed: the exit status of the test. */
 static inline int mpi_finish(const char *name) {
   int total = mpi_failures, rank;

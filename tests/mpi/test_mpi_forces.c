@@ -36,11 +36,6 @@ static void make(const input *in, uint64_t seed, double *pos, double *mass) {
   free(vel);
 }
 
-static int owner_of(size_t i, int size) {
-  uint64_t h = (uint64_t)i * 0x9E3779B97F4A7C15ull;
-  return (int)((h >> 33) % (uint64_t)size);
-}
-
 static void run(const input *in, tfmm_method method, uint64_t seed, int rank,
                 int size) {
   const size_t n = in->n;
@@ -50,7 +45,7 @@ static void run(const input *in, tfmm_method method, uint64_t seed, int rank,
   size_t m = 0;
   size_t *idx = malloc(n * sizeof *idx);
   for (size_t i = 0; i < n; i++)
-    if (owner_of(i, size) == rank)
+    if (mpi_share(i, size) == rank)
       idx[m++] = i;
   double *mp = malloc((3 * m + 1) * sizeof *mp),
          *mm = malloc((m + 1) * sizeof *mm);
@@ -133,14 +128,8 @@ static void run(const input *in, tfmm_method method, uint64_t seed, int rank,
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  const uint64_t seed = mpi_fresh_seed();
-  if (rank == 0)
-    printf("seed %llu (TFMM_TEST_SEED), %d ranks\n", (unsigned long long)seed,
-           size);
+  const uint64_t seed = mpi_start(&argc, &argv, &rank, &size);
   const input inputs[] = {
       {"plummer", 20000, 0.0},   {"merger", 20000, 0.01},
       {"hernquist", 20000, 0.0}, {"plummer", 20000, 0.3},

@@ -66,10 +66,6 @@ static double max_offset(const double *a, const double *b) {
   return worst;
 }
 
-static int share(size_t i, int size) {
-  return (int)(((uint64_t)i * 0x9E3779B97F4A7C15ull >> 33) % (uint64_t)size);
-}
-
 /* A sim of this rank's share of the bodies over comm. */
 static tfmm_sim *create(const tfmm_sim_config *cfg, MPI_Comm comm,
                         const double *pos, const double *vel,
@@ -82,7 +78,7 @@ static tfmm_sim *create(const tfmm_sim_config *cfg, MPI_Comm comm,
   uint64_t *ids = malloc(N * sizeof *ids);
   size_t n = 0;
   for (size_t i = 0; i < N; i++)
-    if (share(i, size) == rank) {
+    if (mpi_share(i, size) == rank) {
       memcpy(p + 3 * n, pos + 3 * i, 3 * sizeof *p);
       memcpy(v + 3 * n, vel + 3 * i, 3 * sizeof *v);
       m[n] = mass[i];
@@ -165,7 +161,7 @@ static void restart_elsewhere(const tfmm_sim_config *cfg, const double *pos,
     uint64_t *ids = malloc(N * sizeof *ids);
     size_t n = 0;
     for (int i = 0; i < N; i++)
-      if (share((size_t)i * 7, half) == rank) {
+      if (mpi_share((size_t)i * 7, half) == rank) {
         const double *r = saved + i * WIDTH;
         memcpy(p + 3 * n, r, 3 * sizeof *p);
         memcpy(v + 3 * n, r + 3, 3 * sizeof *v);
@@ -205,14 +201,8 @@ static void restart_elsewhere(const tfmm_sim_config *cfg, const double *pos,
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  const uint64_t seed = mpi_fresh_seed();
-  if (rank == 0)
-    printf("seed %llu (TFMM_TEST_SEED), %d ranks\n", (unsigned long long)seed,
-           size);
+  const uint64_t seed = mpi_start(&argc, &argv, &rank, &size);
   double *pos = malloc(3 * N * sizeof *pos), *vel = malloc(3 * N * sizeof *vel);
   double *mass = malloc(N * sizeof *mass);
   tfmm_ic_merger(N, seed, pos, vel, mass);
