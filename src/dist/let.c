@@ -15,12 +15,12 @@
  * (r / d)^(p+1) <= theta^(p+1), and the softening acts on no pair so
  * treated.
  *
- * The multipoles go as trees: a cell all of whose bodies go as multipoles
- * (each child far, or itself such a cell) goes too, with links to its
- * children's records, so that the receiver takes the coarsest cell that
- * is far enough from each of its cells (remote.c), as one process's dual
- * traversal does, rather than every small cell sent for its nearest
- * bodies. */
+ * The multipoles go as one tree (visit() below): every opened cell with
+ * bodies sent as multipoles goes too, holding those bodies' multipole and
+ * links to its children's records, so that the receiver takes the
+ * coarsest cell far enough from each of its cells (remote.c), as one
+ * process's dual traversal does, rather than every small cell sent for its
+ * nearest bodies. */
 #include "dist/dist_internal.h"
 
 #include <math.h>
@@ -108,10 +108,15 @@ static int far_from_all(const tfmm_cell *c, const tfmm_let_params *lp,
 }
 
 /* The walk of tfmm_let_build: cell ci of t for one destination. Returns
- * the index of the cell's record when the cell is pure (no body of it goes
- * as a body: it is far, or each of its children is pure), -1 when it is
- * not, -2 on failure (err set). The records of a pure cell's children are
- * written before its own; an impure cell's pure children become roots. */
+ * the index of the cell's record, or -1 when none of its bodies goes as a
+ * multipole, -2 on failure (err set). A far cell's record has no children
+ * and its own multipole. An opened cell some of whose bodies go as
+ * multipoles gets a record linking its children's records, with the
+ * multipole of just those bodies (its children's shifted to its centre by
+ * M2M, or its own when every body goes so): the receiver can then take the
+ * coarse cell for its distant cells, and the bodies sent as bodies are
+ * not in it (they are the receiver's own solver's). Children's records are
+ * written before their parent's. */
 typedef struct walk {
   const tfmm_octree *t;
   const double *M;
@@ -125,8 +130,10 @@ typedef struct walk {
   tfmm_error *err;
 } walk;
 
-static int64_t emit_cell(walk *w, int32_t ci, const int64_t *child,
-                         int nchild) {
+/* The record of cell ci: children child[0..nchild) (record indices); the
+ * cell's own multipole when whole, else the children's shifted. */
+static int64_t emit_cell(walk *w, int32_t ci, const int64_t *child, int nchild,
+                         int whole) {
   if (grow(w->cells, w->width, w->err) != TFMM_OK)
     return -2;
   const tfmm_cell *c = &w->t->cells[ci];
@@ -138,19 +145,24 @@ static int64_t emit_cell(walk *w, int32_t ci, const int64_t *child,
   v[TFMM_LET_NCHILD] = nchild;
   for (int k = 0; k < 8; k++)
     v[TFMM_LET_CHILD + k] = k < nchild ? (double)child[k] : -1.0;
-  memcpy(v + TFMM_LET_HEADER, w->M + (size_t)ci * w->esize,
-         w->esize * sizeof *v);
+  if (whole) {
+    memcpy(v + TFMM_LET_HEADER, w->M + (size_t)ci * w->esize,
+           w->esize * sizeof *v);
+    return at;
+  }
+  memset(v + TFMM_LET_HEADER, 0, w->esize * sizeof *v);
+  for (int k = 0; k < nchild; k++) {
+    const double *u = w->cells->v + (size_t)w->width * (size_t)child[k];
+    tfmm_m2m(w->lp->order, u + TFMM_LET_HEADER, u, c->center,
+             v + TFMM_LET_HEADER);
+  }
   return at;
-}
-
-static void mark_root(walk *w, int64_t at) {
-  w->cells->v[(size_t)w->width * (size_t)at + TFMM_LET_ROOT] = 1.0;
 }
 
 static int64_t visit(walk *w, int32_t ci) {
   const tfmm_cell *c = &w->t->cells[ci];
   if (far_from_all(c, w->lp, w->boxes, w->nboxes))
-    return emit_cell(w, ci, NULL, 0);
+    return emit_cell(w, ci, NULL, 0, 1);
   if (c->child_count == 0) {
     for (int64_t i = c->body_begin; i < c->body_end; i++) {
       if (grow(w->bodies, TFMM_LET_BODY_WIDTH, w->err) != TFMM_OK)
@@ -162,19 +174,25 @@ static int64_t visit(walk *w, int32_t ci) {
     return -1;
   }
   int64_t child[8];
-  int pure = 1;
+  int n = 0, whole = 1;
   for (int k = 0; k < c->child_count; k++) {
-    child[k] = visit(w, c->child_begin + k);
-    if (child[k] == -2)
+    const int64_t r = visit(w, c->child_begin + k);
+    if (r == -2)
       return -2;
-    pure &= child[k] >= 0;
+    if (r >= 0)
+      child[n++] = r;
+    /* whole: every child far, or itself whole (no body of it sent) */
+    whole &= r >= 0 &&
+             w->cells->v[(size_t)w->width * (size_t)r + TFMM_LET_ROOT] == 0.0;
   }
-  if (pure && w->lp->multipoles)
-    return emit_cell(w, ci, child, c->child_count);
-  for (int k = 0; k < c->child_count; k++)
-    if (child[k] >= 0)
-      mark_root(w, child[k]);
-  return -1;
+  if (n == 0)
+    return -1;
+  const int64_t at = emit_cell(w, ci, child, n, whole);
+  /* The ROOT slot holds, until the walk ends, whether the record's cell
+   * sent any body as a body (then its parent is not whole either). */
+  if (at >= 0 && !whole)
+    w->cells->v[(size_t)w->width * (size_t)at + TFMM_LET_ROOT] = 2.0;
+  return at;
 }
 
 tfmm_status tfmm_let_build(const tfmm_octree *t, const double *M,
@@ -201,7 +219,7 @@ tfmm_status tfmm_let_build(const tfmm_octree *t, const double *M,
   if (root == -2)
     return tfmm_error_set(err, TFMM_ERR_NO_MEMORY,
                           "no memory for the locally essential tree");
-  if (root >= 0)
-    mark_root(&w, root);
+  for (size_t k = 0; k < cells->count; k++)
+    cells->v[(size_t)w.width * k + TFMM_LET_ROOT] = (int64_t)k == root;
   return TFMM_OK;
 }
