@@ -17,6 +17,9 @@ cd "$WORK" || exit 1
 # As root (containers, CI) Open MPI refuses to start without these; more
 # ranks than cores (CI has 2) needs --oversubscribe; one thread a rank.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# One host: shared memory only (as tests/mpi/mpirun.sh), not UCX, which
+# looks for networks a container may not have.
+export OMPI_MCA_pml=${OMPI_MCA_pml:-ob1} OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader}
 export OMP_NUM_THREADS=1
 
 PY=
