@@ -9,6 +9,7 @@
 #include <mpi.h>
 
 #include "dist/dist.h"
+#include "farfield/expansion.h"
 #include "tree/octree.h"
 #include "units.h"
 
@@ -142,7 +143,6 @@ tfmm_status tfmm_remote_field(const tfmm_octree *t, const double *cells,
                               size_t ncells, const tfmm_let_params *lp,
                               double *phi, double *grad, tfmm_error *err);
 
-#include "farfield/expansion.h"
 static inline int tfmm_let_cell_width(int order) {
   return TFMM_LET_HEADER + (int)tfmm_expansion_size(order);
 }

@@ -99,17 +99,16 @@ tfmm_status tfmm_dist_allgather(tfmm_dist *d, const double *mine, size_t count,
   tfmm_status st = tfmm_dist_check(
       MPI_Allgather(&c, 1, MPI_INT64_T, counts, 1, MPI_INT64_T, d->comm),
       "MPI_Allgather (counts)", err);
-  size_t *sizes = offset; /* counts first, then turned into offsets */
+  /* Each rank's count in offset[r + 1], as MPI's ints (checked), then the
+   * counts summed into offsets: offset[r] = those of the ranks before r. */
   for (int r = 0; st == TFMM_OK && r < P; r++)
-    sizes[r] = (size_t)counts[r];
+    offset[r + 1] = (size_t)counts[r];
   if (st == TFMM_OK)
-    st = int_counts(P, sizes, 1, ic, ic + P, err);
+    st = int_counts(P, offset + 1, 1, ic, ic + P, err);
+  offset[0] = 0;
+  for (int r = 0; st == TFMM_OK && r < P; r++)
+    offset[r + 1] += offset[r];
   if (st == TFMM_OK) {
-    offset[0] = 0;
-    for (int r = 0; r < P; r++)
-      offset[r + 1] = (size_t)ic[P + r] + (size_t)ic[r];
-    for (int r = 1; r < P; r++)
-      offset[r] = (size_t)ic[P + r];
     *all = malloc((offset[P] > 0 ? offset[P] : 1) * sizeof **all);
     if (*all == NULL)
       st = tfmm_error_set(err, TFMM_ERR_NO_MEMORY, "no memory to gather");

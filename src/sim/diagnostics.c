@@ -30,12 +30,13 @@ static void block_sums(size_t begin, size_t end, const double *pos,
   }
 }
 
-tfmm_status tfmm_diagnostics_compute(size_t n, const double *pos,
-                                     const double *vel, const double *mass,
-                                     const double *pot, tfmm_diagnostics *out) {
-  if (n == 0 || pos == NULL || vel == NULL || mass == NULL || pot == NULL ||
-      out == NULL)
-    return TFMM_ERR_INVALID_ARGUMENT;
+tfmm_status tfmm_diagnostics_totals(size_t n, const double *pos,
+                                    const double *vel, const double *mass,
+                                    const double *pot, double *total) {
+  for (int q = 0; q < S_COUNT; q++)
+    total[q] = 0.0;
+  if (n == 0)
+    return TFMM_OK;
   const size_t blocks = (n + BLOCK - 1) / BLOCK;
   tfmm_ksum *part = malloc(blocks * S_COUNT * sizeof *part);
   if (part == NULL)
@@ -47,7 +48,6 @@ tfmm_status tfmm_diagnostics_compute(size_t n, const double *pos,
     const size_t end = begin + BLOCK < n ? begin + BLOCK : n;
     block_sums(begin, end, pos, vel, mass, pot, part + (size_t)b * S_COUNT);
   }
-  double total[S_COUNT];
   for (int q = 0; q < S_COUNT; q++) {
     tfmm_ksum k = {0.0, 0.0};
     for (size_t b = 0; b < blocks; b++) {
@@ -57,6 +57,18 @@ tfmm_status tfmm_diagnostics_compute(size_t n, const double *pos,
     total[q] = tfmm_ksum_value(&k);
   }
   free(part);
-  tfmm_diagnostics_finish(total, out);
   return TFMM_OK;
+}
+
+tfmm_status tfmm_diagnostics_compute(size_t n, const double *pos,
+                                     const double *vel, const double *mass,
+                                     const double *pot, tfmm_diagnostics *out) {
+  if (n == 0 || pos == NULL || vel == NULL || mass == NULL || pot == NULL ||
+      out == NULL)
+    return TFMM_ERR_INVALID_ARGUMENT;
+  double total[S_COUNT];
+  const tfmm_status st = tfmm_diagnostics_totals(n, pos, vel, mass, pot, total);
+  if (st == TFMM_OK)
+    tfmm_diagnostics_finish(total, out);
+  return st;
 }

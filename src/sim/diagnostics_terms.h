@@ -27,6 +27,16 @@ enum {
   TFMM_DIAG_SUMS = 12
 };
 
+#ifndef __CUDACC__
+#include <stddef.h>
+/* The 12 totals of n >= 0 bodies (zeros for none), summed as
+ * tfmm_diagnostics_compute sums them (src/sim/diagnostics.c): what ranks
+ * of several processes add up before tfmm_diagnostics_finish. */
+tfmm_status tfmm_diagnostics_totals(size_t n, const double *pos,
+                                    const double *vel, const double *mass,
+                                    const double *pot, double *total);
+#endif
+
 /* Body (m, x, v) with potential phi: its term of each sum. */
 TFMM_DIAG_FN void tfmm_diagnostics_terms(double m, const double *x,
                                          const double *v, double phi,

@@ -53,31 +53,20 @@ static tfmm_status compute_forces(tfmm_sim *s, int all, size_t targets) {
 static tfmm_status diagnose(tfmm_sim *s, tfmm_diagnostics *d) {
   if (s->gpu != NULL)
     return tfmm_sim_device_diagnostics(s, d);
-  tfmm_status st = TFMM_OK;
-  if (s->n > 0)
-    st = tfmm_diagnostics_compute(s->n, s->pos, s->vel, s->mass, s->pot, d);
+  /* Over several ranks each rank's totals are summed over the ranks before
+   * the quantities are formed. */
+  double total[TFMM_DIAG_SUMS];
+  tfmm_status st =
+      tfmm_diagnostics_totals(s->n, s->pos, s->vel, s->mass, s->pot, total);
   if (st != TFMM_OK)
     tfmm_error_set(&s->err, st, "step %lld: diagnostics: out of memory",
                    (long long)s->step);
-  if (!s->distributed)
-    return st;
-  /* Over several ranks: each rank's sums (undone from its diagnostics),
-   * summed over the ranks, then formed again. */
-  double total[TFMM_DIAG_SUMS] = {0};
-  if (s->n > 0) {
-    total[TFMM_DIAG_MASS] = d->mass;
-    total[TFMM_DIAG_KIN] = d->kinetic;
-    total[TFMM_DIAG_POT] = d->potential;
-    for (int k = 0; k < 3; k++) {
-      total[TFMM_DIAG_P + k] = d->momentum[k];
-      total[TFMM_DIAG_L + k] = d->angular_momentum[k];
-      total[TFMM_DIAG_X + k] = d->centre_of_mass[k] * d->mass;
-    }
+  if (s->distributed) {
+    tfmm_dist *dist = tfmm_sim_dist(s);
+    st = tfmm_dist_agree(dist, st, &s->err);
+    if (st == TFMM_OK)
+      st = tfmm_dist_sum(dist, total, TFMM_DIAG_SUMS, &s->err);
   }
-  tfmm_dist *dist = tfmm_sim_dist(s);
-  st = tfmm_dist_agree(dist, st, &s->err);
-  if (st == TFMM_OK)
-    st = tfmm_dist_sum(dist, total, TFMM_DIAG_SUMS, &s->err);
   if (st == TFMM_OK)
     tfmm_diagnostics_finish(total, d);
   return st;
