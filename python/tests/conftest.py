@@ -3,6 +3,7 @@ precision (written here from the formulas of include/tilefmm.h, not from
 the library), and fresh random seeds, printed so that a failure can be
 replayed (TILEFMM_TEST_SEED=...)."""
 
+import math
 import os
 
 import numpy as np
@@ -23,6 +24,34 @@ def seed(request):
     request.node.user_properties.append(("seed", value))
     print(f"seed {value}")
     return value
+
+
+# The chance of a false failure allowed to one judgement of a sample.
+SAMPLE_FALSE_FAILURE = 1e-6
+
+
+def sample_judged(errors, n, q=0.99, alpha=SAMPLE_FALSE_FAILURE):
+    """The error to hold against a bound B on the q-quantile over n bodies,
+    given the errors at k of them (tests/common/sample_quantile.h): all n,
+    the nearest-rank quantile; a random sample, the (c + 1)-th largest with
+    c the least count of P(Binomial(k, 1 - q) > c) <= alpha, so that a
+    solver whose q-quantile is B fails by chance at most alpha of the time
+    (the sample's own quantile would fail it often: of 100 bodies, the
+    99th percentile is the second largest). None when k bodies cannot
+    show a broken promise."""
+    e = np.sort(np.asarray(errors, dtype=float))
+    k, p = len(e), 1.0 - q
+    if k >= n:
+        return e[max(math.ceil(q * n), 1) - 1]
+
+    def tail(c):  # P(Binomial(k, p) > c)
+        return sum(math.comb(k, x) * p**x * (1 - p)**(k - x)
+                   for x in range(c + 1, k + 1))
+
+    c = 0
+    while c < k and tail(c) > alpha:
+        c += 1
+    return None if c >= k else e[k - 1 - c]
 
 
 def spline_w(u):

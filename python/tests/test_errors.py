@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import tilefmm
-from conftest import clustered, direct_sum
+from conftest import clustered, direct_sum, sample_judged
 
 
 def nearest_rank(values, p):
@@ -37,7 +37,11 @@ def test_errors_on_a_sample_and_of_a_method(seed):
     e = tilefmm.errors(pos, mass, sample=100, seed=seed, method="bh",
                        accuracy=1e-3, G=3.0)
     assert len(e.targets) == 100 == len(set(e.targets.tolist()))
-    assert 0 < e.p99 <= 1e-3
+    # The promise is a 99th percentile over the 1000 bodies: judged from
+    # the 100 sampled by a bound (conftest.sample_judged), not by their own
+    # p99, the second largest, which a solver keeping it may exceed.
+    assert 0 < e.p99
+    assert sample_judged(e.relative, 1000) <= 1e-3, (e.relative.max(), seed)
     acc, _ = tilefmm.forces(pos, mass, method="bh", accuracy=1e-3, G=3.0)
     acc0, _ = direct_sum(pos, mass, G=3.0)
     want = np.linalg.norm(acc - acc0, axis=1) / np.linalg.norm(acc0, axis=1)

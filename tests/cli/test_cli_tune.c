@@ -105,7 +105,7 @@ static void assert_png(const char *name) {
 static void run_small_tune(void) {
   const int rc =
       RUN("tune", "--ic", "plummer", "--n", "3000", "--leaf-min", "16",
-          "--leaf-max", "256", "--repeat", "1", "--sample", "200", "--device",
+          "--leaf-max", "256", "--repeat", "1", "--sample", "0", "--device",
           "cpu", "--csv", sp("t.csv"), "--png", sp("t.png"));
   char *err = read_text("stderr.txt");
   cr_assert_eq(rc, 0, "exit code %d:\n%s", rc, err);
@@ -182,7 +182,7 @@ Test(tune, max_error_chooses_the_fastest_within_it) {
   const char *common[] = {
       "tune", "--ic",     "plummer",   "--n",        "3000",      "--theta",
       "0.5",  "--order",  "4",         "--leaf-min", "16",        "--leaf-max",
-      "256",  "--repeat", "1",         "--sample",   "300",       "--device",
+      "256",  "--repeat", "1",         "--sample",   "0",         "--device",
       "cpu",  "--csv",    sp("t.csv"), "--png",      sp("t.png"), NULL};
   cr_assert_eq(run_argv(common), 3,
                "the default max error, 1e-3, is out of "
@@ -236,7 +236,7 @@ Test(tune, csv_comments_and_stdout) {
   csv_free(c);
   assert_stdout_has("near (cpu)");
   assert_stdout_has("p99 error");
-  assert_stdout_has("over 200 bodies");
+  assert_stdout_has("over 3000 bodies");
   /* One progress line per leaf size. */
   assert_stderr_has("[1/5] schedule hybrid, leaf 16:");
   assert_stderr_has("[5/5] schedule hybrid, leaf 256:");

@@ -1,4 +1,5 @@
 #include "active_check.h"
+#include "sample_quantile.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
@@ -154,7 +155,7 @@ static void against_whole(const active_result *r, const active_result *w,
 }
 
 /* The targets' accelerations against the reference at up to `sample` of
- * them: the 99th percentile of the relative error. */
+ * them: the relative errors, judged as a sample of the 99th percentile. */
 static void against_reference(const tfmm_config *c, const test_bodies *b,
                               const unsigned char *active,
                               const active_result *r,
@@ -195,11 +196,21 @@ static void against_reference(const tfmm_config *c, const test_bodies *b,
     err[t] = sqrt(d2 / r2);
   }
   qsort(err, m, sizeof *err, cmp_double);
-  const double p99 = err[(size_t)floor(0.99 * (double)(m - 1))];
-  cr_assert(p99 <= expect->ref_p99,
-            "%s: p99 of |a - a_ref| / |a_ref| over %zu targets is %g > %g "
-            "(max %g)",
-            label, m, p99, expect->ref_p99, err[m - 1]);
+  /* The promise is a 99th percentile over all n bodies; the m compared
+   * are a sample of them (random for the random sets and, taken with a
+   * stride, for all; the innermost sets are judged by the same rule, their
+   * margin the one ref_p99 gives). At most `allowed` of m may lie above
+   * ref_p99, so that a solver that keeps it fails by chance at most
+   * SAMPLE_FALSE_FAILURE of the time (sample_quantile.h); a set too small
+   * to show anything (one body) is held to the whole evaluation alone. */
+  const size_t allowed = sample_allowed_above(n, m, 0.99, SAMPLE_FALSE_FAILURE);
+  const double judged = sample_judged(err, n, m, 0.99, SAMPLE_FALSE_FAILURE);
+  if (allowed < m)
+    cr_assert(judged <= expect->ref_p99,
+              "%s: more than %zu of %zu targets have |a - a_ref| / |a_ref| "
+              "above %g (no. %zu from the top %g, max %g)",
+              label, allowed, m, expect->ref_p99, allowed + 1, judged,
+              err[m - 1]);
   free(targets);
   free(acc);
   free(err);

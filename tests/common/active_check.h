@@ -48,8 +48,9 @@ typedef struct active_result {
  * largest magnitude, for components near zero). */
 typedef struct active_expect {
   double tol;
-  double ref_p99; /* the 99th percentile over (sampled) targets of
-                     |a - a_ref| / |a_ref| may not exceed this */
+  double ref_p99; /* a bound on the 99th percentile over the bodies of
+                     |a - a_ref| / |a_ref|, judged from the (sampled)
+                     targets as sample_quantile.h says */
   size_t sample;  /* targets compared with the reference at most */
   /* With tol 0: a whole evaluation past either size below is compared to
    * within rounding_tol instead (the GPU sizes its near-field work items

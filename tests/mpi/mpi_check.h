@@ -44,29 +44,39 @@ static inline int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* The q-quantile (nearest rank) of every rank's k values; all ranks get
- * it. NaN counts as the worst. */
-static inline double mpi_quantile(const double *v, int k, double q) {
+/* Every rank's k values, gathered on all ranks and sorted ascending (NaN
+ * as the worst); their count in *total. Free the result. */
+static inline double *mpi_gather_sorted(const double *v, int k, int *total) {
   int size;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   int *counts = malloc(size * sizeof *counts),
       *displ = malloc(size * sizeof *displ);
   MPI_Allgather(&k, 1, MPI_INT, counts, 1, MPI_INT, MPI_COMM_WORLD);
-  int total = 0;
+  int t = 0;
   for (int r = 0; r < size; r++) {
-    displ[r] = total;
-    total += counts[r];
+    displ[r] = t;
+    t += counts[r];
   }
-  double *all = malloc((total > 0 ? total : 1) * sizeof *all);
+  double *all = malloc((t > 0 ? t : 1) * sizeof *all);
   MPI_Allgatherv(v, k, MPI_DOUBLE, all, counts, displ, MPI_DOUBLE,
                  MPI_COMM_WORLD);
-  for (int i = 0; i < total; i++)
+  for (int i = 0; i < t; i++)
     if (isnan(all[i]))
       all[i] = INFINITY;
-  qsort(all, total, sizeof *all, cmp_double);
+  qsort(all, t, sizeof *all, cmp_double);
+  free(counts), free(displ);
+  *total = t;
+  return all;
+}
+
+/* The q-quantile (nearest rank) of every rank's k values; all ranks get
+ * it. NaN counts as the worst. */
+static inline double mpi_quantile(const double *v, int k, double q) {
+  int total;
+  double *all = mpi_gather_sorted(v, k, &total);
   int at = (int)ceil(q * total) - 1;
   double out = total > 0 ? all[at < 0 ? 0 : at] : NAN;
-  free(all), free(counts), free(displ);
+  free(all);
   return out;
 }
 
