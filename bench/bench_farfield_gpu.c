@@ -9,7 +9,7 @@
  *
  *   bench_farfield_gpu [--n 1048576] [--leaf 64,512] [--order 4,8]
  *                      [--theta 0.5] [--reps 5] [--cpu-reps 1]
- * On the GPU machine (bench/device_upward_gpu.sh far):
+ * On the GPU machine (bash bench/device.sh upward far):
  *   .devbin/bench/bench_farfield_gpu --n 262144,1048576,4194304
  */
 #include "farfield/expansion.h"

@@ -3,10 +3,11 @@
 # call carries): the stripped binaries of a CUDA build in .devbin/ (same
 # layout as the build) and the shared libraries they load in .devlibs/.
 #   bench/make_devpack.sh [BUILD]      (default build-h100)
-# On the GPU machine: tar -xf .devpack.tgz, then
-#   TFMM_DEVICE_BUILD=.devbin bash bench/device_run.sh tests
-#   TFMM_DEVICE_BUILD=.devbin bash bench/device_sim.sh all
-#   TFMM_DEVICE_BUILD=.devbin bash bench/device_python.sh
+# On the GPU machine, carrying it: bash bench/device.sh COMMAND (it unpacks
+# the pack), e.g.
+#   bash bench/device.sh tests
+#   bash bench/device.sh sim all
+#   bash bench/device.sh python
 set -euo pipefail
 build=${1:-build-h100}
 devlibs=${DEVICE_LIBS:-../shared/tools/device-libs}
@@ -29,7 +30,7 @@ strip -s .devbin/apps/tilefmm .devbin/bench/* .devbin/tests/test_* \
 "$devlibs" -o .devlibs .devbin/apps/tilefmm .devbin/bench/* \
   .devbin/tests/test_* .devbin/tests/cli/test_* .devbin/tests/mpi/test_* \
   .devbin/src/libtilefmm.so
-# pytest for the Python package's tests (bench/device_python.sh): pure
+# pytest for the Python package's tests (bench/device.sh python): pure
 # Python, so any python3 there runs it; the GPU machine has no network.
 python3 -m pip install -q --target .devpy pytest
 # xz with a dictionary larger than one binary: every binary carries the same

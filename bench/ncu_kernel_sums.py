@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Sums ncu's gpu__time_duration per kernel name from a --csv report
-(bench/device_profile_gpu.sh): milliseconds, launches, name; largest
+(bash bench/device.sh profile): milliseconds, launches, name; largest
 first."""
 import collections
 import csv

@@ -3,8 +3,8 @@
 
     python3 bench/plot_gpu_schedule.py DIR [MAX_P99]
 
-DIR holds bench_tree CSVs (bench/device_scale.sh: small.csv, large.csv,
-hybrid.csv; bench/device_ladder.sh: leaves.csv) and, when the peers ran
+DIR holds bench_tree CSVs (bench/device.sh schedule scale: small.csv, large.csv,
+hybrid.csv; schedule leaves: leaves.csv) and, when the peers ran
 beside them, peers.txt (rows "code N median_ms p50 p99 max bodies/s
 status"). Writes into DIR:
 

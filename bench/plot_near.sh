@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Plots the runs of bench/device_near.sh (tree methods, near field on the
+# Plots the runs of bench/device.sh near (tree methods, near field on the
 # GPU, far field on the CPU) and prints their tables as Markdown.
 #
-#   bench/plot_near.sh [RESULTS_DIR]     (default bench/results/h100/near)
+#   bench/plot_near.sh [RESULTS_DIR]     (default bench/results/near)
 #
 # Reads from RESULTS_DIR:
 #   rate.csv                 -> near_rate.png       near-field kernel rate
@@ -12,7 +12,7 @@
 #   scale.csv, scale16m.csv  -> scale.png           time per evaluation
 #                                                   against N
 # and the all-pairs kernel's n_sweep_potential.csv (and n_sweep.csv, for the
-# table only) from ALLPAIRS_DIR (default: RESULTS_DIR/..). The all-pairs
+# table only) from ALLPAIRS_DIR (default: RESULTS_DIR/../direct). The all-pairs
 # reference rate is the one WITH the potential (the near field computes it
 # too) at the largest N measured; all-pairs times at an N that was measured
 # are the measured medians, beyond that N(N-1) / that rate.
@@ -22,9 +22,9 @@
 # rows repeated for one configuration are averaged. Needs gnuplot.
 set -euo pipefail
 
-dir=${1:-bench/results/h100/near}
+dir=${1:-bench/results/near}
 [ -d "$dir" ] || { echo "usage: $0 [RESULTS_DIR]" >&2; exit 2; }
-ap=${ALLPAIRS_DIR:-$dir/..}
+ap=${ALLPAIRS_DIR:-$dir/../direct}
 gp="$(cd "$(dirname "$0")" && pwd)/plot_near.gp"
 command -v gnuplot >/dev/null || { echo "$0: gnuplot not found" >&2; exit 1; }
 if gnuplot -e 'set terminal' 2>&1 | grep -q pngcairo; then term=pngcairo; else term=png; fi
