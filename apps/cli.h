@@ -13,6 +13,10 @@ void cli_error(const char *fmt, ...)
 #endif
     ;
 
+/* Each line of msg (a tfmm_gpu_check message) as a warning of its own:
+ * "tilefmm: warning: <line>" on stderr. */
+void cli_warn_lines(const char *msg);
+
 /* Under device auto (device_auto: the configuration's device is
  * TFMM_DEVICE_AUTO), says on stderr (once a run) which GPUs present this
  * build cannot use, why and how to fix it (tfmm_gpu_check), and that the

@@ -7,37 +7,10 @@
 #include "tilefmm.h"
 
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-
-void cli_error(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  /* Under mpirun a rank other than 0 prints to /dev/null: its message is
-   * kept for rank 0 to print if the failure is that rank's alone. */
-  if (mpi_cli_rank() > 0) {
-    char msg[1024];
-    va_list copy;
-    va_copy(copy, ap);
-    vsnprintf(msg, sizeof msg, fmt, copy);
-    va_end(copy);
-    mpi_cli_local_keep(msg);
-  }
-  fputs("tilefmm: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-  va_end(ap);
-}
-
-double cli_seconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void print_usage(FILE *fp) {
   fprintf(fp, "Usage: tilefmm COMMAND [options]\n"
@@ -67,30 +40,6 @@ static void print_usage(FILE *fp) {
                 "(docs/mpi.md).\n");
 }
 
-/* Each line of a tfmm_gpu_check message as a warning of its own. */
-static void print_gpu_lines(const char *msg) {
-  while (*msg != '\0') {
-    const char *end = strchr(msg, '\n');
-    const int len = end != NULL ? (int)(end - msg) : (int)strlen(msg);
-    fprintf(stderr, "tilefmm: warning: %.*s\n", len, msg);
-    msg += len + (end != NULL);
-  }
-}
-
-void cli_gpu_warn(int device_auto) {
-  static int said;
-  if (!device_auto || said)
-    return;
-  said = 1;
-  char msg[4096];
-  const int usable = tfmm_gpu_check(msg, sizeof msg);
-  print_gpu_lines(msg);
-  if (msg[0] != '\0' && usable == 0)
-    fputs("tilefmm: warning: --device auto: no usable GPU, running on the "
-          "CPU\n",
-          stderr);
-}
-
 /* The GPUs present that this build cannot use are named on stderr, with
  * the fix, so that "usable GPUs: 0" never goes unexplained. */
 static void print_version(void) {
@@ -105,7 +54,7 @@ static void print_version(void) {
          tfmm_version(), tfmm_has_cuda() ? "yes" : "no", usable,
          tfmm_has_mpi() ? "yes" : "no", mpi);
   fflush(stdout);
-  print_gpu_lines(msg);
+  cli_warn_lines(msg);
 }
 
 /* OpenMP's waiting policy, chosen on purpose: threads that wait at the
