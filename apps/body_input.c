@@ -5,9 +5,7 @@
 
 #include "atomic_file.h"
 #include "cli.h"
-#include "gadget2_read.h"
 #include "snapshot.h"
-#include "tipsy_read.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -46,37 +44,25 @@ int body_input_types_ok(const void *value) {
 }
 
 body_input_kind body_input_kind_of(const char *path) {
-  if (snapshot_is_hdf5(path))
+  switch (tfmm_snapshot_probe(path)) {
+  case TFMM_FORMAT_HDF5:
     return BODY_INPUT_HDF5;
-  unsigned char head[264]; /* GADGET's header record, with its markers */
-  char *first = gadget2_first_part(path); /* BASE of BASE.0, BASE.1, ... */
-  FILE *fp = fopen(first != NULL ? first : path, "rb");
-  const size_t len = fp != NULL ? fread(head, 1, sizeof head, fp) : 0;
-  if (fp != NULL)
-    fclose(fp);
-  /* A Tipsy file's first 4 bytes, part of a double, could read 256: a
-   * GADGET-2 header record framed by both markers decides first. */
-  const int gadget = gadget2_probe(head, len);
-  if (first != NULL) { /* path names nothing: only BASE of BASE.0 reads */
-    free(first);
-    return gadget > 0 ? BODY_INPUT_GADGET2 : BODY_INPUT_TEXT;
+  case TFMM_FORMAT_GADGET2:
+    return BODY_INPUT_GADGET2;
+  case TFMM_FORMAT_TIPSY:
+    return BODY_INPUT_TIPSY;
+  default:
+    return BODY_INPUT_TEXT;
   }
-  return gadget == 2              ? BODY_INPUT_GADGET2
-         : tipsy_probe(head, len) ? BODY_INPUT_TIPSY
-         : gadget == 1            ? BODY_INPUT_GADGET2
-                                  : BODY_INPUT_TEXT;
 }
 
 int body_input_read_snapshot(const char *path, body_input_kind kind,
                              uint64_t types, const char *flag, snapshot *out) {
-  switch (kind) {
-  case BODY_INPUT_GADGET2:
-    return gadget2_read(path, types, flag, out);
-  case BODY_INPUT_TIPSY:
-    return tipsy_read(path, types, flag, out);
-  default:
-    return snapshot_read_types(path, types, flag, out);
-  }
+  /* Text is read as HDF5, which says what the file is not. */
+  const tfmm_format format = kind == BODY_INPUT_GADGET2 ? TFMM_FORMAT_GADGET2
+                             : kind == BODY_INPUT_TIPSY ? TFMM_FORMAT_TIPSY
+                                                        : TFMM_FORMAT_HDF5;
+  return snapshot_read_format(path, format, types, flag, out);
 }
 
 /* The snapshot's bodies moved into out. */

@@ -23,9 +23,9 @@ int body_input_parse_types(const char *text, uint64_t *mask);
 /* args_option.valid for --types (the value is a const char *). */
 int body_input_types_ok(const void *value);
 
-/* What a file holds, told by its first bytes: the HDF5 signature
- * (snapshot_is_hdf5), a GADGET-2 header record (gadget2_probe), a Tipsy
- * header (tipsy_probe), a GADGET-2 opening marker alone, else text. When
+/* What a file holds, told by its first bytes (tfmm_snapshot_probe): the
+ * HDF5 signature, a GADGET-2 header record, a Tipsy header, a GADGET-2
+ * opening marker alone, else text. When
  * no file is named path, but one is named path.0, that one is probed: a
  * GADGET-2 snapshot in several files may be named by its BASE. (which
  * bodyio_read refuses when it is binary). A file that cannot be read is

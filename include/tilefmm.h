@@ -57,7 +57,9 @@ typedef enum tfmm_status {
   TFMM_ERR_COINCIDENT = 5,  /* two distinct bodies at one point, eps = 0 */
   TFMM_ERR_NONFINITE = 6,   /* a computed value is NaN or infinite */
   TFMM_ERR_UNSUPPORTED = 7, /* this build lacks the backend asked for */
-  TFMM_ERR_MPI = 8          /* an MPI call failed (several processes) */
+  TFMM_ERR_MPI = 8,         /* an MPI call failed (several processes) */
+  TFMM_ERR_FILE = 9 /* a file cannot be read or written, or is damaged or
+                       not in its format (tfmm_snapshot_read, ...) */
 } tfmm_status;
 
 /* Force methods. */
@@ -979,6 +981,218 @@ TFMM_API tfmm_status tfmm_sim_restore_mpi(tfmm_sim **out,
                                           MPI_Comm comm,
                                           const tfmm_sim_state *state);
 #endif
+
+/* ---- Snapshot files (src/io/, docs/formats.md) ----
+ *
+ * Reading bodies from the files N-body codes write, and writing tilefmm's
+ * own snapshots:
+ *   HDF5     the GADGET/SWIFT layout (GADGET-3/4, SWIFT, tilefmm; read by
+ *            swiftsimio, yt, pynbody, h5py): read and written. Needs a
+ *            library built with HDF5 (tfmm_has_hdf5), else
+ *            TFMM_ERR_UNSUPPORTED;
+ *   GADGET-2 binary snapshots, SnapFormat 1 and 2, either byte order, in
+ *            one file or several (BASE.0, BASE.1, ...): read;
+ *   Tipsy    binary files (Tipsy, PKDGRAV, ChaNGa), either byte order:
+ *            read.
+ * Particle types are GADGET's: 0 gas, 1 dark matter, 4 stars, 5 black
+ * holes (Tipsy's gas, dark and star particles are 0, 1 and 4). tilefmm
+ * computes gravity alone: by default a file must hold one type, not gas;
+ * several types, or gas, are read when tfmm_read_options.types names them,
+ * concatenated in type order, never merged unasked.
+ *
+ * These calls print nothing: a failure returns a status other than
+ * TFMM_OK (TFMM_ERR_FILE for a file that cannot be read or written or
+ * holds what it must not, TFMM_ERR_NO_MEMORY, TFMM_ERR_INVALID_ARGUMENT
+ * for bodies that cannot be written) and writes into message (size bytes,
+ * NUL-terminated, cut to fit; message may be NULL) why, naming the file
+ * and what is wrong in it: the dataset or attribute, the block and byte
+ * offset, the body's index and ID. Several causes are separated by '\n'.
+ * Safe to call from several threads on different files, except that HDF5
+ * itself (most builds) is not thread-safe: one HDF5 call at a time. */
+
+/* The formats of snapshot files. */
+typedef enum tfmm_format {
+  TFMM_FORMAT_UNKNOWN = 0, /* none of these (a text file), or unreadable */
+  TFMM_FORMAT_HDF5 = 1,    /* HDF5, the GADGET/SWIFT layout */
+  TFMM_FORMAT_GADGET2 = 2, /* GADGET-2 binary, SnapFormat 1 or 2 */
+  TFMM_FORMAT_TIPSY = 3    /* Tipsy binary */
+} tfmm_format;
+
+/* Where the units of a snapshot read came from. */
+typedef enum tfmm_units_source {
+  TFMM_UNITS_NONE = 0,   /* the file has none (Tipsy, GADGET-2, ...) */
+  TFMM_UNITS_NBODY = 1,  /* tilefmm's N-body units (Header UnitSystem) */
+  TFMM_UNITS_SWIFT = 2,  /* SWIFT's /Units group (SWIFT, tilefmm) */
+  TFMM_UNITS_GADGET4 = 3 /* GADGET-4's UnitLength_in_cm, UnitMass_in_g and
+                            UnitVelocity_in_cm_per_s (/Header or
+                            /Parameters) */
+} tfmm_units_source;
+
+/* A unit system, as SWIFT's InternalUnitSystem gives it. mass 0 means
+ * N-body units (G = 1, no physical meaning). The time unit is length /
+ * velocity. */
+typedef struct tfmm_unit_system {
+  double mass;        /* grams; 0: N-body units */
+  double length;      /* centimetres */
+  double velocity;    /* centimetres per second */
+  double current;     /* amperes (SWIFT's U_I; gravity does not use it);
+                         1 when unset */
+  double temperature; /* kelvins (SWIFT's U_T); 1 when unset */
+} tfmm_unit_system;
+
+/* A named text value (a run's parameter, a checkpoint's state). Numbers
+ * are written as text that reads back to the same bits. */
+typedef struct tfmm_attr {
+  char *name;  /* "Gravity:theta"; non-empty, distinct within a group */
+  char *value; /* "0.5" */
+} tfmm_attr;
+
+/* The bodies of a snapshot and what goes with them. The arrays are the
+ * caller's when writing (read only); when reading, the library allocates
+ * them and tfmm_snapshot_free releases them. Vectors are x0 y0 z0 x1 ... */
+typedef struct tfmm_snapshot {
+  size_t n;          /* bodies: 1 to 2^32 - 1 to write (NumPart_ThisFile is
+                        uint32) */
+  double time;       /* the simulation time */
+  double *pos;       /* 3n coordinates, finite */
+  double *vel;       /* 3n velocities, finite; zeros on read when the file has
+                        none */
+  double *mass;      /* n masses, each > 0 (finite) */
+  double *acc;       /* 3n accelerations, or NULL: not written; NULL on read
+                        unless every type read holds them (HDF5 only) */
+  double *pot;       /* n potentials per unit mass, or NULL (as acc) */
+  uint64_t *ids;     /* n IDs; on read 1..n (in file order) when the file
+                        has none (Tipsy, GADGET-2 format 2 without block ID) */
+  signed char *bins; /* n time bins of individual steps (PartType1/TimeBins,
+                        int8), or NULL: not written; NULL on read when
+                        absent */
+  tfmm_attr *params; /* nparams entries of /Parameters (HDF5) */
+  size_t nparams;
+  tfmm_attr *state; /* nstate entries of /RunState (HDF5; a checkpoint's);
+                       nstate 0: no such group */
+  size_t nstate;
+  tfmm_unit_system units; /* the unit system: on write, mass 0 writes N-body
+                       units (1 g, 1 cm, 1 cm/s marked "N-body" in Header
+                       UnitSystem); on read, the file's (zeros when it has
+                       none or is in N-body units) */
+  tfmm_units_source units_source; /* on read: where units came from */
+  double G;           /* on write: newton_G of /PhysicalConstants, 0: not
+                         written; on read: 0 */
+  tfmm_format format; /* on read: the file's format */
+  char *note;         /* on read, when tfmm_read_options.types is not
+                         TFMM_TYPES_DEFAULT: "PATH: read type 1 (dark matter):
+                         N as gravitating bodies" (the types and counts read),
+                         also after a failure past the choice; else NULL */
+  char **files;       /* on read: the nfiles files read (a GADGET-2 snapshot in
+                         several files: every part), so that a caller can keep
+                         its outputs from replacing them */
+  size_t nfiles;
+} tfmm_snapshot;
+
+/* The optional datasets of a snapshot for readers (tfmm_snapshot_output;
+ * Coordinates, Masses and ParticleIDs are always written). */
+#define TFMM_SNAPSHOT_VELOCITIES 1u
+#define TFMM_SNAPSHOT_ACCELERATIONS 2u
+#define TFMM_SNAPSHOT_POTENTIALS 4u
+#define TFMM_SNAPSHOT_ALL 7u
+
+/* How a snapshot for readers is written. Without one (NULL), a
+ * checkpoint's: every dataset given, double precision, uncompressed,
+ * coordinates unshifted, so that a restart reads the same bits. */
+typedef struct tfmm_snapshot_output {
+  unsigned fields; /* TFMM_SNAPSHOT_* of the optional datasets written */
+  int single;      /* 1: floating-point datasets as float32 */
+  int compression; /* gzip level 0 (none) to 9, with HDF5's shuffle */
+} tfmm_snapshot_output;
+
+/* tfmm_read_options.types: bit k reads PartType<k>, or one of these. */
+#define TFMM_TYPES_DEFAULT 0      /* one type, not gas (else refused) */
+#define TFMM_TYPES_ALL UINT64_MAX /* every type present */
+
+/* How a snapshot is read; zeros (or NULL) are the defaults. */
+typedef struct tfmm_read_options {
+  tfmm_format format; /* TFMM_FORMAT_UNKNOWN (default): told from the
+                         file's first bytes (tfmm_snapshot_probe) */
+  uint64_t types;     /* the particle types read; default
+                         TFMM_TYPES_DEFAULT. Bits of types the file does
+                         not hold are refused (but in TFMM_TYPES_ALL) */
+  int attributes;     /* HDF5: 1 also reads /Parameters and /RunState
+                         (numbers turned into text); 0 (default) skips
+                         them, so that a damaged group unread cannot stop
+                         the read */
+  const char *flag;   /* the caller's name for its choice of types (the
+                         CLI's "--types"), named in messages; NULL
+                         (default): the messages say how to choose */
+} tfmm_read_options;
+
+/* Whether this library was built with HDF5: 1 or 0. */
+TFMM_API int tfmm_has_hdf5(void);
+
+/* The format of the file path, told by its first bytes whatever its name:
+ * the HDF5 signature (at offset 0 or after a user block of 512, 1024, ...
+ * bytes), a GADGET-2 header record, a Tipsy header. A GADGET-2 snapshot in
+ * several files may be named by its BASE (no file BASE, but BASE.0).
+ * TFMM_FORMAT_UNKNOWN when it is none of them or cannot be read. */
+TFMM_API tfmm_format tfmm_snapshot_probe(const char *path);
+
+/* Reads the snapshot path into out (zeroed first; release it with
+ * tfmm_snapshot_free, also after a failure). options may be NULL. Every
+ * body's coordinates, velocity and mass must be finite and its mass > 0;
+ * a failure names the file and the body (its index and ID) or the part
+ * of the file at fault.
+ * HDF5: masses from Masses, shaped (n) or (n, 1), else MassTable;
+ * Coordinates and Velocities float or double, ParticleIDs any integer
+ * type (a negative one refused); Header Shift is taken off the
+ * coordinates; units from /Units or GADGET-4's keys; multi-file snapshots,
+ * damaged chunks (Fletcher-32) and shapes that disagree with
+ * NumPart_ThisFile are refused.
+ * GADGET-2: positions, velocities (as stored: sqrt(a) dx/dt), masses (block
+ * MASS or massarr), IDs; a cosmological snapshot (redshift != 0) is
+ * refused; markers that do not frame their records, truncated records and
+ * blocks that disagree with the header are named with their byte offset.
+ * Tipsy: positions, velocities, masses; IDs are places in the file; a size
+ * that does not match the header (truncated, or extra bytes) is refused. */
+TFMM_API tfmm_status tfmm_snapshot_read(const char *path,
+                                        const tfmm_read_options *options,
+                                        tfmm_snapshot *out, char *message,
+                                        size_t size);
+
+/* TFMM_OK when s can be written: 1 <= n <= UINT32_MAX; pos, vel, mass and
+ * ids given; every body finite with mass > 0 (else the message names the
+ * body: "PATH: body I (ParticleID ID) has a non-finite coordinate");
+ * parameter and state names non-empty and distinct. path is named in the
+ * message. TFMM_ERR_INVALID_ARGUMENT otherwise. */
+TFMM_API tfmm_status tfmm_snapshot_check(const char *path,
+                                         const tfmm_snapshot *s, char *message,
+                                         size_t size);
+
+/* Writes s to path in the HDF5 layout of tilefmm run (docs/formats.md):
+ * /Header as SWIFT writes it (with GADGET's keys and GADGET-4's unit keys),
+ * /PartType1 (every body is of type 1) with SWIFT's unit attributes on
+ * each dataset, /Units and SWIFT's other groups (what swiftsimio, yt and
+ * pynbody look for), /Parameters, and /RunState when nstate > 0. acc, pot
+ * and bins are written when not NULL (and output, if any, asks for them).
+ * With an output, the coordinates are stored shifted by BoxSize / 2 into
+ * [0, BoxSize) (BoxSize: a little over 2 max |coordinate|), as SWIFT and
+ * yt want them, and Header Shift says by how much (tfmm_snapshot_read
+ * takes it off, to an ulp of BoxSize); without, they are exact. Datasets
+ * are chunked with Fletcher-32 checksums, in the HDF5 1.8 format. The file
+ * is written to a temporary beside path (".NAME.tmp-XXXXXX"), synced and
+ * renamed over path: a failure leaves an existing path untouched. */
+TFMM_API tfmm_status tfmm_snapshot_write(const char *path,
+                                         const tfmm_snapshot *s,
+                                         const tfmm_snapshot_output *output,
+                                         char *message, size_t size);
+
+/* tfmm_snapshot_write into the file named file (created, or truncated),
+ * in place, naming path in messages: for a caller that makes, syncs and
+ * renames its own temporary (the CLI's atomic outputs). */
+TFMM_API tfmm_status tfmm_snapshot_write_file(
+    const char *path, const char *file, const tfmm_snapshot *s,
+    const tfmm_snapshot_output *output, char *message, size_t size);
+
+/* Releases what tfmm_snapshot_read allocated and zeroes s. */
+TFMM_API void tfmm_snapshot_free(tfmm_snapshot *s);
 
 #ifdef __cplusplus
 }

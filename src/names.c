@@ -11,7 +11,8 @@ static const char *const status_names[] = {"ok",
                                            "coincident bodies",
                                            "non-finite value",
                                            "unsupported in this build",
-                                           "MPI error"};
+                                           "MPI error",
+                                           "file error"};
 
 static const char *const method_names[] = {"reference", "direct", "fmm", "bh"};
 static const char *const device_names[] = {"auto", "cpu", "gpu"};

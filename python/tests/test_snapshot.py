@@ -45,14 +45,19 @@ def test_the_layout(sim, tmp_path):
         assert list(h["NumPart_Total_HighWord"]) == [0] * 6
         assert h["MassTable"].dtype == np.float64 and not h["MassTable"].any()
         assert h["Time"] == sim.time == 3 / 64
-        assert h["BoxSize"] == 2 * np.abs(state.positions).max()
+        # as `tilefmm run` writes it (the library's writer): the box a
+        # little over 2 max |x|, the coordinates stored shifted into it
+        box = 2 * np.abs(state.positions).max() * (1 + 2**-20)
+        assert np.all(h["BoxSize"] == box) and np.all(h["Shift"] == box / 2)
+        assert h["UnitSystem"].startswith(b"N-body")
         assert h["Dimension"] == 3 and h["NumFilesPerSnapshot"] == 1
         assert h["Dimension"].dtype == np.int32
         g = f["PartType1"]
         assert g["Coordinates"].dtype == np.float64 and g["Coordinates"].shape == (150, 3)
         assert g["ParticleIDs"].dtype == np.uint64
         assert g["Coordinates"].fletcher32
-        assert np.array_equal(g["Coordinates"][:], state.positions)
+        assert np.allclose(g["Coordinates"][:] - box / 2, state.positions,
+                           rtol=0, atol=2.0**-51 * box)
         assert np.array_equal(g["Velocities"][:], state.velocities)
         assert np.array_equal(g["Accelerations"][:], state.accelerations)
         assert np.array_equal(g["Potentials"][:], state.potentials)
@@ -66,7 +71,9 @@ def test_the_layout(sim, tmp_path):
         assert p["Run:note"].decode() == "é"
     back = snapshot.read(path)
     assert back.state is None and back.time == 3 / 64
-    assert np.array_equal(back.positions, state.positions)
+    # shifted into the box and back: to an ulp of the box
+    assert np.allclose(back.positions, state.positions, rtol=0,
+                       atol=2.0**-51 * box)
     assert back.parameters["Run:note"] == "é"
     assert back.parameters["TimeIntegration:dt"] == "0.015625"
     assert back.parameters["Gravity:method"] == "fmm"
@@ -79,7 +86,9 @@ def test_the_cli_reads_it(sim, tmp_path):
     sim.save_snapshot(path)
     out = run("forces", "--in", path, "--method", "reference", "--eps", "0.01")
     rows = np.loadtxt(out.splitlines(), comments="#")
-    state = sim.state()
+    # the bodies as stored (coordinates shifted into the box, as `tilefmm
+    # run` writes them) and read back: the CLI's input, bit for bit
+    state = snapshot.read(path)
     acc, pot = tilefmm.forces(state.positions, state.masses, method="reference",
                               eps=0.01)
     assert rows.shape == (150, 4)
@@ -171,10 +180,13 @@ def test_a_failed_write_leaves_the_old_file(sim, tmp_path):
 def test_reading_refuses_what_it_cannot_take(tmp_path):
     path = tmp_path / "two.hdf5"
     with h5py.File(path, "w") as f:
-        f.create_group("Header").attrs["Time"] = 0.0
+        h = f.create_group("Header").attrs
+        h["Time"] = 0.0
+        h["NumPart_ThisFile"] = np.array([0, 2, 0, 0, 2, 0], np.uint32)
         for k in (1, 4):
             f.create_dataset(f"PartType{k}/Coordinates", data=np.zeros((2, 3)))
             f.create_dataset(f"PartType{k}/Masses", data=np.ones((2, 1)))
-    with pytest.raises(ValueError, match=r"types \[1, 4\]"):
+    with pytest.raises(tilefmm.FileError,
+                       match=r"PartType1 \(dark matter\): 2, PartType4 \(stars\): 2"):
         snapshot.read(path)
     assert snapshot.read(path, part_type=4).positions.shape == (2, 3)

@@ -8,6 +8,7 @@ GPU, from Python (numpy arrays in and out).
     sim = tilefmm.Simulation(pos, vel, mass, dt=1/128, eps=0.01)
     sim.advance_to(1.0)
     print(sim.diagnostics().energy_error)
+    snap = tilefmm.read("snapshot_0010.hdf5")   # HDF5, GADGET-2 or Tipsy
 
 See python/README.md. The import checks that the library (libtilefmm)
 is this package's version and that its structs are laid out as the
@@ -15,12 +16,14 @@ package's copies (tfmm_struct_layout)."""
 
 from ._version import __version__
 from ._lib import lib as _clib, path as library_path
-from . import ic, snapshot
+from . import ic, io, snapshot
 from ._forces import ErrorStats, Solver, errors, forces
 from ._options import SOLVER_OPTIONS, SIM_OPTIONS, defaults, enum_names
-from .errors import (CoincidentBodiesError, CudaError, InvalidArgumentError,
-                     MpiError, NoDeviceError, NonFiniteError,
-                     OutOfMemoryError, TilefmmError, UnsupportedError)
+from .errors import (CoincidentBodiesError, CudaError, FileError,
+                     InvalidArgumentError, MpiError, NoDeviceError,
+                     NonFiniteError, OutOfMemoryError, TilefmmError,
+                     UnsupportedError)
+from .io import Bodies, Units, read
 from .simulation import Diagnostics, Simulation, State
 
 
@@ -45,5 +48,6 @@ __all__ = [
     "Diagnostics", "ic", "defaults", "enum_names", "SOLVER_OPTIONS",
     "SIM_OPTIONS", "snapshot", "TilefmmError", "InvalidArgumentError",
     "CoincidentBodiesError", "OutOfMemoryError", "NoDeviceError", "CudaError",
-    "NonFiniteError", "UnsupportedError", "MpiError",
+    "NonFiniteError", "UnsupportedError", "MpiError", "FileError", "io",
+    "read", "Bodies", "Units",
 ]

@@ -46,6 +46,11 @@ class MpiError(TilefmmError, RuntimeError):
     """TFMM_ERR_MPI: an MPI call failed (a solver over several processes)."""
 
 
+class FileError(TilefmmError, OSError):
+    """TFMM_ERR_FILE: a file cannot be read or written, or is damaged or
+    not in its format (the message names the file and what is wrong)."""
+
+
 BY_STATUS = {
     1: InvalidArgumentError,
     2: OutOfMemoryError,
@@ -55,6 +60,7 @@ BY_STATUS = {
     6: NonFiniteError,
     7: UnsupportedError,
     8: MpiError,
+    9: FileError,
 }
 
 

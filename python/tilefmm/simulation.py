@@ -125,7 +125,8 @@ class Simulation(Handle):
 
     @classmethod
     def from_snapshot(cls, path, restart=True, **options):
-        """A simulation from an HDF5 snapshot (GADGET/SWIFT layout): a
+        """A simulation from a snapshot (HDF5 in the GADGET/SWIFT layout,
+        GADGET-2 or Tipsy: tilefmm.read): a
         checkpoint (with /RunState, as save_snapshot(checkpoint=True) and
         `tilefmm run` write) is restored when restart is True; otherwise
         the file's bodies are initial conditions at its Time (options may
@@ -271,17 +272,23 @@ class Simulation(Handle):
         solver = lib.tfmm_sim_solver(self._live())
         return stats_dict(lib.tfmm_solver_stats(solver).contents)
 
-    def save_snapshot(self, path, checkpoint=False, parameters=None):
-        """Writes an HDF5 snapshot in the layout of `tilefmm run`'s
-        (readable by `tilefmm forces --in`, h5py, yt, ...): the bodies and
-        their forces at the current time; with checkpoint=True, /RunState
-        too, so that Simulation.from_snapshot continues the run bit for
-        bit. parameters: extra /Parameters entries {"Section:key": value}."""
+    def save_snapshot(self, path, checkpoint=False, parameters=None,
+                      units=None):
+        """Writes an HDF5 snapshot through the library's writer, in the
+        layout and units of `tilefmm run`'s (readable by `tilefmm forces
+        --in`, swiftsimio, yt, pynbody, h5py): the bodies and their forces
+        at the current time, coordinates shifted into the box as `tilefmm
+        run` stores them; with checkpoint=True, /RunState too and every
+        dataset exact, so that Simulation.from_snapshot continues the run
+        bit for bit. parameters: extra /Parameters entries
+        {"Section:key": value}. units: the unit system of the numbers (a
+        tilefmm.io.Units in cgs), None for N-body units."""
         from . import snapshot
         clock = lib.tfmm_sim_bins(self._live(), None, 0) > 0
         snapshot.write(path, self.state(),
                        parameters={**self.parameters(), **(parameters or {})},
-                       checkpoint=checkpoint, clock=clock, device=self.device)
+                       checkpoint=checkpoint, clock=clock, device=self.device,
+                       units=units, G=self.config["G"])
 
     def parameters(self):
         """The settings as `tilefmm run` names them in a snapshot's

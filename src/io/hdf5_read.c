@@ -1,13 +1,8 @@
-/* Reading snapshots written by tilefmm, GADGET, SWIFT and others: the
- * particle types chosen, concatenated in type order. See snapshot.h. */
+/* Reading HDF5 snapshots written by tilefmm, GADGET, SWIFT and others:
+ * the particle types chosen, concatenated in type order. See
+ * tfmm_snapshot_read in tilefmm.h. */
 #define _POSIX_C_SOURCE 200809L
-#include "particle_types.h"
-#include "snapshot.h"
-
-#include "cli.h"
-#include "snapshot_meta.h"
-
-#include <hdf5.h>
+#include "io/hdf5.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -17,9 +12,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define MAX_TYPES 64 /* GADGET-4 may be built with more than 6 types */
+#define MAX_TYPES TFMM_IO_TYPES_MAX
 
 typedef struct reader {
+  tfmm_io_report *report; /* where failures are reported */
   const char *path;
   hid_t file;
   int ntypes;                   /* elements of the Header's arrays */
@@ -27,7 +23,7 @@ typedef struct reader {
   double mass_table[MAX_TYPES]; /* MassTable, zeros when absent */
   int has_mass_table;
   double shift[3];  /* Header Shift, zeros when absent */
-  uint64_t types;   /* the types to read (see snapshot_read_types) */
+  uint64_t types;   /* the types to read (tfmm_read_options.types) */
   const char *flag; /* the flag that chooses them, for messages */
 } reader;
 
@@ -35,37 +31,41 @@ typedef struct reader {
  * stack: a checksum that does not match (Fletcher-32 on a chunk of data,
  * or the checksum of metadata) means a damaged file, and says so. Call it
  * straight after the failing call. */
-static void report_hdf5(const char *path, const char *what) {
-  char reason[SNAPSHOT_REASON_SIZE];
-  snapshot_hdf5_reason(reason);
+static void report_hdf5(tfmm_io_report *rep, const char *path,
+                        const char *what) {
+  char reason[TFMM_HDF5_REASON_SIZE];
+  tfmm_hdf5_reason(reason);
   if (strstr(reason, "checksum") != NULL ||
       strstr(reason, "Fletcher32") != NULL)
-    cli_error("%s: %s: checksum mismatch: the file is damaged", path, what);
+    tfmm_io_fail(rep, "%s: %s: checksum mismatch: the file is damaged", path,
+                 what);
   else
-    cli_error("%s: cannot read %s: %s", path, what, reason);
+    tfmm_io_fail(rep, "%s: cannot read %s: %s", path, what, reason);
 }
 
 /* Opens the object name of loc, which exists, when it is of the type
  * wanted; else prints why not (HDF5's reason when the object cannot be
  * read, which a damaged object header is not). what names it. */
-static hid_t open_object(const char *path, hid_t loc, const char *name,
-                         H5I_type_t wanted, const char *what) {
+static hid_t open_object(tfmm_io_report *rep, const char *path, hid_t loc,
+                         const char *name, H5I_type_t wanted,
+                         const char *what) {
   const hid_t object = H5Oopen(loc, name, H5P_DEFAULT);
   if (object < 0) {
-    report_hdf5(path, what);
+    report_hdf5(rep, path, what);
   } else if (H5Iget_type(object) != wanted) {
-    cli_error("%s: %s is not a %s", path, what,
-              wanted == H5I_GROUP ? "group" : "dataset");
+    tfmm_io_fail(rep, "%s: %s is not a %s", path, what,
+                 wanted == H5I_GROUP ? "group" : "dataset");
     H5Oclose(object);
     return -1;
   }
   return object;
 }
 
-static hid_t open_group(const char *path, hid_t loc, const char *name) {
+static hid_t open_group(tfmm_io_report *rep, const char *path, hid_t loc,
+                        const char *name) {
   char what[64];
   snprintf(what, sizeof what, "/%s", name);
-  return open_object(path, loc, name, H5I_GROUP, what);
+  return open_object(rep, path, loc, name, H5I_GROUP, what);
 }
 
 /* Elements of attribute name of loc: -1 when there is no such attribute. */
@@ -91,12 +91,13 @@ static int header_numbers(const reader *r, hid_t header, const char *name,
   if (points < 0) {
     if (!required)
       return -1;
-    cli_error("%s: /Header has no attribute %s", r->path, name);
+    tfmm_io_fail(r->report, "%s: /Header has no attribute %s", r->path, name);
     return 0;
   }
   if (points != len) {
-    cli_error("%s: /Header attribute %s has %lld values, expected %lld",
-              r->path, name, (long long)points, (long long)len);
+    tfmm_io_fail(r->report,
+                 "%s: /Header attribute %s has %lld values, expected %lld",
+                 r->path, name, (long long)points, (long long)len);
     return 0;
   }
   const hid_t attr = H5Aopen(header, name, H5P_DEFAULT);
@@ -104,11 +105,12 @@ static int header_numbers(const reader *r, hid_t header, const char *name,
   const H5T_class_t cls = type >= 0 ? H5Tget_class(type) : H5T_NO_CLASS;
   int ok = cls == H5T_INTEGER || cls == H5T_FLOAT;
   if (!ok)
-    cli_error("%s: /Header attribute %s is not a number", r->path, name);
+    tfmm_io_fail(r->report, "%s: /Header attribute %s is not a number", r->path,
+                 name);
   else if (H5Aread(attr, mem_type, buf) < 0) {
     char what[96];
     snprintf(what, sizeof what, "/Header attribute %s", name);
-    report_hdf5(r->path, what);
+    report_hdf5(r->report, r->path, what);
     ok = 0;
   }
   if (type >= 0)
@@ -126,9 +128,10 @@ static int check_single_file(const reader *r, hid_t header) {
                       &files, 1, 0))
     return 0;
   if (files != 1) {
-    cli_error("%s: part of a multi-file snapshot (NumFilesPerSnapshot = "
-              "%" PRId64 "); only single-file snapshots can be read",
-              r->path, files);
+    tfmm_io_fail(r->report,
+                 "%s: part of a multi-file snapshot (NumFilesPerSnapshot = "
+                 "%" PRId64 "); only single-file snapshots can be read",
+                 r->path, files);
     return 0;
   }
   uint64_t low[MAX_TYPES] = {0}, high[MAX_TYPES] = {0};
@@ -140,26 +143,29 @@ static int check_single_file(const reader *r, hid_t header) {
   for (int k = 0; got > 0 && k < r->ntypes; k++) {
     const uint64_t total = low[k] + (high[k] << 32);
     if (total != r->count[k]) {
-      cli_error("%s: NumPart_Total[%d] = %" PRIu64
-                " (with NumPart_Total_HighWord) but NumPart_ThisFile[%d] = "
-                "%" PRIu64 ": part of a multi-file snapshot?",
-                r->path, k, total, k, r->count[k]);
+      tfmm_io_fail(r->report,
+                   "%s: NumPart_Total[%d] = %" PRIu64
+                   " (with NumPart_Total_HighWord) but NumPart_ThisFile[%d] = "
+                   "%" PRIu64 ": part of a multi-file snapshot?",
+                   r->path, k, total, k, r->count[k]);
       return 0;
     }
   }
   return 1;
 }
 
-static int read_header_group(reader *r, hid_t header, snapshot *out) {
+static int read_header_group(reader *r, hid_t header, tfmm_snapshot *out) {
   const hssize_t ntypes = attr_points(header, "NumPart_ThisFile");
   if (ntypes < 0) {
-    cli_error("%s: /Header has no attribute NumPart_ThisFile", r->path);
+    tfmm_io_fail(r->report, "%s: /Header has no attribute NumPart_ThisFile",
+                 r->path);
     return 0;
   }
   if (ntypes < 1 || ntypes > MAX_TYPES) {
-    cli_error("%s: /Header attribute NumPart_ThisFile has %lld values, "
-              "expected 1 to %d",
-              r->path, (long long)ntypes, MAX_TYPES);
+    tfmm_io_fail(r->report,
+                 "%s: /Header attribute NumPart_ThisFile has %lld values, "
+                 "expected 1 to %d",
+                 r->path, (long long)ntypes, MAX_TYPES);
     return 0;
   }
   r->ntypes = (int)ntypes;
@@ -169,14 +175,16 @@ static int read_header_group(reader *r, hid_t header, snapshot *out) {
       !header_numbers(r, header, "Time", H5T_NATIVE_DOUBLE, &out->time, 1, 1))
     return 0;
   if (!isfinite(out->time)) {
-    cli_error("%s: /Header attribute Time is %g, not a finite number", r->path,
-              out->time);
+    tfmm_io_fail(r->report,
+                 "%s: /Header attribute Time is %g, not a finite number",
+                 r->path, out->time);
     return 0;
   }
   for (int k = 0; k < r->ntypes; k++) {
     if (count[k] < 0) {
-      cli_error("%s: NumPart_ThisFile[%d] = %" PRId64 " is negative", r->path,
-                k, count[k]);
+      tfmm_io_fail(r->report,
+                   "%s: NumPart_ThisFile[%d] = %" PRId64 " is negative",
+                   r->path, k, count[k]);
       return 0;
     }
     r->count[k] = (uint64_t)count[k];
@@ -188,7 +196,8 @@ static int read_header_group(reader *r, hid_t header, snapshot *out) {
     return 0;
   for (int k = 0; k < 3; k++)
     if (!isfinite(r->shift[k])) {
-      cli_error("%s: /Header attribute Shift is not finite", r->path);
+      tfmm_io_fail(r->report, "%s: /Header attribute Shift is not finite",
+                   r->path);
       return 0;
     }
   return got != 0 && check_single_file(r, header);
@@ -197,32 +206,33 @@ static int read_header_group(reader *r, hid_t header, snapshot *out) {
 /* ---- particle types ---------------------------------------------------- */
 
 /* Chooses the types to read and zeroes the counts of the others
- * (particle_types.h: by default one type, not gas). A file of no
+ * (tfmm_io_types_select: by default one type, not gas). A file of no
  * particles is scan_types' to report. */
-static int select_types(reader *r) {
+static int select_types(reader *r, tfmm_snapshot *out) {
   for (int k = 0; k < r->ntypes; k++)
     if (r->count[k] > 0)
-      return particle_types_select(r->path, "PartType", r->ntypes, r->count,
-                                   r->types, r->flag);
+      return tfmm_io_types_select(r->report, r->path, "PartType", r->ntypes,
+                                  r->count, r->types, r->flag, &out->note);
   return 1;
 }
 
-static int read_header(reader *r, snapshot *out) {
+static int read_header(reader *r, tfmm_snapshot *out) {
   const htri_t exists = H5Lexists(r->file, "Header", H5P_DEFAULT);
   if (exists < 0) {
-    report_hdf5(r->path, "the root group");
+    report_hdf5(r->report, r->path, "the root group");
     return 0;
   }
   if (exists == 0) {
-    cli_error("%s: no /Header group: not a GADGET/SWIFT snapshot", r->path);
+    tfmm_io_fail(r->report, "%s: no /Header group: not a GADGET/SWIFT snapshot",
+                 r->path);
     return 0;
   }
-  const hid_t header = open_group(r->path, r->file, "Header");
+  const hid_t header = open_group(r->report, r->path, r->file, "Header");
   if (header < 0)
     return 0;
   const int ok = read_header_group(r, header, out);
   H5Gclose(header);
-  return ok && select_types(r);
+  return ok && select_types(r, out);
 }
 
 /* "(rows, 3)" or "(rows)". */
@@ -252,19 +262,22 @@ static int check_dataset(const reader *r, hid_t set, int k, const char *name,
     want[1] = 1;
   int ok = 0;
   if (space < 0 || type < 0 || rank < 0)
-    cli_error("%s: PartType%d/%s cannot be read", r->path, k, name);
+    tfmm_io_fail(r->report, "%s: PartType%d/%s cannot be read", r->path, k,
+                 name);
   else if (cls != H5T_INTEGER && (want_int || cls != H5T_FLOAT))
-    cli_error("%s: PartType%d/%s does not hold %s", r->path, k, name,
-              want_int ? "integers" : "numbers");
+    tfmm_io_fail(r->report, "%s: PartType%d/%s does not hold %s", r->path, k,
+                 name, want_int ? "integers" : "numbers");
   else if (rank != want_rank || dims[0] != want[0] ||
            (want_rank == 2 && dims[1] != want[1])) {
     char got_text[128], want_text[64];
     shape_text(got_text, sizeof got_text, rank, dims);
     shape_text(want_text, sizeof want_text, want_rank, want);
-    cli_error("%s: PartType%d/%s has shape %s, but NumPart_ThisFile[%d] = %zu "
-              "needs %s%s",
-              r->path, k, name, got_text, k, rows, want_text,
-              cols == 0 ? " (or one column of as many rows)" : "");
+    tfmm_io_fail(
+        r->report,
+        "%s: PartType%d/%s has shape %s, but NumPart_ThisFile[%d] = %zu "
+        "needs %s%s",
+        r->path, k, name, got_text, k, rows, want_text,
+        cols == 0 ? " (or one column of as many rows)" : "");
   } else
     ok = 1;
   if (type >= 0)
@@ -311,8 +324,9 @@ static int check_storage(const reader *r, hid_t set, const char *what) {
           H5Sget_simple_extent_npoints(space) == 0);
   }
   if (!ok)
-    cli_error("%s: %s is damaged: its storage does not hold every element",
-              r->path, what);
+    tfmm_io_fail(r->report,
+                 "%s: %s is damaged: its storage does not hold every element",
+                 r->path, what);
   if (space >= 0)
     H5Sclose(space);
   if (dcpl >= 0)
@@ -330,23 +344,25 @@ static int read_dataset(const reader *r, hid_t group, int k, const char *name,
   snprintf(what, sizeof what, "PartType%d/%s", k, name);
   const htri_t exists = H5Lexists(group, name, H5P_DEFAULT);
   if (exists < 0) {
-    report_hdf5(r->path, what);
+    report_hdf5(r->report, r->path, what);
     return 0;
   }
   if (exists == 0) {
     if (!required)
       return -1;
-    cli_error("%s: PartType%d has no dataset %s", r->path, k, name);
+    tfmm_io_fail(r->report, "%s: PartType%d has no dataset %s", r->path, k,
+                 name);
     return 0;
   }
-  const hid_t set = open_object(r->path, group, name, H5I_DATASET, what);
+  const hid_t set =
+      open_object(r->report, r->path, group, name, H5I_DATASET, what);
   if (set < 0)
     return 0;
   const int want_int = H5Tget_class(mem_type) == H5T_INTEGER;
   int ok = check_dataset(r, set, k, name, rows, cols, want_int) &&
            check_storage(r, set, what);
   if (ok && H5Dread(set, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
-    report_hdf5(r->path, what);
+    report_hdf5(r->report, r->path, what);
     ok = 0;
   }
   H5Dclose(set);
@@ -385,8 +401,9 @@ static int read_ids(const reader *r, hid_t group, int k, size_t first, size_t c,
     ids[i] = first + i + 1;
   for (size_t i = 0; got > 0 && is_signed && i < c; i++)
     if (signed_ids[i] < 0) {
-      cli_error("%s: body %zu has a negative ParticleID (%" PRId64 ")", r->path,
-                first + i, signed_ids[i]);
+      tfmm_io_fail(r->report,
+                   "%s: body %zu has a negative ParticleID (%" PRId64 ")",
+                   r->path, first + i, signed_ids[i]);
       return 0;
     }
   return 1;
@@ -397,11 +414,12 @@ static hid_t open_type(const reader *r, int k) {
   snprintf(name, sizeof name, "PartType%d", k);
   const htri_t exists = H5Lexists(r->file, name, H5P_DEFAULT);
   if (exists < 0)
-    report_hdf5(r->path, "the root group");
+    report_hdf5(r->report, r->path, "the root group");
   else if (exists == 0)
-    cli_error("%s: no group /%s, but NumPart_ThisFile[%d] = %" PRIu64, r->path,
-              name, k, r->count[k]);
-  return exists > 0 ? open_group(r->path, r->file, name) : -1;
+    tfmm_io_fail(r->report,
+                 "%s: no group /%s, but NumPart_ThisFile[%d] = %" PRIu64,
+                 r->path, name, k, r->count[k]);
+  return exists > 0 ? open_group(r->report, r->path, r->file, name) : -1;
 }
 
 /* Counts the bodies, and finds whether every type holds Accelerations
@@ -414,7 +432,8 @@ static int scan_types(const reader *r, size_t *n, int *all_acc, int *all_pot,
     if (r->count[k] == 0)
       continue;
     if (r->count[k] > SIZE_MAX / (3 * sizeof(double)) - *n) {
-      cli_error("%s: too many particles for this machine", r->path);
+      tfmm_io_fail(r->report, "%s: too many particles for this machine",
+                   r->path);
       return 0;
     }
     *n += (size_t)r->count[k];
@@ -427,8 +446,9 @@ static int scan_types(const reader *r, size_t *n, int *all_acc, int *all_pot,
     H5Gclose(group);
   }
   if (*n == 0) {
-    cli_error("%s: holds no particles (NumPart_ThisFile is all zeros)",
-              r->path);
+    tfmm_io_fail(r->report,
+                 "%s: holds no particles (NumPart_ThisFile is all zeros)",
+                 r->path);
     return 0;
   }
   return 1;
@@ -436,7 +456,7 @@ static int scan_types(const reader *r, size_t *n, int *all_acc, int *all_pot,
 
 /* Reads type k's count bodies into out from body first on. */
 static int read_type(const reader *r, hid_t group, int k, size_t first,
-                     snapshot *out) {
+                     tfmm_snapshot *out) {
   const size_t c = (size_t)r->count[k];
   const hid_t d = H5T_NATIVE_DOUBLE;
   if (!read_dataset(r, group, k, "Coordinates", c, 3, d, out->pos + 3 * first,
@@ -450,9 +470,11 @@ static int read_type(const reader *r, hid_t group, int k, size_t first,
     return 0;
   if (masses < 0) {
     if (!(r->has_mass_table && r->mass_table[k] > 0)) {
-      cli_error("%s: PartType%d has no dataset Masses, and MassTable[%d] "
-                "%s",
-                r->path, k, k, r->has_mass_table ? "is not > 0" : "is absent");
+      tfmm_io_fail(r->report,
+                   "%s: PartType%d has no dataset Masses, and MassTable[%d] "
+                   "%s",
+                   r->path, k, k,
+                   r->has_mass_table ? "is not > 0" : "is absent");
       return 0;
     }
     for (size_t i = 0; i < c; i++)
@@ -468,7 +490,7 @@ static int read_type(const reader *r, hid_t group, int k, size_t first,
                        out->bins + first, 1));
 }
 
-static int read_bodies(const reader *r, snapshot *out) {
+static int read_bodies(const reader *r, tfmm_snapshot *out) {
   size_t n;
   int all_acc, all_pot, all_bins;
   if (!scan_types(r, &n, &all_acc, &all_pot, &all_bins))
@@ -484,7 +506,8 @@ static int read_bodies(const reader *r, snapshot *out) {
   if (out->pos == NULL || out->vel == NULL || out->mass == NULL ||
       out->ids == NULL || (all_acc && out->acc == NULL) ||
       (all_pot && out->pot == NULL) || (all_bins && out->bins == NULL)) {
-    cli_error("%s: out of memory for %zu particles", r->path, n);
+    tfmm_io_fail_status(r->report, TFMM_ERR_NO_MEMORY,
+                        "%s: out of memory for %zu particles", r->path, n);
     return 0;
   }
   size_t first = 0;
@@ -506,7 +529,7 @@ static int read_bodies(const reader *r, snapshot *out) {
     for (size_t i = 0; i < n; i++)
       for (int c = 0; c < 3; c++)
         out->pos[3 * i + c] -= r->shift[c];
-  return snapshot_check(r->path, out);
+  return tfmm_io_check_bodies(r->report, r->path, out, TFMM_ERR_FILE);
 }
 
 /* ---- /Parameters and /RunState ----------------------------------------- */
@@ -572,8 +595,9 @@ static char *number_text(hid_t attr, hid_t type, size_t points) {
 }
 
 typedef struct attr_list {
+  tfmm_io_report *report;
   const char *path, *group;
-  snapshot_attr **items;
+  tfmm_attr **items;
   size_t *count, cap;
   int reported; /* a message has been printed */
 } attr_list;
@@ -590,8 +614,9 @@ static char *attr_text(attr_list *list, hid_t attr, const char *name) {
   else if (cls == H5T_INTEGER || cls == H5T_FLOAT)
     text = number_text(attr, type, (size_t)points);
   else {
-    cli_error("%s: /%s attribute '%s' is neither one string nor numbers",
-              list->path, list->group, name);
+    tfmm_io_fail(list->report,
+                 "%s: /%s attribute '%s' is neither one string nor numbers",
+                 list->path, list->group, name);
     list->reported = 1;
   }
   if (type >= 0)
@@ -607,7 +632,7 @@ static herr_t collect(hid_t loc, const char *name, const H5A_info_t *info,
   attr_list *list = data;
   if (*list->count == list->cap) {
     const size_t cap = list->cap > 0 ? 2 * list->cap : 16;
-    snapshot_attr *items = realloc(*list->items, cap * sizeof *items);
+    tfmm_attr *items = realloc(*list->items, cap * sizeof *items);
     if (items == NULL)
       return -1;
     *list->items = items;
@@ -623,20 +648,20 @@ static herr_t collect(hid_t loc, const char *name, const H5A_info_t *info,
     free(copy);
     return -1;
   }
-  (*list->items)[(*list->count)++] = (snapshot_attr){copy, text};
+  (*list->items)[(*list->count)++] = (tfmm_attr){copy, text};
   return 0;
 }
 
 /* The attributes of group name, in creation order when it was kept (as
  * tilefmm does), else by name; none when there is no such group. */
-static int read_strings(const reader *r, const char *name,
-                        snapshot_attr **items, size_t *count) {
+static int read_strings(const reader *r, const char *name, tfmm_attr **items,
+                        size_t *count) {
   const htri_t exists = H5Lexists(r->file, name, H5P_DEFAULT);
   if (exists < 0)
-    report_hdf5(r->path, "the root group");
+    report_hdf5(r->report, r->path, "the root group");
   if (exists <= 0)
     return exists == 0;
-  const hid_t group = open_group(r->path, r->file, name);
+  const hid_t group = open_group(r->report, r->path, r->file, name);
   if (group < 0)
     return 0;
   const hid_t gcpl = H5Gget_create_plist(group);
@@ -645,7 +670,7 @@ static int read_strings(const reader *r, const char *name,
     H5Pget_attr_creation_order(gcpl, &order);
     H5Pclose(gcpl);
   }
-  attr_list list = {r->path, name, items, count, 0, 0};
+  attr_list list = {r->report, r->path, name, items, count, 0, 0};
   hsize_t next = 0;
   const int ok = H5Aiterate2(group,
                              order & H5P_CRT_ORDER_TRACKED ? H5_INDEX_CRT_ORDER
@@ -654,62 +679,51 @@ static int read_strings(const reader *r, const char *name,
   if (!ok && !list.reported) {
     char what[64];
     snprintf(what, sizeof what, "the attributes of /%s", name);
-    report_hdf5(r->path, what);
+    report_hdf5(r->report, r->path, what);
   }
   H5Gclose(group);
   return ok;
 }
 
 /* Opens path, telling a missing file from one that is not HDF5. */
-static hid_t open_file(const char *path) {
+static hid_t open_file(tfmm_io_report *rep, const char *path) {
   struct stat st;
   const int err = stat(path, &st) != 0  ? errno
                   : S_ISDIR(st.st_mode) ? EISDIR
                                         : 0;
   if (err != 0) {
-    cli_error("%s: cannot read: %s", path, strerror(err));
+    tfmm_io_fail(rep, "%s: cannot read: %s", path, strerror(err));
     return -1;
   }
   const hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
   if (file < 0) {
-    char reason[SNAPSHOT_REASON_SIZE];
-    if (!snapshot_is_hdf5(path))
-      cli_error("%s: not an HDF5 file", path);
+    char reason[TFMM_HDF5_REASON_SIZE];
+    if (!tfmm_snapshot_is_hdf5(path))
+      tfmm_io_fail(rep, "%s: not an HDF5 file", path);
     else
-      cli_error("%s: cannot open as HDF5 (truncated or damaged?): %s", path,
-                snapshot_hdf5_reason(reason));
+      tfmm_io_fail(rep, "%s: cannot open as HDF5 (truncated or damaged?): %s",
+                   path, tfmm_hdf5_reason(reason));
   }
   return file;
 }
 
-/* The header and the bodies, and the string groups when strings. */
-static int read_file(const char *path, snapshot *out, int strings,
-                     uint64_t types, const char *flag) {
-  memset(out, 0, sizeof *out);
-  snapshot_hdf5_init();
-  reader r = {
-      .path = path, .types = types, .flag = flag, .file = open_file(path)};
-  if (r.file < 0)
-    return 0;
-  const int ok =
-      read_header(&r, out) && read_bodies(&r, out) &&
-      snapshot_read_units(path, r.file, out) &&
-      (!strings ||
-       (read_strings(&r, "Parameters", &out->params, &out->nparams) &&
-        read_strings(&r, "RunState", &out->state, &out->nstate)));
-  H5Fclose(r.file);
+int tfmm_hdf5_read(tfmm_io_report *rep, const char *path,
+                   const tfmm_read_options *o, tfmm_snapshot *out) {
+  tfmm_hdf5_quiet quiet;
+  tfmm_hdf5_quiet_begin(&quiet);
+  reader r = {.report = rep,
+              .path = path,
+              .types = o->types,
+              .flag = o->flag,
+              .file = open_file(rep, path)};
+  int ok = r.file >= 0 && tfmm_io_add_file(rep, out, path) &&
+           read_header(&r, out) && read_bodies(&r, out) &&
+           tfmm_hdf5_read_units(rep, path, r.file, out) &&
+           (!o->attributes ||
+            (read_strings(&r, "Parameters", &out->params, &out->nparams) &&
+             read_strings(&r, "RunState", &out->state, &out->nstate)));
+  if (r.file >= 0)
+    H5Fclose(r.file);
+  tfmm_hdf5_quiet_end(&quiet);
   return ok;
-}
-
-int snapshot_read(const char *path, snapshot *out) {
-  return read_file(path, out, 1, SNAPSHOT_TYPES_ALL, NULL);
-}
-
-int snapshot_read_bodies(const char *path, snapshot *out) {
-  return read_file(path, out, 0, SNAPSHOT_TYPES_DEFAULT, NULL);
-}
-
-int snapshot_read_types(const char *path, uint64_t types, const char *flag,
-                        snapshot *out) {
-  return read_file(path, out, 0, types, flag);
 }

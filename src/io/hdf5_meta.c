@@ -1,16 +1,16 @@
-/* SWIFT's metadata in tilefmm's snapshots (see snapshot_meta.h): what
+/* SWIFT's metadata in tilefmm's snapshots (see hdf5.h): what
  * swiftsimio (SWIFTUnits, SWIFTMetadata), yt (its SWIFT frontend) and
  * pynbody (SwiftSnap) read, in SWIFT's names and shapes (SWIFT's
  * common_io.c and single_io.c: numbers as arrays of one element). */
 #define _POSIX_C_SOURCE 200809L
-#include "snapshot_meta.h"
+#include "io/hdf5.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-int snapshot_put_attr(hid_t loc, const char *name, hid_t file_type,
-                      hid_t mem_type, size_t count, const void *data) {
+int tfmm_hdf5_put_attr(hid_t loc, const char *name, hid_t file_type,
+                       hid_t mem_type, size_t count, const void *data) {
   const hsize_t dims = count;
   const hid_t space =
       count == 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &dims, NULL);
@@ -25,30 +25,30 @@ int snapshot_put_attr(hid_t loc, const char *name, hid_t file_type,
   return ok;
 }
 
-int snapshot_put_double1(hid_t loc, const char *name, double value) {
-  return snapshot_put_attr(loc, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 1,
-                           &value);
+int tfmm_hdf5_put_double1(hid_t loc, const char *name, double value) {
+  return tfmm_hdf5_put_attr(loc, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 1,
+                            &value);
 }
 
-int snapshot_put_int1(hid_t loc, const char *name, int32_t value) {
-  return snapshot_put_attr(loc, name, H5T_STD_I32LE, H5T_NATIVE_INT32, 1,
-                           &value);
+int tfmm_hdf5_put_int1(hid_t loc, const char *name, int32_t value) {
+  return tfmm_hdf5_put_attr(loc, name, H5T_STD_I32LE, H5T_NATIVE_INT32, 1,
+                            &value);
 }
 
 static int put_float1(hid_t loc, const char *name, float value) {
-  return snapshot_put_attr(loc, name, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, 1,
-                           &value);
+  return tfmm_hdf5_put_attr(loc, name, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, 1,
+                            &value);
 }
 
 /* Stored in the object header, not in the global heap as a
  * variable-length string is (a damaged global heap crashes libhdf5's
  * reader). */
-int snapshot_put_string(hid_t loc, const char *name, const char *value) {
+int tfmm_hdf5_put_string(hid_t loc, const char *name, const char *value) {
   const hid_t type = H5Tcopy(H5T_C_S1);
   const int ok = type >= 0 && H5Tset_size(type, strlen(value) + 1) >= 0 &&
                  H5Tset_strpad(type, H5T_STR_NULLTERM) >= 0 &&
                  H5Tset_cset(type, H5T_CSET_UTF8) >= 0 &&
-                 snapshot_put_attr(loc, name, type, type, 0, value);
+                 tfmm_hdf5_put_attr(loc, name, type, type, 0, value);
   if (type >= 0)
     H5Tclose(type);
   return ok;
@@ -56,7 +56,7 @@ int snapshot_put_string(hid_t loc, const char *name, const char *value) {
 
 /* Past 8 attributes HDF5 would move them to "dense storage", a fractal
  * heap whose blocks have no checksum: they are kept compact. */
-hid_t snapshot_create_group(hid_t loc, const char *name, int ordered) {
+hid_t tfmm_hdf5_create_group(hid_t loc, const char *name, int ordered) {
   const hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
   const int ok =
       gcpl >= 0 && H5Pset_attr_phase_change(gcpl, UINT16_MAX, 0) >= 0 &&
@@ -70,7 +70,7 @@ hid_t snapshot_create_group(hid_t loc, const char *name, int ordered) {
   return group;
 }
 
-int snapshot_compact_attrs(hid_t dcpl) {
+int tfmm_hdf5_compact_attrs(hid_t dcpl) {
   return H5Pset_attr_phase_change(dcpl, UINT16_MAX, 0) >= 0;
 }
 
@@ -78,7 +78,7 @@ int snapshot_compact_attrs(hid_t dcpl) {
 
 static const struct {
   const char *name;
-  snapshot_dimension d;
+  tfmm_hdf5_dimension d;
 } dimensions[] = {
     {"Coordinates", {0, 1, 0, 0, 0, "Co-moving positions of the particles"}},
     {"Velocities", {0, 1, -1, 0, 0, "Peculiar velocities of the particles"}},
@@ -92,19 +92,22 @@ static const struct {
     {"TimeBins", {0, 0, 0, 0, 0, "Time bins of the particles' steps"}},
 };
 
-snapshot_dimension snapshot_dimension_of(const char *name) {
+tfmm_hdf5_dimension tfmm_hdf5_dimension_of(const char *name) {
   for (size_t k = 0; k < sizeof dimensions / sizeof dimensions[0]; k++)
     if (strcmp(dimensions[k].name, name) == 0)
       return dimensions[k].d;
-  return (snapshot_dimension){0, 0, 0, 0, 0, ""};
+  return (tfmm_hdf5_dimension){0, 0, 0, 0, 0, ""};
 }
 
+/* Whether the snapshot's units are physical (not N-body units). */
+static int physical_units(const tfmm_snapshot *s) { return s->units.mass > 0; }
+
 /* The unit system as written: N-body units as 1 g, 1 cm, 1 s. */
-static void base_units(const snapshot *s, double base[5]) {
-  const int physical = units_physical(&s->units);
+static void base_units(const tfmm_snapshot *s, double base[5]) {
+  const int physical = physical_units(s);
   base[0] = physical ? s->units.mass : 1;
   base[1] = physical ? s->units.length : 1;
-  base[2] = physical ? units_time(&s->units) : 1;
+  base[2] = physical ? s->units.length / s->units.velocity : 1;
   base[3] = physical ? s->units.current : 1;
   base[4] = physical ? s->units.temperature : 1;
 }
@@ -141,8 +144,8 @@ static void expression(const float e[5], char *buf, size_t size) {
     snprintf(buf + used, size - used, "]");
 }
 
-int snapshot_put_unit_attrs(hid_t set, const snapshot *s,
-                            const snapshot_dimension *d, int compressed) {
+int tfmm_hdf5_put_unit_attrs(hid_t set, const tfmm_snapshot *s,
+                             const tfmm_hdf5_dimension *d, int compressed) {
   const float e[5] = {d->mass, d->length, d->time, d->current, d->temperature};
   static const char *const names[5] = {"U_M exponent", "U_L exponent",
                                        "U_t exponent", "U_I exponent",
@@ -159,21 +162,21 @@ int snapshot_put_unit_attrs(hid_t set, const snapshot *s,
     ok = put_float1(set, names[i], e[i]);
   return ok && put_float1(set, "h-scale exponent", 0) &&
          put_float1(set, "a-scale exponent", 0) &&
-         snapshot_put_string(set, "Expression for physical CGS units", text) &&
-         snapshot_put_string(set, "Lossy compression filter", "None") &&
-         snapshot_put_int1(set, "Is Compressed", compressed) &&
-         snapshot_put_int1(set, "Value stored as physical", 1) &&
-         snapshot_put_int1(set, "Property can be converted to comoving", 1) &&
-         snapshot_put_double1(
+         tfmm_hdf5_put_string(set, "Expression for physical CGS units", text) &&
+         tfmm_hdf5_put_string(set, "Lossy compression filter", "None") &&
+         tfmm_hdf5_put_int1(set, "Is Compressed", compressed) &&
+         tfmm_hdf5_put_int1(set, "Value stored as physical", 1) &&
+         tfmm_hdf5_put_int1(set, "Property can be converted to comoving", 1) &&
+         tfmm_hdf5_put_double1(
              set,
              "Conversion factor to CGS (not including cosmological "
              "corrections)",
              factor) &&
-         snapshot_put_double1(set,
-                              "Conversion factor to physical CGS (including "
-                              "cosmological corrections)",
-                              factor) &&
-         snapshot_put_string(set, "Description", d->description);
+         tfmm_hdf5_put_double1(set,
+                               "Conversion factor to physical CGS (including "
+                               "cosmological corrections)",
+                               factor) &&
+         tfmm_hdf5_put_string(set, "Description", d->description);
 }
 
 /* ---- the groups -------------------------------------------------------- */
@@ -181,27 +184,28 @@ int snapshot_put_unit_attrs(hid_t set, const snapshot *s,
 /* A group of int32[1] attributes, names[k] = values[k]. */
 static int put_int_group(hid_t file, const char *name, const char *const *names,
                          const int32_t *values, size_t count) {
-  const hid_t group = snapshot_create_group(file, name, 0);
+  const hid_t group = tfmm_hdf5_create_group(file, name, 0);
   int ok = group >= 0;
   for (size_t k = 0; ok && k < count; k++)
-    ok = snapshot_put_int1(group, names[k], values[k]);
+    ok = tfmm_hdf5_put_int1(group, names[k], values[k]);
   if (group >= 0 && H5Gclose(group) < 0)
     ok = 0;
   return ok;
 }
 
 /* SWIFT's io_write_unit_system. */
-static int put_unit_system(hid_t file, const char *name, const snapshot *s) {
+static int put_unit_system(hid_t file, const char *name,
+                           const tfmm_snapshot *s) {
   static const char *const names[5] = {
       "Unit mass in cgs (U_M)", "Unit length in cgs (U_L)",
       "Unit time in cgs (U_t)", "Unit current in cgs (U_I)",
       "Unit temperature in cgs (U_T)"};
   double base[5];
   base_units(s, base);
-  const hid_t group = snapshot_create_group(file, name, 0);
+  const hid_t group = tfmm_hdf5_create_group(file, name, 0);
   int ok = group >= 0;
   for (int k = 0; ok && k < 5; k++)
-    ok = snapshot_put_double1(group, names[k], base[k]);
+    ok = tfmm_hdf5_put_double1(group, names[k], base[k]);
   if (group >= 0 && H5Gclose(group) < 0)
     ok = 0;
   return ok;
@@ -229,20 +233,20 @@ static int put_small(hid_t loc, const char *name, hid_t file_type,
 /* SWIFT's cell structure, of one cell holding every body: pynbody's
  * SwiftSnap finds the particle groups through Cells/Counts, and
  * swiftsimio's masks read the rest. */
-static int put_cells(hid_t file, const snapshot *s, double box) {
-  const hid_t cells = snapshot_create_group(file, "Cells", 0);
+static int put_cells(hid_t file, const tfmm_snapshot *s, double box) {
+  const hid_t cells = tfmm_hdf5_create_group(file, "Cells", 0);
   if (cells < 0)
     return 0;
-  const hid_t meta = snapshot_create_group(cells, "Meta-data", 0);
+  const hid_t meta = tfmm_hdf5_create_group(cells, "Meta-data", 0);
   const int32_t dimension[3] = {1, 1, 1};
   const double size[3] = {box, box, box},
                centre[3] = {box / 2, box / 2, box / 2};
   int ok = meta >= 0 &&
-           snapshot_put_attr(meta, "dimension", H5T_STD_I32LE, H5T_NATIVE_INT32,
-                             3, dimension) &&
-           snapshot_put_attr(meta, "size", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 3,
-                             size) &&
-           snapshot_put_int1(meta, "nr_cells", 1);
+           tfmm_hdf5_put_attr(meta, "dimension", H5T_STD_I32LE,
+                              H5T_NATIVE_INT32, 3, dimension) &&
+           tfmm_hdf5_put_attr(meta, "size", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
+                              3, size) &&
+           tfmm_hdf5_put_int1(meta, "nr_cells", 1);
   if (meta >= 0 && H5Gclose(meta) < 0)
     ok = 0;
   const hsize_t one = 1, row[2] = {1, 3};
@@ -251,7 +255,7 @@ static int put_cells(hid_t file, const snapshot *s, double box) {
   static const char *const groups[] = {"Counts", "OffsetsInFile", "Files"};
   const int64_t values[] = {(int64_t)s->n, 0, 0};
   for (size_t k = 0; ok && k < 3; k++) {
-    const hid_t g = snapshot_create_group(cells, groups[k], 0);
+    const hid_t g = tfmm_hdf5_create_group(cells, groups[k], 0);
     ok = g >= 0 && put_small(g, "PartType1", H5T_STD_I64LE, H5T_NATIVE_INT64, 1,
                              &one, &values[k]);
     if (g >= 0 && H5Gclose(g) < 0)
@@ -263,17 +267,17 @@ static int put_cells(hid_t file, const snapshot *s, double box) {
 }
 
 /* /PhysicalConstants/InternalUnits newton_G and /CGS newton_G. */
-static int put_constants(hid_t file, const snapshot *s) {
+static int put_constants(hid_t file, const tfmm_snapshot *s) {
   if (!(s->G > 0))
     return 1;
-  const hid_t group = snapshot_create_group(file, "PhysicalConstants", 0);
+  const hid_t group = tfmm_hdf5_create_group(file, "PhysicalConstants", 0);
   if (group < 0)
     return 0;
-  const hid_t internal = snapshot_create_group(group, "InternalUnits", 0);
-  const hid_t cgs = snapshot_create_group(group, "CGS", 0);
+  const hid_t internal = tfmm_hdf5_create_group(group, "InternalUnits", 0);
+  const hid_t cgs = tfmm_hdf5_create_group(group, "CGS", 0);
   int ok = internal >= 0 && cgs >= 0 &&
-           snapshot_put_double1(internal, "newton_G", s->G) &&
-           snapshot_put_double1(cgs, "newton_G", UNITS_G_CGS);
+           tfmm_hdf5_put_double1(internal, "newton_G", s->G) &&
+           tfmm_hdf5_put_double1(cgs, "newton_G", TFMM_HDF5_G_CGS);
   if (internal >= 0 && H5Gclose(internal) < 0)
     ok = 0;
   if (cgs >= 0 && H5Gclose(cgs) < 0)
@@ -284,11 +288,11 @@ static int put_constants(hid_t file, const snapshot *s) {
 }
 
 static int put_code(hid_t file) {
-  const hid_t group = snapshot_create_group(file, "Code", 0);
-  int ok = group >= 0 && snapshot_put_string(group, "Code", "tilefmm") &&
-           snapshot_put_string(group, "Git Branch", "") &&
-           snapshot_put_string(group, "Git Revision", "") &&
-           snapshot_put_string(group, "Git Date", "");
+  const hid_t group = tfmm_hdf5_create_group(file, "Code", 0);
+  int ok = group >= 0 && tfmm_hdf5_put_string(group, "Code", "tilefmm") &&
+           tfmm_hdf5_put_string(group, "Git Branch", "") &&
+           tfmm_hdf5_put_string(group, "Git Revision", "") &&
+           tfmm_hdf5_put_string(group, "Git Date", "");
   if (group >= 0 && H5Gclose(group) < 0)
     ok = 0;
   return ok;
@@ -296,11 +300,11 @@ static int put_code(hid_t file) {
 
 /* Empty groups yt's SWIFT frontend opens (it reads their attributes). */
 static int put_empty(hid_t file, const char *name) {
-  const hid_t group = snapshot_create_group(file, name, 0);
+  const hid_t group = tfmm_hdf5_create_group(file, name, 0);
   return group >= 0 && H5Gclose(group) >= 0;
 }
 
-int snapshot_put_meta(hid_t file, const snapshot *s, double box) {
+int tfmm_hdf5_put_meta(hid_t file, const tfmm_snapshot *s, double box) {
   /* SWIFT's engine policies that describe this run: gravity alone, not
    * cosmological (yt reads "cosmological integration"). */
   static const char *const policies[] = {"self gravity",
@@ -322,16 +326,16 @@ int snapshot_put_meta(hid_t file, const snapshot *s, double box) {
          put_constants(file, s) && put_cells(file, s, box);
 }
 
-int snapshot_put_header_units(hid_t header, const snapshot *s) {
+int tfmm_hdf5_put_header_units(hid_t header, const tfmm_snapshot *s) {
   double base[5];
   base_units(s, base);
   const double velocity = base[1] / base[2];
-  return snapshot_put_string(header, "UnitSystem",
-                             units_physical(&s->units)
-                                 ? "InternalUnitSystem"
-                                 : "N-body (G = 1; /Units holds 1 g, 1 cm, "
-                                   "1 s: read them as N-body units)") &&
-         snapshot_put_double1(header, "UnitLength_in_cm", base[1]) &&
-         snapshot_put_double1(header, "UnitMass_in_g", base[0]) &&
-         snapshot_put_double1(header, "UnitVelocity_in_cm_per_s", velocity);
+  return tfmm_hdf5_put_string(header, "UnitSystem",
+                              physical_units(s)
+                                  ? "InternalUnitSystem"
+                                  : "N-body (G = 1; /Units holds 1 g, 1 cm, "
+                                    "1 s: read them as N-body units)") &&
+         tfmm_hdf5_put_double1(header, "UnitLength_in_cm", base[1]) &&
+         tfmm_hdf5_put_double1(header, "UnitMass_in_g", base[0]) &&
+         tfmm_hdf5_put_double1(header, "UnitVelocity_in_cm_per_s", velocity);
 }

@@ -1,14 +1,26 @@
-/* Reading GADGET-2 binary snapshots, format 1 and 2 (see gadget2_read.h).
+/* GADGET-2 binary snapshots (SnapFormat 1 and 2; GADGET-2 user guide,
+ * section 6.1): Fortran records, each framed by its length in a 4-byte
+ * marker before and after it. The first is the 256-byte header
+ *   int32 npart[6]; double massarr[6], time, redshift; int32 flag_sfr,
+ *   flag_feedback; uint32 npartTotal[6]; int32 flag_cooling, num_files;
+ *   double BoxSize, Omega0, OmegaLambda, HubbleParam; int32
+ *   flag_stellarage, flag_metals; uint32 npartTotalHighWord[6]; ...
+ * then the blocks POS (3 floats a particle, or doubles: the record's
+ * length tells), VEL, ID (uint32 or uint64) and MASS (the particles of the
+ * types whose massarr is 0), in type order; gas blocks (U, RHO, ...)
+ * follow and are not read. Format 2 puts before each block a record of 8
+ * bytes, its name ("HEAD", "POS ", "VEL ", "ID  ", "MASS") and the next
+ * record's length. Either byte order, told by the first marker (256, or 8
+ * in format 2). A snapshot in several files (num_files > 1, named
+ * BASE.0, BASE.1, ...) is read whole from any of its parts, or from
+ * BASE. See docs/formats.md.
+ *
  * A snapshot is read in two passes: every part's records are found and
  * checked against its header (scan), then the particles of the chosen
  * types are read from each part into their places, type by type. */
 #define _POSIX_C_SOURCE 200809L
-#include "gadget2_read.h"
-
-#include "atomic_file.h"
-#include "binfile.h"
-#include "cli.h"
-#include "particle_types.h"
+#include "io/binfile.h"
+#include "io/io.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -38,17 +50,19 @@ typedef struct part {
   double massarr[NTYPES], time, redshift;
   uint64_t total[NTYPES]; /* npartTotal with npartTotalHighWord */
   int32_t num_files;
+  tfmm_io_report *report; /* where failures are reported */
   span head, pos, vel, id, mass;
   uint64_t n, nmass; /* particles; those whose mass is in block MASS */
 } part;
 
-int gadget2_probe(const unsigned char *head, size_t len) {
+int tfmm_gadget2_probe(const unsigned char *head, size_t len) {
   int found = 0;
   for (int little = 0; little <= 1; little++) {
-    const uint32_t first = len >= 4 ? binfile_u32_order(head, little) : 0;
+    const uint32_t first = len >= 4 ? tfmm_binfile_u32_order(head, little) : 0;
     if ((first == 8 && len >= 8 && memcmp(head + 4, "HEAD", 4) == 0) ||
         (first == HEADER_BYTES && len >= HEADER_BYTES + 8 &&
-         binfile_u32_order(head + HEADER_BYTES + 4, little) == HEADER_BYTES))
+         tfmm_binfile_u32_order(head + HEADER_BYTES + 4, little) ==
+             HEADER_BYTES))
       return 2;
     if (first == HEADER_BYTES)
       found = 1;
@@ -59,37 +73,39 @@ int gadget2_probe(const unsigned char *head, size_t len) {
 /* The record whose opening marker is at byte at: its data's offset and
  * length, with the closing marker checked. what names the record ("block
  * POS's record"). */
-static int record(const binfile *f, uint64_t at, const char *what,
+static int record(const tfmm_binfile *f, uint64_t at, const char *what,
                   uint64_t *data, uint64_t *len) {
   unsigned char m[4];
   char where[128];
   snprintf(where, sizeof where, "the marker opening %s", what);
-  if (!binfile_read(f, at, m, 4, where))
+  if (!tfmm_binfile_read(f, at, m, 4, where))
     return 0;
-  *len = binfile_u32(f, m);
+  *len = tfmm_binfile_u32(f, m);
   *data = at + 4;
   if (*len > f->size || *data + *len + 4 > f->size) {
-    cli_error("%s: truncated: %s (marker at byte offset %" PRIu64
-              ") says %" PRIu64 " bytes, but the file ends at byte %" PRIu64,
-              f->path, what, at, *len, f->size);
+    tfmm_io_fail(f->report,
+                 "%s: truncated: %s (marker at byte offset %" PRIu64
+                 ") says %" PRIu64 " bytes, but the file ends at byte %" PRIu64,
+                 f->path, what, at, *len, f->size);
     return 0;
   }
   snprintf(where, sizeof where, "the marker closing %s", what);
-  if (!binfile_read(f, *data + *len, m, 4, where))
+  if (!tfmm_binfile_read(f, *data + *len, m, 4, where))
     return 0;
-  if (binfile_u32(f, m) != *len) {
-    cli_error("%s: the marker closing %s at byte offset %" PRIu64
-              " reads %" PRIu32 ", but the one opening it (byte offset "
-              "%" PRIu64 ") reads %" PRIu64 ": a damaged file, or not a "
-              "GADGET-2 snapshot",
-              f->path, what, *data + *len, binfile_u32(f, m), at, *len);
+  if (tfmm_binfile_u32(f, m) != *len) {
+    tfmm_io_fail(f->report,
+                 "%s: the marker closing %s at byte offset %" PRIu64
+                 " reads %" PRIu32 ", but the one opening it (byte offset "
+                 "%" PRIu64 ") reads %" PRIu64 ": a damaged file, or not a "
+                 "GADGET-2 snapshot",
+                 f->path, what, *data + *len, tfmm_binfile_u32(f, m), at, *len);
     return 0;
   }
   return 1;
 }
 
 /* record() of block name's record. */
-static int block_record(const binfile *f, uint64_t at, const char *name,
+static int block_record(const tfmm_binfile *f, uint64_t at, const char *name,
                         uint64_t *data, uint64_t *len) {
   char what[64];
   snprintf(what, sizeof what, "block %s's record", name);
@@ -97,44 +113,49 @@ static int block_record(const binfile *f, uint64_t at, const char *name,
 }
 
 /* The header's fields, checked. */
-static int decode_header(const binfile *f, part *p) {
+static int decode_header(const tfmm_binfile *f, part *p) {
   unsigned char b[HEADER_BYTES];
   if (p->head.bytes != HEADER_BYTES) {
-    cli_error("%s: block HEAD (byte offset %" PRIu64 ") holds %" PRIu64
-              " bytes, expected %d",
-              f->path, p->head.offset, p->head.bytes, HEADER_BYTES);
+    tfmm_io_fail(f->report,
+                 "%s: block HEAD (byte offset %" PRIu64 ") holds %" PRIu64
+                 " bytes, expected %d",
+                 f->path, p->head.offset, p->head.bytes, HEADER_BYTES);
     return 0;
   }
-  if (!binfile_read(f, p->head.offset, b, HEADER_BYTES, "block HEAD"))
+  if (!tfmm_binfile_read(f, p->head.offset, b, HEADER_BYTES, "block HEAD"))
     return 0;
   const uint64_t o = p->head.offset;
   for (int k = 0; k < NTYPES; k++) {
-    p->npart[k] = binfile_u32(f, b + 4 * k);
-    p->massarr[k] = binfile_f64(f, b + 24 + 8 * k);
-    p->total[k] = binfile_u32(f, b + 96 + 4 * k) |
-                  (uint64_t)binfile_u32(f, b + 168 + 4 * k) << 32;
+    p->npart[k] = tfmm_binfile_u32(f, b + 4 * k);
+    p->massarr[k] = tfmm_binfile_f64(f, b + 24 + 8 * k);
+    p->total[k] = tfmm_binfile_u32(f, b + 96 + 4 * k) |
+                  (uint64_t)tfmm_binfile_u32(f, b + 168 + 4 * k) << 32;
     if (p->npart[k] > INT32_MAX) {
-      cli_error("%s: header: npart[%d] (byte offset %" PRIu64 ") is %" PRId32
-                ", not a count",
-                f->path, k, o + 4 * k, (int32_t)p->npart[k]);
+      tfmm_io_fail(f->report,
+                   "%s: header: npart[%d] (byte offset %" PRIu64 ") is %" PRId32
+                   ", not a count",
+                   f->path, k, o + 4 * k, (int32_t)p->npart[k]);
       return 0;
     }
     if (!(p->massarr[k] >= 0) || !isfinite(p->massarr[k])) {
-      cli_error("%s: header: massarr[%d] (byte offset %" PRIu64 ") is %g, "
-                "neither 0 (masses in block MASS) nor a mass > 0",
-                f->path, k, o + 24 + 8 * k, p->massarr[k]);
+      tfmm_io_fail(f->report,
+                   "%s: header: massarr[%d] (byte offset %" PRIu64 ") is %g, "
+                   "neither 0 (masses in block MASS) nor a mass > 0",
+                   f->path, k, o + 24 + 8 * k, p->massarr[k]);
       return 0;
     }
     p->n += p->npart[k];
     p->nmass += p->massarr[k] == 0 ? p->npart[k] : 0;
   }
-  p->time = binfile_f64(f, b + 72);
-  p->redshift = binfile_f64(f, b + 80);
-  p->num_files = (int32_t)binfile_u32(f, b + 124);
+  p->time = tfmm_binfile_f64(f, b + 72);
+  p->redshift = tfmm_binfile_f64(f, b + 80);
+  p->num_files = (int32_t)tfmm_binfile_u32(f, b + 124);
   if (!isfinite(p->time) || !isfinite(p->redshift)) {
-    cli_error("%s: header: time (byte offset %" PRIu64 ") is %g and redshift "
-              "%g: not finite numbers",
-              f->path, o + 72, p->time, p->redshift);
+    tfmm_io_fail(f->report,
+                 "%s: header: time (byte offset %" PRIu64
+                 ") is %g and redshift "
+                 "%g: not finite numbers",
+                 f->path, o + 72, p->time, p->redshift);
     return 0;
   }
   return 1;
@@ -153,16 +174,17 @@ static void keep(part *p, const char *name, uint64_t data, uint64_t len) {
 }
 
 /* Format 1: the blocks come in a fixed order, unnamed. */
-static int scan_format1(const binfile *f, part *p) {
+static int scan_format1(const tfmm_binfile *f, part *p) {
   static const char *const names[] = {"HEAD", "POS", "VEL", "ID", "MASS"};
   uint64_t at = 0;
   for (int b = 0; b < 5; b++) {
     if (b == 4 && p->nmass == 0)
       break; /* MASS is written only for types without a massarr */
     if (at == f->size) {
-      cli_error("%s: block %s is missing: the file ends after block %s, at "
-                "byte %" PRIu64,
-                f->path, names[b], names[b - 1], at);
+      tfmm_io_fail(f->report,
+                   "%s: block %s is missing: the file ends after block %s, at "
+                   "byte %" PRIu64,
+                   f->path, names[b], names[b - 1], at);
       return 0;
     }
     uint64_t data, len;
@@ -186,7 +208,7 @@ static void block_name(const unsigned char *raw, char name[5]) {
 }
 
 /* Format 2: each block is preceded by a record of 8 bytes naming it. */
-static int scan_format2(const binfile *f, part *p) {
+static int scan_format2(const tfmm_binfile *f, part *p) {
   uint64_t at = 0;
   char previous[5] = "";
   while (at < f->size) {
@@ -199,17 +221,19 @@ static int scan_format2(const binfile *f, part *p) {
       return 0;
     unsigned char raw[8];
     if (len != 8) {
-      cli_error("%s: the record at byte offset %" PRIu64 " holds %" PRIu64
-                " bytes where format 2 names a block in 8 (after block %s)",
-                f->path, at, len, previous[0] ? previous : "none");
+      tfmm_io_fail(f->report,
+                   "%s: the record at byte offset %" PRIu64 " holds %" PRIu64
+                   " bytes where format 2 names a block in 8 (after block %s)",
+                   f->path, at, len, previous[0] ? previous : "none");
       return 0;
     }
-    if (!binfile_read(f, data, raw, 8, "a block's name"))
+    if (!tfmm_binfile_read(f, data, raw, 8, "a block's name"))
       return 0;
     char name[5];
     block_name(raw, name);
     if (previous[0] == '\0' && strcmp(name, "HEAD") != 0) {
-      cli_error("%s: the first block is named '%s', not HEAD", f->path, name);
+      tfmm_io_fail(f->report, "%s: the first block is named '%s', not HEAD",
+                   f->path, name);
       return 0;
     }
     if (!block_record(f, data + 8 + 4, name, &data, &len))
@@ -232,28 +256,31 @@ static int check_span(const part *p, span *s, const char *name, uint64_t count,
     s->width = s->bytes == 8 * want && want > 0 ? 8 : 4;
     return 1;
   }
-  cli_error("%s: block %s (byte offset %" PRIu64 ") holds %" PRIu64 " bytes, "
-            "but the header's %" PRIu64 " particles%s need %" PRIu64
-            " or %" PRIu64 " (%s)",
-            p->path, name, s->offset, s->bytes, count,
-            strcmp(name, "MASS") == 0 ? " of massarr 0" : "", 4 * want,
-            8 * want, kinds);
+  tfmm_io_fail(p->report,
+               "%s: block %s (byte offset %" PRIu64 ") holds %" PRIu64
+               " bytes, "
+               "but the header's %" PRIu64 " particles%s need %" PRIu64
+               " or %" PRIu64 " (%s)",
+               p->path, name, s->offset, s->bytes, count,
+               strcmp(name, "MASS") == 0 ? " of massarr 0" : "", 4 * want,
+               8 * want, kinds);
   return 0;
 }
 
 static int check_blocks(part *p) {
   if (!p->pos.present ||
       (p->format == 1 && (!p->vel.present || !p->id.present))) {
-    cli_error("%s: no block %s", p->path,
-              !p->pos.present   ? "POS"
-              : !p->vel.present ? "VEL"
-                                : "ID");
+    tfmm_io_fail(p->report, "%s: no block %s", p->path,
+                 !p->pos.present   ? "POS"
+                 : !p->vel.present ? "VEL"
+                                   : "ID");
     return 0;
   }
   if (p->nmass > 0 && !p->mass.present) {
-    cli_error("%s: no block MASS, but the header's massarr is 0 for %" PRIu64
-              " particles",
-              p->path, p->nmass);
+    tfmm_io_fail(p->report,
+                 "%s: no block MASS, but the header's massarr is 0 for %" PRIu64
+                 " particles",
+                 p->path, p->nmass);
     return 0;
   }
   const char *reals = "float or double";
@@ -266,25 +293,26 @@ static int check_blocks(part *p) {
 
 /* Finds the byte order and format from the first marker, then the blocks. */
 static int scan(part *p) {
-  binfile f;
-  if (!binfile_open(&f, p->path))
+  tfmm_binfile f;
+  if (!tfmm_binfile_open(&f, p->report, p->path))
     return 0;
   unsigned char m[8];
-  int ok = binfile_read(&f, 0, m, 8, "the first record marker");
+  int ok = tfmm_binfile_read(&f, 0, m, 8, "the first record marker");
   for (int little = 1; ok && little >= 0 && p->format == 0; little--) {
-    const uint32_t first = binfile_u32_order(m, little);
+    const uint32_t first = tfmm_binfile_u32_order(m, little);
     p->little = f.little = little;
     p->format = first == HEADER_BYTES ? 1 : first == 8 ? 2 : 0;
   }
   if (ok && p->format == 0) {
-    cli_error("%s: not a GADGET-2 snapshot: the first record marker is "
-              "neither 256 (format 1) nor 8 (format 2)",
-              p->path);
+    tfmm_io_fail(p->report,
+                 "%s: not a GADGET-2 snapshot: the first record marker is "
+                 "neither 256 (format 1) nor 8 (format 2)",
+                 p->path);
     ok = 0;
   }
   ok = ok && (p->format == 1 ? scan_format1(&f, p) : scan_format2(&f, p)) &&
        check_blocks(p);
-  binfile_close(&f);
+  tfmm_binfile_close(&f);
   return ok;
 }
 
@@ -329,9 +357,11 @@ static int same_snapshot(const part *first, const part *p) {
     else if (p->massarr[k] != first->massarr[k])
       what = "massarr";
   if (what != NULL)
-    cli_error("%s: its header's %s differs from that of %s: not parts of one "
-              "snapshot",
-              p->path, what, first->path);
+    tfmm_io_fail(
+        p->report,
+        "%s: its header's %s differs from that of %s: not parts of one "
+        "snapshot",
+        p->path, what, first->path);
   return what == NULL;
 }
 
@@ -341,11 +371,12 @@ static int scan_parts(snap *s, part *given) {
   const int32_t nf = given->num_files;
   char *base = base_of(given->path);
   if (base == NULL || nf > MAX_FILES) {
-    cli_error("%s: part of a snapshot in %" PRId32 " files (num_files), but "
-              "%s: name one of its parts, BASE.0 to BASE.%" PRId32,
-              given->path, nf,
-              base == NULL ? "its name does not end in .N" : "too many",
-              nf - 1);
+    tfmm_io_fail(given->report,
+                 "%s: part of a snapshot in %" PRId32 " files (num_files), but "
+                 "%s: name one of its parts, BASE.0 to BASE.%" PRId32,
+                 given->path, nf,
+                 base == NULL ? "its name does not end in .N" : "too many",
+                 nf - 1);
     free(base);
     return 0;
   }
@@ -353,6 +384,7 @@ static int scan_parts(snap *s, part *given) {
   int ok = s->parts != NULL;
   for (int32_t i = 0; ok && i < nf; i++) {
     part *p = &s->parts[s->nparts++];
+    p->report = given->report;
     const size_t size = strlen(base) + 16;
     p->path = malloc(size);
     ok = p->path != NULL;
@@ -367,15 +399,17 @@ static int scan_parts(snap *s, part *given) {
       sum[k] += s->parts[i].npart[k];
   for (int k = 0; ok && k < NTYPES; k++)
     if (sum[k] != given->total[k]) {
-      cli_error("%s: the %" PRId32 " parts hold %" PRIu64 " particles of type "
-                "%d, but npartTotal[%d] (with npartTotalHighWord) is %" PRIu64,
-                given->path, nf, sum[k], k, k, given->total[k]);
+      tfmm_io_fail(
+          given->report,
+          "%s: the %" PRId32 " parts hold %" PRIu64 " particles of type "
+          "%d, but npartTotal[%d] (with npartTotalHighWord) is %" PRIu64,
+          given->path, nf, sum[k], k, k, given->total[k]);
       ok = 0;
     }
   return ok;
 }
 
-char *gadget2_first_part(const char *path) {
+char *tfmm_gadget2_first_part(const char *path) {
   struct stat st;
   if (stat(path, &st) == 0 || errno != ENOENT)
     return NULL;
@@ -391,9 +425,10 @@ char *gadget2_first_part(const char *path) {
 
 /* Every part of the snapshot path belongs to, scanned; a cosmological one
  * is refused. */
-static int scan_snapshot(const char *path, snap *s) {
+static int scan_snapshot(tfmm_io_report *r, const char *path, snap *s) {
   part given = {0};
-  given.path = gadget2_first_part(path);
+  given.report = r;
+  given.path = tfmm_gadget2_first_part(path);
   if (given.path == NULL)
     given.path = strdup(path);
   if (given.path == NULL || !scan(&given)) {
@@ -401,12 +436,13 @@ static int scan_snapshot(const char *path, snap *s) {
     return 0;
   }
   if (given.redshift != 0) {
-    cli_error("%s: a cosmological snapshot (redshift %g, time %g: the scale "
-              "factor): its positions are comoving and its velocities "
-              "sqrt(a) dx/dt; tilefmm computes the Newtonian gravity of "
-              "isolated bodies and does not convert them: convert the file "
-              "to physical coordinates and velocities first",
-              path, given.redshift, given.time);
+    tfmm_io_fail(given.report,
+                 "%s: a cosmological snapshot (redshift %g, time %g: the scale "
+                 "factor): its positions are comoving and its velocities "
+                 "sqrt(a) dx/dt; tilefmm computes the Newtonian gravity of "
+                 "isolated bodies and does not convert them: convert the file "
+                 "to physical coordinates and velocities first",
+                 path, given.redshift, given.time);
     free(given.path);
     return 0;
   }
@@ -417,10 +453,11 @@ static int scan_snapshot(const char *path, snap *s) {
   }
   for (int k = 0; k < NTYPES; k++)
     if (given.total[k] != given.npart[k]) {
-      cli_error("%s: npartTotal[%d] = %" PRIu64 " (with npartTotalHighWord) "
-                "but npart[%d] = %" PRIu32 ", and num_files is %" PRId32
-                ": part of a multi-file snapshot?",
-                path, k, given.total[k], k, given.npart[k], given.num_files);
+      tfmm_io_fail(given.report,
+                   "%s: npartTotal[%d] = %" PRIu64 " (with npartTotalHighWord) "
+                   "but npart[%d] = %" PRIu32 ", and num_files is %" PRId32
+                   ": part of a multi-file snapshot?",
+                   path, k, given.total[k], k, given.npart[k], given.num_files);
       free(given.path);
       return 0;
     }
@@ -441,23 +478,24 @@ static int scan_snapshot(const char *path, snap *s) {
  * mass <= 0, with the block and byte offset of the number at fault (a
  * massarr was checked with the header). */
 static int check_particles(const part *p, int k, size_t c, size_t b, uint64_t i,
-                           uint64_t m, const snapshot *out) {
+                           uint64_t m, const tfmm_snapshot *out) {
   for (size_t j = 0; j < c; j++) {
     const double *x = out->pos + 3 * (b + j), *v = out->vel + 3 * (b + j);
-    const char *fault = particle_types_fault(x, v, out->mass[b + j]);
+    const char *fault = tfmm_io_body_fault(x, v, out->mass[b + j]);
     if (fault == NULL)
       continue;
     const int in_pos = strstr(fault, "coordinate") != NULL,
               in_vel = strstr(fault, "velocity") != NULL;
     const span *s = in_pos ? &p->pos : in_vel ? &p->vel : &p->mass;
     const uint64_t index = in_pos || in_vel ? 3 * (i + j) : m + j;
-    cli_error("%s: type %d particle %" PRIu64 " (ParticleID %" PRIu64
-              ") has %s: block %s, byte offset %" PRIu64,
-              p->path, k, i + j, out->ids[b + j], fault,
-              in_pos   ? "POS"
-              : in_vel ? "VEL"
-                       : "MASS",
-              s->offset + (uint64_t)s->width * index);
+    tfmm_io_fail(p->report,
+                 "%s: type %d particle %" PRIu64 " (ParticleID %" PRIu64
+                 ") has %s: block %s, byte offset %" PRIu64,
+                 p->path, k, i + j, out->ids[b + j], fault,
+                 in_pos   ? "POS"
+                 : in_vel ? "VEL"
+                          : "MASS",
+                 s->offset + (uint64_t)s->width * index);
     return 0;
   }
   return 1;
@@ -465,35 +503,37 @@ static int check_particles(const part *p, int k, size_t c, size_t b, uint64_t i,
 
 /* Reads type k's particles of part p into out from body b on; without
  * block ID, their IDs are their places in the snapshot, from id0 + 1. */
-static int read_type(const binfile *f, const part *p, int k, size_t b,
-                     uint64_t id0, snapshot *out) {
+static int read_type(const tfmm_binfile *f, const part *p, int k, size_t b,
+                     uint64_t id0, tfmm_snapshot *out) {
   const size_t c = p->npart[k];
   uint64_t i = 0, m = 0; /* the type's first index in the blocks, in MASS */
   for (int j = 0; j < k; j++) {
     i += p->npart[j];
     m += p->massarr[j] == 0 ? p->npart[j] : 0;
   }
-  int ok = binfile_reals(f, p->pos.offset + i * 3 * (uint64_t)p->pos.width,
+  int ok =
+      tfmm_binfile_reals(f, p->pos.offset + i * 3 * (uint64_t)p->pos.width,
                          3 * c, p->pos.width, out->pos + 3 * b, "block POS");
   if (ok && p->vel.present)
-    ok = binfile_reals(f, p->vel.offset + i * 3 * (uint64_t)p->vel.width, 3 * c,
-                       p->vel.width, out->vel + 3 * b, "block VEL");
+    ok = tfmm_binfile_reals(f, p->vel.offset + i * 3 * (uint64_t)p->vel.width,
+                            3 * c, p->vel.width, out->vel + 3 * b, "block VEL");
   if (ok && p->id.present)
-    ok = binfile_uints(f, p->id.offset + i * (uint64_t)p->id.width, c,
-                       p->id.width, out->ids + b, "block ID");
+    ok = tfmm_binfile_uints(f, p->id.offset + i * (uint64_t)p->id.width, c,
+                            p->id.width, out->ids + b, "block ID");
   else
     for (size_t j = 0; j < c; j++)
       out->ids[b + j] = id0 + j + 1;
   if (ok && p->massarr[k] == 0)
-    ok = binfile_reals(f, p->mass.offset + m * (uint64_t)p->mass.width, c,
-                       p->mass.width, out->mass + b, "block MASS");
+    ok = tfmm_binfile_reals(f, p->mass.offset + m * (uint64_t)p->mass.width, c,
+                            p->mass.width, out->mass + b, "block MASS");
   else
     for (size_t j = 0; j < c; j++)
       out->mass[b + j] = p->massarr[k];
   return ok && check_particles(p, k, c, b, i, m, out);
 }
 
-static int read_parts(const snap *s, const uint64_t *count, snapshot *out) {
+static int read_parts(const snap *s, const uint64_t *count,
+                      tfmm_snapshot *out) {
   size_t next[NTYPES], n = 0;            /* where each type's next body goes */
   uint64_t place[NTYPES] = {0}, all = 0; /* the next one's in the file */
   for (int k = 0; k < NTYPES; k++) {
@@ -510,13 +550,15 @@ static int read_parts(const snap *s, const uint64_t *count, snapshot *out) {
   out->ids = malloc(n * sizeof(uint64_t));
   if (out->pos == NULL || out->vel == NULL || out->mass == NULL ||
       out->ids == NULL) {
-    cli_error("%s: out of memory for %zu particles", s->parts[0].path, n);
+    tfmm_io_fail_status(s->parts[0].report, TFMM_ERR_NO_MEMORY,
+                        "%s: out of memory for %zu particles", s->parts[0].path,
+                        n);
     return 0;
   }
   for (int i = 0; i < s->nparts; i++) {
     const part *p = &s->parts[i];
-    binfile f;
-    if (!binfile_open(&f, p->path))
+    tfmm_binfile f;
+    if (!tfmm_binfile_open(&f, p->report, p->path))
       return 0;
     f.little = p->little;
     int ok = 1;
@@ -527,38 +569,34 @@ static int read_parts(const snap *s, const uint64_t *count, snapshot *out) {
       }
       place[k] += p->npart[k];
     }
-    binfile_close(&f);
+    tfmm_binfile_close(&f);
     if (!ok)
       return 0;
   }
   return 1;
 }
 
-/* Marks every part of the snapshot as an input, so that no output of the
- * command replaces one (atomic_file_protect keeps the paths, and up to 8
- * inputs: the copies live as long as the process). */
-static void protect_parts(const snap *s) {
-  for (int i = 0; i < s->nparts && i < 8; i++) {
-    char *copy = strdup(s->parts[i].path);
-    if (copy != NULL)
-      atomic_file_protect(copy);
-  }
+/* Keeps every part of the snapshot among the files read. */
+static int keep_parts(const snap *s, tfmm_snapshot *out) {
+  for (int i = 0; i < s->nparts; i++)
+    if (!tfmm_io_add_file(s->parts[i].report, out, s->parts[i].path))
+      return 0;
+  return 1;
 }
 
-int gadget2_read(const char *path, uint64_t types, const char *flag,
-                 snapshot *out) {
-  memset(out, 0, sizeof *out);
+int tfmm_gadget2_read(tfmm_io_report *r, const char *path,
+                      const tfmm_read_options *o, tfmm_snapshot *out) {
   snap s = {0};
-  int ok = scan_snapshot(path, &s);
-  if (ok)
-    protect_parts(&s);
+  int ok = scan_snapshot(r, path, &s) && keep_parts(&s, out);
   uint64_t count[NTYPES] = {0};
   for (int k = 0; ok && k < NTYPES; k++)
     count[k] = s.parts[0].total[k];
   if (ok && s.nparts == 1) /* total == npart was checked */
     for (int k = 0; k < NTYPES; k++)
       count[k] = s.parts[0].npart[k];
-  ok = ok && particle_types_select(path, "type ", NTYPES, count, types, flag) &&
+  ok = ok &&
+       tfmm_io_types_select(r, path, "type ", NTYPES, count, o->types, o->flag,
+                            &out->note) &&
        read_parts(&s, count, out);
   if (ok)
     out->time = s.parts[0].time;
