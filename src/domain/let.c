@@ -21,7 +21,7 @@
  * coarsest cell far enough from each of its cells (remote.c), as one
  * process's dual traversal does, rather than every small cell sent for its
  * nearest bodies. */
-#include "dist/dist_internal.h"
+#include "domain/let.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -9,7 +9,7 @@
  * (passes.c). The pairs are collected per received cell, in parallel, then
  * sorted by tree cell so that each cell's sums are made by one thread in
  * a fixed order: the result does not depend on the thread count. */
-#include "dist/dist_internal.h"
+#include "domain/remote.h"
 
 #include "farfield/passes.h"
 #include "team.h"
