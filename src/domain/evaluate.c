@@ -7,8 +7,10 @@
 #include "domain/let.h"
 #include "domain/remote.h"
 
+#include "accuracy.h"
 #include "bodies.h"
 #include "farfield/passes.h"
+#include "tree/accel_estimate.h"
 #include "tree/keys.h"
 
 #include <math.h>
@@ -42,6 +44,8 @@ typedef struct eval {
   double *M;
   /* the locally essential trees received */
   double *cells, *ghosts;
+  /* the error criterion's |a|_A for every cell of the tree, or NULL */
+  double *accel;
   size_t ncells, nghosts;
   /* the forces at the owned bodies, caller's units: acc (3), pot */
   double *result;
@@ -67,6 +71,7 @@ static void release(eval *e) {
   free(e->cells);
   free(e->ghosts);
   free(e->result);
+  free(e->accel);
 }
 
 static tfmm_status no_memory(eval *e, const char *what) {
@@ -84,22 +89,31 @@ static tfmm_status check_local(size_t n, const double *pos, const double *mass,
   return tfmm_bodies_check(n, pos, mass, err);
 }
 
-/* The opening angle, order and softening reach of the evaluation. */
+/* The opening criterion of the evaluation as one process resolves it
+ * (accuracy.h: theta, order, the softening's separation, the error
+ * criterion's epsilon), for the rows of the device this rank's solver
+ * runs on; in internal units. */
 static tfmm_status let_params(eval *e) {
   const tfmm_config *c = &e->d->cfg;
-  double theta = 0, sep = 0;
-  int order = 0;
-  char msg[TFMM_MESSAGE_SIZE];
-  tfmm_status st =
-      tfmm_config_resolve(c, &theta, &order, &sep, msg, sizeof msg);
-  if (st != TFMM_OK)
-    return tfmm_error_set(e->err, st, "%s", msg);
-  e->lp.theta = theta;
-  e->lp.send_theta = 0.5 * theta;
-  e->lp.order = order;
-  e->lp.separation = ldexp(sep, -e->units.length_exp);
-  e->lp.multipoles =
-      c->method == TFMM_METHOD_FMM || c->method == TFMM_METHOD_BH;
+  const int tree = c->method == TFMM_METHOD_FMM || c->method == TFMM_METHOD_BH;
+  tfmm_resolved r;
+  tfmm_accuracy_resolve(
+      c, c->leaf_size,
+      tree && tfmm_solver_device(e->d->local) == TFMM_DEVICE_GPU, &r);
+  const double eps = ldexp(c->eps, -e->units.length_exp);
+  e->lp.mac = c->mac;
+  e->lp.theta = r.theta;
+  e->lp.send_share = 0.5;
+  e->lp.order = r.order;
+  e->lp.rule =
+      (tfmm_mac_rule){.separation = ldexp(r.separation, -e->units.length_exp),
+                      .error = c->mac == TFMM_MAC_ERROR,
+                      .epsilon = r.mac_epsilon,
+                      .order = r.order,
+                      .soft_term = tfmm_mac_soft_term(
+                          c->mac == TFMM_MAC_ERROR,
+                          c->softening == TFMM_SOFTENING_PLUMMER, eps)};
+  e->lp.multipoles = tree;
   return TFMM_OK;
 }
 
@@ -180,6 +194,58 @@ static tfmm_status build_tree(eval *e) {
   return TFMM_OK;
 }
 
+/* What the mass and error criteria need of every rank's bodies, from
+ * their boxes (offset: where each rank's begin, in doubles): the mass of
+ * all (the mass criterion's M_root), and for the error criterion |a|_A of
+ * every cell of this rank's tree, estimated from its own tree and every
+ * other rank's boxes as point masses (accel_estimate.h); then the boxes
+ * again, now with their |a|, gathered anew in place of *boxes. */
+static tfmm_status criterion_of_all(eval *e, double **mine, size_t *nmine,
+                                    double **boxes, size_t *offset) {
+  tfmm_domain *d = e->d;
+  const size_t nall = offset[d->size] / TFMM_LET_BOX_WIDTH;
+  double total = 0;
+  for (size_t k = 0; k < nall; k++)
+    total += (*boxes)[TFMM_LET_BOX_WIDTH * k + TFMM_LET_BOX_MASS];
+  e->lp.mass_total = total;
+  if (e->lp.mac != TFMM_MAC_ERROR)
+    return TFMM_OK;
+  /* The others' boxes as point masses: x, y, z, m. */
+  const size_t own_begin = offset[d->rank] / TFMM_LET_BOX_WIDTH,
+               own_end = offset[d->rank + 1] / TFMM_LET_BOX_WIDTH;
+  double *src = malloc((nall + 1) * 4 * sizeof *src);
+  tfmm_status st =
+      src == NULL ? no_memory(e, "the criterion's estimate") : TFMM_OK;
+  size_t nsrc = 0;
+  for (size_t k = 0; st == TFMM_OK && k < nall; k++) {
+    if (k >= own_begin && k < own_end)
+      continue;
+    const double *b = *boxes + TFMM_LET_BOX_WIDTH * k;
+    memcpy(src + 4 * nsrc, b + TFMM_LET_BOX_COM, 3 * sizeof *src);
+    src[4 * nsrc++ + 3] = b[TFMM_LET_BOX_MASS];
+  }
+  if (st == TFMM_OK && e->tree.n > 0) {
+    const double eps = ldexp(d->cfg.eps, -e->units.length_exp);
+    e->accel = tfmm_accel_estimate_with(&e->tree, eps, src, nsrc);
+    if (e->accel == NULL)
+      st = no_memory(e, "the criterion's estimate");
+  }
+  free(src);
+  e->lp.accel = e->accel;
+  free(*mine);
+  free(*boxes);
+  *mine = *boxes = NULL;
+  *nmine = 0;
+  if (st == TFMM_OK)
+    st =
+        tfmm_let_domain(&e->tree, DOMAIN_PIECES, e->accel, mine, nmine, e->err);
+  st = tfmm_domain_agree(d, st, e->err);
+  if (st == TFMM_OK)
+    st = tfmm_domain_allgather(d, *mine, TFMM_LET_BOX_WIDTH * *nmine, boxes,
+                               offset, e->err);
+  return st;
+}
+
 /* Each rank's locally essential tree for every other, sent and received. */
 static tfmm_status exchange_let(eval *e) {
   tfmm_domain *d = e->d;
@@ -199,11 +265,13 @@ static tfmm_status exchange_let(eval *e) {
           ? no_memory(e, "the locally essential trees")
           : TFMM_OK;
   if (st == TFMM_OK)
-    st = tfmm_let_domain(&e->tree, DOMAIN_PIECES, &mine, &nmine, err);
+    st = tfmm_let_domain(&e->tree, DOMAIN_PIECES, NULL, &mine, &nmine, err);
   st = tfmm_domain_agree(d, st, err);
   if (st == TFMM_OK)
     st = tfmm_domain_allgather(d, mine, TFMM_LET_BOX_WIDTH * nmine, &boxes,
                                offset, err);
+  if (st == TFMM_OK && e->lp.mac != TFMM_MAC_GEOMETRIC)
+    st = criterion_of_all(e, &mine, &nmine, &boxes, offset);
   const size_t n = e->nown;
   if (st == TFMM_OK && n > 0) {
     pos_sorted = malloc(3 * n * sizeof *pos_sorted);
