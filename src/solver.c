@@ -281,7 +281,8 @@ tfmm_status tfmm_solver_create(tfmm_solver **out, const tfmm_config *cfg) {
 void tfmm_solver_destroy(tfmm_solver *s) {
   if (s == NULL)
     return;
-  tfmm_dist_destroy(s->dist);
+  if (s->over != NULL)
+    s->over->destroy(s->over_ctx);
   tfmm_gpu_destroy(s->gpu);
   free(s->scaled_pos);
   free(s->scaled_mass);
@@ -301,16 +302,12 @@ const tfmm_stats *tfmm_solver_stats(const tfmm_solver *s) {
   return s == NULL ? NULL : &s->stats;
 }
 
-tfmm_dist *tfmm_solver_dist_of(const tfmm_solver *s) {
-  return s == NULL ? NULL : s->dist;
-}
-
 int tfmm_solver_ranks(const tfmm_solver *s) {
-  return s == NULL ? 1 : tfmm_dist_size(s->dist);
+  return s == NULL || s->over == NULL ? 1 : s->over->ranks(s->over_ctx);
 }
 
 int tfmm_solver_rank(const tfmm_solver *s) {
-  return s == NULL ? 0 : tfmm_dist_rank(s->dist);
+  return s == NULL || s->over == NULL ? 0 : s->over->rank(s->over_ctx);
 }
 
 const tfmm_dist_stats *tfmm_solver_dist_stats(const tfmm_solver *s) {
@@ -734,8 +731,9 @@ tfmm_status tfmm_solver_compute(tfmm_solver *s, size_t n, const double *pos,
                                 const double *mass, double *acc, double *pot) {
   if (s == NULL)
     return TFMM_ERR_INVALID_ARGUMENT;
-  if (s->dist != NULL)
-    return tfmm_dist_compute(s, n, pos, mass, NULL, acc, pot);
+  if (s->over != NULL)
+    return s->over->compute(s->over_ctx, n, pos, mass, NULL, acc, pot,
+                            &s->stats, &s->dist_stats, &s->err);
   double t0 = tfmm_wtime();
   s->err.message[0] = '\0';
   tfmm_status st = check_call(s, n, pos, mass, acc);
@@ -760,8 +758,9 @@ tfmm_status tfmm_solver_compute_active(tfmm_solver *s, size_t n,
                                        double *pot) {
   if (s == NULL)
     return TFMM_ERR_INVALID_ARGUMENT;
-  if (s->dist != NULL)
-    return tfmm_dist_compute(s, n, pos, mass, active, acc, pot);
+  if (s->over != NULL)
+    return s->over->compute(s->over_ctx, n, pos, mass, active, acc, pot,
+                            &s->stats, &s->dist_stats, &s->err);
   if (active == NULL)
     return tfmm_solver_compute(s, n, pos, mass, acc, pot);
   double t0 = tfmm_wtime();

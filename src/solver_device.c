@@ -161,7 +161,7 @@ tfmm_status tfmm_solver_compute_active_device(
   if (s == NULL)
     return TFMM_ERR_INVALID_ARGUMENT;
   s->err.message[0] = '\0';
-  if (s->dist != NULL)
+  if (s->over != NULL)
     return tfmm_error_set(&s->err, TFMM_ERR_UNSUPPORTED,
                           "a solver over several processes takes its bodies "
                           "on the host (tfmm_solver_compute)");

@@ -4,10 +4,10 @@
 #ifndef TFMM_SOLVER_HANDLE_H
 #define TFMM_SOLVER_HANDLE_H
 
-#include "dist/dist.h"
 #include "gpu.h"
 #include "internal.h"
 #include "pipeline/workspace.h"
+#include "solver_over.h"
 #include "units.h"
 
 struct tfmm_solver {
@@ -32,9 +32,11 @@ struct tfmm_solver {
   /* CPU packing buffers, kept between calls (the GPU has pinned ones). */
   float *cpu_in, *cpu_out;
   size_t cpu_capacity;
-  /* A solver over several processes (tfmm_solver_create_mpi): its
-   * communicator, split and solver of this rank's part; NULL otherwise. */
-  tfmm_dist *dist;
+  /* A handle whose evaluations a layer above makes (solver_over.h: the
+   * domain layer's, tfmm_solver_create_mpi): its calls and its state;
+   * NULL for a solver of its own. */
+  const tfmm_solver_over *over;
+  void *over_ctx;
   tfmm_dist_stats dist_stats; /* of the last evaluation over the ranks */
 };
 

@@ -3,6 +3,8 @@
  * sim_step.c, the checks of what callers give in sim_check.c. */
 #include "sim/sim.h"
 
+#include "domain/domain.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,13 +115,14 @@ static tfmm_status finish(tfmm_sim *s, const tfmm_sim_config *cfg,
   if (made != TFMM_OK)
     return made;
   s->err = mine;
-  tfmm_dist *d = tfmm_sim_dist(s);
-  st = tfmm_dist_agree(d, st, &s->err);
+  tfmm_domain *d = s->domain = tfmm_domain_of(s->solver);
+  st = tfmm_domain_agree(d, st, &s->err);
   int64_t n = (int64_t)s->n;
   if (st == TFMM_OK)
-    st = tfmm_dist_sum_i64(d, &n, 1, &s->err);
+    st = tfmm_domain_sum_i64(d, &n, 1, &s->err);
   if (st == TFMM_OK)
-    st = tfmm_dist_sum_i64(d, s->bin_count, TFMM_TIMESTEP_MAX_BIN + 1, &s->err);
+    st = tfmm_domain_sum_i64(d, s->bin_count, TFMM_TIMESTEP_MAX_BIN + 1,
+                             &s->err);
   s->n_total = (size_t)n;
   if (st == TFMM_OK && n == 0)
     st = tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
@@ -248,10 +251,6 @@ int tfmm_sim_bins(const tfmm_sim *s, int64_t *counts, int size) {
 }
 
 size_t tfmm_sim_count(const tfmm_sim *s) { return s == NULL ? 0 : s->n; }
-
-tfmm_dist *tfmm_sim_dist(const tfmm_sim *s) {
-  return s == NULL ? NULL : tfmm_solver_dist_of(s->solver);
-}
 
 /* The state as views of the host arrays. */
 static tfmm_sim_state host_state(const tfmm_sim *s) {

@@ -5,7 +5,6 @@
 #ifndef TFMM_SIM_H
 #define TFMM_SIM_H
 
-#include "dist/dist.h"
 #include "internal.h"
 #include "sim/timestep.h"
 #include "sim_gpu.h"
@@ -55,10 +54,14 @@ struct tfmm_sim {
    * stays on the host. One process: distributed 0, n_total = n. */
   int distributed;
   size_t n_total;
+  /* The domain layer behind the solver (src/domain/, domain.h): the
+   * reductions and the moves of bodies between ranks; NULL for one
+   * process. */
+  struct tfmm_domain *domain;
 };
 
 /* Makes the sim's solver: tfmm_solver_create, or over a communicator
- * (src/dist/sim_mpi.c). */
+ * (sim_mpi.c: tfmm_solver_create_mpi). */
 typedef tfmm_status (*tfmm_sim_solver_maker)(void *ctx, const tfmm_config *cfg,
                                              tfmm_solver **out);
 
@@ -76,9 +79,6 @@ tfmm_status tfmm_sim_restore_by(tfmm_sim **out, const tfmm_sim_config *cfg,
 /* Over several processes: the bodies, with their whole state, to the rank
  * whose key range holds them (sim_migrate.c); nothing for one process. */
 tfmm_status tfmm_sim_migrate(tfmm_sim *s);
-
-/* The sim's solver's tfmm_dist (NULL for one process). */
-tfmm_dist *tfmm_sim_dist(const tfmm_sim *s);
 
 /* The checks of tfmm_sim_create and tfmm_sim_restore (sim_check.c); the
  * message names the field or the body. */

@@ -5,6 +5,8 @@
  * those that crossed a boundary since. */
 #include "sim/sim.h"
 
+#include "domain/domain.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,13 +58,13 @@ static int reallocate(tfmm_sim *s, size_t n) {
 }
 
 tfmm_status tfmm_sim_migrate(tfmm_sim *s) {
-  tfmm_dist *d = tfmm_sim_dist(s);
+  tfmm_domain *d = s->domain;
   /* A snapshot begun but not ended still views mass and ids. */
   int skip = d == NULL || s->snap_pending;
   tfmm_status st = TFMM_OK;
   if (d != NULL) {
     int64_t pending = s->snap_pending;
-    st = tfmm_dist_sum_i64(d, &pending, 1, &s->err);
+    st = tfmm_domain_sum_i64(d, &pending, 1, &s->err);
     skip = st != TFMM_OK || pending > 0;
   }
   if (skip)
@@ -74,15 +76,15 @@ tfmm_status tfmm_sim_migrate(tfmm_sim *s) {
     st = tfmm_error_set(&s->err, TFMM_ERR_NO_MEMORY,
                         "no memory to move %zu bodies", n);
   if (st == TFMM_OK)
-    st = tfmm_dist_owners(d, n, s->pos, owner, &s->err);
+    st = tfmm_domain_owners(d, n, s->pos, owner, &s->err);
   for (size_t i = 0; st == TFMM_OK && i < n; i++)
     pack(s, i, records + WIDTH * i);
-  st = tfmm_dist_agree(d, st, &s->err);
+  st = tfmm_domain_agree(d, st, &s->err);
   double *in = NULL;
   size_t nin = 0;
   if (st == TFMM_OK)
-    st = tfmm_dist_migrate_records(d, n, WIDTH, records, owner, &in, &nin,
-                                   &s->err);
+    st = tfmm_domain_migrate_records(d, n, WIDTH, records, owner, &in, &nin,
+                                     &s->err);
   free(owner);
   free(records);
   if (st == TFMM_OK && reallocate(s, nin) != 0)
@@ -91,5 +93,5 @@ tfmm_status tfmm_sim_migrate(tfmm_sim *s) {
   for (size_t i = 0; st == TFMM_OK && i < nin; i++)
     unpack(s, i, in + WIDTH * i);
   free(in);
-  return tfmm_dist_agree(d, st, &s->err);
+  return tfmm_domain_agree(d, st, &s->err);
 }

@@ -4,6 +4,8 @@
  * gives the bits of those calls made by hand; and the diagnostics. */
 #include "sim/sim.h"
 
+#include "domain/domain.h"
+
 #include "sim/diagnostics_terms.h"
 
 #include <math.h>
@@ -62,10 +64,10 @@ static tfmm_status diagnose(tfmm_sim *s, tfmm_diagnostics *d) {
     tfmm_error_set(&s->err, st, "step %lld: diagnostics: out of memory",
                    (long long)s->step);
   if (s->distributed) {
-    tfmm_dist *dist = tfmm_sim_dist(s);
-    st = tfmm_dist_agree(dist, st, &s->err);
+    tfmm_domain *dist = s->domain;
+    st = tfmm_domain_agree(dist, st, &s->err);
     if (st == TFMM_OK)
-      st = tfmm_dist_sum(dist, total, TFMM_DIAG_SUMS, &s->err);
+      st = tfmm_domain_sum(dist, total, TFMM_DIAG_SUMS, &s->err);
   }
   if (st == TFMM_OK)
     tfmm_diagnostics_finish(total, d);
@@ -147,8 +149,8 @@ static tfmm_status kdk(tfmm_sim *s) {
     int64_t counts[TFMM_TIMESTEP_MAX_BIN + 2];
     memcpy(counts, s->bin_count, sizeof s->bin_count);
     counts[TFMM_TIMESTEP_MAX_BIN + 1] = s->stats.short_steps - short_before;
-    st = tfmm_dist_sum_i64(tfmm_sim_dist(s), counts, TFMM_TIMESTEP_MAX_BIN + 2,
-                           &s->err);
+    st = tfmm_domain_sum_i64(s->domain, counts, TFMM_TIMESTEP_MAX_BIN + 2,
+                             &s->err);
     memcpy(s->bin_count, counts, sizeof s->bin_count);
     s->stats.short_steps = short_before + counts[TFMM_TIMESTEP_MAX_BIN + 1];
   }
@@ -290,9 +292,9 @@ tfmm_status tfmm_sim_step_criterion(tfmm_sim *s, double eta, double *shortest,
     count += a2 > 0 && step * step * sqrt(a2) > two_eta_eps;
   }
   double reduced[2] = {amax, (double)count};
-  st = tfmm_dist_max(tfmm_sim_dist(s), reduced, 1, &s->err);
+  st = tfmm_domain_max(s->domain, reduced, 1, &s->err);
   if (st == TFMM_OK)
-    st = tfmm_dist_sum(tfmm_sim_dist(s), reduced + 1, 1, &s->err);
+    st = tfmm_domain_sum(s->domain, reduced + 1, 1, &s->err);
   if (st != TFMM_OK)
     return st;
   amax = reduced[0];

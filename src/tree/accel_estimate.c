@@ -9,10 +9,10 @@
 
 /* |field| at the centre of mass of `leaf` from every other body, by a
  * monopole walk (the opening angle TFMM_ESTIMATE_THETA: monopoles at 0.5
- * are within a few per cent, enough for an error budget); stack holds at least
- * 8 * (depth + 1) cells. */
+ * are within a few per cent, enough for an error budget), and from the
+ * nsrc point masses src; stack holds at least 8 * (depth + 1) cells. */
 static double leaf_field(const tfmm_octree *t, int32_t leaf, double eps2,
-                         int32_t *stack) {
+                         const double *src, size_t nsrc, int32_t *stack) {
   const double *x = t->cells[leaf].center;
   double g[3] = {0, 0, 0};
   int top = 0;
@@ -32,10 +32,20 @@ static double leaf_field(const tfmm_octree *t, int32_t leaf, double eps2,
     }
     tfmm_estimate_add(g, B->mass, dx, dy, dz, d2, eps2);
   }
+  for (size_t k = 0; k < nsrc; k++) {
+    const double *b = src + 4 * k;
+    double dx = b[0] - x[0], dy = b[1] - x[1], dz = b[2] - x[2];
+    tfmm_estimate_add(g, b[3], dx, dy, dz, dx * dx + dy * dy + dz * dz, eps2);
+  }
   return sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]);
 }
 
 double *tfmm_accel_estimate(const tfmm_octree *t, double eps) {
+  return tfmm_accel_estimate_with(t, eps, NULL, 0);
+}
+
+double *tfmm_accel_estimate_with(const tfmm_octree *t, double eps,
+                                 const double *src, size_t nsrc) {
   double *a = malloc((size_t)(t->ncells > 0 ? t->ncells : 1) * sizeof *a);
   if (a == NULL)
     return NULL;
@@ -49,7 +59,8 @@ double *tfmm_accel_estimate(const tfmm_octree *t, double eps) {
 #pragma omp for schedule(dynamic, 16)
     for (int64_t k = 0; k < t->nleaves; k++)
       if (stack != NULL)
-        a[t->leaves[k]] = leaf_field(t, t->leaves[k], eps * eps, stack);
+        a[t->leaves[k]] =
+            leaf_field(t, t->leaves[k], eps * eps, src, nsrc, stack);
     free(stack);
   }
   if (bad) {

@@ -16,8 +16,16 @@
 
 #include "tree/octree.h"
 
+#include <stddef.h>
+
 /* A malloc'd array of t->ncells values of |a|_A (G = 1), or NULL for no
  * memory. */
 double *tfmm_accel_estimate(const tfmm_octree *t, double eps);
+
+/* The same with nsrc more point masses in the field (src: x, y, z, m
+ * each, in t's units), each taken whole as a leaf is: the bodies of other
+ * processes, as the domain layer describes them (src/domain/). */
+double *tfmm_accel_estimate_with(const tfmm_octree *t, double eps,
+                                 const double *src, size_t nsrc);
 
 #endif

@@ -65,6 +65,12 @@ TFMM_MAC_FN int tfmm_mac_rule_accept(const tfmm_mac_rule *m, const double *ca,
   return e < m->epsilon * accel_a;
 }
 
+/* The error test's softening factor (mac.h): 3/2 eps^2 under the error
+ * criterion with Plummer softening, else 0. */
+TFMM_MAC_FN double tfmm_mac_soft_term(int error, int plummer, double eps) {
+  return error && plummer ? 1.5 * eps * eps : 0;
+}
+
 /* The mass criterion's theta never exceeds this: the expansions converge
  * for any theta < 1, but slowly near it. */
 #define TFMM_MAC_THETA_CAP 0.95

@@ -4,16 +4,20 @@
  * multipole; a leaf that is not goes as its bodies; any other cell is
  * opened. Every body of the sender is thus in exactly one item sent.
  *
- * "Far" is the opening criterion of the evaluation taken against the
- * destination's bodies themselves, which the destination describes by
- * boxes (tfmm_let_domain: the tight boxes of the bodies of its tree's
- * cells, cut at about n/256 bodies each): a cell of centre c and radius r
- * goes as a multipole when, for every box, the distance d from c to the
- * box's nearest point has r < theta d and d >= r + s (s the softening's
- * reach). Then at every destination body
- * the series converges as it does for an accepted pair of one process,
- * (r / d)^(p+1) <= theta^(p+1), and the softening acts on no pair so
- * treated.
+ * "Far" is the opening criterion of one process (tree/mac_rule.h, the one
+ * the configuration selects) taken against the destination's bodies
+ * themselves, which the destination describes by boxes (tfmm_let_domain:
+ * the tight boxes of the bodies of its tree's cells, cut at about n/256
+ * bodies each, with their mass and least |a|): a cell of centre c, radius
+ * r and mass M goes as a multipole when the criterion accepts it as a
+ * source acting on a point target (radius 0) at every box's point nearest
+ * to c, at half the opening angle theta_B (theta, or the mass criterion's
+ * for M). With d that distance: r < theta_B d / 2, d >= r + s (s the
+ * softening's reach), and under the error criterion the series' error
+ * bound and the softening's term below epsilon |a| of the box. Then at
+ * every destination body the series converges as it does for an accepted
+ * pair of one process, within the same error bound, and the softening
+ * acts on no pair so treated.
  *
  * The multipoles go as one tree (visit() below): every opened cell with
  * bodies sent as multipoles goes too, holding those bodies' multipole and
@@ -21,7 +25,7 @@
  * coarsest cell far enough from each of its cells (remote.c), as one
  * process's dual traversal does, rather than every small cell sent for its
  * nearest bodies. */
-#include "dist/dist_internal.h"
+#include "domain/let.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -40,8 +44,9 @@ static tfmm_status grow(tfmm_let_buffer *b, int width, tfmm_error *err) {
   return TFMM_OK;
 }
 
-tfmm_status tfmm_let_domain(const tfmm_octree *t, size_t pieces, double **out,
-                            size_t *count, tfmm_error *err) {
+tfmm_status tfmm_let_domain(const tfmm_octree *t, size_t pieces,
+                            const double *accel, double **out, size_t *count,
+                            tfmm_error *err) {
   *out = NULL;
   *count = 0;
   if (t->n == 0)
@@ -55,7 +60,8 @@ tfmm_status tfmm_let_domain(const tfmm_octree *t, size_t pieces, double **out,
   stack[top++] = 0;
   tfmm_status st = TFMM_OK;
   while (top > 0 && st == TFMM_OK) {
-    const tfmm_cell *c = &t->cells[stack[--top]];
+    const int32_t ci = stack[--top];
+    const tfmm_cell *c = &t->cells[ci];
     if (c->child_count > 0 && c->body_end - c->body_begin > most) {
       for (int k = 0; k < c->child_count; k++)
         stack[top++] = c->child_begin + k;
@@ -74,6 +80,10 @@ tfmm_status tfmm_let_domain(const tfmm_octree *t, size_t pieces, double **out,
         box[k] = x < box[k] ? x : box[k];
         box[3 + k] = x > box[3 + k] ? x : box[3 + k];
       }
+    for (int k = 0; k < 3; k++)
+      box[TFMM_LET_BOX_COM + k] = c->center[k];
+    box[TFMM_LET_BOX_MASS] = c->mass;
+    box[TFMM_LET_BOX_ACCEL] = accel != NULL ? accel[ci] : 0.0;
   }
   free(stack);
   if (st != TFMM_OK) {
@@ -85,23 +95,27 @@ tfmm_status tfmm_let_domain(const tfmm_octree *t, size_t pieces, double **out,
   return TFMM_OK;
 }
 
-/* Whether cell c is far from every box of the destination: d the distance
- * from its centre to the box's nearest point. */
+/* Whether cell c is far from every body of the destination: whether the
+ * opening criterion of one process (mac_rule.h) accepts it, at
+ * send_share theta_B, as a source acting on a point target at each box's
+ * point nearest to its centre, with the box's |a| (the error criterion's;
+ * the criterion's error falls with the distance, so the nearest point is
+ * the worst of the box's bodies). */
 static int far_from_all(const tfmm_cell *c, const tfmm_let_params *lp,
                         const double *boxes, size_t nboxes) {
   if (!lp->multipoles)
     return 0;
+  const double theta = lp->send_share * tfmm_let_theta(lp, c->mass);
   for (size_t k = 0; k < nboxes; k++) {
     const double *b = boxes + TFMM_LET_BOX_WIDTH * k;
-    double d2 = 0;
+    double near[3];
     for (int q = 0; q < 3; q++) {
-      const double x = c->center[q];
-      const double g = x < b[q] ? b[q] - x : x > b[3 + q] ? x - b[3 + q] : 0;
-      d2 += g * g;
+      const double x = c->center[q], lo = b[TFMM_LET_BOX_LO + q],
+                   hi = b[TFMM_LET_BOX_HI + q];
+      near[q] = x < lo ? lo : x > hi ? hi : x;
     }
-    const double d = sqrt(d2);
-    if (!(d > 0) || !(c->radius < lp->send_theta * d) ||
-        !(d >= c->radius + lp->separation))
+    if (!tfmm_mac_rule_accept(&lp->rule, near, 0.0, b[TFMM_LET_BOX_ACCEL],
+                              c->center, c->radius, c->mass, theta))
       return 0;
   }
   return 1;
@@ -146,13 +160,16 @@ static int64_t emit_cell(walk *w, int32_t ci, const int64_t *child, int nchild,
   for (int k = 0; k < 8; k++)
     v[TFMM_LET_CHILD + k] = k < nchild ? (double)child[k] : -1.0;
   if (whole) {
+    v[TFMM_LET_MASS] = c->mass;
     memcpy(v + TFMM_LET_HEADER, w->M + (size_t)ci * w->esize,
            w->esize * sizeof *v);
     return at;
   }
+  v[TFMM_LET_MASS] = 0.0;
   memset(v + TFMM_LET_HEADER, 0, w->esize * sizeof *v);
   for (int k = 0; k < nchild; k++) {
     const double *u = w->cells->v + (size_t)w->width * (size_t)child[k];
+    v[TFMM_LET_MASS] += u[TFMM_LET_MASS];
     tfmm_m2m(w->lp->order, u + TFMM_LET_HEADER, u, c->center,
              v + TFMM_LET_HEADER);
   }

@@ -1,9 +1,16 @@
-/* One evaluation over the ranks, stage by stage (dist.c lists them). */
-#include "dist/dist_internal.h"
+/* One evaluation over the ranks, stage by stage (domain.c lists them). */
+#include "domain/evaluate.h"
 
+#include "domain/decompose.h"
+#include "domain/domain.h"
+#include "domain/exchange.h"
+#include "domain/let.h"
+#include "domain/remote.h"
+
+#include "accuracy.h"
 #include "bodies.h"
 #include "farfield/passes.h"
-#include "solver_handle.h"
+#include "tree/accel_estimate.h"
 #include "tree/keys.h"
 
 #include <math.h>
@@ -20,8 +27,9 @@ enum { BODY_WIDTH = 5, RESULT_WIDTH = 4 };
 
 /* What one evaluation holds; freed by release(). */
 typedef struct eval {
-  tfmm_dist *d;
-  tfmm_solver *s;
+  tfmm_domain *d;
+  tfmm_error *err;   /* the handle's message */
+  tfmm_stats *stats; /* the handle's statistics */
   tfmm_let_params lp;
   tfmm_units units;
   size_t n, total;
@@ -36,6 +44,8 @@ typedef struct eval {
   double *M;
   /* the locally essential trees received */
   double *cells, *ghosts;
+  /* the error criterion's |a|_A for every cell of the tree, or NULL */
+  double *accel;
   size_t ncells, nghosts;
   /* the forces at the owned bodies, caller's units: acc (3), pot */
   double *result;
@@ -61,47 +71,56 @@ static void release(eval *e) {
   free(e->cells);
   free(e->ghosts);
   free(e->result);
+  free(e->accel);
 }
 
 static tfmm_status no_memory(eval *e, const char *what) {
-  return tfmm_error_set(&e->s->err, TFMM_ERR_NO_MEMORY, "no memory for %s",
-                        what);
+  return tfmm_error_set(e->err, TFMM_ERR_NO_MEMORY, "no memory for %s", what);
 }
 
-static tfmm_status check_local(tfmm_solver *s, size_t n, const double *pos,
-                               const double *mass, const double *acc) {
+static tfmm_status check_local(size_t n, const double *pos, const double *mass,
+                               const double *acc, tfmm_error *err) {
   if (n == 0)
     return TFMM_OK;
   if (pos == NULL || mass == NULL || acc == NULL)
-    return tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
                           "positions, masses and accelerations must not be "
                           "NULL");
-  return tfmm_bodies_check(n, pos, mass, &s->err);
+  return tfmm_bodies_check(n, pos, mass, err);
 }
 
-/* The opening angle, order and softening reach of the evaluation. */
+/* The opening criterion of the evaluation as one process resolves it
+ * (accuracy.h: theta, order, the softening's separation, the error
+ * criterion's epsilon), for the rows of the device this rank's solver
+ * runs on; in internal units. */
 static tfmm_status let_params(eval *e) {
-  const tfmm_config *c = &e->s->cfg;
-  double theta = 0, sep = 0;
-  int order = 0;
-  char msg[TFMM_MESSAGE_SIZE];
-  tfmm_status st =
-      tfmm_config_resolve(c, &theta, &order, &sep, msg, sizeof msg);
-  if (st != TFMM_OK)
-    return tfmm_error_set(&e->s->err, st, "%s", msg);
-  e->lp.theta = theta;
-  e->lp.send_theta = 0.5 * theta;
-  e->lp.order = order;
-  e->lp.separation = ldexp(sep, -e->units.length_exp);
-  e->lp.multipoles =
-      c->method == TFMM_METHOD_FMM || c->method == TFMM_METHOD_BH;
+  const tfmm_config *c = &e->d->cfg;
+  const int tree = c->method == TFMM_METHOD_FMM || c->method == TFMM_METHOD_BH;
+  tfmm_resolved r;
+  tfmm_accuracy_resolve(
+      c, c->leaf_size,
+      tree && tfmm_solver_device(e->d->local) == TFMM_DEVICE_GPU, &r);
+  const double eps = ldexp(c->eps, -e->units.length_exp);
+  e->lp.mac = c->mac;
+  e->lp.theta = r.theta;
+  e->lp.send_share = 0.5;
+  e->lp.order = r.order;
+  e->lp.rule =
+      (tfmm_mac_rule){.separation = ldexp(r.separation, -e->units.length_exp),
+                      .error = c->mac == TFMM_MAC_ERROR,
+                      .epsilon = r.mac_epsilon,
+                      .order = r.order,
+                      .soft_term = tfmm_mac_soft_term(
+                          c->mac == TFMM_MAC_ERROR,
+                          c->softening == TFMM_SOFTENING_PLUMMER, eps)};
+  e->lp.multipoles = tree;
   return TFMM_OK;
 }
 
 /* split and scatter: each body to the rank owning its key. */
 static tfmm_status scatter(eval *e, const double *pos, const double *mass,
                            const unsigned char *active) {
-  tfmm_dist *d = e->d;
+  tfmm_domain *d = e->d;
   const int P = d->size;
   const size_t n = e->n;
   uint64_t *keys = malloc((n > 0 ? n : 1) * sizeof *keys);
@@ -115,14 +134,14 @@ static tfmm_status scatter(eval *e, const double *pos, const double *mass,
     st = no_memory(e, "the bodies' keys");
   for (size_t i = 0; st == TFMM_OK && i < n; i++)
     keys[i] = tfmm_key_encode(pos + 3 * i, d->cube, d->cube[3]);
-  st = tfmm_dist_agree(d, st, &e->s->err);
+  st = tfmm_domain_agree(d, st, e->err);
   if (st == TFMM_OK)
-    st = tfmm_dist_split(d, n, keys, &e->s->err);
+    st = tfmm_domain_split(d, n, keys, e->err);
   if (st == TFMM_OK) {
     size_t *at = e->send_count + P;
     e->recv_count = e->send_count + 2 * P;
     for (size_t i = 0; i < n; i++) {
-      owner[i] = tfmm_dist_owner_of(d, keys[i]);
+      owner[i] = tfmm_domain_owner_of(d, keys[i]);
       e->send_count[owner[i]]++;
     }
     for (int r = 1; r < P; r++)
@@ -135,8 +154,8 @@ static tfmm_status scatter(eval *e, const double *pos, const double *mass,
       v[3] = mass[i];
       v[4] = active == NULL || active[i] ? 1.0 : 0.0;
     }
-    st = tfmm_dist_alltoall(d, send, e->send_count, BODY_WIDTH, &e->own,
-                            e->recv_count, &e->nown, &e->s->err);
+    st = tfmm_domain_alltoall(d, send, e->send_count, BODY_WIDTH, &e->own,
+                              e->recv_count, &e->nown, e->err);
   }
   free(keys);
   free(owner);
@@ -162,7 +181,7 @@ static tfmm_status build_tree(eval *e) {
     box[k] = ldexp(e->d->cube[k], -e->units.length_exp);
   if (st == TFMM_OK)
     st = tfmm_octree_build_in(&e->tree, n, p, m, LET_LEAF, TFMM_MAX_DEPTH, box,
-                              &e->s->err);
+                              e->err);
   free(p);
   free(m);
   if (st != TFMM_OK || !e->lp.multipoles)
@@ -175,13 +194,65 @@ static tfmm_status build_tree(eval *e) {
   return TFMM_OK;
 }
 
+/* What the mass and error criteria need of every rank's bodies, from
+ * their boxes (offset: where each rank's begin, in doubles): the mass of
+ * all (the mass criterion's M_root), and for the error criterion |a|_A of
+ * every cell of this rank's tree, estimated from its own tree and every
+ * other rank's boxes as point masses (accel_estimate.h); then the boxes
+ * again, now with their |a|, gathered anew in place of *boxes. */
+static tfmm_status criterion_of_all(eval *e, double **mine, size_t *nmine,
+                                    double **boxes, size_t *offset) {
+  tfmm_domain *d = e->d;
+  const size_t nall = offset[d->size] / TFMM_LET_BOX_WIDTH;
+  double total = 0;
+  for (size_t k = 0; k < nall; k++)
+    total += (*boxes)[TFMM_LET_BOX_WIDTH * k + TFMM_LET_BOX_MASS];
+  e->lp.mass_total = total;
+  if (e->lp.mac != TFMM_MAC_ERROR)
+    return TFMM_OK;
+  /* The others' boxes as point masses: x, y, z, m. */
+  const size_t own_begin = offset[d->rank] / TFMM_LET_BOX_WIDTH,
+               own_end = offset[d->rank + 1] / TFMM_LET_BOX_WIDTH;
+  double *src = malloc((nall + 1) * 4 * sizeof *src);
+  tfmm_status st =
+      src == NULL ? no_memory(e, "the criterion's estimate") : TFMM_OK;
+  size_t nsrc = 0;
+  for (size_t k = 0; st == TFMM_OK && k < nall; k++) {
+    if (k >= own_begin && k < own_end)
+      continue;
+    const double *b = *boxes + TFMM_LET_BOX_WIDTH * k;
+    memcpy(src + 4 * nsrc, b + TFMM_LET_BOX_COM, 3 * sizeof *src);
+    src[4 * nsrc++ + 3] = b[TFMM_LET_BOX_MASS];
+  }
+  if (st == TFMM_OK && e->tree.n > 0) {
+    const double eps = ldexp(d->cfg.eps, -e->units.length_exp);
+    e->accel = tfmm_accel_estimate_with(&e->tree, eps, src, nsrc);
+    if (e->accel == NULL)
+      st = no_memory(e, "the criterion's estimate");
+  }
+  free(src);
+  e->lp.accel = e->accel;
+  free(*mine);
+  free(*boxes);
+  *mine = *boxes = NULL;
+  *nmine = 0;
+  if (st == TFMM_OK)
+    st =
+        tfmm_let_domain(&e->tree, DOMAIN_PIECES, e->accel, mine, nmine, e->err);
+  st = tfmm_domain_agree(d, st, e->err);
+  if (st == TFMM_OK)
+    st = tfmm_domain_allgather(d, *mine, TFMM_LET_BOX_WIDTH * *nmine, boxes,
+                               offset, e->err);
+  return st;
+}
+
 /* Each rank's locally essential tree for every other, sent and received. */
 static tfmm_status exchange_let(eval *e) {
-  tfmm_dist *d = e->d;
+  tfmm_domain *d = e->d;
   if (d->size == 1)
     return TFMM_OK;
   const int P = d->size;
-  tfmm_error *err = &e->s->err;
+  tfmm_error *err = e->err;
   double *mine = NULL, *boxes = NULL, *pos_sorted = NULL;
   size_t nmine = 0;
   size_t *offset = malloc((size_t)(P + 1) * sizeof *offset);
@@ -194,11 +265,13 @@ static tfmm_status exchange_let(eval *e) {
           ? no_memory(e, "the locally essential trees")
           : TFMM_OK;
   if (st == TFMM_OK)
-    st = tfmm_let_domain(&e->tree, DOMAIN_PIECES, &mine, &nmine, err);
-  st = tfmm_dist_agree(d, st, err);
+    st = tfmm_let_domain(&e->tree, DOMAIN_PIECES, NULL, &mine, &nmine, err);
+  st = tfmm_domain_agree(d, st, err);
   if (st == TFMM_OK)
-    st = tfmm_dist_allgather(d, mine, TFMM_LET_BOX_WIDTH * nmine, &boxes,
-                             offset, err);
+    st = tfmm_domain_allgather(d, mine, TFMM_LET_BOX_WIDTH * nmine, &boxes,
+                               offset, err);
+  if (st == TFMM_OK && e->lp.mac != TFMM_MAC_GEOMETRIC)
+    st = criterion_of_all(e, &mine, &nmine, &boxes, offset);
   const size_t n = e->nown;
   if (st == TFMM_OK && n > 0) {
     pos_sorted = malloc(3 * n * sizeof *pos_sorted);
@@ -218,7 +291,7 @@ static tfmm_status exchange_let(eval *e) {
                           (offset[r + 1] - offset[r]) / TFMM_LET_BOX_WIDTH,
                           pos_sorted, mass_sorted, &cells[r], &bodies[r], err);
   e->work += tfmm_wtime() - t0;
-  st = tfmm_dist_agree(d, st, err);
+  st = tfmm_domain_agree(d, st, err);
   /* Packed by destination, then moved. */
   const int width = tfmm_let_cell_width(e->lp.order);
   size_t ncell_send = 0, nbody_send = 0;
@@ -235,7 +308,7 @@ static tfmm_status exchange_let(eval *e) {
     if (cbuf == NULL || bbuf == NULL)
       st = no_memory(e, "the locally essential trees");
   }
-  st = tfmm_dist_agree(d, st, err);
+  st = tfmm_domain_agree(d, st, err);
   if (st == TFMM_OK) {
     size_t c = 0, b = 0;
     for (int r = 0; r < P; r++) {
@@ -248,11 +321,11 @@ static tfmm_status exchange_let(eval *e) {
     }
     e->d->stats.sent_cells = ncell_send;
     e->d->stats.sent_bodies = nbody_send;
-    st = tfmm_dist_alltoall(d, cbuf, counts, width, &e->cells, counts + 2 * P,
-                            &e->ncells, err);
+    st = tfmm_domain_alltoall(d, cbuf, counts, width, &e->cells, counts + 2 * P,
+                              &e->ncells, err);
     if (st == TFMM_OK)
-      st = tfmm_dist_alltoall(d, bbuf, counts + P, TFMM_LET_BODY_WIDTH,
-                              &e->ghosts, counts + 3 * P, &e->nghosts, err);
+      st = tfmm_domain_alltoall(d, bbuf, counts + P, TFMM_LET_BODY_WIDTH,
+                                &e->ghosts, counts + 3 * P, &e->nghosts, err);
     /* Child links from each sender's numbering to the received list's. */
     size_t base = 0;
     for (int r = 0; st == TFMM_OK && r < P; r++) {
@@ -303,9 +376,9 @@ static tfmm_status local_forces(eval *e) {
                       : tfmm_solver_compute_active(local, m, pos, mass, active,
                                                    acc, pot);
     if (st != TFMM_OK)
-      tfmm_error_set(&e->s->err, st, "%s", tfmm_solver_message(local));
+      tfmm_error_set(e->err, st, "%s", tfmm_solver_message(local));
     else
-      e->s->stats = *tfmm_solver_stats(local);
+      *e->stats = *tfmm_solver_stats(local);
   }
   for (size_t i = 0; st == TFMM_OK && i < n; i++) {
     memcpy(e->result + RESULT_WIDTH * i, acc + 3 * i, 3 * sizeof *acc);
@@ -327,7 +400,7 @@ static tfmm_status remote_forces(eval *e) {
                        : TFMM_OK;
   if (st == TFMM_OK)
     st = tfmm_remote_field(&e->tree, e->cells, e->ncells, &e->lp, phi, grad,
-                           &e->s->err);
+                           e->err);
   if (st == TFMM_OK) {
     /* a = G grad Phi, phi = -G Phi (expansion.h), back into the owned
      * bodies' order and the caller's units. */
@@ -336,7 +409,7 @@ static tfmm_status remote_forces(eval *e) {
       memcpy(acc + 3 * i, grad + 3 * k, 3 * sizeof *acc);
       pot[i] = -phi[k];
     }
-    tfmm_units_unscale(&e->units, e->s->cfg.G, n, acc, pot);
+    tfmm_units_unscale(&e->units, e->d->cfg.G, n, acc, pot);
     for (size_t i = 0; i < n; i++) {
       double *r = e->result + RESULT_WIDTH * i;
       for (int k = 0; k < 3; k++)
@@ -358,8 +431,8 @@ static tfmm_status gather(eval *e, const unsigned char *active, double *acc,
   if (count == NULL)
     return no_memory(e, "counts");
   tfmm_status st =
-      tfmm_dist_alltoall(e->d, e->result, e->recv_count, RESULT_WIDTH, &back,
-                         count, &nback, &e->s->err);
+      tfmm_domain_alltoall(e->d, e->result, e->recv_count, RESULT_WIDTH, &back,
+                           count, &nback, e->err);
   free(count);
   for (size_t k = 0; st == TFMM_OK && k < nback; k++) {
     const size_t i = e->sent[k];
@@ -376,17 +449,17 @@ static tfmm_status gather(eval *e, const unsigned char *active, double *acc,
 /* The cost of this rank's part, every rank's gathered: the next split's
  * weights. */
 static tfmm_status measure(eval *e, double seconds) {
-  tfmm_dist *d = e->d;
+  tfmm_domain *d = e->d;
   double mine = e->nown > 0 ? seconds / (double)e->nown : 0.0;
   TFMM_MPI_TRY(
       MPI_Allgather(&mine, 1, MPI_DOUBLE, d->cost, 1, MPI_DOUBLE, d->comm),
-      "MPI_Allgather (costs)", &e->s->err);
+      "MPI_Allgather (costs)", e->err);
   double t[2] = {seconds, seconds};
   TFMM_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, t, 1, MPI_DOUBLE, MPI_SUM, d->comm),
-               "MPI_Allreduce (times)", &e->s->err);
+               "MPI_Allreduce (times)", e->err);
   TFMM_MPI_TRY(
       MPI_Allreduce(MPI_IN_PLACE, t + 1, 1, MPI_DOUBLE, MPI_MAX, d->comm),
-      "MPI_Allreduce (times)", &e->s->err);
+      "MPI_Allreduce (times)", e->err);
   const double mean = t[0] / d->size;
   d->stats.imbalance = mean > 0 ? t[1] / mean : 1.0;
   /* A rank that owned nothing weighs as the mean of the others. */
@@ -403,63 +476,63 @@ static tfmm_status measure(eval *e, double seconds) {
 }
 
 /* One rank: its solver on its bodies, nothing moved. */
-static tfmm_status alone(tfmm_solver *s, size_t n, const double *pos,
+static tfmm_status alone(tfmm_domain *d, size_t n, const double *pos,
                          const double *mass, const unsigned char *active,
-                         double *acc, double *pot, double t0) {
-  tfmm_dist_stats *x = &s->dist->stats;
+                         double *acc, double *pot, double t0, tfmm_stats *stats,
+                         tfmm_error *err) {
+  tfmm_dist_stats *x = &d->stats;
   x->bodies = x->owned = n;
-  tfmm_solver *local = s->dist->local;
+  tfmm_solver *local = d->local;
   tfmm_status st =
-      n == 0 ? tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
+      n == 0 ? tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
                               "no bodies on any rank")
       : active == NULL
           ? tfmm_solver_compute(local, n, pos, mass, acc, pot)
           : tfmm_solver_compute_active(local, n, pos, mass, active, acc, pot);
   if (st != TFMM_OK && n > 0)
-    return tfmm_error_set(&s->err, st, "%s", tfmm_solver_message(local));
+    return tfmm_error_set(err, st, "%s", tfmm_solver_message(local));
   if (st != TFMM_OK)
     return st;
-  s->stats = *tfmm_solver_stats(local);
+  *stats = *tfmm_solver_stats(local);
   x->time_local = x->time_total = tfmm_wtime() - t0;
   x->imbalance = 1.0;
-  s->dist_stats = *x;
   return TFMM_OK;
 }
 
-tfmm_status tfmm_dist_compute(tfmm_solver *s, size_t n, const double *pos,
-                              const double *mass, const unsigned char *active,
-                              double *acc, double *pot) {
-  tfmm_dist *d = s->dist;
+tfmm_status tfmm_domain_compute(tfmm_domain *d, size_t n, const double *pos,
+                                const double *mass, const unsigned char *active,
+                                double *acc, double *pot, tfmm_stats *stats,
+                                tfmm_error *err) {
   double t[6];
   t[0] = tfmm_wtime();
-  s->err.message[0] = '\0';
+  err->message[0] = '\0';
   memset(&d->stats, 0, sizeof d->stats);
-  eval e = {.d = d, .s = s, .n = n};
+  eval e = {.d = d, .err = err, .stats = stats, .n = n};
   tfmm_status st =
-      tfmm_dist_agree(d, check_local(s, n, pos, mass, acc), &s->err);
+      tfmm_domain_agree(d, check_local(n, pos, mass, acc, err), err);
   if (st == TFMM_OK && d->size == 1)
-    return alone(s, n, pos, mass, active, acc, pot, t[0]);
+    return alone(d, n, pos, mass, active, acc, pot, t[0], stats, err);
   if (st == TFMM_OK)
-    st = tfmm_dist_bounds(d, n, pos, mass, s->cfg.box_size, d->cube, &e.units,
-                          &e.total, &s->err);
+    st = tfmm_domain_bounds(d, n, pos, mass, d->cfg.box_size, d->cube, &e.units,
+                            &e.total, err);
   if (st == TFMM_OK && e.total == 0)
-    st = tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
-                        "no bodies on any rank");
+    st =
+        tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT, "no bodies on any rank");
   if (st == TFMM_OK)
-    st = tfmm_dist_agree(d, let_params(&e), &s->err);
+    st = tfmm_domain_agree(d, let_params(&e), err);
   if (st == TFMM_OK)
     st = scatter(&e, pos, mass, active);
   t[1] = tfmm_wtime();
   if (st == TFMM_OK)
-    st = tfmm_dist_agree(d, timed(&e, build_tree), &s->err);
+    st = tfmm_domain_agree(d, timed(&e, build_tree), err);
   if (st == TFMM_OK)
     st = exchange_let(&e);
   t[2] = tfmm_wtime();
   if (st == TFMM_OK)
-    st = tfmm_dist_agree(d, timed(&e, local_forces), &s->err);
+    st = tfmm_domain_agree(d, timed(&e, local_forces), err);
   t[3] = tfmm_wtime();
   if (st == TFMM_OK)
-    st = tfmm_dist_agree(d, timed(&e, remote_forces), &s->err);
+    st = tfmm_domain_agree(d, timed(&e, remote_forces), err);
   t[4] = tfmm_wtime();
   if (st == TFMM_OK)
     st = gather(&e, active, acc, pot);
@@ -477,15 +550,14 @@ tfmm_status tfmm_dist_compute(tfmm_solver *s, size_t n, const double *pos,
   x->time_remote = t[4] - t[3];
   x->time_exchange = t[5] - t[4];
   x->time_total = tfmm_wtime() - t[0];
-  s->dist_stats = *x;
   release(&e);
   if (st != TFMM_OK)
     return st;
-  s->stats.n = n;
+  stats->n = n;
   size_t targets = 0;
   for (size_t i = 0; i < n; i++)
     targets += active == NULL || active[i];
-  s->stats.targets = targets;
-  s->stats.time_total = x->time_total;
+  stats->targets = targets;
+  stats->time_total = x->time_total;
   return TFMM_OK;
 }

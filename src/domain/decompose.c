@@ -5,7 +5,10 @@
  * split is found by sampling: each rank offers keys at equal steps of its
  * bodies' cumulative weight, and every rank picks the same splitters from
  * the sorted samples of all. */
-#include "dist/dist_internal.h"
+#include "domain/decompose.h"
+
+#include "domain/domain.h"
+#include "domain/exchange.h"
 
 #include "tree/keys.h"
 
@@ -20,10 +23,10 @@ enum { SAMPLES = 64 };
  * its samples. */
 enum { SUBSET = 1024 };
 
-tfmm_status tfmm_dist_bounds(tfmm_dist *d, size_t n, const double *pos,
-                             const double *mass, double box_size,
-                             double cube[4], tfmm_units *units, size_t *total,
-                             tfmm_error *err) {
+tfmm_status tfmm_domain_bounds(tfmm_domain *d, size_t n, const double *pos,
+                               const double *mass, double box_size,
+                               double cube[4], tfmm_units *units, size_t *total,
+                               tfmm_error *err) {
   /* lo (negated, so that one MAX reduces all), hi, heaviest, count. */
   double v[8] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY,
                  -INFINITY, -INFINITY, 0.0,       (double)n};
@@ -59,7 +62,7 @@ tfmm_status tfmm_dist_bounds(tfmm_dist *d, size_t n, const double *pos,
   return TFMM_OK;
 }
 
-int tfmm_dist_owner_of(const tfmm_dist *d, uint64_t key) {
+int tfmm_domain_owner_of(const tfmm_domain *d, uint64_t key) {
   /* The last r with split[r] <= key. */
   int lo = 0, hi = d->size - 1;
   while (lo < hi) {
@@ -93,8 +96,8 @@ static uint64_t get_key(const double *slot) {
   return (uint64_t)slot[0] << 32 | (uint64_t)slot[1];
 }
 
-tfmm_status tfmm_dist_split(tfmm_dist *d, size_t n, const uint64_t *keys,
-                            tfmm_error *err) {
+tfmm_status tfmm_domain_split(tfmm_domain *d, size_t n, const uint64_t *keys,
+                              tfmm_error *err) {
   const int P = d->size;
   /* The keys of at most SUBSET bodies taken at equal strides stand for
    * all of them (sorting a few thousand keys, not millions). */
@@ -109,7 +112,7 @@ tfmm_status tfmm_dist_split(tfmm_dist *d, size_t n, const uint64_t *keys,
   }
   for (size_t k = 0; k < m; k++) {
     const uint64_t key = keys[k * n / m];
-    double w = d->have_split ? d->cost[tfmm_dist_owner_of(d, key)] : 1.0;
+    double w = d->have_split ? d->cost[tfmm_domain_owner_of(d, key)] : 1.0;
     sub[k] = (sample){key, w > 0 ? w * ((double)n / (double)m) : 1.0};
   }
   qsort(sub, m, sizeof *sub, by_key);
@@ -133,7 +136,7 @@ tfmm_status tfmm_dist_split(tfmm_dist *d, size_t n, const uint64_t *keys,
   tfmm_status st =
       offset == NULL
           ? tfmm_error_set(err, TFMM_ERR_NO_MEMORY, "no memory for samples")
-          : tfmm_dist_allgather(d, mine, 3 * ns, &all, offset, err);
+          : tfmm_domain_allgather(d, mine, 3 * ns, &all, offset, err);
   free(mine);
   if (st != TFMM_OK) {
     free(offset);
@@ -171,5 +174,16 @@ tfmm_status tfmm_dist_split(tfmm_dist *d, size_t n, const uint64_t *keys,
     d->split[r] = at;
   }
   free(s);
+  return TFMM_OK;
+}
+
+tfmm_status tfmm_domain_owners(tfmm_domain *d, size_t n, const double *pos,
+                               int *owner, tfmm_error *err) {
+  (void)err;
+  for (size_t i = 0; i < n; i++)
+    owner[i] = d->have_split
+                   ? tfmm_domain_owner_of(
+                         d, tfmm_key_encode(pos + 3 * i, d->cube, d->cube[3]))
+                   : d->rank;
   return TFMM_OK;
 }

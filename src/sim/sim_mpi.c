@@ -1,6 +1,7 @@
 /* tfmm_sim_create_mpi and tfmm_sim_restore_mpi: the sim of sim.c with its
- * solver over a communicator. */
-#include "dist/dist_internal.h"
+ * solver over a communicator, made by the domain layer
+ * (tfmm_solver_create_mpi, src/domain/). Built with MPI only. */
+#include <mpi.h> /* before tilefmm.h (through sim.h): the calls with MPI_Comm */
 
 #include "sim/sim.h"
 

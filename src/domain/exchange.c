@@ -1,13 +1,17 @@
-/* Arrays of doubles between ranks: all-to-all by counts, and gathers.
- * Counts travel as 64-bit integers; one message carries at most INT_MAX
- * doubles (MPI's int counts), which a rank's share never nears in
- * practice and which is refused with a message otherwise. */
-#include "dist/dist_internal.h"
+/* What passes between the ranks of a domain: failures agreed on,
+ * reductions, arrays of doubles all-to-all by counts, gathers, and
+ * records moved to their owners. Counts travel as 64-bit integers; one message
+ * carries at most INT_MAX doubles (MPI's int counts), which a rank's share
+ * never nears in practice and which is refused with a message otherwise. */
+#include "domain/exchange.h"
+
+#include "domain/domain.h"
 
 #include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 
-tfmm_status tfmm_dist_check(int rc, const char *what, tfmm_error *err) {
+tfmm_status tfmm_domain_check(int rc, const char *what, tfmm_error *err) {
   if (rc == MPI_SUCCESS)
     return TFMM_OK;
   char text[MPI_MAX_ERROR_STRING];
@@ -15,6 +19,58 @@ tfmm_status tfmm_dist_check(int rc, const char *what, tfmm_error *err) {
   if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS)
     text[0] = '\0';
   return tfmm_error_set(err, TFMM_ERR_MPI, "%s failed: %s", what, text);
+}
+
+int tfmm_domain_size(const tfmm_domain *d) { return d != NULL ? d->size : 1; }
+int tfmm_domain_rank(const tfmm_domain *d) { return d != NULL ? d->rank : 0; }
+
+tfmm_status tfmm_domain_agree(tfmm_domain *d, tfmm_status st, tfmm_error *err) {
+  if (d == NULL)
+    return st;
+  /* The lowest failing rank, and its status and message. */
+  int failing = st != TFMM_OK ? d->rank : d->size;
+  if (MPI_Allreduce(MPI_IN_PLACE, &failing, 1, MPI_INT, MPI_MIN, d->comm) !=
+      MPI_SUCCESS)
+    return tfmm_error_set(err, TFMM_ERR_MPI,
+                          "MPI_Allreduce (agreeing on failures) failed");
+  if (failing == d->size)
+    return TFMM_OK;
+  int code = (int)st;
+  char text[TFMM_MESSAGE_SIZE];
+  memcpy(text, err->message, sizeof text);
+  if (MPI_Bcast(&code, 1, MPI_INT, failing, d->comm) != MPI_SUCCESS ||
+      MPI_Bcast(text, (int)sizeof text, MPI_CHAR, failing, d->comm) !=
+          MPI_SUCCESS)
+    return tfmm_error_set(err, TFMM_ERR_MPI,
+                          "MPI_Bcast (a failure's message) failed");
+  if (failing == d->rank)
+    return st;
+  text[sizeof text - 1] = '\0';
+  return tfmm_error_set(err, (tfmm_status)code, "rank %d: %s", failing, text);
+}
+
+static tfmm_status reduce(tfmm_domain *d, void *v, int count, MPI_Datatype type,
+                          MPI_Op op, tfmm_error *err) {
+  if (d == NULL)
+    return TFMM_OK;
+  return tfmm_domain_check(
+      MPI_Allreduce(MPI_IN_PLACE, v, count, type, op, d->comm), "MPI_Allreduce",
+      err);
+}
+
+tfmm_status tfmm_domain_sum(tfmm_domain *d, double *v, int count,
+                            tfmm_error *err) {
+  return reduce(d, v, count, MPI_DOUBLE, MPI_SUM, err);
+}
+
+tfmm_status tfmm_domain_sum_i64(tfmm_domain *d, int64_t *v, int count,
+                                tfmm_error *err) {
+  return reduce(d, v, count, MPI_INT64_T, MPI_SUM, err);
+}
+
+tfmm_status tfmm_domain_max(tfmm_domain *d, double *v, int count,
+                            tfmm_error *err) {
+  return reduce(d, v, count, MPI_DOUBLE, MPI_MAX, err);
 }
 
 /* counts and displacements in doubles as MPI's ints. */
@@ -35,10 +91,10 @@ static tfmm_status int_counts(int P, const size_t *count, int width, int *c,
   return TFMM_OK;
 }
 
-tfmm_status tfmm_dist_alltoall(tfmm_dist *d, const double *send,
-                               const size_t *count, int width, double **recv,
-                               size_t *recv_count, size_t *nrecv,
-                               tfmm_error *err) {
+tfmm_status tfmm_domain_alltoall(tfmm_domain *d, const double *send,
+                                 const size_t *count, int width, double **recv,
+                                 size_t *recv_count, size_t *nrecv,
+                                 tfmm_error *err) {
   const int P = d->size;
   *recv = NULL;
   int64_t *sc = calloc((size_t)P * 2, sizeof *sc);
@@ -50,7 +106,7 @@ tfmm_status tfmm_dist_alltoall(tfmm_dist *d, const double *send,
   int64_t *rc = sc + P;
   for (int r = 0; r < P; r++)
     sc[r] = (int64_t)count[r];
-  tfmm_status st = tfmm_dist_check(
+  tfmm_status st = tfmm_domain_check(
       MPI_Alltoall(sc, 1, MPI_INT64_T, rc, 1, MPI_INT64_T, d->comm),
       "MPI_Alltoall (counts)", err);
   size_t total = 0;
@@ -71,9 +127,10 @@ tfmm_status tfmm_dist_alltoall(tfmm_dist *d, const double *send,
                           "no memory for %zu records received", total);
   }
   if (st == TFMM_OK)
-    st = tfmm_dist_check(MPI_Alltoallv(send, scount, sdispl, MPI_DOUBLE, *recv,
-                                       rcount, rdispl, MPI_DOUBLE, d->comm),
-                         "MPI_Alltoallv", err);
+    st =
+        tfmm_domain_check(MPI_Alltoallv(send, scount, sdispl, MPI_DOUBLE, *recv,
+                                        rcount, rdispl, MPI_DOUBLE, d->comm),
+                          "MPI_Alltoallv", err);
   free(sc);
   free(ic);
   if (st != TFMM_OK) {
@@ -85,8 +142,9 @@ tfmm_status tfmm_dist_alltoall(tfmm_dist *d, const double *send,
   return TFMM_OK;
 }
 
-tfmm_status tfmm_dist_allgather(tfmm_dist *d, const double *mine, size_t count,
-                                double **all, size_t *offset, tfmm_error *err) {
+tfmm_status tfmm_domain_allgather(tfmm_domain *d, const double *mine,
+                                  size_t count, double **all, size_t *offset,
+                                  tfmm_error *err) {
   const int P = d->size;
   *all = NULL;
   int64_t c = (int64_t)count;
@@ -96,7 +154,7 @@ tfmm_status tfmm_dist_allgather(tfmm_dist *d, const double *mine, size_t count,
     free(counts), free(ic);
     return tfmm_error_set(err, TFMM_ERR_NO_MEMORY, "no memory for counts");
   }
-  tfmm_status st = tfmm_dist_check(
+  tfmm_status st = tfmm_domain_check(
       MPI_Allgather(&c, 1, MPI_INT64_T, counts, 1, MPI_INT64_T, d->comm),
       "MPI_Allgather (counts)", err);
   /* Each rank's count in offset[r + 1], as MPI's ints (checked), then the
@@ -114,9 +172,9 @@ tfmm_status tfmm_dist_allgather(tfmm_dist *d, const double *mine, size_t count,
       st = tfmm_error_set(err, TFMM_ERR_NO_MEMORY, "no memory to gather");
   }
   if (st == TFMM_OK)
-    st = tfmm_dist_check(MPI_Allgatherv(mine, (int)count, MPI_DOUBLE, *all, ic,
-                                        ic + P, MPI_DOUBLE, d->comm),
-                         "MPI_Allgatherv", err);
+    st = tfmm_domain_check(MPI_Allgatherv(mine, (int)count, MPI_DOUBLE, *all,
+                                          ic, ic + P, MPI_DOUBLE, d->comm),
+                           "MPI_Allgatherv", err);
   free(counts);
   free(ic);
   if (st != TFMM_OK) {
@@ -126,10 +184,10 @@ tfmm_status tfmm_dist_allgather(tfmm_dist *d, const double *mine, size_t count,
   return st;
 }
 
-tfmm_status tfmm_dist_migrate_records(tfmm_dist *d, size_t n, int width,
-                                      const double *records, const int *owner,
-                                      double **out, size_t *nout,
-                                      tfmm_error *err) {
+tfmm_status tfmm_domain_migrate_records(tfmm_domain *d, size_t n, int width,
+                                        const double *records, const int *owner,
+                                        double **out, size_t *nout,
+                                        tfmm_error *err) {
   const int P = d->size;
   size_t *count = calloc((size_t)P * 3, sizeof *count);
   double *send = malloc((n > 0 ? n : 1) * (size_t)width * sizeof *send);
@@ -149,7 +207,7 @@ tfmm_status tfmm_dist_migrate_records(tfmm_dist *d, size_t n, int width,
       to[k] = records[i * (size_t)width + k];
   }
   tfmm_status st =
-      tfmm_dist_alltoall(d, send, count, width, out, recv_count, nout, err);
+      tfmm_domain_alltoall(d, send, count, width, out, recv_count, nout, err);
   free(count);
   free(send);
   return st;

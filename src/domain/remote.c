@@ -1,15 +1,16 @@
 /* The multipoles another rank sent (let.c), evaluated at this rank's
  * bodies through this rank's octree: each received tree and this rank's
  * tree are traversed together from their roots; a pair far apart by the
- * opening criterion of one process (r_A + r_B < theta d and
- * d >= r_A + r_B + s, mac_rule.h) goes by M2L; a leaf and a received cell
- * without children go by M2P at the leaf's bodies, which the sender's test
- * already put beyond the series' reach (let.c); otherwise the larger cell
- * is opened. Then L2L and L2P carry the local expansions down
+ * opening criterion of one process (mac_rule.h, the one the configuration
+ * selects: r_A + r_B < theta_B d and d >= r_A + r_B + s, and under the
+ * error criterion the error bound against |a|_A) goes by M2L; a leaf and a
+ * received cell without children go by M2P at the leaf's bodies, which the
+ * sender's test already put beyond the series' reach (let.c); otherwise the
+ * larger cell is opened. Then L2L and L2P carry the local expansions down
  * (passes.c). The pairs are collected per received cell, in parallel, then
  * sorted by tree cell so that each cell's sums are made by one thread in
  * a fixed order: the result does not depend on the thread count. */
-#include "dist/dist_internal.h"
+#include "domain/remote.h"
 
 #include "farfield/passes.h"
 #include "team.h"
@@ -43,16 +44,15 @@ static int push(pair_list *l, int32_t cell, int m2p, int64_t source) {
   return 0;
 }
 
-static int accept(const tfmm_cell *a, const double *src,
+/* Whether received cell src acts on tree cell a (index ai) through M2L:
+ * the opening criterion of one process (mac_rule.h) as the configuration
+ * selects it, with the received cell's theta_B and |a|_A of tree cell a. */
+static int accept(const tfmm_cell *a, int32_t ai, const double *src,
                   const tfmm_let_params *lp) {
-  const double dx = a->center[0] - src[0], dy = a->center[1] - src[1],
-               dz = a->center[2] - src[2];
-  const double r = a->radius + src[TFMM_LET_RADIUS];
-  const double d2 = dx * dx + dy * dy + dz * dz;
-  if (!(r * r < lp->theta * lp->theta * d2))
-    return 0;
-  const double reach = r + lp->separation;
-  return reach * reach <= d2;
+  return tfmm_mac_rule_accept(&lp->rule, a->center, a->radius,
+                              lp->accel != NULL ? lp->accel[ai] : 0.0, src,
+                              src[TFMM_LET_RADIUS], src[TFMM_LET_MASS],
+                              tfmm_let_theta(lp, src[TFMM_LET_MASS]));
 }
 
 /* A growable stack of (tree cell, received cell) pairs. */
@@ -96,7 +96,7 @@ static int descend(const tfmm_octree *t, const double *cells, int width,
     const double *src = cells + (size_t)f.source * width;
     const int nchild = (int)src[TFMM_LET_NCHILD];
     int fail = 0;
-    if (accept(c, src, lp))
+    if (accept(c, f.cell, src, lp))
       fail = push(out, f.cell, 0, f.source);
     else if (nchild > 0 &&
              (c->child_count == 0 || src[TFMM_LET_RADIUS] >= c->radius))

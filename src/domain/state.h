@@ -1,0 +1,35 @@
+/* The state of a domain (domain.h) between evaluations, shared by the
+ * files of src/domain/ (built with MPI only): the communicator, this rank's
+ * solver, the split of the last evaluation and its measured costs. Data
+ * only. */
+#ifndef TFMM_DOMAIN_STATE_H
+#define TFMM_DOMAIN_STATE_H
+
+#include <mpi.h>
+
+#include "internal.h"
+
+#include <stdint.h>
+
+typedef struct tfmm_domain tfmm_domain;
+
+struct tfmm_domain {
+  MPI_Comm caller; /* the caller's communicator, until opened */
+  MPI_Comm comm;   /* its duplicate */
+  int rank, size;
+  tfmm_config cfg;    /* as the caller gave it */
+  tfmm_solver *local; /* this rank's solver: its bodies and those received */
+  /* The split of the last evaluation: rank r owns the keys in
+   * [split[r], split[r + 1]) of the cube (lowest corner, side); split has
+   * size + 1 entries, split[0] = 0 and split[size] = UINT64_MAX. */
+  uint64_t *split;
+  double cube[4];
+  int have_split;
+  /* Each rank's measured cost per body in the last evaluation (seconds of
+   * its local and remote stages over the bodies it owned): the weights of
+   * the next split. */
+  double *cost;
+  tfmm_dist_stats stats;
+};
+
+#endif
