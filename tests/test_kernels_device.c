@@ -20,7 +20,7 @@
 
 #if TFMM_HAVE_CUDA
 #include "gpu.h"
-#include "nearfield/p2p_gpu.h"
+#include "p2p_gpu.h"
 
 #include <cuda_runtime.h>
 

@@ -27,7 +27,7 @@
 
 #if TFMM_HAVE_CUDA
 #include "gpu_tree.h"
-#include "nearfield/p2p_gpu.h"
+#include "p2p_gpu.h"
 #include "pipeline_gpu.h"
 #include "traverse_gpu.h"
 
