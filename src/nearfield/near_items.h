@@ -1,11 +1,11 @@
 /* The near field's work items (tfmm_gpu_near_item, below), written once
  * for the CPU, which makes them for the hybrid schedule
- * (kernels/p2p_gpu.c), and the GPU, which makes them for the gpu schedule
- * (kernels/pipeline_gpu.cu) from the lists it built: the same items from
- * the same leaves and lists. The rule is p2p_gpu.h's
- * (tfmm_p2p_gpu_items). This header owns the item types, which the device
- * layer's gpu.h takes from it; it includes nothing of the library, so that
- * it compiles alone in C and CUDA. Everything is read from plain arrays: */
+ * (kernels/near/p2p_gpu.c), and the GPU, which makes them for the gpu schedule
+ * (kernels/schedule/pipeline_gpu.cu) from the lists it built: the same items
+ * from the same leaves and lists. The rule is p2p_gpu.h's (tfmm_p2p_gpu_items).
+ * This header owns the item types, which the device layer's gpu.h takes from
+ * it; it includes nothing of the library, so that it compiles alone in C and
+ * CUDA. Everything is read from plain arrays: */
 #ifndef TFMM_NEAR_ITEMS_H
 #define TFMM_NEAR_ITEMS_H
 

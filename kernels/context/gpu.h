@@ -1,6 +1,6 @@
 /* The GPU backend as seen from C. Implemented by the .cu files in kernels/, or
- * by src/gpu_none.c in a build without CUDA. Every function reports failures
- * through err and releases what it allocated on every path. */
+ * by kernels/none/gpu_none.c in a build without CUDA. Every function reports
+ * failures through err and releases what it allocated on every path. */
 #ifndef TFMM_GPU_H
 #define TFMM_GPU_H
 
@@ -132,7 +132,7 @@ tfmm_status tfmm_gpu_direct_device(void *workspace, size_t *workspace_bytes,
 
 /* The near field of a tree method (GPU Gems 3, section 31.6): target leaves
  * against the source leaves of their neighbour lists, through the tiled
- * kernel of kernels/near_tiled.cu. Sizes of one evaluation: */
+ * kernel of kernels/near/near_tiled.cu. Sizes of one evaluation: */
 typedef struct tfmm_gpu_near_size {
   size_t n;         /* bodies */
   int64_t nleaves;  /* leaves, in key order, covering the bodies in order */
