@@ -1,4 +1,4 @@
-/* bench_farfield_gpu: the far field on the GPU (kernels/farfield_gpu.h:
+/* bench_farfield_gpu: the far field on the GPU (kernels/far/farfield_gpu.h:
  * M2L, L2L + L2P, M2P) beside the CPU's passes (src/farfield/passes.h) on
  * the same tree, lists and multipoles, on Plummer spheres. The tree and
  * the lists come from the CPU (tfmm_octree_build, tfmm_lists_build_fmm

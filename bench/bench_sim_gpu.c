@@ -1,5 +1,5 @@
 /* bench_sim_gpu: the element-wise parts of a step on the GPU
- * (kernels/sim_gpu.h) at a simulation's sizes. For each N: the upload,
+ * (kernels/sim/sim_gpu.h) at a simulation's sizes. For each N: the upload,
  * then the best of `reps` wall-clock times (each call waited for) of the
  * opening kick with new bins for every body, the drift, activate, the
  * closing kick, the diagnostics and a snapshot (begin and wait), with the

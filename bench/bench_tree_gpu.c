@@ -1,4 +1,4 @@
-/* bench_tree_gpu: the octree built on the GPU (kernels/tree_gpu.h) beside
+/* bench_tree_gpu: the octree built on the GPU (kernels/tree/tree_gpu.h) beside
  * the CPU's tfmm_octree_build, on Plummer spheres. For each N: one warm-up
  * build, then `reps` timed builds (CUDA events per stage, and the wall
  * time of the call, which includes the per-level waits), the best of each

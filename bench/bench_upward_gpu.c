@@ -1,5 +1,5 @@
 /* bench_upward_gpu: the tree and its multipoles built on the GPU
- * (kernels/tree_gpu.h, kernels/upward_gpu.h), beside the CPU's
+ * (kernels/tree/tree_gpu.h, kernels/upward/upward_gpu.h), beside the CPU's
  * tfmm_octree_build and tfmm_upward_pass, on Plummer spheres. For each N
  * and order: a warm-up, then `reps` timed runs of build + upward pass
  * (CUDA events; the best printed), the CPU's likewise (best of cpu_reps;

@@ -8,7 +8,7 @@
 #include <string.h>
 
 /* The oldest compute capability the kernels compile for: they copy to
- * shared memory with cp.async (kernels/cp_async.cuh), new in sm_80. */
+ * shared memory with cp.async (kernels/common/cp_async.cuh), new in sm_80. */
 enum { OLDEST_MAJOR = 8 };
 
 /* Appends a formatted line to msg, truncating at size. */

@@ -1,8 +1,8 @@
 /* Which CUDA devices this build can use, and for each one it cannot, why
  * and how to fix it. The facts are gathered by tfmm_gpu_probe_run (CUDA:
- * kernels/gpu_context.cu; without CUDA: src/gpu_none.c); the decisions and
- * the words are made by tfmm_gpu_probe_explain, a pure function that the
- * tests feed with invented devices and error codes. Plain C. */
+ * kernels/context/gpu_context.cu; without CUDA: kernels/none/gpu_none.c); the
+ * decisions and the words are made by tfmm_gpu_probe_explain, a pure function
+ * that the tests feed with invented devices and error codes. Plain C. */
 #ifndef TFMM_GPU_PROBE_H
 #define TFMM_GPU_PROBE_H
 

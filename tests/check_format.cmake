@@ -1,6 +1,7 @@
 # Fails when clang-format would change any C, CUDA or header file.
 file(GLOB_RECURSE files
   ${ROOT}/include/*.h ${ROOT}/src/*.[ch] ${ROOT}/kernels/*.cu
+  ${ROOT}/kernels/*.cuh ${ROOT}/kernels/*.c
   ${ROOT}/kernels/*.h ${ROOT}/apps/*.[ch] ${ROOT}/tests/*.[ch]
   ${ROOT}/bench/*.[ch] ${ROOT}/bench/*.cu)
 set(bad "")

@@ -1,4 +1,4 @@
-/* The far field on the GPU (kernels/farfield_gpu.h) against the CPU's
+/* The far field on the GPU (kernels/far/farfield_gpu.h) against the CPU's
  * passes (src/farfield/passes.h) on the same tree, lists and multipoles:
  * the local expansions after M2L and after L2L, and the potentials and
  * gradients after L2P and M2P, each within TFMM_FARFIELD_GPU_TOL of the

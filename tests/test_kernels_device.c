@@ -1,4 +1,4 @@
-/* The pairwise kernels' entry points on device arrays (kernels/gpu.h:
+/* The pairwise kernels' entry points on device arrays (kernels/context/gpu.h:
  * tfmm_gpu_direct_device, tfmm_gpu_near_device_run), on a stream the test
  * creates, against the host entry points (tfmm_gpu_direct,
  * tfmm_p2p_gpu_launch): the same results bit for bit, in single and double
@@ -20,7 +20,7 @@
 
 #if TFMM_HAVE_CUDA
 #include "gpu.h"
-#include "nearfield/p2p_gpu.h"
+#include "p2p_gpu.h"
 
 #include <cuda_runtime.h>
 

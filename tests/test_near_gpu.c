@@ -1,4 +1,4 @@
-/* The near field of the tree methods on the GPU (kernels/near_tiled.cu):
+/* The near field of the tree methods on the GPU (kernels/near/near_tiled.cu):
  * against the same sums over the same leaf lists in double precision
  * (near_check.h, body by body), against the CPU near field, against the
  * all-pairs reference when every pair is near (theta = 0), and inside the

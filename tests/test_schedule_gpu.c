@@ -1,4 +1,4 @@
-/* The gpu schedule (every stage on the GPU: kernels/pipeline_gpu.h)
+/* The gpu schedule (every stage on the GPU: kernels/schedule/pipeline_gpu.h)
  * against the hybrid schedule on the same GPU, and against itself. Both
  * build the same tree and the same lists as sets (test_traverse_gpu), so
  * in double precision they differ only in the order of the sums: every

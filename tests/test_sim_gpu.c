@@ -1,4 +1,4 @@
-/* A simulation's state on the GPU (kernels/sim_gpu.h) against a plain host
+/* A simulation's state on the GPU (kernels/sim/sim_gpu.h) against a plain host
  * implementation of the same steps written here: the opening kicks with
  * their new bins, the drift, the active flags and the closing kicks give
  * the host's bits (NaN counted equal to NaN), on fresh random states of
@@ -9,7 +9,8 @@
  * comes out exact. Uploads and downloads round-trip bit for bit, and a
  * snapshot is the state at its _begin while drifts run after it. Skips
  * without a GPU, except the check that creation then fails cleanly; in a
- * build without CUDA the same tests compile against src/sim_gpu_none.c. */
+ * build without CUDA the same tests compile against
+ * kernels/none/sim_gpu_none.c. */
 #include "sim/timestep.h"
 #include "sim_gpu.h"
 #include "testutil.h"

@@ -1,4 +1,4 @@
-/* The traversal on the GPU (kernels/traverse_gpu.h) against the CPU's
+/* The traversal on the GPU (kernels/traversal/traverse_gpu.h) against the CPU's
  * (src/tree/lists.c) on the same tree: the GPU tree is copied to the host
  * (tfmm_tree_gpu_copy) and both traversals run on it, so every decision
  * sees the same cells. The M2L, near and M2P lists must hold the same
@@ -27,7 +27,7 @@
 
 #if TFMM_HAVE_CUDA
 #include "gpu_tree.h"
-#include "nearfield/p2p_gpu.h"
+#include "p2p_gpu.h"
 #include "pipeline_gpu.h"
 #include "traverse_gpu.h"
 
@@ -374,7 +374,7 @@ Test(traverse_gpu, errors_are_reported) {
 }
 
 /* The near field's work items the gpu schedule makes on the GPU
- * (kernels/pipeline_gpu.cu, a warp a leaf) are the CPU's rule's
+ * (kernels/schedule/pipeline_gpu.cu, a warp a leaf) are the CPU's rule's
  * (tfmm_p2p_gpu_items) on the same tree and lists, item for item, with
  * budgets small enough that many lists are cut into runs. */
 Test(traverse_gpu, near_items_equal_the_cpu_rule) {

@@ -1,4 +1,4 @@
-/* The octree built on the GPU (kernels/tree_gpu.h) against the CPU's
+/* The octree built on the GPU (kernels/tree/tree_gpu.h) against the CPU's
  * (tfmm_octree_build) for the same input: every array equal (keys, body
  * order, sorted bodies, cells' structure and cubes, leaves, levels), the
  * moments within TFMM_TREE_GPU_MOMENT_TOL. Uniform, Plummer, clustered and

@@ -3,7 +3,7 @@
  * limit where every pair is near, degenerate inputs, reproducibility. */
 #include "direct_check.h"
 #include "near_check.h"
-#include "nearfield/p2p_gpu.h"
+#include "p2p_gpu.h"
 #include "testutil.h"
 #include "tree/octree.h"
 

@@ -1,4 +1,4 @@
-/* The upward pass on the GPU (kernels/upward_gpu.h) against the CPU's
+/* The upward pass on the GPU (kernels/upward/upward_gpu.h) against the CPU's
  * (tfmm_upward_pass) on the same tree: every coefficient of every cell
  * within TFMM_UPWARD_GPU_TOL of the CPU's, relative to the cell's mass
  * times its radius^n for degree n (a bound on |M_n^m|), on Plummer,

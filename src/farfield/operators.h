@@ -1,6 +1,6 @@
 /* The arithmetic of the expansion operators, written once for the CPU
- * (harmonics.c, expansion.c) and the GPU (kernels/upward_gpu.cu,
- * kernels/farfield_gpu.cu), so that both compute the same expansions: the
+ * (harmonics.c, expansion.c) and the GPU (kernels/upward/upward_gpu.cu,
+ * kernels/far/farfield_gpu.cu), so that both compute the same expansions: the
  * regular and irregular solid harmonics by their recurrences, one column
  * (fixed order m) at a time, one coefficient of M2M, M2L and L2L, and the
  * evaluations L2P and M2P at one point.

@@ -1,13 +1,13 @@
-/* The near field's work items (kernels/gpu.h, tfmm_gpu_near_item), written
- * once for the CPU, which makes them for the hybrid schedule
- * (p2p_gpu.c), and the GPU, which makes them for the gpu schedule
- * (kernels/pipeline_gpu.cu) from the lists it built: the same items from
- * the same leaves and lists. The rule is p2p_gpu.h's
- * (tfmm_p2p_gpu_items). Everything is read from plain arrays: */
+/* The near field's work items (tfmm_gpu_near_item, below), written once
+ * for the CPU, which makes them for the hybrid schedule
+ * (kernels/near/p2p_gpu.c), and the GPU, which makes them for the gpu schedule
+ * (kernels/schedule/pipeline_gpu.cu) from the lists it built: the same items
+ * from the same leaves and lists. The rule is p2p_gpu.h's (tfmm_p2p_gpu_items).
+ * This header owns the item types, which the device layer's gpu.h takes from
+ * it; it includes nothing of the library, so that it compiles alone in C and
+ * CUDA. Everything is read from plain arrays: */
 #ifndef TFMM_NEAR_ITEMS_H
 #define TFMM_NEAR_ITEMS_H
-
-#include "gpu.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -17,6 +17,31 @@
 #else
 #define TFMM_NEAR_FN static inline
 #endif
+
+/* A warp's work: `count` <= TFMM_NEAR_ITEM_MAX target bodies of one leaf,
+ * starting at sorted body `first`, held two per lane by width =
+ * ceil(count / 2) lanes; the warp's floor(32 / width) lane groups split
+ * every source tile between them (lanes past the last group idle), so that
+ * a small leaf still keeps most lanes busy. The item takes the list
+ * entries [entry_begin, entry_end) of its leaf. An item that holds the
+ * whole list writes the results (slot = -1); a long list is cut into
+ * several items, each writing its partial sums to slots
+ * [slot, slot + count), added up in order afterwards
+ * (tfmm_gpu_near_split): no single warp holds up the kernel with the list
+ * of a large sparse leaf, and still no atomics. */
+typedef struct tfmm_gpu_near_item {
+  int32_t leaf, first, count, width;
+  int32_t entry_begin, entry_end, slot, unused;
+} tfmm_gpu_near_item;
+
+/* A target chunk whose list was cut: the partial sums of its `parts`
+ * items are at slots slot + p count + k, p = 0 .. parts - 1, for body
+ * first + k. */
+typedef struct tfmm_gpu_near_split {
+  int32_t first, count, slot, parts;
+} tfmm_gpu_near_split;
+
+enum { TFMM_NEAR_ITEM_MAX = 64 };
 
 typedef struct tfmm_near_view {
   int64_t nleaves;

@@ -7,7 +7,7 @@
 #include "accuracy.h"
 #include "gpu.h"
 #include "internal.h"
-#include "nearfield/p2p_gpu.h"
+#include "p2p_gpu.h"
 #include "pipeline/workspace.h"
 
 typedef struct tfmm_eval {

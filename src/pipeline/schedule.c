@@ -52,7 +52,7 @@ const tfmm_schedule TFMM_STAGES_HYBRID_GPU_FAR = {
     "hybrid", HYBRID_GPU_FAR,
     (int)(sizeof HYBRID_GPU_FAR / sizeof HYBRID_GPU_FAR[0])};
 
-/* Every stage on the GPU, one stream (kernels/pipeline_gpu.h). The far
+/* Every stage on the GPU, one stream (kernels/schedule/pipeline_gpu.h). The far
  * stage stays when the far field is skipped (near_only): it then zeroes
  * the far field's sums. */
 static const tfmm_stage GPU[] = {

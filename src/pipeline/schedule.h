@@ -9,7 +9,7 @@
  * field (tfmm_config.far_device) the far field runs there too, from the
  * CPU's lists.
  * `gpu` runs every stage on the GPU, one stream, the lists included
- * (kernels/pipeline_gpu.h). */
+ * (kernels/schedule/pipeline_gpu.h). */
 #ifndef TFMM_SCHEDULE_H
 #define TFMM_SCHEDULE_H
 

@@ -12,7 +12,7 @@
  *                pairs of cells without one dropped)
  *
  * and the gpu schedule's, every one on the GPU on one stream
- * (kernels/pipeline_gpu.h; stages_gpu.c):
+ * (kernels/schedule/pipeline_gpu.h; stages_gpu.c):
  *
  *   gpu_tree     bodies up, the octree (and the coincidence check)
  *   gpu_targets  an evaluation at a subset: the targets of each cell

@@ -1,9 +1,9 @@
 /* The stages that build the tree and its multipoles on the GPU for the
- * hybrid schedule (kernels/tree_gpu_hybrid.h): the same tree and the same
+ * hybrid schedule (kernels/tree/tree_gpu_hybrid.h): the same tree and the same
  * multipoles as tfmm_stage_tree and tfmm_stage_upward, so the stages
  * after them run unchanged; and the far field on the GPU from the CPU's
  * lists, with the results of the CPU's far-field stages. Then the gpu
- * schedule's stages (kernels/pipeline_gpu.h), which keep everything on
+ * schedule's stages (kernels/schedule/pipeline_gpu.h), which keep everything on
  * the device. */
 #include "pipeline/stages.h"
 

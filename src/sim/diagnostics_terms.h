@@ -1,5 +1,5 @@
 /* The diagnostics' sums (tfmm_diagnostics), written once for the CPU
- * (src/sim/diagnostics.c) and the GPU (kernels/sim_gpu_diag.cu): the 12
+ * (src/sim/diagnostics.c) and the GPU (kernels/sim/sim_gpu_diag.cu): the 12
  * terms of one body, and the quantities formed from the 12 totals. How
  * the terms are summed is each side's own (compensated both). */
 #ifndef TFMM_DIAGNOSTICS_TERMS_H

@@ -1,5 +1,5 @@
 /* The simulation's state on the GPU: when the solver runs there, the
- * bodies, forces and bins are uploaded once (kernels/sim_gpu.h) and stay
+ * bodies, forces and bins are uploaded once (kernels/sim/sim_gpu.h) and stay
  * on the device between steps; the host arrays are refreshed only when a
  * caller reads the state (tfmm_sim_save, tfmm_sim_step_criterion). */
 #include "sim/sim.h"

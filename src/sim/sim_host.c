@@ -2,7 +2,7 @@
  * simulation"): the opening half kick with the new bin of each body whose
  * step ended, the closing half kick of each body whose step ends, and the
  * active set. Element-wise, so the bits do not depend on the thread count;
- * the GPU's (kernels/sim_gpu.cu) give the same bits. */
+ * the GPU's (kernels/sim/sim_gpu.cu) give the same bits. */
 #include "sim/sim.h"
 
 #include "team.h"

@@ -1,7 +1,7 @@
 /* Individual time steps: the power-of-two bins of GADGET-4 (Springel et al.
  * 2021, MNRAS 506, 2871, sec. 3.4) and SWIFT (Schaller et al. 2024, MNRAS
  * 530, 2378, sec. 4.2), written once for the CPU (src/sim) and the GPU
- * (kernels/sim_gpu.cu).
+ * (kernels/sim/sim_gpu.cu).
  *
  * Time is counted in integer ticks from time_initial; a body in bin b takes
  * steps of 2^b ticks that begin on multiples of 2^b, so every step of a

@@ -1,5 +1,5 @@
 /* The key formulas of the octree, written once for the CPU (octree.c,
- * morton.c) and the GPU (kernels/tree_gpu.cu), so that both build the
+ * morton.c) and the GPU (kernels/tree/tree_gpu.cu), so that both build the
  * same tree: Morton (Z-order) keys of 21 bits per axis interleaved into
  * 63 bits, x in the highest bit of every triple, and the split of a cell's
  * sorted keys into its eight octants. */

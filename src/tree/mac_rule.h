@@ -1,11 +1,11 @@
 /* The arithmetic of the opening criterion (mac.h), written once for the
- * CPU traversal (src/tree/lists.c) and the GPU's (kernels/traverse_gpu.cu):
- * the test on one pair of cells from their centres, radii and the
- * source's mass, and the mass criterion's theta of one cell. mac.h says
- * what they mean and cites the sources. Each value is formed by the same
- * operations in the same order on both sides, so that, compiled without
- * fused multiply-add (the CPU's default in C11 mode, --fmad=false for the
- * .cu file), both traversals take the same decisions. */
+ * CPU traversal (src/tree/lists.c) and the GPU's
+ * (kernels/traversal/traverse_gpu.cu): the test on one pair of cells from their
+ * centres, radii and the source's mass, and the mass criterion's theta of one
+ * cell. mac.h says what they mean and cites the sources. Each value is formed
+ * by the same operations in the same order on both sides, so that, compiled
+ * without fused multiply-add (the CPU's default in C11 mode, --fmad=false for
+ * the .cu file), both traversals take the same decisions. */
 #ifndef TFMM_MAC_RULE_H
 #define TFMM_MAC_RULE_H
 

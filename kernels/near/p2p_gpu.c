@@ -1,4 +1,4 @@
-#include "nearfield/p2p_gpu.h"
+#include "p2p_gpu.h"
 
 #include "team.h"
 

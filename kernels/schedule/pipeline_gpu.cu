@@ -1,411 +1,29 @@
 /* The gpu schedule's evaluation (pipeline_gpu.h): the stages' glue on the
- * device. Built with --fmad=false: the bodies' offsets from their leaf and
- * the final sums round as the hybrid schedule's do on the CPU. */
+ * device, over the entry points of the stages' kernels (bodies_gpu.h,
+ * targets_gpu.h, near_inputs_gpu.h, combine_gpu.h, and the tree's, the
+ * upward pass's, the traversal's and the far field's), each taking a
+ * stream, device arrays and scratch. */
 #include "pipeline_gpu.h"
 
 #define CUDA_TRY_WHO "gpu schedule"
 #include "cuda_try.cuh"
 
+#include "bodies_gpu.h"
+#include "combine_gpu.h"
 #include "device_buffer.cuh"
 #include "farfield_gpu.h"
 #include "gpu.h"
+#include "near_inputs_gpu.h"
 #include "nearfield/near_items.h"
+#include "targets_gpu.h"
 #include "upward_gpu.h"
 
-#include <cub/device/device_reduce.cuh>
-#include <cub/device/device_scan.cuh>
 #include <cuda_runtime.h>
-#include <thrust/iterator/counting_iterator.h>
-#include <thrust/iterator/transform_iterator.h>
 
 #include <new>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-namespace {
-
-constexpr int THREADS = 256;
-
-unsigned blocks(int64_t count) {
-  return (unsigned)((count + THREADS - 1) / THREADS);
-}
-
-/* ---- Checks ----------------------------------------------------------------
- */
-
-/* The lowest index of a body with a position not finite (first) or a mass
- * not finite and positive (second), as tfmm_bodies_check tests. */
-__global__ void first_invalid(int64_t n, const double *pos, const double *mass,
-                              unsigned long long *bad) {
-  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-  if (i >= n)
-    return;
-  if (!isfinite(pos[3 * i]) || !isfinite(pos[3 * i + 1]) ||
-      !isfinite(pos[3 * i + 2]))
-    atomicMin(&bad[0], (unsigned long long)i);
-  if (!isfinite(mass[i]) || !(mass[i] > 0))
-    atomicMin(&bad[1], (unsigned long long)i);
-}
-
-/* How far back in a run of equal keys a body looks for one at its point
- * (a run longer than this without a match is left to the CPU's search). */
-constexpr int64_t RUN_LOOKBACK = 64;
-
-/* Sorted bodies that may share a point with another (counted): one whose
- * key equals its predecessor's and whose position equals that of one of
- * the RUN_LOOKBACK bodies before it in the run, or that lies deeper in a
- * run than that. Bodies at one point share a key, so a run of equal keys
- * without such a body has none at one point: the count is then 0 and the
- * CPU's search (tfmm_octree_find_coincident, on a copy of the tree) is
- * skipped. At 64M Plummer bodies a few keys are shared by bodies apart,
- * and that copy took 3 s. */
-__global__ void maybe_coincident(int64_t n, const uint64_t *keys,
-                                 const double *pos, unsigned long long *count) {
-  const int64_t k = 1 + blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-  if (k >= n || keys[k] != keys[k - 1])
-    return;
-  const double x = pos[3 * k], y = pos[3 * k + 1], z = pos[3 * k + 2];
-  for (int64_t j = k - 1; j >= 0 && keys[j] == keys[k]; j--) {
-    if (k - j > RUN_LOOKBACK ||
-        (pos[3 * j] == x && pos[3 * j + 1] == y && pos[3 * j + 2] == z)) {
-      atomicAdd(count, 1ull);
-      return;
-    }
-  }
-}
-
-/* ---- The near field's inputs ----------------------------------------------
- */
-
-/* Leaf k (one block): its centre and first body, and its bodies relative
- * to the centre in the precision T of the sums (p2p_gpu.c's pack). */
-template <class T>
-__global__ void
-pack_leaves(int64_t nleaves, const int32_t *leaves, const double *center,
-            const int32_t *body_begin, const int32_t *body_end,
-            const double *pos, const double *mass, int64_t n, T *body,
-            double *centre, int32_t *leaf_begin, int32_t *position) {
-  const int64_t k = blockIdx.x;
-  const int32_t c = leaves[k];
-  const double cx = center[3 * (int64_t)c], cy = center[3 * (int64_t)c + 1],
-               cz = center[3 * (int64_t)c + 2];
-  if (threadIdx.x == 0) {
-    centre[3 * k] = cx;
-    centre[3 * k + 1] = cy;
-    centre[3 * k + 2] = cz;
-    leaf_begin[k] = body_begin[c];
-    position[c] = (int32_t)k;
-    if (k == nleaves - 1)
-      leaf_begin[nleaves] = (int32_t)n;
-  }
-  for (int64_t b = body_begin[c] + threadIdx.x; b < body_end[c];
-       b += blockDim.x) {
-    body[4 * b] = (T)(pos[3 * b] - cx);
-    body[4 * b + 1] = (T)(pos[3 * b + 1] - cy);
-    body[4 * b + 2] = (T)(pos[3 * b + 2] - cz);
-    body[4 * b + 3] = (T)mass[b];
-  }
-}
-
-/* Entries as leaf positions, and each entry's bodies. */
-__global__ void entries_as_leaves(int64_t nentries, const int32_t *index,
-                                  const int32_t *position,
-                                  const int32_t *body_begin,
-                                  const int32_t *body_end, int32_t *list_leaf,
-                                  int32_t *entry_bodies) {
-  int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-  if (e >= nentries)
-    return;
-  const int32_t c = index[e];
-  list_leaf[e] = position[c];
-  entry_bodies[e] = body_end[c] - body_begin[c];
-}
-
-/* The source bodies of leaf k's whole list, summed by the warp (every
- * lane gets the sum); the leaf's bodies and chunks in *bodies, *chunks. */
-__device__ int64_t list_bodies(const tfmm_near_view &v, int64_t k, int lane,
-                               int64_t *bodies, int64_t *chunks) {
-  int64_t sum = 0;
-  for (int64_t e = v.offset[k] + lane; e < v.offset[k + 1]; e += 32)
-    sum += tfmm_near_entry_bodies(&v, e);
-  for (int d = 16; d > 0; d /= 2)
-    sum += __shfl_xor_sync(0xffffffffu, sum, d);
-  *bodies = v.leaf_begin[k + 1] - v.leaf_begin[k];
-  *chunks = tfmm_near_chunks(*bodies);
-  return sum;
-}
-
-/* Whether no chunk of the leaf has its list cut (near_items.h's rule):
- * its largest chunk times the list's source bodies within the budget, or
- * a list of at most one entry. Then the leaf has one item a chunk. */
-__device__ bool uncut(const tfmm_near_view &v, int64_t k, int64_t budget,
-                      int64_t sources, int64_t bodies, int64_t chunks) {
-  const int64_t largest = (bodies + chunks - 1) / chunks;
-  return largest * sources <= budget || v.offset[k + 1] - v.offset[k] <= 1;
-}
-
-/* tfmm_near_leaf_items by a whole warp (every lane calls it and gets *n):
- * the same runs, items, splits and slots. The rule is greedy: a run takes
- * entries while its work stays within the budget (at least one entry).
- * The warp reads 32 entries' work at a time, scans it, and finds the
- * first entry that would break the run with a ballot; the run is cut
- * there and the window restarts at that entry. A list of L entries cut
- * into R runs costs about L / 32 + R window steps instead of L dependent
- * loads on one lane. */
-__device__ void warp_leaf_items(const tfmm_near_view &v, int64_t k,
-                                int64_t budget, const tfmm_near_span *at,
-                                tfmm_near_span *n, tfmm_gpu_near_item *item,
-                                tfmm_gpu_near_split *split, int lane) {
-  const int64_t begin = v.leaf_begin[k];
-  const int64_t bodies = v.leaf_begin[k + 1] - begin;
-  const int64_t chunks = tfmm_near_chunks(bodies);
-  const int64_t e0 = v.offset[k], e1 = v.offset[k + 1];
-  *n = tfmm_near_span{0, 0, 0};
-  for (int64_t j = 0; j < chunks; j++) {
-    int64_t lo, count;
-    tfmm_near_chunk(bodies, chunks, j, &lo, &count);
-    const int64_t first_item = n->items;
-    int64_t run = e0, work = 0, e = e0;
-    while (e < e1) {
-      const int64_t mine = e + lane;
-      const int64_t w =
-          mine < e1 ? count * tfmm_near_entry_bodies(&v, mine) : 0;
-      int64_t sum = w; /* inclusive scan over the window */
-      for (int d = 1; d < 32; d *= 2) {
-        const int64_t up = __shfl_up_sync(0xffffffffu, sum, d);
-        if (lane >= d)
-          sum += up;
-      }
-      const int64_t before = work + sum - w; /* the run's work before it */
-      const unsigned cut = __ballot_sync(0xffffffffu, mine < e1 && before > 0 &&
-                                                          before + w > budget);
-      if (cut == 0) { /* the whole window joins the run */
-        work += __shfl_sync(0xffffffffu, sum, 31);
-        e += 32;
-        continue;
-      }
-      const int c = __ffs(cut) - 1; /* the run ends before entry e + c */
-      if (item != nullptr && lane == 0)
-        item[at->items + n->items] =
-            tfmm_near_item_of(k, begin + lo, count, run, e + c);
-      n->items++;
-      run = e + c;
-      work = 0;
-      e = e + c;
-    }
-    /* The last run (also the only one of an empty list). */
-    if (item != nullptr && lane == 0)
-      item[at->items + n->items] =
-          tfmm_near_item_of(k, begin + lo, count, run, e1);
-    n->items++;
-    const int64_t parts = n->items - first_item;
-    if (parts > 1) {
-      const int64_t slot = at->slots + n->slots;
-      for (int64_t p = lane; item != nullptr && p < parts; p += 32)
-        item[at->items + first_item + p].slot = (int32_t)(slot + p * count);
-      if (split != nullptr && lane == 0)
-        split[at->splits + n->splits] =
-            tfmm_near_split_of(begin + lo, count, slot, parts);
-      n->splits++;
-      n->slots += parts * count;
-    }
-    __syncwarp();
-  }
-}
-
-/* One warp a leaf: its items, splits and slots counted (count[k];
- * count[nleaves] = 0 for the scans), and the least and most bodies of a
- * leaf. The common leaf, no list cut, is counted at once; one whose list
- * is cut is walked by the warp (warp_leaf_items). */
-__global__ void count_items(tfmm_near_view v, int64_t budget, int64_t *items,
-                            int64_t *splits, int64_t *slots,
-                            unsigned long long *occupancy) {
-  const int64_t k = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) / 32;
-  const int lane = threadIdx.x % 32;
-  if (k > v.nleaves)
-    return;
-  tfmm_near_span n = {0, 0, 0};
-  if (k < v.nleaves) {
-    int64_t bodies, chunks;
-    const int64_t sources = list_bodies(v, k, lane, &bodies, &chunks);
-    if (uncut(v, k, budget, sources, bodies, chunks)) {
-      n.items = chunks;
-    } else {
-      const tfmm_near_span zero = {0, 0, 0};
-      warp_leaf_items(v, k, budget, &zero, &n, nullptr, nullptr, lane);
-    }
-    if (lane != 0)
-      return;
-    atomicMin(&occupancy[0], (unsigned long long)bodies);
-    atomicMax(&occupancy[1], (unsigned long long)bodies);
-  }
-  if (lane == 0) {
-    items[k] = n.items;
-    splits[k] = n.splits;
-    slots[k] = n.slots;
-  }
-}
-
-/* One warp a leaf: its items (and splits) written where the scans put
- * them; the same items as tfmm_near_leaf_items writes. */
-__global__ void write_items(tfmm_near_view v, int64_t budget,
-                            const int64_t *items, const int64_t *splits,
-                            const int64_t *slots, tfmm_gpu_near_item *item,
-                            tfmm_gpu_near_split *split) {
-  const int64_t k = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) / 32;
-  const int lane = threadIdx.x % 32;
-  if (k >= v.nleaves)
-    return;
-  int64_t bodies, chunks;
-  const int64_t sources = list_bodies(v, k, lane, &bodies, &chunks);
-  if (uncut(v, k, budget, sources, bodies, chunks)) {
-    const int64_t begin = v.leaf_begin[k];
-    for (int64_t j = lane; j < chunks; j += 32) {
-      int64_t lo, count;
-      tfmm_near_chunk(bodies, chunks, j, &lo, &count);
-      item[items[k] + j] =
-          tfmm_near_item_of(k, begin + lo, count, v.offset[k], v.offset[k + 1]);
-    }
-  } else {
-    const tfmm_near_span at = {items[k], splits[k], slots[k]};
-    tfmm_near_span n;
-    warp_leaf_items(v, k, budget, &at, &n, item, split, lane);
-  }
-}
-
-/* ---- The targets ----------------------------------------------------------
- */
-
-/* Whether body i (input order) is a target. */
-struct IsTarget {
-  const unsigned char *active;
-  __host__ __device__ int64_t operator()(int64_t i) const {
-    return active[i] != 0;
-  }
-};
-
-/* Whether sorted body k is a target: the mask through the permutation. */
-struct SortedTarget {
-  const unsigned char *active;
-  const int32_t *order;
-  __host__ __device__ int32_t operator()(int64_t k) const {
-    return active[order[k]] != 0;
-  }
-};
-
-/* Whether cell c holds a target. */
-struct CellHolds {
-  const int32_t *count;
-  __host__ __device__ int64_t operator()(int64_t c) const {
-    return count[c] > 0;
-  }
-};
-
-using HoldsTarget =
-    thrust::transform_iterator<CellHolds, thrust::counting_iterator<int64_t>>;
-using TargetIter =
-    thrust::transform_iterator<IsTarget, thrust::counting_iterator<int64_t>>;
-using SortedTargetIter =
-    thrust::transform_iterator<SortedTarget,
-                               thrust::counting_iterator<int64_t>>;
-
-/* count[c] = the targets among cell c's bodies, from below[k] = those
- * among sorted bodies [0, k) (a cell's bodies are a range of them). */
-__global__ void targets_per_cell(int64_t ncells, const int32_t *body_begin,
-                                 const int32_t *body_end, const int32_t *below,
-                                 int32_t *count) {
-  int64_t c = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-  if (c < ncells)
-    count[c] = below[body_end[c]] - below[body_begin[c]];
-}
-
-/* ---- The sum ------------------------------------------------------------ */
-
-/* The lowest input index whose sums are not finite goes to bad[0]; with
- * to_caller, the one whose results in the caller's units are not (the
- * sums were) to bad[1]. */
-template <class T>
-__global__ void
-combine(int64_t n, const int32_t *order, const unsigned char *active, double G,
-        const double *far_phi, const double *far_g, const T *near, double *acc,
-        double *pot, tfmm_pipeline_gpu_output out, unsigned long long *bad) {
-  int64_t k = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-  if (k >= n)
-    return;
-  const int64_t i = order[k];
-  if (active != nullptr && !active[i])
-    return; /* not a target: its entries are the caller's */
-  int finite = 1, beyond = 0;
-  for (int d = 0; d < 3; d++) {
-    double a = G * (far_g[3 * k + d] + (double)near[4 * k + d]);
-    finite &= isfinite(a);
-    if (out.to_caller) {
-      a = out.caller_G * ldexp(a, out.acc_exp);
-      beyond |= !isfinite(a);
-    }
-    acc[3 * i + d] = a;
-  }
-  if (pot != nullptr) {
-    double p = G * ((double)near[4 * k + 3] - far_phi[k]);
-    finite &= isfinite(p);
-    if (out.to_caller) {
-      p = out.caller_G * ldexp(p, out.pot_exp);
-      beyond |= !isfinite(p);
-    }
-    pot[i] = p;
-  }
-  if (!finite)
-    atomicMin(&bad[0], (unsigned long long)i);
-  else if (beyond)
-    atomicMin(&bad[1], (unsigned long long)i);
-}
-
-/* Bounds of the bodies: lowest and highest corners, largest mass. */
-struct Bounds {
-  double lo[3], hi[3], heaviest;
-};
-
-struct BodyBounds {
-  const double *pos, *mass;
-  __host__ __device__ Bounds operator()(int64_t i) const {
-    Bounds b;
-    for (int d = 0; d < 3; d++)
-      b.lo[d] = b.hi[d] = pos[3 * i + d];
-    b.heaviest = mass[i];
-    return b;
-  }
-};
-
-/* Order-free: the minimum and maximum of finite values (units.c's). */
-struct MergeBounds {
-  __host__ __device__ Bounds operator()(const Bounds &a,
-                                        const Bounds &b) const {
-    Bounds r;
-    for (int d = 0; d < 3; d++) {
-      r.lo[d] = b.lo[d] < a.lo[d] ? b.lo[d] : a.lo[d];
-      r.hi[d] = b.hi[d] > a.hi[d] ? b.hi[d] : a.hi[d];
-    }
-    r.heaviest = b.heaviest > a.heaviest ? b.heaviest : a.heaviest;
-    return r;
-  }
-};
-
-using BoundsIter =
-    thrust::transform_iterator<BodyBounds, thrust::counting_iterator<int64_t>>;
-
-/* pos 2^-k and mass 2^-j, exactly (units.c's tfmm_units_scale). */
-__global__ void scale_bodies(int64_t n, const double *pos, const double *mass,
-                             int k, int j, double *out) {
-  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-  if (i >= n)
-    return;
-  for (int d = 0; d < 3; d++)
-    out[3 * i + d] = ldexp(pos[3 * i + d], -k);
-  out[3 * n + i] = ldexp(mass[i], -j);
-}
-
-} // namespace
 
 /* ---- The state ------------------------------------------------------------
  */
@@ -564,10 +182,7 @@ tfmm_status check_device_bodies(tfmm_pipeline_gpu *pl, size_t n,
   CHECK(reserve(s, State::CHECKS,
                 State::CHECK_VALUES * sizeof(unsigned long long), err));
   unsigned long long *bad = at<unsigned long long>(s, State::CHECKS);
-  TRY(cudaMemsetAsync(bad, 0xff, 2 * sizeof *bad, st));
-  first_invalid<<<blocks((int64_t)n), THREADS, 0, st>>>((int64_t)n, pos, mass,
-                                                        bad);
-  TRY(cudaGetLastError());
+  CHECK(tfmm_bodies_gpu_first_invalid(n, pos, mass, bad, st, err));
   TRY(cudaMemcpyAsync(s->host, bad, 2 * sizeof *bad, cudaMemcpyDeviceToHost,
                       st));
   TRY(cudaStreamSynchronize(st));
@@ -673,23 +288,20 @@ tfmm_status near(tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair,
              &entry_bodies, err));
   CHECK(take(s, &a, State::ITEMS, 6 * (nleaves + 1) * sizeof(int64_t), &counts,
              err));
-  const double *d_pos = (const double *)pl->base.tree.d_pos;
-  const double *d_mass = (const double *)pl->base.tree.d_mass;
-  if (f64)
-    pack_leaves<double><<<(unsigned)nleaves, 64, 0, st>>>(
-        nleaves, t->d_leaves, t->d_center, t->d_body_begin, t->d_body_end,
-        d_pos, d_mass, n, (double *)body, centre, leaf_begin, position);
-  else
-    pack_leaves<float><<<(unsigned)nleaves, 64, 0, st>>>(
-        nleaves, t->d_leaves, t->d_center, t->d_body_begin, t->d_body_end,
-        d_pos, d_mass, n, (float *)body, centre, leaf_begin, position);
-  TRY(cudaGetLastError());
-  if (nentries > 0) {
-    entries_as_leaves<<<blocks(nentries), THREADS, 0, st>>>(
-        nentries, l->near.index, position, t->d_body_begin, t->d_body_end,
-        list_leaf, entry_bodies);
-    TRY(cudaGetLastError());
-  }
+  const tfmm_near_inputs_tree tree = {n,
+                                      t->ncells,
+                                      nleaves,
+                                      t->d_leaves,
+                                      t->d_center,
+                                      t->d_body_begin,
+                                      t->d_body_end,
+                                      (const double *)t->d_pos,
+                                      (const double *)t->d_mass,
+                                      nentries,
+                                      l->near.index};
+  const tfmm_near_inputs_packed packed = {body,     centre,    leaf_begin,
+                                          position, list_leaf, entry_bodies};
+  CHECK(tfmm_near_inputs_gpu_pack(&tree, pair->precision, &packed, st, err));
   const tfmm_near_view view = {nleaves, leaf_begin, l->near.offset, list_leaf,
                                entry_bodies};
   const int64_t budget = tfmm_near_budget(l->near_interactions, sm_count);
@@ -698,19 +310,12 @@ tfmm_status near(tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair,
   CHECK(reserve(s, State::CHECKS,
                 State::CHECK_VALUES * sizeof(unsigned long long), err));
   unsigned long long *occupancy = at<unsigned long long>(s, State::CHECKS) + 3;
-  TRY(cudaMemsetAsync(occupancy, 0xff, sizeof *occupancy, st));
-  TRY(cudaMemsetAsync(occupancy + 1, 0, sizeof *occupancy, st));
-  count_items<<<blocks(32 * m), THREADS, 0, st>>>(
-      view, budget, counts, counts + m, counts + 2 * m, occupancy);
-  TRY(cudaGetLastError());
   size_t bytes = 0;
-  TRY(cub::DeviceScan::ExclusiveSum(nullptr, bytes, counts, starts, (int)m,
-                                    st));
+  CHECK(tfmm_near_inputs_gpu_count(nullptr, &bytes, &view, budget, counts,
+                                   starts, occupancy, st, err));
   CHECK(reserve(s, State::SCAN_TEMP, bytes, err));
-  for (int k = 0; k < 3; k++)
-    TRY(cub::DeviceScan::ExclusiveSum(s->buf[State::SCAN_TEMP].p, bytes,
-                                      counts + k * m, starts + k * m, (int)m,
-                                      st));
+  CHECK(tfmm_near_inputs_gpu_count(s->buf[State::SCAN_TEMP].p, &bytes, &view,
+                                   budget, counts, starts, occupancy, st, err));
   for (int k = 0; k < 3; k++)
     TRY(cudaMemcpyAsync(s->host_totals + k, starts + k * m + nleaves,
                         sizeof(int64_t), cudaMemcpyDeviceToHost, st));
@@ -732,11 +337,9 @@ tfmm_status near(tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair,
   CHECK(reserve(s, State::ITEM, sz->nitems * sizeof(tfmm_gpu_near_item), err));
   CHECK(
       reserve(s, State::SPLIT, sz->nsplits * sizeof(tfmm_gpu_near_split), err));
-  write_items<<<blocks(32 * nleaves), THREADS, 0, st>>>(
-      view, budget, starts, starts + m, starts + 2 * m,
-      at<tfmm_gpu_near_item>(s, State::ITEM),
-      at<tfmm_gpu_near_split>(s, State::SPLIT));
-  TRY(cudaGetLastError());
+  CHECK(tfmm_near_inputs_gpu_write(
+      &view, budget, starts, at<tfmm_gpu_near_item>(s, State::ITEM),
+      at<tfmm_gpu_near_split>(s, State::SPLIT), st, err));
   const tfmm_gpu_near_device arrays = {body,
                                        centre,
                                        leaf_begin,
@@ -856,16 +459,10 @@ tfmm_status finish(tfmm_pipeline_gpu *pl, const tfmm_pipeline_gpu_output *out,
   CHECK(reserve(s, State::CHECKS,
                 State::CHECK_VALUES * sizeof(unsigned long long), err));
   unsigned long long *bad = at<unsigned long long>(s, State::CHECKS);
-  TRY(cudaMemsetAsync(bad, 0xff, 2 * sizeof *bad, st));
-  if (s->precision == TFMM_PRECISION_DOUBLE)
-    combine<double><<<blocks(n), THREADS, 0, st>>>(
-        n, t->d_order, s->active, out->G, phi, grad, (const double *)near_out,
-        d_acc, d_pot, *out, bad);
-  else
-    combine<float><<<blocks(n), THREADS, 0, st>>>(
-        n, t->d_order, s->active, out->G, phi, grad, (const float *)near_out,
-        d_acc, d_pot, *out, bad);
-  TRY(cudaGetLastError());
+  const tfmm_combine_gpu_units units = {out->G, out->to_caller, out->caller_G,
+                                        out->acc_exp, out->pot_exp};
+  CHECK(tfmm_combine_gpu((size_t)n, t->d_order, s->active, phi, grad, near_out,
+                         s->precision, &units, d_acc, d_pot, bad, st, err));
   TRY(cudaMemcpyAsync(s->host, bad, 2 * sizeof *bad, cudaMemcpyDeviceToHost,
                       st));
   CHECK(mark(pl, State::EV_END, err));
@@ -913,28 +510,23 @@ tfmm_status targets(tfmm_pipeline_gpu *pl, const unsigned char *active,
   CHECK(reserve(s, State::TARGETS, t->ncells * sizeof(int32_t), err));
   int32_t *below = at<int32_t>(s, State::BELOW);
   int32_t *count = at<int32_t>(s, State::TARGETS);
-  TRY(cudaMemsetAsync(below, 0, sizeof *below, st));
-  const SortedTargetIter flag(thrust::counting_iterator<int64_t>(0),
-                              SortedTarget{active, t->d_order});
   size_t bytes = 0;
-  TRY(cub::DeviceScan::InclusiveSum(nullptr, bytes, flag, below + 1, (int)n,
-                                    st));
+  CHECK(tfmm_targets_gpu_below(nullptr, &bytes, (size_t)n, active, t->d_order,
+                               below, st, err));
   CHECK(reserve(s, State::SCAN_TEMP, bytes, err));
-  TRY(cub::DeviceScan::InclusiveSum(s->buf[State::SCAN_TEMP].p, bytes, flag,
-                                    below + 1, (int)n, st));
-  targets_per_cell<<<blocks(t->ncells), THREADS, 0, st>>>(
-      t->ncells, t->d_body_begin, t->d_body_end, below, count);
-  TRY(cudaGetLastError());
+  CHECK(tfmm_targets_gpu_below(s->buf[State::SCAN_TEMP].p, &bytes, (size_t)n,
+                               active, t->d_order, below, st, err));
+  CHECK(tfmm_targets_gpu_per_cell(t->ncells, t->d_body_begin, t->d_body_end,
+                                  below, count, st, err));
   /* The cells holding one, for the M2L's lanes a target (far). */
   CHECK(reserve(s, State::TARGET_SUM, sizeof(int64_t), err));
   int64_t *sum = at<int64_t>(s, State::TARGET_SUM);
-  const HoldsTarget holds(thrust::counting_iterator<int64_t>(0),
-                          CellHolds{count});
   bytes = 0;
-  TRY(cub::DeviceReduce::Sum(nullptr, bytes, holds, sum, (int)t->ncells, st));
+  CHECK(
+      tfmm_targets_gpu_cells(nullptr, &bytes, t->ncells, count, sum, st, err));
   CHECK(reserve(s, State::SCAN_TEMP, bytes, err));
-  TRY(cub::DeviceReduce::Sum(s->buf[State::SCAN_TEMP].p, bytes, holds, sum,
-                             (int)t->ncells, st));
+  CHECK(tfmm_targets_gpu_cells(s->buf[State::SCAN_TEMP].p, &bytes, t->ncells,
+                               count, sum, st, err));
   TRY(cudaMemcpyAsync(&s->target_cells, sum, sizeof s->target_cells,
                       cudaMemcpyDeviceToHost, st));
   TRY(cudaStreamSynchronize(st));
@@ -951,13 +543,11 @@ tfmm_status count_targets(tfmm_pipeline_gpu *pl, size_t n,
   cudaStream_t st = stream_of(pl);
   CHECK(reserve(s, State::TARGET_SUM, sizeof(int64_t), err));
   int64_t *sum = at<int64_t>(s, State::TARGET_SUM);
-  const TargetIter flag(thrust::counting_iterator<int64_t>(0),
-                        IsTarget{active});
   size_t bytes = 0;
-  TRY(cub::DeviceReduce::Sum(nullptr, bytes, flag, sum, (int)n, st));
+  CHECK(tfmm_targets_gpu_count(nullptr, &bytes, n, active, sum, st, err));
   CHECK(reserve(s, State::SCAN_TEMP, bytes, err));
-  TRY(cub::DeviceReduce::Sum(s->buf[State::SCAN_TEMP].p, bytes, flag, sum,
-                             (int)n, st));
+  CHECK(tfmm_targets_gpu_count(s->buf[State::SCAN_TEMP].p, &bytes, n, active,
+                               sum, st, err));
   int64_t h = 0;
   TRY(cudaMemcpyAsync(&h, sum, sizeof h, cudaMemcpyDeviceToHost, st));
   TRY(cudaStreamSynchronize(st));
@@ -972,41 +562,25 @@ tfmm_status bounds(tfmm_pipeline_gpu *pl, size_t n, const double *pos,
   cudaStream_t st = stream_of(pl);
   TRY(cudaStreamSynchronize((cudaStream_t)after));
   CHECK(check_device_bodies(pl, n, pos, mass, err));
-  CHECK(reserve(s, State::BOUNDS, sizeof(Bounds), err));
-  Bounds init;
-  for (int d = 0; d < 3; d++) {
-    init.lo[d] = INFINITY;
-    init.hi[d] = -INFINITY;
-  }
-  init.heaviest = 0;
-  BoundsIter it(thrust::counting_iterator<int64_t>(0), BodyBounds{pos, mass});
+  CHECK(reserve(s, State::BOUNDS, 7 * sizeof(double), err));
+  double *d_out = at<double>(s, State::BOUNDS);
   size_t bytes = 0;
-  Bounds *d_out = at<Bounds>(s, State::BOUNDS);
-  TRY(cub::DeviceReduce::Reduce(nullptr, bytes, it, d_out, (int)n,
-                                MergeBounds{}, init, st));
+  CHECK(tfmm_bodies_gpu_bounds(nullptr, &bytes, n, pos, mass, d_out, st, err));
   CHECK(reserve(s, State::SCAN_TEMP, bytes, err));
-  TRY(cub::DeviceReduce::Reduce(s->buf[State::SCAN_TEMP].p, bytes, it, d_out,
-                                (int)n, MergeBounds{}, init, st));
-  Bounds h;
-  TRY(cudaMemcpyAsync(&h, d_out, sizeof h, cudaMemcpyDeviceToHost, st));
+  CHECK(tfmm_bodies_gpu_bounds(s->buf[State::SCAN_TEMP].p, &bytes, n, pos, mass,
+                               d_out, st, err));
+  TRY(cudaMemcpyAsync(out, d_out, 7 * sizeof(double), cudaMemcpyDeviceToHost,
+                      st));
   TRY(cudaStreamSynchronize(st));
-  for (int d = 0; d < 3; d++) {
-    out[d] = h.lo[d];
-    out[3 + d] = h.hi[d];
-  }
-  out[6] = h.heaviest;
   return TFMM_OK;
 }
-
 tfmm_status scale(tfmm_pipeline_gpu *pl, size_t n, const double *pos,
                   const double *mass, int k, int j, const double **spos,
                   const double **smass, tfmm_error *err) {
   /* Where the tree takes its bodies from (no copy then). */
   CHECK(tfmm_tree_gpu_hybrid_bodies(&pl->base, n, err));
   double *out = (double *)pl->base.d_bodies;
-  scale_bodies<<<blocks((int64_t)n), THREADS, 0, stream_of(pl)>>>(
-      (int64_t)n, pos, mass, k, j, out);
-  TRY(cudaGetLastError());
+  CHECK(tfmm_bodies_gpu_scale(n, pos, mass, k, j, out, stream_of(pl), err));
   *spos = out;
   *smass = out + 3 * n;
   return TFMM_OK;
@@ -1037,12 +611,9 @@ extern "C" tfmm_status tfmm_pipeline_gpu_maybe_coincident(tfmm_pipeline_gpu *pl,
     CHECK(reserve(s, State::CHECKS,
                   State::CHECK_VALUES * sizeof(unsigned long long), err));
     unsigned long long *c = at<unsigned long long>(s, State::CHECKS) + 2;
-    TRY(cudaMemsetAsync(c, 0, sizeof *c, st));
-    const int64_t n = (int64_t)pl->base.tree.n;
-    if (n > 1)
-      maybe_coincident<<<blocks(n - 1), THREADS, 0, st>>>(
-          n, pl->base.tree.d_keys, pl->base.tree.d_pos, c);
-    TRY(cudaGetLastError());
+    CHECK(tfmm_bodies_gpu_maybe_coincident(pl->base.tree.n,
+                                           pl->base.tree.d_keys,
+                                           pl->base.tree.d_pos, c, st, err));
     TRY(cudaMemcpyAsync(s->host + 2, c, sizeof *c, cudaMemcpyDeviceToHost, st));
     TRY(cudaStreamSynchronize(st));
     *count = (int64_t)s->host[2];

@@ -1,11 +1,12 @@
 /* The GPU backend as seen from C. Implemented by the .cu files in kernels/, or
- * by src/gpu_none.c in a build without CUDA. Every function reports failures
- * through err and releases what it allocated on every path. */
+ * by kernels/none/gpu_none.c in a build without CUDA. Every function reports
+ * failures through err and releases what it allocated on every path. */
 #ifndef TFMM_GPU_H
 #define TFMM_GPU_H
 
 #include "base/error.h"
 #include "base/pair.h"
+#include "nearfield/near_items.h"
 
 #include <stdint.h>
 
@@ -131,7 +132,7 @@ tfmm_status tfmm_gpu_direct_device(void *workspace, size_t *workspace_bytes,
 
 /* The near field of a tree method (GPU Gems 3, section 31.6): target leaves
  * against the source leaves of their neighbour lists, through the tiled
- * kernel of kernels/near_tiled.cu. Sizes of one evaluation: */
+ * kernel of kernels/near/near_tiled.cu. Sizes of one evaluation: */
 typedef struct tfmm_gpu_near_size {
   size_t n;         /* bodies */
   int64_t nleaves;  /* leaves, in key order, covering the bodies in order */
@@ -141,31 +142,6 @@ typedef struct tfmm_gpu_near_size {
   int64_t nslots;   /* partial sums those items write (4 values each) */
   tfmm_precision precision; /* of the bodies, the sums and the results */
 } tfmm_gpu_near_size;
-
-/* A warp's work: `count` <= TFMM_NEAR_ITEM_MAX target bodies of one leaf,
- * starting at sorted body `first`, held two per lane by width =
- * ceil(count / 2) lanes; the warp's floor(32 / width) lane groups split
- * every source tile between them (lanes past the last group idle), so that
- * a small leaf still keeps most lanes busy. The item takes the list
- * entries [entry_begin, entry_end) of its leaf. An item that holds the
- * whole list writes the results (slot = -1); a long list is cut into
- * several items, each writing its partial sums to slots
- * [slot, slot + count), added up in order afterwards
- * (tfmm_gpu_near_split): no single warp holds up the kernel with the list
- * of a large sparse leaf, and still no atomics. */
-typedef struct tfmm_gpu_near_item {
-  int32_t leaf, first, count, width;
-  int32_t entry_begin, entry_end, slot, unused;
-} tfmm_gpu_near_item;
-
-/* A target chunk whose list was cut: the partial sums of its `parts`
- * items are at slots slot + p count + k, p = 0 .. parts - 1, for body
- * first + k. */
-typedef struct tfmm_gpu_near_split {
-  int32_t first, count, slot, parts;
-} tfmm_gpu_near_split;
-
-enum { TFMM_NEAR_ITEM_MAX = 64 };
 
 /* Pinned host arrays of one evaluation, filled by the caller before
  * tfmm_gpu_near_launch. Positions are relative to the centre of the body's

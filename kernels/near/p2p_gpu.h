@@ -1,7 +1,9 @@
-/* The near field on the GPU: the tree's bodies and leaf neighbour lists
- * packed into the pinned arrays of tfmm_gpu_near_host (the kernel sees
- * only bodies and lists, never the tree), launched asynchronously, and
- * waited for. */
+/* The near field on the GPU, its host half (the device layer's; built
+ * with or without CUDA, over gpu.h): the tree's bodies and leaf neighbour
+ * lists packed into the pinned arrays of tfmm_gpu_near_host (the kernel
+ * sees only bodies and lists, never the tree), launched asynchronously,
+ * and waited for. The CPU stages know no GPU: the hybrid schedule's
+ * stages (src/pipeline/stages.c) join the two. */
 #ifndef TFMM_P2P_GPU_H
 #define TFMM_P2P_GPU_H
 

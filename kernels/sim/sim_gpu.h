@@ -1,8 +1,8 @@
 /* A simulation's state on the GPU: the bodies, their forces and their time
  * bins kept in device memory between steps, and the element-wise parts of
  * a step done there, for tfmm_sim (src/sim) when its solver runs on the
- * GPU. Implemented by kernels/sim_gpu.cu, or by src/sim_gpu_none.c in a
- * build without CUDA (every call TFMM_ERR_UNSUPPORTED there).
+ * GPU. Implemented by kernels/sim/sim_gpu.cu, or by kernels/none/sim_gpu_none.c
+ * in a build without CUDA (every call TFMM_ERR_UNSUPPORTED there).
  *
  * Bits: the kicks and the drift are the CPU's `v[k] += h * a[k]` and
  * `x[k] += h * v[k]` (src/sim/leapfrog.c), each product and sum rounded on

@@ -1,0 +1,274 @@
+/* The near field's inputs on the device (near_inputs_gpu.h). Built with
+ * --fmad=false, as the gpu schedule's other glue: the bodies' offsets from
+ * their leaf round as the hybrid schedule's do on the CPU (p2p_gpu.c). */
+#include "near_inputs_gpu.h"
+
+#define CUDA_TRY_WHO "near field inputs"
+#include "cuda_try.cuh"
+
+#include <cub/device/device_scan.cuh>
+#include <cuda_runtime.h>
+
+namespace {
+
+constexpr int THREADS = 256;
+
+unsigned blocks(int64_t count) {
+  return (unsigned)((count + THREADS - 1) / THREADS);
+}
+
+/* Leaf k (one block): its centre and first body, and its bodies relative
+ * to the centre in the precision T of the sums (p2p_gpu.c's pack). */
+template <class T>
+__global__ void
+pack_leaves(int64_t nleaves, const int32_t *leaves, const double *center,
+            const int32_t *body_begin, const int32_t *body_end,
+            const double *pos, const double *mass, int64_t n, T *body,
+            double *centre, int32_t *leaf_begin, int32_t *position) {
+  const int64_t k = blockIdx.x;
+  const int32_t c = leaves[k];
+  const double cx = center[3 * (int64_t)c], cy = center[3 * (int64_t)c + 1],
+               cz = center[3 * (int64_t)c + 2];
+  if (threadIdx.x == 0) {
+    centre[3 * k] = cx;
+    centre[3 * k + 1] = cy;
+    centre[3 * k + 2] = cz;
+    leaf_begin[k] = body_begin[c];
+    position[c] = (int32_t)k;
+    if (k == nleaves - 1)
+      leaf_begin[nleaves] = (int32_t)n;
+  }
+  for (int64_t b = body_begin[c] + threadIdx.x; b < body_end[c];
+       b += blockDim.x) {
+    body[4 * b] = (T)(pos[3 * b] - cx);
+    body[4 * b + 1] = (T)(pos[3 * b + 1] - cy);
+    body[4 * b + 2] = (T)(pos[3 * b + 2] - cz);
+    body[4 * b + 3] = (T)mass[b];
+  }
+}
+
+/* Entries as leaf positions, and each entry's bodies. */
+__global__ void entries_as_leaves(int64_t nentries, const int32_t *index,
+                                  const int32_t *position,
+                                  const int32_t *body_begin,
+                                  const int32_t *body_end, int32_t *list_leaf,
+                                  int32_t *entry_bodies) {
+  int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (e >= nentries)
+    return;
+  const int32_t c = index[e];
+  list_leaf[e] = position[c];
+  entry_bodies[e] = body_end[c] - body_begin[c];
+}
+
+/* The source bodies of leaf k's whole list, summed by the warp (every
+ * lane gets the sum); the leaf's bodies and chunks in *bodies, *chunks. */
+__device__ int64_t list_bodies(const tfmm_near_view &v, int64_t k, int lane,
+                               int64_t *bodies, int64_t *chunks) {
+  int64_t sum = 0;
+  for (int64_t e = v.offset[k] + lane; e < v.offset[k + 1]; e += 32)
+    sum += tfmm_near_entry_bodies(&v, e);
+  for (int d = 16; d > 0; d /= 2)
+    sum += __shfl_xor_sync(0xffffffffu, sum, d);
+  *bodies = v.leaf_begin[k + 1] - v.leaf_begin[k];
+  *chunks = tfmm_near_chunks(*bodies);
+  return sum;
+}
+
+/* Whether no chunk of the leaf has its list cut (near_items.h's rule):
+ * its largest chunk times the list's source bodies within the budget, or
+ * a list of at most one entry. Then the leaf has one item a chunk. */
+__device__ bool uncut(const tfmm_near_view &v, int64_t k, int64_t budget,
+                      int64_t sources, int64_t bodies, int64_t chunks) {
+  const int64_t largest = (bodies + chunks - 1) / chunks;
+  return largest * sources <= budget || v.offset[k + 1] - v.offset[k] <= 1;
+}
+
+/* tfmm_near_leaf_items by a whole warp (every lane calls it and gets *n):
+ * the same runs, items, splits and slots. The rule is greedy: a run takes
+ * entries while its work stays within the budget (at least one entry).
+ * The warp reads 32 entries' work at a time, scans it, and finds the
+ * first entry that would break the run with a ballot; the run is cut
+ * there and the window restarts at that entry. A list of L entries cut
+ * into R runs costs about L / 32 + R window steps instead of L dependent
+ * loads on one lane. */
+__device__ void warp_leaf_items(const tfmm_near_view &v, int64_t k,
+                                int64_t budget, const tfmm_near_span *at,
+                                tfmm_near_span *n, tfmm_gpu_near_item *item,
+                                tfmm_gpu_near_split *split, int lane) {
+  const int64_t begin = v.leaf_begin[k];
+  const int64_t bodies = v.leaf_begin[k + 1] - begin;
+  const int64_t chunks = tfmm_near_chunks(bodies);
+  const int64_t e0 = v.offset[k], e1 = v.offset[k + 1];
+  *n = tfmm_near_span{0, 0, 0};
+  for (int64_t j = 0; j < chunks; j++) {
+    int64_t lo, count;
+    tfmm_near_chunk(bodies, chunks, j, &lo, &count);
+    const int64_t first_item = n->items;
+    int64_t run = e0, work = 0, e = e0;
+    while (e < e1) {
+      const int64_t mine = e + lane;
+      const int64_t w =
+          mine < e1 ? count * tfmm_near_entry_bodies(&v, mine) : 0;
+      int64_t sum = w; /* inclusive scan over the window */
+      for (int d = 1; d < 32; d *= 2) {
+        const int64_t up = __shfl_up_sync(0xffffffffu, sum, d);
+        if (lane >= d)
+          sum += up;
+      }
+      const int64_t before = work + sum - w; /* the run's work before it */
+      const unsigned cut = __ballot_sync(0xffffffffu, mine < e1 && before > 0 &&
+                                                          before + w > budget);
+      if (cut == 0) { /* the whole window joins the run */
+        work += __shfl_sync(0xffffffffu, sum, 31);
+        e += 32;
+        continue;
+      }
+      const int c = __ffs(cut) - 1; /* the run ends before entry e + c */
+      if (item != nullptr && lane == 0)
+        item[at->items + n->items] =
+            tfmm_near_item_of(k, begin + lo, count, run, e + c);
+      n->items++;
+      run = e + c;
+      work = 0;
+      e = e + c;
+    }
+    /* The last run (also the only one of an empty list). */
+    if (item != nullptr && lane == 0)
+      item[at->items + n->items] =
+          tfmm_near_item_of(k, begin + lo, count, run, e1);
+    n->items++;
+    const int64_t parts = n->items - first_item;
+    if (parts > 1) {
+      const int64_t slot = at->slots + n->slots;
+      for (int64_t p = lane; item != nullptr && p < parts; p += 32)
+        item[at->items + first_item + p].slot = (int32_t)(slot + p * count);
+      if (split != nullptr && lane == 0)
+        split[at->splits + n->splits] =
+            tfmm_near_split_of(begin + lo, count, slot, parts);
+      n->splits++;
+      n->slots += parts * count;
+    }
+    __syncwarp();
+  }
+}
+
+/* One warp a leaf: its items, splits and slots counted (count[k];
+ * count[nleaves] = 0 for the scans), and the least and most bodies of a
+ * leaf. The common leaf, no list cut, is counted at once; one whose list
+ * is cut is walked by the warp (warp_leaf_items). */
+__global__ void count_items(tfmm_near_view v, int64_t budget, int64_t *items,
+                            int64_t *splits, int64_t *slots,
+                            unsigned long long *occupancy) {
+  const int64_t k = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x % 32;
+  if (k > v.nleaves)
+    return;
+  tfmm_near_span n = {0, 0, 0};
+  if (k < v.nleaves) {
+    int64_t bodies, chunks;
+    const int64_t sources = list_bodies(v, k, lane, &bodies, &chunks);
+    if (uncut(v, k, budget, sources, bodies, chunks)) {
+      n.items = chunks;
+    } else {
+      const tfmm_near_span zero = {0, 0, 0};
+      warp_leaf_items(v, k, budget, &zero, &n, nullptr, nullptr, lane);
+    }
+    if (lane != 0)
+      return;
+    atomicMin(&occupancy[0], (unsigned long long)bodies);
+    atomicMax(&occupancy[1], (unsigned long long)bodies);
+  }
+  if (lane == 0) {
+    items[k] = n.items;
+    splits[k] = n.splits;
+    slots[k] = n.slots;
+  }
+}
+
+/* One warp a leaf: its items (and splits) written where the scans put
+ * them; the same items as tfmm_near_leaf_items writes. */
+__global__ void write_items(tfmm_near_view v, int64_t budget,
+                            const int64_t *items, const int64_t *splits,
+                            const int64_t *slots, tfmm_gpu_near_item *item,
+                            tfmm_gpu_near_split *split) {
+  const int64_t k = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x % 32;
+  if (k >= v.nleaves)
+    return;
+  int64_t bodies, chunks;
+  const int64_t sources = list_bodies(v, k, lane, &bodies, &chunks);
+  if (uncut(v, k, budget, sources, bodies, chunks)) {
+    const int64_t begin = v.leaf_begin[k];
+    for (int64_t j = lane; j < chunks; j += 32) {
+      int64_t lo, count;
+      tfmm_near_chunk(bodies, chunks, j, &lo, &count);
+      item[items[k] + j] =
+          tfmm_near_item_of(k, begin + lo, count, v.offset[k], v.offset[k + 1]);
+    }
+  } else {
+    const tfmm_near_span at = {items[k], splits[k], slots[k]};
+    tfmm_near_span n;
+    warp_leaf_items(v, k, budget, &at, &n, item, split, lane);
+  }
+}
+
+} // namespace
+
+extern "C" tfmm_status tfmm_near_inputs_gpu_pack(
+    const tfmm_near_inputs_tree *t, tfmm_precision precision,
+    const tfmm_near_inputs_packed *o, void *stream, tfmm_error *err) {
+  cudaStream_t st = (cudaStream_t)stream;
+  if (precision == TFMM_PRECISION_DOUBLE)
+    pack_leaves<double><<<(unsigned)t->nleaves, 64, 0, st>>>(
+        t->nleaves, t->leaves, t->center, t->body_begin, t->body_end, t->pos,
+        t->mass, t->n, (double *)o->body, o->centre, o->leaf_begin,
+        o->position);
+  else
+    pack_leaves<float><<<(unsigned)t->nleaves, 64, 0, st>>>(
+        t->nleaves, t->leaves, t->center, t->body_begin, t->body_end, t->pos,
+        t->mass, t->n, (float *)o->body, o->centre, o->leaf_begin, o->position);
+  TRY(cudaGetLastError());
+  if (t->nentries > 0) {
+    entries_as_leaves<<<blocks(t->nentries), THREADS, 0, st>>>(
+        t->nentries, t->index, o->position, t->body_begin, t->body_end,
+        o->list_leaf, o->entry_bodies);
+    TRY(cudaGetLastError());
+  }
+  return TFMM_OK;
+}
+
+extern "C" tfmm_status tfmm_near_inputs_gpu_count(
+    void *scratch, size_t *scratch_bytes, const tfmm_near_view *v,
+    int64_t budget, int64_t *counts, int64_t *starts,
+    unsigned long long *occupancy, void *stream, tfmm_error *err) {
+  cudaStream_t st = (cudaStream_t)stream;
+  const int64_t m = v->nleaves + 1;
+  if (scratch == nullptr) {
+    *scratch_bytes = 0;
+    TRY(cub::DeviceScan::ExclusiveSum(nullptr, *scratch_bytes, counts, starts,
+                                      (int)m, st));
+    return TFMM_OK;
+  }
+  TRY(cudaMemsetAsync(occupancy, 0xff, sizeof *occupancy, st));
+  TRY(cudaMemsetAsync(occupancy + 1, 0, sizeof *occupancy, st));
+  count_items<<<blocks(32 * m), THREADS, 0, st>>>(
+      *v, budget, counts, counts + m, counts + 2 * m, occupancy);
+  TRY(cudaGetLastError());
+  for (int k = 0; k < 3; k++)
+    TRY(cub::DeviceScan::ExclusiveSum(scratch, *scratch_bytes, counts + k * m,
+                                      starts + k * m, (int)m, st));
+  return TFMM_OK;
+}
+
+extern "C" tfmm_status
+tfmm_near_inputs_gpu_write(const tfmm_near_view *v, int64_t budget,
+                           const int64_t *starts, tfmm_gpu_near_item *item,
+                           tfmm_gpu_near_split *split, void *stream,
+                           tfmm_error *err) {
+  const int64_t m = v->nleaves + 1;
+  write_items<<<blocks(32 * v->nleaves), THREADS, 0, (cudaStream_t)stream>>>(
+      *v, budget, starts, starts + m, starts + 2 * m, item, split);
+  TRY(cudaGetLastError());
+  return TFMM_OK;
+}
