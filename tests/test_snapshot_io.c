@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <tilefmm.h>
 #include <unistd.h>
 
@@ -160,8 +161,14 @@ Test(snapshot_io, hdf5_for_readers_is_shifted_and_in_nbody_units) {
   const tfmm_snapshot_output out = {TFMM_SNAPSHOT_VELOCITIES, 0, 4};
   char msg[MSG] = "";
   const char *path = in_dir("s.hdf5");
+  const mode_t mask = umask(027);
   cr_assert_eq(tfmm_snapshot_write(path, &s, &out, msg, sizeof msg), TFMM_OK,
                "%s", msg);
+  umask(mask);
+  struct stat st;
+  cr_assert_eq(stat(path, &st), 0);
+  cr_expect_eq(st.st_mode & 0777, 0640, "mode %o: 0666 less the umask",
+               (unsigned)(st.st_mode & 0777));
   tfmm_snapshot r;
   cr_assert_eq(tfmm_snapshot_read(path, NULL, &r, msg, sizeof msg), TFMM_OK,
                "%s", msg);

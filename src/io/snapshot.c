@@ -189,8 +189,27 @@ static char *directory_of(const char *path) {
   return dir;
 }
 
+/* The process's umask, read without changing it (umask(2) would, for
+ * every thread a moment): Linux's /proc/self/status, else the usual 022. */
+static mode_t current_umask(void) {
+  mode_t mask = 022;
+  FILE *fp = fopen("/proc/self/status", "r");
+  char line[256];
+  while (fp != NULL && fgets(line, sizeof line, fp) != NULL) {
+    unsigned value;
+    if (sscanf(line, "Umask: %o", &value) == 1) {
+      mask = (mode_t)value;
+      break;
+    }
+  }
+  if (fp != NULL)
+    fclose(fp);
+  return mask;
+}
+
 /* Writes s to a temporary beside path, syncs it and renames it over
- * path, then syncs the directory; the temporary is removed on failure. */
+ * path, then syncs the directory; the temporary is removed on failure.
+ * mkstemp makes it 0600: it gets 0666 less the umask, as fopen's files. */
 static void write_atomic(tfmm_io_report *r, const char *path,
                          const tfmm_snapshot *s,
                          const tfmm_snapshot_output *output) {
@@ -210,6 +229,7 @@ static void write_atomic(tfmm_io_report *r, const char *path,
     tfmm_io_fail(r, "%s: cannot create a temporary file in %s: %s", path, dir,
                  strerror(errno));
   } else {
+    fchmod(fd, 0666 & ~current_umask());
     close(fd);
     int ok = tfmm_hdf5_write(r, path, tmp, s, output);
     if (ok && !sync_path(tmp, O_RDONLY)) {
