@@ -4,6 +4,7 @@
 #ifndef TFMM_SOLVER_HANDLE_H
 #define TFMM_SOLVER_HANDLE_H
 
+#include "config.h"
 #include "dist/dist.h"
 #include "gpu.h"
 #include "internal.h"
@@ -48,8 +49,5 @@ void tfmm_solver_set_run(tfmm_solver *s);
 /* The statistics of an evaluation at no body, begun at t0: nothing
  * computed. */
 void tfmm_solver_no_targets(tfmm_solver *s, size_t n, double t0);
-
-/* fmm or bh. */
-int tfmm_method_is_tree(tfmm_method m);
 
 #endif
