@@ -137,22 +137,6 @@ tfmm_device tfmm_solver_device(const tfmm_solver *s) {
   return s == NULL ? TFMM_DEVICE_CPU : s->device;
 }
 
-int tfmm_gpu_count(void) { return tfmm_gpu_device_count(); }
-
-int tfmm_gpu_check(char *message, size_t size) {
-  tfmm_gpu_probe probe;
-  tfmm_gpu_probe_run(&probe);
-  return tfmm_gpu_probe_explain(&probe, message, message != NULL ? size : 0);
-}
-
-int tfmm_has_cuda(void) {
-#ifdef TFMM_HAVE_CUDA
-  return 1;
-#else
-  return 0;
-#endif
-}
-
 /* With eps = 0 a pair at one point has an infinite force: refuse it. The
  * single-precision methods check the points they will really use. */
 static tfmm_status check_distinct(tfmm_solver *s, size_t n, const double *xyz,
