@@ -135,6 +135,20 @@ static const layout_entry entries[] = {
     FIELD(tfmm_step_stats, time_lists),
     FIELD(tfmm_step_stats, time_near),
     FIELD(tfmm_step_stats, time_far),
+
+    STRUCT(tfmm_plan),
+    FIELD(tfmm_plan, method),
+    FIELD(tfmm_plan, device),
+    FIELD(tfmm_plan, schedule),
+    FIELD(tfmm_plan, tree_device),
+    FIELD(tfmm_plan, far_device),
+    FIELD(tfmm_plan, leaf_size),
+    FIELD(tfmm_plan, theta),
+    FIELD(tfmm_plan, order),
+    FIELD(tfmm_plan, precision),
+    FIELD(tfmm_plan, mac),
+    FIELD(tfmm_plan, mac_epsilon),
+    FIELD(tfmm_plan, separation),
 };
 
 static int same(const char *a, const char *b) {

@@ -6,13 +6,13 @@
 #include "bodies.h"
 #include "farfield/expansion.h"
 #include "gpu.h"
-#include "gpu_probe.h"
 #include "hierarchical.h"
 #include "internal.h"
 #include "leaf_auto.h"
 #include "nearfield/direct_cpu.h"
 #include "nearfield/interaction.h"
 #include "nearfield/reference.h"
+#include "plan.h"
 #include "team.h"
 #include "tree/octree.h"
 #include "tree/targets.h"
@@ -24,57 +24,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Whether CUDA device `id` can run the kernels; if not, the reason in err
- * (the probe's explanation: which GPU, why, how to fix it). */
-static int gpu_usable(int id, tfmm_error *err) {
-  tfmm_gpu_probe probe;
-  tfmm_gpu_probe_run(&probe);
-  char why[TFMM_MESSAGE_SIZE];
-  tfmm_gpu_probe_explain(&probe, why, sizeof why);
-  if (id < probe.ndevices && probe.device[id].fault == TFMM_GPU_FAULT_NONE)
-    return 1;
-  if (why[0] == '\0')
-    snprintf(why, sizeof why, "%s", tfmm_gpu_probe_none(&probe));
-  if (id < probe.ndevices || probe.ndevices == 0)
-    tfmm_error_set(err, TFMM_ERR_NO_DEVICE, "device gpu: CUDA device %d: %s",
-                   id, why);
-  else
-    tfmm_error_set(err, TFMM_ERR_NO_DEVICE,
-                   "device gpu: no CUDA device %d (%d found)", id,
-                   probe.ndevices);
-  return 0;
-}
-
+/* The device and the first leaf size from the plan (plan.h); the GPU's
+ * context when the plan puts the solver there. */
 static tfmm_status open_device(tfmm_solver *s) {
-  const tfmm_config *c = &s->cfg;
-  /* Direct runs whole on the GPU; the tree methods put their near field
-   * there. auto takes the GPU when device gpu_id can run the kernels. */
-  tfmm_error why;
-  int want_gpu =
-      c->method != TFMM_METHOD_REFERENCE &&
-      (c->device == TFMM_DEVICE_GPU ||
-       (c->device == TFMM_DEVICE_AUTO && gpu_usable(c->gpu_id, &why)));
-  s->device = want_gpu ? TFMM_DEVICE_GPU : TFMM_DEVICE_CPU;
-  s->leaf = c->leaf_size != TFMM_LEAF_AUTO ? c->leaf_size
-            : want_gpu                     ? TFMM_LEAF_AUTO_GPU
-                                           : TFMM_LEAF_AUTO_CPU;
-  if (!want_gpu &&
-      (c->tree_device == TFMM_DEVICE_GPU || c->far_device == TFMM_DEVICE_GPU ||
-       c->schedule == TFMM_SCHEDULE_GPU) &&
-      tfmm_method_is_tree(c->method))
-    return tfmm_error_set(&s->err, TFMM_ERR_NO_DEVICE,
-                          "%s gpu: no GPU is in use (none found)",
-                          c->schedule == TFMM_SCHEDULE_GPU    ? "schedule"
-                          : c->tree_device == TFMM_DEVICE_GPU ? "tree_device"
-                                                              : "far_device");
-  if (!want_gpu)
-    return TFMM_OK;
-  if (!tfmm_has_cuda())
-    return tfmm_error_set(&s->err, TFMM_ERR_NO_DEVICE,
-                          "device gpu: this tilefmm was built without CUDA");
-  if (c->device == TFMM_DEVICE_GPU && !gpu_usable(c->gpu_id, &s->err))
-    return TFMM_ERR_NO_DEVICE;
-  return tfmm_gpu_create(&s->gpu, c->gpu_id, &s->err);
+  tfmm_status st = tfmm_plan_device(&s->cfg, &s->device, &s->err);
+  s->leaf = tfmm_plan_leaf(&s->cfg, s->device);
+  if (st != TFMM_OK || s->device != TFMM_DEVICE_GPU)
+    return st;
+  return tfmm_gpu_create(&s->gpu, s->cfg.gpu_id, &s->err);
 }
 
 tfmm_status tfmm_solver_create(tfmm_solver **out, const tfmm_config *cfg) {
