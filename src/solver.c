@@ -1,22 +1,14 @@
-/* The solver handle: configuration, device choice, dispatch to a method,
- * statistics and the message of the last failure. */
-#include "accuracy.h"
+/* The solver handle: the configuration and the plan made from it, the
+ * device, dispatch to a method (pipeline/allpairs.h, hierarchical.h),
+ * units, statistics and the message of the last failure. */
 #include "solver_handle.h"
 
 #include "bodies.h"
-#include "farfield/expansion.h"
-#include "gpu.h"
 #include "hierarchical.h"
-#include "internal.h"
 #include "leaf_auto.h"
-#include "nearfield/direct_cpu.h"
-#include "nearfield/interaction.h"
-#include "nearfield/reference.h"
+#include "pipeline/allpairs.h"
 #include "plan.h"
 #include "team.h"
-#include "tree/octree.h"
-#include "tree/targets.h"
-#include "units.h"
 
 #include <math.h>
 #include <omp.h>
@@ -61,8 +53,7 @@ void tfmm_solver_destroy(tfmm_solver *s) {
   tfmm_workspace_release(&s->work);
   free(s->staged.v);
   free(s->active_out.v);
-  free(s->cpu_in);
-  free(s->cpu_out);
+  tfmm_allpairs_scratch_release(&s->direct);
   free(s);
 }
 
@@ -94,71 +85,6 @@ tfmm_device tfmm_solver_device(const tfmm_solver *s) {
   return s == NULL ? TFMM_DEVICE_CPU : s->device;
 }
 
-/* With eps = 0 a pair at one point has an infinite force: refuse it. The
- * single-precision methods check the points they will really use. */
-static tfmm_status check_distinct(tfmm_solver *s, size_t n, const double *xyz,
-                                  size_t stride, const char *what) {
-  size_t i = 0, j = 0;
-  int found = tfmm_bodies_find_coincident(n, xyz, stride, &i, &j);
-  if (found < 0)
-    return tfmm_error_set(&s->err, TFMM_ERR_NO_MEMORY,
-                          "no memory for the coincidence check of %zu bodies",
-                          n);
-  if (found)
-    return tfmm_error_set(&s->err, TFMM_ERR_COINCIDENT,
-                          "bodies %zu and %zu are at one point%s and eps = 0: "
-                          "their force is infinite (set eps > 0)",
-                          i, j, what);
-  return TFMM_OK;
-}
-
-static tfmm_pair_params pair_params(const tfmm_config *c) {
-  /* The direct method has no accuracy target: auto is single. */
-  tfmm_pair_params p = {c->softening, c->eps,
-                        c->precision == TFMM_PRECISION_DOUBLE
-                            ? TFMM_PRECISION_DOUBLE
-                            : TFMM_PRECISION_SINGLE};
-  return p;
-}
-
-/* The first body (among the active ones, active not NULL) whose results
- * are not finite, or n. */
-static size_t first_nonfinite(size_t n, const unsigned char *active,
-                              const double *acc, const double *pot) {
-  size_t bad = n;
-  const int team = tfmm_team(n, TFMM_GRAIN_BODIES);
-#pragma omp parallel for schedule(static) reduction(min : bad) num_threads(team)
-  for (size_t i = 0; i < n; i++)
-    if ((active == NULL || active[i]) &&
-        (!isfinite(acc[3 * i]) || !isfinite(acc[3 * i + 1]) ||
-         !isfinite(acc[3 * i + 2]) || (pot != NULL && !isfinite(pot[i]))))
-      bad = i < bad ? i : bad;
-  return bad;
-}
-
-static tfmm_status run_reference(tfmm_solver *s, size_t n, const double *pos,
-                                 const double *mass, double *acc, double *pot) {
-  double t0 = tfmm_wtime();
-  if (tfmm_eps_vanishes(s->run.eps, 0)) {
-    tfmm_status st = check_distinct(s, n, pos, 3, "");
-    if (st != TFMM_OK)
-      return st;
-  }
-  double t1 = tfmm_wtime();
-  tfmm_reference_compute_active(n, pos, mass, s->run.G, s->run.eps,
-                                s->run.softening == TFMM_SOFTENING_SPLINE,
-                                s->active, acc, pot);
-  s->stats.time[TFMM_PHASE_PREPARE] = t1 - t0;
-  s->stats.time[TFMM_PHASE_NEAR] = tfmm_wtime() - t1;
-  size_t bad = first_nonfinite(n, s->active, acc, pot);
-  if (bad < n)
-    return tfmm_error_set(&s->err, TFMM_ERR_NONFINITE,
-                          "body %zu: force is not finite (bodies nearly "
-                          "coincident for this eps?)",
-                          bad);
-  return TFMM_OK;
-}
-
 /* The tree methods check for coincident bodies themselves, from the tree's
  * sorted keys. */
 static tfmm_status run_tree(tfmm_solver *s, size_t n, const double *pos,
@@ -173,199 +99,13 @@ static tfmm_status run_tree(tfmm_solver *s, size_t n, const double *pos,
   if (s->run.leaf_size == TFMM_LEAF_AUTO && s->active == NULL)
     s->leaf =
         tfmm_leaf_auto_next(s->leaf, s->stats.near_time, s->stats.far_time);
-  size_t bad = first_nonfinite(n, s->active, acc, pot);
+  size_t bad = tfmm_bodies_first_nonfinite(n, s->active, acc, pot);
   if (bad < n)
     return tfmm_error_set(&s->err, TFMM_ERR_NONFINITE,
                           "body %zu: force is not finite (bodies nearly "
                           "coincident with eps = 0?)",
                           bad);
   return TFMM_OK;
-}
-
-static tfmm_status reserve_cpu(tfmm_solver *s, size_t n) {
-  if (n <= s->cpu_capacity)
-    return TFMM_OK;
-  float *in = realloc(s->cpu_in, 4 * n * sizeof *in);
-  if (in != NULL)
-    s->cpu_in = in;
-  float *out = realloc(s->cpu_out, 4 * n * sizeof *out);
-  if (out != NULL)
-    s->cpu_out = out;
-  if (in == NULL || out == NULL)
-    return tfmm_error_set(&s->err, TFMM_ERR_NO_MEMORY,
-                          "no memory for %zu bodies", n);
-  s->cpu_capacity = n;
-  return TFMM_OK;
-}
-
-/* Single-precision packed bodies, back in double for the coincidence
- * check: two bodies may differ in double yet meet in float. */
-static tfmm_status check_distinct_f32(tfmm_solver *s, size_t n,
-                                      const float *xyzm) {
-  double *xyz = malloc(4 * n * sizeof *xyz);
-  if (xyz == NULL)
-    return tfmm_error_set(&s->err, TFMM_ERR_NO_MEMORY,
-                          "no memory for the coincidence check");
-  for (size_t k = 0; k < 4 * n; k++)
-    xyz[k] = xyzm[k];
-  tfmm_status st = check_distinct(s, n, xyz, 4, " in single precision");
-  free(xyz);
-  return st;
-}
-
-/* Result k of the packed results, in their precision. */
-static inline double result_at(const void *res, int f64, size_t k) {
-  return f64 ? ((const double *)res)[k] : (double)((const float *)res)[k];
-}
-
-/* Scales by G into the caller's arrays and refuses non-finite results, at
- * the active bodies only when the evaluation is at a subset. res: 4n
- * values, doubles when f64, else floats. */
-static tfmm_status finish_direct(tfmm_solver *s, size_t n, const void *res,
-                                 int f64, double *acc, double *pot) {
-  const double G = s->run.G;
-  const unsigned char *active = s->active;
-  size_t bad = n;
-  const int team = tfmm_team(n, TFMM_GRAIN_BODIES);
-#pragma omp parallel for schedule(static) reduction(min : bad) num_threads(team)
-  for (size_t i = 0; i < n; i++) {
-    if (active != NULL && !active[i])
-      continue;
-    double v[4];
-    for (int k = 0; k < 4; k++)
-      v[k] = result_at(res, f64, 4 * i + k);
-    for (int k = 0; k < 3; k++)
-      acc[3 * i + k] = G * v[k];
-    if (pot != NULL)
-      pot[i] = G * v[3];
-    if (!isfinite(v[0]) || !isfinite(v[1]) || !isfinite(v[2]) ||
-        !isfinite(v[3]))
-      bad = i < bad ? i : bad;
-  }
-  if (bad < n)
-    return tfmm_error_set(&s->err, TFMM_ERR_NONFINITE,
-                          "body %zu: force is not finite in %s precision "
-                          "(bodies nearly coincident with eps = 0?)",
-                          bad, f64 ? "double" : "single");
-  return TFMM_OK;
-}
-
-/* All pairs on the CPU in double precision. */
-static tfmm_status run_direct_f64(tfmm_solver *s, size_t n, const double *pos,
-                                  const double *mass, double *acc,
-                                  double *pot) {
-  double t0 = tfmm_wtime();
-  if (tfmm_eps_vanishes(s->run.eps, 0)) {
-    tfmm_status st = check_distinct(s, n, pos, 3, "");
-    if (st != TFMM_OK)
-      return st;
-  }
-  double *out = malloc(4 * n * sizeof *out), center[3];
-  if (out == NULL)
-    return tfmm_error_set(&s->err, TFMM_ERR_NO_MEMORY,
-                          "no memory for %zu bodies", n);
-  tfmm_bodies_center(n, pos, center);
-  const tfmm_soft_f64 kern =
-      tfmm_soft_make_f64(s->run.softening == TFMM_SOFTENING_SPLINE, s->run.eps);
-  double t1 = tfmm_wtime();
-  s->stats.time[TFMM_PHASE_PREPARE] = t1 - t0;
-  int rc =
-      tfmm_direct_cpu_compute_f64(n, pos, mass, center, &kern, s->active, out);
-  s->stats.time[TFMM_PHASE_NEAR] = tfmm_wtime() - t1;
-  if (rc != 0) {
-    free(out);
-    return tfmm_error_set(&s->err, TFMM_ERR_NO_MEMORY,
-                          "no memory for %zu bodies", n);
-  }
-  const double G = s->run.G;
-  for (size_t i = 0; i < n; i++) {
-    if (s->active != NULL && !s->active[i])
-      continue;
-    for (int k = 0; k < 3; k++)
-      acc[3 * i + k] = G * out[4 * i + k];
-    if (pot != NULL)
-      pot[i] = G * out[4 * i + 3];
-  }
-  free(out);
-  size_t bad = first_nonfinite(n, s->active, acc, pot);
-  if (bad < n)
-    return tfmm_error_set(&s->err, TFMM_ERR_NONFINITE,
-                          "body %zu: force is not finite", bad);
-  return TFMM_OK;
-}
-
-/* Packs the bodies relative to their centre in the precision of the sums
- * (floats or doubles, 4 a body) and, with eps = 0, refuses bodies that
- * meet once packed: two bodies may differ in double yet meet in float. */
-static tfmm_status pack_direct(tfmm_solver *s, size_t n, const double *pos,
-                               const double *mass, int f64, void *in) {
-  double center[3];
-  tfmm_bodies_center(n, pos, center);
-  if (f64) {
-    tfmm_bodies_pack_f64(n, pos, mass, center, in);
-    return tfmm_eps_vanishes(s->run.eps, 0) ? check_distinct(s, n, in, 4, "")
-                                            : TFMM_OK;
-  }
-  tfmm_bodies_pack_f32(n, pos, mass, center, in);
-  return tfmm_eps_vanishes(s->run.eps, 1) ? check_distinct_f32(s, n, in)
-                                          : TFMM_OK;
-}
-
-/* All pairs: on the GPU in either precision (kernels/direct_tiled.cu), on
- * the CPU in single precision here and in double in run_direct_f64. */
-static tfmm_status run_direct(tfmm_solver *s, size_t n, const double *pos,
-                              const double *mass, double *acc, double *pot) {
-  const int f64 = s->run.precision == TFMM_PRECISION_DOUBLE;
-  const int gpu = s->device == TFMM_DEVICE_GPU;
-  if (f64 && !gpu)
-    return run_direct_f64(s, n, pos, mass, acc, pot);
-  double t0 = tfmm_wtime();
-  void *in = NULL, *out = NULL;
-  tfmm_status st = gpu ? tfmm_gpu_reserve(s->gpu, n,
-                                          f64 ? TFMM_PRECISION_DOUBLE
-                                              : TFMM_PRECISION_SINGLE,
-                                          &in, &out, &s->err)
-                       : reserve_cpu(s, n);
-  if (st != TFMM_OK)
-    return st;
-  if (!gpu) {
-    in = s->cpu_in;
-    out = s->cpu_out;
-  }
-  if ((st = pack_direct(s, n, pos, mass, f64, in)) != TFMM_OK)
-    return st;
-  const tfmm_pair_params pair = pair_params(&s->run);
-  double t1 = tfmm_wtime();
-  s->stats.time[TFMM_PHASE_PREPARE] = t1 - t0;
-  if (gpu) {
-    tfmm_gpu_direct_params p = {s->run.gpu_tile,
-                                s->run.gpu_threads_per_body,
-                                s->run.gpu_unroll,
-                                s->run.gpu_bodies_per_thread,
-                                pair,
-                                pot != NULL};
-    tfmm_gpu_times t;
-    if ((st = tfmm_gpu_direct(s->gpu, &p, n, &t, &s->err)) != TFMM_OK)
-      return st;
-    s->stats.time[TFMM_PHASE_UPLOAD] = t.upload;
-    s->stats.time[TFMM_PHASE_NEAR] = t.kernel;
-    s->stats.time[TFMM_PHASE_DOWNLOAD] = t.download;
-    s->stats.gpu_tile = p.tile;
-    s->stats.gpu_threads_per_body = p.threads_per_body;
-    s->stats.gpu_unroll = p.unroll;
-    s->stats.gpu_bodies_per_thread = p.bodies_per_thread;
-  } else {
-    const tfmm_soft_f32 kern =
-        tfmm_soft_make_f32(pair.softening == TFMM_SOFTENING_SPLINE, pair.eps);
-    if (tfmm_direct_cpu_compute(n, in, &kern, s->active, out) != 0)
-      return tfmm_error_set(&s->err, TFMM_ERR_NO_MEMORY,
-                            "no memory for %zu bodies", n);
-    s->stats.time[TFMM_PHASE_NEAR] = tfmm_wtime() - t1;
-  }
-  double t2 = tfmm_wtime();
-  st = finish_direct(s, n, out, f64, acc, pot);
-  s->stats.time[TFMM_PHASE_FINISH] = tfmm_wtime() - t2;
-  return st;
 }
 
 static tfmm_status check_call(tfmm_solver *s, size_t n, const double *pos,
@@ -425,7 +165,7 @@ static tfmm_status to_caller_units(tfmm_solver *s, size_t k,
                                    const unsigned char *active, double *acc,
                                    double *pot) {
   tfmm_units_unscale(&s->units, s->cfg.G, k, acc, pot);
-  size_t bad = first_nonfinite(k, active, acc, pot);
+  size_t bad = tfmm_bodies_first_nonfinite(k, active, acc, pot);
   if (bad < k)
     return tfmm_error_set(&s->err, TFMM_ERR_NONFINITE,
                           "body %zu: its acceleration or potential (G = %g "
@@ -462,13 +202,21 @@ static tfmm_status compute(tfmm_solver *s, size_t n, const double *pos,
   tfmm_solver_describe(s);
   st = to_internal_units(s, n, pos, mass);
   const double *ipos = s->scaled_pos, *imass = s->scaled_mass;
+  const tfmm_allpairs all = {
+      .run = &s->run,
+      .gpu = s->device == TFMM_DEVICE_GPU ? s->gpu : NULL,
+      .scratch = &s->direct,
+      .active = s->active,
+      .stats = &s->stats,
+      .err = &s->err,
+  };
   if (st == TFMM_OK)
     switch (s->cfg.method) {
     case TFMM_METHOD_REFERENCE:
-      st = run_reference(s, n, ipos, imass, acc, pot);
+      st = tfmm_allpairs_reference(&all, n, ipos, imass, acc, pot);
       break;
     case TFMM_METHOD_DIRECT:
-      st = run_direct(s, n, ipos, imass, acc, pot);
+      st = tfmm_allpairs_direct(&all, n, ipos, imass, acc, pot);
       break;
     default:
       st = run_tree(s, n, ipos, imass, acc, pot);
@@ -526,7 +274,7 @@ tfmm_status tfmm_solver_compute_active(tfmm_solver *s, size_t n,
   tfmm_status st = check_call(s, n, pos, mass, acc);
   if (st != TFMM_OK)
     return st;
-  const size_t k = tfmm_targets_count(n, active);
+  const size_t k = tfmm_bodies_count_active(n, active);
   if (k == 0) {
     tfmm_solver_no_targets(s, n, t0);
     return TFMM_OK;
@@ -577,28 +325,9 @@ tfmm_status tfmm_solver_reference_at(tfmm_solver *s, size_t n,
                             targets[t], n);
   if ((st = to_internal_units(s, n, pos, mass)) != TFMM_OK)
     return st;
-  pos = s->scaled_pos;
-  mass = s->scaled_mass;
-  if (tfmm_eps_vanishes(s->run.eps, 0))
-    for (size_t t = 0; t < k; t++) {
-      const double *x = pos + 3 * targets[t];
-      for (size_t j = 0; j < n; j++)
-        if (j != targets[t] && pos[3 * j] == x[0] && pos[3 * j + 1] == x[1] &&
-            pos[3 * j + 2] == x[2])
-          return tfmm_error_set(&s->err, TFMM_ERR_COINCIDENT,
-                                "bodies %zu and %zu are at one point and eps "
-                                "= 0: their force is infinite (set eps > 0)",
-                                targets[t] < j ? targets[t] : j,
-                                targets[t] < j ? j : targets[t]);
-    }
-  tfmm_reference_at(n, pos, mass, s->run.G, s->run.eps,
-                    s->run.softening == TFMM_SOFTENING_SPLINE, k, targets, acc,
-                    pot);
-  size_t bad = first_nonfinite(k, NULL, acc, pot);
-  if (bad < k)
-    return tfmm_error_set(&s->err, TFMM_ERR_NONFINITE,
-                          "target %zu (body %zu): force is not finite "
-                          "(bodies nearly coincident for this eps?)",
-                          bad, targets[bad]);
+  if ((st = tfmm_allpairs_reference_at(&s->run, n, s->scaled_pos,
+                                       s->scaled_mass, k, targets, acc, pot,
+                                       &s->err)) != TFMM_OK)
+    return st;
   return to_caller_units(s, k, NULL, acc, pot);
 }
