@@ -22,12 +22,10 @@
 #define DEFAULT_OUT "tilefmm_run"
 /* Leaf sizes measured fastest for the main job on the H100 (262,144
  * Plummer bodies, accuracy 1e-3: bench/results/h100/gpu_schedule/s9,
- * ladder/main_leaf*.log): the gpu schedule 30.5 ms a step at 64 (34.7 at
- * 128, 38.0 at 256, 66.9 at 1024; in s8, before the faster tree, M2M and
- * L2L, 128 was ahead); hybrid, whose lists and far field are the CPU's,
- * at 1024. */
-#define LEAF_CPU 64
-#define LEAF_GPU 64
+ * ladder/main_leaf*.log): the gpu schedule 30.5 ms a step at 64, the
+ * library's default (34.7 at 128, 38.0 at 256, 66.9 at 1024; in s8, before
+ * the faster tree, M2M and L2L, 128 was ahead); hybrid, whose lists and far
+ * field are the CPU's, at 1024. */
 #define LEAF_HYBRID 1024
 
 /* A parameter-file key, the flag it stands for, and whether a restart may
@@ -521,8 +519,8 @@ void run_options_help(FILE *fp, const run_options *d) {
       "softening to the spline, as in GADGET and SWIFT, where 'forces' and\n"
       "'validate' use Plummer's):\n",
       d->ic, d->n, d->seed, d->dt, DEFAULT_STEPS, d->out, d->snapshot_every,
-      d->checkpoint_every, d->stats_every, d->progress, d->plots, LEAF_CPU,
-      LEAF_GPU, LEAF_HYBRID, DEFAULT_EPS);
+      d->checkpoint_every, d->stats_every, d->progress, d->plots,
+      d->sc.cfg.leaf_size, d->sc.cfg.leaf_size, LEAF_HYBRID, DEFAULT_EPS);
   solver_cli_help(fp, &d->sc.cfg);
   fprintf(fp, "  -h, --help        show this help\n"
               "\n"
@@ -935,13 +933,18 @@ int run_options_finish(run_options *ro) {
     return 0;
   }
   if (ro->sc.leaf == NULL) {
+    /* The library's default, but LEAF_HYBRID for hybrid beside a GPU: the
+     * device is the library's plan's. */
+    tfmm_plan plan = {.device = TFMM_DEVICE_CPU};
+    tfmm_plan_resolve(c, 0, &plan, NULL, 0);
+    tfmm_config d;
+    tfmm_config_defaults(&d);
     const int gpu_near =
         (c->method == TFMM_METHOD_FMM || c->method == TFMM_METHOD_BH) &&
-        (c->device == TFMM_DEVICE_GPU ||
-         (c->device == TFMM_DEVICE_AUTO && tfmm_gpu_count() > 0));
-    c->leaf_size = !gpu_near                             ? LEAF_CPU
-                   : c->schedule == TFMM_SCHEDULE_HYBRID ? LEAF_HYBRID
-                                                         : LEAF_GPU;
+        plan.device == TFMM_DEVICE_GPU;
+    c->leaf_size = gpu_near && c->schedule == TFMM_SCHEDULE_HYBRID
+                       ? LEAF_HYBRID
+                       : d.leaf_size;
   }
   /* The words every canonical list holds: names, and numbers that read
    * back to the same bits. */
