@@ -70,14 +70,15 @@ static args_result parse_options(int argc, char **argv, forces_options *o) {
   return r;
 }
 
-static void print_stats(const tfmm_stats *s, double t_read, double t_write) {
+static void print_stats(const tfmm_stats *s, const tfmm_config *cfg,
+                        double t_read, double t_write) {
   fprintf(stderr, "tilefmm forces: %zu bodies, method %s, device %s (%s)\n",
           s->n, tfmm_method_name(s->method), tfmm_device_name(s->device),
           s->device_name);
   solver_cli_print_time(stderr, "read", t_read);
   solver_cli_print_times(stderr, s);
   solver_cli_print_time(stderr, "write", t_write);
-  solver_cli_print_counts(stderr, s);
+  solver_cli_print_counts(stderr, s, cfg);
 }
 
 /* The same over the ranks: the bodies of all, rank 0's solver (its
@@ -104,7 +105,7 @@ static void print_stats_ranks(const tfmm_solver *solver, const tfmm_config *cfg,
   solver_cli_print_time(stderr, "gather", t[2]);
   solver_cli_print_time(stderr, "write", t[3]);
   if (s->n > 0)
-    solver_cli_print_counts(stderr, s);
+    solver_cli_print_counts(stderr, s, cfg);
   dist_report_print(stderr, solver);
 }
 
@@ -141,7 +142,8 @@ static int compute_and_write(tfmm_solver *solver, const forces_options *o,
     const double t0 = cli_seconds();
     ok = write_forces(out, &o->solver.cfg, b->n, acc, pot);
     if (ok)
-      print_stats(tfmm_solver_stats(solver), t_read, cli_seconds() - t0);
+      print_stats(tfmm_solver_stats(solver), &o->solver.cfg, t_read,
+                  cli_seconds() - t0);
   }
   free(acc);
   free(pot);

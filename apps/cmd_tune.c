@@ -392,8 +392,9 @@ static void print_progress(const tune_row *row, int k, int rows) {
 /* The schedules to compare: with --schedule auto on a GPU, gpu and
  * hybrid; else the one given (auto without a GPU is hybrid). */
 static int schedules_of(const tfmm_config *c, tfmm_schedule_kind *out) {
-  const int gpu = c->device == TFMM_DEVICE_GPU ||
-                  (c->device == TFMM_DEVICE_AUTO && tfmm_gpu_count() > 0);
+  tfmm_plan plan = {.device = TFMM_DEVICE_CPU};
+  tfmm_plan_resolve(c, 0, &plan, NULL, 0);
+  const int gpu = plan.device == TFMM_DEVICE_GPU;
   if (c->schedule == TFMM_SCHEDULE_AUTO && gpu &&
       c->tree_device != TFMM_DEVICE_CPU && c->far_device != TFMM_DEVICE_CPU) {
     out[0] = TFMM_SCHEDULE_GPU;

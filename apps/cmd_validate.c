@@ -482,12 +482,13 @@ static int print_report(const validate_options *o, const tfmm_stats *s,
 }
 
 /* The solver's timings and counts on stderr, under a heading. */
-static void print_timings(const char *what, const tfmm_stats *s) {
+static void print_timings(const char *what, const tfmm_stats *s,
+                          const tfmm_config *cfg) {
   fprintf(stderr, "tilefmm validate: %smethod %s, device %s (%s)\n", what,
           tfmm_method_name(s->method), tfmm_device_name(s->device),
           s->device_name);
   solver_cli_print_times(stderr, s);
-  solver_cli_print_counts(stderr, s);
+  solver_cli_print_counts(stderr, s, cfg);
 }
 
 static int flush_stdout(void) {
@@ -512,7 +513,7 @@ static int validate(tfmm_solver *solver, tfmm_solver *ref,
   int met = 0;
   if (ok) {
     const tfmm_stats *s = tfmm_solver_stats(solver);
-    print_timings("", s);
+    print_timings("", s, &o->solver.cfg);
     met = print_report(o, s, &c, &r);
     ok = flush_stdout();
   }
@@ -611,8 +612,8 @@ static check_outcome gpu_check(const validate_options *o,
   check_outcome out = CHECK_ERROR;
   if (ok) {
     gs = *tfmm_solver_stats(gpu);
-    print_timings("check 1, cpu: ", &cs);
-    print_timings("check 1, gpu: ", &gs);
+    print_timings("check 1, cpu: ", &cs, &cfg);
+    print_timings("check 1, gpu: ", &gs, &cfg);
     const int same_lists =
         gs.interactions == cs.interactions && gs.tree_leaves == cs.tree_leaves;
     print_gpu_check(o, &gs, &cs, &c, &r, same_lists);
@@ -648,7 +649,7 @@ static check_outcome all_pairs_check(tfmm_solver *all, const tfmm_config *cfg,
   if (run_method(all, b, &c) && choose_targets(o, &c) &&
       run_reference(ref, b, &c) && measure(&c, &r)) {
     const tfmm_stats *s = tfmm_solver_stats(all);
-    print_timings("check 2: ", s);
+    print_timings("check 2: ", s, cfg);
     const double pairs = (double)b->n * (double)(b->n - 1);
     const int every_pair = s->interactions == pairs;
     printf("\ncheck 2: every pair near (theta = 0) against all pairs\n");

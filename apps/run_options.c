@@ -387,8 +387,8 @@ void run_options_help(FILE *fp, const run_options *d) {
       "softening to the spline, as in GADGET and SWIFT, where 'forces' and\n"
       "'validate' use Plummer's):\n",
       d->ic, d->n, d->seed, d->dt, DEFAULT_STEPS, d->out, d->snapshot_every,
-      d->checkpoint_every, d->stats_every, d->progress, d->plots, LEAF_CPU,
-      LEAF_GPU, LEAF_HYBRID, DEFAULT_EPS);
+      d->checkpoint_every, d->stats_every, d->progress, d->plots,
+      d->sc.cfg.leaf_size, d->sc.cfg.leaf_size, LEAF_HYBRID, DEFAULT_EPS);
   solver_cli_help(fp, &d->sc.cfg);
   fprintf(fp, "  -h, --help        show this help\n"
               "\n"

@@ -135,13 +135,18 @@ int run_options_finish(run_options *ro) {
     return 0;
   }
   if (ro->sc.leaf == NULL) {
+    /* The library's default, but LEAF_HYBRID for hybrid beside a GPU: the
+     * device is the library's plan's. */
+    tfmm_plan plan = {.device = TFMM_DEVICE_CPU};
+    tfmm_plan_resolve(c, 0, &plan, NULL, 0);
+    tfmm_config d;
+    tfmm_config_defaults(&d);
     const int gpu_near =
         (c->method == TFMM_METHOD_FMM || c->method == TFMM_METHOD_BH) &&
-        (c->device == TFMM_DEVICE_GPU ||
-         (c->device == TFMM_DEVICE_AUTO && tfmm_gpu_count() > 0));
-    c->leaf_size = !gpu_near                             ? LEAF_CPU
-                   : c->schedule == TFMM_SCHEDULE_HYBRID ? LEAF_HYBRID
-                                                         : LEAF_GPU;
+        plan.device == TFMM_DEVICE_GPU;
+    c->leaf_size = gpu_near && c->schedule == TFMM_SCHEDULE_HYBRID
+                       ? LEAF_HYBRID
+                       : d.leaf_size;
   }
   /* The words every canonical list holds: names, and numbers that read
    * back to the same bits. */

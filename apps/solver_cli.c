@@ -433,16 +433,10 @@ void solver_cli_resolve(const tfmm_config *cfg, double *theta, int *order) {
   }
 }
 
-/* The configuration of the last solver solver_cli_create made: the
- * statistics give the L, theta and order used, not how they were chosen,
- * and the report says "(auto)" after a chosen one. */
-static tfmm_config last_cfg;
-
 typedef tfmm_status (*solver_maker)(tfmm_solver **, const tfmm_config *);
 
 static int create(const tfmm_config *cfg, tfmm_solver **solver,
                   solver_maker make) {
-  last_cfg = *cfg;
   if (cfg->method != TFMM_METHOD_REFERENCE)
     cli_gpu_warn(cfg->device == TFMM_DEVICE_AUTO);
   const tfmm_status st = make(solver, cfg);
@@ -536,17 +530,19 @@ void solver_cli_print_times(FILE *fp, const tfmm_stats *s) {
   solver_cli_print_time(fp, "total", s->time_total);
 }
 
-/* The tree, the leaf size and the counts of the near and far fields. */
-static void print_tree_counts(FILE *fp, const tfmm_stats *s) {
+/* The tree, the leaf size and the counts of the near and far fields; c
+ * says which of theta, order and L were chosen ("(auto)"). */
+static void print_tree_counts(FILE *fp, const tfmm_stats *s,
+                              const tfmm_config *c) {
   char tol[32];
   fprintf(fp,
           "  theta %g%s, order %d%s; accuracy target %s, opening criterion "
           "%s\n",
-          s->theta, last_cfg.theta == TFMM_FROM_ACCURACY ? " (auto)" : "",
-          s->order, last_cfg.order == TFMM_FROM_ACCURACY ? " (auto)" : "",
-          solver_cli_tol(last_cfg.accuracy, tol), tfmm_mac_name(last_cfg.mac));
+          s->theta, c->theta == TFMM_FROM_ACCURACY ? " (auto)" : "", s->order,
+          c->order == TFMM_FROM_ACCURACY ? " (auto)" : "",
+          solver_cli_tol(c->accuracy, tol), tfmm_mac_name(c->mac));
   fprintf(fp, "  leaf size: %d%s\n", s->leaf_size,
-          last_cfg.leaf_size == TFMM_LEAF_AUTO ? " (auto)" : "");
+          c->leaf_size == TFMM_LEAF_AUTO ? " (auto)" : "");
   fprintf(fp,
           "  tree: depth %d, %" PRId64 " cells, %" PRId64 " leaves, "
           "bodies per leaf min %" PRId64 " mean %.1f max %" PRId64 "\n",
@@ -574,12 +570,13 @@ static void print_tree_counts(FILE *fp, const tfmm_stats *s) {
             s->m2p, tfmm_device_name(s->far_device));
 }
 
-void solver_cli_print_counts(FILE *fp, const tfmm_stats *s) {
+void solver_cli_print_counts(FILE *fp, const tfmm_stats *s,
+                             const tfmm_config *cfg) {
   fprintf(fp, "  softening %s, eps %g, precision %s\n",
-          tfmm_softening_name(last_cfg.softening), last_cfg.eps,
-          tfmm_precision_name(last_cfg.precision));
+          tfmm_softening_name(cfg->softening), cfg->eps,
+          tfmm_precision_name(cfg->precision));
   if (is_tree_method(s->method)) {
-    print_tree_counts(fp, s);
+    print_tree_counts(fp, s, cfg);
   } else {
     const double rate = s->time_total > 0 ? s->interactions / s->time_total : 0;
     fprintf(fp, "  %.6g interactions, %.6g interactions/s\n", s->interactions,

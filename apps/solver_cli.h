@@ -71,13 +71,14 @@ void solver_cli_print_time(FILE *fp, const char *name, double seconds);
  * field (CPU) and the seconds they overlapped; then the total. */
 void solver_cli_print_times(FILE *fp, const tfmm_stats *s);
 
-/* What the evaluation did: interactions and their rate; the softening;
- * for the tree methods the opening angle and order used ("(auto)" when
- * chosen from the accuracy target), the leaf size used ("(auto)" when the
- * last solver made by solver_cli_create chose it), the tree (depth, cells,
- * leaves, bodies per leaf), the near field (interactions, where they
+/* What the evaluation of a solver made from cfg did: interactions and
+ * their rate; the softening; for the tree methods the opening angle and
+ * order used ("(auto)" when cfg left them to the accuracy target), the
+ * leaf size used ("(auto)" when cfg left it to the solver), the tree (depth,
+ * cells, leaves, bodies per leaf), the near field (interactions, where they
  * ran, interactions per second of kernel time) and the far field (M2L or
  * M2P count); for the all-pairs kernel on the GPU its launch shape. */
-void solver_cli_print_counts(FILE *fp, const tfmm_stats *s);
+void solver_cli_print_counts(FILE *fp, const tfmm_stats *s,
+                             const tfmm_config *cfg);
 
 #endif

@@ -514,6 +514,47 @@ TFMM_API tfmm_status tfmm_config_resolve(const tfmm_config *cfg, double *theta,
                                          int *order, double *separation,
                                          char *msg, size_t size);
 
+/* What a configuration becomes on this machine (tfmm_plan_resolve): the
+ * settings a solver created from it runs n bodies with. The library makes
+ * these choices here and nowhere else; the CLI and the Python package read
+ * them rather than choosing again. */
+typedef struct tfmm_plan {
+  tfmm_method method;
+  tfmm_device device; /* CPU or GPU: where direct runs, and where fmm and bh
+                         run their near field (device auto: the GPU when
+                         gpu_id can run the kernels); reference: the CPU */
+  /* Tree methods (fmm, bh); zero for the others unless said. */
+  tfmm_schedule_kind schedule; /* gpu or hybrid for n bodies; the all-pairs
+                                  methods: TFMM_SCHEDULE_AUTO */
+  tfmm_device tree_device;     /* where the tree and its multipoles are
+                                  built for n bodies (all pairs: device) */
+  tfmm_device far_device;      /* where the far field runs (all pairs:
+                                  device) */
+  int leaf_size;               /* L of the first evaluation: leaf_size, or for
+                                  TFMM_LEAF_AUTO the first L the solver tries
+                                  (64 with the near field on the CPU, 512 on
+                                  the GPU) */
+  double theta;                /* opening angle */
+  int order;                   /* expansion order */
+  tfmm_precision precision;    /* of the pairwise sums: single or double
+                                  (every method) */
+  tfmm_mac_kind mac;           /* opening criterion (every method) */
+  double mac_epsilon;          /* TFMM_MAC_ERROR: per interaction; else 0 */
+  double separation;           /* closest approach of a far-field cell pair
+                                  that the softening allows, in the units of
+                                  cfg->eps */
+} tfmm_plan;
+
+/* Resolves cfg for n bodies (0 when not yet known: the plan of small N)
+ * into *plan: checks cfg as tfmm_solver_create does, chooses the device,
+ * then the leaf size, the stages, theta, order, precision and the
+ * criterion's epsilon as tfmm_solver_compute would. TFMM_ERR_NO_DEVICE
+ * when the GPU cfg asks for cannot be had (*plan is filled all the same,
+ * on the CPU unless device gpu was asked; a cfg that breaks a rule leaves
+ * it as it was); the message goes to msg (size bytes) if not NULL. */
+TFMM_API tfmm_status tfmm_plan_resolve(const tfmm_config *cfg, size_t n,
+                                       tfmm_plan *plan, char *msg, size_t size);
+
 /* "major.minor.patch" */
 TFMM_API const char *tfmm_version(void);
 
@@ -521,8 +562,8 @@ TFMM_API const char *tfmm_version(void);
  * bindings in other languages that mirror them (the Python package checks
  * every field at import, so that a library and a binding that disagree
  * fail there and not with corrupted settings). type: "tfmm_config",
- * "tfmm_stats", "tfmm_diagnostics", "tfmm_sim_config", "tfmm_sim_state"
- * or "tfmm_step_stats"; field: one of its fields as C names it
+ * "tfmm_stats", "tfmm_diagnostics", "tfmm_sim_config", "tfmm_sim_state",
+ * "tfmm_step_stats" or "tfmm_plan"; field: one of its fields as C names it
  * ("eps", "tree_time.keys"), or NULL for the struct itself. Writes the
  * field's offset in bytes (0 for the struct) and its size (sizeof); an
  * unknown type or field is TFMM_ERR_INVALID_ARGUMENT, leaving both

@@ -5,7 +5,6 @@
 
 #include <math.h>
 #include <stddef.h>
-#include <stdio.h>
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -155,29 +154,4 @@ void tfmm_accuracy_resolve(const tfmm_config *c, int leaf_size, int near_gpu,
     }
     out->separation = tfmm_plummer_separation(c->eps, delta);
   }
-}
-
-tfmm_status tfmm_config_resolve(const tfmm_config *cfg, double *theta,
-                                int *order, double *separation, char *msg,
-                                size_t size) {
-  tfmm_error err = {{0}};
-  tfmm_status st = tfmm_config_check(cfg, &err);
-  if (st == TFMM_OK) {
-    tfmm_resolved r;
-    const int tree =
-        cfg->method == TFMM_METHOD_FMM || cfg->method == TFMM_METHOD_BH;
-    const int gpu =
-        tree && (cfg->device == TFMM_DEVICE_GPU ||
-                 (cfg->device == TFMM_DEVICE_AUTO && tfmm_gpu_count() > 0));
-    tfmm_accuracy_resolve(cfg, cfg->leaf_size, gpu, &r);
-    if (theta != NULL)
-      *theta = r.theta;
-    if (order != NULL)
-      *order = r.order;
-    if (separation != NULL)
-      *separation = r.separation;
-  }
-  if (msg != NULL && size > 0)
-    snprintf(msg, size, "%s", err.message);
-  return st;
 }

@@ -95,3 +95,25 @@ int tfmm_bodies_find_coincident(size_t n, const double *xyz, size_t stride,
   free(keys);
   return found;
 }
+
+size_t tfmm_bodies_count_active(size_t n, const unsigned char *active) {
+  size_t k = 0;
+  const int team = tfmm_team(n, TFMM_GRAIN_BODIES);
+#pragma omp parallel for schedule(static) reduction(+ : k) num_threads(team)
+  for (size_t i = 0; i < n; i++)
+    k += active[i] != 0;
+  return k;
+}
+
+size_t tfmm_bodies_first_nonfinite(size_t n, const unsigned char *active,
+                                   const double *acc, const double *pot) {
+  size_t bad = n;
+  const int team = tfmm_team(n, TFMM_GRAIN_BODIES);
+#pragma omp parallel for schedule(static) reduction(min : bad) num_threads(team)
+  for (size_t i = 0; i < n; i++)
+    if ((active == NULL || active[i]) &&
+        (!isfinite(acc[3 * i]) || !isfinite(acc[3 * i + 1]) ||
+         !isfinite(acc[3 * i + 2]) || (pot != NULL && !isfinite(pot[i]))))
+      bad = i < bad ? i : bad;
+  return bad;
+}

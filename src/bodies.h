@@ -43,4 +43,12 @@ int tfmm_point_key_compare(const void *a, const void *b);
 int tfmm_bodies_find_coincident(size_t n, const double *xyz, size_t stride,
                                 size_t *i, size_t *j);
 
+/* The active bodies among active[0..n) (nonzero bytes, input order). */
+size_t tfmm_bodies_count_active(size_t n, const unsigned char *active);
+
+/* The first body (among the active ones, active not NULL) whose results
+ * (acc: 3n, pot: n or NULL) are not finite, or n. */
+size_t tfmm_bodies_first_nonfinite(size_t n, const unsigned char *active,
+                                   const double *acc, const double *pot);
+
 #endif

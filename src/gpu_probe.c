@@ -1,7 +1,11 @@
 /* The decisions and words of the GPU check: which devices are usable, and
  * for the others why not and what to do (gpu_probe.h). Pure: the facts
- * come in a tfmm_gpu_probe. */
+ * come in a tfmm_gpu_probe. At the end, the library's entry points over
+ * it: tfmm_gpu_count, tfmm_gpu_check, tfmm_has_cuda. */
 #include "gpu_probe.h"
+
+#include "gpu.h"
+#include "tilefmm.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -156,4 +160,21 @@ const char *tfmm_gpu_probe_none(const tfmm_gpu_probe *p) {
   if (p->list_fault == TFMM_GPU_FAULT_NO_DEVICE || p->ndevices == 0)
     return "no CUDA device found";
   return "no usable CUDA device";
+}
+
+/* The library's entry points (tilefmm.h): the probe's count and words. */
+int tfmm_gpu_count(void) { return tfmm_gpu_device_count(); }
+
+int tfmm_gpu_check(char *message, size_t size) {
+  tfmm_gpu_probe probe;
+  tfmm_gpu_probe_run(&probe);
+  return tfmm_gpu_probe_explain(&probe, message, message != NULL ? size : 0);
+}
+
+int tfmm_has_cuda(void) {
+#ifdef TFMM_HAVE_CUDA
+  return 1;
+#else
+  return 0;
+#endif
 }

@@ -2,6 +2,7 @@
 
 #include "accuracy.h"
 #include "pipeline/schedule.h"
+#include "plan.h"
 
 /* What the lists hold, for tfmm_stats. */
 static void count_work(const tfmm_eval *e) {
@@ -25,36 +26,28 @@ static void count_work(const tfmm_eval *e) {
   }
 }
 
-/* Whether the tree and its multipoles are built on the GPU
- * (tfmm_config.tree_device; a far field on the GPU needs them there). */
-static int tree_on_gpu(const tfmm_config *cfg, const tfmm_gpu *gpu, size_t n) {
-  if (gpu == NULL || cfg->tree_device == TFMM_DEVICE_CPU)
-    return 0;
-  return cfg->tree_device == TFMM_DEVICE_GPU ||
-         cfg->far_device == TFMM_DEVICE_GPU || n >= TFMM_TREE_GPU_MIN_BODIES;
-}
-
 /* Whether this evaluation runs the gpu schedule (tfmm_config.schedule). */
 int tfmm_hierarchical_gpu_schedule(const tfmm_config *cfg, const tfmm_gpu *gpu,
                                    size_t n) {
-  if (gpu == NULL || cfg->schedule == TFMM_SCHEDULE_HYBRID)
-    return 0;
-  if (cfg->schedule == TFMM_SCHEDULE_GPU)
-    return 1;
-  return cfg->tree_device != TFMM_DEVICE_CPU &&
-         cfg->far_device != TFMM_DEVICE_CPU && n >= TFMM_TREE_GPU_MIN_BODIES;
+  tfmm_schedule_kind schedule;
+  tfmm_device tree, far;
+  tfmm_plan_stages(cfg, gpu != NULL, n, &schedule, &tree, &far);
+  return schedule == TFMM_SCHEDULE_GPU;
 }
 
-/* The stages of this evaluation: gpu, or hybrid with the tree, and the
- * far field, on the GPU or the CPU. */
+/* The stages of this evaluation, as the plan lays them out: gpu, or
+ * hybrid with the tree, and the far field, on the GPU or the CPU. */
 static const tfmm_schedule *schedule_for(const tfmm_config *cfg,
                                          const tfmm_gpu *gpu, size_t n) {
-  if (tfmm_hierarchical_gpu_schedule(cfg, gpu, n))
+  tfmm_schedule_kind schedule;
+  tfmm_device tree, far;
+  tfmm_plan_stages(cfg, gpu != NULL, n, &schedule, &tree, &far);
+  if (schedule == TFMM_SCHEDULE_GPU)
     return &TFMM_STAGES_GPU;
-  if (!tree_on_gpu(cfg, gpu, n))
+  if (tree == TFMM_DEVICE_CPU)
     return &TFMM_STAGES_HYBRID;
-  return cfg->far_device == TFMM_DEVICE_CPU ? &TFMM_STAGES_HYBRID_GPU_TREE
-                                            : &TFMM_STAGES_HYBRID_GPU_FAR;
+  return far == TFMM_DEVICE_CPU ? &TFMM_STAGES_HYBRID_GPU_TREE
+                                : &TFMM_STAGES_HYBRID_GPU_FAR;
 }
 
 static tfmm_status run(tfmm_eval *e, const tfmm_schedule *schedule) {

@@ -184,6 +184,19 @@ static const layout_entry entries[] = {
     FIELD(tfmm_read_options, types),
     FIELD(tfmm_read_options, attributes),
     FIELD(tfmm_read_options, flag),
+    STRUCT(tfmm_plan),
+    FIELD(tfmm_plan, method),
+    FIELD(tfmm_plan, device),
+    FIELD(tfmm_plan, schedule),
+    FIELD(tfmm_plan, tree_device),
+    FIELD(tfmm_plan, far_device),
+    FIELD(tfmm_plan, leaf_size),
+    FIELD(tfmm_plan, theta),
+    FIELD(tfmm_plan, order),
+    FIELD(tfmm_plan, precision),
+    FIELD(tfmm_plan, mac),
+    FIELD(tfmm_plan, mac_epsilon),
+    FIELD(tfmm_plan, separation),
 };
 
 static int same(const char *a, const char *b) {

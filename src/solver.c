@@ -1,22 +1,14 @@
-/* The solver handle: configuration, device choice, dispatch to a method,
- * statistics and the message of the last failure. */
-#include "accuracy.h"
+/* The solver handle: the configuration and the plan made from it, the
+ * device, dispatch to a method (pipeline/allpairs.h, hierarchical.h),
+ * units, statistics and the message of the last failure. */
 #include "solver_handle.h"
 
 #include "bodies.h"
-#include "farfield/expansion.h"
-#include "gpu.h"
-#include "gpu_probe.h"
 #include "hierarchical.h"
-#include "internal.h"
 #include "leaf_auto.h"
-#include "nearfield/direct_cpu.h"
-#include "nearfield/interaction.h"
-#include "nearfield/reference.h"
+#include "pipeline/allpairs.h"
+#include "plan.h"
 #include "team.h"
-#include "tree/octree.h"
-#include "tree/targets.h"
-#include "units.h"
 
 #include <math.h>
 #include <omp.h>
@@ -24,241 +16,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-void tfmm_config_defaults(tfmm_config *cfg) {
-  *cfg = (tfmm_config){
-      .G = 1.0,
-      .eps = 0.0,
-      .softening = TFMM_SOFTENING_PLUMMER,
-      .precision = TFMM_PRECISION_AUTO,
-      .method = TFMM_METHOD_FMM,
-      .device = TFMM_DEVICE_AUTO,
-      .accuracy = 1e-3,
-      .theta = TFMM_FROM_ACCURACY,
-      .order = TFMM_FROM_ACCURACY,
-      .mac = TFMM_MAC_GEOMETRIC,
-      .mac_epsilon = TFMM_FROM_ACCURACY,
-      .leaf_size = 64,
-      .max_depth = TFMM_MAX_DEPTH,
-      .num_threads = 0,
-      .gpu_id = 0,
-      .schedule = TFMM_SCHEDULE_AUTO,
-      .tree_device = TFMM_DEVICE_AUTO,
-      .far_device = TFMM_DEVICE_AUTO,
-      .near_only = 0,
-      .gpu_tile = 0,
-      .gpu_threads_per_body = 0,
-      .gpu_unroll = 16,
-      .gpu_bodies_per_thread = 0,
-  };
-}
-
-static int is_power_of_two(int v) { return v > 0 && (v & (v - 1)) == 0; }
-
-int tfmm_method_is_tree(tfmm_method m) {
-  return m == TFMM_METHOD_FMM || m == TFMM_METHOD_BH;
-}
-
-tfmm_status tfmm_config_check(const tfmm_config *c, tfmm_error *err) {
-  const tfmm_status bad = TFMM_ERR_INVALID_ARGUMENT;
-  if (c == NULL)
-    return tfmm_error_set(err, bad, "configuration is NULL");
-  if (!isfinite(c->G) || !(c->G > 0))
-    return tfmm_error_set(err, bad, "G = %g: must be finite and > 0", c->G);
-  if (!isfinite(c->eps) || c->eps < 0)
-    return tfmm_error_set(err, bad, "eps = %g: must be finite and >= 0",
-                          c->eps);
-  if (c->method < TFMM_METHOD_REFERENCE || c->method > TFMM_METHOD_BH)
-    return tfmm_error_set(err, bad, "method %d is unknown", (int)c->method);
-  if (c->softening != TFMM_SOFTENING_PLUMMER &&
-      c->softening != TFMM_SOFTENING_SPLINE)
-    return tfmm_error_set(err, bad, "softening %d is unknown",
-                          (int)c->softening);
-  if (c->precision != TFMM_PRECISION_SINGLE &&
-      c->precision != TFMM_PRECISION_DOUBLE &&
-      c->precision != TFMM_PRECISION_AUTO)
-    return tfmm_error_set(err, bad, "precision %d is unknown",
-                          (int)c->precision);
-  if (c->mac != TFMM_MAC_GEOMETRIC && c->mac != TFMM_MAC_MASS &&
-      c->mac != TFMM_MAC_ERROR)
-    return tfmm_error_set(err, bad, "opening criterion %d is unknown",
-                          (int)c->mac);
-  if (c->mac == TFMM_MAC_ERROR && c->method == TFMM_METHOD_BH &&
-      (c->theta < 0 || c->order < 0 || c->mac_epsilon < 0))
-    return tfmm_error_set(err, bad,
-                          "the error criterion is calibrated for fmm only: "
-                          "with bh, give theta, order and mac_epsilon");
-  if (c->mac == TFMM_MAC_ERROR && c->accuracy < TFMM_ERROR_MAC_MIN_TOL &&
-      (c->theta < 0 || c->order < 0 || c->mac_epsilon < 0))
-    return tfmm_error_set(err, bad,
-                          "accuracy = %g with the error criterion: it is "
-                          "calibrated down to %g; use mac geometric for "
-                          "tighter targets",
-                          c->accuracy, TFMM_ERROR_MAC_MIN_TOL);
-  if (!(isfinite(c->mac_epsilon) && c->mac_epsilon > 0) &&
-      c->mac_epsilon != TFMM_FROM_ACCURACY)
-    return tfmm_error_set(err, bad,
-                          "mac_epsilon = %g: must be finite and > 0, or "
-                          "TFMM_FROM_ACCURACY (-1)",
-                          c->mac_epsilon);
-  if (!(c->accuracy > 0 && c->accuracy <= 0.1))
-    return tfmm_error_set(err, bad, "accuracy = %g: must be in (0, 0.1]",
-                          c->accuracy);
-  if (!(c->theta >= 0 && c->theta <= 1) && c->theta != TFMM_FROM_ACCURACY)
-    return tfmm_error_set(err, bad,
-                          "theta = %g: must be in [0, 1], or "
-                          "TFMM_FROM_ACCURACY (-1)",
-                          c->theta);
-  if ((c->order < 0 || c->order > TFMM_ORDER_MAX) &&
-      c->order != TFMM_FROM_ACCURACY)
-    return tfmm_error_set(err, bad,
-                          "order = %d: must be in [0, %d], or "
-                          "TFMM_FROM_ACCURACY (-1)",
-                          c->order, TFMM_ORDER_MAX);
-  if (c->method == TFMM_METHOD_FMM && c->order >= 0 && c->order < 1)
-    return tfmm_error_set(err, bad,
-                          "order = 0 with method fmm: a local expansion of "
-                          "degree 0 is a constant and exerts no force; use "
-                          "order >= 1 (bh accepts 0, the monopole)");
-  if (!isfinite(c->box_size) || c->box_size < 0 || !isfinite(c->box_min[0]) ||
-      !isfinite(c->box_min[1]) || !isfinite(c->box_min[2]))
-    return tfmm_error_set(err, bad,
-                          "box_min = (%g, %g, %g), box_size = %g: must be "
-                          "finite, the size >= 0 (0: the bodies' own cube)",
-                          c->box_min[0], c->box_min[1], c->box_min[2],
-                          c->box_size);
-  if (c->leaf_size < 0)
-    return tfmm_error_set(err, bad,
-                          "leaf_size = %d: must be >= 1, or TFMM_LEAF_AUTO "
-                          "(0)",
-                          c->leaf_size);
-  if (c->max_depth < 1 || c->max_depth > TFMM_MAX_DEPTH)
-    return tfmm_error_set(err, bad, "max_depth = %d: must be in [1, %d]",
-                          c->max_depth, TFMM_MAX_DEPTH);
-  if (c->device < TFMM_DEVICE_AUTO || c->device > TFMM_DEVICE_GPU)
-    return tfmm_error_set(err, bad, "device %d is unknown", (int)c->device);
-  if (c->method == TFMM_METHOD_REFERENCE && c->device == TFMM_DEVICE_GPU)
-    return tfmm_error_set(err, bad,
-                          "the reference method runs on the CPU only");
-  if (c->tree_device < TFMM_DEVICE_AUTO || c->tree_device > TFMM_DEVICE_GPU)
-    return tfmm_error_set(err, bad, "tree_device %d is unknown",
-                          (int)c->tree_device);
-  if (c->tree_device == TFMM_DEVICE_GPU && tfmm_method_is_tree(c->method) &&
-      c->device == TFMM_DEVICE_CPU)
-    return tfmm_error_set(err, bad,
-                          "tree_device gpu needs the solver on the GPU "
-                          "(device gpu or auto)");
-  if (c->far_device < TFMM_DEVICE_AUTO || c->far_device > TFMM_DEVICE_GPU)
-    return tfmm_error_set(err, bad, "far_device %d is unknown",
-                          (int)c->far_device);
-  if (c->far_device == TFMM_DEVICE_GPU && tfmm_method_is_tree(c->method) &&
-      (c->device == TFMM_DEVICE_CPU || c->tree_device == TFMM_DEVICE_CPU))
-    return tfmm_error_set(err, bad,
-                          "far_device gpu needs the solver and the tree on "
-                          "the GPU (device and tree_device gpu or auto)");
-  if (c->schedule < TFMM_SCHEDULE_AUTO || c->schedule > TFMM_SCHEDULE_HYBRID)
-    return tfmm_error_set(err, bad, "schedule %d is unknown", (int)c->schedule);
-  if (c->schedule == TFMM_SCHEDULE_GPU && tfmm_method_is_tree(c->method) &&
-      c->device == TFMM_DEVICE_CPU)
-    return tfmm_error_set(err, bad,
-                          "schedule gpu needs the solver on the GPU (device "
-                          "gpu or auto)");
-  if (c->schedule == TFMM_SCHEDULE_GPU && tfmm_method_is_tree(c->method) &&
-      (c->tree_device == TFMM_DEVICE_CPU || c->far_device == TFMM_DEVICE_CPU))
-    return tfmm_error_set(err, bad,
-                          "schedule gpu runs the tree and the far field on "
-                          "the GPU: tree_device and far_device cpu belong to "
-                          "schedule hybrid");
-  if (c->near_only != 0 && c->near_only != 1)
-    return tfmm_error_set(err, bad, "near_only = %d: must be 0 or 1",
-                          c->near_only);
-  if (c->num_threads < 0 || c->num_threads > TFMM_MAX_THREADS)
-    return tfmm_error_set(err, bad, "num_threads = %d: must be in [0, %d]",
-                          c->num_threads, TFMM_MAX_THREADS);
-  if (c->gpu_id < 0)
-    return tfmm_error_set(err, bad, "gpu_id = %d: must be >= 0", c->gpu_id);
-  int p = c->gpu_tile, q = c->gpu_threads_per_body,
-      r = c->gpu_bodies_per_thread;
-  if (p != 0 && (p < 32 || p > TFMM_DIRECT_MAX_TILE || p % 32 != 0))
-    return tfmm_error_set(err, bad,
-                          "gpu_tile = %d: must be 0 or a multiple of 32 in "
-                          "[32, %d]",
-                          p, TFMM_DIRECT_MAX_TILE);
-  if (r != 0 && r != 1 && r != 2 && r != 4)
-    return tfmm_error_set(
-        err, bad, "gpu_bodies_per_thread = %d: must be 0, 1, 2 or 4", r);
-  if (q != 0 && (!is_power_of_two(q) || q > 1024))
-    return tfmm_error_set(err, bad,
-                          "gpu_threads_per_body = %d: must be 0 or a power "
-                          "of two",
-                          q);
-  /* With p and q both given, the block must fit: p * q threads (512 at
-   * most when r = 4) and p * p * q bytes of shared memory. */
-  if (p != 0 && q != 0 && !tfmm_direct_shape_ok(p, q, r == 0 ? 1 : r))
-    return tfmm_error_set(err, bad,
-                          "gpu_threads_per_body = %d with gpu_tile = %d "
-                          "(gpu_bodies_per_thread = %d): needs gpu_tile * q "
-                          "<= %d threads and gpu_tile^2 * q <= %d bytes of "
-                          "shared memory",
-                          q, p, r, tfmm_direct_max_threads(r == 0 ? 1 : r),
-                          TFMM_DIRECT_MAX_SHARED);
-  if (!is_power_of_two(c->gpu_unroll) || c->gpu_unroll > 32)
-    return tfmm_error_set(err, bad,
-                          "gpu_unroll = %d: must be 1, 2, 4, 8, 16 or 32",
-                          c->gpu_unroll);
-  return TFMM_OK;
-}
-
-/* Whether CUDA device `id` can run the kernels; if not, the reason in err
- * (the probe's explanation: which GPU, why, how to fix it). */
-static int gpu_usable(int id, tfmm_error *err) {
-  tfmm_gpu_probe probe;
-  tfmm_gpu_probe_run(&probe);
-  char why[TFMM_MESSAGE_SIZE];
-  tfmm_gpu_probe_explain(&probe, why, sizeof why);
-  if (id < probe.ndevices && probe.device[id].fault == TFMM_GPU_FAULT_NONE)
-    return 1;
-  if (why[0] == '\0')
-    snprintf(why, sizeof why, "%s", tfmm_gpu_probe_none(&probe));
-  if (id < probe.ndevices || probe.ndevices == 0)
-    tfmm_error_set(err, TFMM_ERR_NO_DEVICE, "device gpu: CUDA device %d: %s",
-                   id, why);
-  else
-    tfmm_error_set(err, TFMM_ERR_NO_DEVICE,
-                   "device gpu: no CUDA device %d (%d found)", id,
-                   probe.ndevices);
-  return 0;
-}
-
+/* The device and the first leaf size from the plan (plan.h); the GPU's
+ * context when the plan puts the solver there. */
 static tfmm_status open_device(tfmm_solver *s) {
-  const tfmm_config *c = &s->cfg;
-  /* Direct runs whole on the GPU; the tree methods put their near field
-   * there. auto takes the GPU when device gpu_id can run the kernels. */
-  tfmm_error why;
-  int want_gpu =
-      c->method != TFMM_METHOD_REFERENCE &&
-      (c->device == TFMM_DEVICE_GPU ||
-       (c->device == TFMM_DEVICE_AUTO && gpu_usable(c->gpu_id, &why)));
-  s->device = want_gpu ? TFMM_DEVICE_GPU : TFMM_DEVICE_CPU;
-  s->leaf = c->leaf_size != TFMM_LEAF_AUTO ? c->leaf_size
-            : want_gpu                     ? TFMM_LEAF_AUTO_GPU
-                                           : TFMM_LEAF_AUTO_CPU;
-  if (!want_gpu &&
-      (c->tree_device == TFMM_DEVICE_GPU || c->far_device == TFMM_DEVICE_GPU ||
-       c->schedule == TFMM_SCHEDULE_GPU) &&
-      tfmm_method_is_tree(c->method))
-    return tfmm_error_set(&s->err, TFMM_ERR_NO_DEVICE,
-                          "%s gpu: no GPU is in use (none found)",
-                          c->schedule == TFMM_SCHEDULE_GPU    ? "schedule"
-                          : c->tree_device == TFMM_DEVICE_GPU ? "tree_device"
-                                                              : "far_device");
-  if (!want_gpu)
-    return TFMM_OK;
-  if (!tfmm_has_cuda())
-    return tfmm_error_set(&s->err, TFMM_ERR_NO_DEVICE,
-                          "device gpu: this tilefmm was built without CUDA");
-  if (c->device == TFMM_DEVICE_GPU && !gpu_usable(c->gpu_id, &s->err))
-    return TFMM_ERR_NO_DEVICE;
-  return tfmm_gpu_create(&s->gpu, c->gpu_id, &s->err);
+  tfmm_status st = tfmm_plan_device(&s->cfg, &s->device, &s->err);
+  s->leaf = tfmm_plan_leaf(&s->cfg, s->device);
+  if (st != TFMM_OK || s->device != TFMM_DEVICE_GPU)
+    return st;
+  return tfmm_gpu_create(&s->gpu, s->cfg.gpu_id, &s->err);
 }
 
 tfmm_status tfmm_solver_create(tfmm_solver **out, const tfmm_config *cfg) {
@@ -289,8 +54,7 @@ void tfmm_solver_destroy(tfmm_solver *s) {
   tfmm_workspace_release(&s->work);
   free(s->staged.v);
   free(s->active_out.v);
-  free(s->cpu_in);
-  free(s->cpu_out);
+  tfmm_allpairs_scratch_release(&s->direct);
   free(s);
 }
 
@@ -318,87 +82,6 @@ tfmm_device tfmm_solver_device(const tfmm_solver *s) {
   return s == NULL ? TFMM_DEVICE_CPU : s->device;
 }
 
-int tfmm_gpu_count(void) { return tfmm_gpu_device_count(); }
-
-int tfmm_gpu_check(char *message, size_t size) {
-  tfmm_gpu_probe probe;
-  tfmm_gpu_probe_run(&probe);
-  return tfmm_gpu_probe_explain(&probe, message, message != NULL ? size : 0);
-}
-
-int tfmm_has_cuda(void) {
-#ifdef TFMM_HAVE_CUDA
-  return 1;
-#else
-  return 0;
-#endif
-}
-
-/* With eps = 0 a pair at one point has an infinite force: refuse it. The
- * single-precision methods check the points they will really use. */
-static tfmm_status check_distinct(tfmm_solver *s, size_t n, const double *xyz,
-                                  size_t stride, const char *what) {
-  size_t i = 0, j = 0;
-  int found = tfmm_bodies_find_coincident(n, xyz, stride, &i, &j);
-  if (found < 0)
-    return tfmm_error_set(&s->err, TFMM_ERR_NO_MEMORY,
-                          "no memory for the coincidence check of %zu bodies",
-                          n);
-  if (found)
-    return tfmm_error_set(&s->err, TFMM_ERR_COINCIDENT,
-                          "bodies %zu and %zu are at one point%s and eps = 0: "
-                          "their force is infinite (set eps > 0)",
-                          i, j, what);
-  return TFMM_OK;
-}
-
-static tfmm_pair_params pair_params(const tfmm_config *c) {
-  /* The direct method has no accuracy target: auto is single. */
-  tfmm_pair_params p = {c->softening, c->eps,
-                        c->precision == TFMM_PRECISION_DOUBLE
-                            ? TFMM_PRECISION_DOUBLE
-                            : TFMM_PRECISION_SINGLE};
-  return p;
-}
-
-/* The first body (among the active ones, active not NULL) whose results
- * are not finite, or n. */
-static size_t first_nonfinite(size_t n, const unsigned char *active,
-                              const double *acc, const double *pot) {
-  size_t bad = n;
-  const int team = tfmm_team(n, TFMM_GRAIN_BODIES);
-#pragma omp parallel for schedule(static) reduction(min : bad) num_threads(team)
-  for (size_t i = 0; i < n; i++)
-    if ((active == NULL || active[i]) &&
-        (!isfinite(acc[3 * i]) || !isfinite(acc[3 * i + 1]) ||
-         !isfinite(acc[3 * i + 2]) || (pot != NULL && !isfinite(pot[i]))))
-      bad = i < bad ? i : bad;
-  return bad;
-}
-
-static tfmm_status run_reference(tfmm_solver *s, size_t n, const double *pos,
-                                 const double *mass, double *acc, double *pot) {
-  double t0 = tfmm_wtime();
-  if (tfmm_eps_vanishes(s->run.eps, 0)) {
-    tfmm_status st = check_distinct(s, n, pos, 3, "");
-    if (st != TFMM_OK)
-      return st;
-  }
-  double t1 = tfmm_wtime();
-  tfmm_reference_compute_active(n, pos, mass, s->run.G, s->run.eps,
-                                s->run.softening == TFMM_SOFTENING_SPLINE,
-                                s->active, acc, pot);
-  s->stats.time[TFMM_PHASE_PREPARE] = t1 - t0;
-  s->stats.time[TFMM_PHASE_NEAR] = tfmm_wtime() - t1;
-  size_t bad = first_nonfinite(n, s->active, acc, pot);
-  if (bad < n)
-    return tfmm_error_set(&s->err, TFMM_ERR_NONFINITE,
-                          "body %zu: force is not finite (bodies nearly "
-                          "coincident for this eps?)",
-                          bad);
-  return TFMM_OK;
-}
-
 /* The tree methods check for coincident bodies themselves, from the tree's
  * sorted keys. */
 static tfmm_status run_tree(tfmm_solver *s, size_t n, const double *pos,
@@ -413,199 +96,13 @@ static tfmm_status run_tree(tfmm_solver *s, size_t n, const double *pos,
   if (s->run.leaf_size == TFMM_LEAF_AUTO && s->active == NULL)
     s->leaf =
         tfmm_leaf_auto_next(s->leaf, s->stats.near_time, s->stats.far_time);
-  size_t bad = first_nonfinite(n, s->active, acc, pot);
+  size_t bad = tfmm_bodies_first_nonfinite(n, s->active, acc, pot);
   if (bad < n)
     return tfmm_error_set(&s->err, TFMM_ERR_NONFINITE,
                           "body %zu: force is not finite (bodies nearly "
                           "coincident with eps = 0?)",
                           bad);
   return TFMM_OK;
-}
-
-static tfmm_status reserve_cpu(tfmm_solver *s, size_t n) {
-  if (n <= s->cpu_capacity)
-    return TFMM_OK;
-  float *in = realloc(s->cpu_in, 4 * n * sizeof *in);
-  if (in != NULL)
-    s->cpu_in = in;
-  float *out = realloc(s->cpu_out, 4 * n * sizeof *out);
-  if (out != NULL)
-    s->cpu_out = out;
-  if (in == NULL || out == NULL)
-    return tfmm_error_set(&s->err, TFMM_ERR_NO_MEMORY,
-                          "no memory for %zu bodies", n);
-  s->cpu_capacity = n;
-  return TFMM_OK;
-}
-
-/* Single-precision packed bodies, back in double for the coincidence
- * check: two bodies may differ in double yet meet in float. */
-static tfmm_status check_distinct_f32(tfmm_solver *s, size_t n,
-                                      const float *xyzm) {
-  double *xyz = malloc(4 * n * sizeof *xyz);
-  if (xyz == NULL)
-    return tfmm_error_set(&s->err, TFMM_ERR_NO_MEMORY,
-                          "no memory for the coincidence check");
-  for (size_t k = 0; k < 4 * n; k++)
-    xyz[k] = xyzm[k];
-  tfmm_status st = check_distinct(s, n, xyz, 4, " in single precision");
-  free(xyz);
-  return st;
-}
-
-/* Result k of the packed results, in their precision. */
-static inline double result_at(const void *res, int f64, size_t k) {
-  return f64 ? ((const double *)res)[k] : (double)((const float *)res)[k];
-}
-
-/* Scales by G into the caller's arrays and refuses non-finite results, at
- * the active bodies only when the evaluation is at a subset. res: 4n
- * values, doubles when f64, else floats. */
-static tfmm_status finish_direct(tfmm_solver *s, size_t n, const void *res,
-                                 int f64, double *acc, double *pot) {
-  const double G = s->run.G;
-  const unsigned char *active = s->active;
-  size_t bad = n;
-  const int team = tfmm_team(n, TFMM_GRAIN_BODIES);
-#pragma omp parallel for schedule(static) reduction(min : bad) num_threads(team)
-  for (size_t i = 0; i < n; i++) {
-    if (active != NULL && !active[i])
-      continue;
-    double v[4];
-    for (int k = 0; k < 4; k++)
-      v[k] = result_at(res, f64, 4 * i + k);
-    for (int k = 0; k < 3; k++)
-      acc[3 * i + k] = G * v[k];
-    if (pot != NULL)
-      pot[i] = G * v[3];
-    if (!isfinite(v[0]) || !isfinite(v[1]) || !isfinite(v[2]) ||
-        !isfinite(v[3]))
-      bad = i < bad ? i : bad;
-  }
-  if (bad < n)
-    return tfmm_error_set(&s->err, TFMM_ERR_NONFINITE,
-                          "body %zu: force is not finite in %s precision "
-                          "(bodies nearly coincident with eps = 0?)",
-                          bad, f64 ? "double" : "single");
-  return TFMM_OK;
-}
-
-/* All pairs on the CPU in double precision. */
-static tfmm_status run_direct_f64(tfmm_solver *s, size_t n, const double *pos,
-                                  const double *mass, double *acc,
-                                  double *pot) {
-  double t0 = tfmm_wtime();
-  if (tfmm_eps_vanishes(s->run.eps, 0)) {
-    tfmm_status st = check_distinct(s, n, pos, 3, "");
-    if (st != TFMM_OK)
-      return st;
-  }
-  double *out = malloc(4 * n * sizeof *out), center[3];
-  if (out == NULL)
-    return tfmm_error_set(&s->err, TFMM_ERR_NO_MEMORY,
-                          "no memory for %zu bodies", n);
-  tfmm_bodies_center(n, pos, center);
-  const tfmm_soft_f64 kern =
-      tfmm_soft_make_f64(s->run.softening == TFMM_SOFTENING_SPLINE, s->run.eps);
-  double t1 = tfmm_wtime();
-  s->stats.time[TFMM_PHASE_PREPARE] = t1 - t0;
-  int rc =
-      tfmm_direct_cpu_compute_f64(n, pos, mass, center, &kern, s->active, out);
-  s->stats.time[TFMM_PHASE_NEAR] = tfmm_wtime() - t1;
-  if (rc != 0) {
-    free(out);
-    return tfmm_error_set(&s->err, TFMM_ERR_NO_MEMORY,
-                          "no memory for %zu bodies", n);
-  }
-  const double G = s->run.G;
-  for (size_t i = 0; i < n; i++) {
-    if (s->active != NULL && !s->active[i])
-      continue;
-    for (int k = 0; k < 3; k++)
-      acc[3 * i + k] = G * out[4 * i + k];
-    if (pot != NULL)
-      pot[i] = G * out[4 * i + 3];
-  }
-  free(out);
-  size_t bad = first_nonfinite(n, s->active, acc, pot);
-  if (bad < n)
-    return tfmm_error_set(&s->err, TFMM_ERR_NONFINITE,
-                          "body %zu: force is not finite", bad);
-  return TFMM_OK;
-}
-
-/* Packs the bodies relative to their centre in the precision of the sums
- * (floats or doubles, 4 a body) and, with eps = 0, refuses bodies that
- * meet once packed: two bodies may differ in double yet meet in float. */
-static tfmm_status pack_direct(tfmm_solver *s, size_t n, const double *pos,
-                               const double *mass, int f64, void *in) {
-  double center[3];
-  tfmm_bodies_center(n, pos, center);
-  if (f64) {
-    tfmm_bodies_pack_f64(n, pos, mass, center, in);
-    return tfmm_eps_vanishes(s->run.eps, 0) ? check_distinct(s, n, in, 4, "")
-                                            : TFMM_OK;
-  }
-  tfmm_bodies_pack_f32(n, pos, mass, center, in);
-  return tfmm_eps_vanishes(s->run.eps, 1) ? check_distinct_f32(s, n, in)
-                                          : TFMM_OK;
-}
-
-/* All pairs: on the GPU in either precision (kernels/direct_tiled.cu), on
- * the CPU in single precision here and in double in run_direct_f64. */
-static tfmm_status run_direct(tfmm_solver *s, size_t n, const double *pos,
-                              const double *mass, double *acc, double *pot) {
-  const int f64 = s->run.precision == TFMM_PRECISION_DOUBLE;
-  const int gpu = s->device == TFMM_DEVICE_GPU;
-  if (f64 && !gpu)
-    return run_direct_f64(s, n, pos, mass, acc, pot);
-  double t0 = tfmm_wtime();
-  void *in = NULL, *out = NULL;
-  tfmm_status st = gpu ? tfmm_gpu_reserve(s->gpu, n,
-                                          f64 ? TFMM_PRECISION_DOUBLE
-                                              : TFMM_PRECISION_SINGLE,
-                                          &in, &out, &s->err)
-                       : reserve_cpu(s, n);
-  if (st != TFMM_OK)
-    return st;
-  if (!gpu) {
-    in = s->cpu_in;
-    out = s->cpu_out;
-  }
-  if ((st = pack_direct(s, n, pos, mass, f64, in)) != TFMM_OK)
-    return st;
-  const tfmm_pair_params pair = pair_params(&s->run);
-  double t1 = tfmm_wtime();
-  s->stats.time[TFMM_PHASE_PREPARE] = t1 - t0;
-  if (gpu) {
-    tfmm_gpu_direct_params p = {s->run.gpu_tile,
-                                s->run.gpu_threads_per_body,
-                                s->run.gpu_unroll,
-                                s->run.gpu_bodies_per_thread,
-                                pair,
-                                pot != NULL};
-    tfmm_gpu_times t;
-    if ((st = tfmm_gpu_direct(s->gpu, &p, n, &t, &s->err)) != TFMM_OK)
-      return st;
-    s->stats.time[TFMM_PHASE_UPLOAD] = t.upload;
-    s->stats.time[TFMM_PHASE_NEAR] = t.kernel;
-    s->stats.time[TFMM_PHASE_DOWNLOAD] = t.download;
-    s->stats.gpu_tile = p.tile;
-    s->stats.gpu_threads_per_body = p.threads_per_body;
-    s->stats.gpu_unroll = p.unroll;
-    s->stats.gpu_bodies_per_thread = p.bodies_per_thread;
-  } else {
-    const tfmm_soft_f32 kern =
-        tfmm_soft_make_f32(pair.softening == TFMM_SOFTENING_SPLINE, pair.eps);
-    if (tfmm_direct_cpu_compute(n, in, &kern, s->active, out) != 0)
-      return tfmm_error_set(&s->err, TFMM_ERR_NO_MEMORY,
-                            "no memory for %zu bodies", n);
-    s->stats.time[TFMM_PHASE_NEAR] = tfmm_wtime() - t1;
-  }
-  double t2 = tfmm_wtime();
-  st = finish_direct(s, n, out, f64, acc, pot);
-  s->stats.time[TFMM_PHASE_FINISH] = tfmm_wtime() - t2;
-  return st;
 }
 
 static tfmm_status check_call(tfmm_solver *s, size_t n, const double *pos,
@@ -665,7 +162,7 @@ static tfmm_status to_caller_units(tfmm_solver *s, size_t k,
                                    const unsigned char *active, double *acc,
                                    double *pot) {
   tfmm_units_unscale(&s->units, s->cfg.G, k, acc, pot);
-  size_t bad = first_nonfinite(k, active, acc, pot);
+  size_t bad = tfmm_bodies_first_nonfinite(k, active, acc, pot);
   if (bad < k)
     return tfmm_error_set(&s->err, TFMM_ERR_NONFINITE,
                           "body %zu: its acceleration or potential (G = %g "
@@ -702,13 +199,21 @@ static tfmm_status compute(tfmm_solver *s, size_t n, const double *pos,
   tfmm_solver_describe(s);
   st = to_internal_units(s, n, pos, mass);
   const double *ipos = s->scaled_pos, *imass = s->scaled_mass;
+  const tfmm_allpairs all = {
+      .run = &s->run,
+      .gpu = s->device == TFMM_DEVICE_GPU ? s->gpu : NULL,
+      .scratch = &s->direct,
+      .active = s->active,
+      .stats = &s->stats,
+      .err = &s->err,
+  };
   if (st == TFMM_OK)
     switch (s->cfg.method) {
     case TFMM_METHOD_REFERENCE:
-      st = run_reference(s, n, ipos, imass, acc, pot);
+      st = tfmm_allpairs_reference(&all, n, ipos, imass, acc, pot);
       break;
     case TFMM_METHOD_DIRECT:
-      st = run_direct(s, n, ipos, imass, acc, pot);
+      st = tfmm_allpairs_direct(&all, n, ipos, imass, acc, pot);
       break;
     default:
       st = run_tree(s, n, ipos, imass, acc, pot);
@@ -768,7 +273,7 @@ tfmm_status tfmm_solver_compute_active(tfmm_solver *s, size_t n,
   tfmm_status st = check_call(s, n, pos, mass, acc);
   if (st != TFMM_OK)
     return st;
-  const size_t k = tfmm_targets_count(n, active);
+  const size_t k = tfmm_bodies_count_active(n, active);
   if (k == 0) {
     tfmm_solver_no_targets(s, n, t0);
     return TFMM_OK;
@@ -819,28 +324,9 @@ tfmm_status tfmm_solver_reference_at(tfmm_solver *s, size_t n,
                             targets[t], n);
   if ((st = to_internal_units(s, n, pos, mass)) != TFMM_OK)
     return st;
-  pos = s->scaled_pos;
-  mass = s->scaled_mass;
-  if (tfmm_eps_vanishes(s->run.eps, 0))
-    for (size_t t = 0; t < k; t++) {
-      const double *x = pos + 3 * targets[t];
-      for (size_t j = 0; j < n; j++)
-        if (j != targets[t] && pos[3 * j] == x[0] && pos[3 * j + 1] == x[1] &&
-            pos[3 * j + 2] == x[2])
-          return tfmm_error_set(&s->err, TFMM_ERR_COINCIDENT,
-                                "bodies %zu and %zu are at one point and eps "
-                                "= 0: their force is infinite (set eps > 0)",
-                                targets[t] < j ? targets[t] : j,
-                                targets[t] < j ? j : targets[t]);
-    }
-  tfmm_reference_at(n, pos, mass, s->run.G, s->run.eps,
-                    s->run.softening == TFMM_SOFTENING_SPLINE, k, targets, acc,
-                    pot);
-  size_t bad = first_nonfinite(k, NULL, acc, pot);
-  if (bad < k)
-    return tfmm_error_set(&s->err, TFMM_ERR_NONFINITE,
-                          "target %zu (body %zu): force is not finite "
-                          "(bodies nearly coincident for this eps?)",
-                          bad, targets[bad]);
+  if ((st = tfmm_allpairs_reference_at(&s->run, n, s->scaled_pos,
+                                       s->scaled_mass, k, targets, acc, pot,
+                                       &s->err)) != TFMM_OK)
+    return st;
   return to_caller_units(s, k, NULL, acc, pot);
 }

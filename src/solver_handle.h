@@ -1,11 +1,14 @@
-/* The solver handle's insides, shared by solver.c (configuration, the
- * host entry points, the methods) and solver_device.c (the entry points
- * for bodies that live on the GPU). Nothing here is exported. */
+/* The solver handle's insides, shared by solver.c (the configuration,
+ * the host entry points, dispatch to the methods) and solver_device.c (the
+ * entry points for bodies that live on the GPU). Nothing here is
+ * exported. */
 #ifndef TFMM_SOLVER_HANDLE_H
 #define TFMM_SOLVER_HANDLE_H
 
+#include "config.h"
 #include "gpu.h"
 #include "internal.h"
+#include "pipeline/allpairs.h"
 #include "pipeline/workspace.h"
 #include "solver_over.h"
 #include "units.h"
@@ -20,18 +23,17 @@ struct tfmm_solver {
   size_t scaled_capacity;
   tfmm_workspace work; /* the tree methods' buffers, kept between calls */
   tfmm_doubles staged; /* device-resident bodies on the host: 8n doubles */
-  tfmm_device device;  /* resolved: CPU or GPU */
+  tfmm_device device;  /* the plan's: CPU or GPU (plan.h) */
   tfmm_stats stats;
   tfmm_error err;
   tfmm_gpu *gpu;
-  int leaf; /* the leaf size of the next tree evaluation */
+  int leaf; /* the leaf size of the next tree evaluation (the plan's
+               first, then leaf_auto.h's with TFMM_LEAF_AUTO) */
   /* The evaluation under way at a subset of the bodies: their bytes in
    * input order (nonzero: a target), or NULL: every body. */
   const unsigned char *active;
-  tfmm_doubles active_out; /* its results, before they go to the caller */
-  /* CPU packing buffers, kept between calls (the GPU has pinned ones). */
-  float *cpu_in, *cpu_out;
-  size_t cpu_capacity;
+  tfmm_doubles active_out;      /* its results, before they go to the caller */
+  tfmm_allpairs_scratch direct; /* the direct method's CPU buffers */
   /* A handle whose evaluations a layer above makes (solver_over.h: the
    * domain layer's, tfmm_solver_create_mpi): its calls and its state;
    * NULL for a solver of its own. */
@@ -50,8 +52,5 @@ void tfmm_solver_set_run(tfmm_solver *s);
 /* The statistics of an evaluation at no body, begun at t0: nothing
  * computed. */
 void tfmm_solver_no_targets(tfmm_solver *s, size_t n, double t0);
-
-/* fmm or bh. */
-int tfmm_method_is_tree(tfmm_method m);
 
 #endif

@@ -18,7 +18,7 @@ from ._version import __version__
 from ._lib import lib as _clib, path as library_path
 from . import ic, io, snapshot
 from ._forces import ErrorStats, Solver, errors, forces
-from ._options import SOLVER_OPTIONS, SIM_OPTIONS, defaults, enum_names
+from ._options import SOLVER_OPTIONS, SIM_OPTIONS, defaults, enum_names, plan
 from .errors import (CoincidentBodiesError, CudaError, FileError,
                      InvalidArgumentError, MpiError, NoDeviceError,
                      NonFiniteError, OutOfMemoryError, TilefmmError,
@@ -45,7 +45,7 @@ def gpu_count():
 __all__ = [
     "__version__", "library_path", "library_version", "has_cuda", "gpu_count",
     "forces", "errors", "ErrorStats", "Solver", "Simulation", "State",
-    "Diagnostics", "ic", "defaults", "enum_names", "SOLVER_OPTIONS",
+    "Diagnostics", "ic", "defaults", "enum_names", "plan", "SOLVER_OPTIONS",
     "SIM_OPTIONS", "snapshot", "TilefmmError", "InvalidArgumentError",
     "CoincidentBodiesError", "OutOfMemoryError", "NoDeviceError", "CudaError",
     "NonFiniteError", "UnsupportedError", "MpiError", "FileError", "io",

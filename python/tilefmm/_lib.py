@@ -172,6 +172,25 @@ class StepStats(ctypes.Structure):
     ]
 
 
+class Plan(ctypes.Structure):
+    """tfmm_plan."""
+
+    _fields_ = [
+        ("method", c_int),
+        ("device", c_int),
+        ("schedule", c_int),
+        ("tree_device", c_int),
+        ("far_device", c_int),
+        ("leaf_size", c_int),
+        ("theta", c_double),
+        ("order", c_int),
+        ("precision", c_int),
+        ("mac", c_int),
+        ("mac_epsilon", c_double),
+        ("separation", c_double),
+    ]
+
+
 STRUCTS = {
     "tfmm_config": Config,
     "tfmm_stats": Stats,
@@ -179,6 +198,7 @@ STRUCTS = {
     "tfmm_sim_config": SimConfig,
     "tfmm_sim_state": SimState,
     "tfmm_step_stats": StepStats,
+    "tfmm_plan": Plan,
 }
 
 _ic = [P(c_double)] * 3
@@ -211,6 +231,8 @@ PROTOTYPES = {
         c_int,
         [P(Config), _pd, P(c_int), _pd, ctypes.c_char_p, c_size_t],
     ),
+    "tfmm_plan_resolve": (
+        c_int, [P(Config), c_size_t, P(Plan), ctypes.c_char_p, c_size_t]),
     "tfmm_solver_create": (c_int, [P(ctypes.c_void_p), P(Config)]),
     "tfmm_solver_destroy": (None, [ctypes.c_void_p]),
     "tfmm_solver_compute": (c_int, [ctypes.c_void_p, c_size_t, _pd, _pd, _pd, _pd]),

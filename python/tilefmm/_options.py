@@ -177,6 +177,32 @@ def describe(cfg):
     return out
 
 
+def plan(n=0, **options):
+    """What the library makes of these options on this machine for n bodies
+    (tfmm_plan_resolve): device, schedule, tree_device, far_device,
+    leaf_size, theta, order, precision, mac, mac_epsilon, separation, as a
+    dict (enums by name). Raises as config() does, and NoDeviceError when
+    the GPU asked for cannot be had."""
+    cfg = config(options)
+    out = _lib.Plan()
+    msg = ctypes.create_string_buffer(512)
+    status = lib.tfmm_plan_resolve(ctypes.byref(cfg), int(n), ctypes.byref(out),
+                                   msg, len(msg))
+    if status != 0:
+        raise_status(status, msg.value.decode(errors="replace"))
+    names = {"method": "tfmm_method_name", "device": "tfmm_device_name",
+             "schedule": "tfmm_schedule_name", "tree_device": "tfmm_device_name",
+             "far_device": "tfmm_device_name",
+             "precision": "tfmm_precision_name", "mac": "tfmm_mac_name"}
+    result = {}
+    for field, _ in _lib.Plan._fields_:
+        value = getattr(out, field)
+        if field in names:
+            value = getattr(lib, names[field])(value).decode()
+        result[field] = value
+    return result
+
+
 def defaults():
     """The library's defaults (tfmm_config_defaults), as a dict."""
     cfg = _lib.Config()

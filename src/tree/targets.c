@@ -4,15 +4,6 @@
 
 #include <stdlib.h>
 
-size_t tfmm_targets_count(size_t n, const unsigned char *active) {
-  size_t k = 0;
-  const int team = tfmm_team(n, TFMM_GRAIN_BODIES);
-#pragma omp parallel for schedule(static) reduction(+ : k) num_threads(team)
-  for (size_t i = 0; i < n; i++)
-    k += active[i] != 0;
-  return k;
-}
-
 int tfmm_targets_per_cell(const tfmm_octree *t, const unsigned char *active,
                           int32_t *count) {
   /* below[k] = the active bodies among sorted bodies [0, k). */

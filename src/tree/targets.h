@@ -10,9 +10,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The active bodies among active[0..n) (nonzero bytes, input order). */
-size_t tfmm_targets_count(size_t n, const unsigned char *active);
-
 /* count[c] = the active bodies of cell c, for every cell of t (ncells
  * entries): the mask gathered through the tree's permutation into sorted
  * order and summed as a prefix, each cell's bodies being a contiguous

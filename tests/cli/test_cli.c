@@ -80,9 +80,10 @@ static char *help_entry(const char *text, const char *flag) {
 }
 
 /* The help of a command must give the library's own defaults
- * (tfmm_config_defaults) for the method, the physics and the tree
- * parameters: theta and order chosen from the accuracy target (auto),
- * the target 1e-3, Plummer softening. */
+ * (tfmm_config_defaults) for every solver flag: the method, the device,
+ * the physics, the tree parameters and the GPU kernel's tunables; theta
+ * and order chosen from the accuracy target (auto), the target 1e-3,
+ * Plummer softening. */
 static void assert_help_defaults(const char *command) {
   cr_assert_eq(RUN(command, "--help"), 0);
   tfmm_config d;
@@ -90,30 +91,66 @@ static void assert_help_defaults(const char *command) {
   cr_assert_eq(d.theta, TFMM_FROM_ACCURACY);
   cr_assert_eq(d.order, TFMM_FROM_ACCURACY);
   cr_assert_eq(d.accuracy, 1e-3);
-  char want[9][64];
-  const char *flags[9] = {"--method",    "--theta",     "--order",
-                          "--leaf",      "--max-depth", "--softening",
-                          "--precision", "--mac",       "--accuracy"};
-  snprintf(want[0], sizeof want[0], "(default: %s)",
-           tfmm_method_name(d.method));
-  snprintf(want[1], sizeof want[1], "(default: auto: chosen from --accuracy)");
-  snprintf(want[2], sizeof want[2], "(default: auto: chosen from --accuracy)");
-  snprintf(want[3], sizeof want[3], "(default: %d)", d.leaf_size);
-  snprintf(want[4], sizeof want[4], "(default: %d)", d.max_depth);
-  snprintf(want[5], sizeof want[5], "(default: %s)",
-           tfmm_softening_name(d.softening));
-  snprintf(want[6], sizeof want[6], "(default: %s)",
-           tfmm_precision_name(d.precision));
-  snprintf(want[7], sizeof want[7], "(default: %s)", tfmm_mac_name(d.mac));
-  snprintf(want[8], sizeof want[8], "(default: 1e-3)");
   cr_assert_str_eq(tfmm_softening_name(d.softening), "plummer");
+  enum { FLAGS = 20 };
+  const char *flags[FLAGS] = {"--method",      "--device",
+                              "--eps",         "--softening",
+                              "--G",           "--precision",
+                              "--accuracy",    "--threads",
+                              "--theta",       "--order",
+                              "--mac",         "--leaf",
+                              "--max-depth",   "--schedule",
+                              "--tree-device", "--far-device",
+                              "--gpu-tile",    "--gpu-threads-per-body",
+                              "--gpu-unroll",  "--gpu-bodies-per-thread"};
+  char want[FLAGS][64];
+  const char *auto_word = "auto: chosen from --accuracy";
+  snprintf(want[0], 64, "(default: %s)", tfmm_method_name(d.method));
+  snprintf(want[1], 64, "(default: %s)", tfmm_device_name(d.device));
+  snprintf(want[2], 64, "(default: %g)", d.eps);
+  snprintf(want[3], 64, "(default: %s)", tfmm_softening_name(d.softening));
+  snprintf(want[4], 64, "(default: %g)", d.G);
+  snprintf(want[5], 64, "(default: %s)", tfmm_precision_name(d.precision));
+  snprintf(want[6], 64, "(default: 1e-3)");
+  snprintf(want[7], 64, "(default: %d)", d.num_threads);
+  snprintf(want[8], 64, "(default: %s)", auto_word);
+  snprintf(want[9], 64, "(default: %s)", auto_word);
+  snprintf(want[10], 64, "(default: %s)", tfmm_mac_name(d.mac));
+  snprintf(want[11], 64, "(default: %d)", d.leaf_size);
+  snprintf(want[12], 64, "(default: %d)", d.max_depth);
+  snprintf(want[13], 64, "(default: %s)", tfmm_schedule_name(d.schedule));
+  snprintf(want[14], 64, "(default: %s)", tfmm_device_name(d.tree_device));
+  snprintf(want[15], 64, "(default: %s)", tfmm_device_name(d.far_device));
+  snprintf(want[16], 64, "(default: %d)", d.gpu_tile);
+  snprintf(want[17], 64, "(default: %d)", d.gpu_threads_per_body);
+  snprintf(want[18], 64, "(default: %d)", d.gpu_unroll);
+  snprintf(want[19], 64, "(default: %d)", d.gpu_bodies_per_thread);
   char *text = read_text("stdout.txt");
-  for (int k = 0; k < 9; k++) {
+  for (int k = 0; k < FLAGS; k++) {
     char *entry = help_entry(text, flags[k]);
     cr_assert_not_null(strstr(entry, want[k]), "%s help: '%s' lacks '%s'",
                        command, entry, want[k]);
     free(entry);
   }
+  free(text);
+}
+
+/* run's leaf size is the library's default wherever run does not say
+ * otherwise (hybrid beside a GPU, measured faster at larger leaves). */
+Test(cli, run_help_gives_library_leaf) {
+  cr_assert_eq(RUN("run", "--help"), 0);
+  tfmm_config d;
+  tfmm_config_defaults(&d);
+  char want[128];
+  snprintf(want, sizeof want,
+           "the leaf size defaults to %d on the CPU, %d with the gpu",
+           d.leaf_size, d.leaf_size);
+  char *text = read_text("stdout.txt");
+  /* The sentence may wrap after "gpu". */
+  for (char *p = text; *p != '\0'; p++)
+    if (*p == '\n')
+      *p = ' ';
+  cr_assert_not_null(strstr(text, want), "run help lacks '%s'", want);
   free(text);
 }
 

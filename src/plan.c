@@ -1,0 +1,183 @@
+/* One resolver of settings (plan.h): the device from the configuration
+ * and the probe, the leaf size, the stages for n bodies, and theta, order,
+ * precision and the criterion's epsilon from the accuracy target. */
+#include "plan.h"
+
+#include "accuracy.h"
+#include "config.h"
+#include "gpu_probe.h"
+#include "leaf_auto.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Whether CUDA device `id` can run the kernels; if not, the reason in err
+ * (the probe's explanation: which GPU, why, how to fix it). */
+static int gpu_usable(int id, tfmm_error *err) {
+  tfmm_gpu_probe probe;
+  tfmm_gpu_probe_run(&probe);
+  char why[TFMM_MESSAGE_SIZE];
+  tfmm_gpu_probe_explain(&probe, why, sizeof why);
+  if (id < probe.ndevices && probe.device[id].fault == TFMM_GPU_FAULT_NONE)
+    return 1;
+  if (why[0] == '\0')
+    snprintf(why, sizeof why, "%s", tfmm_gpu_probe_none(&probe));
+  if (id < probe.ndevices || probe.ndevices == 0)
+    tfmm_error_set(err, TFMM_ERR_NO_DEVICE, "device gpu: CUDA device %d: %s",
+                   id, why);
+  else
+    tfmm_error_set(err, TFMM_ERR_NO_DEVICE,
+                   "device gpu: no CUDA device %d (%d found)", id,
+                   probe.ndevices);
+  return 0;
+}
+
+tfmm_status tfmm_plan_device(const tfmm_config *c, tfmm_device *out,
+                             tfmm_error *err) {
+  /* Direct runs whole on the GPU; the tree methods put their near field
+   * there. auto takes the GPU when device gpu_id can run the kernels. */
+  tfmm_error why;
+  const int want_gpu =
+      c->method != TFMM_METHOD_REFERENCE &&
+      (c->device == TFMM_DEVICE_GPU ||
+       (c->device == TFMM_DEVICE_AUTO && gpu_usable(c->gpu_id, &why)));
+  *out = want_gpu ? TFMM_DEVICE_GPU : TFMM_DEVICE_CPU;
+  if (!want_gpu &&
+      (c->tree_device == TFMM_DEVICE_GPU || c->far_device == TFMM_DEVICE_GPU ||
+       c->schedule == TFMM_SCHEDULE_GPU) &&
+      tfmm_method_is_tree(c->method))
+    return tfmm_error_set(err, TFMM_ERR_NO_DEVICE,
+                          "%s gpu: no GPU is in use (none found)",
+                          c->schedule == TFMM_SCHEDULE_GPU    ? "schedule"
+                          : c->tree_device == TFMM_DEVICE_GPU ? "tree_device"
+                                                              : "far_device");
+  if (!want_gpu)
+    return TFMM_OK;
+  if (!tfmm_has_cuda())
+    return tfmm_error_set(err, TFMM_ERR_NO_DEVICE,
+                          "device gpu: this tilefmm was built without CUDA");
+  if (c->device == TFMM_DEVICE_GPU && !gpu_usable(c->gpu_id, err))
+    return TFMM_ERR_NO_DEVICE;
+  return TFMM_OK;
+}
+
+int tfmm_plan_leaf(const tfmm_config *c, tfmm_device device) {
+  return c->leaf_size != TFMM_LEAF_AUTO ? c->leaf_size
+         : device == TFMM_DEVICE_GPU    ? TFMM_LEAF_AUTO_GPU
+                                        : TFMM_LEAF_AUTO_CPU;
+}
+
+/* Whether the tree and its multipoles are built on the GPU
+ * (tfmm_config.tree_device; a far field on the GPU needs them there). */
+static int tree_on_gpu(const tfmm_config *cfg, int near_gpu, size_t n) {
+  if (!near_gpu || cfg->tree_device == TFMM_DEVICE_CPU)
+    return 0;
+  return cfg->tree_device == TFMM_DEVICE_GPU ||
+         cfg->far_device == TFMM_DEVICE_GPU || n >= TFMM_TREE_GPU_MIN_BODIES;
+}
+
+/* Whether this evaluation runs the gpu schedule (tfmm_config.schedule). */
+static int gpu_schedule(const tfmm_config *cfg, int near_gpu, size_t n) {
+  if (!near_gpu || cfg->schedule == TFMM_SCHEDULE_HYBRID)
+    return 0;
+  if (cfg->schedule == TFMM_SCHEDULE_GPU)
+    return 1;
+  return cfg->tree_device != TFMM_DEVICE_CPU &&
+         cfg->far_device != TFMM_DEVICE_CPU && n >= TFMM_TREE_GPU_MIN_BODIES;
+}
+
+void tfmm_plan_stages(const tfmm_config *cfg, int near_gpu, size_t n,
+                      tfmm_schedule_kind *schedule, tfmm_device *tree_device,
+                      tfmm_device *far_device) {
+  if (gpu_schedule(cfg, near_gpu, n)) {
+    *schedule = TFMM_SCHEDULE_GPU;
+    *tree_device = *far_device = TFMM_DEVICE_GPU;
+    return;
+  }
+  *schedule = TFMM_SCHEDULE_HYBRID;
+  const int tree_gpu = tree_on_gpu(cfg, near_gpu, n);
+  *tree_device = tree_gpu ? TFMM_DEVICE_GPU : TFMM_DEVICE_CPU;
+  *far_device = tree_gpu && cfg->far_device != TFMM_DEVICE_CPU
+                    ? TFMM_DEVICE_GPU
+                    : TFMM_DEVICE_CPU;
+}
+
+/* The plan of a checked cfg on device, for n bodies. */
+static void fill(const tfmm_config *c, tfmm_device device, size_t n,
+                 tfmm_plan *p) {
+  memset(p, 0, sizeof *p);
+  p->method = c->method;
+  p->device = device;
+  p->mac = c->mac;
+  if (!tfmm_method_is_tree(c->method)) {
+    /* All pairs: double for the reference; the direct method has no
+     * accuracy target, so auto is single. */
+    p->precision = c->method == TFMM_METHOD_REFERENCE ||
+                           c->precision == TFMM_PRECISION_DOUBLE
+                       ? TFMM_PRECISION_DOUBLE
+                       : TFMM_PRECISION_SINGLE;
+    p->schedule = TFMM_SCHEDULE_AUTO;
+    p->tree_device = p->far_device = device;
+    return;
+  }
+  const int near_gpu = device == TFMM_DEVICE_GPU;
+  p->leaf_size = tfmm_plan_leaf(c, device);
+  tfmm_plan_stages(c, near_gpu, n, &p->schedule, &p->tree_device,
+                   &p->far_device);
+  tfmm_resolved r;
+  tfmm_accuracy_resolve(c, p->leaf_size, near_gpu, &r);
+  p->theta = r.theta;
+  p->order = r.order;
+  p->precision = r.precision;
+  p->mac_epsilon = r.mac_epsilon;
+  p->separation = r.separation;
+}
+
+/* The message of err into msg (size bytes), if msg is not NULL. */
+static void tell(const tfmm_error *err, char *msg, size_t size) {
+  if (msg != NULL && size > 0)
+    snprintf(msg, size, "%s", err->message);
+}
+
+tfmm_status tfmm_plan_resolve(const tfmm_config *cfg, size_t n, tfmm_plan *plan,
+                              char *msg, size_t size) {
+  tfmm_error err = {{0}};
+  tfmm_status st =
+      plan == NULL
+          ? tfmm_error_set(&err, TFMM_ERR_INVALID_ARGUMENT, "plan is NULL")
+          : tfmm_config_check(cfg, &err);
+  if (st == TFMM_OK) {
+    tfmm_device device;
+    st = tfmm_plan_device(cfg, &device, &err);
+    fill(cfg, device, n, plan);
+  }
+  tell(&err, msg, size);
+  return st;
+}
+
+tfmm_status tfmm_config_resolve(const tfmm_config *cfg, double *theta,
+                                int *order, double *separation, char *msg,
+                                size_t size) {
+  tfmm_error err = {{0}};
+  tfmm_status st = tfmm_config_check(cfg, &err);
+  if (st == TFMM_OK) {
+    /* Only the configuration's own rules: a GPU asked for and missing is
+     * the solver's error; theta and order are those it would use. */
+    tfmm_error none;
+    tfmm_device device;
+    tfmm_plan_device(cfg, &device, &none);
+    const int tree = tfmm_method_is_tree(cfg->method);
+    tfmm_resolved r;
+    tfmm_accuracy_resolve(cfg,
+                          tree ? tfmm_plan_leaf(cfg, device) : cfg->leaf_size,
+                          tree && device == TFMM_DEVICE_GPU, &r);
+    if (theta != NULL)
+      *theta = r.theta;
+    if (order != NULL)
+      *order = r.order;
+    if (separation != NULL)
+      *separation = r.separation;
+  }
+  tell(&err, msg, size);
+  return st;
+}
