@@ -36,6 +36,14 @@
 #                              .devextra.tgz (issue 15's portability)
 #   peers                      .peers/run_peers.sh (ECL-BH, Ryoanji) when
 #                              carried
+#   compare                    a refactor before and after, in one call:
+#                              .devextra/pack.txz holds .basebin and
+#                              .newbin (each apps/tilefmm, bench/bench_tree,
+#                              src/libtilefmm.so; .newbin its GPU tests)
+#                              and .devlibs; forces of both builds hashed
+#                              (gpu, hybrid, direct; single and double),
+#                              bench_tree's gpu schedule alternated, then
+#                              the new build's GPU suites
 #
 # One preamble for all: the pack unpacked (a warm machine's .devbin
 # replaced), .devlibs on LD_LIBRARY_PATH, $b the binaries
@@ -681,9 +689,70 @@ cmd_peers() {
   fi
 }
 
+# ---- compare: two builds of a refactor, bit for bit and in time -------------
+compare_forces() { # the forces of both builds on one input, hashed
+  local in=$1 c h bin r
+  shift
+  for c in "$@"; do
+    h=()
+    for bin in "$B" "$N"; do
+      # shellcheck disable=SC2086 # c holds several words
+      LD_LIBRARY_PATH=$bin/src:$LD_LIBRARY_PATH "$bin/apps/tilefmm" forces \
+        --in "$in" --out /tmp/tfmm-f.txt --device gpu $c >/dev/null 2>&1 ||
+        note "  rc=$? $(basename "$bin") $c"
+      h+=("$(grep -v '^#' /tmp/tfmm-f.txt | sha256sum | cut -c1-16)")
+    done
+    [ "${h[0]}" = "${h[1]}" ] && r=SAME || r=DIFF
+    echo "$r,$(basename "$in"),$c,${h[0]},${h[1]}" >>"$out/bits.csv"
+  done
+}
+
+cmd_compare() {
+  setup compare
+  tar -xJf .devextra/pack.txz
+  export LD_LIBRARY_PATH=$PWD/.devlibs:$LD_LIBRARY_PATH
+  B=$PWD/.basebin N=$PWD/.newbin
+  echo "result,input,options,base,new" >"$out/bits.csv"
+  "$N/apps/tilefmm" ic plummer --n 262144 --seed 11 --out /tmp/p262k.txt >/dev/null 2>&1
+  "$N/apps/tilefmm" ic merger --n 1048576 --seed 12 --out /tmp/m1m.txt >/dev/null 2>&1
+  compare_forces /tmp/p262k.txt "--schedule gpu" "--schedule gpu --precision double" \
+    "--schedule gpu --accuracy 1e-5 --mac error" "--schedule gpu --method bh" \
+    "--schedule gpu --eps 0.01 --softening spline" \
+    "--schedule hybrid --tree-device cpu --far-device cpu" \
+    "--schedule hybrid --tree-device gpu --far-device gpu" "--method direct" \
+    "--method direct --precision double"
+  compare_forces /tmp/m1m.txt "--schedule gpu" "--schedule gpu --accuracy 1e-4" \
+    "--schedule hybrid --tree-device gpu --far-device cpu"
+  note "bits: $(grep -c ^SAME "$out/bits.csv") same, $(grep -c ^DIFF "$out/bits.csv") differ"
+  local rep bin k
+  for rep in 1 2; do
+    for bin in $([ $rep = 1 ] && echo "$B $N" || echo "$N $B"); do
+      k=$(basename "$bin" | tr -d .)_$rep
+      step "gpu_$k" 120 env LD_LIBRARY_PATH="$bin/src:$LD_LIBRARY_PATH" \
+        "$bin/bench/bench_tree" --method fmm --device gpu --schedule gpu \
+        --resident --n 262144,1048576,4194304,16777216 --leaf 64 --theta 0.6 \
+        --order 5 --sample 1000 --reps 3 --warmup 1 --time-limit 30 \
+        --csv "$out/gpu_$k.csv"
+      step "hybrid_$k" 60 env LD_LIBRARY_PATH="$bin/src:$LD_LIBRARY_PATH" \
+        "$bin/bench/bench_tree" --method fmm --device gpu --schedule hybrid \
+        --n 1048576 --leaf 1024 --accuracy 1e-3 --sample 1000 --reps 2 \
+        --warmup 1 --time-limit 20 --csv "$out/hybrid_$k.csv"
+    done
+  done
+  export LD_LIBRARY_PATH=$N/src:$LD_LIBRARY_PATH TFMM_CLI=$N/apps/tilefmm
+  local left=$((${COMPARE_SECONDS:-540} - SECONDS))
+  [ "$left" -lt 60 ] && left=60
+  for t in "$N"/tests/test_* "$N"/tests/cli/test_*; do
+    step "$(basename "$t")" "$left" "$t" --jobs 3 &
+    while [ "$(jobs -r | wc -l)" -ge 6 ]; do sleep 1; done
+  done
+  wait
+  cp "$out"/bits.csv "$out"/gpu_*.csv "$out"/hybrid_*.csv "$OUT/" 2>/dev/null
+}
+
 case $cmd in
 tests | schedule | near | direct | tree | upward | active | sim | mpi | \
-  calibrate | profile | builds | peers)
+  calibrate | profile | builds | peers | compare)
   "cmd_$cmd"
   finish
   ;;
