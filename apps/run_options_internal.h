@@ -17,11 +17,12 @@
 #define DEFAULT_EPS 0.01
 #define DEFAULT_OUT "tilefmm_run"
 /* Leaf sizes measured fastest for the main job on the H100 (262,144
- * Plummer bodies, accuracy 1e-3: bench/results/gpu_schedule/s9,
- * ladder/main_leaf*.log): the gpu schedule 30.5 ms a step at 64, the
- * library's default (34.7 at 128, 38.0 at 256, 66.9 at 1024; in s8, before
- * the faster tree, M2M and L2L, 128 was ahead); hybrid, whose lists and far
- * field are the CPU's, at 1024. */
+ * Plummer bodies, accuracy 1e-3: bench/results/gpu_schedule/README.md,
+ * "Main job"; the per-step figures are from its logs, not committed): the
+ * gpu schedule 30.5 ms a step at 64, the library's default (34.7 at 128,
+ * 38.0 at 256, 66.9 at 1024; in session 8, before the faster tree, M2M and
+ * L2L, 128 was ahead); hybrid, whose lists and far field are the CPU's, at
+ * 1024. */
 #define LEAF_HYBRID 1024
 
 /* A parameter-file key, the flag it stands for, and whether a restart may

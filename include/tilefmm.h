@@ -250,7 +250,7 @@ typedef struct tfmm_config {
   /* Tunables of the GPU all-pairs kernel (GPU Gems 3, section 31.4). A 0
    * asks the library to choose from N and the GPU's multiprocessor count;
    * the rules and defaults come from measurements on an H100
-   * (bench/results/h100). tfmm_stats reports the values used. */
+   * (bench/results/direct). tfmm_stats reports the values used. */
   int gpu_tile; /* p: bodies per shared-memory tile and threads per block
                    row; 0 (default) or a multiple of 32 in [32, 256] */
   int gpu_threads_per_body;  /* q: threads sharing one body's sum, their
@@ -267,7 +267,7 @@ typedef struct tfmm_config {
 /* tfmm_config.tree_device and far_device auto: the fewest bodies for
  * which the tree, its multipoles and the far field go to the GPU, where
  * the whole evaluation measured at least as fast as with them on the CPU
- * on the H100 machine (bench/results/h100/hybrid_gpu_far/small_n). */
+ * on the H100 machine (bench/results/hybrid_gpu_far, "Small N"). */
 #define TFMM_TREE_GPU_MIN_BODIES 4096
 
 /* tfmm_config.leaf_size: let the solver choose. */

@@ -291,7 +291,7 @@ kernel_fn<double> pick_kernel(double, int unroll, int r, int potential,
  * (GPU Gems 3, 31.4.1: small N leaves multiprocessors idle unless several
  * threads share each body). In single precision the GPU is full at about
  * 1024 threads per SM (64 registers each); in double at 512 (128 each).
- * Measured on an H100 (bench/results/h100), single precision: with
+ * Measured on an H100 (bench/results/direct), single precision: with
  * enough bodies, p = 128 and r = 2 (one shared-memory load feeds two
  * interactions); with few, r = 1, q as large as the block allows and so
  * p = 32. q then grows until the grid fills the GPU, never past the number

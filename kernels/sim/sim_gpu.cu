@@ -13,7 +13,7 @@
  * reads and writes v (48 bytes) and the bin: about 100 bytes, ~20 flops,
  * a sqrt and two divisions; 100M bodies all kicked, 10 GB, take ~3 ms at
  * the H100's 3.35 TB/s (measured 2.9 ms, the drift 2.5 ms:
- * bench/results/h100/sim_gpu). The drift reads x, v and writes x (72 bytes, 6
+ * bench/results/sim_gpu). The drift reads x, v and writes x (72 bytes, 6
  * flops), the closing kick as the opening one without the bin, activate
  * reads a byte and writes one. The minimum and the counts are reduced in
  * each block (cub::BlockReduce) and added across blocks with one integer
