@@ -24,7 +24,8 @@ from .errors import (CoincidentBodiesError, CudaError, FileError,
                      NonFiniteError, OutOfMemoryError, TilefmmError,
                      UnsupportedError)
 from .io import Bodies, Units, read
-from .simulation import Diagnostics, Simulation, State
+from .simulation import Diagnostics, Simulation
+from .state import State
 
 
 def library_version():

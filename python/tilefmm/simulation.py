@@ -4,16 +4,16 @@ leapfrog (one global step dt, or individual steps with eta > 0), on the
 GPU from one step to the next when the solver runs there."""
 
 import ctypes
-from dataclasses import dataclass, field
-from typing import Optional
+from dataclasses import dataclass
 
 import numpy as np
 
-from . import _arrays, _lib, _options
+from . import _arrays, _lib, _options, snapshot
 from ._forces import stats_dict
 from ._handle import Handle
 from ._lib import lib
 from .errors import raise_status
+from .state import State
 
 
 @dataclass
@@ -30,30 +30,6 @@ class Diagnostics:
     angular_momentum: np.ndarray
     centre_of_mass: np.ndarray
     energy_error: float
-
-
-@dataclass
-class State:
-    """The whole state a restart needs (tfmm_sim_state), as numpy copies:
-    Simulation.restore(state, **options) continues it bit for bit."""
-
-    positions: np.ndarray
-    velocities: np.ndarray
-    masses: np.ndarray
-    accelerations: np.ndarray
-    potentials: np.ndarray
-    ids: np.ndarray
-    step: int
-    time_initial: float
-    energy_initial: float
-    ticks: int = 0
-    tick: float = 0.0
-    bins: Optional[np.ndarray] = field(default=None)
-
-    @property
-    def time(self):
-        """time_initial + ticks * tick (the sim's own sum)."""
-        return self.time_initial + float(self.ticks) * self.tick
 
 
 def _copy(ptr, shape, dtype):
@@ -131,7 +107,6 @@ class Simulation(Handle):
         `tilefmm run` write) is restored when restart is True; otherwise
         the file's bodies are initial conditions at its Time (options may
         still set time_initial)."""
-        from . import snapshot
         snap = snapshot.read(path)
         if restart and snap.state is not None:
             sim = cls.restore(snap.state, **options)
@@ -283,7 +258,6 @@ class Simulation(Handle):
         bit for bit. parameters: extra /Parameters entries
         {"Section:key": value}. units: the unit system of the numbers (a
         tilefmm.io.Units in cgs), None for N-body units."""
-        from . import snapshot
         clock = lib.tfmm_sim_bins(self._live(), None, 0) > 0
         snapshot.write(path, self.state(),
                        parameters={**self.parameters(), **(parameters or {})},

@@ -12,6 +12,7 @@ from typing import Optional
 import numpy as np
 
 from . import io
+from .state import State
 
 CHECKPOINT_FORMAT = "tilefmm-run-checkpoint-1"  # apps/run_state.c
 
@@ -35,7 +36,7 @@ class Snapshot:
 
 def write(path, state, parameters=None, checkpoint=False, clock=False,
           device="cpu", time=None, units=None, G=0.0):
-    """Writes a snapshot of state (a simulation.State, or anything with
+    """Writes a snapshot of state (a tilefmm.State, or anything with
     positions, velocities, masses, ids and optionally accelerations,
     potentials, time) to path atomically, as `tilefmm run` does. checkpoint
     adds /RunState (and the TimeBins when clock, i.e. individual time
@@ -75,7 +76,6 @@ def read(path, part_type=None):
     PartType<part_type> (None: the file's one particle type), /Parameters
     as text, and for a checkpoint of tilefmm run (/RunState format
     tilefmm-run-checkpoint-1) the State a restart needs (Snapshot.state)."""
-    from .simulation import State
     b = io.read(path, types=part_type)
     run = b.state
     state = None
