@@ -24,6 +24,7 @@ static void *on_device(const double *x, size_t count) {
   if (x != NULL)
     cr_assert_eq(cudaMemcpy(d, x, count * sizeof *x, cudaMemcpyHostToDevice),
                  cudaSuccess);
+  cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess); /* the copy landed */
   return d;
 }
 

@@ -34,6 +34,7 @@ static void *to_device(const void *x, size_t bytes) {
   cr_assert_eq(cudaMalloc(&d, bytes > 0 ? bytes : 1), cudaSuccess);
   if (bytes > 0)
     cr_assert_eq(cudaMemcpy(d, x, bytes, cudaMemcpyHostToDevice), cudaSuccess);
+  cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess); /* the copy landed */
   return d;
 }
 

@@ -36,6 +36,11 @@ static void device_copy(void *dst, const void *src, size_t bytes,
       cudaMemcpy(dst, src, bytes,
                  to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost),
       cudaSuccess);
+  /* A copy from pageable memory may return before it lands (CUDA's notes
+   * on API synchronisation), and the sim's stream, non-blocking, does not
+   * wait for the legacy one: the kernels read the array next. */
+  if (to_device)
+    cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
 #else
   (void)dst, (void)src, (void)bytes, (void)to_device;
   cr_assert_fail("no CUDA");

@@ -301,6 +301,7 @@ Test(tree_gpu, workspace_reuse_across_n) {
     cr_assert_eq(
         cudaMemcpy(d_mass, b.mass, n * sizeof(double), cudaMemcpyHostToDevice),
         cudaSuccess);
+    cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess); /* the copy landed */
     size_t have = bytes;
     cr_assert_eq(tfmm_tree_gpu_build(ws, &have, n, d_pos, d_mass, &params,
                                      &tree, NULL, &err),
@@ -366,6 +367,7 @@ Test(tree_gpu, given_cube) {
   cr_assert_eq(
       cudaMemcpy(d_pos, b.pos, 3 * n * sizeof(double), cudaMemcpyHostToDevice),
       cudaSuccess);
+  cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess); /* the copy landed */
   cr_assert_eq(tfmm_octree_build_in(&cpu, n, b.pos, b.mass, 32, TFMM_MAX_DEPTH,
                                     box, &err),
                TFMM_ERR_INVALID_ARGUMENT);

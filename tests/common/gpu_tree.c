@@ -11,6 +11,7 @@ double *test_gpu_copy(const double *x, size_t count) {
   if (count > 0)
     cr_assert_eq(cudaMemcpy(d, x, count * sizeof *x, cudaMemcpyHostToDevice),
                  cudaSuccess);
+  cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess); /* the copy landed */
   return d;
 }
 
