@@ -92,34 +92,48 @@ double tfmm_binfile_f32(const tfmm_binfile *f, const unsigned char *p) {
 
 #define CHUNK 16384 /* reals read at a time */
 
-int tfmm_binfile_reals(const tfmm_binfile *f, uint64_t offset, size_t count,
-                       int width, double *out, const char *what) {
+/* Decodes c values of the given width from buf into out[done..]. */
+typedef void decode_fn(const tfmm_binfile *f, const unsigned char *buf,
+                       size_t c, int width, void *out, size_t done);
+
+static void decode_reals(const tfmm_binfile *f, const unsigned char *buf,
+                         size_t c, int width, void *out, size_t done) {
+  double *o = (double *)out + done;
+  for (size_t i = 0; i < c; i++)
+    o[i] = width == 8 ? tfmm_binfile_f64(f, buf + 8 * i)
+                      : tfmm_binfile_f32(f, buf + 4 * i);
+}
+
+static void decode_uints(const tfmm_binfile *f, const unsigned char *buf,
+                         size_t c, int width, void *out, size_t done) {
+  uint64_t *o = (uint64_t *)out + done;
+  for (size_t i = 0; i < c; i++)
+    o[i] = width == 8 ? tfmm_binfile_u64(f, buf + 8 * i)
+                      : tfmm_binfile_u32(f, buf + 4 * i);
+}
+
+/* count values of width bytes from offset, CHUNK at a time. */
+static int read_values(const tfmm_binfile *f, uint64_t offset, size_t count,
+                       int width, void *out, const char *what,
+                       decode_fn *decode) {
   unsigned char buf[CHUNK * 8];
   for (size_t done = 0; done < count;) {
     const size_t c = count - done < CHUNK ? count - done : CHUNK;
     if (!tfmm_binfile_read(f, offset + (uint64_t)done * (uint64_t)width, buf,
                            c * (size_t)width, what))
       return 0;
-    for (size_t i = 0; i < c; i++)
-      out[done + i] = width == 8 ? tfmm_binfile_f64(f, buf + 8 * i)
-                                 : tfmm_binfile_f32(f, buf + 4 * i);
+    decode(f, buf, c, width, out, done);
     done += c;
   }
   return 1;
 }
 
+int tfmm_binfile_reals(const tfmm_binfile *f, uint64_t offset, size_t count,
+                       int width, double *out, const char *what) {
+  return read_values(f, offset, count, width, out, what, decode_reals);
+}
+
 int tfmm_binfile_uints(const tfmm_binfile *f, uint64_t offset, size_t count,
                        int width, uint64_t *out, const char *what) {
-  unsigned char buf[CHUNK * 8];
-  for (size_t done = 0; done < count;) {
-    const size_t c = count - done < CHUNK ? count - done : CHUNK;
-    if (!tfmm_binfile_read(f, offset + (uint64_t)done * (uint64_t)width, buf,
-                           c * (size_t)width, what))
-      return 0;
-    for (size_t i = 0; i < c; i++)
-      out[done + i] = width == 8 ? tfmm_binfile_u64(f, buf + 8 * i)
-                                 : tfmm_binfile_u32(f, buf + 4 * i);
-    done += c;
-  }
-  return 1;
+  return read_values(f, offset, count, width, out, what, decode_uints);
 }
