@@ -12,8 +12,8 @@ struct tfmm_device_buffer {
   size_t bytes = 0;
 };
 
-/* At least `bytes` in b, with 1/slack more room when it grows (the
- * contents are not kept then). */
+/* At least `bytes` in b, with 1/slack more room when it grows (slack 0:
+ * none; the contents are not kept then). */
 static inline cudaError_t
 tfmm_device_buffer_reserve_slack(tfmm_device_buffer *b, size_t bytes,
                                  size_t slack) {
@@ -26,7 +26,7 @@ tfmm_device_buffer_reserve_slack(tfmm_device_buffer *b, size_t bytes,
   }
   b->p = nullptr;
   b->bytes = 0;
-  const size_t want = bytes + bytes / slack + 256;
+  const size_t want = bytes + (slack > 0 ? bytes / slack : 0) + 256;
   cudaError_t e = cudaMalloc(&b->p, want);
   if (e == cudaSuccess)
     b->bytes = want;

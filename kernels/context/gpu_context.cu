@@ -121,8 +121,9 @@ static tfmm_status open_context(tfmm_gpu *g, tfmm_error *err) {
            prop.major, prop.minor, prop.multiProcessorCount);
   g->sm_count = prop.multiProcessorCount;
   g->max_shared = tfmm_gpu_shared_limit(NULL);
-  TFMM_CUDA_TRY(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking),
-                err);
+  for (int k = 0; k < TFMM_STREAMS; k++)
+    TFMM_CUDA_TRY(
+        cudaStreamCreateWithFlags(&g->streams[k], cudaStreamNonBlocking), err);
   for (int k = 0; k < 4; k++)
     TFMM_CUDA_TRY(cudaEventCreate(&g->events[k]), err);
   return TFMM_OK;
@@ -176,8 +177,16 @@ extern "C" void tfmm_gpu_destroy(tfmm_gpu *g) {
     for (int k = 0; k < 4; k++)
       if (g->events[k] != NULL)
         cudaEventDestroy(g->events[k]);
-    if (g->stream != NULL)
-      cudaStreamDestroy(g->stream);
+    for (int k = 0; k < TFMM_STREAMS; k++)
+      if (g->streams[k] != NULL)
+        cudaStreamSynchronize(g->streams[k]);
+    tfmm_arena_free(g, 0, TFMM_SLOTS);
+    for (int k = 0; k < TFMM_PINNED; k++)
+      if (g->pinned[k].p != NULL)
+        cudaFreeHost(g->pinned[k].p);
+    for (int k = 0; k < TFMM_STREAMS; k++)
+      if (g->streams[k] != NULL)
+        cudaStreamDestroy(g->streams[k]);
     cudaGetLastError();
   }
   free(g);
@@ -247,4 +256,85 @@ tfmm_status tfmm_gpu_elapsed(tfmm_gpu *g, tfmm_gpu_times *times,
   times->kernel = 1e-3 * ms[1];
   times->download = 1e-3 * ms[2];
   return TFMM_OK;
+}
+
+/* ---- The arena (arena.h) ------------------------------------------------ */
+
+extern "C" void *tfmm_gpu_stream(const tfmm_gpu *g, tfmm_stream_name name) {
+  return (void *)g->streams[name];
+}
+
+extern "C" int tfmm_gpu_device(const tfmm_gpu *g) { return g->device; }
+
+static int slot_ok(int slot, int count) { return slot >= 0 && slot < count; }
+
+extern "C" tfmm_status tfmm_arena_reserve(tfmm_gpu *g, int slot, size_t bytes,
+                                          size_t slack, void **p,
+                                          tfmm_error *err) {
+  if (!slot_ok(slot, TFMM_SLOTS))
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "arena: device slot %d of %d", slot, TFMM_SLOTS);
+  tfmm_device_buffer *b = &g->slot[slot];
+  if (bytes == 0)
+    bytes = 1;
+  if (b->p == nullptr || bytes > b->bytes) {
+    tfmm_device_scope scope(g->device);
+    TFMM_CUDA_TRY(scope.status, err);
+    TFMM_CUDA_TRY(tfmm_device_buffer_reserve_slack(b, bytes, slack), err);
+  }
+  if (p != NULL)
+    *p = b->p;
+  return TFMM_OK;
+}
+
+extern "C" tfmm_status tfmm_arena_pinned(tfmm_gpu *g, int slot, size_t bytes,
+                                         size_t slack, void **p,
+                                         tfmm_error *err) {
+  if (!slot_ok(slot, TFMM_PINNED))
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "arena: pinned slot %d of %d", slot, TFMM_PINNED);
+  tfmm_device_buffer *b = &g->pinned[slot];
+  if (bytes == 0)
+    bytes = 1;
+  if (b->p == nullptr || bytes > b->bytes) {
+    if (b->p != nullptr)
+      TFMM_CUDA_TRY(cudaFreeHost(b->p), err);
+    b->p = nullptr;
+    b->bytes = 0;
+    const size_t want = bytes + (slack > 0 ? bytes / slack : 0);
+    TFMM_CUDA_TRY(cudaMallocHost(&b->p, want), err);
+    b->bytes = want;
+  }
+  if (p != NULL)
+    *p = b->p;
+  return TFMM_OK;
+}
+
+extern "C" void *tfmm_arena_at(const tfmm_gpu *g, int slot) {
+  return slot_ok(slot, TFMM_SLOTS) ? g->slot[slot].p : NULL;
+}
+
+extern "C" size_t tfmm_arena_slot_bytes(const tfmm_gpu *g, int slot) {
+  return slot_ok(slot, TFMM_SLOTS) ? g->slot[slot].bytes : 0;
+}
+
+extern "C" void *tfmm_arena_pinned_at(const tfmm_gpu *g, int slot) {
+  return slot_ok(slot, TFMM_PINNED) ? g->pinned[slot].p : NULL;
+}
+
+/* Release path: results not reported (see tfmm_gpu_buffer_free). */
+extern "C" void tfmm_arena_free(tfmm_gpu *g, int first, int count) {
+  tfmm_device_scope scope(g->device);
+  for (int k = first; k < first + count && k < TFMM_SLOTS; k++)
+    if (k >= 0)
+      tfmm_device_buffer_free(&g->slot[k]);
+  cudaGetLastError();
+}
+
+extern "C" size_t tfmm_arena_bytes(const tfmm_gpu *g, int first, int count) {
+  size_t sum = 0;
+  for (int k = first; k < first + count && k < TFMM_SLOTS; k++)
+    if (k >= 0)
+      sum += g->slot[k].bytes;
+  return sum;
 }

@@ -2,6 +2,8 @@
 #ifndef TFMM_GPU_CONTEXT_H
 #define TFMM_GPU_CONTEXT_H
 
+#include "arena.h"
+#include "device_buffer.cuh"
 #include "gpu.h"
 
 #include <cuda_runtime.h>
@@ -24,8 +26,12 @@ struct tfmm_gpu {
   int sm_count;
   int max_shared; /* dynamic shared memory a block may opt into (bytes) */
   char name[256];
-  cudaStream_t stream;
+  cudaStream_t streams[TFMM_STREAMS]; /* arena.h: named for their work */
   cudaEvent_t events[4];
+  /* The arena (arena.h): every device and pinned buffer kept between
+   * calls. */
+  tfmm_device_buffer slot[TFMM_SLOTS];
+  tfmm_device_buffer pinned[TFMM_PINNED];
   /* The all-pairs buffers, `direct_bytes` each, kept across evaluations:
    * 4 values a body of the precision asked (tfmm_gpu_reserve). */
   size_t direct_bytes;
@@ -33,6 +39,12 @@ struct tfmm_gpu {
   void *h_in, *h_out; /* pinned host staging of the same */
   tfmm_gpu_buffer near[TFMM_GPU_NEAR_BUFFERS];
 };
+
+/* A device slot of g's arena, for the owners that grow it themselves
+ * (device_buffer.cuh). */
+static inline tfmm_device_buffer *tfmm_arena_slot(tfmm_gpu *g, int slot) {
+  return &g->slot[slot];
+}
 
 /* Dynamic shared memory (bytes) a block of `kernel` may opt into on the
  * current device: the device's opt-in limit (227 KB on sm_90 and sm_100,

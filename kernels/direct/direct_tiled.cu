@@ -380,7 +380,7 @@ tfmm_status launch(tfmm_gpu *g, const tfmm_gpu_direct_params *prm, size_t n,
   typedef typename tfmm_prec<T>::vec vec;
   tfmm_device_scope scope(g->device);
   TFMM_CUDA_TRY(scope.status, err);
-  cudaStream_t s = g->stream;
+  cudaStream_t s = g->streams[TFMM_STREAM_NEAR];
   size_t bytes = n * sizeof(vec);
   TFMM_CUDA_TRY(cudaEventRecord(g->events[0], s), err);
   TFMM_CUDA_TRY(

@@ -431,7 +431,7 @@ extern "C" tfmm_status tfmm_gpu_near_launch(tfmm_gpu *g,
                           tfmm_precision_name(pair->precision));
   tfmm_device_scope scope(g->device);
   TFMM_CUDA_TRY(scope.status, err);
-  cudaStream_t s = g->stream;
+  cudaStream_t s = g->streams[TFMM_STREAM_NEAR];
   TFMM_CUDA_TRY(cudaEventRecord(g->events[0], s), err);
   for (int k = 0; k < OUT; k++)
     TFMM_CUDA_TRY(cudaMemcpyAsync(g->near[k].dev, g->near[k].host,

@@ -1,6 +1,7 @@
 /* The GPU backend of a build without CUDA: there is no device, and every
  * request for one says so. */
 #define _POSIX_C_SOURCE 200809L
+#include "arena.h"
 #include "gpu.h"
 #include "gpu_probe.h"
 
@@ -103,4 +104,60 @@ tfmm_status tfmm_gpu_near_device_run(void *workspace, size_t *workspace_bytes,
   (void)workspace, (void)workspace_bytes, (void)sz, (void)arrays, (void)pair,
       (void)potential, (void)stream;
   return unsupported(err);
+}
+
+/* The arena (arena.h): there is no context to ask. */
+void *tfmm_gpu_stream(const tfmm_gpu *g, tfmm_stream_name name) {
+  (void)g;
+  (void)name;
+  return NULL;
+}
+
+int tfmm_gpu_device(const tfmm_gpu *g) {
+  (void)g;
+  return -1;
+}
+
+tfmm_status tfmm_arena_reserve(tfmm_gpu *g, int slot, size_t bytes,
+                               size_t slack, void **p, tfmm_error *err) {
+  (void)g;
+  (void)slot;
+  (void)bytes;
+  (void)slack;
+  (void)p;
+  return unsupported(err);
+}
+
+tfmm_status tfmm_arena_pinned(tfmm_gpu *g, int slot, size_t bytes,
+                              size_t slack, void **p, tfmm_error *err) {
+  return tfmm_arena_reserve(g, slot, bytes, slack, p, err);
+}
+
+void *tfmm_arena_at(const tfmm_gpu *g, int slot) {
+  (void)g;
+  (void)slot;
+  return NULL;
+}
+
+size_t tfmm_arena_slot_bytes(const tfmm_gpu *g, int slot) {
+  (void)g;
+  (void)slot;
+  return 0;
+}
+
+void *tfmm_arena_pinned_at(const tfmm_gpu *g, int slot) {
+  return tfmm_arena_at(g, slot);
+}
+
+void tfmm_arena_free(tfmm_gpu *g, int first, int count) {
+  (void)g;
+  (void)first;
+  (void)count;
+}
+
+size_t tfmm_arena_bytes(const tfmm_gpu *g, int first, int count) {
+  (void)g;
+  (void)first;
+  (void)count;
+  return 0;
 }
