@@ -690,6 +690,24 @@ cmd_peers() {
 }
 
 # ---- compare: two builds of a refactor, bit for bit and in time -------------
+compare_run() { # a simulation of both builds: its statistics hashed
+  local name=$1 c h bin r
+  shift
+  c="$*"
+  h=()
+  for bin in "$B" "$N"; do
+    rm -rf /tmp/tfmm-run
+    # shellcheck disable=SC2086 # c holds several words
+    LD_LIBRARY_PATH=$bin/src:$LD_LIBRARY_PATH "$bin/apps/tilefmm" run \
+      --out /tmp/tfmm-run --device gpu $c >/dev/null 2>&1 ||
+      note "  rc=$? $(basename "$bin") run $c"
+    # The physical columns (step to com_z), not the wall times.
+    h+=("$(cut -d, -f1-16 /tmp/tfmm-run/statistics.csv | sha256sum | cut -c1-16)")
+  done
+  [ "${h[0]}" = "${h[1]}" ] && r=SAME || r=DIFF
+  echo "$r,$name,run $c,${h[0]},${h[1]}" >>"$out/bits.csv"
+}
+
 compare_forces() { # the forces of both builds on one input, hashed
   local in=$1 c h bin r
   shift
@@ -723,6 +741,10 @@ cmd_compare() {
     "--method direct --precision double"
   compare_forces /tmp/m1m.txt "--schedule gpu" "--schedule gpu --accuracy 1e-4" \
     "--schedule hybrid --tree-device gpu --far-device cpu"
+  compare_run plummer --ic plummer --n 262144 --steps 10
+  compare_run hernquist_eta --ic hernquist --n 65536 --eps 0.01 --eta 0.025 \
+    --steps 4 --stats-every 1
+  compare_run merger_hybrid --ic merger --n 131072 --schedule hybrid --steps 5
   note "bits: $(grep -c ^SAME "$out/bits.csv") same, $(grep -c ^DIFF "$out/bits.csv") differ"
   local rep bin k
   for rep in 1 2; do
