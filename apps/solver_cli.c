@@ -13,10 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The ranges tilefmm.h gives for tfmm_config.order and .max_depth. */
-#define ORDER_MAX 20
-#define DEPTH_MAX 21
-
 /* "64", or "auto" for TFMM_LEAF_AUTO: the default of --leaf. */
 static const char *leaf_word(int leaf_size, char buf[16]) {
   if (leaf_size == TFMM_LEAF_AUTO)
@@ -153,8 +149,8 @@ void solver_cli_help(FILE *fp, const tfmm_config *d) {
       "  --gpu-bodies-per-thread R\n"
       "                    bodies per thread: 0 to choose from N, or 1, 2\n"
       "                    or 4 (default: %d)\n",
-      theta_word(d->theta, theta), ORDER_MAX, order_word(d->order, order),
-      tfmm_mac_name(d->mac), leaf_word(d->leaf_size, leaf), DEPTH_MAX,
+      theta_word(d->theta, theta), TFMM_MAX_ORDER, order_word(d->order, order),
+      tfmm_mac_name(d->mac), leaf_word(d->leaf_size, leaf), TFMM_MAX_TREE_DEPTH,
       d->max_depth, TFMM_TREE_GPU_MIN_BODIES, tfmm_schedule_name(d->schedule),
       TFMM_TREE_GPU_MIN_BODIES, tfmm_device_name(d->tree_device),
       tfmm_device_name(d->far_device), d->gpu_tile, d->gpu_threads_per_body,
@@ -214,9 +210,9 @@ static int parse_auto_int(const char *word, int auto_value, long lo, long hi,
   return 1;
 }
 
-/* "auto" (TFMM_FROM_ACCURACY), or an order in [0, ORDER_MAX]. */
+/* "auto" (TFMM_FROM_ACCURACY), or an order in [0, TFMM_MAX_ORDER]. */
 static int parse_order(const char *word, int *out) {
-  return parse_auto_int(word, TFMM_FROM_ACCURACY, 0, ORDER_MAX, out);
+  return parse_auto_int(word, TFMM_FROM_ACCURACY, 0, TFMM_MAX_ORDER, out);
 }
 static int order_ok(const void *v) {
   int p;
@@ -233,7 +229,7 @@ static int leaf_ok(const void *v) {
 }
 static int depth_ok(const void *v) {
   const int d = *(const int *)v;
-  return d >= 1 && d <= DEPTH_MAX;
+  return d >= 1 && d <= TFMM_MAX_TREE_DEPTH;
 }
 static int is_pow2(int x) { return x > 0 && (x & (x - 1)) == 0; }
 static int tile_ok(const void *v) {

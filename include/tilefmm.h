@@ -159,6 +159,12 @@ typedef enum tfmm_mac_kind {
  * fails inside, with no error to report, on teams of 10^5). */
 #define TFMM_MAX_THREADS 1024
 
+/* The highest expansion order tfmm_config.order may ask for, and the
+ * deepest tree level tfmm_config.max_depth may (the resolution of the
+ * 63-bit keys). */
+#define TFMM_MAX_ORDER 20
+#define TFMM_MAX_TREE_DEPTH 21
+
 /* tfmm_config.theta and .order: chosen from tfmm_config.accuracy. */
 #define TFMM_FROM_ACCURACY (-1)
 
@@ -189,9 +195,9 @@ typedef struct tfmm_config {
                          pairs through the leaf lists: for validation);
                          TFMM_FROM_ACCURACY (the default): chosen */
   int order;          /* expansion order p: degrees 0..p kept (0 is the
-                         monopole), 0..20; fmm needs >= 1 (a local expansion
-                         of degree 0 exerts no force); TFMM_FROM_ACCURACY (the
-                         default): chosen */
+                         monopole), 0..TFMM_MAX_ORDER; fmm needs >= 1 (a
+                         local expansion of degree 0 exerts no force);
+                         TFMM_FROM_ACCURACY (the default): chosen */
   tfmm_mac_kind mac;  /* opening criterion; default TFMM_MAC_GEOMETRIC */
   double mac_epsilon; /* TFMM_MAC_ERROR: the error allowed per interaction
                          relative to the target's acceleration, > 0;
@@ -207,8 +213,8 @@ typedef struct tfmm_config {
                          reproducibility between runs, since L follows
                          measured times; tfmm_stats.leaf_size reports the L
                          used. Default 64 */
-  int max_depth;      /* deepest tree level, 1..21 (21 = the resolution of
-                         the 63-bit keys); default 21 */
+  int max_depth;      /* deepest tree level, 1..TFMM_MAX_TREE_DEPTH;
+                         default TFMM_MAX_TREE_DEPTH */
   double box_min[3];  /* tree methods: with box_size > 0, the cube the
                          tree's keys are taken in (lowest corner box_min,
                          side box_size) instead of the bodies' own bounding

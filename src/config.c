@@ -14,6 +14,11 @@
 #include <stdio.h>
 #include <string.h>
 
+_Static_assert(TFMM_MAX_ORDER == TFMM_ORDER_MAX,
+               "the public order limit is the operators'");
+_Static_assert(TFMM_MAX_TREE_DEPTH == TFMM_KEY_LEVELS,
+               "the public depth limit is the keys'");
+
 void tfmm_config_defaults(tfmm_config *cfg) {
   *cfg = (tfmm_config){
       .G = 1.0,

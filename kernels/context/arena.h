@@ -85,8 +85,8 @@ tfmm_status tfmm_arena_reserve(tfmm_gpu *g, int slot, size_t bytes,
                                size_t slack, void **p, tfmm_error *err);
 
 /* The same for a pinned host slot. */
-tfmm_status tfmm_arena_pinned(tfmm_gpu *g, int slot, size_t bytes,
-                              size_t slack, void **p, tfmm_error *err);
+tfmm_status tfmm_arena_pinned(tfmm_gpu *g, int slot, size_t bytes, size_t slack,
+                              void **p, tfmm_error *err);
 
 /* A slot's pointer (NULL before it was reserved) and its bytes. */
 void *tfmm_arena_at(const tfmm_gpu *g, int slot);

@@ -128,8 +128,8 @@ tfmm_status tfmm_arena_reserve(tfmm_gpu *g, int slot, size_t bytes,
   return unsupported(err);
 }
 
-tfmm_status tfmm_arena_pinned(tfmm_gpu *g, int slot, size_t bytes,
-                              size_t slack, void **p, tfmm_error *err) {
+tfmm_status tfmm_arena_pinned(tfmm_gpu *g, int slot, size_t bytes, size_t slack,
+                              void **p, tfmm_error *err) {
   return tfmm_arena_reserve(g, slot, bytes, slack, p, err);
 }
 

@@ -120,4 +120,34 @@ static inline int mpi_finish(const char *name) {
   return total ? 1 : 0;
 }
 
+/* An input of the MPI tests: a model by name and its softening. */
+typedef struct input {
+  const char *name;
+  size_t n;
+  double eps;
+} input;
+
+/* The bodies of one input: positions and masses of all n. */
+static inline void mpi_make(const input *in, uint64_t seed, double *pos,
+                            double *mass) {
+  double *vel = malloc(3 * in->n * sizeof *vel);
+  if (strcmp(in->name, "merger") == 0)
+    tfmm_ic_merger(in->n, seed, pos, vel, mass);
+  else if (strcmp(in->name, "hernquist") == 0)
+    tfmm_ic_hernquist(in->n, seed, pos, vel, mass);
+  else if (strcmp(in->name, "plane") == 0) {
+    /* degenerate: a Plummer sphere flattened onto z = 0, a tenth of it in
+     * one tight clump */
+    tfmm_ic_plummer(in->n, seed, pos, vel, mass);
+    for (size_t i = 0; i < in->n; i++) {
+      pos[3 * i + 2] = 0.0;
+      if (i % 10 == 0)
+        for (int k = 0; k < 2; k++)
+          pos[3 * i + k] = 0.5 + 1e-4 * pos[3 * i + k];
+    }
+  } else
+    tfmm_ic_plummer(in->n, seed, pos, vel, mass);
+  free(vel);
+}
+
 #endif

@@ -9,34 +9,6 @@
 #include "mpi_check.h"
 #include "sample_quantile.h"
 
-typedef struct input {
-  const char *name;
-  size_t n;
-  double eps;
-} input;
-
-/* The bodies of one input: positions and masses of all n. */
-static void make(const input *in, uint64_t seed, double *pos, double *mass) {
-  double *vel = malloc(3 * in->n * sizeof *vel);
-  if (strcmp(in->name, "merger") == 0)
-    tfmm_ic_merger(in->n, seed, pos, vel, mass);
-  else if (strcmp(in->name, "hernquist") == 0)
-    tfmm_ic_hernquist(in->n, seed, pos, vel, mass);
-  else if (strcmp(in->name, "plane") == 0) {
-    /* degenerate: a Plummer sphere flattened onto z = 0, a tenth of it in
-     * one tight clump */
-    tfmm_ic_plummer(in->n, seed, pos, vel, mass);
-    for (size_t i = 0; i < in->n; i++) {
-      pos[3 * i + 2] = 0.0;
-      if (i % 10 == 0)
-        for (int k = 0; k < 2; k++)
-          pos[3 * i + k] = 0.5 + 1e-4 * pos[3 * i + k];
-    }
-  } else
-    tfmm_ic_plummer(in->n, seed, pos, vel, mass);
-  free(vel);
-}
-
 /* Bodies compared with the reference, at most: 4000 of 20000 judge a p99
  * by the 74th largest error (sample_quantile.h), and cost a fifth of the
  * reference at all of them. */
@@ -75,7 +47,7 @@ static void run(const input *in, tfmm_method method, uint64_t seed, int rank,
                 int size) {
   const size_t n = in->n;
   double *pos = malloc(3 * n * sizeof *pos), *mass = malloc(n * sizeof *mass);
-  make(in, seed, pos, mass);
+  mpi_make(in, seed, pos, mass);
   /* This rank's share, and where each came from. */
   size_t m = 0;
   size_t *idx = malloc(n * sizeof *idx);

@@ -8,21 +8,6 @@
  * solver of one process). */
 #include "mpi_check.h"
 
-typedef struct input {
-  const char *name;
-  size_t n;
-  double eps;
-} input;
-
-static void make(const input *in, uint64_t seed, double *pos, double *mass) {
-  double *vel = malloc(3 * in->n * sizeof *vel);
-  if (strcmp(in->name, "merger") == 0)
-    tfmm_ic_merger(in->n, seed, pos, vel, mass);
-  else
-    tfmm_ic_plummer(in->n, seed, pos, vel, mass);
-  free(vel);
-}
-
 /* One input over the ranks: each rank's share (idx, m bodies: mp, mm)
  * and the double-precision reference at it (aref), made once. */
 typedef struct share {
@@ -35,7 +20,7 @@ static share make_share(const input *in, uint64_t seed, int rank, int size) {
   const size_t n = in->n;
   sh.pos = malloc(3 * n * sizeof *sh.pos);
   sh.mass = malloc(n * sizeof *sh.mass);
-  make(in, seed, sh.pos, sh.mass);
+  mpi_make(in, seed, sh.pos, sh.mass);
   sh.idx = malloc(n * sizeof *sh.idx);
   for (size_t i = 0; i < n; i++)
     if (mpi_share(i, size) == rank)
