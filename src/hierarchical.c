@@ -117,7 +117,17 @@ tfmm_status tfmm_hierarchical_compute(const tfmm_config *cfg, int leaf_size,
                                       const unsigned char *active, double *acc,
                                       double *pot, tfmm_stats *stats,
                                       tfmm_error *err) {
+  return tfmm_hierarchical_compute_with(schedule_for(cfg, gpu, n), cfg,
+                                        leaf_size, gpu, w, n, pos, mass, active,
+                                        acc, pot, stats, err);
+}
+
+tfmm_status tfmm_hierarchical_compute_with(
+    const tfmm_schedule *schedule, const tfmm_config *cfg, int leaf_size,
+    tfmm_gpu *gpu, tfmm_workspace *w, size_t n, const double *pos,
+    const double *mass, const unsigned char *active, double *acc, double *pot,
+    tfmm_stats *stats, tfmm_error *err) {
   tfmm_eval e = eval_of(cfg, leaf_size, gpu, w, n, pos, mass, active, acc, pot,
                         stats, err);
-  return run(&e, schedule_for(cfg, gpu, n));
+  return run(&e, schedule);
 }

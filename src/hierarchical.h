@@ -28,6 +28,17 @@ tfmm_status tfmm_hierarchical_compute(const tfmm_config *cfg, int leaf_size,
                                       double *pot, tfmm_stats *stats,
                                       tfmm_error *err);
 
+struct tfmm_schedule;
+
+/* The same under a schedule the caller names (pipeline/schedule.h): one
+ * of the library's or a variant made of its stages, such as the one
+ * tests/test_schedule_variant.c runs. */
+tfmm_status tfmm_hierarchical_compute_with(
+    const struct tfmm_schedule *schedule, const tfmm_config *cfg, int leaf_size,
+    tfmm_gpu *gpu, tfmm_workspace *w, size_t n, const double *pos,
+    const double *mass, const unsigned char *active, double *acc, double *pot,
+    tfmm_stats *stats, tfmm_error *err);
+
 /* Where the device path's results go: after the caller's stream, in the
  * caller's units (acc times caller_G 2^acc_exp, pot times caller_G
  * 2^pot_exp: tfmm_units_unscale's). */
