@@ -385,13 +385,15 @@ Test(traverse_gpu, near_items_equal_the_cpu_rule) {
   const int sms[] = {132, 4000, 100000};
   for (int q = 0; q < 3; q++) {
     tfmm_error err = {{0}};
+    tfmm_gpu *gpu = NULL;
+    cr_assert_eq(tfmm_gpu_create(&gpu, 0, &err), TFMM_OK, "%s", err.message);
     tfmm_pipeline_gpu pl;
     memset(&pl, 0, sizeof pl);
     const tfmm_tree_gpu_params tp = {.leaf_size = 64,
                                      .max_depth = TFMM_MAX_DEPTH};
-    cr_assert_eq(
-        tfmm_pipeline_gpu_tree(&pl, 0, b.n, b.pos, b.mass, 0, NULL, &tp, &err),
-        TFMM_OK, "%s", err.message);
+    cr_assert_eq(tfmm_pipeline_gpu_tree(&pl, gpu, b.n, b.pos, b.mass, 0, NULL,
+                                        &tp, &err),
+                 TFMM_OK, "%s", err.message);
     const tfmm_traverse_gpu_params p = {
         .mac = TFMM_MAC_GEOMETRIC, .theta = 0.5, .order = 3, .m2p_bodies = 1};
     cr_assert_eq(tfmm_pipeline_gpu_upward(&pl, 3, &err), TFMM_OK, "%s",
@@ -462,6 +464,7 @@ Test(traverse_gpu, near_items_equal_the_cpu_rule) {
         free(list_leaf);
     tfmm_octree_free(&t);
     tfmm_pipeline_gpu_release(&pl);
+    tfmm_gpu_destroy(gpu);
   }
   test_bodies_free(&b);
 #endif
