@@ -479,8 +479,8 @@ tfmm_pipeline_gpu_lists(tfmm_pipeline_gpu *pl,
                         tfmm_error *err) {
   CHECK(built(pl, err));
   return entered(pl, pl->base.gpu, err, [&] {
-    tfmm_status st = tfmm_traverse_gpu_run(&pl->lists, &pl->base.tree, params,
-                                           stream_of(pl), err);
+    tfmm_status st = tfmm_traverse_gpu_run(
+        &pl->lists, pl->base.gpu, &pl->base.tree, params, stream_of(pl), err);
     return st == TFMM_OK ? mark(pl, State::EV_LISTS, err) : st;
   });
 }
