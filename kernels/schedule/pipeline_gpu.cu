@@ -35,15 +35,15 @@ tfmm_status mark(tfmm_pipeline_gpu *pl, int k, tfmm_error *err) {
 }
 
 /* The traversal's spare memory, handed out first fit in 256-byte steps. */
-struct Arena {
+struct Lent {
   tfmm_traverse_gpu_region r[TFMM_TRAVERSE_GPU_SPARES];
   size_t used[TFMM_TRAVERSE_GPU_SPARES];
   int count;
 };
 
-/* Room for `bytes` from the arena, else in buffer k of the state. */
+/* Room for `bytes` from the lent memory, else in buffer k of the state. */
 template <class T>
-tfmm_status take(State *s, Arena *a, int k, size_t bytes, T **out,
+tfmm_status take(State *s, Lent *a, int k, size_t bytes, T **out,
                  tfmm_error *err) {
   const size_t need = bytes > 0 ? (bytes + 255) / 256 * 256 : 256;
   for (int i = 0; i < a->count; i++)
@@ -57,12 +57,12 @@ tfmm_status take(State *s, Arena *a, int k, size_t bytes, T **out,
   return TFMM_OK;
 }
 
-/* The arena of a stage: the traversal's spare memory after the near
+/* The lent memory of a stage: the traversal's spare after the near
  * field's results (s->near_out_bytes, placed there the same way by every
  * stage), whose place goes to *near_out. */
-tfmm_status stage_arena(tfmm_pipeline_gpu *pl, Arena *a, void **near_out,
-                        tfmm_error *err) {
-  *a = Arena{};
+tfmm_status stage_lent(tfmm_pipeline_gpu *pl, Lent *a, void **near_out,
+                       tfmm_error *err) {
+  *a = Lent{};
   a->count = tfmm_traverse_gpu_spare(&pl->lists, a->r);
   return take(pl->state, a, State::NEAR_OUT, pl->state->near_out_bytes,
               near_out, err);
@@ -142,8 +142,8 @@ tfmm_status near(tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair,
   const size_t real = f64 ? sizeof(double) : sizeof(float);
   s->near_out_bytes = 4 * n * real;
   s->near_run = pl->lists.runs;
-  Arena a;
-  CHECK(stage_arena(pl, &a, &s->near_out, err));
+  Lent a;
+  CHECK(stage_lent(pl, &a, &s->near_out, err));
   void *body = nullptr;
   double *centre = nullptr;
   int32_t *leaf_begin = nullptr, *position = nullptr, *list_leaf = nullptr,
@@ -266,9 +266,9 @@ tfmm_status far(tfmm_pipeline_gpu *pl, int p, int fmm, int far_on,
     TRY(cudaMemsetAsync(phi, 0, 4 * n * sizeof(double), st));
   if (far_on && fmm) {
     const size_t size = (size_t)(p + 1) * (size_t)(p + 2);
-    Arena a;
+    Lent a;
     void *near_out = nullptr;
-    CHECK(stage_arena(pl, &a, &near_out, err));
+    CHECK(stage_lent(pl, &a, &near_out, err));
     double *L = nullptr;
     CHECK(
         take(s, &a, State::FAR_L, t->ncells * size * sizeof(double), &L, err));
@@ -319,9 +319,9 @@ tfmm_status finish(tfmm_pipeline_gpu *pl, const tfmm_pipeline_gpu_output *out,
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
                           "gpu schedule: the lists were made again after the "
                           "near field");
-  Arena a;
+  Lent a;
   void *near_out = nullptr;
-  CHECK(stage_arena(pl, &a, &near_out, err));
+  CHECK(stage_lent(pl, &a, &near_out, err));
   double *d_acc = out->acc, *d_pot = out->pot;
   if (!out->on_device) {
     CHECK(take(s, &a, State::RESULT, 4 * n * sizeof(double), &d_acc, err));
