@@ -26,7 +26,7 @@ static tfmm_status run_tree_device(tfmm_solver *s, size_t n,
   tfmm_solver_describe(s);
   tfmm_pipeline_gpu *pl = &s->work.gpu;
   double b[7];
-  tfmm_status st = tfmm_pipeline_gpu_bounds(pl, s->cfg.gpu_id, n, d_pos, d_mass,
+  tfmm_status st = tfmm_pipeline_gpu_bounds(pl, s->gpu, n, d_pos, d_mass,
                                             stream, b, &s->err);
   if (st != TFMM_OK)
     return st;

@@ -41,6 +41,14 @@ static void *to_host(const void *d, size_t bytes) {
   return h;
 }
 
+/* A device context (device 0): the traversal's memory is its arena's. */
+static tfmm_gpu *new_context(void) {
+  tfmm_gpu *gpu = NULL;
+  tfmm_error err = {{0}};
+  cr_assert_eq(tfmm_gpu_create(&gpu, 0, &err), TFMM_OK, "%s", err.message);
+  return gpu;
+}
+
 static int by_value(const void *a, const void *b) {
   int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
   return (x > y) - (x < y);
@@ -117,12 +125,14 @@ static double *criterion_input(const tfmm_octree *t,
   return NULL;
 }
 
-/* Both traversals of one tree under p; the GPU state is the caller's. */
-static void check_tree(tfmm_traverse_gpu *state, const test_gpu_tree *g,
+/* Both traversals of one tree under p; the GPU state and its device
+ * context are the caller's. */
+static void check_tree(tfmm_traverse_gpu *state, tfmm_gpu *gpu,
+                       const test_gpu_tree *g,
                        const tfmm_traverse_gpu_params *p, const char *label) {
   tfmm_error err = {{0}};
-  cr_assert_eq(tfmm_traverse_gpu_run(state, &g->tree, p, NULL, &err), TFMM_OK,
-               "%s: %s", label, err.message);
+  cr_assert_eq(tfmm_traverse_gpu_run(state, gpu, &g->tree, p, NULL, &err),
+               TFMM_OK, "%s: %s", label, err.message);
   const tfmm_traverse_gpu_lists *l = &state->lists;
   tfmm_octree t;
   cr_assert_eq(tfmm_tree_gpu_copy(&g->tree, &t, NULL, &err), TFMM_OK, "%s",
@@ -171,6 +181,7 @@ static void check_input_capped(size_t n, const double *pos, const double *mass,
                                    .max_depth = TFMM_MAX_DEPTH};
   test_gpu_tree g;
   test_gpu_tree_build(&g, n, pos, mass, &tp, name);
+  tfmm_gpu *gpu = new_context();
   tfmm_traverse_gpu state = {0};
   const tfmm_mac_kind macs[] = {TFMM_MAC_GEOMETRIC, TFMM_MAC_MASS,
                                 TFMM_MAC_ERROR};
@@ -193,10 +204,11 @@ static void check_input_capped(size_t n, const double *pos, const double *mass,
                "%s, n %zu, leaf %d, %s, %s, theta %g, s %g, cap %lld", name, n,
                leaf_size, bh ? "bh" : "fmm", tfmm_mac_name(macs[k]), p.theta,
                separation, (long long)frontier_cap);
-      check_tree(&state, &g, &p, label);
+      check_tree(&state, gpu, &g, &p, label);
     }
   tfmm_traverse_gpu_release(&state);
   cr_assert_null(state.state);
+  tfmm_gpu_destroy(gpu);
   test_gpu_tree_free(&g);
 }
 
@@ -297,6 +309,7 @@ Test(traverse_gpu, reuse_and_determinism) {
   test_require_gpu();
 #if TFMM_HAVE_CUDA
   uint64_t seed = test_fresh_seed();
+  tfmm_gpu *gpu = new_context();
   tfmm_traverse_gpu state = {0};
   const tfmm_traverse_gpu_params p = {
       .mac = TFMM_MAC_GEOMETRIC, .theta = 0.5, .order = 4, .m2p_bodies = 1};
@@ -310,7 +323,7 @@ Test(traverse_gpu, reuse_and_determinism) {
     snprintf(name, sizeof name, "reuse %d, seed %llu", k,
              (unsigned long long)seed);
     test_gpu_tree_build(&g, b.n, b.pos, b.mass, &tp, name);
-    check_tree(&state, &g, &p, name);
+    check_tree(&state, gpu, &g, &p, name);
     const tfmm_csr_gpu lists[3] = {state.lists.m2l, state.lists.near,
                                    state.lists.m2p};
     tfmm_csr first[3];
@@ -321,7 +334,7 @@ Test(traverse_gpu, reuse_and_determinism) {
                                (size_t)first[o].offset[lists[o].ntargets] * 4);
     }
     tfmm_error err = {{0}};
-    cr_assert_eq(tfmm_traverse_gpu_run(&state, &g.tree, &p, NULL, &err),
+    cr_assert_eq(tfmm_traverse_gpu_run(&state, gpu, &g.tree, &p, NULL, &err),
                  TFMM_OK, "%s", err.message);
     const tfmm_csr_gpu again[3] = {state.lists.m2l, state.lists.near,
                                    state.lists.m2p};
@@ -342,6 +355,7 @@ Test(traverse_gpu, reuse_and_determinism) {
     test_bodies_free(&b);
   }
   tfmm_traverse_gpu_release(&state);
+  tfmm_gpu_destroy(gpu);
 #endif
 }
 
@@ -349,27 +363,29 @@ Test(traverse_gpu, errors_are_reported) {
   test_require_gpu();
 #if TFMM_HAVE_CUDA
   tfmm_error err = {{0}};
+  tfmm_gpu *gpu = new_context();
   tfmm_traverse_gpu state = {0};
   tfmm_tree_gpu empty;
   memset(&empty, 0, sizeof empty);
   tfmm_traverse_gpu_params p = {.mac = TFMM_MAC_GEOMETRIC, .theta = 0.5};
-  cr_assert_eq(tfmm_traverse_gpu_run(&state, &empty, NULL, NULL, &err),
+  cr_assert_eq(tfmm_traverse_gpu_run(&state, gpu, &empty, NULL, NULL, &err),
                TFMM_ERR_INVALID_ARGUMENT);
   cr_assert(strstr(err.message, "params") != NULL, "%s", err.message);
-  cr_assert_eq(tfmm_traverse_gpu_run(&state, &empty, &p, NULL, &err),
+  cr_assert_eq(tfmm_traverse_gpu_run(&state, gpu, &empty, &p, NULL, &err),
                TFMM_ERR_INVALID_ARGUMENT);
   cr_assert(strstr(err.message, "no cells") != NULL, "%s", err.message);
   empty.ncells = empty.nleaves = 1;
   p.theta = -1;
-  cr_assert_eq(tfmm_traverse_gpu_run(&state, &empty, &p, NULL, &err),
+  cr_assert_eq(tfmm_traverse_gpu_run(&state, gpu, &empty, &p, NULL, &err),
                TFMM_ERR_INVALID_ARGUMENT);
   cr_assert(strstr(err.message, "theta -1") != NULL, "%s", err.message);
   p.theta = 0.5;
   p.mac = TFMM_MAC_ERROR;
-  cr_assert_eq(tfmm_traverse_gpu_run(&state, &empty, &p, NULL, &err),
+  cr_assert_eq(tfmm_traverse_gpu_run(&state, gpu, &empty, &p, NULL, &err),
                TFMM_ERR_INVALID_ARGUMENT);
   cr_assert(strstr(err.message, "epsilon") != NULL, "%s", err.message);
   tfmm_traverse_gpu_release(&state);
+  tfmm_gpu_destroy(gpu);
 #endif
 }
 
@@ -385,13 +401,14 @@ Test(traverse_gpu, near_items_equal_the_cpu_rule) {
   const int sms[] = {132, 4000, 100000};
   for (int q = 0; q < 3; q++) {
     tfmm_error err = {{0}};
+    tfmm_gpu *gpu = new_context();
     tfmm_pipeline_gpu pl;
     memset(&pl, 0, sizeof pl);
     const tfmm_tree_gpu_params tp = {.leaf_size = 64,
                                      .max_depth = TFMM_MAX_DEPTH};
-    cr_assert_eq(
-        tfmm_pipeline_gpu_tree(&pl, 0, b.n, b.pos, b.mass, 0, NULL, &tp, &err),
-        TFMM_OK, "%s", err.message);
+    cr_assert_eq(tfmm_pipeline_gpu_tree(&pl, gpu, b.n, b.pos, b.mass, 0, NULL,
+                                        &tp, &err),
+                 TFMM_OK, "%s", err.message);
     const tfmm_traverse_gpu_params p = {
         .mac = TFMM_MAC_GEOMETRIC, .theta = 0.5, .order = 3, .m2p_bodies = 1};
     cr_assert_eq(tfmm_pipeline_gpu_upward(&pl, 3, &err), TFMM_OK, "%s",
@@ -462,6 +479,7 @@ Test(traverse_gpu, near_items_equal_the_cpu_rule) {
         free(list_leaf);
     tfmm_octree_free(&t);
     tfmm_pipeline_gpu_release(&pl);
+    tfmm_gpu_destroy(gpu);
   }
   test_bodies_free(&b);
 #endif

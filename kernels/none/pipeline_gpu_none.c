@@ -9,12 +9,13 @@ static tfmm_status none(tfmm_error *err) {
                         "schedule gpu: this tilefmm was built without CUDA");
 }
 
-tfmm_status tfmm_pipeline_gpu_tree(tfmm_pipeline_gpu *pl, int device, size_t n,
-                                   const double *pos, const double *mass,
-                                   int on_device, void *after,
+tfmm_status tfmm_pipeline_gpu_tree(tfmm_pipeline_gpu *pl, tfmm_gpu *gpu,
+                                   size_t n, const double *pos,
+                                   const double *mass, int on_device,
+                                   void *after,
                                    const tfmm_tree_gpu_params *params,
                                    tfmm_error *err) {
-  (void)pl, (void)device, (void)n, (void)pos, (void)mass, (void)on_device,
+  (void)pl, (void)gpu, (void)n, (void)pos, (void)mass, (void)on_device,
       (void)after, (void)params;
   return none(err);
 }
@@ -85,11 +86,11 @@ tfmm_status tfmm_pipeline_gpu_finish(tfmm_pipeline_gpu *pl,
   return none(err);
 }
 
-tfmm_status tfmm_pipeline_gpu_bounds(tfmm_pipeline_gpu *pl, int device,
+tfmm_status tfmm_pipeline_gpu_bounds(tfmm_pipeline_gpu *pl, tfmm_gpu *gpu,
                                      size_t n, const double *d_pos,
                                      const double *d_mass, void *after,
                                      double bounds[7], tfmm_error *err) {
-  (void)pl, (void)device, (void)n, (void)d_pos, (void)d_mass, (void)after,
+  (void)pl, (void)gpu, (void)n, (void)d_pos, (void)d_mass, (void)after,
       (void)bounds;
   return none(err);
 }

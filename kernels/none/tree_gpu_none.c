@@ -4,15 +4,14 @@
 
 #include <string.h>
 
-tfmm_status tfmm_tree_gpu_hybrid_build(tfmm_tree_gpu_hybrid *h, int device,
+tfmm_status tfmm_tree_gpu_hybrid_build(tfmm_tree_gpu_hybrid *h, tfmm_gpu *gpu,
                                        size_t n, const double *pos,
                                        const double *mass,
                                        const tfmm_tree_gpu_params *params,
                                        struct tfmm_octree *out,
                                        tfmm_tree_gpu_hybrid_times *times,
                                        tfmm_error *err) {
-  (void)h, (void)device, (void)n, (void)pos, (void)mass, (void)params,
-      (void)out;
+  (void)h, (void)gpu, (void)n, (void)pos, (void)mass, (void)params, (void)out;
   memset(times, 0, sizeof *times);
   return tfmm_error_set(err, TFMM_ERR_UNSUPPORTED,
                         "the tree on the GPU: this tilefmm was built without "
@@ -20,9 +19,9 @@ tfmm_status tfmm_tree_gpu_hybrid_build(tfmm_tree_gpu_hybrid *h, int device,
 }
 
 tfmm_status tfmm_tree_gpu_hybrid_upward(tfmm_tree_gpu_hybrid *h, int p,
-                                        double *M, double *seconds,
+                                        int fast, double *M, double *seconds,
                                         tfmm_error *err) {
-  (void)h, (void)p, (void)M;
+  (void)h, (void)p, (void)fast, (void)M;
   *seconds = 0;
   return tfmm_error_set(err, TFMM_ERR_UNSUPPORTED,
                         "the upward pass on the GPU: this tilefmm was built "

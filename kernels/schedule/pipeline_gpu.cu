@@ -2,7 +2,9 @@
  * device, over the entry points of the stages' kernels (bodies_gpu.h,
  * targets_gpu.h, near_inputs_gpu.h, combine_gpu.h, and the tree's, the
  * upward pass's, the traversal's and the far field's), each taking a
- * stream, device arrays and scratch. */
+ * stream, device arrays and scratch. The state and its memory are in
+ * pipeline_gpu_state.cuh; the entry points on the caller's device bodies
+ * in pipeline_gpu_bodies.cu. */
 #include "pipeline_gpu.h"
 
 #define CUDA_TRY_WHO "gpu schedule"
@@ -10,92 +12,20 @@
 
 #include "bodies_gpu.h"
 #include "combine_gpu.h"
-#include "device_buffer.cuh"
 #include "farfield_gpu.h"
-#include "gpu.h"
 #include "near_inputs_gpu.h"
 #include "nearfield/near_items.h"
+#include "pipeline_gpu_state.cuh"
 #include "targets_gpu.h"
 #include "upward_gpu.h"
 
 #include <cuda_runtime.h>
 
-#include <new>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- The state ------------------------------------------------------------
- */
-
-/* Memory. The far field's phi (n) and grad (3n) go where the bodies were
- * uploaded (the tree's input, pl->base.d_bodies, 4n doubles, dead once the
- * tree is built; the caller's device bodies are scaled into it). The
- * stages' scratch is taken from the memory the traversal lends once its
- * lists are made (tfmm_traverse_gpu_spare): the near field's results
- * first, which live until finish, then each stage's own scratch after
- * them, the stages sharing that memory since they run one after the other
- * on the stream (near: its bodies, leaves, entries and counts; far: L and
- * the scaled multipoles; finish: the results). What does not fit is
- * given a buffer of its own below. */
-struct tfmm_pipeline_gpu_state {
-  enum {
-    BODY, /* the near field's */
-    CENTRE,
-    LEAF_BEGIN,
-    POSITION,
-    LIST_LEAF,
-    ENTRY_BODIES,
-    ITEMS, /* the counts, then their scans: three arrays of nleaves + 1 */
-    ITEM,
-    SPLIT,
-    NEAR_OUT,
-    NEAR_WORK,
-    SCAN_TEMP,
-    FAR_L,
-    FAR_MS,     /* the float M2L's scaled multipoles */
-    RESULT,     /* acc (3n), then pot (n): the device's outputs */
-    BOUNDS,     /* the caller's device bodies' bounds */
-    ACTIVE,     /* the targets' mask uploaded from the host (n bytes) */
-    BELOW,      /* the targets among sorted bodies [0, k), k = 0..n */
-    TARGETS,    /* the targets of each cell */
-    TARGET_SUM, /* their count */
-    CHECKS,     /* two first-invalid indices, equal keys, leaf min, max */
-    BUFFERS
-  };
-  tfmm_device_buffer buf[BUFFERS];
-  unsigned long long *host = nullptr; /* pinned: CHECKS copied back */
-  enum { CHECK_VALUES = 5 };
-  int64_t *host_totals = nullptr; /* pinned: the item totals */
-  enum { EV_START, EV_TREE, EV_UPWARD, EV_LISTS, EV_NEAR, EV_FAR, EV_END, EVS };
-  cudaEvent_t ev[EVS] = {};
-  int recorded[EVS] = {};
-  double upload_ms = 0;
-  tfmm_gpu_near_size near_size{};
-  tfmm_precision precision = TFMM_PRECISION_SINGLE;
-  int potential = 0;
-  void *near_out = nullptr; /* the near field's results (4n) */
-  size_t near_out_bytes = 0;
-  uint64_t near_run = 0; /* the traversal run the near field followed */
-  const unsigned char *active = nullptr; /* the targets' mask on the
-                                            device, or NULL: every body */
-  int64_t target_cells = 0; /* cells holding a target (with active) */
-};
-
 namespace {
-
-using State = tfmm_pipeline_gpu_state;
-
-template <class T> T *at(State *s, int k) { return (T *)s->buf[k].p; }
-
-tfmm_status reserve(State *s, int k, size_t bytes, tfmm_error *err) {
-  TRY(tfmm_device_buffer_reserve(&s->buf[k], bytes > 0 ? bytes : 1));
-  return TFMM_OK;
-}
-
-cudaStream_t stream_of(tfmm_pipeline_gpu *pl) {
-  return (cudaStream_t)pl->base.stream;
-}
 
 tfmm_status mark(tfmm_pipeline_gpu *pl, int k, tfmm_error *err) {
   State *s = pl->state;
@@ -105,15 +35,15 @@ tfmm_status mark(tfmm_pipeline_gpu *pl, int k, tfmm_error *err) {
 }
 
 /* The traversal's spare memory, handed out first fit in 256-byte steps. */
-struct Arena {
+struct Lent {
   tfmm_traverse_gpu_region r[TFMM_TRAVERSE_GPU_SPARES];
   size_t used[TFMM_TRAVERSE_GPU_SPARES];
   int count;
 };
 
-/* Room for `bytes` from the arena, else in buffer k of the state. */
+/* Room for `bytes` from the lent memory, else in buffer k of the state. */
 template <class T>
-tfmm_status take(State *s, Arena *a, int k, size_t bytes, T **out,
+tfmm_status take(State *s, Lent *a, int k, size_t bytes, T **out,
                  tfmm_error *err) {
   const size_t need = bytes > 0 ? (bytes + 255) / 256 * 256 : 256;
   for (int i = 0; i < a->count; i++)
@@ -127,80 +57,23 @@ tfmm_status take(State *s, Arena *a, int k, size_t bytes, T **out,
   return TFMM_OK;
 }
 
-/* The arena of a stage: the traversal's spare memory after the near
+/* The lent memory of a stage: the traversal's spare after the near
  * field's results (s->near_out_bytes, placed there the same way by every
  * stage), whose place goes to *near_out. */
-tfmm_status stage_arena(tfmm_pipeline_gpu *pl, Arena *a, void **near_out,
-                        tfmm_error *err) {
-  *a = Arena{};
+tfmm_status stage_lent(tfmm_pipeline_gpu *pl, Lent *a, void **near_out,
+                       tfmm_error *err) {
+  *a = Lent{};
   a->count = tfmm_traverse_gpu_spare(&pl->lists, a->r);
   return take(pl->state, a, State::NEAR_OUT, pl->state->near_out_bytes,
               near_out, err);
 }
 
-tfmm_status make_state(tfmm_pipeline_gpu *pl, tfmm_error *err) {
-  if (pl->state != nullptr)
-    return TFMM_OK;
-  State *s = new (std::nothrow) State();
-  if (s == nullptr)
-    return tfmm_error_set(err, TFMM_ERR_NO_MEMORY,
-                          "no memory for the gpu schedule's state");
-  pl->state = s;
-  TRY(cudaMallocHost((void **)&s->host, State::CHECK_VALUES * sizeof *s->host));
-  TRY(cudaMallocHost((void **)&s->host_totals, 3 * sizeof *s->host_totals));
-  for (int k = 0; k < State::EVS; k++)
-    TRY(cudaEventCreate(&s->ev[k]));
-  return TFMM_OK;
-}
-
-/* Runs f(pl, err) with the pipeline's device current. */
-template <class F>
-tfmm_status entered(tfmm_pipeline_gpu *pl, int device, tfmm_error *err, F f) {
-  int previous = -1;
-  tfmm_status st =
-      tfmm_tree_gpu_hybrid_enter(&pl->base, device, &previous, err);
-  if (st == TFMM_OK)
-    st = make_state(pl, err);
-  if (st == TFMM_OK)
-    st = f();
-  return tfmm_tree_gpu_hybrid_leave(previous, st);
-}
-
 tfmm_status built(tfmm_pipeline_gpu *pl, tfmm_error *err) {
-  if (pl == nullptr || pl->base.stream == nullptr || pl->state == nullptr ||
+  if (pl == nullptr || pl->base.gpu == nullptr || pl->state == nullptr ||
       pl->base.tree.ncells < 1)
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
                           "gpu schedule: no tree built");
   return TFMM_OK;
-}
-
-tfmm_status check_device_bodies(tfmm_pipeline_gpu *pl, size_t n,
-                                const double *pos, const double *mass,
-                                tfmm_error *err) {
-  State *s = pl->state;
-  cudaStream_t st = stream_of(pl);
-  CHECK(reserve(s, State::CHECKS,
-                State::CHECK_VALUES * sizeof(unsigned long long), err));
-  unsigned long long *bad = at<unsigned long long>(s, State::CHECKS);
-  CHECK(tfmm_bodies_gpu_first_invalid(n, pos, mass, bad, st, err));
-  TRY(cudaMemcpyAsync(s->host, bad, 2 * sizeof *bad, cudaMemcpyDeviceToHost,
-                      st));
-  TRY(cudaStreamSynchronize(st));
-  const unsigned long long first =
-      s->host[0] < s->host[1] ? s->host[0] : s->host[1];
-  if (first == ~0ull)
-    return TFMM_OK;
-  double x[4];
-  TRY(cudaMemcpy(x, pos + 3 * first, 3 * sizeof(double),
-                 cudaMemcpyDeviceToHost));
-  TRY(cudaMemcpy(x + 3, mass + first, sizeof(double), cudaMemcpyDeviceToHost));
-  if (first == s->host[0])
-    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
-                          "body %llu: position (%g, %g, %g) is not finite",
-                          first, x[0], x[1], x[2]);
-  return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
-                        "body %llu: mass %g is not finite and positive", first,
-                        x[3]);
 }
 
 /* Room for the cells of a tree of n bodies, leaves of L, as usual: 8
@@ -238,8 +111,8 @@ tfmm_status tree(tfmm_pipeline_gpu *pl, size_t n, const double *pos,
   tfmm_tree_gpu_params p = *params;
   if (p.max_cells == 0)
     p.max_cells = usual_cells(pl, (int64_t)n, p.leaf_size, p.max_depth);
-  tfmm_status st = tfmm_tree_gpu_hybrid_build(
-      &pl->base, pl->base.device, n, pos, mass, &p, nullptr, &times, err);
+  tfmm_status st = tfmm_tree_gpu_hybrid_build(&pl->base, pl->base.gpu, n, pos,
+                                              mass, &p, nullptr, &times, err);
   while (st == TFMM_ERR_NO_MEMORY && p.max_cells != params->max_cells) {
     /* More cells than that room (or no memory for them): four times the
      * room, then the bound, so that the workspace (kept) grows no further
@@ -247,8 +120,8 @@ tfmm_status tree(tfmm_pipeline_gpu *pl, size_t n, const double *pos,
     const int64_t bound = cell_bound((int64_t)n, p.leaf_size, p.max_depth);
     p.max_cells = p.max_cells < bound / 4 ? 4 * p.max_cells : params->max_cells;
     memset(&pl->base.tree, 0, sizeof pl->base.tree);
-    st = tfmm_tree_gpu_hybrid_build(&pl->base, pl->base.device, n, pos, mass,
-                                    &p, nullptr, &times, err);
+    st = tfmm_tree_gpu_hybrid_build(&pl->base, pl->base.gpu, n, pos, mass, &p,
+                                    nullptr, &times, err);
   }
   CHECK(st);
   pl->last_n = (int64_t)n;
@@ -269,8 +142,8 @@ tfmm_status near(tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair,
   const size_t real = f64 ? sizeof(double) : sizeof(float);
   s->near_out_bytes = 4 * n * real;
   s->near_run = pl->lists.runs;
-  Arena a;
-  CHECK(stage_arena(pl, &a, &s->near_out, err));
+  Lent a;
+  CHECK(stage_lent(pl, &a, &s->near_out, err));
   void *body = nullptr;
   double *centre = nullptr;
   int32_t *leaf_begin = nullptr, *position = nullptr, *list_leaf = nullptr,
@@ -365,13 +238,15 @@ tfmm_status near(tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair,
 tfmm_status far_bodies(tfmm_pipeline_gpu *pl, double **phi, double **grad,
                        tfmm_error *err) {
   const size_t n = pl->base.tree.n;
-  if (pl->base.d_bodies == nullptr ||
-      pl->base.bodies_bytes < 4 * n * sizeof(double))
+  void *bodies = tfmm_arena_at(pl->base.gpu, TFMM_TREE_GPU_HYBRID_BODIES);
+  if (bodies == nullptr ||
+      tfmm_arena_slot_bytes(pl->base.gpu, TFMM_TREE_GPU_HYBRID_BODIES) <
+          4 * n * sizeof(double))
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
                           "gpu schedule: no room for the far field of %zu "
                           "bodies where they were uploaded",
                           n);
-  *phi = (double *)pl->base.d_bodies;
+  *phi = (double *)bodies;
   *grad = *phi + n;
   return TFMM_OK;
 }
@@ -383,15 +258,17 @@ tfmm_status far(tfmm_pipeline_gpu *pl, int p, int fmm, int far_on,
   const tfmm_traverse_gpu_lists *l = &pl->lists.lists;
   cudaStream_t st = stream_of(pl);
   const size_t n = t->n;
+  const double *M =
+      (const double *)tfmm_arena_at(pl->base.gpu, TFMM_TREE_GPU_HYBRID_M);
   double *phi = nullptr, *grad = nullptr;
   CHECK(far_bodies(pl, &phi, &grad, err));
   if (!far_on || !fmm) /* M2P adds; no far field is zero */
     TRY(cudaMemsetAsync(phi, 0, 4 * n * sizeof(double), st));
   if (far_on && fmm) {
     const size_t size = (size_t)(p + 1) * (size_t)(p + 2);
-    Arena a;
+    Lent a;
     void *near_out = nullptr;
-    CHECK(stage_arena(pl, &a, &near_out, err));
+    CHECK(stage_lent(pl, &a, &near_out, err));
     double *L = nullptr;
     CHECK(
         take(s, &a, State::FAR_L, t->ncells * size * sizeof(double), &L, err));
@@ -408,18 +285,16 @@ tfmm_status far(tfmm_pipeline_gpu *pl, int p, int fmm, int far_on,
       float *Ms = nullptr;
       CHECK(take(s, &a, State::FAR_MS,
                  tfmm_farfield_gpu_m2l_float_bytes(t->ncells, p), &Ms, err));
-      CHECK(tfmm_farfield_gpu_m2l_float(t, &l->m2l, p, lanes, pl->base.d_M, Ms,
-                                        L, st, err));
+      CHECK(
+          tfmm_farfield_gpu_m2l_float(t, &l->m2l, p, lanes, M, Ms, L, st, err));
     } else {
-      CHECK(tfmm_farfield_gpu_m2l_lanes(t, &l->m2l, p, lanes, pl->base.d_M, L,
-                                        st, err));
+      CHECK(tfmm_farfield_gpu_m2l_lanes(t, &l->m2l, p, lanes, M, L, st, err));
     }
     CHECK(tfmm_farfield_gpu_l2l_fast(t, p, L, st, err));
     CHECK(tfmm_farfield_gpu_l2p_fast(t, p, L, phi, grad, st, err));
   }
   if (far_on)
-    CHECK(tfmm_farfield_gpu_m2p_fast(t, &l->m2p, p, pl->base.d_M, phi, grad, st,
-                                     err));
+    CHECK(tfmm_farfield_gpu_m2p_fast(t, &l->m2p, p, M, phi, grad, st, err));
   return mark(pl, State::EV_FAR, err);
 }
 
@@ -444,9 +319,9 @@ tfmm_status finish(tfmm_pipeline_gpu *pl, const tfmm_pipeline_gpu_output *out,
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
                           "gpu schedule: the lists were made again after the "
                           "near field");
-  Arena a;
+  Lent a;
   void *near_out = nullptr;
-  CHECK(stage_arena(pl, &a, &near_out, err));
+  CHECK(stage_lent(pl, &a, &near_out, err));
   double *d_acc = out->acc, *d_pot = out->pot;
   if (!out->on_device) {
     CHECK(take(s, &a, State::RESULT, 4 * n * sizeof(double), &d_acc, err));
@@ -535,68 +410,17 @@ tfmm_status targets(tfmm_pipeline_gpu *pl, const unsigned char *active,
   return TFMM_OK;
 }
 
-/* The targets among n bytes of the device (tfmm_pipeline_gpu_count_targets). */
-tfmm_status count_targets(tfmm_pipeline_gpu *pl, size_t n,
-                          const unsigned char *active, size_t *count,
-                          tfmm_error *err) {
-  State *s = pl->state;
-  cudaStream_t st = stream_of(pl);
-  CHECK(reserve(s, State::TARGET_SUM, sizeof(int64_t), err));
-  int64_t *sum = at<int64_t>(s, State::TARGET_SUM);
-  size_t bytes = 0;
-  CHECK(tfmm_targets_gpu_count(nullptr, &bytes, n, active, sum, st, err));
-  CHECK(reserve(s, State::SCAN_TEMP, bytes, err));
-  CHECK(tfmm_targets_gpu_count(s->buf[State::SCAN_TEMP].p, &bytes, n, active,
-                               sum, st, err));
-  int64_t h = 0;
-  TRY(cudaMemcpyAsync(&h, sum, sizeof h, cudaMemcpyDeviceToHost, st));
-  TRY(cudaStreamSynchronize(st));
-  *count = (size_t)h;
-  return TFMM_OK;
-}
-
-tfmm_status bounds(tfmm_pipeline_gpu *pl, size_t n, const double *pos,
-                   const double *mass, void *after, double out[7],
-                   tfmm_error *err) {
-  State *s = pl->state;
-  cudaStream_t st = stream_of(pl);
-  TRY(cudaStreamSynchronize((cudaStream_t)after));
-  CHECK(check_device_bodies(pl, n, pos, mass, err));
-  CHECK(reserve(s, State::BOUNDS, 7 * sizeof(double), err));
-  double *d_out = at<double>(s, State::BOUNDS);
-  size_t bytes = 0;
-  CHECK(tfmm_bodies_gpu_bounds(nullptr, &bytes, n, pos, mass, d_out, st, err));
-  CHECK(reserve(s, State::SCAN_TEMP, bytes, err));
-  CHECK(tfmm_bodies_gpu_bounds(s->buf[State::SCAN_TEMP].p, &bytes, n, pos, mass,
-                               d_out, st, err));
-  TRY(cudaMemcpyAsync(out, d_out, 7 * sizeof(double), cudaMemcpyDeviceToHost,
-                      st));
-  TRY(cudaStreamSynchronize(st));
-  return TFMM_OK;
-}
-tfmm_status scale(tfmm_pipeline_gpu *pl, size_t n, const double *pos,
-                  const double *mass, int k, int j, const double **spos,
-                  const double **smass, tfmm_error *err) {
-  /* Where the tree takes its bodies from (no copy then). */
-  CHECK(tfmm_tree_gpu_hybrid_bodies(&pl->base, n, err));
-  double *out = (double *)pl->base.d_bodies;
-  CHECK(tfmm_bodies_gpu_scale(n, pos, mass, k, j, out, stream_of(pl), err));
-  *spos = out;
-  *smass = out + 3 * n;
-  return TFMM_OK;
-}
-
 } // namespace
 
 extern "C" tfmm_status
-tfmm_pipeline_gpu_tree(tfmm_pipeline_gpu *pl, int device, size_t n,
+tfmm_pipeline_gpu_tree(tfmm_pipeline_gpu *pl, tfmm_gpu *gpu, size_t n,
                        const double *pos, const double *mass, int on_device,
                        void *after, const tfmm_tree_gpu_params *params,
                        tfmm_error *err) {
   if (pl == nullptr)
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
                           "gpu schedule: the state is NULL");
-  return entered(pl, device, err, [&] {
+  return entered(pl, gpu, err, [&] {
     return tree(pl, n, pos, mass, on_device, after, params, err);
   });
 }
@@ -605,7 +429,7 @@ extern "C" tfmm_status tfmm_pipeline_gpu_maybe_coincident(tfmm_pipeline_gpu *pl,
                                                           int64_t *count,
                                                           tfmm_error *err) {
   CHECK(built(pl, err));
-  return entered(pl, pl->base.device, err, [&]() -> tfmm_status {
+  return entered(pl, pl->base.gpu, err, [&]() -> tfmm_status {
     State *s = pl->state;
     cudaStream_t st = stream_of(pl);
     CHECK(reserve(s, State::CHECKS,
@@ -625,8 +449,8 @@ extern "C" tfmm_status tfmm_pipeline_gpu_copy_tree(tfmm_pipeline_gpu *pl,
                                                    struct tfmm_octree *out,
                                                    tfmm_error *err) {
   CHECK(built(pl, err));
-  return entered(pl, pl->base.device, err, [&] {
-    return tfmm_tree_gpu_copy(&pl->base.tree, out, pl->base.stream, err);
+  return entered(pl, pl->base.gpu, err, [&] {
+    return tfmm_tree_gpu_copy(&pl->base.tree, out, stream_of(pl), err);
   });
 }
 
@@ -635,31 +459,17 @@ extern "C" tfmm_status tfmm_pipeline_gpu_targets(tfmm_pipeline_gpu *pl,
                                                  int on_device,
                                                  tfmm_error *err) {
   CHECK(built(pl, err));
-  return entered(pl, pl->base.device, err,
+  return entered(pl, pl->base.gpu, err,
                  [&] { return targets(pl, active, on_device, err); });
-}
-
-extern "C" tfmm_status
-tfmm_pipeline_gpu_count_targets(tfmm_pipeline_gpu *pl, size_t n,
-                                const unsigned char *d_active, size_t *count,
-                                tfmm_error *err) {
-  if (pl == nullptr || pl->base.stream == nullptr || pl->state == nullptr ||
-      d_active == nullptr || count == nullptr || n == 0 ||
-      n > (size_t)INT32_MAX)
-    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
-                          "gpu schedule: the bounds first, and a mask of "
-                          "1..2^31 - 1 bodies");
-  return entered(pl, pl->base.device, err,
-                 [&] { return count_targets(pl, n, d_active, count, err); });
 }
 
 extern "C" tfmm_status tfmm_pipeline_gpu_upward(tfmm_pipeline_gpu *pl, int p,
                                                 tfmm_error *err) {
   CHECK(built(pl, err));
   double seconds = 0;
-  pl->base.fast_upward = 1; /* M stays on the device: to rounding will do */
-  CHECK(tfmm_tree_gpu_hybrid_upward(&pl->base, p, nullptr, &seconds, err));
-  return entered(pl, pl->base.device, err,
+  /* M stays on the device: to rounding will do (fast). */
+  CHECK(tfmm_tree_gpu_hybrid_upward(&pl->base, p, 1, nullptr, &seconds, err));
+  return entered(pl, pl->base.gpu, err,
                  [&] { return mark(pl, State::EV_UPWARD, err); });
 }
 
@@ -668,9 +478,9 @@ tfmm_pipeline_gpu_lists(tfmm_pipeline_gpu *pl,
                         const tfmm_traverse_gpu_params *params,
                         tfmm_error *err) {
   CHECK(built(pl, err));
-  return entered(pl, pl->base.device, err, [&] {
-    tfmm_status st = tfmm_traverse_gpu_run(&pl->lists, &pl->base.tree, params,
-                                           pl->base.stream, err);
+  return entered(pl, pl->base.gpu, err, [&] {
+    tfmm_status st = tfmm_traverse_gpu_run(
+        &pl->lists, pl->base.gpu, &pl->base.tree, params, stream_of(pl), err);
     return st == TFMM_OK ? mark(pl, State::EV_LISTS, err) : st;
   });
 }
@@ -683,7 +493,7 @@ extern "C" tfmm_status tfmm_pipeline_gpu_near(tfmm_pipeline_gpu *pl,
   if (pair == nullptr)
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
                           "gpu schedule: no pair parameters");
-  return entered(pl, pl->base.device, err,
+  return entered(pl, pl->base.gpu, err,
                  [&] { return near(pl, pair, potential, sm_count, err); });
 }
 
@@ -691,7 +501,7 @@ extern "C" tfmm_status tfmm_pipeline_gpu_far(tfmm_pipeline_gpu *pl, int p,
                                              int fmm, int far_on,
                                              tfmm_error *err) {
   CHECK(built(pl, err));
-  return entered(pl, pl->base.device, err,
+  return entered(pl, pl->base.gpu, err,
                  [&] { return far(pl, p, fmm, far_on, err); });
 }
 
@@ -703,33 +513,8 @@ tfmm_pipeline_gpu_finish(tfmm_pipeline_gpu *pl,
   if (out == nullptr || out->acc == nullptr)
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
                           "gpu schedule: no output arrays");
-  return entered(pl, pl->base.device, err,
+  return entered(pl, pl->base.gpu, err,
                  [&] { return finish(pl, out, times, err); });
-}
-
-extern "C" tfmm_status
-tfmm_pipeline_gpu_bounds(tfmm_pipeline_gpu *pl, int device, size_t n,
-                         const double *d_pos, const double *d_mass, void *after,
-                         double out[7], tfmm_error *err) {
-  if (pl == nullptr || d_pos == nullptr || d_mass == nullptr || n == 0 ||
-      n > (size_t)INT32_MAX)
-    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
-                          "gpu schedule: no state, no bodies or too many");
-  return entered(pl, device, err,
-                 [&] { return bounds(pl, n, d_pos, d_mass, after, out, err); });
-}
-
-extern "C" tfmm_status
-tfmm_pipeline_gpu_scale(tfmm_pipeline_gpu *pl, size_t n, const double *d_pos,
-                        const double *d_mass, int length_exp, int mass_exp,
-                        const double **pos, const double **mass,
-                        tfmm_error *err) {
-  if (pl == nullptr || pl->base.stream == nullptr || pl->state == nullptr)
-    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
-                          "gpu schedule: the bounds first");
-  return entered(pl, pl->base.device, err, [&] {
-    return scale(pl, n, d_pos, d_mass, length_exp, mass_exp, pos, mass, err);
-  });
 }
 
 extern "C" tfmm_status tfmm_pipeline_gpu_items(tfmm_pipeline_gpu *pl,
@@ -738,7 +523,7 @@ extern "C" tfmm_status tfmm_pipeline_gpu_items(tfmm_pipeline_gpu *pl,
                                                tfmm_gpu_near_split **split,
                                                tfmm_error *err) {
   CHECK(built(pl, err));
-  return entered(pl, pl->base.device, err, [&]() -> tfmm_status {
+  return entered(pl, pl->base.gpu, err, [&]() -> tfmm_status {
     State *s = pl->state;
     *sz = s->near_size;
     const size_t ib = sz->nitems * sizeof **item,
@@ -762,14 +547,16 @@ extern "C" size_t tfmm_pipeline_gpu_bytes(const tfmm_pipeline_gpu *pl) {
     return 0;
   /* The other buffers only grow (a larger one replaces a smaller after
    * it is freed): what they hold is the most they held. */
-  size_t sum = pl->base.bodies_bytes + pl->base.work_bytes + pl->base.M_bytes +
-               pl->base.far_bytes + tfmm_traverse_gpu_peak_bytes(&pl->lists);
-  if (pl->state != nullptr)
-    for (int k = 0; k < State::BUFFERS; k++)
-      sum += pl->state->buf[k].bytes;
+  const tfmm_gpu *g = pl->base.gpu;
+  size_t sum = tfmm_traverse_gpu_peak_bytes(&pl->lists);
+  if (g != nullptr)
+    sum += tfmm_arena_bytes(g, TFMM_SLOTS_TREE, TFMM_TREE_GPU_HYBRID_SLOTS) +
+           tfmm_arena_bytes(g, TFMM_SLOTS_SCHEDULE, State::BUFFERS);
   return sum;
 }
 
+/* The context keeps the buffers (it frees them when destroyed, maybe
+ * before this): the state owns its events alone. */
 extern "C" void tfmm_pipeline_gpu_release(tfmm_pipeline_gpu *pl) {
   if (pl == nullptr)
     return;
@@ -778,13 +565,7 @@ extern "C" void tfmm_pipeline_gpu_release(tfmm_pipeline_gpu *pl) {
     int previous = -1;
     if (cudaGetDevice(&previous) != cudaSuccess)
       previous = -1;
-    cudaSetDevice(pl->base.device);
-    for (int k = 0; k < State::BUFFERS; k++)
-      tfmm_device_buffer_free(&s->buf[k]);
-    if (s->host != nullptr)
-      cudaFreeHost(s->host);
-    if (s->host_totals != nullptr)
-      cudaFreeHost(s->host_totals);
+    cudaSetDevice(s->device);
     for (int k = 0; k < State::EVS; k++)
       if (s->ev[k] != nullptr)
         cudaEventDestroy(s->ev[k]);

@@ -15,9 +15,15 @@
  *
  * The host waits inside the tree build and the traversal (once a level or
  * round, for sizes), and once for the near field's item count; the rest is
- * enqueued. Buffers are kept in the state and grown when N grows. Stage
- * times are measured by CUDA events between the stages. Plain C; the
- * device is made current for each call and restored after it. */
+ * enqueued. The device context (gpu_context.h, arena.h), given to the
+ * first call (tfmm_pipeline_gpu_tree or tfmm_pipeline_gpu_bounds) and kept
+ * in pl->base, owns the device, the stream (its SOLVE stream, the tree's)
+ * and the memory: the tree's slots (tree_gpu_hybrid.h), the traversal's
+ * and the SCHEDULE group for the other buffers, kept between evaluations,
+ * grown when N grows and released when the context is destroyed. Stage
+ * times are measured by CUDA events between the stages, which the state
+ * owns. Plain C; the device is made current for each call and restored
+ * after it. */
 #ifndef TFMM_PIPELINE_GPU_H
 #define TFMM_PIPELINE_GPU_H
 
@@ -36,8 +42,8 @@ extern "C" {
 
 /* Zero-initialise; release with tfmm_pipeline_gpu_release. */
 typedef struct tfmm_pipeline_gpu {
-  tfmm_tree_gpu_hybrid base;             /* stream, bodies, tree, multipoles */
-  tfmm_traverse_gpu lists;               /* the traversal and its lists */
+  tfmm_tree_gpu_hybrid base; /* context, tree (bodies, multipoles) */
+  tfmm_traverse_gpu lists;   /* the traversal and its lists */
   struct tfmm_pipeline_gpu_state *state; /* the other buffers and events */
   int64_t leaf_min, leaf_max;            /* bodies of a leaf, once the near
                                             field is enqueued */
@@ -58,18 +64,19 @@ typedef struct tfmm_pipeline_gpu_times {
 } tfmm_pipeline_gpu_times;
 
 /* Uploads the n bodies (checked by the caller) and builds their tree
- * (params) on `device`. With params->max_cells 0 the tree's cell arrays
- * get room for the cells a tree of n bodies usually has (8 n / (L + 1),
- * or 5/4 of the last tree of n bodies) instead of the bound that always
- * holds (1 + 21 min(n, 8 n / (L + 1)), 250 bytes a body at leaf 64); a
- * tree that needs more is built again with four times the room, up to
- * that bound. The
- * bodies are host arrays; or, when on_device, arrays on that device, ready once
- * the stream `after` (a cudaStream_t; NULL: the legacy default stream) is idle.
- */
-tfmm_status tfmm_pipeline_gpu_tree(tfmm_pipeline_gpu *pl, int device, size_t n,
-                                   const double *pos, const double *mass,
-                                   int on_device, void *after,
+ * (params) on gpu's device; pl keeps gpu for the calls that follow. With
+ * params->max_cells 0 the tree's cell arrays get room for the cells a
+ * tree of n bodies usually has (8 n / (L + 1), or 5/4 of the last tree of
+ * n bodies) instead of the bound that always holds (1 + 21 min(n, 8 n /
+ * (L + 1)), 250 bytes a body at leaf 64); a tree that needs more is built
+ * again with four times the room, up to that bound. The bodies are host
+ * arrays; or, when on_device, arrays on that device, ready once the
+ * stream `after` (a cudaStream_t; NULL: the legacy default stream) is
+ * idle. */
+tfmm_status tfmm_pipeline_gpu_tree(tfmm_pipeline_gpu *pl, tfmm_gpu *gpu,
+                                   size_t n, const double *pos,
+                                   const double *mass, int on_device,
+                                   void *after,
                                    const tfmm_tree_gpu_params *params,
                                    tfmm_error *err);
 
@@ -147,21 +154,21 @@ tfmm_status tfmm_pipeline_gpu_finish(tfmm_pipeline_gpu *pl,
                                      tfmm_pipeline_gpu_times *times,
                                      tfmm_error *err);
 
-/* Bodies that live on `device` (d_pos 3n, d_mass n), ready once the
+/* Bodies that live on gpu's device (d_pos 3n, d_mass n), ready once the
  * stream `after` (a cudaStream_t; NULL: the legacy default stream) is
  * idle: checked as tfmm_bodies_check checks them (the same messages), and
  * their lowest and highest corners and largest mass reduced into
  * bounds[0..2], bounds[3..5] and bounds[6] (for tfmm_units_from_bounds). */
-tfmm_status tfmm_pipeline_gpu_bounds(tfmm_pipeline_gpu *pl, int device,
+tfmm_status tfmm_pipeline_gpu_bounds(tfmm_pipeline_gpu *pl, tfmm_gpu *gpu,
                                      size_t n, const double *d_pos,
                                      const double *d_mass, void *after,
                                      double bounds[7], tfmm_error *err);
 
 /* Those bodies scaled by 2^-length_exp and 2^-mass_exp (exactly, as
  * tfmm_units_scale) into the buffer the tree takes its bodies from
- * (pl->base.d_bodies, then no copy); *pos and *mass point at it: device
- * arrays for tfmm_pipeline_gpu_tree, valid until the far field writes its
- * sums there. */
+ * (its BODIES slot, tree_gpu_hybrid.h; then no copy); *pos and *mass point at
+ * it: device arrays for tfmm_pipeline_gpu_tree, valid until the far field
+ * writes its sums there. */
 tfmm_status tfmm_pipeline_gpu_scale(tfmm_pipeline_gpu *pl, size_t n,
                                     const double *d_pos, const double *d_mass,
                                     int length_exp, int mass_exp,
@@ -183,7 +190,9 @@ tfmm_status tfmm_pipeline_gpu_items(tfmm_pipeline_gpu *pl,
  * holds now, the most it has held at once (an upper bound). */
 size_t tfmm_pipeline_gpu_bytes(const tfmm_pipeline_gpu *pl);
 
-/* Frees every buffer; pl is zeroed and reusable. */
+/* Frees the state's events and forgets the context, whose arena keeps the
+ * buffers until it is destroyed (before or after this call); pl is zeroed
+ * and reusable. */
 void tfmm_pipeline_gpu_release(tfmm_pipeline_gpu *pl);
 
 #ifdef __cplusplus

@@ -13,7 +13,7 @@
 #define CUDA_TRY_WHO "traverse_gpu"
 #include "cuda_try.cuh"
 
-#include "device_buffer.cuh"
+#include "gpu_context.h"
 #include "tree/mac_rule.h"
 
 #include <cub/device/device_radix_sort.cuh>
@@ -280,7 +280,7 @@ using WorkIter =
 
 } // namespace
 
-/* ---- The state: buffers kept between calls ------------------------------ */
+/* ---- The state: buffers kept between calls, in the context's arena ------ */
 
 struct tfmm_traverse_gpu_state {
   using Buffer = tfmm_device_buffer;
@@ -301,8 +301,9 @@ struct tfmm_traverse_gpu_state {
     TEMP,
     BUFFERS
   };
-  Buffer buf[BUFFERS];
-  int64_t *host = nullptr;     /* pinned: SUMS copied back */
+  tfmm_gpu *gpu = nullptr;     /* the context of the first run */
+  Buffer *buf = nullptr;       /* its TRAVERSE slots */
+  int64_t *host = nullptr;     /* pinned (TFMM_PINNED_TRAVERSE): SUMS */
   double *host_work = nullptr; /* pinned: the two sums */
   size_t peak = 0;             /* the most bytes held at once */
   int64_t count[OUTPUTS] = {}; /* entries of each list of the last run */
@@ -312,6 +313,8 @@ struct tfmm_traverse_gpu_state {
 namespace {
 
 using State = tfmm_traverse_gpu_state;
+static_assert((int)State::BUFFERS <= (int)TFMM_SLOTS_TRAVERSE_COUNT,
+              "the traversal's buffers fit the TRAVERSE group of the arena");
 
 size_t held(const State *s) {
   size_t sum = 0;
@@ -639,19 +642,36 @@ tfmm_status count_work(State *s, const Cells &c, const int64_t out_n[OUTPUTS],
   return TFMM_OK;
 }
 
-tfmm_status run(tfmm_traverse_gpu *t, const tfmm_tree_gpu *tree,
+/* The state of t's first run, in gpu's arena; later runs in the same. */
+tfmm_status make_state(tfmm_traverse_gpu *t, tfmm_gpu *gpu, tfmm_error *err) {
+  if (t->state != nullptr) {
+    if (t->state->gpu != gpu)
+      return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                            "traverse_gpu: buffers in another device context");
+    return TFMM_OK;
+  }
+  State *s = new (std::nothrow) State();
+  if (s == nullptr)
+    return tfmm_error_set(err, TFMM_ERR_NO_MEMORY,
+                          "no memory for the GPU traversal's state");
+  t->state = s;
+  s->gpu = gpu;
+  s->buf = tfmm_arena_slot(gpu, TFMM_SLOTS_TRAVERSE);
+  void *host = nullptr, *work = nullptr;
+  CHECK(tfmm_arena_pinned(gpu, TFMM_PINNED_TRAVERSE,
+                          (OUTPUTS + 2) * sizeof(int64_t), 0, &host, err));
+  CHECK(tfmm_arena_pinned(gpu, TFMM_PINNED_TRAVERSE + 1, 2 * sizeof(double), 0,
+                          &work, err));
+  s->host = (int64_t *)host;
+  s->host_work = (double *)work;
+  return TFMM_OK;
+}
+
+tfmm_status run(tfmm_traverse_gpu *t, tfmm_gpu *gpu, const tfmm_tree_gpu *tree,
                 const tfmm_traverse_gpu_params *p, cudaStream_t stream,
                 tfmm_error *err) {
   CHECK(check(tree, p, err));
-  if (t->state == nullptr) {
-    t->state = new (std::nothrow) State();
-    if (t->state == nullptr)
-      return tfmm_error_set(err, TFMM_ERR_NO_MEMORY,
-                            "no memory for the GPU traversal's state");
-    TRY(cudaMallocHost((void **)&t->state->host,
-                       (OUTPUTS + 2) * sizeof(int64_t)));
-    TRY(cudaMallocHost((void **)&t->state->host_work, 2 * sizeof(double)));
-  }
+  CHECK(make_state(t, gpu, err));
   State *s = t->state;
   tfmm_traverse_gpu_lists *l = &t->lists;
   *l = tfmm_traverse_gpu_lists{};
@@ -716,14 +736,14 @@ tfmm_status run(tfmm_traverse_gpu *t, const tfmm_tree_gpu *tree,
 
 } // namespace
 
-extern "C" tfmm_status
-tfmm_traverse_gpu_run(tfmm_traverse_gpu *t, const tfmm_tree_gpu *tree,
-                      const tfmm_traverse_gpu_params *params, void *stream,
-                      tfmm_error *err) {
-  if (t == nullptr)
+extern "C" tfmm_status tfmm_traverse_gpu_run(
+    tfmm_traverse_gpu *t, tfmm_gpu *gpu, const tfmm_tree_gpu *tree,
+    const tfmm_traverse_gpu_params *params, void *stream, tfmm_error *err) {
+  if (t == nullptr || gpu == nullptr)
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
-                          "traverse_gpu: the state is NULL");
-  return run(t, tree, params, (cudaStream_t)stream, err);
+                          "traverse_gpu: the %s is NULL",
+                          t == nullptr ? "state" : "device context");
+  return run(t, gpu, tree, params, (cudaStream_t)stream, err);
 }
 
 extern "C" size_t tfmm_traverse_gpu_bytes(const tfmm_traverse_gpu *t) {
@@ -772,13 +792,6 @@ extern "C" int tfmm_traverse_gpu_spare(const tfmm_traverse_gpu *t,
 extern "C" void tfmm_traverse_gpu_release(tfmm_traverse_gpu *t) {
   if (t == nullptr || t->state == nullptr)
     return;
-  State *s = t->state;
-  for (int k = 0; k < State::BUFFERS; k++)
-    tfmm_device_buffer_free(&s->buf[k]);
-  if (s->host != nullptr)
-    cudaFreeHost(s->host);
-  if (s->host_work != nullptr)
-    cudaFreeHost(s->host_work);
-  delete s;
+  delete t->state; /* the buffers are the context's */
   *t = tfmm_traverse_gpu{};
 }

@@ -35,11 +35,15 @@
  * each cell's leaves, level by level.
  *
  * Plain C. Work is enqueued on the caller's stream (a cudaStream_t as
- * void *; NULL: the legacy default stream) of the current device. The
+ * void *; NULL: the legacy default stream) of the current device, the
+ * device context's (gpu_context.h), which owns the memory: the buffers
+ * are slots of its arena's TRAVERSE group and the pinned copies of the
+ * sums TFMM_PINNED_TRAVERSE slots (arena.h), kept between calls, grown
+ * when a traversal needs more and released when the context is destroyed
+ * (one traversal state per context, since they share those slots). The
  * sweep waits on the stream once a round, for the size of the next
- * frontier (rounds: about twice the tree's depth). Buffers are kept in
- * the state between calls and grown when a traversal needs more; the
- * lists point into them and live until the next call or release.
+ * frontier (rounds: about twice the tree's depth). The lists point into
+ * the buffers and live until the next call or the context's end.
  *
  * Memory (the sweep's output: 8 bytes an entry; the lists keep 4): each
  * list is sorted from two int32 arrays in a scratch shared by the lists
@@ -51,6 +55,7 @@
 #ifndef TFMM_TRAVERSE_GPU_H
 #define TFMM_TRAVERSE_GPU_H
 
+#include "arena.h"
 #include "base/error.h"
 #include "farfield_gpu.h"
 #include "tilefmm.h"
@@ -105,7 +110,8 @@ typedef struct tfmm_traverse_gpu_lists {
 
 /* Zero-initialise; release with tfmm_traverse_gpu_release. */
 typedef struct tfmm_traverse_gpu {
-  struct tfmm_traverse_gpu_state *state; /* buffers, made on first use */
+  struct tfmm_traverse_gpu_state *state; /* the context and its slots,
+                                            made on first use */
   tfmm_traverse_gpu_lists lists;         /* of the last traversal */
   uint64_t runs; /* traversals started: memory lent after run k (see
                     tfmm_traverse_gpu_spare) is lent while runs is k */
@@ -119,17 +125,18 @@ typedef struct tfmm_traverse_gpu_region {
 
 enum { TFMM_TRAVERSE_GPU_SPARES = 8 };
 
-/* The lists of `tree` under `params` into t->lists. Invalid parameters
- * are TFMM_ERR_INVALID_ARGUMENT, CUDA failures TFMM_ERR_CUDA (out of
- * device memory TFMM_ERR_NO_MEMORY), lists past 2^31 - 1 entries
+/* The lists of `tree` under `params` into t->lists, in the memory of gpu
+ * (whose device is current; the same context at every run of t). Invalid
+ * parameters are TFMM_ERR_INVALID_ARGUMENT, CUDA failures TFMM_ERR_CUDA
+ * (out of device memory TFMM_ERR_NO_MEMORY), lists past 2^31 - 1 entries
  * TFMM_ERR_UNSUPPORTED; the message is in err. Returns with the stream
  * idle. */
-tfmm_status tfmm_traverse_gpu_run(tfmm_traverse_gpu *t,
+tfmm_status tfmm_traverse_gpu_run(tfmm_traverse_gpu *t, tfmm_gpu *gpu,
                                   const tfmm_tree_gpu *tree,
                                   const tfmm_traverse_gpu_params *params,
                                   void *stream, tfmm_error *err);
 
-/* Device bytes the state holds. */
+/* Device bytes the state holds (its slots). */
 size_t tfmm_traverse_gpu_bytes(const tfmm_traverse_gpu *t);
 
 /* The most device bytes the state has held at once: what it holds, or
@@ -148,7 +155,9 @@ size_t tfmm_traverse_gpu_peak_bytes(const tfmm_traverse_gpu *t);
 int tfmm_traverse_gpu_spare(const tfmm_traverse_gpu *t,
                             tfmm_traverse_gpu_region out[]);
 
-/* Frees the buffers; t is zeroed and reusable. */
+/* Frees the state and forgets the context, whose arena keeps the buffers
+ * until it is destroyed (before or after this call); t is zeroed and
+ * reusable. */
 void tfmm_traverse_gpu_release(tfmm_traverse_gpu *t);
 
 #ifdef __cplusplus

@@ -18,38 +18,44 @@ static tfmm_status cuda_failed(tfmm_error *err, cudaError_t code,
                         (int)code, cudaGetErrorString(code));
 }
 
-/* At least `bytes` of device memory in *buf (contents not kept). */
-static cudaError_t grow(void **buf, size_t *cap, size_t bytes) {
-  if (*cap >= bytes && *buf != NULL)
-    return cudaSuccess;
-  cudaFree(*buf);
-  *buf = NULL;
-  *cap = 0;
-  cudaError_t e = cudaMalloc(buf, bytes > 0 ? bytes : 1);
-  if (e == cudaSuccess)
-    *cap = bytes;
-  return e;
+_Static_assert((int)TFMM_TREE_GPU_HYBRID_SLOTS <= (int)TFMM_SLOTS_TREE_COUNT,
+               "the tree's slots fit its group of the arena");
+
+/* At least `bytes` of device memory in the tree's slot, no slack (it
+ * grows to what is asked and the arena's pad; the contents are not kept
+ * then); *p its pointer. */
+static tfmm_status grow(tfmm_tree_gpu_hybrid *h, int slot, size_t bytes,
+                        void **p, tfmm_error *err) {
+  tfmm_status st = tfmm_arena_reserve(h->gpu, slot, bytes, 0, p, err);
+  if (st != TFMM_OK)
+    cudaGetLastError(); /* clear a non-sticky error */
+  return st;
 }
 
-tfmm_status tfmm_tree_gpu_hybrid_enter(tfmm_tree_gpu_hybrid *h, int device,
+static cudaStream_t stream_of(const tfmm_tree_gpu_hybrid *h) {
+  return (cudaStream_t)tfmm_gpu_stream(h->gpu, TFMM_STREAM_SOLVE);
+}
+
+void *tfmm_tree_gpu_hybrid_stream(const tfmm_tree_gpu_hybrid *h) {
+  return h->gpu != NULL ? (void *)stream_of(h) : NULL;
+}
+
+tfmm_status tfmm_tree_gpu_hybrid_enter(tfmm_tree_gpu_hybrid *h, tfmm_gpu *gpu,
                                        int *previous, tfmm_error *err) {
   if (cudaGetDevice(previous) != cudaSuccess)
     *previous = -1;
-  if (h->stream != NULL && h->device != device)
+  if (gpu == NULL)
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
-                          "GPU tree: buffers on device %d, asked for %d",
-                          h->device, device);
-  cudaError_t e = cudaSetDevice(device);
+                          "GPU tree: no device context");
+  if (h->gpu != NULL && h->gpu != gpu)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "GPU tree: buffers in the context of device %d, "
+                          "asked for another (device %d)",
+                          tfmm_gpu_device(h->gpu), tfmm_gpu_device(gpu));
+  cudaError_t e = cudaSetDevice(tfmm_gpu_device(gpu));
   if (e != cudaSuccess)
     return cuda_failed(err, e, "selecting the device");
-  if (h->stream == NULL) {
-    cudaStream_t s;
-    e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
-    if (e != cudaSuccess)
-      return cuda_failed(err, e, "creating a stream");
-    h->stream = s;
-    h->device = device;
-  }
+  h->gpu = gpu;
   return TFMM_OK;
 }
 
@@ -63,17 +69,22 @@ static tfmm_status build(tfmm_tree_gpu_hybrid *h, size_t n, const double *pos,
                          const double *mass, const tfmm_tree_gpu_params *params,
                          struct tfmm_octree *out,
                          tfmm_tree_gpu_hybrid_times *times, tfmm_error *err) {
-  cudaStream_t s = (cudaStream_t)h->stream;
+  cudaStream_t s = stream_of(h);
   double t0 = tfmm_wtime();
   /* Already in place (tfmm_tree_gpu_hybrid_bodies): nothing to copy. */
-  const int in_place = h->d_bodies != NULL && pos == h->d_bodies &&
-                       mass == pos + 3 * n &&
-                       h->bodies_bytes >= 4 * n * sizeof(double);
-  cudaError_t e = grow(&h->d_bodies, &h->bodies_bytes, 4 * n * sizeof(double));
-  if (e != cudaSuccess)
-    return cuda_failed(err, e, "allocating the bodies");
-  double *d_pos = h->d_bodies, *d_mass = d_pos + 3 * n;
+  const void *held = tfmm_arena_at(h->gpu, TFMM_TREE_GPU_HYBRID_BODIES);
+  const int in_place =
+      held != NULL && pos == held && mass == pos + 3 * n &&
+      tfmm_arena_slot_bytes(h->gpu, TFMM_TREE_GPU_HYBRID_BODIES) >=
+          4 * n * sizeof(double);
+  void *bodies = NULL;
+  tfmm_status st = grow(h, TFMM_TREE_GPU_HYBRID_BODIES, 4 * n * sizeof(double),
+                        &bodies, err);
+  if (st != TFMM_OK)
+    return st;
+  double *d_pos = bodies, *d_mass = d_pos + 3 * n;
   /* Host or device arrays (unified addressing tells which). */
+  cudaError_t e = cudaSuccess;
   if (!in_place)
     e = cudaMemcpyAsync(d_pos, pos, 3 * n * sizeof *pos, cudaMemcpyDefault, s);
   if (e == cudaSuccess && !in_place)
@@ -84,16 +95,17 @@ static tfmm_status build(tfmm_tree_gpu_hybrid *h, size_t n, const double *pos,
     return cuda_failed(err, e, "uploading the bodies");
   double t1 = tfmm_wtime();
   size_t bytes = 0;
-  tfmm_status st = tfmm_tree_gpu_build(NULL, &bytes, n, d_pos, d_mass, params,
-                                       &h->tree, s, err);
+  st = tfmm_tree_gpu_build(NULL, &bytes, n, d_pos, d_mass, params, &h->tree, s,
+                           err);
   if (st != TFMM_OK)
     return st;
-  e = grow(&h->d_work, &h->work_bytes, bytes);
-  if (e != cudaSuccess)
-    return cuda_failed(err, e, "allocating the tree's workspace");
-  bytes = h->work_bytes;
-  st = tfmm_tree_gpu_build(h->d_work, &bytes, n, d_pos, d_mass, params,
-                           &h->tree, s, err);
+  void *work = NULL;
+  st = grow(h, TFMM_TREE_GPU_HYBRID_WORK, bytes, &work, err);
+  if (st != TFMM_OK)
+    return st;
+  bytes = tfmm_arena_slot_bytes(h->gpu, TFMM_TREE_GPU_HYBRID_WORK);
+  st = tfmm_tree_gpu_build(work, &bytes, n, d_pos, d_mass, params, &h->tree, s,
+                           err);
   if (st != TFMM_OK)
     return st;
   double t2 = tfmm_wtime();
@@ -105,7 +117,7 @@ static tfmm_status build(tfmm_tree_gpu_hybrid *h, size_t n, const double *pos,
   return st;
 }
 
-tfmm_status tfmm_tree_gpu_hybrid_build(tfmm_tree_gpu_hybrid *h, int device,
+tfmm_status tfmm_tree_gpu_hybrid_build(tfmm_tree_gpu_hybrid *h, tfmm_gpu *gpu,
                                        size_t n, const double *pos,
                                        const double *mass,
                                        const tfmm_tree_gpu_params *params,
@@ -115,36 +127,37 @@ tfmm_status tfmm_tree_gpu_hybrid_build(tfmm_tree_gpu_hybrid *h, int device,
   memset(times, 0, sizeof *times);
   memset(&h->tree, 0, sizeof h->tree);
   int previous = -1;
-  tfmm_status st = tfmm_tree_gpu_hybrid_enter(h, device, &previous, err);
+  tfmm_status st = tfmm_tree_gpu_hybrid_enter(h, gpu, &previous, err);
   if (st == TFMM_OK)
     st = build(h, n, pos, mass, params, out, times, err);
   return tfmm_tree_gpu_hybrid_leave(previous, st);
 }
 
 tfmm_status tfmm_tree_gpu_hybrid_bodies(tfmm_tree_gpu_hybrid *h, size_t n,
-                                        tfmm_error *err) {
-  cudaError_t e = grow(&h->d_bodies, &h->bodies_bytes, 4 * n * sizeof(double));
-  return e == cudaSuccess ? TFMM_OK
-                          : cuda_failed(err, e, "allocating the bodies");
+                                        double **bodies, tfmm_error *err) {
+  void *p = NULL;
+  tfmm_status st =
+      grow(h, TFMM_TREE_GPU_HYBRID_BODIES, 4 * n * sizeof(double), &p, err);
+  *bodies = p;
+  return st;
 }
 
-static tfmm_status upward(tfmm_tree_gpu_hybrid *h, int p, double *M,
+static tfmm_status upward(tfmm_tree_gpu_hybrid *h, int p, int fast, double *M,
                           tfmm_error *err) {
   const size_t bytes = (size_t)h->tree.ncells * (size_t)(p + 1) *
                        (size_t)(p + 2) * sizeof(double);
-  void *d_M = h->d_M;
-  cudaError_t e = grow(&d_M, &h->M_bytes, bytes);
-  h->d_M = d_M;
-  if (e != cudaSuccess)
-    return cuda_failed(err, e, "allocating the multipoles");
-  cudaStream_t s = (cudaStream_t)h->stream;
-  tfmm_status st = h->fast_upward
-                       ? tfmm_upward_gpu_fast(&h->tree, p, h->d_M, s, err)
-                       : tfmm_upward_gpu(&h->tree, p, h->d_M, s, err);
+  void *d_M = NULL;
+  tfmm_status st = grow(h, TFMM_TREE_GPU_HYBRID_M, bytes, &d_M, err);
   if (st != TFMM_OK)
     return st;
+  cudaStream_t s = stream_of(h);
+  st = fast ? tfmm_upward_gpu_fast(&h->tree, p, d_M, s, err)
+            : tfmm_upward_gpu(&h->tree, p, d_M, s, err);
+  if (st != TFMM_OK)
+    return st;
+  cudaError_t e = cudaSuccess;
   if (M != NULL)
-    e = cudaMemcpyAsync(M, h->d_M, bytes, cudaMemcpyDeviceToHost, s);
+    e = cudaMemcpyAsync(M, d_M, bytes, cudaMemcpyDeviceToHost, s);
   if (e == cudaSuccess)
     e = cudaStreamSynchronize(s);
   return e == cudaSuccess ? TFMM_OK
@@ -152,16 +165,16 @@ static tfmm_status upward(tfmm_tree_gpu_hybrid *h, int p, double *M,
 }
 
 tfmm_status tfmm_tree_gpu_hybrid_upward(tfmm_tree_gpu_hybrid *h, int p,
-                                        double *M, double *seconds,
+                                        int fast, double *M, double *seconds,
                                         tfmm_error *err) {
   double t0 = tfmm_wtime();
-  if (h->stream == NULL || h->tree.ncells < 1)
+  if (h->gpu == NULL || h->tree.ncells < 1)
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
                           "GPU tree: no tree built");
   int previous = -1;
-  tfmm_status st = tfmm_tree_gpu_hybrid_enter(h, h->device, &previous, err);
+  tfmm_status st = tfmm_tree_gpu_hybrid_enter(h, h->gpu, &previous, err);
   if (st == TFMM_OK)
-    st = upward(h, p, M, err);
+    st = upward(h, p, fast, M, err);
   *seconds = tfmm_wtime() - t0;
   return tfmm_tree_gpu_hybrid_leave(previous, st);
 }
@@ -202,16 +215,20 @@ static tfmm_status far(tfmm_tree_gpu_hybrid *h, int p,
   const size_t L = aligned((size_t)h->tree.ncells * (size_t)(p + 1) *
                            (size_t)(p + 2) * sizeof(double));
   const size_t bodies = aligned(4 * n * sizeof(double));
-  cudaError_t e = grow(&h->d_far, &h->far_bytes,
-                       L + bodies + list_bytes(m2l) + list_bytes(m2p));
-  if (e != cudaSuccess)
-    return cuda_failed(err, e, "allocating the far field");
-  cudaStream_t s = (cudaStream_t)h->stream;
-  char *base = h->d_far;
+  void *d_far = NULL;
+  tfmm_status st =
+      grow(h, TFMM_TREE_GPU_HYBRID_FAR,
+           L + bodies + list_bytes(m2l) + list_bytes(m2p), &d_far, err);
+  if (st != TFMM_OK)
+    return st;
+  cudaStream_t s = stream_of(h);
+  const double *d_M = tfmm_arena_at(h->gpu, TFMM_TREE_GPU_HYBRID_M);
+  char *base = d_far;
   double *d_L = (double *)base, *d_phi = (double *)(base + L),
          *d_grad = d_phi + n;
   size_t at = L + bodies;
   tfmm_csr_gpu g_m2l = {0, NULL, NULL}, g_m2p = {0, NULL, NULL};
+  cudaError_t e = cudaSuccess;
   if (m2l != NULL)
     e = put_list(m2l, base, &at, &g_m2l, s);
   if (e == cudaSuccess)
@@ -220,15 +237,13 @@ static tfmm_status far(tfmm_tree_gpu_hybrid *h, int p,
     e = cudaMemsetAsync(d_phi, 0, 4 * n * sizeof(double), s);
   if (e != cudaSuccess)
     return cuda_failed(err, e, "uploading the lists");
-  tfmm_status st = TFMM_OK;
   if (m2l != NULL) {
-    st = tfmm_farfield_gpu_m2l(&h->tree, &g_m2l, p, h->d_M, d_L, s, err);
+    st = tfmm_farfield_gpu_m2l(&h->tree, &g_m2l, p, d_M, d_L, s, err);
     if (st == TFMM_OK)
       st = tfmm_farfield_gpu_downward(&h->tree, p, d_L, d_phi, d_grad, s, err);
   }
   if (st == TFMM_OK)
-    st = tfmm_farfield_gpu_m2p(&h->tree, &g_m2p, p, h->d_M, d_phi, d_grad, s,
-                               err);
+    st = tfmm_farfield_gpu_m2p(&h->tree, &g_m2p, p, d_M, d_phi, d_grad, s, err);
   if (st != TFMM_OK)
     return st;
   e = cudaMemcpyAsync(phi, d_phi, n * sizeof *phi, cudaMemcpyDeviceToHost, s);
@@ -247,11 +262,12 @@ tfmm_status tfmm_tree_gpu_hybrid_far(tfmm_tree_gpu_hybrid *h, int p,
                                      double *phi, double *grad, double *seconds,
                                      tfmm_error *err) {
   double t0 = tfmm_wtime();
-  if (h->stream == NULL || h->tree.ncells < 1 || h->d_M == NULL || m2p == NULL)
+  if (h->gpu == NULL || h->tree.ncells < 1 ||
+      tfmm_arena_at(h->gpu, TFMM_TREE_GPU_HYBRID_M) == NULL || m2p == NULL)
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
                           "GPU far field: no tree, multipoles or M2P list");
   int previous = -1;
-  tfmm_status st = tfmm_tree_gpu_hybrid_enter(h, h->device, &previous, err);
+  tfmm_status st = tfmm_tree_gpu_hybrid_enter(h, h->gpu, &previous, err);
   if (st == TFMM_OK)
     st = far(h, p, m2l, m2p, phi, grad, err);
   *seconds = tfmm_wtime() - t0;
@@ -259,20 +275,7 @@ tfmm_status tfmm_tree_gpu_hybrid_far(tfmm_tree_gpu_hybrid *h, int p,
 }
 
 void tfmm_tree_gpu_hybrid_release(tfmm_tree_gpu_hybrid *h) {
-  /* Buffers exist only once the stream does (enter comes first). Release
-   * failures are not reported: nothing is left to do about them. */
-  if (h->stream != NULL) {
-    int previous = -1;
-    if (cudaGetDevice(&previous) != cudaSuccess)
-      previous = -1;
-    cudaSetDevice(h->device);
-    cudaFree(h->d_bodies);
-    cudaFree(h->d_work);
-    cudaFree(h->d_M);
-    cudaFree(h->d_far);
-    cudaStreamDestroy((cudaStream_t)h->stream);
-    if (previous >= 0)
-      cudaSetDevice(previous);
-  }
+  /* The slots stay with the context, which frees them: h may be released
+   * after it. */
   memset(h, 0, sizeof *h);
 }

@@ -7,16 +7,20 @@
  * device and the far field's potentials and gradients come back. For the same
  * input the tree is the CPU's, array for array, and so are the multipoles (bit
  * for bit; TFMM_UPWARD_GPU_TOL is the bound the tests state): the hybrid
- * schedule gives the same forces with either tree.
+ * schedule gives the same forces with either tree. The gpu schedule
+ * (pipeline_gpu.h) builds its tree with the same object.
  *
- * The device buffers (bodies, the tree's workspace, the multipoles) are
- * kept in tfmm_tree_gpu_hybrid between evaluations and grown when N
- * grows. Work runs on a stream of its own on the given device, which is
- * made current for the call and restored after it; each call returns with
- * that stream idle. */
+ * The device context (gpu_context.h, arena.h) owns what the tree uses:
+ * its device, made current for each call and restored after it; its
+ * SOLVE stream, on which all the work runs, each call returning with it
+ * idle; and the four slots of the arena's TREE group (bodies, the tree's
+ * workspace, the multipoles, the far field), kept between evaluations,
+ * grown when N grows and released when the context is destroyed. One
+ * context serves one tree object, since they share those slots. */
 #ifndef TFMM_TREE_GPU_HYBRID_H
 #define TFMM_TREE_GPU_HYBRID_H
 
+#include "arena.h"
 #include "base/error.h"
 #include "tree_gpu.h"
 
@@ -31,21 +35,18 @@ struct tfmm_octree;
 
 /* Zero-initialise; release with tfmm_tree_gpu_hybrid_release. */
 typedef struct tfmm_tree_gpu_hybrid {
-  int device;          /* where the buffers are (valid if stream) */
-  void *stream;        /* cudaStream_t, created on first use */
-  void *d_bodies;      /* 3n positions, then n masses */
-  size_t bodies_bytes; /* capacity of d_bodies */
-  void *d_work;        /* the tree's workspace */
-  size_t work_bytes;   /* capacity of d_work */
-  double *d_M;         /* multipoles */
-  size_t M_bytes;      /* capacity of d_M */
-  void *d_far;         /* the far field: L, phi, grad, lists */
-  size_t far_bytes;    /* capacity of d_far */
-  tfmm_tree_gpu tree;  /* the last tree built */
-  int fast_upward;     /* nonzero: M2M by tfmm_upward_gpu_fast (the gpu
-                          schedule's, to rounding), else tfmm_upward_gpu
-                          (the CPU's bits, which hybrid copies out) */
+  tfmm_gpu *gpu;      /* the context, from the first build (not owned) */
+  tfmm_tree_gpu tree; /* the last tree built */
 } tfmm_tree_gpu_hybrid;
+
+/* The tree's slots in its context's arena (arena.h). */
+enum {
+  TFMM_TREE_GPU_HYBRID_BODIES = TFMM_SLOTS_TREE, /* 3n positions, n masses */
+  TFMM_TREE_GPU_HYBRID_WORK,                     /* the tree's workspace */
+  TFMM_TREE_GPU_HYBRID_M,                        /* the multipoles */
+  TFMM_TREE_GPU_HYBRID_FAR, /* the far field: L, phi, grad, lists */
+  TFMM_TREE_GPU_HYBRID_SLOTS = TFMM_TREE_GPU_HYBRID_FAR + 1 - TFMM_SLOTS_TREE
+};
 
 /* Seconds of each part, wall clock. */
 typedef struct tfmm_tree_gpu_hybrid_times {
@@ -53,10 +54,11 @@ typedef struct tfmm_tree_gpu_hybrid_times {
 } tfmm_tree_gpu_hybrid_times;
 
 /* Uploads the n bodies (1 <= n <= INT32_MAX; finite, positive masses:
- * checked by the caller), builds their tree on `device` and copies it
+ * checked by the caller), builds their tree on gpu's device and copies it
  * into *out (zeroed first; release with tfmm_octree_free, also after a
- * failure), or keeps it on the device only when out is NULL. */
-tfmm_status tfmm_tree_gpu_hybrid_build(tfmm_tree_gpu_hybrid *h, int device,
+ * failure), or keeps it on the device only when out is NULL. h keeps gpu
+ * for the calls that follow. */
+tfmm_status tfmm_tree_gpu_hybrid_build(tfmm_tree_gpu_hybrid *h, tfmm_gpu *gpu,
                                        size_t n, const double *pos,
                                        const double *mass,
                                        const tfmm_tree_gpu_params *params,
@@ -64,19 +66,21 @@ tfmm_status tfmm_tree_gpu_hybrid_build(tfmm_tree_gpu_hybrid *h, int device,
                                        tfmm_tree_gpu_hybrid_times *times,
                                        tfmm_error *err);
 
-/* Room for n bodies in h->d_bodies (3n positions, then n masses; the
- * contents are not kept when it grows), on h's device (entered). The gpu
- * schedule writes its scaled device bodies there, and the build then
- * takes them where they are (pos == d_bodies, mass == d_bodies + 3n: no
- * copy). */
+/* Room for n bodies in the BODIES slot (3n positions, then n masses; the
+ * contents are not kept when it grows), on h's device (entered); *bodies
+ * gets the slot's pointer. The gpu schedule writes its scaled device
+ * bodies there, and the build then takes them where they are (pos ==
+ * bodies, mass == bodies + 3n: no copy). */
 tfmm_status tfmm_tree_gpu_hybrid_bodies(tfmm_tree_gpu_hybrid *h, size_t n,
-                                        tfmm_error *err);
+                                        double **bodies, tfmm_error *err);
 
 /* The multipoles of order p of the last tree built, on the GPU, copied to
  * M (host, ncells * (p + 1)(p + 2) doubles), or kept on the device only
- * when M is NULL. *seconds: the wall time. */
+ * when M is NULL. fast nonzero: M2M by tfmm_upward_gpu_fast (the gpu
+ * schedule's, to rounding), else tfmm_upward_gpu (the CPU's bits, which
+ * hybrid copies out). *seconds: the wall time. */
 tfmm_status tfmm_tree_gpu_hybrid_upward(tfmm_tree_gpu_hybrid *h, int p,
-                                        double *M, double *seconds,
+                                        int fast, double *M, double *seconds,
                                         tfmm_error *err);
 
 /* A list in CSR form by target cell, on the host (tree/lists.h). */
@@ -97,15 +101,19 @@ tfmm_status tfmm_tree_gpu_hybrid_far(tfmm_tree_gpu_hybrid *h, int p,
                                      double *phi, double *grad, double *seconds,
                                      tfmm_error *err);
 
-/* Makes h's device current (*previous: the one to restore, or -1) and
- * its stream ready; buffers already on another device are an error. */
-tfmm_status tfmm_tree_gpu_hybrid_enter(tfmm_tree_gpu_hybrid *h, int device,
+/* Makes gpu's device current (*previous: the one to restore, or -1) and
+ * h's context gpu; h already in another context is an error. */
+tfmm_status tfmm_tree_gpu_hybrid_enter(tfmm_tree_gpu_hybrid *h, tfmm_gpu *gpu,
                                        int *previous, tfmm_error *err);
+
+/* The context's SOLVE stream, on which h's work runs (a cudaStream_t). */
+void *tfmm_tree_gpu_hybrid_stream(const tfmm_tree_gpu_hybrid *h);
 
 /* Restores the previous device; returns st. */
 tfmm_status tfmm_tree_gpu_hybrid_leave(int previous, tfmm_status st);
 
-/* Frees the device buffers and the stream; h is zeroed and reusable. */
+/* Forgets the context (whose arena keeps the slots until it is destroyed,
+ * before or after this call); h is zeroed and reusable. */
 void tfmm_tree_gpu_hybrid_release(tfmm_tree_gpu_hybrid *h);
 
 #ifdef __cplusplus

@@ -4,7 +4,8 @@
  * after them run unchanged; and the far field on the GPU from the CPU's
  * lists, with the results of the CPU's far-field stages. Then the gpu
  * schedule's stages (kernels/schedule/pipeline_gpu.h), which keep everything on
- * the device. */
+ * the device. Both use the workspace's one GPU tree (w->gpu.base) in the
+ * evaluation's device context (e->gpu), which holds their memory. */
 #include "pipeline/stages.h"
 
 #include "farfield/expansion.h"
@@ -29,14 +30,14 @@ tfmm_status tfmm_stage_tree_gpu(tfmm_eval *e) {
   const tfmm_tree_gpu_params params = tree_params(e);
   tfmm_tree_gpu_hybrid_times times;
   tfmm_status st =
-      tfmm_tree_gpu_hybrid_build(&w->gpu_tree, e->cfg->gpu_id, e->n, e->pos,
-                                 e->mass, &params, &w->tree, &times, e->err);
+      tfmm_tree_gpu_hybrid_build(&w->gpu.base, e->gpu, e->n, e->pos, e->mass,
+                                 &params, &w->tree, &times, e->err);
   s->time[TFMM_PHASE_TREE] = tfmm_wtime() - t0;
   s->tree_device = TFMM_DEVICE_GPU;
   if (st == TFMM_OK) {
     /* The GPU's stages (CUDA events, milliseconds) in the CPU's slots;
      * the copies in and out are in the phase's time only. */
-    const tfmm_tree_gpu_times *g = &w->gpu_tree.tree.times;
+    const tfmm_tree_gpu_times *g = &w->gpu.base.tree.times;
     w->tree.times.keys = 1e-3 * g->keys;
     w->tree.times.sort = 1e-3 * g->sort;
     w->tree.times.permute = 1e-3 * g->gather;
@@ -46,7 +47,8 @@ tfmm_status tfmm_stage_tree_gpu(tfmm_eval *e) {
   return tfmm_stage_tree_built(e, st);
 }
 
-/* P2M and M2M on the GPU; the multipoles copied to w->M when copy_back. */
+/* P2M and M2M on the GPU, the CPU's bits (not the fast M2M of the gpu
+ * schedule); the multipoles copied to w->M when copy_back. */
 static tfmm_status upward(tfmm_eval *e, int copy_back) {
   tfmm_workspace *w = e->w;
   const size_t size = tfmm_expansion_size(e->set.order);
@@ -55,8 +57,9 @@ static tfmm_status upward(tfmm_eval *e, int copy_back) {
                           "no memory for the multipoles of %lld cells",
                           (long long)w->tree.ncells);
   double seconds = 0;
-  tfmm_status st = tfmm_tree_gpu_hybrid_upward(
-      &w->gpu_tree, e->set.order, copy_back ? w->M.v : NULL, &seconds, e->err);
+  tfmm_status st =
+      tfmm_tree_gpu_hybrid_upward(&w->gpu.base, e->set.order, 0,
+                                  copy_back ? w->M.v : NULL, &seconds, e->err);
   e->stats->time[TFMM_PHASE_UPWARD] = seconds;
   return st;
 }
@@ -77,7 +80,7 @@ tfmm_status tfmm_stage_far_gpu(tfmm_eval *e) {
   const int fmm = e->cfg->method == TFMM_METHOD_FMM;
   double seconds = 0;
   tfmm_status st = tfmm_tree_gpu_hybrid_far(
-      &w->gpu_tree, e->set.order, fmm ? &m2l : NULL, &m2p, w->far_phi.v,
+      &w->gpu.base, e->set.order, fmm ? &m2l : NULL, &m2p, w->far_phi.v,
       w->far_g.v, &seconds, e->err);
   e->stats->time[TFMM_PHASE_FAR] = seconds;
   e->stats->far_device = TFMM_DEVICE_GPU;
@@ -94,7 +97,7 @@ tfmm_status tfmm_stage_gpu_tree(tfmm_eval *e) {
   const tfmm_config *c = e->cfg;
   const tfmm_tree_gpu_params params = tree_params(e);
   tfmm_status st =
-      tfmm_pipeline_gpu_tree(&w->gpu, c->gpu_id, e->n, e->pos, e->mass,
+      tfmm_pipeline_gpu_tree(&w->gpu, e->gpu, e->n, e->pos, e->mass,
                              e->on_device, e->stream, &params, e->err);
   if (st == TFMM_OK &&
       tfmm_eps_vanishes(c->eps, e->set.precision == TFMM_PRECISION_SINGLE)) {

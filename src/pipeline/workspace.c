@@ -45,7 +45,6 @@ void tfmm_workspace_release(tfmm_workspace *w) {
   for (size_t k = 0; k < sizeof all / sizeof *all; k++)
     free(all[k]->v);
   free(w->targets.v);
-  tfmm_tree_gpu_hybrid_release(&w->gpu_tree);
   tfmm_pipeline_gpu_release(&w->gpu);
   memset(w, 0, sizeof *w);
 }

@@ -2,17 +2,18 @@
  * stage, grown when an evaluation needs more and reused otherwise, so that
  * a simulation step allocates nothing once N has settled. The tree and
  * the lists are rebuilt at each evaluation (their builders allocate); the
- * expansions, the far-field results and the CPU near field's are kept, and
- * so are the device buffers of the tree when it is built on the GPU.
- * One workspace belongs to one solver (tfmm_solver): no sharing between
- * threads. */
+ * expansions, the far-field results and the CPU near field's are kept.
+ * The GPU's memory is the device context's (the solver's tfmm_gpu, whose
+ * arena keeps it between evaluations); the workspace holds the one GPU
+ * tree of both the hybrid and the gpu schedule (gpu.base) and the gpu
+ * schedule's state over that context. One workspace belongs to one solver
+ * (tfmm_solver): no sharing between threads. */
 #ifndef TFMM_WORKSPACE_H
 #define TFMM_WORKSPACE_H
 
 #include "pipeline_gpu.h"
 #include "tree/lists.h"
 #include "tree/octree.h"
-#include "tree_gpu_hybrid.h"
 
 #include <stddef.h>
 
@@ -38,8 +39,8 @@ typedef struct tfmm_workspace {
   tfmm_doubles near_a, near_p; /* the CPU near field's results */
   tfmm_int32s targets;         /* per cell: the targets it holds, for an
                                   evaluation at a subset (tree/targets.h) */
-  tfmm_tree_gpu_hybrid gpu_tree; /* device buffers of the tree on the GPU */
-  tfmm_pipeline_gpu gpu;         /* the gpu schedule's device buffers */
+  tfmm_pipeline_gpu gpu;       /* the GPU tree (gpu.base: the hybrid
+                                  schedule's too) and the gpu schedule */
 } tfmm_workspace;
 
 /* At least count doubles in d (contents not kept when it grows); 0, or -1
@@ -52,7 +53,8 @@ int tfmm_int32s_reserve(tfmm_int32s *d, size_t count);
 /* The tree and lists of the last evaluation released, the buffers kept. */
 void tfmm_workspace_clear(tfmm_workspace *w);
 
-/* Everything released; w is empty and reusable. */
+/* Everything released; w is empty and reusable. It does not touch the
+ * device context, which may be destroyed before or after. */
 void tfmm_workspace_release(tfmm_workspace *w);
 
 #endif
