@@ -280,7 +280,12 @@ extern "C" tfmm_status tfmm_arena_reserve(tfmm_gpu *g, int slot, size_t bytes,
   if (b->p == nullptr || bytes > b->bytes) {
     tfmm_device_scope scope(g->device);
     TFMM_CUDA_TRY(scope.status, err);
-    TFMM_CUDA_TRY(tfmm_device_buffer_reserve_slack(b, bytes, slack), err);
+    const cudaError_t e = tfmm_device_buffer_reserve_slack(b, bytes, slack);
+    if (e != cudaSuccess) {
+      cudaGetLastError(); /* an allocation's failure is not sticky: the
+                             caller may retry with less */
+      return tfmm_cuda_fail(err, e, "cudaMalloc", __FILE__, __LINE__);
+    }
   }
   if (p != NULL)
     *p = b->p;
@@ -302,7 +307,12 @@ extern "C" tfmm_status tfmm_arena_pinned(tfmm_gpu *g, int slot, size_t bytes,
     b->p = nullptr;
     b->bytes = 0;
     const size_t want = bytes + (slack > 0 ? bytes / slack : 0);
-    TFMM_CUDA_TRY(cudaMallocHost(&b->p, want), err);
+    const cudaError_t e = cudaMallocHost(&b->p, want);
+    if (e != cudaSuccess) {
+      b->p = nullptr;
+      cudaGetLastError();
+      return tfmm_cuda_fail(err, e, "cudaMallocHost", __FILE__, __LINE__);
+    }
     b->bytes = want;
   }
   if (p != NULL)
