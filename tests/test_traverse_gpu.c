@@ -406,9 +406,11 @@ Test(traverse_gpu, near_items_equal_the_cpu_rule) {
     memset(&pl, 0, sizeof pl);
     const tfmm_tree_gpu_params tp = {.leaf_size = 64,
                                      .max_depth = TFMM_MAX_DEPTH};
-    cr_assert_eq(tfmm_pipeline_gpu_tree(&pl, gpu, b.n, b.pos, b.mass, 0, NULL,
-                                        &tp, &err),
-                 TFMM_OK, "%s", err.message);
+    cr_assert_eq(
+        tfmm_pipeline_gpu_upload(&pl, gpu, b.n, b.pos, b.mass, 0, NULL, &err),
+        TFMM_OK, "%s", err.message);
+    cr_assert_eq(tfmm_pipeline_gpu_tree(&pl, &tp, &err), TFMM_OK, "%s",
+                 err.message);
     const tfmm_traverse_gpu_params p = {
         .mac = TFMM_MAC_GEOMETRIC, .theta = 0.5, .order = 3, .m2p_bodies = 1};
     cr_assert_eq(tfmm_pipeline_gpu_upward(&pl, 3, &err), TFMM_OK, "%s",

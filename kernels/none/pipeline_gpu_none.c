@@ -9,14 +9,19 @@ static tfmm_status none(tfmm_error *err) {
                         "schedule gpu: this tilefmm was built without CUDA");
 }
 
-tfmm_status tfmm_pipeline_gpu_tree(tfmm_pipeline_gpu *pl, tfmm_gpu *gpu,
-                                   size_t n, const double *pos,
-                                   const double *mass, int on_device,
-                                   void *after,
+tfmm_status tfmm_pipeline_gpu_upload(tfmm_pipeline_gpu *pl, tfmm_gpu *gpu,
+                                     size_t n, const double *pos,
+                                     const double *mass, int on_device,
+                                     void *after, tfmm_error *err) {
+  (void)pl, (void)gpu, (void)n, (void)pos, (void)mass, (void)on_device,
+      (void)after;
+  return none(err);
+}
+
+tfmm_status tfmm_pipeline_gpu_tree(tfmm_pipeline_gpu *pl,
                                    const tfmm_tree_gpu_params *params,
                                    tfmm_error *err) {
-  (void)pl, (void)gpu, (void)n, (void)pos, (void)mass, (void)on_device,
-      (void)after, (void)params;
+  (void)pl, (void)params;
   return none(err);
 }
 
@@ -78,9 +83,15 @@ tfmm_status tfmm_pipeline_gpu_far(tfmm_pipeline_gpu *pl, int p, int fmm,
 
 tfmm_status tfmm_pipeline_gpu_finish(tfmm_pipeline_gpu *pl,
                                      const tfmm_pipeline_gpu_output *out,
-                                     tfmm_pipeline_gpu_times *times,
                                      tfmm_error *err) {
   (void)pl, (void)out;
+  return none(err);
+}
+
+tfmm_status tfmm_pipeline_gpu_download(tfmm_pipeline_gpu *pl,
+                                       tfmm_pipeline_gpu_times *times,
+                                       tfmm_error *err) {
+  (void)pl;
   if (times != NULL)
     memset(times, 0, sizeof *times);
   return none(err);

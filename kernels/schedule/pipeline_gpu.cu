@@ -10,6 +10,7 @@
 #define CUDA_TRY_WHO "gpu schedule"
 #include "cuda_try.cuh"
 
+#include "base/clock.h"
 #include "bodies_gpu.h"
 #include "combine_gpu.h"
 #include "farfield_gpu.h"
@@ -96,16 +97,52 @@ int64_t usual_cells(const tfmm_pipeline_gpu *pl, int64_t n, int leaf,
   return usual < bound ? usual : 0;
 }
 
-tfmm_status tree(tfmm_pipeline_gpu *pl, size_t n, const double *pos,
-                 const double *mass, int on_device, void *after,
-                 const tfmm_tree_gpu_params *params, tfmm_error *err) {
+/* The bodies into the tree's buffer, unless they are there already (the
+ * scaled device bodies of tfmm_pipeline_gpu_scale). */
+tfmm_status upload(tfmm_pipeline_gpu *pl, size_t n, const double *pos,
+                   const double *mass, int on_device, void *after,
+                   tfmm_error *err) {
   State *s = pl->state;
   for (int k = 0; k < State::EVS; k++)
     s->recorded[k] = 0;
   s->active = nullptr; /* every body, unless targets says otherwise */
-  if (on_device)       /* the caller's work on the bodies comes first */
+  s->uploaded = 0;
+  s->finished = 0;
+  if (on_device) /* the caller's work on the bodies comes first */
     TRY(cudaStreamSynchronize((cudaStream_t)after));
   CHECK(mark(pl, State::EV_START, err));
+  const double t0 = tfmm_wtime();
+  const size_t bytes = 4 * n * sizeof(double);
+  const void *held = tfmm_arena_at(pl->base.gpu, TFMM_TREE_GPU_HYBRID_BODIES);
+  const int in_place =
+      held != nullptr && pos == held && mass == pos + 3 * n &&
+      tfmm_arena_slot_bytes(pl->base.gpu, TFMM_TREE_GPU_HYBRID_BODIES) >= bytes;
+  cudaStream_t st = stream_of(pl);
+  if (!in_place) {
+    double *bodies = nullptr;
+    CHECK(tfmm_tree_gpu_hybrid_bodies(&pl->base, n, &bodies, err));
+    /* Host or device arrays (unified addressing tells which). */
+    TRY(cudaMemcpyAsync(bodies, pos, 3 * n * sizeof *pos, cudaMemcpyDefault,
+                        st));
+    TRY(cudaMemcpyAsync(bodies + 3 * n, mass, n * sizeof *mass,
+                        cudaMemcpyDefault, st));
+  }
+  TRY(cudaStreamSynchronize(st));
+  s->upload_ms = 1e3 * (tfmm_wtime() - t0);
+  s->uploaded = n;
+  return mark(pl, State::EV_UPLOADED, err);
+}
+
+tfmm_status tree(tfmm_pipeline_gpu *pl, const tfmm_tree_gpu_params *params,
+                 tfmm_error *err) {
+  State *s = pl->state;
+  const size_t n = s->uploaded;
+  if (n == 0)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "gpu schedule: no bodies uploaded");
+  const double *pos =
+      (const double *)tfmm_arena_at(pl->base.gpu, TFMM_TREE_GPU_HYBRID_BODIES);
+  const double *mass = pos + 3 * n;
   tfmm_tree_gpu_hybrid_times times;
   memset(&pl->base.tree, 0, sizeof pl->base.tree);
   tfmm_tree_gpu_params p = *params;
@@ -126,7 +163,6 @@ tfmm_status tree(tfmm_pipeline_gpu *pl, size_t n, const double *pos,
   CHECK(st);
   pl->last_n = (int64_t)n;
   pl->last_cells = pl->base.tree.ncells;
-  s->upload_ms = 1e3 * times.upload;
   return mark(pl, State::EV_TREE, err);
 }
 
@@ -307,7 +343,7 @@ double elapsed(State *s, int a, int b) {
 }
 
 tfmm_status finish(tfmm_pipeline_gpu *pl, const tfmm_pipeline_gpu_output *out,
-                   tfmm_pipeline_gpu_times *times, tfmm_error *err) {
+                   tfmm_error *err) {
   State *s = pl->state;
   const tfmm_tree_gpu *t = &pl->base.tree;
   cudaStream_t st = stream_of(pl);
@@ -341,11 +377,30 @@ tfmm_status finish(tfmm_pipeline_gpu *pl, const tfmm_pipeline_gpu_output *out,
   TRY(cudaMemcpyAsync(s->host, bad, 2 * sizeof *bad, cudaMemcpyDeviceToHost,
                       st));
   CHECK(mark(pl, State::EV_END, err));
+  s->out = *out;
+  s->d_acc = d_acc;
+  s->d_pot = d_pot;
+  s->finished = 1;
+  return TFMM_OK;
+}
+
+/* The results to the host (unless they are the caller's device arrays),
+ * the wait for the evaluation, its checks and times. */
+tfmm_status download(tfmm_pipeline_gpu *pl, tfmm_pipeline_gpu_times *times,
+                     tfmm_error *err) {
+  State *s = pl->state;
+  if (!s->finished)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "gpu schedule: download before finish");
+  s->finished = 0;
+  cudaStream_t st = stream_of(pl);
+  const tfmm_pipeline_gpu_output *out = &s->out;
+  const size_t n = pl->base.tree.n;
   if (!out->on_device) {
-    TRY(cudaMemcpyAsync(out->acc, d_acc, 3 * n * sizeof(double),
+    TRY(cudaMemcpyAsync(out->acc, s->d_acc, 3 * n * sizeof(double),
                         cudaMemcpyDeviceToHost, st));
-    if (out->pot != nullptr && d_pot != nullptr)
-      TRY(cudaMemcpyAsync(out->pot, d_pot, n * sizeof(double),
+    if (out->pot != nullptr && s->d_pot != nullptr)
+      TRY(cudaMemcpyAsync(out->pot, s->d_pot, n * sizeof(double),
                           cudaMemcpyDeviceToHost, st));
   }
   TRY(cudaStreamSynchronize(st));
@@ -354,7 +409,7 @@ tfmm_status finish(tfmm_pipeline_gpu *pl, const tfmm_pipeline_gpu_output *out,
   if (times != nullptr) {
     *times = tfmm_pipeline_gpu_times{};
     times->upload = s->upload_ms;
-    times->tree = elapsed(s, State::EV_START, State::EV_TREE);
+    times->tree = elapsed(s, State::EV_UPLOADED, State::EV_TREE);
     times->upward = elapsed(s, State::EV_TREE, State::EV_UPWARD);
     times->lists = elapsed(s, State::EV_UPWARD, State::EV_LISTS);
     times->near = elapsed(s, State::EV_LISTS, State::EV_NEAR);
@@ -413,16 +468,24 @@ tfmm_status targets(tfmm_pipeline_gpu *pl, const unsigned char *active,
 } // namespace
 
 extern "C" tfmm_status
-tfmm_pipeline_gpu_tree(tfmm_pipeline_gpu *pl, tfmm_gpu *gpu, size_t n,
-                       const double *pos, const double *mass, int on_device,
-                       void *after, const tfmm_tree_gpu_params *params,
-                       tfmm_error *err) {
+tfmm_pipeline_gpu_upload(tfmm_pipeline_gpu *pl, tfmm_gpu *gpu, size_t n,
+                         const double *pos, const double *mass, int on_device,
+                         void *after, tfmm_error *err) {
   if (pl == nullptr)
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
                           "gpu schedule: the state is NULL");
   return entered(pl, gpu, err, [&] {
-    return tree(pl, n, pos, mass, on_device, after, params, err);
+    return upload(pl, n, pos, mass, on_device, after, err);
   });
+}
+
+extern "C" tfmm_status
+tfmm_pipeline_gpu_tree(tfmm_pipeline_gpu *pl,
+                       const tfmm_tree_gpu_params *params, tfmm_error *err) {
+  if (pl == nullptr || pl->state == nullptr)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "gpu schedule: no bodies uploaded");
+  return entered(pl, pl->base.gpu, err, [&] { return tree(pl, params, err); });
 }
 
 extern "C" tfmm_status tfmm_pipeline_gpu_maybe_coincident(tfmm_pipeline_gpu *pl,
@@ -507,14 +570,20 @@ extern "C" tfmm_status tfmm_pipeline_gpu_far(tfmm_pipeline_gpu *pl, int p,
 
 extern "C" tfmm_status
 tfmm_pipeline_gpu_finish(tfmm_pipeline_gpu *pl,
-                         const tfmm_pipeline_gpu_output *out,
-                         tfmm_pipeline_gpu_times *times, tfmm_error *err) {
+                         const tfmm_pipeline_gpu_output *out, tfmm_error *err) {
   CHECK(built(pl, err));
   if (out == nullptr || out->acc == nullptr)
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
                           "gpu schedule: no output arrays");
+  return entered(pl, pl->base.gpu, err, [&] { return finish(pl, out, err); });
+}
+
+extern "C" tfmm_status
+tfmm_pipeline_gpu_download(tfmm_pipeline_gpu *pl,
+                           tfmm_pipeline_gpu_times *times, tfmm_error *err) {
+  CHECK(built(pl, err));
   return entered(pl, pl->base.gpu, err,
-                 [&] { return finish(pl, out, times, err); });
+                 [&] { return download(pl, times, err); });
 }
 
 extern "C" tfmm_status tfmm_pipeline_gpu_items(tfmm_pipeline_gpu *pl,

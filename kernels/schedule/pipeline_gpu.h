@@ -2,6 +2,7 @@
  * stage on one stream, the bodies uploaded once and the forces copied
  * back once:
  *
+ *   upload   the bodies into the tree's buffer (none when they are there)
  *   tree     tfmm_tree_gpu_build (tree_gpu.h), kept on the device
  *   upward   tfmm_upward_gpu (upward_gpu.h)
  *   lists    tfmm_traverse_gpu_run (traverse_gpu.h)
@@ -11,12 +12,14 @@
  *            hybrid schedule's rule), then the tiled kernel
  *            (tfmm_gpu_near_device_run)
  *   far      M2L, L2L, L2P and M2P (farfield_gpu.h)
- *   finish   far plus near times G, back to the input order, copied out
+ *   finish   far plus near times G, back to the input order
+ *   download the results to the host (none when they are the caller's
+ *            device arrays), the wait for the evaluation, its checks
  *
  * The host waits inside the tree build and the traversal (once a level or
  * round, for sizes), and once for the near field's item count; the rest is
  * enqueued. The device context (gpu_context.h, arena.h), given to the
- * first call (tfmm_pipeline_gpu_tree or tfmm_pipeline_gpu_bounds) and kept
+ * first call (tfmm_pipeline_gpu_upload or tfmm_pipeline_gpu_bounds) and kept
  * in pl->base, owns the device, the stream (its SOLVE stream, the tree's)
  * and the memory: the tree's slots (tree_gpu_hybrid.h), the traversal's
  * and the SCHEDULE group for the other buffers, kept between evaluations,
@@ -47,7 +50,7 @@ typedef struct tfmm_pipeline_gpu {
   struct tfmm_pipeline_gpu_state *state; /* the other buffers and events */
   int64_t leaf_min, leaf_max;            /* bodies of a leaf, once the near
                                             field is enqueued */
-  int64_t first_nonfinite;               /* after finish: the lowest input
+  int64_t first_nonfinite;               /* after download: the lowest input
                                             index with a sum not finite, or
                                             -1 */
   int64_t first_beyond;                  /* ... with a result not finite
@@ -63,20 +66,25 @@ typedef struct tfmm_pipeline_gpu_times {
   double upload, tree, upward, lists, near, far, finish;
 } tfmm_pipeline_gpu_times;
 
-/* Uploads the n bodies (checked by the caller) and builds their tree
- * (params) on gpu's device; pl keeps gpu for the calls that follow. With
- * params->max_cells 0 the tree's cell arrays get room for the cells a
- * tree of n bodies usually has (8 n / (L + 1), or 5/4 of the last tree of
- * n bodies) instead of the bound that always holds (1 + 21 min(n, 8 n /
- * (L + 1)), 250 bytes a body at leaf 64); a tree that needs more is built
- * again with four times the room, up to that bound. The bodies are host
+/* The n bodies (checked by the caller) into the tree's buffer on gpu's
+ * device; pl keeps gpu for the calls that follow. The bodies are host
  * arrays; or, when on_device, arrays on that device, ready once the
  * stream `after` (a cudaStream_t; NULL: the legacy default stream) is
- * idle. */
-tfmm_status tfmm_pipeline_gpu_tree(tfmm_pipeline_gpu *pl, tfmm_gpu *gpu,
-                                   size_t n, const double *pos,
-                                   const double *mass, int on_device,
-                                   void *after,
+ * idle; none are copied when they are that buffer already
+ * (tfmm_pipeline_gpu_scale). Begins an evaluation: the stages below
+ * follow in their order. */
+tfmm_status tfmm_pipeline_gpu_upload(tfmm_pipeline_gpu *pl, tfmm_gpu *gpu,
+                                     size_t n, const double *pos,
+                                     const double *mass, int on_device,
+                                     void *after, tfmm_error *err);
+
+/* The tree (params) of the uploaded bodies. With params->max_cells 0 the
+ * tree's cell arrays get room for the cells a tree of n bodies usually
+ * has (8 n / (L + 1), or 5/4 of the last tree of n bodies) instead of the
+ * bound that always holds (1 + 21 min(n, 8 n / (L + 1)), 250 bytes a body
+ * at leaf 64); a tree that needs more is built again with four times the
+ * room, up to that bound. */
+tfmm_status tfmm_pipeline_gpu_tree(tfmm_pipeline_gpu *pl,
                                    const tfmm_tree_gpu_params *params,
                                    tfmm_error *err);
 
@@ -147,12 +155,17 @@ typedef struct tfmm_pipeline_gpu_output {
  * out (see tfmm_pipeline_gpu_output), at the targets only when
  * tfmm_pipeline_gpu_targets gave some (the other entries of out are left
  * as they are on the device; a host out gets the whole arrays, the others'
- * entries undefined). Waits for the evaluation and fills
- * *times, first_nonfinite and first_beyond. */
+ * entries undefined), enqueued: on the device, or in a buffer of the
+ * device for a host out, until tfmm_pipeline_gpu_download. */
 tfmm_status tfmm_pipeline_gpu_finish(tfmm_pipeline_gpu *pl,
                                      const tfmm_pipeline_gpu_output *out,
-                                     tfmm_pipeline_gpu_times *times,
                                      tfmm_error *err);
+
+/* The results of finish to a host out, then the wait for the evaluation:
+ * fills *times (may be NULL), first_nonfinite and first_beyond. */
+tfmm_status tfmm_pipeline_gpu_download(tfmm_pipeline_gpu *pl,
+                                       tfmm_pipeline_gpu_times *times,
+                                       tfmm_error *err);
 
 /* Bodies that live on gpu's device (d_pos 3n, d_mass n), ready once the
  * stream `after` (a cudaStream_t; NULL: the legacy default stream) is

@@ -53,7 +53,17 @@ struct tfmm_pipeline_gpu_state {
   unsigned long long *host = nullptr; /* pinned: CHECKS copied back */
   enum { CHECK_VALUES = 5 };
   int64_t *host_totals = nullptr; /* pinned: the item totals */
-  enum { EV_START, EV_TREE, EV_UPWARD, EV_LISTS, EV_NEAR, EV_FAR, EV_END, EVS };
+  enum {
+    EV_START,
+    EV_UPLOADED,
+    EV_TREE,
+    EV_UPWARD,
+    EV_LISTS,
+    EV_NEAR,
+    EV_FAR,
+    EV_END,
+    EVS
+  };
   cudaEvent_t ev[EVS] = {};
   int recorded[EVS] = {};
   double upload_ms = 0;
@@ -67,6 +77,11 @@ struct tfmm_pipeline_gpu_state {
   const unsigned char *active = nullptr; /* the targets' mask on the
                                             device, or NULL: every body */
   int64_t target_cells = 0; /* cells holding a target (with active) */
+  size_t uploaded = 0;      /* bodies in the tree's buffer (upload), or 0 */
+  /* Between finish and download: where the results are and go. */
+  int finished = 0;
+  tfmm_pipeline_gpu_output out{};
+  double *d_acc = nullptr, *d_pot = nullptr;
 };
 
 namespace {

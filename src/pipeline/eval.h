@@ -38,6 +38,7 @@ typedef struct tfmm_eval {
   tfmm_p2p_gpu_run near;     /* the GPU near field in flight */
   const void *near_out;      /* its results once waited for, or NULL */
   double far_begin, far_end; /* the far field's span (tfmm_wtime) */
+  double finish_begin;       /* when the gpu schedule's finish began */
   int counted;               /* the work counts are in stats already */
 } tfmm_eval;
 

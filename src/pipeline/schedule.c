@@ -56,6 +56,7 @@ const tfmm_schedule TFMM_STAGES_HYBRID_GPU_FAR = {
  * stage stays when the far field is skipped (near_only): it then zeroes
  * the far field's sums. */
 static const tfmm_stage GPU[] = {
+    {"gpu_upload", tfmm_stage_gpu_upload, 0},
     {"gpu_tree", tfmm_stage_gpu_tree, 0},
     {"gpu_targets", tfmm_stage_gpu_targets, 0},
     {"gpu_upward", tfmm_stage_gpu_upward, 1},
@@ -63,6 +64,7 @@ static const tfmm_stage GPU[] = {
     {"gpu_near", tfmm_stage_gpu_near, 0},
     {"gpu_far", tfmm_stage_gpu_far, 0},
     {"gpu_finish", tfmm_stage_gpu_finish, 0},
+    {"gpu_download", tfmm_stage_gpu_download, 0},
 };
 
 const tfmm_schedule TFMM_STAGES_GPU = {"gpu", GPU,

@@ -14,13 +14,15 @@
  * and the gpu schedule's, every one on the GPU on one stream
  * (kernels/schedule/pipeline_gpu.h; stages_gpu.c):
  *
- *   gpu_tree     bodies up, the octree (and the coincidence check)
+ *   gpu_upload   the bodies into the tree's buffer on the device
+ *   gpu_tree     the octree (and the coincidence check)
  *   gpu_targets  an evaluation at a subset: the targets of each cell
  *   gpu_upward   P2M and M2M
  *   gpu_lists    the opening criterion's inputs and the traversal
  *   gpu_near     the near field's inputs and kernel
  *   gpu_far      M2L, L2L, L2P and M2P (nothing with near_only)
- *   gpu_finish   G, far plus near, input order, results down
+ *   gpu_finish   G, far plus near, input order
+ *   gpu_download the results to the host, the wait, the checks and times
  *
  * and the hybrid schedule's:
  *
@@ -52,6 +54,7 @@ tfmm_status tfmm_stage_downward(tfmm_eval *e);
 tfmm_status tfmm_stage_m2p(tfmm_eval *e);
 tfmm_status tfmm_stage_near_finish(tfmm_eval *e);
 tfmm_status tfmm_stage_combine(tfmm_eval *e);
+tfmm_status tfmm_stage_gpu_upload(tfmm_eval *e);
 tfmm_status tfmm_stage_gpu_tree(tfmm_eval *e);
 tfmm_status tfmm_stage_gpu_targets(tfmm_eval *e);
 tfmm_status tfmm_stage_gpu_upward(tfmm_eval *e);
@@ -59,6 +62,7 @@ tfmm_status tfmm_stage_gpu_lists(tfmm_eval *e);
 tfmm_status tfmm_stage_gpu_near(tfmm_eval *e);
 tfmm_status tfmm_stage_gpu_far(tfmm_eval *e);
 tfmm_status tfmm_stage_gpu_finish(tfmm_eval *e);
+tfmm_status tfmm_stage_gpu_download(tfmm_eval *e);
 
 /* Targets of at most this many bodies take accepted sources by M2P rather
  * than M2L (stages.c says why). */

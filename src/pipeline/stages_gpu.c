@@ -90,15 +90,19 @@ tfmm_status tfmm_stage_far_gpu(tfmm_eval *e) {
 /* ---- The gpu schedule -----------------------------------------------------
  */
 
+tfmm_status tfmm_stage_gpu_upload(tfmm_eval *e) {
+  tfmm_workspace *w = e->w;
+  tfmm_workspace_clear(w);
+  return tfmm_pipeline_gpu_upload(&w->gpu, e->gpu, e->n, e->pos, e->mass,
+                                  e->on_device, e->stream, e->err);
+}
+
 tfmm_status tfmm_stage_gpu_tree(tfmm_eval *e) {
   tfmm_workspace *w = e->w;
   tfmm_stats *s = e->stats;
-  tfmm_workspace_clear(w);
   const tfmm_config *c = e->cfg;
   const tfmm_tree_gpu_params params = tree_params(e);
-  tfmm_status st =
-      tfmm_pipeline_gpu_tree(&w->gpu, e->gpu, e->n, e->pos, e->mass,
-                             e->on_device, e->stream, &params, e->err);
+  tfmm_status st = tfmm_pipeline_gpu_tree(&w->gpu, &params, e->err);
   if (st == TFMM_OK &&
       tfmm_eps_vanishes(c->eps, e->set.precision == TFMM_PRECISION_SINGLE)) {
     /* Bodies at one point share a key: only then is the tree brought to
@@ -170,10 +174,7 @@ tfmm_status tfmm_stage_gpu_far(tfmm_eval *e) {
 }
 
 tfmm_status tfmm_stage_gpu_finish(tfmm_eval *e) {
-  tfmm_pipeline_gpu *g = &e->w->gpu;
-  tfmm_stats *s = e->stats;
-  tfmm_pipeline_gpu_times t;
-  double t0 = tfmm_wtime();
+  e->finish_begin = tfmm_wtime();
   const tfmm_pipeline_gpu_output out = {.acc = e->acc,
                                         .pot = e->pot,
                                         .on_device = e->on_device,
@@ -182,7 +183,14 @@ tfmm_status tfmm_stage_gpu_finish(tfmm_eval *e) {
                                         .caller_G = e->caller_G,
                                         .acc_exp = e->acc_exp,
                                         .pot_exp = e->pot_exp};
-  tfmm_status st = tfmm_pipeline_gpu_finish(g, &out, &t, e->err);
+  return tfmm_pipeline_gpu_finish(&e->w->gpu, &out, e->err);
+}
+
+tfmm_status tfmm_stage_gpu_download(tfmm_eval *e) {
+  tfmm_pipeline_gpu *g = &e->w->gpu;
+  tfmm_stats *s = e->stats;
+  tfmm_pipeline_gpu_times t;
+  tfmm_status st = tfmm_pipeline_gpu_download(g, &t, e->err);
   if (st != TFMM_OK)
     return st;
   if (g->first_nonfinite >= 0)
@@ -205,7 +213,8 @@ tfmm_status tfmm_stage_gpu_finish(tfmm_eval *e) {
   s->time[TFMM_PHASE_NEAR] = 1e-3 * t.near;
   s->time[TFMM_PHASE_FAR] = 1e-3 * t.far;
   s->time[TFMM_PHASE_FINISH] = 1e-3 * t.finish;
-  s->time[TFMM_PHASE_DOWNLOAD] = tfmm_wtime() - t0 - 1e-3 * t.finish;
+  s->time[TFMM_PHASE_DOWNLOAD] =
+      tfmm_wtime() - e->finish_begin - 1e-3 * t.finish;
   if (s->time[TFMM_PHASE_DOWNLOAD] < 0)
     s->time[TFMM_PHASE_DOWNLOAD] = 0;
   s->near_time = s->near_kernel_time = 1e-3 * t.near;
