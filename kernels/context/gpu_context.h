@@ -32,11 +32,6 @@ struct tfmm_gpu {
    * calls. */
   tfmm_device_buffer slot[TFMM_SLOTS];
   tfmm_device_buffer pinned[TFMM_PINNED];
-  /* The all-pairs buffers, `direct_bytes` each, kept across evaluations:
-   * 4 values a body of the precision asked (tfmm_gpu_reserve). */
-  size_t direct_bytes;
-  void *d_in, *d_out; /* device: xyzm in, (a, phi) out */
-  void *h_in, *h_out; /* pinned host staging of the same */
   tfmm_gpu_buffer near[TFMM_GPU_NEAR_BUFFERS];
 };
 

@@ -61,9 +61,27 @@ tfmm_status tfmm_gpu_reserve(tfmm_gpu *gpu, size_t n, tfmm_precision precision,
   return unsupported(err);
 }
 
-tfmm_status tfmm_gpu_direct(tfmm_gpu *gpu, tfmm_gpu_direct_params *params,
-                            size_t n, tfmm_gpu_times *times, tfmm_error *err) {
-  (void)gpu, (void)params, (void)n, (void)times;
+tfmm_status tfmm_gpu_direct_upload(tfmm_gpu *gpu, size_t n,
+                                   tfmm_precision precision, tfmm_error *err) {
+  (void)gpu, (void)n, (void)precision;
+  return unsupported(err);
+}
+
+tfmm_status tfmm_gpu_direct_run(tfmm_gpu *gpu, tfmm_gpu_direct_params *params,
+                                size_t n, tfmm_error *err) {
+  (void)gpu, (void)params, (void)n;
+  return unsupported(err);
+}
+
+tfmm_status tfmm_gpu_direct_download(tfmm_gpu *gpu, size_t n,
+                                     tfmm_precision precision,
+                                     tfmm_error *err) {
+  return tfmm_gpu_direct_upload(gpu, n, precision, err);
+}
+
+tfmm_status tfmm_gpu_direct_wait(tfmm_gpu *gpu, tfmm_gpu_times *times,
+                                 tfmm_error *err) {
+  (void)gpu, (void)times;
   return unsupported(err);
 }
 
@@ -128,8 +146,8 @@ tfmm_status tfmm_arena_reserve(tfmm_gpu *g, int slot, size_t bytes,
   return unsupported(err);
 }
 
-tfmm_status tfmm_arena_pinned(tfmm_gpu *g, int slot, size_t bytes,
-                              size_t slack, void **p, tfmm_error *err) {
+tfmm_status tfmm_arena_pinned(tfmm_gpu *g, int slot, size_t bytes, size_t slack,
+                              void **p, tfmm_error *err) {
   return tfmm_arena_reserve(g, slot, bytes, slack, p, err);
 }
 
