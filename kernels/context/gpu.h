@@ -160,7 +160,7 @@ typedef struct tfmm_gpu_near_size {
 } tfmm_gpu_near_size;
 
 /* Pinned host arrays of one evaluation, filled by the caller before
- * tfmm_gpu_near_launch. Positions are relative to the centre of the body's
+ * tfmm_gpu_near_upload. Positions are relative to the centre of the body's
  * own leaf; the kernel moves the sources of leaf S into the frame of
  * target leaf T by c_S - c_T (taken in double, then rounded), so that
  * every pair is computed at the precision of its own separation, as on
@@ -181,18 +181,32 @@ typedef struct tfmm_gpu_near_host {
 } tfmm_gpu_near_host;
 
 /* Makes room for an evaluation of these sizes (kept and reused: no
- * allocation once large enough) and points *host at the pinned arrays. */
+ * allocation once large enough) and points *host at the pinned arrays.
+ * The arrays are slots of the context's arena (TFMM_SLOTS_NEAR, pinned
+ * halves TFMM_PINNED_NEAR), grown by a quarter more than asked, and so is
+ * the kernels' scratch, sized by tfmm_gpu_near_device_run's query. */
 tfmm_status tfmm_gpu_near_reserve(tfmm_gpu *gpu, const tfmm_gpu_near_size *sz,
                                   tfmm_gpu_near_host *host, tfmm_error *err);
 
-/* Enqueues upload, kernel and download on the solver's stream and returns
- * at once: the caller works on the CPU meanwhile. */
-tfmm_status tfmm_gpu_near_launch(tfmm_gpu *gpu, const tfmm_gpu_near_size *sz,
-                                 const tfmm_pair_params *pair, int potential,
+/* The near field of the reserved arrays as three stages enqueued in this
+ * order on the context's NEAR stream, each returning at once (the caller
+ * works on the CPU meanwhile), and a wait:
+ *   upload    the pinned arrays but out to the device (between events 0
+ *             and 1);
+ *   run       the kernels, tfmm_gpu_near_device_run on the context's
+ *             arrays and scratch, with pair's softening (its precision
+ *             the size's);
+ *   download  the results to host->out (between events 2 and 3);
+ *   wait      waits for the download: host->out then holds the results;
+ *             times: upload, kernel (from the upload's end to the
+ *             download's start) and download seconds. */
+tfmm_status tfmm_gpu_near_upload(tfmm_gpu *gpu, const tfmm_gpu_near_size *sz,
                                  tfmm_error *err);
-
-/* Waits for the launched near field; host->out then holds the results.
- * times: upload, kernel and download seconds (CUDA events). */
+tfmm_status tfmm_gpu_near_run(tfmm_gpu *gpu, const tfmm_gpu_near_size *sz,
+                              const tfmm_pair_params *pair, int potential,
+                              tfmm_error *err);
+tfmm_status tfmm_gpu_near_download(tfmm_gpu *gpu, const tfmm_gpu_near_size *sz,
+                                   tfmm_error *err);
 tfmm_status tfmm_gpu_near_wait(tfmm_gpu *gpu, tfmm_gpu_times *times,
                                tfmm_error *err);
 
@@ -210,11 +224,11 @@ typedef struct tfmm_gpu_near_device {
 
 /* The near field's kernels alone on device arrays, CUB's way: enqueued on
  * `stream` (a cudaStream_t of the current device; NULL: the legacy default
- * stream) without copying, allocating or waiting; the same kernels as
- * tfmm_gpu_near_launch, so the same results bit for bit. The workspace
- * holds the partial sums of cut lists (4 sz->nslots values of the
- * precision): with workspace NULL only *workspace_bytes is set; else it
- * must be at least that (pass any non-NULL pointer when it is 0). */
+ * stream) without copying, allocating or waiting (tfmm_gpu_near_run calls
+ * it on the context's arrays). The workspace holds the partial sums of cut
+ * lists (4 sz->nslots values of the precision): with workspace NULL only
+ * *workspace_bytes is set; else it must be at least that (pass any
+ * non-NULL pointer when it is 0). */
 tfmm_status tfmm_gpu_near_device_run(void *workspace, size_t *workspace_bytes,
                                      const tfmm_gpu_near_size *sz,
                                      const tfmm_gpu_near_device *arrays,

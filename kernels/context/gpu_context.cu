@@ -150,20 +150,11 @@ extern "C" tfmm_status tfmm_gpu_create(tfmm_gpu **out, int device,
  * nobody left to report to, and a device already in error still has to give
  * back what it can); the error state they may leave is cleared below so that
  * it does not surface in the application's next CUDA call. */
-void tfmm_gpu_buffer_free(tfmm_gpu_buffer *b) {
-  cudaFree(b->dev);
-  cudaFreeHost(b->host);
-  b->dev = b->host = NULL;
-  b->bytes = 0;
-}
-
 extern "C" void tfmm_gpu_destroy(tfmm_gpu *g) {
   if (g == NULL)
     return;
   {
     tfmm_device_scope scope(g->device);
-    for (int k = 0; k < TFMM_GPU_NEAR_BUFFERS; k++)
-      tfmm_gpu_buffer_free(&g->near[k]);
     for (int k = 0; k < 4; k++)
       if (g->events[k] != NULL)
         cudaEventDestroy(g->events[k]);
@@ -280,7 +271,7 @@ extern "C" void *tfmm_arena_pinned_at(const tfmm_gpu *g, int slot) {
   return slot_ok(slot, TFMM_PINNED) ? g->pinned[slot].p : NULL;
 }
 
-/* Release path: results not reported (see tfmm_gpu_buffer_free). */
+/* Release path: results not reported (see tfmm_gpu_destroy). */
 extern "C" void tfmm_arena_free(tfmm_gpu *g, int first, int count) {
   tfmm_device_scope scope(g->device);
   for (int k = first; k < first + count && k < TFMM_SLOTS; k++)
