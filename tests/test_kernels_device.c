@@ -1,7 +1,8 @@
 /* The pairwise kernels' entry points on device arrays (kernels/context/gpu.h:
  * tfmm_gpu_direct_device, tfmm_gpu_near_device_run), on a stream the test
- * creates, against the host entry points (tfmm_gpu_direct,
- * tfmm_p2p_gpu_launch): the same results bit for bit, in single and double
+ * creates, against the context's stages (upload, run, download, wait, on
+ * its buffers and stream; the near field through tfmm_p2p_gpu_pack and
+ * _launch): the same results bit for bit, in single and double
  * precision, with and without the potential, both softenings, across a
  * change of N in one set of buffers, and with cut lists (split items).
  * The host paths are checked against double direct sums in
@@ -78,7 +79,13 @@ static void direct_case(tfmm_gpu *g, cudaStream_t s, const test_bodies *b,
   host.pair = (tfmm_pair_params){soft, 0.01, prec};
   host.potential = potential;
   tfmm_gpu_times times;
-  cr_assert_eq(tfmm_gpu_direct(g, &host, n, &times, &err), TFMM_OK, "%s",
+  cr_assert_eq(tfmm_gpu_direct_upload(g, n, prec, &err), TFMM_OK, "%s",
+               err.message);
+  cr_assert_eq(tfmm_gpu_direct_run(g, &host, n, &err), TFMM_OK, "%s",
+               err.message);
+  cr_assert_eq(tfmm_gpu_direct_download(g, n, prec, &err), TFMM_OK, "%s",
+               err.message);
+  cr_assert_eq(tfmm_gpu_direct_wait(g, &times, &err), TFMM_OK, "%s",
                err.message);
   void *want = malloc(bytes), *got = malloc(bytes);
   memcpy(want, out, bytes);
@@ -164,9 +171,11 @@ static void near_case(tfmm_gpu *g, cudaStream_t s, const tfmm_octree *t,
   tfmm_error err = {{0}};
   const tfmm_pair_params pair = {soft, 0.005, prec};
   tfmm_p2p_gpu_run run;
-  cr_assert_eq(tfmm_p2p_gpu_launch(g, t, &l->near, l->near_interactions, &pair,
-                                   potential, &run, &err),
-               TFMM_OK, "%s", err.message);
+  cr_assert_eq(
+      tfmm_p2p_gpu_pack(g, t, &l->near, l->near_interactions, prec, &run, &err),
+      TFMM_OK, "%s", err.message);
+  cr_assert_eq(tfmm_p2p_gpu_launch(g, &pair, potential, &run, &err), TFMM_OK,
+               "%s", err.message);
   tfmm_gpu_times times;
   cr_assert_eq(tfmm_p2p_gpu_wait(g, &run, &times, &err), TFMM_OK, "%s",
                err.message);
@@ -292,5 +301,28 @@ Test(kernels_device, bad_arguments_are_named) {
       tfmm_gpu_near_device_run(&one, &bytes, &sz, &d, &pair, 0, NULL, &err),
       TFMM_ERR_INVALID_ARGUMENT);
   cr_assert(strstr(err.message, "precision") != NULL, "%s", err.message);
+  /* The context's stages refuse more than was reserved. */
+  tfmm_gpu *g = NULL;
+  cr_assert_eq(tfmm_gpu_create(&g, 0, &err), TFMM_OK, "%s", err.message);
+  void *in = NULL, *out = NULL;
+  cr_assert_eq(tfmm_gpu_reserve(g, 100, TFMM_PRECISION_SINGLE, &in, &out, &err),
+               TFMM_OK, "%s", err.message);
+  cr_assert_eq(tfmm_gpu_direct_upload(g, 1000, TFMM_PRECISION_SINGLE, &err),
+               TFMM_ERR_INVALID_ARGUMENT);
+  cr_assert(strstr(err.message, "made room") != NULL, "%s", err.message);
+  cr_assert_eq(tfmm_gpu_direct_run(g, &prm, 1000, &err),
+               TFMM_ERR_INVALID_ARGUMENT);
+  cr_assert_eq(tfmm_gpu_direct_download(g, 100, TFMM_PRECISION_DOUBLE, &err),
+               TFMM_ERR_INVALID_ARGUMENT);
+  tfmm_gpu_near_size none = {0};
+  none.n = 10;
+  none.nleaves = 1;
+  cr_assert_eq(tfmm_gpu_near_upload(g, &none, &err), TFMM_ERR_INVALID_ARGUMENT);
+  cr_assert(strstr(err.message, "made room") != NULL, "%s", err.message);
+  cr_assert_eq(tfmm_gpu_near_run(g, &sz, &pair, 0, &err),
+               TFMM_ERR_INVALID_ARGUMENT);
+  cr_assert(strstr(err.message, "reserved in double") != NULL, "%s",
+            err.message);
+  tfmm_gpu_destroy(g);
 #endif
 }

@@ -78,7 +78,7 @@ static inline int tfmm_direct_shape_ok(int p, int q, int r) {
   return tfmm_direct_shape_ok_for(p, q, r, TFMM_PRECISION_SINGLE);
 }
 
-/* Seconds, measured with CUDA events on the solver's stream. */
+/* Seconds, measured with CUDA events on the context's NEAR stream. */
 typedef struct tfmm_gpu_times {
   double upload, kernel, download;
 } tfmm_gpu_times;
@@ -86,7 +86,7 @@ typedef struct tfmm_gpu_times {
 /* Devices on which the kernels can run (0 without a driver or device). */
 int tfmm_gpu_device_count(void);
 
-/* Opens the device: a stream, events, its properties. */
+/* Opens the device: its named streams (arena.h), events, its properties. */
 tfmm_status tfmm_gpu_create(tfmm_gpu **out, int device, tfmm_error *err);
 void tfmm_gpu_destroy(tfmm_gpu *gpu);
 const char *tfmm_gpu_name(const tfmm_gpu *gpu);
@@ -105,23 +105,39 @@ tfmm_status tfmm_gpu_copy(tfmm_gpu *gpu, void *dst, const void *src,
 /* Makes room for n bodies of a precision on the device and in pinned host
  * buffers, which are kept and reused: no allocation per call once large
  * enough. *in and *out receive the pinned host buffers of 4n values of
- * that precision (floats or doubles): xyzm in, acc+phi out. */
+ * that precision (floats or doubles): xyzm in, acc+phi out. They are
+ * slots of the context's arena (TFMM_SLOTS_DIRECT, TFMM_PINNED_DIRECT),
+ * grown by a quarter more than asked. */
 tfmm_status tfmm_gpu_reserve(tfmm_gpu *gpu, size_t n, tfmm_precision precision,
                              void **in, void **out, tfmm_error *err);
 
 /* All pairs over the n bodies in the reserved input buffer, results to the
- * reserved output buffer, both in params->pair.precision (reserved for it):
- * upload, kernel, download, synchronised. */
-tfmm_status tfmm_gpu_direct(tfmm_gpu *gpu, tfmm_gpu_direct_params *params,
-                            size_t n, tfmm_gpu_times *times, tfmm_error *err);
+ * reserved output buffer, both in one precision (reserved for it), as
+ * three stages enqueued in this order on the context's NEAR stream, each
+ * returning at once, and a wait:
+ *   upload    the pinned input to the device (between events 0 and 1);
+ *   run       the kernel, tfmm_gpu_direct_device on the context's
+ *             buffers, in params->pair.precision: the launch shape left
+ *             at 0 in params is chosen and set to the values used;
+ *   download  the results to the pinned output (between events 2 and 3);
+ *   wait      waits for the download; times: upload, kernel (from the
+ *             upload's end to the download's start) and download seconds.
+ * n is at most what tfmm_gpu_reserve made room for in that precision. */
+tfmm_status tfmm_gpu_direct_upload(tfmm_gpu *gpu, size_t n,
+                                   tfmm_precision precision, tfmm_error *err);
+tfmm_status tfmm_gpu_direct_run(tfmm_gpu *gpu, tfmm_gpu_direct_params *params,
+                                size_t n, tfmm_error *err);
+tfmm_status tfmm_gpu_direct_download(tfmm_gpu *gpu, size_t n,
+                                     tfmm_precision precision, tfmm_error *err);
+tfmm_status tfmm_gpu_direct_wait(tfmm_gpu *gpu, tfmm_gpu_times *times,
+                                 tfmm_error *err);
 
 /* The all-pairs kernel alone on device arrays, CUB's way: the n bodies
  * at d_body (4n values of params->pair.precision: x, y, z, mass) into
  * d_out (4n: acceleration and potential, G = 1), enqueued on `stream` (a
  * cudaStream_t of the current device; NULL: the legacy default stream),
  * without copying, allocating or waiting. The launch shape left at 0 in
- * params is chosen for n and sm_count as tfmm_gpu_direct chooses it (and
- * set to the values used), so both give the same results bit for bit.
+ * params is chosen for n and sm_count (and set to the values used).
  * Scratch is sized in two calls: with workspace NULL only
  * *workspace_bytes is set (0: none is needed; pass any non-NULL pointer
  * then). 1 <= n <= 2^31 - 1. */
@@ -144,7 +160,7 @@ typedef struct tfmm_gpu_near_size {
 } tfmm_gpu_near_size;
 
 /* Pinned host arrays of one evaluation, filled by the caller before
- * tfmm_gpu_near_launch. Positions are relative to the centre of the body's
+ * tfmm_gpu_near_upload. Positions are relative to the centre of the body's
  * own leaf; the kernel moves the sources of leaf S into the frame of
  * target leaf T by c_S - c_T (taken in double, then rounded), so that
  * every pair is computed at the precision of its own separation, as on
@@ -165,18 +181,32 @@ typedef struct tfmm_gpu_near_host {
 } tfmm_gpu_near_host;
 
 /* Makes room for an evaluation of these sizes (kept and reused: no
- * allocation once large enough) and points *host at the pinned arrays. */
+ * allocation once large enough) and points *host at the pinned arrays.
+ * The arrays are slots of the context's arena (TFMM_SLOTS_NEAR, pinned
+ * halves TFMM_PINNED_NEAR), grown by a quarter more than asked, and so is
+ * the kernels' scratch, sized by tfmm_gpu_near_device_run's query. */
 tfmm_status tfmm_gpu_near_reserve(tfmm_gpu *gpu, const tfmm_gpu_near_size *sz,
                                   tfmm_gpu_near_host *host, tfmm_error *err);
 
-/* Enqueues upload, kernel and download on the solver's stream and returns
- * at once: the caller works on the CPU meanwhile. */
-tfmm_status tfmm_gpu_near_launch(tfmm_gpu *gpu, const tfmm_gpu_near_size *sz,
-                                 const tfmm_pair_params *pair, int potential,
+/* The near field of the reserved arrays as three stages enqueued in this
+ * order on the context's NEAR stream, each returning at once (the caller
+ * works on the CPU meanwhile), and a wait:
+ *   upload    the pinned arrays but out to the device (between events 0
+ *             and 1);
+ *   run       the kernels, tfmm_gpu_near_device_run on the context's
+ *             arrays and scratch, with pair's softening (its precision
+ *             the size's);
+ *   download  the results to host->out (between events 2 and 3);
+ *   wait      waits for the download: host->out then holds the results;
+ *             times: upload, kernel (from the upload's end to the
+ *             download's start) and download seconds. */
+tfmm_status tfmm_gpu_near_upload(tfmm_gpu *gpu, const tfmm_gpu_near_size *sz,
                                  tfmm_error *err);
-
-/* Waits for the launched near field; host->out then holds the results.
- * times: upload, kernel and download seconds (CUDA events). */
+tfmm_status tfmm_gpu_near_run(tfmm_gpu *gpu, const tfmm_gpu_near_size *sz,
+                              const tfmm_pair_params *pair, int potential,
+                              tfmm_error *err);
+tfmm_status tfmm_gpu_near_download(tfmm_gpu *gpu, const tfmm_gpu_near_size *sz,
+                                   tfmm_error *err);
 tfmm_status tfmm_gpu_near_wait(tfmm_gpu *gpu, tfmm_gpu_times *times,
                                tfmm_error *err);
 
@@ -194,11 +224,11 @@ typedef struct tfmm_gpu_near_device {
 
 /* The near field's kernels alone on device arrays, CUB's way: enqueued on
  * `stream` (a cudaStream_t of the current device; NULL: the legacy default
- * stream) without copying, allocating or waiting; the same kernels as
- * tfmm_gpu_near_launch, so the same results bit for bit. The workspace
- * holds the partial sums of cut lists (4 sz->nslots values of the
- * precision): with workspace NULL only *workspace_bytes is set; else it
- * must be at least that (pass any non-NULL pointer when it is 0). */
+ * stream) without copying, allocating or waiting (tfmm_gpu_near_run calls
+ * it on the context's arrays). The workspace holds the partial sums of cut
+ * lists (4 sz->nslots values of the precision): with workspace NULL only
+ * *workspace_bytes is set; else it must be at least that (pass any
+ * non-NULL pointer when it is 0). */
 tfmm_status tfmm_gpu_near_device_run(void *workspace, size_t *workspace_bytes,
                                      const tfmm_gpu_near_size *sz,
                                      const tfmm_gpu_near_device *arrays,

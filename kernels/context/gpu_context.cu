@@ -1,4 +1,5 @@
-/* Opening a device, and the buffers kept on it between evaluations. */
+/* Opening a device, its streams and events, and the arena of buffers kept
+ * on it between evaluations (arena.h). */
 #include "gpu_context.h"
 
 #include "gpu_probe.h"
@@ -149,31 +150,11 @@ extern "C" tfmm_status tfmm_gpu_create(tfmm_gpu **out, int device,
  * nobody left to report to, and a device already in error still has to give
  * back what it can); the error state they may leave is cleared below so that
  * it does not surface in the application's next CUDA call. */
-void tfmm_gpu_buffer_free(tfmm_gpu_buffer *b) {
-  cudaFree(b->dev);
-  cudaFreeHost(b->host);
-  b->dev = b->host = NULL;
-  b->bytes = 0;
-}
-
-static void release_buffers(tfmm_gpu *g) {
-  cudaFree(g->d_in);
-  cudaFree(g->d_out);
-  cudaFreeHost(g->h_in);
-  cudaFreeHost(g->h_out);
-  g->d_in = g->d_out = NULL;
-  g->h_in = g->h_out = NULL;
-  g->direct_bytes = 0;
-}
-
 extern "C" void tfmm_gpu_destroy(tfmm_gpu *g) {
   if (g == NULL)
     return;
   {
     tfmm_device_scope scope(g->device);
-    release_buffers(g);
-    for (int k = 0; k < TFMM_GPU_NEAR_BUFFERS; k++)
-      tfmm_gpu_buffer_free(&g->near[k]);
     for (int k = 0; k < 4; k++)
       if (g->events[k] != NULL)
         cudaEventDestroy(g->events[k]);
@@ -211,38 +192,6 @@ extern "C" tfmm_status tfmm_gpu_copy(tfmm_gpu *g, void *dst, const void *src,
 
 extern "C" int tfmm_gpu_sm_count(const tfmm_gpu *g) {
   return g != NULL ? g->sm_count : 0;
-}
-
-static tfmm_status allocate_buffers(tfmm_gpu *g, size_t bytes,
-                                    tfmm_error *err) {
-  TFMM_CUDA_TRY(cudaMalloc(&g->d_in, bytes), err);
-  TFMM_CUDA_TRY(cudaMalloc(&g->d_out, bytes), err);
-  TFMM_CUDA_TRY(cudaMallocHost(&g->h_in, bytes), err);
-  TFMM_CUDA_TRY(cudaMallocHost(&g->h_out, bytes), err);
-  g->direct_bytes = bytes;
-  return TFMM_OK;
-}
-
-/* Sized in bytes: one set of buffers serves both precisions, a double
- * body taking the room of two floats. */
-extern "C" tfmm_status tfmm_gpu_reserve(tfmm_gpu *g, size_t n,
-                                        tfmm_precision precision, void **in,
-                                        void **out, tfmm_error *err) {
-  const size_t bytes = n * (size_t)tfmm_direct_body_bytes(precision);
-  if (bytes > g->direct_bytes) {
-    tfmm_device_scope scope(g->device);
-    TFMM_CUDA_TRY(scope.status, err);
-    release_buffers(g);
-    /* Grow geometrically so that slowly growing inputs reallocate rarely. */
-    tfmm_status st = allocate_buffers(g, bytes + bytes / 4, err);
-    if (st != TFMM_OK) {
-      release_buffers(g);
-      return st;
-    }
-  }
-  *in = g->h_in;
-  *out = g->h_out;
-  return TFMM_OK;
 }
 
 tfmm_status tfmm_gpu_elapsed(tfmm_gpu *g, tfmm_gpu_times *times,
@@ -332,7 +281,7 @@ extern "C" void *tfmm_arena_pinned_at(const tfmm_gpu *g, int slot) {
   return slot_ok(slot, TFMM_PINNED) ? g->pinned[slot].p : NULL;
 }
 
-/* Release path: results not reported (see tfmm_gpu_buffer_free). */
+/* Release path: results not reported (see tfmm_gpu_destroy). */
 extern "C" void tfmm_arena_free(tfmm_gpu *g, int first, int count) {
   tfmm_device_scope scope(g->device);
   for (int k = first; k < first + count && k < TFMM_SLOTS; k++)

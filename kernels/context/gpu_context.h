@@ -8,19 +8,6 @@
 
 #include <cuda_runtime.h>
 
-/* A device buffer and its pinned host staging, kept across evaluations. */
-struct tfmm_gpu_buffer {
-  void *dev, *host;
-  size_t bytes;
-};
-
-/* Releases both halves (results not reported: see gpu_context.cu). */
-void tfmm_gpu_buffer_free(tfmm_gpu_buffer *b);
-
-/* The near field's arrays (near_tiled.cu): bodies, centres, leaf extents,
- * list entries, work items, splits, results, partial sums. */
-enum { TFMM_GPU_NEAR_BUFFERS = 8 };
-
 struct tfmm_gpu {
   int device;
   int sm_count;
@@ -32,12 +19,6 @@ struct tfmm_gpu {
    * calls. */
   tfmm_device_buffer slot[TFMM_SLOTS];
   tfmm_device_buffer pinned[TFMM_PINNED];
-  /* The all-pairs buffers, `direct_bytes` each, kept across evaluations:
-   * 4 values a body of the precision asked (tfmm_gpu_reserve). */
-  size_t direct_bytes;
-  void *d_in, *d_out; /* device: xyzm in, (a, phi) out */
-  void *h_in, *h_out; /* pinned host staging of the same */
-  tfmm_gpu_buffer near[TFMM_GPU_NEAR_BUFFERS];
 };
 
 /* A device slot of g's arena, for the owners that grow it themselves
@@ -59,7 +40,10 @@ tfmm_status tfmm_cuda_fail(tfmm_error *err, cudaError_t code, const char *call,
                            const char *file, int line);
 
 /* Waits for events[3], then reads the upload (events 0-1), kernel (1-2)
- * and download (2-3) times that the launch recorded. */
+ * and download (2-3) times: the upload stages of all pairs and the near
+ * field record events 0 and 1 around their copies, the download stages 2
+ * and 3, so the kernel's time is what lies between the two on the NEAR
+ * stream. */
 tfmm_status tfmm_gpu_elapsed(tfmm_gpu *g, tfmm_gpu_times *times,
                              tfmm_error *err);
 

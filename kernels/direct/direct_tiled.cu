@@ -270,10 +270,10 @@ kernel_fn<float> pick_kernel(float, int unroll, int r, int potential,
   }
 }
 
-/* Double precision: unroll 4 whatever was asked (tfmm_gpu_direct reports
- * it), r in {1, 2}: 8 kernels. An interaction is some 30 FP64
- * instructions, so a longer unroll buys no latency hiding the r targets
- * and 16 warps an SM do not already give, and r = 4 would spill. */
+/* Double precision: unroll 4 whatever was asked (resolve reports it), r
+ * in {1, 2}: 8 kernels. An interaction is some 30 FP64 instructions, so a
+ * longer unroll buys no latency hiding the r targets and 16 warps an SM do
+ * not already give, and r = 4 would spill. */
 kernel_fn<double> pick_kernel(double, int unroll, int r, int potential,
                               int spline) {
   (void)unroll;
@@ -373,31 +373,7 @@ tfmm_status enqueue(const tfmm_gpu_direct_params *prm, size_t n,
   return TFMM_OK;
 }
 
-/* Upload, kernel, download on the solver's stream, in precision T. */
-template <typename T>
-tfmm_status launch(tfmm_gpu *g, const tfmm_gpu_direct_params *prm, size_t n,
-                   tfmm_gpu_times *times, tfmm_error *err) {
-  typedef typename tfmm_prec<T>::vec vec;
-  tfmm_device_scope scope(g->device);
-  TFMM_CUDA_TRY(scope.status, err);
-  cudaStream_t s = g->streams[TFMM_STREAM_NEAR];
-  size_t bytes = n * sizeof(vec);
-  TFMM_CUDA_TRY(cudaEventRecord(g->events[0], s), err);
-  TFMM_CUDA_TRY(
-      cudaMemcpyAsync(g->d_in, g->h_in, bytes, cudaMemcpyHostToDevice, s), err);
-  TFMM_CUDA_TRY(cudaEventRecord(g->events[1], s), err);
-  tfmm_status st = enqueue<T>(prm, n, g->d_in, g->d_out, s, err);
-  if (st != TFMM_OK)
-    return st;
-  TFMM_CUDA_TRY(cudaEventRecord(g->events[2], s), err);
-  TFMM_CUDA_TRY(
-      cudaMemcpyAsync(g->h_out, g->d_out, bytes, cudaMemcpyDeviceToHost, s),
-      err);
-  TFMM_CUDA_TRY(cudaEventRecord(g->events[3], s), err);
-  return tfmm_gpu_elapsed(g, times, err);
-}
-
-/* Fills in the launch shape left at 0 and checks it (both entry points). */
+/* Fills in the launch shape left at 0 and checks it. */
 tfmm_status resolve(tfmm_gpu_direct_params *prm, size_t n, int sm_count,
                     int shared_most, tfmm_error *err) {
   const tfmm_precision prec = prm->pair.precision;
@@ -439,22 +415,116 @@ tfmm_status resolve(tfmm_gpu_direct_params *prm, size_t n, int sm_count,
                         tfmm_precision_name(prec), p, q, prm->unroll, r);
 }
 
+/* The all-pairs buffers of the context's arena: bodies in, results out,
+ * each a device slot (TFMM_SLOTS_DIRECT) and a pinned one
+ * (TFMM_PINNED_DIRECT). */
+enum { IN, OUT };
+
+tfmm_device_buffer &device_half(tfmm_gpu *g, int k) {
+  return g->slot[TFMM_SLOTS_DIRECT + k];
+}
+
+tfmm_device_buffer &pinned_half(tfmm_gpu *g, int k) {
+  return g->pinned[TFMM_PINNED_DIRECT + k];
+}
+
+/* Whether the four buffers hold n bodies of a precision. */
+tfmm_status check_room(tfmm_gpu *g, size_t n, tfmm_precision prec,
+                       tfmm_error *err) {
+  const size_t bytes = n * (size_t)tfmm_direct_body_bytes(prec);
+  for (int k = IN; k <= OUT; k++)
+    if (bytes > device_half(g, k).bytes || bytes > pinned_half(g, k).bytes)
+      return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                            "%zu bodies in %s precision: more than "
+                            "tfmm_gpu_reserve made room for",
+                            n, tfmm_precision_name(prec));
+  return TFMM_OK;
+}
+
+/* One copy on the NEAR stream between events[first] and events[first + 1]
+ * (tfmm_gpu_elapsed reads them). */
+tfmm_status copy_timed(tfmm_gpu *g, void *dst, const void *src, size_t bytes,
+                       cudaMemcpyKind kind, int first, tfmm_error *err) {
+  tfmm_device_scope scope(g->device);
+  TFMM_CUDA_TRY(scope.status, err);
+  cudaStream_t s = g->streams[TFMM_STREAM_NEAR];
+  TFMM_CUDA_TRY(cudaEventRecord(g->events[first], s), err);
+  TFMM_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, kind, s), err);
+  TFMM_CUDA_TRY(cudaEventRecord(g->events[first + 1], s), err);
+  return TFMM_OK;
+}
+
 } // namespace
 
-extern "C" tfmm_status tfmm_gpu_direct(tfmm_gpu *g, tfmm_gpu_direct_params *prm,
-                                       size_t n, tfmm_gpu_times *times,
-                                       tfmm_error *err) {
-  const tfmm_precision prec = prm->pair.precision;
-  if (n * (size_t)tfmm_direct_body_bytes(prec) > g->direct_bytes)
-    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
-                          "%zu bodies in %s precision: more than "
-                          "tfmm_gpu_reserve made room for",
-                          n, tfmm_precision_name(prec));
-  tfmm_status st = resolve(prm, n, g->sm_count, g->max_shared, err);
+/* Sized in bytes: one set of buffers serves both precisions, a double
+ * body taking the room of two floats. */
+extern "C" tfmm_status tfmm_gpu_reserve(tfmm_gpu *g, size_t n,
+                                        tfmm_precision precision, void **in,
+                                        void **out, tfmm_error *err) {
+  const size_t bytes = n * (size_t)tfmm_direct_body_bytes(precision);
+  tfmm_device_scope scope(g->device);
+  TFMM_CUDA_TRY(scope.status, err);
+  for (int k = IN; k <= OUT; k++) {
+    /* Slack 4: slowly growing inputs reallocate rarely. */
+    tfmm_status st =
+        tfmm_arena_reserve(g, TFMM_SLOTS_DIRECT + k, bytes, 4, NULL, err);
+    if (st == TFMM_OK)
+      st = tfmm_arena_pinned(g, TFMM_PINNED_DIRECT + k, bytes, 4, NULL, err);
+    if (st != TFMM_OK)
+      return st; /* what was allocated stays owned by g */
+  }
+  *in = pinned_half(g, IN).p;
+  *out = pinned_half(g, OUT).p;
+  return TFMM_OK;
+}
+
+extern "C" tfmm_status tfmm_gpu_direct_upload(tfmm_gpu *g, size_t n,
+                                              tfmm_precision precision,
+                                              tfmm_error *err) {
+  tfmm_status st = check_room(g, n, precision, err);
   if (st != TFMM_OK)
     return st;
-  return prec == TFMM_PRECISION_DOUBLE ? launch<double>(g, prm, n, times, err)
-                                       : launch<float>(g, prm, n, times, err);
+  return copy_timed(g, device_half(g, IN).p, pinned_half(g, IN).p,
+                    n * (size_t)tfmm_direct_body_bytes(precision),
+                    cudaMemcpyHostToDevice, 0, err);
+}
+
+/* The kernel takes no scratch (tfmm_gpu_direct_device's size query says 0,
+ * test_kernels_device checks it), so any non-NULL pointer stands for it.
+ * Its tiles are fitted to the shared memory of the current device: the
+ * context's, entered here (g->max_shared). */
+extern "C" tfmm_status tfmm_gpu_direct_run(tfmm_gpu *g,
+                                           tfmm_gpu_direct_params *prm,
+                                           size_t n, tfmm_error *err) {
+  tfmm_status st = check_room(g, n, prm->pair.precision, err);
+  if (st != TFMM_OK)
+    return st;
+  tfmm_device_scope scope(g->device);
+  TFMM_CUDA_TRY(scope.status, err);
+  char no_scratch;
+  size_t scratch_bytes = 0;
+  return tfmm_gpu_direct_device(&no_scratch, &scratch_bytes, n,
+                                device_half(g, IN).p, device_half(g, OUT).p,
+                                prm, g->sm_count, g->streams[TFMM_STREAM_NEAR],
+                                err);
+}
+
+extern "C" tfmm_status tfmm_gpu_direct_download(tfmm_gpu *g, size_t n,
+                                                tfmm_precision precision,
+                                                tfmm_error *err) {
+  tfmm_status st = check_room(g, n, precision, err);
+  if (st != TFMM_OK)
+    return st;
+  return copy_timed(g, pinned_half(g, OUT).p, device_half(g, OUT).p,
+                    n * (size_t)tfmm_direct_body_bytes(precision),
+                    cudaMemcpyDeviceToHost, 2, err);
+}
+
+extern "C" tfmm_status tfmm_gpu_direct_wait(tfmm_gpu *g, tfmm_gpu_times *times,
+                                            tfmm_error *err) {
+  tfmm_device_scope scope(g->device);
+  TFMM_CUDA_TRY(scope.status, err);
+  return tfmm_gpu_elapsed(g, times, err);
 }
 
 extern "C" tfmm_status tfmm_gpu_direct_device(void *workspace,

@@ -301,8 +301,13 @@ __global__ void __launch_bounds__(WARPS * 32)
 }
 
 /* The near field's arrays: those uploaded, then the results and the
- * partial sums (on the device only). */
+ * partial sums (the kernels' scratch, on the device only). Array k is
+ * device slot TFMM_SLOTS_NEAR + k of the context's arena and, but for the
+ * partial sums, pinned slot TFMM_PINNED_NEAR + k. */
 enum { BODY, CENTRE, LEAF_BEGIN, LIST_LEAF, ITEM, SPLIT, OUT, PARTIAL };
+static_assert((int)PARTIAL < (int)TFMM_SLOTS_NEAR_COUNT &&
+                  (int)OUT < (int)TFMM_PINNED_NEAR_COUNT,
+              "the near field's arrays fit its slots of the arena");
 
 size_t bytes_of(int which, const tfmm_gpu_near_size *sz) {
   /* A body, a result or a partial sum: four values of the precision. */
@@ -326,20 +331,6 @@ size_t bytes_of(int which, const tfmm_gpu_near_size *sz) {
   default:
     return (size_t)sz->nslots * four;
   }
-}
-
-tfmm_status grow(tfmm_gpu_buffer *b, size_t bytes, int pinned,
-                 tfmm_error *err) {
-  if (bytes <= b->bytes && b->dev != NULL)
-    return TFMM_OK;
-  tfmm_gpu_buffer_free(b);
-  /* Geometric growth: slowly growing inputs reallocate rarely. */
-  size_t want = bytes + bytes / 4 + 256;
-  TFMM_CUDA_TRY(cudaMalloc(&b->dev, want), err);
-  if (pinned)
-    TFMM_CUDA_TRY(cudaMallocHost(&b->host, want), err);
-  b->bytes = want;
-  return TFMM_OK;
 }
 
 /* The near field's kernels in precision T with the kernel of kind SPLINE,
@@ -395,63 +386,127 @@ tfmm_status launch_for(const tfmm_gpu_near_size *sz,
                                                s, err);
 }
 
+tfmm_device_buffer &device_half(tfmm_gpu *g, int k) {
+  return g->slot[TFMM_SLOTS_NEAR + k];
+}
+
+tfmm_device_buffer &pinned_half(tfmm_gpu *g, int k) {
+  return g->pinned[TFMM_PINNED_NEAR + k];
+}
+
+/* Whether arrays first to last hold an evaluation of size sz, on the
+ * device and pinned. */
+tfmm_status check_room(tfmm_gpu *g, const tfmm_gpu_near_size *sz, int first,
+                       int last, tfmm_error *err) {
+  for (int k = first; k <= last; k++)
+    if (bytes_of(k, sz) > device_half(g, k).bytes ||
+        bytes_of(k, sz) > pinned_half(g, k).bytes)
+      return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                            "near field: array %d needs %zu bytes, more than "
+                            "tfmm_gpu_near_reserve made room for",
+                            k, bytes_of(k, sz));
+  return TFMM_OK;
+}
+
 } // namespace
 
+/* Slack 4 throughout: slowly growing inputs reallocate rarely. The partial
+ * sums are tfmm_gpu_near_device_run's scratch, sized by its query. */
 extern "C" tfmm_status tfmm_gpu_near_reserve(tfmm_gpu *g,
                                              const tfmm_gpu_near_size *sz,
                                              tfmm_gpu_near_host *host,
                                              tfmm_error *err) {
   tfmm_device_scope scope(g->device);
   TFMM_CUDA_TRY(scope.status, err);
-  for (int k = 0; k < TFMM_GPU_NEAR_BUFFERS; k++) {
-    tfmm_status st = grow(&g->near[k], bytes_of(k, sz), k != PARTIAL, err);
+  for (int k = BODY; k <= OUT; k++) {
+    tfmm_status st = tfmm_arena_reserve(g, TFMM_SLOTS_NEAR + k, bytes_of(k, sz),
+                                        4, NULL, err);
+    if (st == TFMM_OK)
+      st = tfmm_arena_pinned(g, TFMM_PINNED_NEAR + k, bytes_of(k, sz), 4, NULL,
+                             err);
     if (st != TFMM_OK)
       return st; /* what was allocated stays owned by g */
   }
+  size_t scratch = 0;
+  tfmm_status st =
+      tfmm_gpu_near_device_run(NULL, &scratch, sz, NULL, NULL, 0, NULL, err);
+  if (st == TFMM_OK)
+    st =
+        tfmm_arena_reserve(g, TFMM_SLOTS_NEAR + PARTIAL, scratch, 4, NULL, err);
+  if (st != TFMM_OK)
+    return st;
   host->precision = sz->precision;
-  host->body = g->near[BODY].host;
-  host->centre = (double *)g->near[CENTRE].host;
-  host->leaf_begin = (int32_t *)g->near[LEAF_BEGIN].host;
-  host->list_leaf = (int32_t *)g->near[LIST_LEAF].host;
-  host->item = (tfmm_gpu_near_item *)g->near[ITEM].host;
-  host->split = (tfmm_gpu_near_split *)g->near[SPLIT].host;
-  host->out = g->near[OUT].host;
+  host->body = pinned_half(g, BODY).p;
+  host->centre = (double *)pinned_half(g, CENTRE).p;
+  host->leaf_begin = (int32_t *)pinned_half(g, LEAF_BEGIN).p;
+  host->list_leaf = (int32_t *)pinned_half(g, LIST_LEAF).p;
+  host->item = (tfmm_gpu_near_item *)pinned_half(g, ITEM).p;
+  host->split = (tfmm_gpu_near_split *)pinned_half(g, SPLIT).p;
+  host->out = pinned_half(g, OUT).p;
   return TFMM_OK;
 }
 
-extern "C" tfmm_status tfmm_gpu_near_launch(tfmm_gpu *g,
+extern "C" tfmm_status tfmm_gpu_near_upload(tfmm_gpu *g,
                                             const tfmm_gpu_near_size *sz,
-                                            const tfmm_pair_params *pair,
-                                            int potential, tfmm_error *err) {
-  if (pair->precision != sz->precision)
-    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
-                          "the near field was reserved in %s precision, "
-                          "launched in %s",
-                          tfmm_precision_name(sz->precision),
-                          tfmm_precision_name(pair->precision));
+                                            tfmm_error *err) {
+  tfmm_status st = check_room(g, sz, BODY, SPLIT, err);
+  if (st != TFMM_OK)
+    return st;
   tfmm_device_scope scope(g->device);
   TFMM_CUDA_TRY(scope.status, err);
   cudaStream_t s = g->streams[TFMM_STREAM_NEAR];
   TFMM_CUDA_TRY(cudaEventRecord(g->events[0], s), err);
-  for (int k = 0; k < OUT; k++)
-    TFMM_CUDA_TRY(cudaMemcpyAsync(g->near[k].dev, g->near[k].host,
+  for (int k = BODY; k < OUT; k++)
+    TFMM_CUDA_TRY(cudaMemcpyAsync(device_half(g, k).p, pinned_half(g, k).p,
                                   bytes_of(k, sz), cudaMemcpyHostToDevice, s),
                   err);
   TFMM_CUDA_TRY(cudaEventRecord(g->events[1], s), err);
-  const tfmm_gpu_near_device d = {
-      g->near[BODY].dev,
-      (const double *)g->near[CENTRE].dev,
-      (const int32_t *)g->near[LEAF_BEGIN].dev,
-      (const int32_t *)g->near[LIST_LEAF].dev,
-      (const tfmm_gpu_near_item *)g->near[ITEM].dev,
-      (const tfmm_gpu_near_split *)g->near[SPLIT].dev,
-      g->near[OUT].dev};
-  tfmm_status st =
-      launch_for(sz, &d, g->near[PARTIAL].dev, pair, potential, s, err);
+  return TFMM_OK;
+}
+
+extern "C" tfmm_status tfmm_gpu_near_run(tfmm_gpu *g,
+                                         const tfmm_gpu_near_size *sz,
+                                         const tfmm_pair_params *pair,
+                                         int potential, tfmm_error *err) {
+  if (pair->precision != sz->precision)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "the near field was reserved in %s precision, "
+                          "run in %s",
+                          tfmm_precision_name(sz->precision),
+                          tfmm_precision_name(pair->precision));
+  tfmm_status st = check_room(g, sz, BODY, OUT, err);
   if (st != TFMM_OK)
     return st;
+  tfmm_device_scope scope(g->device);
+  TFMM_CUDA_TRY(scope.status, err);
+  const tfmm_gpu_near_device d = {
+      device_half(g, BODY).p,
+      (const double *)device_half(g, CENTRE).p,
+      (const int32_t *)device_half(g, LEAF_BEGIN).p,
+      (const int32_t *)device_half(g, LIST_LEAF).p,
+      (const tfmm_gpu_near_item *)device_half(g, ITEM).p,
+      (const tfmm_gpu_near_split *)device_half(g, SPLIT).p,
+      device_half(g, OUT).p};
+  tfmm_device_buffer &scratch = device_half(g, PARTIAL);
+  if (scratch.p == nullptr) /* a NULL workspace would only ask its size */
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "near field: run before tfmm_gpu_near_reserve");
+  size_t scratch_bytes = scratch.bytes;
+  return tfmm_gpu_near_device_run(scratch.p, &scratch_bytes, sz, &d, pair,
+                                  potential, g->streams[TFMM_STREAM_NEAR], err);
+}
+
+extern "C" tfmm_status tfmm_gpu_near_download(tfmm_gpu *g,
+                                              const tfmm_gpu_near_size *sz,
+                                              tfmm_error *err) {
+  tfmm_status st = check_room(g, sz, OUT, OUT, err);
+  if (st != TFMM_OK)
+    return st;
+  tfmm_device_scope scope(g->device);
+  TFMM_CUDA_TRY(scope.status, err);
+  cudaStream_t s = g->streams[TFMM_STREAM_NEAR];
   TFMM_CUDA_TRY(cudaEventRecord(g->events[2], s), err);
-  TFMM_CUDA_TRY(cudaMemcpyAsync(g->near[OUT].host, g->near[OUT].dev,
+  TFMM_CUDA_TRY(cudaMemcpyAsync(pinned_half(g, OUT).p, device_half(g, OUT).p,
                                 bytes_of(OUT, sz), cudaMemcpyDeviceToHost, s),
                 err);
   TFMM_CUDA_TRY(cudaEventRecord(g->events[3], s), err);

@@ -97,15 +97,15 @@ static tfmm_status too_many(const tfmm_gpu_near_size *sz, tfmm_error *err) {
                         (long long)sz->nentries, (long long)sz->nitems);
 }
 
-tfmm_status tfmm_p2p_gpu_launch(tfmm_gpu *gpu, const tfmm_octree *t,
-                                const tfmm_csr *near, double total,
-                                const tfmm_pair_params *pair, int potential,
-                                tfmm_p2p_gpu_run *run, tfmm_error *err) {
+tfmm_status tfmm_p2p_gpu_pack(tfmm_gpu *gpu, const tfmm_octree *t,
+                              const tfmm_csr *near, double total,
+                              tfmm_precision precision, tfmm_p2p_gpu_run *run,
+                              tfmm_error *err) {
   tfmm_gpu_near_size *sz = &run->size;
   sz->n = t->n;
   sz->nleaves = t->nleaves;
   sz->nentries = near->offset[t->nleaves];
-  sz->precision = pair->precision;
+  sz->precision = precision;
   if (sz->nentries > INT32_MAX)
     return too_many(sz, err);
   /* The items are counted from the packed leaves and lists before the
@@ -139,10 +139,20 @@ tfmm_status tfmm_p2p_gpu_launch(tfmm_gpu *gpu, const tfmm_octree *t,
   }
   free(leaf_begin);
   free(list_leaf);
-  if (st != TFMM_OK)
-    return st;
+  return st;
+}
+
+tfmm_status tfmm_p2p_gpu_launch(tfmm_gpu *gpu, const tfmm_pair_params *pair,
+                                int potential, tfmm_p2p_gpu_run *run,
+                                tfmm_error *err) {
+  const tfmm_gpu_near_size *sz = &run->size;
   run->launched = tfmm_wtime();
-  return tfmm_gpu_near_launch(gpu, sz, pair, potential, err);
+  tfmm_status st = tfmm_gpu_near_upload(gpu, sz, err);
+  if (st == TFMM_OK)
+    st = tfmm_gpu_near_run(gpu, sz, pair, potential, err);
+  if (st == TFMM_OK)
+    st = tfmm_gpu_near_download(gpu, sz, err);
+  return st;
 }
 
 tfmm_status tfmm_p2p_gpu_wait(tfmm_gpu *gpu, tfmm_p2p_gpu_run *run,

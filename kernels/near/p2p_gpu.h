@@ -1,9 +1,9 @@
 /* The near field on the GPU, its host half (the device layer's; built
  * with or without CUDA, over gpu.h): the tree's bodies and leaf neighbour
  * lists packed into the pinned arrays of tfmm_gpu_near_host (the kernel
- * sees only bodies and lists, never the tree), launched asynchronously,
- * and waited for. The CPU stages know no GPU: the hybrid schedule's
- * stages (src/pipeline/stages.c) join the two. */
+ * sees only bodies and lists, never the tree); its upload, kernels and
+ * download enqueued (gpu.h), and waited for. The CPU stages know no GPU: the
+ * hybrid schedule's stages (src/pipeline/stages.c) join the two. */
 #ifndef TFMM_P2P_GPU_H
 #define TFMM_P2P_GPU_H
 
@@ -41,12 +41,19 @@ typedef struct tfmm_p2p_gpu_run {
 } tfmm_p2p_gpu_run;
 
 /* Packs t and near (near->ntargets == t->nleaves, `total` interactions)
- * in the precision of pair and enqueues the near field with its
- * softening; returns without waiting. */
-tfmm_status tfmm_p2p_gpu_launch(tfmm_gpu *gpu, const tfmm_octree *t,
-                                const tfmm_csr *near, double total,
-                                const tfmm_pair_params *pair, int potential,
-                                tfmm_p2p_gpu_run *run, tfmm_error *err);
+ * in a precision into the pinned arrays of run, reserved for them
+ * (tfmm_gpu_near_reserve): sets run->size and run->host. */
+tfmm_status tfmm_p2p_gpu_pack(tfmm_gpu *gpu, const tfmm_octree *t,
+                              const tfmm_csr *near, double total,
+                              tfmm_precision precision, tfmm_p2p_gpu_run *run,
+                              tfmm_error *err);
+
+/* Enqueues the packed near field's upload, kernels (with pair's softening;
+ * its precision the packing's) and download, in that order, on the
+ * context's NEAR stream, and returns without waiting; sets run->launched. */
+tfmm_status tfmm_p2p_gpu_launch(tfmm_gpu *gpu, const tfmm_pair_params *pair,
+                                int potential, tfmm_p2p_gpu_run *run,
+                                tfmm_error *err);
 
 /* Waits for it: run->host.out then holds 4 values per sorted body
  * (acceleration, potential; G = 1), floats or doubles as

@@ -61,9 +61,27 @@ tfmm_status tfmm_gpu_reserve(tfmm_gpu *gpu, size_t n, tfmm_precision precision,
   return unsupported(err);
 }
 
-tfmm_status tfmm_gpu_direct(tfmm_gpu *gpu, tfmm_gpu_direct_params *params,
-                            size_t n, tfmm_gpu_times *times, tfmm_error *err) {
-  (void)gpu, (void)params, (void)n, (void)times;
+tfmm_status tfmm_gpu_direct_upload(tfmm_gpu *gpu, size_t n,
+                                   tfmm_precision precision, tfmm_error *err) {
+  (void)gpu, (void)n, (void)precision;
+  return unsupported(err);
+}
+
+tfmm_status tfmm_gpu_direct_run(tfmm_gpu *gpu, tfmm_gpu_direct_params *params,
+                                size_t n, tfmm_error *err) {
+  (void)gpu, (void)params, (void)n;
+  return unsupported(err);
+}
+
+tfmm_status tfmm_gpu_direct_download(tfmm_gpu *gpu, size_t n,
+                                     tfmm_precision precision,
+                                     tfmm_error *err) {
+  return tfmm_gpu_direct_upload(gpu, n, precision, err);
+}
+
+tfmm_status tfmm_gpu_direct_wait(tfmm_gpu *gpu, tfmm_gpu_times *times,
+                                 tfmm_error *err) {
+  (void)gpu, (void)times;
   return unsupported(err);
 }
 
@@ -73,11 +91,22 @@ tfmm_status tfmm_gpu_near_reserve(tfmm_gpu *gpu, const tfmm_gpu_near_size *sz,
   return unsupported(err);
 }
 
-tfmm_status tfmm_gpu_near_launch(tfmm_gpu *gpu, const tfmm_gpu_near_size *sz,
-                                 const tfmm_pair_params *pair, int potential,
+tfmm_status tfmm_gpu_near_upload(tfmm_gpu *gpu, const tfmm_gpu_near_size *sz,
                                  tfmm_error *err) {
+  (void)gpu, (void)sz;
+  return unsupported(err);
+}
+
+tfmm_status tfmm_gpu_near_run(tfmm_gpu *gpu, const tfmm_gpu_near_size *sz,
+                              const tfmm_pair_params *pair, int potential,
+                              tfmm_error *err) {
   (void)gpu, (void)sz, (void)pair, (void)potential;
   return unsupported(err);
+}
+
+tfmm_status tfmm_gpu_near_download(tfmm_gpu *gpu, const tfmm_gpu_near_size *sz,
+                                   tfmm_error *err) {
+  return tfmm_gpu_near_upload(gpu, sz, err);
 }
 
 tfmm_status tfmm_gpu_near_wait(tfmm_gpu *gpu, tfmm_gpu_times *times,

@@ -172,9 +172,11 @@ tfmm_status tfmm_stage_near_launch(tfmm_eval *e) {
     return TFMM_OK;
   const tfmm_pair_params pair = pair_params(e);
   double t0 = tfmm_wtime();
-  tfmm_status st = tfmm_p2p_gpu_launch(e->gpu, &e->w->tree, &e->w->lists.near,
-                                       e->w->lists.near_interactions, &pair,
-                                       e->pot != NULL, &e->near, e->err);
+  tfmm_status st = tfmm_p2p_gpu_pack(e->gpu, &e->w->tree, &e->w->lists.near,
+                                     e->w->lists.near_interactions,
+                                     pair.precision, &e->near, e->err);
+  if (st == TFMM_OK)
+    st = tfmm_p2p_gpu_launch(e->gpu, &pair, e->pot != NULL, &e->near, e->err);
   if (st == TFMM_OK)
     e->stats->time[TFMM_PHASE_PREPARE] = e->near.launched - t0;
   return st;
