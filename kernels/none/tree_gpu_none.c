@@ -4,18 +4,31 @@
 
 #include <string.h>
 
-tfmm_status tfmm_tree_gpu_hybrid_build(tfmm_tree_gpu_hybrid *h, tfmm_gpu *gpu,
-                                       size_t n, const double *pos,
-                                       const double *mass,
-                                       const tfmm_tree_gpu_params *params,
-                                       struct tfmm_octree *out,
-                                       tfmm_tree_gpu_hybrid_times *times,
-                                       tfmm_error *err) {
-  (void)h, (void)gpu, (void)n, (void)pos, (void)mass, (void)params, (void)out;
-  memset(times, 0, sizeof *times);
+static tfmm_status no_tree(tfmm_error *err) {
   return tfmm_error_set(err, TFMM_ERR_UNSUPPORTED,
                         "the tree on the GPU: this tilefmm was built without "
                         "CUDA");
+}
+
+tfmm_status tfmm_tree_gpu_hybrid_upload(tfmm_tree_gpu_hybrid *h, tfmm_gpu *gpu,
+                                        size_t n, const double *pos,
+                                        const double *mass, tfmm_error *err) {
+  (void)h, (void)gpu, (void)n, (void)pos, (void)mass;
+  return no_tree(err);
+}
+
+tfmm_status tfmm_tree_gpu_hybrid_build(tfmm_tree_gpu_hybrid *h,
+                                       const tfmm_tree_gpu_params *params,
+                                       tfmm_error *err) {
+  (void)h, (void)params;
+  return no_tree(err);
+}
+
+tfmm_status tfmm_tree_gpu_hybrid_download(tfmm_tree_gpu_hybrid *h,
+                                          struct tfmm_octree *out,
+                                          tfmm_error *err) {
+  (void)h, (void)out;
+  return no_tree(err);
 }
 
 tfmm_status tfmm_tree_gpu_hybrid_upward(tfmm_tree_gpu_hybrid *h, int p,

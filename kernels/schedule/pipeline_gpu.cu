@@ -112,22 +112,8 @@ tfmm_status upload(tfmm_pipeline_gpu *pl, size_t n, const double *pos,
     TRY(cudaStreamSynchronize((cudaStream_t)after));
   CHECK(mark(pl, State::EV_START, err));
   const double t0 = tfmm_wtime();
-  const size_t bytes = 4 * n * sizeof(double);
-  const void *held = tfmm_arena_at(pl->base.gpu, TFMM_TREE_GPU_HYBRID_BODIES);
-  const int in_place =
-      held != nullptr && pos == held && mass == pos + 3 * n &&
-      tfmm_arena_slot_bytes(pl->base.gpu, TFMM_TREE_GPU_HYBRID_BODIES) >= bytes;
-  cudaStream_t st = stream_of(pl);
-  if (!in_place) {
-    double *bodies = nullptr;
-    CHECK(tfmm_tree_gpu_hybrid_bodies(&pl->base, n, &bodies, err));
-    /* Host or device arrays (unified addressing tells which). */
-    TRY(cudaMemcpyAsync(bodies, pos, 3 * n * sizeof *pos, cudaMemcpyDefault,
-                        st));
-    TRY(cudaMemcpyAsync(bodies + 3 * n, mass, n * sizeof *mass,
-                        cudaMemcpyDefault, st));
-  }
-  TRY(cudaStreamSynchronize(st));
+  CHECK(
+      tfmm_tree_gpu_hybrid_upload(&pl->base, pl->base.gpu, n, pos, mass, err));
   s->upload_ms = 1e3 * (tfmm_wtime() - t0);
   s->uploaded = n;
   return mark(pl, State::EV_UPLOADED, err);
@@ -140,25 +126,17 @@ tfmm_status tree(tfmm_pipeline_gpu *pl, const tfmm_tree_gpu_params *params,
   if (n == 0)
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
                           "gpu schedule: no bodies uploaded");
-  const double *pos =
-      (const double *)tfmm_arena_at(pl->base.gpu, TFMM_TREE_GPU_HYBRID_BODIES);
-  const double *mass = pos + 3 * n;
-  tfmm_tree_gpu_hybrid_times times;
-  memset(&pl->base.tree, 0, sizeof pl->base.tree);
   tfmm_tree_gpu_params p = *params;
   if (p.max_cells == 0)
     p.max_cells = usual_cells(pl, (int64_t)n, p.leaf_size, p.max_depth);
-  tfmm_status st = tfmm_tree_gpu_hybrid_build(&pl->base, pl->base.gpu, n, pos,
-                                              mass, &p, nullptr, &times, err);
+  tfmm_status st = tfmm_tree_gpu_hybrid_build(&pl->base, &p, err);
   while (st == TFMM_ERR_NO_MEMORY && p.max_cells != params->max_cells) {
     /* More cells than that room (or no memory for them): four times the
      * room, then the bound, so that the workspace (kept) grows no further
      * than the tree needs; the bound is 250 bytes a body at leaf 64. */
     const int64_t bound = cell_bound((int64_t)n, p.leaf_size, p.max_depth);
     p.max_cells = p.max_cells < bound / 4 ? 4 * p.max_cells : params->max_cells;
-    memset(&pl->base.tree, 0, sizeof pl->base.tree);
-    st = tfmm_tree_gpu_hybrid_build(&pl->base, pl->base.gpu, n, pos, mass, &p,
-                                    nullptr, &times, err);
+    st = tfmm_tree_gpu_hybrid_build(&pl->base, &p, err);
   }
   CHECK(st);
   pl->last_n = (int64_t)n;

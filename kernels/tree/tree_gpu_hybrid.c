@@ -65,21 +65,18 @@ tfmm_status tfmm_tree_gpu_hybrid_leave(int previous, tfmm_status st) {
   return st;
 }
 
-static tfmm_status build(tfmm_tree_gpu_hybrid *h, size_t n, const double *pos,
-                         const double *mass, const tfmm_tree_gpu_params *params,
-                         struct tfmm_octree *out,
-                         tfmm_tree_gpu_hybrid_times *times, tfmm_error *err) {
+/* The bodies into the BODIES slot (tfmm_tree_gpu_hybrid_upload). */
+static tfmm_status upload(tfmm_tree_gpu_hybrid *h, size_t n, const double *pos,
+                          const double *mass, tfmm_error *err) {
   cudaStream_t s = stream_of(h);
-  double t0 = tfmm_wtime();
+  const size_t bytes = 4 * n * sizeof(double);
   /* Already in place (tfmm_tree_gpu_hybrid_bodies): nothing to copy. */
   const void *held = tfmm_arena_at(h->gpu, TFMM_TREE_GPU_HYBRID_BODIES);
   const int in_place =
       held != NULL && pos == held && mass == pos + 3 * n &&
-      tfmm_arena_slot_bytes(h->gpu, TFMM_TREE_GPU_HYBRID_BODIES) >=
-          4 * n * sizeof(double);
+      tfmm_arena_slot_bytes(h->gpu, TFMM_TREE_GPU_HYBRID_BODIES) >= bytes;
   void *bodies = NULL;
-  tfmm_status st = grow(h, TFMM_TREE_GPU_HYBRID_BODIES, 4 * n * sizeof(double),
-                        &bodies, err);
+  tfmm_status st = grow(h, TFMM_TREE_GPU_HYBRID_BODIES, bytes, &bodies, err);
   if (st != TFMM_OK)
     return st;
   double *d_pos = bodies, *d_mass = d_pos + 3 * n;
@@ -93,10 +90,20 @@ static tfmm_status build(tfmm_tree_gpu_hybrid *h, size_t n, const double *pos,
     e = cudaStreamSynchronize(s);
   if (e != cudaSuccess)
     return cuda_failed(err, e, "uploading the bodies");
-  double t1 = tfmm_wtime();
+  h->n = n;
+  return TFMM_OK;
+}
+
+/* The tree of the uploaded bodies (tfmm_tree_gpu_hybrid_build). */
+static tfmm_status build(tfmm_tree_gpu_hybrid *h,
+                         const tfmm_tree_gpu_params *params, tfmm_error *err) {
+  cudaStream_t s = stream_of(h);
+  const size_t n = h->n;
+  double *d_pos = tfmm_arena_at(h->gpu, TFMM_TREE_GPU_HYBRID_BODIES),
+         *d_mass = d_pos + 3 * n;
   size_t bytes = 0;
-  st = tfmm_tree_gpu_build(NULL, &bytes, n, d_pos, d_mass, params, &h->tree, s,
-                           err);
+  tfmm_status st = tfmm_tree_gpu_build(NULL, &bytes, n, d_pos, d_mass, params,
+                                       &h->tree, s, err);
   if (st != TFMM_OK)
     return st;
   void *work = NULL;
@@ -104,32 +111,45 @@ static tfmm_status build(tfmm_tree_gpu_hybrid *h, size_t n, const double *pos,
   if (st != TFMM_OK)
     return st;
   bytes = tfmm_arena_slot_bytes(h->gpu, TFMM_TREE_GPU_HYBRID_WORK);
-  st = tfmm_tree_gpu_build(work, &bytes, n, d_pos, d_mass, params, &h->tree, s,
-                           err);
-  if (st != TFMM_OK)
-    return st;
-  double t2 = tfmm_wtime();
-  if (out != NULL)
-    st = tfmm_tree_gpu_copy(&h->tree, out, s, err);
-  times->upload = t1 - t0;
-  times->build = t2 - t1;
-  times->download = tfmm_wtime() - t2;
-  return st;
+  return tfmm_tree_gpu_build(work, &bytes, n, d_pos, d_mass, params, &h->tree,
+                             s, err);
 }
 
-tfmm_status tfmm_tree_gpu_hybrid_build(tfmm_tree_gpu_hybrid *h, tfmm_gpu *gpu,
-                                       size_t n, const double *pos,
-                                       const double *mass,
-                                       const tfmm_tree_gpu_params *params,
-                                       struct tfmm_octree *out,
-                                       tfmm_tree_gpu_hybrid_times *times,
-                                       tfmm_error *err) {
-  memset(times, 0, sizeof *times);
-  memset(&h->tree, 0, sizeof h->tree);
+tfmm_status tfmm_tree_gpu_hybrid_upload(tfmm_tree_gpu_hybrid *h, tfmm_gpu *gpu,
+                                        size_t n, const double *pos,
+                                        const double *mass, tfmm_error *err) {
+  h->n = 0;
   int previous = -1;
   tfmm_status st = tfmm_tree_gpu_hybrid_enter(h, gpu, &previous, err);
   if (st == TFMM_OK)
-    st = build(h, n, pos, mass, params, out, times, err);
+    st = upload(h, n, pos, mass, err);
+  return tfmm_tree_gpu_hybrid_leave(previous, st);
+}
+
+tfmm_status tfmm_tree_gpu_hybrid_build(tfmm_tree_gpu_hybrid *h,
+                                       const tfmm_tree_gpu_params *params,
+                                       tfmm_error *err) {
+  memset(&h->tree, 0, sizeof h->tree);
+  if (h->gpu == NULL || h->n == 0)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "GPU tree: no bodies uploaded");
+  int previous = -1;
+  tfmm_status st = tfmm_tree_gpu_hybrid_enter(h, h->gpu, &previous, err);
+  if (st == TFMM_OK)
+    st = build(h, params, err);
+  return tfmm_tree_gpu_hybrid_leave(previous, st);
+}
+
+tfmm_status tfmm_tree_gpu_hybrid_download(tfmm_tree_gpu_hybrid *h,
+                                          struct tfmm_octree *out,
+                                          tfmm_error *err) {
+  if (h->gpu == NULL || h->tree.ncells < 1)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "GPU tree: no tree built");
+  int previous = -1;
+  tfmm_status st = tfmm_tree_gpu_hybrid_enter(h, h->gpu, &previous, err);
+  if (st == TFMM_OK)
+    st = tfmm_tree_gpu_copy(&h->tree, out, stream_of(h), err);
   return tfmm_tree_gpu_hybrid_leave(previous, st);
 }
 

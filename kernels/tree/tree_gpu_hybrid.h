@@ -35,7 +35,8 @@ struct tfmm_octree;
 
 /* Zero-initialise; release with tfmm_tree_gpu_hybrid_release. */
 typedef struct tfmm_tree_gpu_hybrid {
-  tfmm_gpu *gpu;      /* the context, from the first build (not owned) */
+  tfmm_gpu *gpu;      /* the context, from the first upload (not owned) */
+  size_t n;           /* bodies uploaded, or 0 */
   tfmm_tree_gpu tree; /* the last tree built */
 } tfmm_tree_gpu_hybrid;
 
@@ -48,23 +49,26 @@ enum {
   TFMM_TREE_GPU_HYBRID_SLOTS = TFMM_TREE_GPU_HYBRID_FAR + 1 - TFMM_SLOTS_TREE
 };
 
-/* Seconds of each part, wall clock. */
-typedef struct tfmm_tree_gpu_hybrid_times {
-  double upload, build, download;
-} tfmm_tree_gpu_hybrid_times;
+/* The n bodies (1 <= n <= INT32_MAX; finite, positive masses: checked
+ * by the caller) into the BODIES slot on gpu's device, waited for: host
+ * arrays, or arrays of that device; none are copied when they are that
+ * slot already (tfmm_tree_gpu_hybrid_bodies). h keeps gpu for the calls
+ * that follow. */
+tfmm_status tfmm_tree_gpu_hybrid_upload(tfmm_tree_gpu_hybrid *h, tfmm_gpu *gpu,
+                                        size_t n, const double *pos,
+                                        const double *mass, tfmm_error *err);
 
-/* Uploads the n bodies (1 <= n <= INT32_MAX; finite, positive masses:
- * checked by the caller), builds their tree on gpu's device and copies it
- * into *out (zeroed first; release with tfmm_octree_free, also after a
- * failure), or keeps it on the device only when out is NULL. h keeps gpu
- * for the calls that follow. */
-tfmm_status tfmm_tree_gpu_hybrid_build(tfmm_tree_gpu_hybrid *h, tfmm_gpu *gpu,
-                                       size_t n, const double *pos,
-                                       const double *mass,
+/* The tree (params) of the uploaded bodies, kept on the device in
+ * h->tree. */
+tfmm_status tfmm_tree_gpu_hybrid_build(tfmm_tree_gpu_hybrid *h,
                                        const tfmm_tree_gpu_params *params,
-                                       struct tfmm_octree *out,
-                                       tfmm_tree_gpu_hybrid_times *times,
                                        tfmm_error *err);
+
+/* That tree copied into *out (tree_gpu.h, tfmm_tree_gpu_copy: zeroed
+ * first; release with tfmm_octree_free, also after a failure). */
+tfmm_status tfmm_tree_gpu_hybrid_download(tfmm_tree_gpu_hybrid *h,
+                                          struct tfmm_octree *out,
+                                          tfmm_error *err);
 
 /* Room for n bodies in the BODIES slot (3n positions, then n masses; the
  * contents are not kept when it grows), on h's device (entered); *bodies

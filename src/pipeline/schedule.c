@@ -20,7 +20,9 @@ const tfmm_schedule TFMM_STAGES_HYBRID = {
 /* The same with the tree and its multipoles built on the GPU, before the
  * lists: the stages after them are hybrid's. */
 static const tfmm_stage HYBRID_GPU_TREE[] = {
+    {"tree_gpu_upload", tfmm_stage_tree_gpu_upload, 0},
     {"tree_gpu", tfmm_stage_tree_gpu, 0},
+    {"tree_gpu_download", tfmm_stage_tree_gpu_download, 0},
     {"upward_gpu", tfmm_stage_upward_gpu, 1},
     {"lists", tfmm_stage_lists, 0},
     {"near_launch", tfmm_stage_near_launch, 0},
@@ -39,7 +41,9 @@ const tfmm_schedule TFMM_STAGES_HYBRID_GPU_TREE = {
  * between them; the near field enqueued before the far field, both on the
  * GPU at once. */
 static const tfmm_stage HYBRID_GPU_FAR[] = {
+    {"tree_gpu_upload", tfmm_stage_tree_gpu_upload, 0},
     {"tree_gpu", tfmm_stage_tree_gpu, 0},
+    {"tree_gpu_download", tfmm_stage_tree_gpu_download, 0},
     {"upward_gpu_resident", tfmm_stage_upward_gpu_resident, 1},
     {"lists", tfmm_stage_lists, 0},
     {"near_launch", tfmm_stage_near_launch, 0},

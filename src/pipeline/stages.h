@@ -2,7 +2,9 @@
  * (eval.h), in the order a schedule (schedule.h) runs them:
  *
  *   tree         octree of the bodies (keys, sort, cells, moments' centres)
- *   tree_gpu     the same, built on the GPU and copied back (stages_gpu.c)
+ *   tree_gpu_upload, tree_gpu, tree_gpu_download
+ *                the same, the bodies up, built on the GPU and copied back
+ *                (stages_gpu.c)
  *   upward_gpu   P2M and M2M on the GPU, copied back (stages_gpu.c)
  *   upward_gpu_resident   the same, kept on the GPU
  *   far_gpu      M2L, L2L, L2P and M2P on the GPU from the lists, the
@@ -42,7 +44,9 @@
 #include "pipeline/eval.h"
 
 tfmm_status tfmm_stage_tree(tfmm_eval *e);
+tfmm_status tfmm_stage_tree_gpu_upload(tfmm_eval *e);
 tfmm_status tfmm_stage_tree_gpu(tfmm_eval *e);
+tfmm_status tfmm_stage_tree_gpu_download(tfmm_eval *e);
 tfmm_status tfmm_stage_upward_gpu(tfmm_eval *e);
 tfmm_status tfmm_stage_upward_gpu_resident(tfmm_eval *e);
 tfmm_status tfmm_stage_far_gpu(tfmm_eval *e);

@@ -22,18 +22,31 @@ static tfmm_tree_gpu_params tree_params(const tfmm_eval *e) {
   return params;
 }
 
-tfmm_status tfmm_stage_tree_gpu(tfmm_eval *e) {
+tfmm_status tfmm_stage_tree_gpu_upload(tfmm_eval *e) {
   tfmm_workspace *w = e->w;
-  tfmm_stats *s = e->stats;
   tfmm_workspace_clear(w);
   double t0 = tfmm_wtime();
+  tfmm_status st = tfmm_tree_gpu_hybrid_upload(&w->gpu.base, e->gpu, e->n,
+                                               e->pos, e->mass, e->err);
+  e->stats->time[TFMM_PHASE_TREE] = tfmm_wtime() - t0;
+  e->stats->tree_device = TFMM_DEVICE_GPU;
+  return st;
+}
+
+tfmm_status tfmm_stage_tree_gpu(tfmm_eval *e) {
+  double t0 = tfmm_wtime();
   const tfmm_tree_gpu_params params = tree_params(e);
-  tfmm_tree_gpu_hybrid_times times;
+  tfmm_status st = tfmm_tree_gpu_hybrid_build(&e->w->gpu.base, &params, e->err);
+  e->stats->time[TFMM_PHASE_TREE] += tfmm_wtime() - t0;
+  return st;
+}
+
+tfmm_status tfmm_stage_tree_gpu_download(tfmm_eval *e) {
+  tfmm_workspace *w = e->w;
+  double t0 = tfmm_wtime();
   tfmm_status st =
-      tfmm_tree_gpu_hybrid_build(&w->gpu.base, e->gpu, e->n, e->pos, e->mass,
-                                 &params, &w->tree, &times, e->err);
-  s->time[TFMM_PHASE_TREE] = tfmm_wtime() - t0;
-  s->tree_device = TFMM_DEVICE_GPU;
+      tfmm_tree_gpu_hybrid_download(&w->gpu.base, &w->tree, e->err);
+  e->stats->time[TFMM_PHASE_TREE] += tfmm_wtime() - t0;
   if (st == TFMM_OK) {
     /* The GPU's stages (CUDA events, milliseconds) in the CPU's slots;
      * the copies in and out are in the phase's time only. */
