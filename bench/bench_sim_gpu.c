@@ -7,6 +7,7 @@
  *
  *   bench_sim_gpu [--n 1048576,16777216,100000000] [--reps 10]
  */
+#include "gpu.h"
 #include "sim_gpu.h"
 
 #include <cuda_runtime.h>
@@ -82,8 +83,11 @@ static int bench(size_t n, int reps) {
     phi[i] = -1.0 + 0.5 * next(&s);
   }
   tfmm_error err = {{0}};
+  tfmm_gpu *ctx = NULL;
   tfmm_sim_gpu *g = NULL;
-  tfmm_status st = tfmm_sim_gpu_create(&g, 0, n, &err);
+  tfmm_status st = tfmm_gpu_create(&ctx, 0, &err);
+  if (st == TFMM_OK)
+    st = tfmm_sim_gpu_create(&g, ctx, n, &err);
   double t0 = now();
   if (st == TFMM_OK)
     st = tfmm_sim_gpu_upload(g, x, v, m, a, phi, NULL, &err);
@@ -106,6 +110,7 @@ static int bench(size_t n, int reps) {
   if (st != TFMM_OK)
     fprintf(stderr, "bench_sim_gpu: %s\n", err.message);
   tfmm_sim_gpu_destroy(g);
+  tfmm_gpu_destroy(ctx);
   free(x), free(v), free(a), free(m), free(phi);
   return st != TFMM_OK;
 }

@@ -17,6 +17,12 @@ extern "C" {
 /* Checks every field of a configuration; the message names the field. */
 tfmm_status tfmm_config_check(const tfmm_config *cfg, tfmm_error *err);
 
+/* The device context of a solver that runs on the GPU (its streams and
+ * arena: kernels/context/arena.h), for the simulation's state; NULL for
+ * one on the CPU. The solver owns it. */
+typedef struct tfmm_gpu tfmm_gpu;
+tfmm_gpu *tfmm_solver_gpu_context(const tfmm_solver *s);
+
 #ifdef __cplusplus
 }
 #endif

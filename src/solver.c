@@ -58,6 +58,10 @@ void tfmm_solver_destroy(tfmm_solver *s) {
   free(s);
 }
 
+tfmm_gpu *tfmm_solver_gpu_context(const tfmm_solver *s) {
+  return s != NULL && s->device == TFMM_DEVICE_GPU ? s->gpu : NULL;
+}
+
 const char *tfmm_solver_message(const tfmm_solver *s) {
   return s == NULL ? "solver is NULL" : s->err.message;
 }

@@ -11,6 +11,7 @@
  * without a GPU, except the check that creation then fails cleanly; in a
  * build without CUDA the same tests compile against
  * kernels/none/sim_gpu_none.c. */
+#include "gpu.h"
 #include "sim/timestep.h"
 #include "sim_gpu.h"
 #include "testutil.h"
@@ -211,15 +212,32 @@ static void host_close(state *s, int active_bin, double tick) {
         s->vel[3 * i + d] += half_step(s->bin[i], tick) * s->acc[3 * i + d];
 }
 
-static tfmm_sim_gpu *make(const state *s, uint64_t seed) {
+/* A device context on device 0 (gpu.h), which the state's arrays and
+ * streams come from. */
+static tfmm_gpu *open_context(void) {
+  tfmm_error err = {{0}};
+  tfmm_gpu *ctx = NULL;
+  cr_assert_eq(tfmm_gpu_create(&ctx, 0, &err), TFMM_OK, "%s", err.message);
+  return ctx;
+}
+
+/* s on the GPU, in a context of its own (*ctx). */
+static tfmm_sim_gpu *make(const state *s, uint64_t seed, tfmm_gpu **ctx) {
   tfmm_error err = {{0}};
   tfmm_sim_gpu *g = NULL;
-  cr_assert_eq(tfmm_sim_gpu_create(&g, 0, s->n, &err), TFMM_OK, "%s",
+  *ctx = open_context();
+  cr_assert_eq(tfmm_sim_gpu_create(&g, *ctx, s->n, &err), TFMM_OK, "%s",
                err.message);
   cr_assert_eq(tfmm_sim_gpu_upload(g, s->pos, s->vel, s->mass, s->acc, s->pot,
                                    s->bin, &err),
                TFMM_OK, "seed %llu: %s", (unsigned long long)seed, err.message);
   return g;
+}
+
+/* The state, then the context it lives in. */
+static void release(tfmm_sim_gpu *g, tfmm_gpu *ctx) {
+  tfmm_sim_gpu_destroy(g);
+  tfmm_gpu_destroy(ctx);
 }
 
 /* The GPU's state against the host's, bit for bit. */
@@ -249,7 +267,8 @@ static void check_steps(size_t n) {
   double tick = ldexp(1.0 + test_uniform(&r), -(int)uniform(&r, 5, 25));
   double two_eta_eps = 2 * 0.025 * pow(10.0, uniform(&r, -4, -1));
   state s = random_state(n, &r, two_eta_eps, tick);
-  tfmm_sim_gpu *g = make(&s, seed);
+  tfmm_gpu *ctx = NULL;
+  tfmm_sim_gpu *g = make(&s, seed, &ctx);
   unsigned char *active = malloc(n), *d_active = malloc(n);
   tfmm_error err = {{0}};
   for (int cycle = 0; cycle < 6; cycle++) {
@@ -291,7 +310,7 @@ static void check_steps(size_t n) {
   }
   free(active);
   free(d_active);
-  tfmm_sim_gpu_destroy(g);
+  release(g, ctx);
   state_free(&s);
 }
 
@@ -315,7 +334,8 @@ Test(sim_gpu, roundtrip) {
     test_rng r = {seed};
     const size_t n = sizes[k];
     state s = random_state(n, &r, 1e-3, 1e-4);
-    tfmm_sim_gpu *g = make(&s, seed);
+    tfmm_gpu *ctx = NULL;
+    tfmm_sim_gpu *g = make(&s, seed, &ctx);
     cr_assert_eq(tfmm_sim_gpu_count(g), n);
     compare_state(g, &s, seed, "upload");
     state d = state_alloc(n);
@@ -347,7 +367,7 @@ Test(sim_gpu, roundtrip) {
     free(m);
     state_free(&d);
     state_free(&s);
-    tfmm_sim_gpu_destroy(g);
+    release(g, ctx);
   }
 }
 
@@ -361,7 +381,8 @@ Test(sim_gpu, snapshot) {
   state s = random_state(n, &r, 1e-3, 1e-4);
   for (size_t k = 0; k < 3 * n; k++) /* finite all through */
     s.acc[k] = scaled(&r, -3, 3);
-  tfmm_sim_gpu *g = make(&s, seed);
+  tfmm_gpu *ctx = NULL;
+  tfmm_sim_gpu *g = make(&s, seed, &ctx);
   tfmm_error err = {{0}};
   const double *pos, *vel, *acc, *pot;
   const signed char *bin;
@@ -397,7 +418,7 @@ Test(sim_gpu, snapshot) {
     compare_state(g, &s, seed, "after the snapshot");
     state_free(&before);
   }
-  tfmm_sim_gpu_destroy(g);
+  release(g, ctx);
   state_free(&s);
 }
 
@@ -480,7 +501,8 @@ static void check_diagnostics(size_t n) {
   const uint64_t seed = test_fresh_seed();
   test_rng r = {seed};
   state s = random_state(n, &r, 1e-3, 1e-4);
-  tfmm_sim_gpu *g = make(&s, seed);
+  tfmm_gpu *ctx = NULL;
+  tfmm_sim_gpu *g = make(&s, seed, &ctx);
   tfmm_diagnostics d, again;
   tfmm_error err = {{0}};
   test_poison((double *)&d, sizeof d / sizeof(double));
@@ -539,7 +561,7 @@ static void check_diagnostics(size_t n) {
   fprintf(stderr,
           "sim_gpu diagnostics, n = %zu: largest error %.3g of the bound\n", n,
           worst);
-  tfmm_sim_gpu_destroy(g);
+  release(g, ctx);
   state_free(&s);
 }
 
@@ -583,7 +605,8 @@ Test(sim_gpu, diagnostics_compensated) {
     s.vel[3 * i] = (k % 2 ? -1.0 : 1.0) * ldexp(1.0, 60 + k / 2);
     s.pos[3 * i] = -s.vel[3 * i];
   }
-  tfmm_sim_gpu *g = make(&s, seed);
+  tfmm_gpu *ctx = NULL;
+  tfmm_sim_gpu *g = make(&s, seed, &ctx);
   tfmm_diagnostics d;
   tfmm_error err = {{0}};
   cr_assert_eq(tfmm_sim_gpu_diagnostics(g, &d, &err), TFMM_OK, "%s",
@@ -594,7 +617,7 @@ Test(sim_gpu, diagnostics_compensated) {
   cr_assert_eq(d.centre_of_mass[0], exact_x / (double)n,
                "seed %llu: X %.17g, exact %.17g", (unsigned long long)seed,
                d.centre_of_mass[0] * (double)n, exact_x);
-  tfmm_sim_gpu_destroy(g);
+  release(g, ctx);
   state_free(&s);
 }
 
@@ -602,15 +625,23 @@ Test(sim_gpu, diagnostics_compensated) {
  * object left usable. */
 Test(sim_gpu, refuses) {
   test_require_gpu();
+  const tfmm_status bad = TFMM_ERR_INVALID_ARGUMENT;
   tfmm_error err = {{0}};
-  tfmm_sim_gpu *g = (tfmm_sim_gpu *)&err;
-  cr_assert_eq(tfmm_sim_gpu_create(&g, 0, 0, &err), TFMM_ERR_INVALID_ARGUMENT);
+  tfmm_sim_gpu *g = (tfmm_sim_gpu *)&err, *second = (tfmm_sim_gpu *)&err;
+  cr_assert_eq(tfmm_sim_gpu_create(&g, NULL, 5, &err), bad);
   cr_assert_null(g);
-  cr_assert_eq(tfmm_sim_gpu_drift(NULL, 1.0, &err), TFMM_ERR_INVALID_ARGUMENT);
+  cr_assert_eq(tfmm_sim_gpu_drift(NULL, 1.0, &err), bad);
   test_rng r = {test_fresh_seed()};
   state s = random_state(5, &r, 1e-3, 1e-4);
-  g = make(&s, 0);
-  const tfmm_status bad = TFMM_ERR_INVALID_ARGUMENT;
+  tfmm_gpu *ctx = NULL;
+  g = make(&s, 0, &ctx);
+  /* No bodies, and a second state in the context that holds g. */
+  cr_assert_eq(tfmm_sim_gpu_create(&second, ctx, 0, &err), bad);
+  cr_assert_null(second);
+  err.message[0] = '\0';
+  cr_assert_eq(tfmm_sim_gpu_create(&second, ctx, 5, &err), bad);
+  cr_assert_null(second);
+  cr_assert(strstr(err.message, "already") != NULL, "%s", err.message);
   const signed char bin3 = s.bin[3];
   s.bin[3] = TFMM_TIMESTEP_MAX_BIN + 1;
   err.message[0] = '\0';
@@ -639,6 +670,6 @@ Test(sim_gpu, refuses) {
   /* Nothing was copied: the state is the one uploaded first. */
   s.bin[3] = bin3;
   compare_state(g, &s, 0, "after the refusals");
-  tfmm_sim_gpu_destroy(g);
+  release(g, ctx);
   state_free(&s);
 }

@@ -8,9 +8,9 @@ static tfmm_status none(tfmm_error *err) {
                         "(configure with TILEFMM_CUDA=ON)");
 }
 
-tfmm_status tfmm_sim_gpu_create(tfmm_sim_gpu **out, int device, size_t n,
+tfmm_status tfmm_sim_gpu_create(tfmm_sim_gpu **out, tfmm_gpu *gpu, size_t n,
                                 tfmm_error *err) {
-  (void)device, (void)n;
+  (void)gpu, (void)n;
   if (out != NULL)
     *out = NULL;
   return none(err);

@@ -174,59 +174,99 @@ tfmm_status read_counts(tfmm_sim_gpu *g, tfmm_error *err) {
   return TFMM_OK;
 }
 
+/* A device slot of g's context for `bytes`, its pointer into *p. */
+template <typename T>
+tfmm_status reserve(tfmm_sim_gpu *g, int slot, size_t bytes, T **p,
+                    tfmm_error *err) {
+  void *q = NULL;
+  CHECK(tfmm_arena_reserve(g->gpu, slot, bytes, 0, &q, err));
+  *p = (T *)q;
+  return TFMM_OK;
+}
+
+/* The same for a pinned host slot. */
+template <typename T>
+tfmm_status pinned(tfmm_sim_gpu *g, int slot, size_t bytes, T **p,
+                   tfmm_error *err) {
+  void *q = NULL;
+  CHECK(tfmm_arena_pinned(g->gpu, slot, bytes, 0, &q, err));
+  *p = (T *)q;
+  return TFMM_OK;
+}
+
 tfmm_status allocate(tfmm_sim_gpu *g, tfmm_error *err) {
   const size_t n = g->n;
-  TRY(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
-  TRY(cudaStreamCreateWithFlags(&g->copy_stream, cudaStreamNonBlocking));
   TRY(cudaEventCreateWithFlags(&g->shadow_done, cudaEventDisableTiming));
   TRY(cudaEventCreateWithFlags(&g->copy_done, cudaEventDisableTiming));
-  double **arrays3[3] = {&g->pos, &g->vel, &g->acc};
-  for (int k = 0; k < 3; k++)
-    TRY(cudaMalloc(arrays3[k], 3 * n * sizeof(double)));
-  TRY(cudaMalloc(&g->mass, n * sizeof(double)));
-  TRY(cudaMalloc(&g->pot, n * sizeof(double)));
-  TRY(cudaMalloc(&g->bin, n));
-  TRY(cudaMalloc(&g->active, n));
-  TRY(cudaMalloc(&g->d_counts, sizeof *g->d_counts));
-  TRY(cudaMallocHost(&g->h_counts, sizeof *g->h_counts));
-  TRY(cudaMalloc(&g->d_sums, sizeof(tfmm_sim_gpu_sums)));
-  TRY(cudaMallocHost(&g->h_sums, sizeof(tfmm_sim_gpu_sums)));
+  CHECK(reserve(g, TFMM_SIM_SLOT_POS, 3 * n * sizeof(double), &g->pos, err));
+  CHECK(reserve(g, TFMM_SIM_SLOT_VEL, 3 * n * sizeof(double), &g->vel, err));
+  CHECK(reserve(g, TFMM_SIM_SLOT_ACC, 3 * n * sizeof(double), &g->acc, err));
+  CHECK(reserve(g, TFMM_SIM_SLOT_MASS, n * sizeof(double), &g->mass, err));
+  CHECK(reserve(g, TFMM_SIM_SLOT_POT, n * sizeof(double), &g->pot, err));
+  CHECK(reserve(g, TFMM_SIM_SLOT_BIN, n, &g->bin, err));
+  CHECK(reserve(g, TFMM_SIM_SLOT_ACTIVE, n, &g->active, err));
+  CHECK(
+      reserve(g, TFMM_SIM_SLOT_COUNTS, sizeof *g->d_counts, &g->d_counts, err));
+  CHECK(pinned(g, TFMM_SIM_PINNED_COUNTS, sizeof *g->h_counts, &g->h_counts,
+               err));
+  CHECK(reserve(g, TFMM_SIM_SLOT_SUMS, sizeof *g->d_sums, &g->d_sums, err));
+  CHECK(pinned(g, TFMM_SIM_PINNED_SUMS, sizeof *g->h_sums, &g->h_sums, err));
   const size_t hist = (TFMM_TIMESTEP_MAX_BIN + 1) * sizeof *g->d_hist;
-  TRY(cudaMalloc(&g->d_hist, hist));
-  TRY(cudaMallocHost(&g->h_hist, hist));
+  CHECK(reserve(g, TFMM_SIM_SLOT_HIST, hist, &g->d_hist, err));
+  CHECK(pinned(g, TFMM_SIM_PINNED_HIST, hist, &g->h_hist, err));
   /* NaN (all bits set) until forces are uploaded or computed. */
   TRY(cudaMemsetAsync(g->acc, 0xff, 3 * n * sizeof(double), g->stream));
   TRY(cudaMemsetAsync(g->pot, 0xff, n * sizeof(double), g->stream));
   TRY(cudaMemsetAsync(g->bin, 0, n, g->stream));
   TRY(cudaMemsetAsync(g->active, 0, n, g->stream));
   TRY(cudaStreamSynchronize(g->stream));
-  int sm = 0;
-  TRY(cudaDeviceGetAttribute(&sm, cudaDevAttrMultiProcessorCount, g->device));
-  g->sm_count = sm;
   return TFMM_OK;
+}
+
+/* Gives the pinned slots of the state back to the context (release
+ * path: results not reported, as in tfmm_sim_gpu_destroy). */
+void release_pinned(tfmm_gpu *gpu) {
+  for (int k = TFMM_PINNED_SIM; k < TFMM_SIM_PINNED_END; k++) {
+    tfmm_device_buffer *b = &gpu->pinned[k];
+    if (b->p != nullptr)
+      cudaFreeHost(b->p);
+    b->p = nullptr;
+    b->bytes = 0;
+  }
 }
 
 } // namespace
 
-extern "C" tfmm_status tfmm_sim_gpu_create(tfmm_sim_gpu **out, int device,
+extern "C" tfmm_status tfmm_sim_gpu_create(tfmm_sim_gpu **out, tfmm_gpu *gpu,
                                            size_t n, tfmm_error *err) {
   if (out == NULL)
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
                           "sim_gpu: the destination is NULL");
   *out = NULL;
+  if (gpu == NULL)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "sim_gpu: the device context is NULL");
   if (n == 0 || n > (SIZE_MAX / 3) / sizeof(double))
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
                           "sim_gpu: n = %zu bodies: must be >= 1 and fit "
                           "in memory",
                           n);
+  if (tfmm_arena_at(gpu, TFMM_SIM_SLOT_POS) != NULL)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "sim_gpu: the context already holds a "
+                          "simulation's state");
   tfmm_sim_gpu *g = (tfmm_sim_gpu *)calloc(1, sizeof *g);
   if (g == NULL)
     return tfmm_error_set(err, TFMM_ERR_NO_MEMORY, "sim_gpu: no memory");
-  g->device = device;
+  g->gpu = gpu;
+  g->device = gpu->device;
+  g->sm_count = gpu->sm_count;
   g->n = n;
+  g->stream = gpu->streams[TFMM_STREAM_STEP];
+  g->copy_stream = gpu->streams[TFMM_STREAM_COPY];
   tfmm_status st;
   {
-    tfmm_device_scope scope(device);
+    tfmm_device_scope scope(g->device);
     st = scope.status != cudaSuccess
              ? tfmm_cuda_try_fail(err, scope.status, CUDA_TRY_WHO,
                                   "cudaSetDevice", __FILE__, __LINE__)
@@ -242,7 +282,8 @@ extern "C" tfmm_status tfmm_sim_gpu_create(tfmm_sim_gpu **out, int device,
 
 /* Release: results not reported (there is nobody left to tell, and a
  * device in error must still give back what it can); the error state they
- * may leave is cleared so that it does not reach the application. */
+ * may leave is cleared so that it does not reach the application. The
+ * streams stay the context's; the slots go back to it. */
 extern "C" void tfmm_sim_gpu_destroy(tfmm_sim_gpu *g) {
   if (g == NULL)
     return;
@@ -252,24 +293,12 @@ extern "C" void tfmm_sim_gpu_destroy(tfmm_sim_gpu *g) {
       cudaStreamSynchronize(g->stream);
     if (g->copy_stream != NULL)
       cudaStreamSynchronize(g->copy_stream);
-    void *device_arrays[] = {g->pos,    g->vel,      g->mass,   g->acc,
-                             g->pot,    g->bin,      g->active, g->d_counts,
-                             g->d_sums, g->d_shadow, g->d_hist};
-    for (void *p : device_arrays)
-      cudaFree(p);
-    cudaFreeHost(g->h_counts);
-    cudaFreeHost(g->h_sums);
-    cudaFreeHost(g->h_hist);
-    cudaFreeHost(g->h_shadow);
-    tfmm_device_buffer_free(&g->scratch);
     if (g->shadow_done != NULL)
       cudaEventDestroy(g->shadow_done);
     if (g->copy_done != NULL)
       cudaEventDestroy(g->copy_done);
-    if (g->stream != NULL)
-      cudaStreamDestroy(g->stream);
-    if (g->copy_stream != NULL)
-      cudaStreamDestroy(g->copy_stream);
+    tfmm_arena_free(g->gpu, TFMM_SLOTS_SIM, TFMM_SLOTS_SIM_COUNT);
+    release_pinned(g->gpu);
     cudaGetLastError();
   }
   free(g);

@@ -21,6 +21,7 @@
 #ifndef TFMM_SIM_GPU_H
 #define TFMM_SIM_GPU_H
 
+#include "arena.h"
 #include "base/error.h"
 
 #include <stddef.h>
@@ -32,16 +33,21 @@ extern "C" {
 
 typedef struct tfmm_sim_gpu tfmm_sim_gpu;
 
-/* n >= 1 bodies on device `device`: pos, vel, acc (3n doubles each, xyz
- * per body), mass, pot (n doubles), bin (n signed chars), active (n
- * unsigned chars), a non-blocking stream of its own. acc and pot hold NaN
- * until uploaded, bins 0, active 0. */
-tfmm_status tfmm_sim_gpu_create(tfmm_sim_gpu **out, int device, size_t n,
+/* n >= 1 bodies on the device of context gpu (gpu.h), their arrays in
+ * its arena (arena.h: TFMM_SLOTS_SIM, TFMM_PINNED_SIM): pos, vel, acc (3n
+ * doubles each, xyz per body), mass, pot (n doubles), bin (n signed
+ * chars), active (n unsigned chars); its stream is gpu's STEP stream, the
+ * snapshots' copies go on its COPY stream. acc and pot hold NaN until
+ * uploaded, bins 0, active 0. One state a context at a time
+ * (TFMM_ERR_INVALID_ARGUMENT for a second); gpu must outlive g. */
+tfmm_status tfmm_sim_gpu_create(tfmm_sim_gpu **out, tfmm_gpu *gpu, size_t n,
                                 tfmm_error *err);
+/* Waits for g's work on both streams and gives its slots back to the
+ * context; the streams stay the context's. */
 void tfmm_sim_gpu_destroy(tfmm_sim_gpu *g);
 
-/* The device arrays and the stream (a cudaStream_t), owned by g; NULL
- * for NULL. */
+/* The device arrays (in the context's arena) and the stream (a
+ * cudaStream_t, the context's STEP stream); NULL for NULL. */
 size_t tfmm_sim_gpu_count(const tfmm_sim_gpu *g);
 double *tfmm_sim_gpu_pos(tfmm_sim_gpu *g);
 double *tfmm_sim_gpu_vel(tfmm_sim_gpu *g);
@@ -122,10 +128,11 @@ tfmm_status tfmm_sim_gpu_diagnostics(tfmm_sim_gpu *g, tfmm_diagnostics *out,
 /* A snapshot copied out while the steps go on: _begin copies pos, vel,
  * acc, pot and bin on the stream into a device shadow (so later kicks and
  * drifts on the stream cannot change what is copied), then from the
- * shadow into pinned host buffers on a second stream, and returns at
- * once. The first call allocates the shadow and the pinned buffers (10n
- * doubles and n bytes each). A second _begin before the first's copy is
- * done waits for it on the device, not on the host. */
+ * shadow into pinned host buffers on the context's COPY stream, and
+ * returns at once. The first call reserves the shadow and the pinned
+ * buffers in the arena (10n doubles and n bytes each). A second _begin
+ * before the first's copy is done waits for it on the device, not on the
+ * host. */
 tfmm_status tfmm_sim_gpu_snapshot_begin(tfmm_sim_gpu *g, tfmm_error *err);
 
 /* Waits for the last _begin's copy; the pointers (any may be NULL to

@@ -71,7 +71,8 @@ using TermsIter =
     thrust::transform_iterator<BodyTerms, thrust::counting_iterator<int64_t>>;
 
 /* The 12 sums into g->h_sums: CUB's scratch sized in two calls and kept
- * in g->scratch. */
+ * in the state's scratch slot of the arena, a quarter more room when it
+ * grows. */
 tfmm_status reduce_sums(tfmm_sim_gpu *g, tfmm_error *err) {
   const TermsIter it(thrust::counting_iterator<int64_t>(0),
                      BodyTerms{g->pos, g->vel, g->mass, g->pot});
@@ -80,8 +81,9 @@ tfmm_status reduce_sums(tfmm_sim_gpu *g, tfmm_error *err) {
   size_t bytes = 0;
   TRY(cub::DeviceReduce::Reduce(nullptr, bytes, it, g->d_sums, n, MergeSums{},
                                 zero, g->stream));
-  TRY(tfmm_device_buffer_reserve(&g->scratch, bytes));
-  TRY(cub::DeviceReduce::Reduce(g->scratch.p, bytes, it, g->d_sums, n,
+  tfmm_device_buffer *scratch = tfmm_arena_slot(g->gpu, TFMM_SIM_SLOT_SCRATCH);
+  TRY(tfmm_device_buffer_reserve(scratch, bytes));
+  TRY(cub::DeviceReduce::Reduce(scratch->p, bytes, it, g->d_sums, n,
                                 MergeSums{}, zero, g->stream));
   TRY(cudaMemcpyAsync(g->h_sums, g->d_sums, sizeof *g->h_sums,
                       cudaMemcpyDeviceToHost, g->stream));
@@ -99,17 +101,8 @@ tfmm_status allocate_shadow(tfmm_sim_gpu *g, tfmm_error *err) {
     return TFMM_OK;
   const size_t bytes = shadow_bytes(g);
   void *d = NULL, *h = NULL;
-  cudaError_t e = cudaMalloc(&d, bytes);
-  if (e == cudaSuccess)
-    e = cudaMallocHost(&h, bytes);
-  if (e != cudaSuccess) {
-    if (d != NULL)
-      cudaFree(d);
-    return tfmm_cuda_try_fail(err, e, CUDA_TRY_WHO,
-                              "the snapshot's buffers (cudaMalloc, "
-                              "cudaMallocHost)",
-                              __FILE__, __LINE__);
-  }
+  CHECK(tfmm_arena_reserve(g->gpu, TFMM_SIM_SLOT_SHADOW, bytes, 0, &d, err));
+  CHECK(tfmm_arena_pinned(g->gpu, TFMM_SIM_PINNED_SHADOW, bytes, 0, &h, err));
   g->d_shadow = d;
   g->h_shadow = h;
   return TFMM_OK;

@@ -5,7 +5,6 @@
 #define TFMM_SIM_GPU_STATE_CUH
 
 #include "base/error.h"
-#include "device_buffer.cuh"
 #include "gpu_context.h"
 
 #include <cuda_runtime.h>
@@ -31,20 +30,51 @@ struct tfmm_sim_gpu_sums {
   tfmm_sim_gpu_pair q[TFMM_SIM_GPU_SUMS];
 };
 
+/* Where the state lives in its context's arena (arena.h): the device
+ * slots from TFMM_SLOTS_SIM, the pinned ones from TFMM_PINNED_SIM. */
+enum tfmm_sim_gpu_slot {
+  TFMM_SIM_SLOT_POS = TFMM_SLOTS_SIM,
+  TFMM_SIM_SLOT_VEL,
+  TFMM_SIM_SLOT_ACC,
+  TFMM_SIM_SLOT_MASS,
+  TFMM_SIM_SLOT_POT,
+  TFMM_SIM_SLOT_BIN,
+  TFMM_SIM_SLOT_ACTIVE,
+  TFMM_SIM_SLOT_COUNTS,
+  TFMM_SIM_SLOT_SUMS,
+  TFMM_SIM_SLOT_HIST,
+  TFMM_SIM_SLOT_SCRATCH, /* CUB's, grown as the diagnostics ask */
+  TFMM_SIM_SLOT_SHADOW,
+  TFMM_SIM_SLOT_END
+};
+enum tfmm_sim_gpu_pinned {
+  TFMM_SIM_PINNED_COUNTS = TFMM_PINNED_SIM,
+  TFMM_SIM_PINNED_SUMS,
+  TFMM_SIM_PINNED_HIST,
+  TFMM_SIM_PINNED_SHADOW,
+  TFMM_SIM_PINNED_END
+};
+static_assert(TFMM_SIM_SLOT_END <= TFMM_SLOTS_SIM + TFMM_SLOTS_SIM_COUNT,
+              "arena.h: too few device slots for the simulation");
+static_assert(TFMM_SIM_PINNED_END <= TFMM_PINNED_SIM + TFMM_PINNED_SIM_COUNT,
+              "arena.h: too few pinned slots for the simulation");
+
+/* The arrays point into slots of gpu's arena, and the streams are gpu's:
+ * the context owns them all and outlives the object. */
 struct tfmm_sim_gpu {
+  tfmm_gpu *gpu;
   int device, sm_count;
   size_t n;
-  cudaStream_t stream;      /* every call's work */
-  cudaStream_t copy_stream; /* the snapshots' copies to the host */
+  cudaStream_t stream;      /* every call's work: gpu's STEP stream */
+  cudaStream_t copy_stream; /* the snapshots' copies to the host: its COPY */
   double *pos, *vel, *mass, *acc, *pot;
   signed char *bin;
   unsigned char *active;
   tfmm_sim_gpu_counts *d_counts, *h_counts; /* device, pinned host */
   tfmm_sim_gpu_sums *d_sums, *h_sums;       /* device, pinned host */
   unsigned long long *d_hist, *h_hist;      /* bodies per bin: device, pinned */
-  tfmm_device_buffer scratch;               /* CUB's, kept between calls */
   /* The snapshots: pos, vel, acc, pot (10n doubles), then bin (n bytes),
-   * on the device (shadow) and in pinned host memory, allocated at the
+   * on the device (shadow) and in pinned host memory, reserved at the
    * first snapshot. shadow_done: the shadow is written (stream);
    * copy_done: it is on the host (copy_stream). */
   void *d_shadow, *h_shadow;

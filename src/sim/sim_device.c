@@ -1,7 +1,8 @@
 /* The simulation's state on the GPU: when the solver runs there, the
- * bodies, forces and bins are uploaded once (kernels/sim/sim_gpu.h) and stay
- * on the device between steps; the host arrays are refreshed only when a
- * caller reads the state (tfmm_sim_save, tfmm_sim_step_criterion). */
+ * bodies, forces and bins are uploaded once (kernels/sim/sim_gpu.h) into
+ * the solver's device context and stay there between steps; the host
+ * arrays are refreshed only when a caller reads the state (tfmm_sim_save,
+ * tfmm_sim_step_criterion). */
 #include "sim/sim.h"
 
 #include <string.h>
@@ -9,14 +10,18 @@
 tfmm_status tfmm_sim_device_attach(tfmm_sim *s) {
   if (tfmm_solver_device(s->solver) != TFMM_DEVICE_GPU || !tfmm_has_cuda())
     return TFMM_OK;
-  tfmm_status st =
-      tfmm_sim_gpu_create(&s->gpu, s->cfg.solver.gpu_id, s->n, &s->err);
+  tfmm_status st = tfmm_sim_gpu_create(
+      &s->gpu, tfmm_solver_gpu_context(s->solver), s->n, &s->err);
   if (st == TFMM_OK)
     st = tfmm_sim_gpu_upload(s->gpu, s->pos, s->vel, s->mass,
                              s->forces_known ? s->acc : NULL,
                              s->forces_known ? s->pot : NULL, s->bin, &s->err);
   if (st != TFMM_OK) {
-    /* The mark of a sim that was not created (its message kept). */
+    /* The state goes back to the solver's context before the solver, and
+     * with it the context, goes; no solver is the mark of a sim that was
+     * not created (its message kept). */
+    tfmm_sim_gpu_destroy(s->gpu);
+    s->gpu = NULL;
     tfmm_solver_destroy(s->solver);
     s->solver = NULL;
     return st;
