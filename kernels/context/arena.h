@@ -96,6 +96,9 @@ void *tfmm_arena_pinned_at(const tfmm_gpu *g, int slot);
 /* Releases `count` device slots from `first` (their memory given back). */
 void tfmm_arena_free(tfmm_gpu *g, int first, int count);
 
+/* Releases `count` pinned slots from `first`. */
+void tfmm_arena_pinned_free(tfmm_gpu *g, int first, int count);
+
 /* Device bytes held by `count` slots from `first` (0, TFMM_SLOTS: all). */
 size_t tfmm_arena_bytes(const tfmm_gpu *g, int first, int count);
 

@@ -162,9 +162,7 @@ extern "C" void tfmm_gpu_destroy(tfmm_gpu *g) {
       if (g->streams[k] != NULL)
         cudaStreamSynchronize(g->streams[k]);
     tfmm_arena_free(g, 0, TFMM_SLOTS);
-    for (int k = 0; k < TFMM_PINNED; k++)
-      if (g->pinned[k].p != NULL)
-        cudaFreeHost(g->pinned[k].p);
+    tfmm_arena_pinned_free(g, 0, TFMM_PINNED);
     for (int k = 0; k < TFMM_STREAMS; k++)
       if (g->streams[k] != NULL)
         cudaStreamDestroy(g->streams[k]);
@@ -287,6 +285,16 @@ extern "C" void tfmm_arena_free(tfmm_gpu *g, int first, int count) {
   for (int k = first; k < first + count && k < TFMM_SLOTS; k++)
     if (k >= 0)
       tfmm_device_buffer_free(&g->slot[k]);
+  cudaGetLastError();
+}
+
+extern "C" void tfmm_arena_pinned_free(tfmm_gpu *g, int first, int count) {
+  for (int k = first; k < first + count && k < TFMM_PINNED; k++)
+    if (k >= 0 && g->pinned[k].p != nullptr) {
+      cudaFreeHost(g->pinned[k].p);
+      g->pinned[k].p = nullptr;
+      g->pinned[k].bytes = 0;
+    }
   cudaGetLastError();
 }
 

@@ -184,6 +184,10 @@ void tfmm_arena_free(tfmm_gpu *g, int first, int count) {
   (void)count;
 }
 
+void tfmm_arena_pinned_free(tfmm_gpu *g, int first, int count) {
+  tfmm_arena_free(g, first, count);
+}
+
 size_t tfmm_arena_bytes(const tfmm_gpu *g, int first, int count) {
   (void)g;
   (void)first;

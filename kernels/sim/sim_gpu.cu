@@ -223,18 +223,6 @@ tfmm_status allocate(tfmm_sim_gpu *g, tfmm_error *err) {
   return TFMM_OK;
 }
 
-/* Gives the pinned slots of the state back to the context (release
- * path: results not reported, as in tfmm_sim_gpu_destroy). */
-void release_pinned(tfmm_gpu *gpu) {
-  for (int k = TFMM_PINNED_SIM; k < TFMM_SIM_PINNED_END; k++) {
-    tfmm_device_buffer *b = &gpu->pinned[k];
-    if (b->p != nullptr)
-      cudaFreeHost(b->p);
-    b->p = nullptr;
-    b->bytes = 0;
-  }
-}
-
 } // namespace
 
 extern "C" tfmm_status tfmm_sim_gpu_create(tfmm_sim_gpu **out, tfmm_gpu *gpu,
@@ -298,7 +286,8 @@ extern "C" void tfmm_sim_gpu_destroy(tfmm_sim_gpu *g) {
     if (g->copy_done != NULL)
       cudaEventDestroy(g->copy_done);
     tfmm_arena_free(g->gpu, TFMM_SLOTS_SIM, TFMM_SLOTS_SIM_COUNT);
-    release_pinned(g->gpu);
+    tfmm_arena_pinned_free(g->gpu, TFMM_PINNED_SIM,
+                           TFMM_SIM_PINNED_END - TFMM_PINNED_SIM);
     cudaGetLastError();
   }
   free(g);
