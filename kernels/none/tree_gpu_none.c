@@ -32,27 +32,36 @@ tfmm_status tfmm_tree_gpu_hybrid_download(tfmm_tree_gpu_hybrid *h,
 }
 
 tfmm_status tfmm_tree_gpu_hybrid_upward(tfmm_tree_gpu_hybrid *h, int p,
-                                        int fast, double *M, double *seconds,
-                                        tfmm_error *err) {
-  (void)h, (void)p, (void)fast, (void)M;
-  *seconds = 0;
-  return tfmm_error_set(err, TFMM_ERR_UNSUPPORTED,
-                        "the upward pass on the GPU: this tilefmm was built "
-                        "without CUDA");
+                                        int fast, tfmm_error *err) {
+  (void)h, (void)p, (void)fast;
+  return no_tree(err);
+}
+
+tfmm_status tfmm_tree_gpu_hybrid_upward_download(tfmm_tree_gpu_hybrid *h,
+                                                 double *M, tfmm_error *err) {
+  (void)h, (void)M;
+  return no_tree(err);
 }
 
 void tfmm_tree_gpu_hybrid_release(tfmm_tree_gpu_hybrid *h) {
   memset(h, 0, sizeof *h);
 }
 
-tfmm_status tfmm_tree_gpu_hybrid_far(tfmm_tree_gpu_hybrid *h, int p,
-                                     const tfmm_tree_gpu_hybrid_list *m2l,
-                                     const tfmm_tree_gpu_hybrid_list *m2p,
-                                     double *phi, double *grad, double *seconds,
-                                     tfmm_error *err) {
-  (void)h, (void)p, (void)m2l, (void)m2p, (void)phi, (void)grad;
-  *seconds = 0;
-  return tfmm_error_set(err, TFMM_ERR_UNSUPPORTED,
-                        "the far field on the GPU: this tilefmm was built "
-                        "without CUDA");
+tfmm_status tfmm_tree_gpu_hybrid_far_upload(
+    tfmm_tree_gpu_hybrid *h, const tfmm_tree_gpu_hybrid_list *m2l,
+    const tfmm_tree_gpu_hybrid_list *m2p, tfmm_error *err) {
+  (void)h, (void)m2l, (void)m2p;
+  return no_tree(err);
+}
+
+tfmm_status tfmm_tree_gpu_hybrid_far(tfmm_tree_gpu_hybrid *h, tfmm_error *err) {
+  (void)h;
+  return no_tree(err);
+}
+
+tfmm_status tfmm_tree_gpu_hybrid_far_download(tfmm_tree_gpu_hybrid *h,
+                                              double *phi, double *grad,
+                                              tfmm_error *err) {
+  (void)h, (void)phi, (void)grad;
+  return no_tree(err);
 }

@@ -507,9 +507,8 @@ extern "C" tfmm_status tfmm_pipeline_gpu_targets(tfmm_pipeline_gpu *pl,
 extern "C" tfmm_status tfmm_pipeline_gpu_upward(tfmm_pipeline_gpu *pl, int p,
                                                 tfmm_error *err) {
   CHECK(built(pl, err));
-  double seconds = 0;
   /* M stays on the device: to rounding will do (fast). */
-  CHECK(tfmm_tree_gpu_hybrid_upward(&pl->base, p, 1, nullptr, &seconds, err));
+  CHECK(tfmm_tree_gpu_hybrid_upward(&pl->base, p, 1, err));
   return entered(pl, pl->base.gpu, err,
                  [&] { return mark(pl, State::EV_UPWARD, err); });
 }

@@ -130,6 +130,8 @@ tfmm_status tfmm_tree_gpu_hybrid_build(tfmm_tree_gpu_hybrid *h,
                                        const tfmm_tree_gpu_params *params,
                                        tfmm_error *err) {
   memset(&h->tree, 0, sizeof h->tree);
+  h->order = -1; /* a new tree: no multipoles, no lists yet */
+  h->far_ready = 0;
   if (h->gpu == NULL || h->n == 0)
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
                           "GPU tree: no bodies uploaded");
@@ -162,12 +164,16 @@ tfmm_status tfmm_tree_gpu_hybrid_bodies(tfmm_tree_gpu_hybrid *h, size_t n,
   return st;
 }
 
-static tfmm_status upward(tfmm_tree_gpu_hybrid *h, int p, int fast, double *M,
+static size_t multipole_bytes(const tfmm_tree_gpu_hybrid *h, int p) {
+  return (size_t)h->tree.ncells * (size_t)(p + 1) * (size_t)(p + 2) *
+         sizeof(double);
+}
+
+static tfmm_status upward(tfmm_tree_gpu_hybrid *h, int p, int fast,
                           tfmm_error *err) {
-  const size_t bytes = (size_t)h->tree.ncells * (size_t)(p + 1) *
-                       (size_t)(p + 2) * sizeof(double);
   void *d_M = NULL;
-  tfmm_status st = grow(h, TFMM_TREE_GPU_HYBRID_M, bytes, &d_M, err);
+  tfmm_status st =
+      grow(h, TFMM_TREE_GPU_HYBRID_M, multipole_bytes(h, p), &d_M, err);
   if (st != TFMM_OK)
     return st;
   cudaStream_t s = stream_of(h);
@@ -175,27 +181,57 @@ static tfmm_status upward(tfmm_tree_gpu_hybrid *h, int p, int fast, double *M,
             : tfmm_upward_gpu(&h->tree, p, d_M, s, err);
   if (st != TFMM_OK)
     return st;
-  cudaError_t e = cudaSuccess;
-  if (M != NULL)
-    e = cudaMemcpyAsync(M, d_M, bytes, cudaMemcpyDeviceToHost, s);
+  const cudaError_t e = cudaStreamSynchronize(s);
+  if (e != cudaSuccess)
+    return cuda_failed(err, e, "the upward pass");
+  h->order = p;
+  return TFMM_OK;
+}
+
+static tfmm_status upward_download(tfmm_tree_gpu_hybrid *h, double *M,
+                                   tfmm_error *err) {
+  cudaStream_t s = stream_of(h);
+  cudaError_t e =
+      cudaMemcpyAsync(M, tfmm_arena_at(h->gpu, TFMM_TREE_GPU_HYBRID_M),
+                      multipole_bytes(h, h->order), cudaMemcpyDeviceToHost, s);
   if (e == cudaSuccess)
     e = cudaStreamSynchronize(s);
   return e == cudaSuccess ? TFMM_OK
-                          : cuda_failed(err, e, "the upward pass or its copy");
+                          : cuda_failed(err, e, "copying the multipoles");
 }
 
-tfmm_status tfmm_tree_gpu_hybrid_upward(tfmm_tree_gpu_hybrid *h, int p,
-                                        int fast, double *M, double *seconds,
-                                        tfmm_error *err) {
-  double t0 = tfmm_wtime();
+static tfmm_status tree_built(const tfmm_tree_gpu_hybrid *h, tfmm_error *err) {
   if (h->gpu == NULL || h->tree.ncells < 1)
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
                           "GPU tree: no tree built");
+  return TFMM_OK;
+}
+
+tfmm_status tfmm_tree_gpu_hybrid_upward(tfmm_tree_gpu_hybrid *h, int p,
+                                        int fast, tfmm_error *err) {
+  h->order = -1;
+  tfmm_status st = tree_built(h, err);
+  if (st != TFMM_OK)
+    return st;
   int previous = -1;
-  tfmm_status st = tfmm_tree_gpu_hybrid_enter(h, h->gpu, &previous, err);
+  st = tfmm_tree_gpu_hybrid_enter(h, h->gpu, &previous, err);
   if (st == TFMM_OK)
-    st = upward(h, p, fast, M, err);
-  *seconds = tfmm_wtime() - t0;
+    st = upward(h, p, fast, err);
+  return tfmm_tree_gpu_hybrid_leave(previous, st);
+}
+
+tfmm_status tfmm_tree_gpu_hybrid_upward_download(tfmm_tree_gpu_hybrid *h,
+                                                 double *M, tfmm_error *err) {
+  tfmm_status st = tree_built(h, err);
+  if (st == TFMM_OK && h->order < 0)
+    st = tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                        "GPU tree: no multipoles made");
+  if (st != TFMM_OK)
+    return st;
+  int previous = -1;
+  st = tfmm_tree_gpu_hybrid_enter(h, h->gpu, &previous, err);
+  if (st == TFMM_OK)
+    st = upward_download(h, M, err);
   return tfmm_tree_gpu_hybrid_leave(previous, st);
 }
 
@@ -227,13 +263,19 @@ static size_t list_bytes(const tfmm_tree_gpu_hybrid_list *l) {
          aligned((size_t)l->offset[l->ntargets] * sizeof *l->index);
 }
 
-static tfmm_status far(tfmm_tree_gpu_hybrid *h, int p,
-                       const tfmm_tree_gpu_hybrid_list *m2l,
-                       const tfmm_tree_gpu_hybrid_list *m2p, double *phi,
-                       double *grad, tfmm_error *err) {
+/* Where the far field's arrays are in its slot: the local expansions,
+ * then phi (n) and grad (3n), then the lists. */
+static size_t local_bytes(const tfmm_tree_gpu_hybrid *h) {
+  return aligned((size_t)h->tree.ncells * (size_t)(h->order + 1) *
+                 (size_t)(h->order + 2) * sizeof(double));
+}
+
+static tfmm_status far_upload(tfmm_tree_gpu_hybrid *h,
+                              const tfmm_tree_gpu_hybrid_list *m2l,
+                              const tfmm_tree_gpu_hybrid_list *m2p,
+                              tfmm_error *err) {
   const size_t n = h->tree.n;
-  const size_t L = aligned((size_t)h->tree.ncells * (size_t)(p + 1) *
-                           (size_t)(p + 2) * sizeof(double));
+  const size_t L = local_bytes(h);
   const size_t bodies = aligned(4 * n * sizeof(double));
   void *d_far = NULL;
   tfmm_status st =
@@ -242,10 +284,8 @@ static tfmm_status far(tfmm_tree_gpu_hybrid *h, int p,
   if (st != TFMM_OK)
     return st;
   cudaStream_t s = stream_of(h);
-  const double *d_M = tfmm_arena_at(h->gpu, TFMM_TREE_GPU_HYBRID_M);
   char *base = d_far;
-  double *d_L = (double *)base, *d_phi = (double *)(base + L),
-         *d_grad = d_phi + n;
+  double *d_phi = (double *)(base + L);
   size_t at = L + bodies;
   tfmm_csr_gpu g_m2l = {0, NULL, NULL}, g_m2p = {0, NULL, NULL};
   cudaError_t e = cudaSuccess;
@@ -257,16 +297,46 @@ static tfmm_status far(tfmm_tree_gpu_hybrid *h, int p,
     e = cudaMemsetAsync(d_phi, 0, 4 * n * sizeof(double), s);
   if (e != cudaSuccess)
     return cuda_failed(err, e, "uploading the lists");
-  if (m2l != NULL) {
+  h->far_fmm = m2l != NULL;
+  h->far_m2l =
+      (tfmm_tree_gpu_hybrid_list){g_m2l.ntargets, g_m2l.offset, g_m2l.index};
+  h->far_m2p =
+      (tfmm_tree_gpu_hybrid_list){g_m2p.ntargets, g_m2p.offset, g_m2p.index};
+  return TFMM_OK;
+}
+
+static tfmm_status far(tfmm_tree_gpu_hybrid *h, tfmm_error *err) {
+  const size_t n = h->tree.n;
+  const int p = h->order;
+  cudaStream_t s = stream_of(h);
+  const double *d_M = tfmm_arena_at(h->gpu, TFMM_TREE_GPU_HYBRID_M);
+  char *base = tfmm_arena_at(h->gpu, TFMM_TREE_GPU_HYBRID_FAR);
+  double *d_L = (double *)base, *d_phi = (double *)(base + local_bytes(h)),
+         *d_grad = d_phi + n;
+  const tfmm_csr_gpu g_m2l = {h->far_m2l.ntargets, h->far_m2l.offset,
+                              h->far_m2l.index},
+                     g_m2p = {h->far_m2p.ntargets, h->far_m2p.offset,
+                              h->far_m2p.index};
+  tfmm_status st = TFMM_OK;
+  if (h->far_fmm) {
     st = tfmm_farfield_gpu_m2l(&h->tree, &g_m2l, p, d_M, d_L, s, err);
     if (st == TFMM_OK)
       st = tfmm_farfield_gpu_downward(&h->tree, p, d_L, d_phi, d_grad, s, err);
   }
   if (st == TFMM_OK)
     st = tfmm_farfield_gpu_m2p(&h->tree, &g_m2p, p, d_M, d_phi, d_grad, s, err);
-  if (st != TFMM_OK)
-    return st;
-  e = cudaMemcpyAsync(phi, d_phi, n * sizeof *phi, cudaMemcpyDeviceToHost, s);
+  return st;
+}
+
+static tfmm_status far_download(tfmm_tree_gpu_hybrid *h, double *phi,
+                                double *grad, tfmm_error *err) {
+  const size_t n = h->tree.n;
+  cudaStream_t s = stream_of(h);
+  const char *base = tfmm_arena_at(h->gpu, TFMM_TREE_GPU_HYBRID_FAR);
+  const double *d_phi = (const double *)(base + local_bytes(h)),
+               *d_grad = d_phi + n;
+  cudaError_t e =
+      cudaMemcpyAsync(phi, d_phi, n * sizeof *phi, cudaMemcpyDeviceToHost, s);
   if (e == cudaSuccess)
     e = cudaMemcpyAsync(grad, d_grad, 3 * n * sizeof *grad,
                         cudaMemcpyDeviceToHost, s);
@@ -276,21 +346,60 @@ static tfmm_status far(tfmm_tree_gpu_hybrid *h, int p,
                           : cuda_failed(err, e, "the far field or its copy");
 }
 
-tfmm_status tfmm_tree_gpu_hybrid_far(tfmm_tree_gpu_hybrid *h, int p,
-                                     const tfmm_tree_gpu_hybrid_list *m2l,
-                                     const tfmm_tree_gpu_hybrid_list *m2p,
-                                     double *phi, double *grad, double *seconds,
-                                     tfmm_error *err) {
-  double t0 = tfmm_wtime();
-  if (h->gpu == NULL || h->tree.ncells < 1 ||
-      tfmm_arena_at(h->gpu, TFMM_TREE_GPU_HYBRID_M) == NULL || m2p == NULL)
+/* The far field's calls need the tree and its multipoles. */
+static tfmm_status far_ready(const tfmm_tree_gpu_hybrid *h, tfmm_error *err) {
+  if (h->gpu == NULL || h->tree.ncells < 1 || h->order < 0 ||
+      tfmm_arena_at(h->gpu, TFMM_TREE_GPU_HYBRID_M) == NULL)
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
-                          "GPU far field: no tree, multipoles or M2P list");
+                          "GPU far field: no tree or multipoles");
+  return TFMM_OK;
+}
+
+tfmm_status tfmm_tree_gpu_hybrid_far_upload(
+    tfmm_tree_gpu_hybrid *h, const tfmm_tree_gpu_hybrid_list *m2l,
+    const tfmm_tree_gpu_hybrid_list *m2p, tfmm_error *err) {
+  h->far_ready = 0;
+  tfmm_status st = far_ready(h, err);
+  if (st == TFMM_OK && m2p == NULL)
+    st = tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                        "GPU far field: no M2P list");
+  if (st != TFMM_OK)
+    return st;
   int previous = -1;
-  tfmm_status st = tfmm_tree_gpu_hybrid_enter(h, h->gpu, &previous, err);
+  st = tfmm_tree_gpu_hybrid_enter(h, h->gpu, &previous, err);
   if (st == TFMM_OK)
-    st = far(h, p, m2l, m2p, phi, grad, err);
-  *seconds = tfmm_wtime() - t0;
+    st = far_upload(h, m2l, m2p, err);
+  h->far_ready = st == TFMM_OK;
+  return tfmm_tree_gpu_hybrid_leave(previous, st);
+}
+
+tfmm_status tfmm_tree_gpu_hybrid_far(tfmm_tree_gpu_hybrid *h, tfmm_error *err) {
+  tfmm_status st = far_ready(h, err);
+  if (st == TFMM_OK && !h->far_ready)
+    st = tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                        "GPU far field: no lists uploaded");
+  if (st != TFMM_OK)
+    return st;
+  int previous = -1;
+  st = tfmm_tree_gpu_hybrid_enter(h, h->gpu, &previous, err);
+  if (st == TFMM_OK)
+    st = far(h, err);
+  return tfmm_tree_gpu_hybrid_leave(previous, st);
+}
+
+tfmm_status tfmm_tree_gpu_hybrid_far_download(tfmm_tree_gpu_hybrid *h,
+                                              double *phi, double *grad,
+                                              tfmm_error *err) {
+  tfmm_status st = far_ready(h, err);
+  if (st == TFMM_OK && !h->far_ready)
+    st = tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                        "GPU far field: no lists uploaded");
+  if (st != TFMM_OK)
+    return st;
+  int previous = -1;
+  st = tfmm_tree_gpu_hybrid_enter(h, h->gpu, &previous, err);
+  if (st == TFMM_OK)
+    st = far_download(h, phi, grad, err);
   return tfmm_tree_gpu_hybrid_leave(previous, st);
 }
 

@@ -33,11 +33,23 @@ extern "C" {
 
 struct tfmm_octree;
 
+/* A list in CSR form by target cell (tree/lists.h): on the host, or
+ * its copy on the device. */
+typedef struct tfmm_tree_gpu_hybrid_list {
+  int64_t ntargets;
+  const int64_t *offset;
+  const int32_t *index;
+} tfmm_tree_gpu_hybrid_list;
+
 /* Zero-initialise; release with tfmm_tree_gpu_hybrid_release. */
 typedef struct tfmm_tree_gpu_hybrid {
   tfmm_gpu *gpu;      /* the context, from the first upload (not owned) */
   size_t n;           /* bodies uploaded, or 0 */
   tfmm_tree_gpu tree; /* the last tree built */
+  int order;          /* of its multipoles (upward), or -1: none yet */
+  int far_ready;      /* the far field's lists are uploaded */
+  int far_fmm;        /* with M2L and the downward pass */
+  tfmm_tree_gpu_hybrid_list far_m2l, far_m2p; /* their device copies */
 } tfmm_tree_gpu_hybrid;
 
 /* The tree's slots in its context's arena (arena.h). */
@@ -78,32 +90,29 @@ tfmm_status tfmm_tree_gpu_hybrid_download(tfmm_tree_gpu_hybrid *h,
 tfmm_status tfmm_tree_gpu_hybrid_bodies(tfmm_tree_gpu_hybrid *h, size_t n,
                                         double **bodies, tfmm_error *err);
 
-/* The multipoles of order p of the last tree built, on the GPU, copied to
- * M (host, ncells * (p + 1)(p + 2) doubles), or kept on the device only
- * when M is NULL. fast nonzero: M2M by tfmm_upward_gpu_fast (the gpu
- * schedule's, to rounding), else tfmm_upward_gpu (the CPU's bits, which
- * hybrid copies out). *seconds: the wall time. */
+/* The multipoles of order p of the last tree built, kept on the device
+ * (the M slot), waited for. fast nonzero: M2M by tfmm_upward_gpu_fast
+ * (the gpu schedule's, to rounding), else tfmm_upward_gpu (the CPU's
+ * bits, which hybrid copies out). */
 tfmm_status tfmm_tree_gpu_hybrid_upward(tfmm_tree_gpu_hybrid *h, int p,
-                                        int fast, double *M, double *seconds,
-                                        tfmm_error *err);
+                                        int fast, tfmm_error *err);
 
-/* A list in CSR form by target cell, on the host (tree/lists.h). */
-typedef struct tfmm_tree_gpu_hybrid_list {
-  int64_t ntargets;
-  const int64_t *offset;
-  const int32_t *index;
-} tfmm_tree_gpu_hybrid_list;
+/* Those multipoles copied to M (host, ncells (p + 1)(p + 2) doubles). */
+tfmm_status tfmm_tree_gpu_hybrid_upward_download(tfmm_tree_gpu_hybrid *h,
+                                                 double *M, tfmm_error *err);
 
-/* The far field of the last tree and multipoles (order p) on the GPU:
- * with m2l (FMM) M2L, L2L and L2P, then M2P over m2p, into phi and grad
- * (host, n and 3n doubles, sorted order, overwritten), equal to the CPU
- * passes' bit for bit. m2l NULL: Barnes-Hut (M2P only). *seconds: the
- * wall time, copies included. */
-tfmm_status tfmm_tree_gpu_hybrid_far(tfmm_tree_gpu_hybrid *h, int p,
-                                     const tfmm_tree_gpu_hybrid_list *m2l,
-                                     const tfmm_tree_gpu_hybrid_list *m2p,
-                                     double *phi, double *grad, double *seconds,
-                                     tfmm_error *err);
+/* The far field of the last tree and its multipoles on the GPU, in
+ * three steps: the lists uploaded (with m2l, FMM: M2L, L2L and L2P, then
+ * M2P over m2p; m2l NULL: Barnes-Hut, M2P only); the passes enqueued;
+ * phi and grad (host, n and 3n doubles, sorted order, overwritten) copied
+ * back and waited for: equal to the CPU passes' bit for bit. */
+tfmm_status tfmm_tree_gpu_hybrid_far_upload(
+    tfmm_tree_gpu_hybrid *h, const tfmm_tree_gpu_hybrid_list *m2l,
+    const tfmm_tree_gpu_hybrid_list *m2p, tfmm_error *err);
+tfmm_status tfmm_tree_gpu_hybrid_far(tfmm_tree_gpu_hybrid *h, tfmm_error *err);
+tfmm_status tfmm_tree_gpu_hybrid_far_download(tfmm_tree_gpu_hybrid *h,
+                                              double *phi, double *grad,
+                                              tfmm_error *err);
 
 /* Makes gpu's device current (*previous: the one to restore, or -1) and
  * h's context gpu; h already in another context is an error. */

@@ -5,9 +5,10 @@
  *   tree_gpu_upload, tree_gpu, tree_gpu_download
  *                the same, the bodies up, built on the GPU and copied back
  *                (stages_gpu.c)
- *   upward_gpu   P2M and M2M on the GPU, copied back (stages_gpu.c)
- *   upward_gpu_resident   the same, kept on the GPU
- *   far_gpu      M2L, L2L, L2P and M2P on the GPU from the lists, the
+ *   upward_gpu   P2M and M2M on the GPU, kept there (stages_gpu.c)
+ *   upward_gpu_download   the multipoles copied back
+ *   far_gpu_upload, far_gpu, far_gpu_download
+ *                the lists up, M2L, L2L, L2P and M2P on the GPU, the
  *                results copied back (stages_gpu.c)
  *   lists        opening criterion and traversal: M2L, M2P and near lists
  *                (at a subset: the targets of each cell first, and the
@@ -48,8 +49,10 @@ tfmm_status tfmm_stage_tree_gpu_upload(tfmm_eval *e);
 tfmm_status tfmm_stage_tree_gpu(tfmm_eval *e);
 tfmm_status tfmm_stage_tree_gpu_download(tfmm_eval *e);
 tfmm_status tfmm_stage_upward_gpu(tfmm_eval *e);
-tfmm_status tfmm_stage_upward_gpu_resident(tfmm_eval *e);
+tfmm_status tfmm_stage_upward_gpu_download(tfmm_eval *e);
+tfmm_status tfmm_stage_far_gpu_upload(tfmm_eval *e);
 tfmm_status tfmm_stage_far_gpu(tfmm_eval *e);
+tfmm_status tfmm_stage_far_gpu_download(tfmm_eval *e);
 tfmm_status tfmm_stage_lists(tfmm_eval *e);
 tfmm_status tfmm_stage_near_launch(tfmm_eval *e);
 tfmm_status tfmm_stage_upward(tfmm_eval *e);

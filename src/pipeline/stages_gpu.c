@@ -61,42 +61,57 @@ tfmm_status tfmm_stage_tree_gpu_download(tfmm_eval *e) {
 }
 
 /* P2M and M2M on the GPU, the CPU's bits (not the fast M2M of the gpu
- * schedule); the multipoles copied to w->M when copy_back. */
-static tfmm_status upward(tfmm_eval *e, int copy_back) {
+ * schedule), kept there. */
+tfmm_status tfmm_stage_upward_gpu(tfmm_eval *e) {
+  double t0 = tfmm_wtime();
+  tfmm_status st =
+      tfmm_tree_gpu_hybrid_upward(&e->w->gpu.base, e->set.order, 0, e->err);
+  e->stats->time[TFMM_PHASE_UPWARD] = tfmm_wtime() - t0;
+  return st;
+}
+
+tfmm_status tfmm_stage_upward_gpu_download(tfmm_eval *e) {
   tfmm_workspace *w = e->w;
+  double t0 = tfmm_wtime();
   const size_t size = tfmm_expansion_size(e->set.order);
   if (tfmm_doubles_reserve(&w->M, (size_t)w->tree.ncells * size) != 0)
     return tfmm_error_set(e->err, TFMM_ERR_NO_MEMORY,
                           "no memory for the multipoles of %lld cells",
                           (long long)w->tree.ncells);
-  double seconds = 0;
   tfmm_status st =
-      tfmm_tree_gpu_hybrid_upward(&w->gpu.base, e->set.order, 0,
-                                  copy_back ? w->M.v : NULL, &seconds, e->err);
-  e->stats->time[TFMM_PHASE_UPWARD] = seconds;
+      tfmm_tree_gpu_hybrid_upward_download(&w->gpu.base, w->M.v, e->err);
+  e->stats->time[TFMM_PHASE_UPWARD] += tfmm_wtime() - t0;
   return st;
 }
 
-tfmm_status tfmm_stage_upward_gpu(tfmm_eval *e) { return upward(e, 1); }
-
-tfmm_status tfmm_stage_upward_gpu_resident(tfmm_eval *e) {
-  return upward(e, 0);
-}
-
-tfmm_status tfmm_stage_far_gpu(tfmm_eval *e) {
-  tfmm_workspace *w = e->w;
-  const tfmm_lists *l = &w->lists;
+tfmm_status tfmm_stage_far_gpu_upload(tfmm_eval *e) {
+  const tfmm_lists *l = &e->w->lists;
   const tfmm_tree_gpu_hybrid_list m2l = {l->m2l.ntargets, l->m2l.offset,
                                          l->m2l.index},
                                   m2p = {l->m2p.ntargets, l->m2p.offset,
                                          l->m2p.index};
   const int fmm = e->cfg->method == TFMM_METHOD_FMM;
-  double seconds = 0;
-  tfmm_status st = tfmm_tree_gpu_hybrid_far(
-      &w->gpu.base, e->set.order, fmm ? &m2l : NULL, &m2p, w->far_phi.v,
-      w->far_g.v, &seconds, e->err);
-  e->stats->time[TFMM_PHASE_FAR] = seconds;
+  double t0 = tfmm_wtime();
+  tfmm_status st = tfmm_tree_gpu_hybrid_far_upload(
+      &e->w->gpu.base, fmm ? &m2l : NULL, &m2p, e->err);
+  e->stats->time[TFMM_PHASE_FAR] = tfmm_wtime() - t0;
   e->stats->far_device = TFMM_DEVICE_GPU;
+  return st;
+}
+
+tfmm_status tfmm_stage_far_gpu(tfmm_eval *e) {
+  double t0 = tfmm_wtime();
+  tfmm_status st = tfmm_tree_gpu_hybrid_far(&e->w->gpu.base, e->err);
+  e->stats->time[TFMM_PHASE_FAR] += tfmm_wtime() - t0;
+  return st;
+}
+
+tfmm_status tfmm_stage_far_gpu_download(tfmm_eval *e) {
+  tfmm_workspace *w = e->w;
+  double t0 = tfmm_wtime();
+  tfmm_status st = tfmm_tree_gpu_hybrid_far_download(&w->gpu.base, w->far_phi.v,
+                                                     w->far_g.v, e->err);
+  e->stats->time[TFMM_PHASE_FAR] += tfmm_wtime() - t0;
   return st;
 }
 
