@@ -346,61 +346,63 @@ static tfmm_status far_download(tfmm_tree_gpu_hybrid *h, double *phi,
                           : cuda_failed(err, e, "the far field or its copy");
 }
 
-/* The far field's calls need the tree and its multipoles. */
-static tfmm_status far_ready(const tfmm_tree_gpu_hybrid *h, tfmm_error *err) {
+/* The far field's three steps, each with the tree and its multipoles
+ * (and after the first, the lists) in place, on h's device. */
+typedef enum { FAR_UPLOAD, FAR_RUN, FAR_DOWNLOAD } far_step;
+
+typedef struct far_args {
+  const tfmm_tree_gpu_hybrid_list *m2l, *m2p; /* FAR_UPLOAD */
+  double *phi, *grad;                         /* FAR_DOWNLOAD */
+} far_args;
+
+static tfmm_status far_call(tfmm_tree_gpu_hybrid *h, far_step step,
+                            const far_args *a, tfmm_error *err) {
   if (h->gpu == NULL || h->tree.ncells < 1 || h->order < 0 ||
       tfmm_arena_at(h->gpu, TFMM_TREE_GPU_HYBRID_M) == NULL)
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
                           "GPU far field: no tree or multipoles");
-  return TFMM_OK;
+  if (step == FAR_UPLOAD && a->m2p == NULL)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "GPU far field: no M2P list");
+  if (step != FAR_UPLOAD && !h->far_ready)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "GPU far field: no lists uploaded");
+  int previous = -1;
+  tfmm_status st = tfmm_tree_gpu_hybrid_enter(h, h->gpu, &previous, err);
+  if (st == TFMM_OK)
+    switch (step) {
+    case FAR_UPLOAD:
+      st = far_upload(h, a->m2l, a->m2p, err);
+      h->far_ready = st == TFMM_OK;
+      break;
+    case FAR_RUN:
+      st = far(h, err);
+      break;
+    case FAR_DOWNLOAD:
+      st = far_download(h, a->phi, a->grad, err);
+      break;
+    }
+  return tfmm_tree_gpu_hybrid_leave(previous, st);
 }
 
 tfmm_status tfmm_tree_gpu_hybrid_far_upload(
     tfmm_tree_gpu_hybrid *h, const tfmm_tree_gpu_hybrid_list *m2l,
     const tfmm_tree_gpu_hybrid_list *m2p, tfmm_error *err) {
   h->far_ready = 0;
-  tfmm_status st = far_ready(h, err);
-  if (st == TFMM_OK && m2p == NULL)
-    st = tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
-                        "GPU far field: no M2P list");
-  if (st != TFMM_OK)
-    return st;
-  int previous = -1;
-  st = tfmm_tree_gpu_hybrid_enter(h, h->gpu, &previous, err);
-  if (st == TFMM_OK)
-    st = far_upload(h, m2l, m2p, err);
-  h->far_ready = st == TFMM_OK;
-  return tfmm_tree_gpu_hybrid_leave(previous, st);
+  const far_args a = {.m2l = m2l, .m2p = m2p};
+  return far_call(h, FAR_UPLOAD, &a, err);
 }
 
 tfmm_status tfmm_tree_gpu_hybrid_far(tfmm_tree_gpu_hybrid *h, tfmm_error *err) {
-  tfmm_status st = far_ready(h, err);
-  if (st == TFMM_OK && !h->far_ready)
-    st = tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
-                        "GPU far field: no lists uploaded");
-  if (st != TFMM_OK)
-    return st;
-  int previous = -1;
-  st = tfmm_tree_gpu_hybrid_enter(h, h->gpu, &previous, err);
-  if (st == TFMM_OK)
-    st = far(h, err);
-  return tfmm_tree_gpu_hybrid_leave(previous, st);
+  const far_args a = {0};
+  return far_call(h, FAR_RUN, &a, err);
 }
 
 tfmm_status tfmm_tree_gpu_hybrid_far_download(tfmm_tree_gpu_hybrid *h,
                                               double *phi, double *grad,
                                               tfmm_error *err) {
-  tfmm_status st = far_ready(h, err);
-  if (st == TFMM_OK && !h->far_ready)
-    st = tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
-                        "GPU far field: no lists uploaded");
-  if (st != TFMM_OK)
-    return st;
-  int previous = -1;
-  st = tfmm_tree_gpu_hybrid_enter(h, h->gpu, &previous, err);
-  if (st == TFMM_OK)
-    st = far_download(h, phi, grad, err);
-  return tfmm_tree_gpu_hybrid_leave(previous, st);
+  const far_args a = {.phi = phi, .grad = grad};
+  return far_call(h, FAR_DOWNLOAD, &a, err);
 }
 
 void tfmm_tree_gpu_hybrid_release(tfmm_tree_gpu_hybrid *h) {
