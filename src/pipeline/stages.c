@@ -136,9 +136,8 @@ tfmm_status tfmm_stage_lists(tfmm_eval *e) {
       return no_memory(e, "the opening criterion");
   }
   const double soft_term =
-      cfg->mac == TFMM_MAC_ERROR && cfg->softening == TFMM_SOFTENING_PLUMMER
-          ? 1.5 * cfg->eps * cfg->eps
-          : 0;
+      tfmm_mac_soft_term(cfg->mac == TFMM_MAC_ERROR,
+                         cfg->softening == TFMM_SOFTENING_PLUMMER, cfg->eps);
   const tfmm_mac mac = {e->set.theta,
                         e->set.separation,
                         cfg->mac == TFMM_MAC_MASS ? w->theta_src.v : NULL,

@@ -10,6 +10,7 @@
 
 #include "farfield/expansion.h"
 #include "internal.h"
+#include "tree/mac_rule.h"
 
 /* The GPU tree's parameters: the leaf size, depth and cube of e. */
 static tfmm_tree_gpu_params tree_params(const tfmm_eval *e) {
@@ -180,9 +181,8 @@ tfmm_status tfmm_stage_gpu_lists(tfmm_eval *e) {
       .epsilon = e->set.mac_epsilon,
       .order = e->set.order,
       .soft_term =
-          c->mac == TFMM_MAC_ERROR && c->softening == TFMM_SOFTENING_PLUMMER
-              ? 1.5 * eps * eps
-              : 0,
+          tfmm_mac_soft_term(c->mac == TFMM_MAC_ERROR,
+                             c->softening == TFMM_SOFTENING_PLUMMER, eps),
       .eps = eps,
       .m2p_bodies = TFMM_M2P_BODIES};
   return tfmm_pipeline_gpu_lists(&e->w->gpu, &params, e->err);
