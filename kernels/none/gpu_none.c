@@ -4,6 +4,7 @@
 #include "arena.h"
 #include "gpu.h"
 #include "gpu_probe.h"
+#include "reference_gpu.h"
 
 #include <string.h>
 #include <unistd.h>
@@ -132,6 +133,26 @@ tfmm_status tfmm_gpu_near_device_run(void *workspace, size_t *workspace_bytes,
                                      tfmm_error *err) {
   (void)workspace, (void)workspace_bytes, (void)sz, (void)arrays, (void)pair,
       (void)potential, (void)stream;
+  return unsupported(err);
+}
+
+tfmm_status tfmm_gpu_reference_at(void *workspace, size_t *workspace_bytes,
+                                  size_t n, const double *d_pos,
+                                  const double *d_mass, size_t k,
+                                  const int64_t *d_targets,
+                                  const tfmm_pair_params *pair, double *d_acc,
+                                  double *d_pot, void *stream,
+                                  tfmm_error *err) {
+  (void)workspace, (void)workspace_bytes, (void)n, (void)d_pos, (void)d_mass,
+      (void)k, (void)d_targets, (void)pair, (void)d_acc, (void)d_pot,
+      (void)stream;
+  return unsupported(err);
+}
+
+tfmm_status tfmm_gpu_reference_check(const void *workspace, size_t n, size_t k,
+                                     const int64_t *d_targets, void *stream,
+                                     tfmm_error *err) {
+  (void)workspace, (void)n, (void)k, (void)d_targets, (void)stream;
   return unsupported(err);
 }
 

@@ -1,0 +1,370 @@
+/* The exact forces at a sample of targets (reference_gpu.h): the tiled
+ * sum of GPU Gems 3, chapter 31 (section 31.4), targets in registers and
+ * sources streamed through shared memory, all in double.
+ *
+ * A sample is small (a few thousand targets) and the sources many, so a
+ * block per target group alone would leave most of the GPU idle (2,000
+ * targets fill 8 blocks). The sources are cut into chunks as well: block
+ * (x, y) sums chunk y of the sources on target group x, 256 targets (two a
+ * thread), and writes its partial sums to the workspace; a second kernel
+ * adds the chunks' partial sums of each target in chunk order. No atomics
+ * in the sums: the same input on the same device gives the same bits.
+ * The chunk count makes the grid a whole number of waves (WAVES times
+ * the blocks the device holds at once), so that no wave runs part-empty.
+ *
+ * Sums are two-level as in direct_tiled.cu: a tile's 128 pairs first, then
+ * the chunk's running total, then the chunks; the rounding of the sums
+ * grows with about sqrt(128) + sqrt(tiles a chunk) + sqrt(chunks) rather
+ * than sqrt(n).
+ *
+ * Cost per pair (sm_90 SASS of tfmm_soft_pair_f64, Plummer, as counted in
+ * direct_tiled.cu): 3 DADD (r), DMUL + 2 DFMA + DADD (r^2 + eps^2),
+ * rsqrt() as MUFU.RSQ64H and a Newton step of 2 DMUL + 3 DFMA, 2 DMUL
+ * (1/r^3), DMUL (m/r^3), 3 DFMA (a) and 1 DFMA (phi): 19 FP64
+ * instructions (18 without the potential), about 28 flops counting an FMA
+ * as two; the spline outside its support trades the eps^2 add for a
+ * compare. Beside them one LDS.128 (two a source, shared by the two
+ * targets) and the loop's integer work, on other pipes. Limit: the FP64
+ * pipe, 64 lanes an SM: 132 x 64 x 1.98 GHz / 19 = 8.8e11 pairs a second
+ * on an H100 SXM (direct_tiled.cu's double kernel reaches 68 % of it,
+ * 6.0e11). The FP64 tensor cores (DMMA, twice the rate) take matrix
+ * products only, not this formula. Memory: each target group reads the
+ * n sources once, 32 bytes a source (x, y, z from d_pos, m from d_mass),
+ * 32 n ceil(k / 256) bytes in all: 0.27 GB for k = 2,000 and n = 10^6,
+ * mostly from L2, against 2e9 pairs. The partial sums: 32 bytes a target
+ * and chunk, written once and read once.
+ *
+ * Built with the compiler's defaults (FMA contraction on): a fused
+ * multiply-add rounds once where a multiply and an add round twice, so
+ * it is the more exact; the CPU reference is not matched bit for bit in
+ * any case (its 1 / sqrt is not rsqrt(), its sums are compensated and in
+ * another order). --ftz and --prec-* would touch single precision only. */
+#include "reference_gpu.h"
+
+#include "pair.cuh"
+
+#define CUDA_TRY_WHO "reference at targets"
+#include "cuda_try.cuh"
+
+#include <cuda_runtime.h>
+#include <limits.h>
+#include <math.h>
+#include <math_constants.h>
+#include <stdint.h>
+
+namespace {
+
+typedef tfmm_vec4_f64 vec;
+
+constexpr int THREADS = 128; /* a block; also the sources of a tile */
+constexpr int R = 2;         /* targets a thread: one LDS feeds two pairs */
+constexpr int GROUP = THREADS * R; /* targets a block */
+/* At most 128 registers a thread (65536 / (128 x 4)): the targets, the
+ * sums and an unrolled pair or two, without spilling. */
+constexpr int MIN_BLOCKS = 4;
+constexpr int UNROLL = 4;
+/* Waves of blocks: one would end together on a quiet device, but a block
+ * held back by other work on the device (the solver's streams) then
+ * doubles the time; with two it adds half. */
+constexpr int WAVES = 2;
+constexpr int FINISH_THREADS = 256;
+
+/* The workspace: the check's two words, then the partial sums. */
+struct check_words {
+  unsigned long long bad_index; /* first target whose index is outside */
+  unsigned long long nonfinite; /* first target with a non-finite result */
+};
+constexpr size_t HEAD = 256; /* bytes before the partial sums */
+
+/* The launch: target groups, source chunks and the workspace they need. */
+struct shape {
+  int groups, chunks;
+  size_t bytes;
+};
+
+/* Source j as the tiles hold it; past the end zeros, which no sum reads. */
+__device__ __forceinline__ vec source(const double *__restrict__ pos,
+                                      const double *__restrict__ mass, int n,
+                                      int64_t j) {
+  if (j >= n)
+    return vec{0, 0, 0, 0};
+  return vec{pos[3 * j], pos[3 * j + 1], pos[3 * j + 2], mass[j]};
+}
+
+/* Adds tile src (sources first .. first + count) to the R targets' sums.
+ * SELF: count may be short and a target's own body may be among them
+ * (compared by index: self[r], -1 for none); else count == THREADS and
+ * no target's body is, and the compare compiles away. */
+template <bool SPLINE, bool SELF>
+__device__ __forceinline__ void
+sum_tile(const vec *src, int count, int first, const double (&tx)[R],
+         const double (&ty)[R], const double (&tz)[R], const int (&self)[R],
+         const tfmm_soft_f64 &kern, tfmm_acc_f64 (&acc)[R]) {
+  tfmm_acc_f64 part[R];
+#pragma unroll
+  for (int r = 0; r < R; r++)
+    part[r] = tfmm_acc_f64{0, 0, 0, 0};
+  if (!SELF) {
+#pragma unroll UNROLL
+    for (int j = 0; j < THREADS; j++) {
+      const vec s = src[j];
+#pragma unroll
+      for (int r = 0; r < R; r++)
+        tfmm_add(part[r], tfmm_pair<SPLINE>(kern, tx[r], ty[r], tz[r], s, 0));
+    }
+  } else {
+    for (int j = 0; j < count; j++) {
+      const vec s = src[j];
+#pragma unroll
+      for (int r = 0; r < R; r++)
+        tfmm_add(part[r], tfmm_pair<SPLINE>(kern, tx[r], ty[r], tz[r], s,
+                                            first + j == self[r]));
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < R; r++)
+    tfmm_add(acc[r], part[r]);
+}
+
+/* Chunk blockIdx.y of the sources (tiles [chunk tiles / chunks,
+ * (chunk + 1) tiles / chunks): whole tiles, equal to one tile) on target
+ * group blockIdx.x; partial[chunk * groups * GROUP + t] = its sums on
+ * target t. A target past k or with an index outside [0, n) is computed
+ * on body 0 (every thread reaches every barrier and reads only valid
+ * addresses) and excluded nowhere; the finish kernel discards it. Without
+ * POT the potential is never stored and its adds are dropped as dead. */
+template <bool SPLINE, bool POT>
+__global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+    partial_sums(const double *__restrict__ pos,
+                 const double *__restrict__ mass, int n,
+                 const int64_t *__restrict__ targets, int k, tfmm_soft_f64 kern,
+                 vec *__restrict__ partial) {
+  __shared__ vec tile[THREADS];
+  const int x = threadIdx.x;
+  const int tiles = (int)(((int64_t)n + THREADS - 1) / THREADS);
+  const int chunk = blockIdx.y, chunks = gridDim.y;
+  const int tile0 = (int)((int64_t)tiles * chunk / chunks);
+  const int tile1 = (int)((int64_t)tiles * (chunk + 1) / chunks);
+
+  double tx[R], ty[R], tz[R];
+  int self[R];
+  tfmm_acc_f64 acc[R];
+#pragma unroll
+  for (int r = 0; r < R; r++) {
+    const int t = blockIdx.x * GROUP + r * THREADS + x;
+    const int64_t i = t < k ? targets[t] : -1;
+    const bool valid = i >= 0 && i < n;
+    const size_t at = valid ? (size_t)i : 0;
+    tx[r] = pos[3 * at];
+    ty[r] = pos[3 * at + 1];
+    tz[r] = pos[3 * at + 2];
+    self[r] = valid ? (int)i : -1;
+    acc[r] = tfmm_acc_f64{0, 0, 0, 0};
+  }
+
+  /* The next tile waits in registers while this one is summed. */
+  vec next = source(pos, mass, n, (int64_t)tile0 * THREADS + x);
+  for (int t = tile0; t < tile1; t++) {
+    __syncthreads(); /* every thread is done with the previous tile */
+    tile[x] = next;
+    __syncthreads();
+    const int first = t * THREADS;
+    if (t + 1 < tile1)
+      next = source(pos, mass, n, (int64_t)first + THREADS + x);
+    const int count = min(THREADS, n - first);
+    bool mine = false; /* a target's own body is in this tile */
+#pragma unroll
+    for (int r = 0; r < R; r++)
+      mine |= (unsigned)(self[r] - first) < (unsigned)count;
+    /* count is the block's, so every lane of a warp votes or none. */
+    if (count == THREADS && !__any_sync(0xffffffffu, mine))
+      sum_tile<SPLINE, false>(tile, THREADS, first, tx, ty, tz, self, kern,
+                              acc);
+    else
+      sum_tile<SPLINE, true>(tile, count, first, tx, ty, tz, self, kern, acc);
+  }
+
+  const size_t row = (size_t)chunk * gridDim.x * GROUP;
+#pragma unroll
+  for (int r = 0; r < R; r++) {
+    const int t = blockIdx.x * GROUP + r * THREADS + x;
+    partial[row + t] = vec{acc[r].x, acc[r].y, acc[r].z, POT ? acc[r].w : 0};
+  }
+}
+
+/* Target t's sums: its chunks' partial sums in chunk order, to acc and
+ * pot; NaN for an index outside [0, n). Notes the first such target and
+ * the first with a non-finite result in the check's words. */
+__global__ void __launch_bounds__(FINISH_THREADS)
+    finish(const vec *__restrict__ partial, int chunks, size_t stride,
+           const int64_t *__restrict__ targets, int k, int n,
+           double *__restrict__ acc, double *__restrict__ pot,
+           check_words *check) {
+  const int t = blockIdx.x * FINISH_THREADS + threadIdx.x;
+  if (t >= k)
+    return;
+  tfmm_acc_f64 s = {0, 0, 0, 0};
+  for (int c = 0; c < chunks; c++)
+    tfmm_add(s, partial[c * stride + t]);
+  const int64_t i = targets[t];
+  if (i < 0 || i >= n) {
+    s.x = s.y = s.z = s.w = CUDART_NAN;
+    atomicMin(&check->bad_index, (unsigned long long)t);
+  } else if (!isfinite(s.x) || !isfinite(s.y) || !isfinite(s.z) ||
+             (pot != nullptr && !isfinite(s.w))) {
+    atomicMin(&check->nonfinite, (unsigned long long)t);
+  }
+  acc[3 * (size_t)t] = s.x;
+  acc[3 * (size_t)t + 1] = s.y;
+  acc[3 * (size_t)t + 2] = s.z;
+  if (pot != nullptr)
+    pot[t] = s.w;
+}
+
+typedef void (*partial_fn)(const double *, const double *, int, const int64_t *,
+                           int, tfmm_soft_f64, vec *);
+
+partial_fn pick(int spline, int potential) {
+  if (spline)
+    return potential ? partial_sums<true, true> : partial_sums<true, false>;
+  return potential ? partial_sums<false, true> : partial_sums<false, false>;
+}
+
+/* The chunks: as many as make WAVES waves of the blocks the current
+ * device holds at once with this kernel, given the target groups, never
+ * more than the tiles nor than a grid's height. */
+tfmm_status plan(size_t n, size_t k, partial_fn kernel, shape *out,
+                 tfmm_error *err) {
+  int device = 0, sms = 0, per_sm = 0;
+  TRY(cudaGetDevice(&device));
+  TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &per_sm, (const void *)kernel, THREADS, 0));
+  const long long tiles = ((long long)n + THREADS - 1) / THREADS;
+  const long long groups = ((long long)k + GROUP - 1) / GROUP;
+  const long long want =
+      (long long)WAVES * (sms > 0 ? sms : 1) * (per_sm > 0 ? per_sm : 1);
+  long long chunks = want / groups;
+  if (chunks > tiles)
+    chunks = tiles;
+  if (chunks > 65535)
+    chunks = 65535;
+  if (chunks < 1)
+    chunks = 1;
+  out->groups = (int)groups;
+  out->chunks = (int)chunks;
+  out->bytes = HEAD + (size_t)chunks * (size_t)groups * GROUP * sizeof(vec);
+  return TFMM_OK;
+}
+
+tfmm_status refuse(tfmm_error *err, const char *what) {
+  return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                        "reference at targets on the GPU: %s", what);
+}
+
+/* The arguments every call needs, sizes and softening. */
+tfmm_status check_sizes(size_t n, size_t k, const tfmm_pair_params *pair,
+                        tfmm_error *err) {
+  if (pair == NULL)
+    return refuse(err, "pair is NULL");
+  /* Indices, tiles and target slots (rounded up to a group) are ints. */
+  if (n == 0 || k == 0 || n > INT_MAX - GROUP || k > INT_MAX - GROUP)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "reference at targets on the GPU: %zu bodies and "
+                          "%zu targets (each from 1 to 2^31 - 257)",
+                          n, k);
+  if (pair->softening != TFMM_SOFTENING_PLUMMER &&
+      pair->softening != TFMM_SOFTENING_SPLINE)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "reference at targets on the GPU: softening %d is "
+                          "neither Plummer nor the spline",
+                          (int)pair->softening);
+  if (!(pair->eps >= 0) || !isfinite(pair->eps))
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "reference at targets on the GPU: eps = %g (a "
+                          "finite length >= 0)",
+                          pair->eps);
+  return TFMM_OK;
+}
+
+} // namespace
+
+extern "C" tfmm_status
+tfmm_gpu_reference_at(void *workspace, size_t *workspace_bytes, size_t n,
+                      const double *d_pos, const double *d_mass, size_t k,
+                      const int64_t *d_targets, const tfmm_pair_params *pair,
+                      double *d_acc, double *d_pot, void *stream,
+                      tfmm_error *err) {
+  if (workspace_bytes == NULL)
+    return refuse(err, "workspace_bytes is NULL");
+  CHECK(check_sizes(n, k, pair, err));
+  const int spline = pair->softening == TFMM_SOFTENING_SPLINE;
+  const partial_fn kernel = pick(spline, d_pot != NULL);
+  shape sh;
+  CHECK(plan(n, k, kernel, &sh, err));
+  if (workspace == NULL) { /* the size query */
+    *workspace_bytes = sh.bytes;
+    return TFMM_OK;
+  }
+  if (d_pos == NULL || d_mass == NULL || d_targets == NULL || d_acc == NULL)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "reference at targets on the GPU: %s is NULL",
+                          d_pos == NULL       ? "d_pos"
+                          : d_mass == NULL    ? "d_mass"
+                          : d_targets == NULL ? "d_targets"
+                                              : "d_acc");
+  if (*workspace_bytes < sh.bytes)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "reference at targets on the GPU: a workspace of "
+                          "%zu bytes, %zu needed (ask with workspace NULL, "
+                          "the same arguments and device)",
+                          *workspace_bytes, sh.bytes);
+  if ((uintptr_t)workspace % alignof(vec) != 0)
+    return refuse(err, "the workspace is not 32-byte aligned");
+
+  cudaStream_t s = (cudaStream_t)stream;
+  check_words *check = (check_words *)workspace;
+  vec *partial = (vec *)((char *)workspace + HEAD);
+  TRY(cudaMemsetAsync(check, 0xff, sizeof *check, s)); /* none found */
+  const tfmm_soft_f64 kern = tfmm_soft_make_f64(spline, pair->eps);
+  kernel<<<dim3((unsigned)sh.groups, (unsigned)sh.chunks), THREADS, 0, s>>>(
+      d_pos, d_mass, (int)n, d_targets, (int)k, kern, partial);
+  TRY(cudaGetLastError());
+  finish<<<(unsigned)((k + FINISH_THREADS - 1) / FINISH_THREADS),
+           FINISH_THREADS, 0, s>>>(partial, sh.chunks,
+                                   (size_t)sh.groups * GROUP, d_targets, (int)k,
+                                   (int)n, d_acc, d_pot, check);
+  TRY(cudaGetLastError());
+  return TFMM_OK;
+}
+
+extern "C" tfmm_status tfmm_gpu_reference_check(const void *workspace, size_t n,
+                                                size_t k,
+                                                const int64_t *d_targets,
+                                                void *stream, tfmm_error *err) {
+  if (workspace == NULL || d_targets == NULL)
+    return refuse(err, workspace == NULL ? "workspace is NULL"
+                                         : "d_targets is NULL");
+  cudaStream_t s = (cudaStream_t)stream;
+  check_words found;
+  TRY(cudaMemcpyAsync(&found, workspace, sizeof found, cudaMemcpyDeviceToHost,
+                      s));
+  TRY(cudaStreamSynchronize(s));
+  if (found.bad_index < k) {
+    int64_t index = 0;
+    TRY(cudaMemcpyAsync(&index, d_targets + found.bad_index, sizeof index,
+                        cudaMemcpyDeviceToHost, s));
+    TRY(cudaStreamSynchronize(s));
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "reference at targets on the GPU: target %llu: "
+                          "index %lld is not in [0, n = %zu)",
+                          found.bad_index, (long long)index, n);
+  }
+  if (found.nonfinite < k)
+    return tfmm_error_set(err, TFMM_ERR_NONFINITE,
+                          "reference at targets on the GPU: target %llu: "
+                          "force is not finite (with eps = 0, a body at the "
+                          "same point as another?)",
+                          found.nonfinite);
+  return TFMM_OK;
+}
