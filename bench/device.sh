@@ -690,8 +690,14 @@ cmd_peers() {
 }
 
 # ---- compare: two builds of a refactor, bit for bit and in time -------------
+record() { # INPUT OPTIONS BASE_HASH NEW_HASH: a line of bits.csv
+  local verdict=DIFF
+  [ "$3" = "$4" ] && verdict=SAME
+  echo "$verdict,$1,$2,$3,$4" >>"$out/bits.csv"
+}
+
 compare_run() { # a simulation of both builds: its statistics hashed
-  local name=$1 c h bin r
+  local name=$1 c h bin
   shift
   c="$*"
   h=()
@@ -704,12 +710,11 @@ compare_run() { # a simulation of both builds: its statistics hashed
     # The physical columns (step to com_z), not the wall times.
     h+=("$(cut -d, -f1-16 /tmp/tfmm-run/statistics.csv | sha256sum | cut -c1-16)")
   done
-  [ "${h[0]}" = "${h[1]}" ] && r=SAME || r=DIFF
-  echo "$r,$name,run $c,${h[0]},${h[1]}" >>"$out/bits.csv"
+  record "$name" "run $c" "${h[@]}"
 }
 
 compare_forces() { # the forces of both builds on one input, hashed
-  local in=$1 c h bin r
+  local in=$1 c h bin
   shift
   for c in "$@"; do
     h=()
@@ -720,8 +725,7 @@ compare_forces() { # the forces of both builds on one input, hashed
         note "  rc=$? $(basename "$bin") $c"
       h+=("$(grep -v '^#' /tmp/tfmm-f.txt | sha256sum | cut -c1-16)")
     done
-    [ "${h[0]}" = "${h[1]}" ] && r=SAME || r=DIFF
-    echo "$r,$(basename "$in"),$c,${h[0]},${h[1]}" >>"$out/bits.csv"
+    record "$(basename "$in")" "$c" "${h[@]}"
   done
 }
 
