@@ -58,8 +58,10 @@ typedef enum tfmm_status {
   TFMM_ERR_NONFINITE = 6,   /* a computed value is NaN or infinite */
   TFMM_ERR_UNSUPPORTED = 7, /* this build lacks the backend asked for */
   TFMM_ERR_MPI = 8,         /* an MPI call failed (several processes) */
-  TFMM_ERR_FILE = 9 /* a file cannot be read or written, or is damaged or
-                       not in its format (tfmm_snapshot_read, ...) */
+  TFMM_ERR_FILE = 9,     /* a file cannot be read or written, or is damaged or
+                           not in its format (tfmm_snapshot_read, ...) */
+  TFMM_ERR_ACCURACY = 10 /* tfmm_config.verify: the evaluation's measured
+                            error misses tfmm_config.accuracy */
 } tfmm_status;
 
 /* Force methods. */
@@ -168,6 +170,26 @@ typedef enum tfmm_mac_kind {
 /* tfmm_config.theta and .order: chosen from tfmm_config.accuracy. */
 #define TFMM_FROM_ACCURACY (-1)
 
+/* When an evaluation of a tree method measures its own error
+ * (tfmm_config.measure): the exact forces (double-precision sums, the same
+ * softening) at a sample of the bodies, compared with the evaluation's;
+ * what it found is in tfmm_stats.error. */
+typedef enum tfmm_measure {
+  /* When the settings are chosen from the accuracy target (theta or order
+   * TFMM_FROM_ACCURACY): the evaluations that choose them (the first, and
+   * one in TFMM_RECHECK_EVERY after), each measured; else never. */
+  TFMM_MEASURE_AUTO = 0,
+  TFMM_MEASURE_ALWAYS = 1, /* every evaluation */
+  /* never: theta and order then come from the calibration table alone,
+   * as before measured choice (docs/accuracy.md) */
+  TFMM_MEASURE_OFF = 2
+} tfmm_measure;
+
+/* TFMM_MEASURE_AUTO: a kept solver re-measures the setting it chose once
+ * in this many evaluations (and chooses again when it misses or is far
+ * more accurate than asked). */
+#define TFMM_RECHECK_EVERY 16
+
 /* Solver configuration: fill with tfmm_config_defaults, then change fields. */
 typedef struct tfmm_config {
   double G;   /* gravitational constant; default 1 (N-body units) */
@@ -268,6 +290,19 @@ typedef struct tfmm_config {
   int gpu_bodies_per_thread; /* r: target bodies each thread holds in
                        registers, sharing each source load: 0 (default),
                        1, 2 or 4 */
+  /* Measured accuracy (tree methods; docs/accuracy.md). */
+  tfmm_measure measure; /* which evaluations measure their error; default
+                           TFMM_MEASURE_AUTO */
+  int error_sample;     /* bodies a measurement samples, 0..2^24; 0
+                           (default): chosen so that it costs about 5 % of
+                           an evaluation at 10^6 bodies and more on a GPU
+                           (about 220 bodies there; up to 4,000 at small N),
+                           four times that while the settings are chosen */
+  int verify;           /* 1: every evaluation measures, and one whose
+                           measured 99th percentile is above accuracy fails
+                           with TFMM_ERR_ACCURACY, its message naming the
+                           figure and the setting (the outputs are then
+                           written but not to be trusted); default 0 */
 } tfmm_config;
 
 /* tfmm_config.tree_device and far_device auto: the fewest bodies for
@@ -353,9 +388,51 @@ typedef struct tfmm_stats {
   size_t targets;        /* bodies whose forces were computed: n, or the active
                             bodies of tfmm_solver_compute_active (0: none, nothing
                             computed) */
+  /* The error this evaluation measured (tfmm_config.measure): the
+   * relative acceleration error |a - a_exact| / |a_exact| at a sample of
+   * the bodies, a_exact summed over every body in double precision with
+   * the same softening. The sample is stratified along the tree's key
+   * order (every region in proportion to its bodies) plus one body of
+   * each of the smallest and the largest leaves. */
+  struct {
+    int measured;            /* 1: the fields below are this evaluation's */
+    size_t samples;          /* bodies sampled */
+    double median, p99, max; /* of the sample's errors */
+    double p99_bound;        /* an upper bound on the 99th percentile over every
+                                body, holding with probability `confidence`: the
+                                sample's c-th largest error, c chosen from the
+                                binomial law (the largest error when the sample
+                                is too small for 0.95) */
+    double confidence;       /* of p99_bound: 0.95, or less for small samples */
+    int64_t worst_body;      /* input index of the largest error */
+    double time;             /* seconds the measurement took (in time_total) */
+  } error;
+  /* What the solver chose for theta and order and why (the planner:
+   * measured error, the calibration's first guess, or the caller's
+   * settings), one line. */
+  char plan[256];
 } tfmm_stats;
 
 typedef struct tfmm_solver tfmm_solver;
+
+/* What a solver's planner chose and measured (theta and order from the
+ * accuracy target, tfmm_config.measure; docs/accuracy.md): read with
+ * tfmm_solver_choice, given back with tfmm_solver_set_choice, so that a
+ * simulation restarted from a checkpoint continues with the same settings
+ * and the same measurements, bit for bit. All zero: nothing chosen. */
+typedef struct tfmm_choice {
+  int chosen;   /* 1: theta and order below are chosen */
+  double theta; /* the setting */
+  int order;
+  double factor;            /* this input's measured error over the
+                               calibration's at that setting */
+  int since;                /* evaluations since its last measurement */
+  uint64_t evaluations;     /* evaluations made (the samples' seeds) */
+  size_t n;                 /* bodies of the last evaluation */
+  double accuracy;          /* the target it was chosen for ... */
+  int leaf, near_gpu;       /* ... at this leaf size, near field on the GPU */
+  tfmm_precision precision; /* ... and precision setting */
+} tfmm_choice;
 
 /* Fills cfg with the documented defaults. */
 TFMM_API void tfmm_config_defaults(tfmm_config *cfg);
@@ -367,6 +444,18 @@ TFMM_API void tfmm_config_defaults(tfmm_config *cfg);
  * With TFMM_ERR_NO_MEMORY, *out is NULL. */
 TFMM_API tfmm_status tfmm_solver_create(tfmm_solver **out,
                                         const tfmm_config *cfg);
+
+/* The planner's state into *out (all zero when it has chosen nothing).
+ * TFMM_ERR_INVALID_ARGUMENT for NULL. */
+TFMM_API tfmm_status tfmm_solver_choice(const tfmm_solver *solver,
+                                        tfmm_choice *out);
+
+/* Sets the planner's state (from tfmm_solver_choice of another solver of
+ * the same configuration): its next evaluation goes on as that solver's
+ * would. A choice whose theta or order is out of range is
+ * TFMM_ERR_INVALID_ARGUMENT, the solver unchanged. */
+TFMM_API tfmm_status tfmm_solver_set_choice(tfmm_solver *solver,
+                                            const tfmm_choice *choice);
 
 /* Releases the solver and any device memory it holds. NULL is allowed. */
 TFMM_API void tfmm_solver_destroy(tfmm_solver *solver);
@@ -512,7 +601,9 @@ TFMM_API tfmm_status tfmm_schedule_parse(const char *name,
                                          tfmm_schedule_kind *out);
 
 /* The opening angle and order that tfmm_solver_compute would use for cfg
- * (those it gives, the rest chosen from cfg->accuracy), and the closest
+ * (those it gives, the rest chosen from cfg->accuracy: with measure not
+ * off, the planner's first guess, from which measurement may move it),
+ * and the closest
  * approach of a far-field cell pair that the softening allows. Checks cfg
  * as tfmm_solver_create does; the message goes to msg (size bytes) if not
  * NULL. */
@@ -540,8 +631,12 @@ typedef struct tfmm_plan {
                                   TFMM_LEAF_AUTO the first L the solver tries
                                   (64 with the near field on the CPU, 512 on
                                   the GPU) */
-  double theta;                /* opening angle */
-  int order;                   /* expansion order */
+  double theta;                /* opening angle; with theta or order from
+                                  the accuracy and measure not off, the
+                                  planner's first guess: the solver may move
+                                  from it after measuring (tfmm_stats.theta,
+                                  .plan) */
+  int order;                   /* expansion order (the same) */
   tfmm_precision precision;    /* of the pairwise sums: single or double
                                   (every method) */
   tfmm_mac_kind mac;           /* opening criterion (every method) */
@@ -764,6 +859,10 @@ typedef struct tfmm_sim_state {
                                      a body's step (ticks not a multiple
                                      of 2^bin) its velocity is the one
                                      half-kicked at the step's start */
+  tfmm_choice choice;             /* the solver's planner at the state
+                                     (tfmm_solver_choice): a restart goes
+                                     on with it, bit for bit; all zero: the
+                                     restarted solver chooses afresh */
 } tfmm_sim_state;
 
 /* What the last tfmm_sim_start, tfmm_sim_step or tfmm_sim_advance_to did

@@ -44,6 +44,9 @@ void tfmm_config_defaults(tfmm_config *cfg) {
       .gpu_threads_per_body = 0,
       .gpu_unroll = 16,
       .gpu_bodies_per_thread = 0,
+      .measure = TFMM_MEASURE_AUTO,
+      .error_sample = 0,
+      .verify = 0,
   };
 }
 
@@ -214,6 +217,11 @@ static int bad_gpu_unroll(const tfmm_config *c, char *msg, size_t size) {
              c->gpu_unroll);
 }
 
+static int bad_verify(const tfmm_config *c, char *msg, size_t size) {
+  return c->verify && c->measure == TFMM_MEASURE_OFF &&
+         say(msg, size, "verify = 1 with measure off: verifying measures");
+}
+
 /* One row of the table: an int field (an enum or a count) held to
  * [lo, hi], or a rule of its own (own != NULL). */
 typedef struct field_rule {
@@ -267,6 +275,10 @@ static const field_rule RULES[] = {
     OWN(gpu_threads_per_body, bad_threads_per_body),
     OWN(gpu_threads_per_body, bad_gpu_shape),
     OWN(gpu_unroll, bad_gpu_unroll),
+    ENUM("measure", measure, TFMM_MEASURE_AUTO, TFMM_MEASURE_OFF),
+    RANGE(error_sample, 0, 1 << 24),
+    {"verify", offsetof(tfmm_config, verify), 0, 1, NULL, 0},
+    OWN(verify, bad_verify),
 };
 
 /* Whether c breaks rule r; if so its message in msg. */

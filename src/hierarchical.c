@@ -86,7 +86,9 @@ static tfmm_eval eval_of(const tfmm_config *cfg, int leaf_size, tfmm_gpu *gpu,
                        .pot = pot,
                        .w = w,
                        .stats = stats,
-                       .err = err};
+                       .err = err,
+                       .measure_k = w->measure_k,
+                       .measure_seed = w->measure_seed};
   return e;
 }
 

@@ -12,7 +12,8 @@ static const char *const status_names[] = {"ok",
                                            "non-finite value",
                                            "unsupported in this build",
                                            "MPI error",
-                                           "file error"};
+                                           "file error",
+                                           "accuracy missed"};
 
 static const char *const method_names[] = {"reference", "direct", "fmm", "bh"};
 static const char *const device_names[] = {"auto", "cpu", "gpu"};

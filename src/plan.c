@@ -7,6 +7,7 @@
 #include "config.h"
 #include "gpu_probe.h"
 #include "leaf_auto.h"
+#include "planner.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -125,7 +126,10 @@ static void fill(const tfmm_config *c, tfmm_device device, size_t n,
   tfmm_plan_stages(c, near_gpu, n, &p->schedule, &p->tree_device,
                    &p->far_device);
   tfmm_resolved r;
-  tfmm_accuracy_resolve(c, p->leaf_size, near_gpu, &r);
+  tfmm_config guessed = *c;
+  tfmm_planner_first_guess(c, p->leaf_size, near_gpu, &guessed.theta,
+                           &guessed.order);
+  tfmm_accuracy_resolve(&guessed, p->leaf_size, near_gpu, &r);
   p->theta = r.theta;
   p->order = r.order;
   p->precision = r.precision;
@@ -168,9 +172,13 @@ tfmm_status tfmm_config_resolve(const tfmm_config *cfg, double *theta,
     tfmm_plan_device(cfg, &device, &none);
     const int tree = tfmm_method_is_tree(cfg->method);
     tfmm_resolved r;
-    tfmm_accuracy_resolve(cfg,
-                          tree ? tfmm_plan_leaf(cfg, device) : cfg->leaf_size,
-                          tree && device == TFMM_DEVICE_GPU, &r);
+    const int leaf = tree ? tfmm_plan_leaf(cfg, device) : cfg->leaf_size;
+    const int near_gpu = tree && device == TFMM_DEVICE_GPU;
+    tfmm_config guessed = *cfg;
+    if (tree)
+      tfmm_planner_first_guess(cfg, leaf, near_gpu, &guessed.theta,
+                               &guessed.order);
+    tfmm_accuracy_resolve(&guessed, leaf, near_gpu, &r);
     if (theta != NULL)
       *theta = r.theta;
     if (order != NULL)

@@ -62,6 +62,29 @@ tfmm_gpu *tfmm_solver_gpu_context(const tfmm_solver *s) {
   return s != NULL && s->device == TFMM_DEVICE_GPU ? s->gpu : NULL;
 }
 
+tfmm_status tfmm_solver_choice(const tfmm_solver *s, tfmm_choice *out) {
+  if (s == NULL || out == NULL)
+    return TFMM_ERR_INVALID_ARGUMENT;
+  *out = s->plan;
+  return TFMM_OK;
+}
+
+tfmm_status tfmm_solver_set_choice(tfmm_solver *s, const tfmm_choice *c) {
+  if (s == NULL)
+    return TFMM_ERR_INVALID_ARGUMENT;
+  if (c == NULL)
+    return tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT, "choice is NULL");
+  if (c->chosen &&
+      (!(c->theta >= 0 && c->theta <= 1) || c->order < 0 ||
+       c->order > TFMM_MAX_ORDER || c->since < 0 || !(c->factor >= 0)))
+    return tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
+                          "choice: theta %g, order %d, factor %g, since %d "
+                          "out of range",
+                          c->theta, c->order, c->factor, c->since);
+  s->plan = *c;
+  return TFMM_OK;
+}
+
 const char *tfmm_solver_message(const tfmm_solver *s) {
   return s == NULL ? "solver is NULL" : s->err.message;
 }
@@ -88,11 +111,29 @@ tfmm_device tfmm_solver_device(const tfmm_solver *s) {
 
 /* The tree methods check for coincident bodies themselves, from the tree's
  * sorted keys. */
+typedef struct host_eval {
+  tfmm_solver *s;
+  size_t n;
+  const double *pos, *mass;
+  double *acc, *pot;
+} host_eval;
+
+static tfmm_status eval_host(void *ctx, size_t measure_k, uint64_t seed) {
+  host_eval *h = ctx;
+  tfmm_solver *s = h->s;
+  s->work.measure_k = measure_k;
+  s->work.measure_seed = seed;
+  return tfmm_hierarchical_compute(&s->run, s->leaf, s->gpu, &s->work, h->n,
+                                   h->pos, h->mass, s->active, h->acc, h->pot,
+                                   &s->stats, &s->err);
+}
+
 static tfmm_status run_tree(tfmm_solver *s, size_t n, const double *pos,
                             const double *mass, double *acc, double *pot) {
+  host_eval h = {s, n, pos, mass, acc, pot};
   tfmm_status st =
-      tfmm_hierarchical_compute(&s->run, s->leaf, s->gpu, &s->work, n, pos,
-                                mass, s->active, acc, pot, &s->stats, &s->err);
+      tfmm_planner_run(&s->plan, &s->cfg, &s->run, n, s->leaf, s->gpu != NULL,
+                       s->active == NULL, &s->stats, &s->err, eval_host, &h);
   if (st != TFMM_OK)
     return st;
   /* The times of a subset say little of the whole: only whole evaluations
@@ -223,17 +264,22 @@ static tfmm_status compute(tfmm_solver *s, size_t n, const double *pos,
       st = run_tree(s, n, ipos, imass, acc, pot);
       break;
     }
-  if (st == TFMM_OK)
+  /* A verified evaluation that missed its target still gives its results
+   * in the caller's units. */
+  const tfmm_status computed = st;
+  if (st == TFMM_OK || st == TFMM_ERR_ACCURACY)
     st = to_caller_units(s, n, s->active, acc, pot);
+  if (st == TFMM_OK)
+    st = computed;
   s->stats.softening_separation =
       ldexp(s->stats.softening_separation, s->units.length_exp);
   omp_set_num_threads(saved_threads);
-  if (st != TFMM_OK)
+  if (st != TFMM_OK && st != TFMM_ERR_ACCURACY)
     return st;
   if (!tfmm_method_is_tree(s->cfg.method))
     s->stats.interactions = (double)n * (double)(n - 1);
   s->stats.time_total = tfmm_wtime() - t0;
-  return TFMM_OK;
+  return st;
 }
 
 tfmm_status tfmm_solver_compute(tfmm_solver *s, size_t n, const double *pos,

@@ -15,6 +15,25 @@
  * copy through the host. The same results as tfmm_solver_compute's bit
  * for bit (the same stages on the same numbers). d_active: the targets
  * (a device array), or NULL: every body. */
+typedef struct device_eval {
+  tfmm_solver *s;
+  size_t n;
+  const double *pos, *mass;
+  const unsigned char *active;
+  double *acc, *pot;
+  const tfmm_hierarchical_device_out *out;
+} device_eval;
+
+static tfmm_status eval_device(void *ctx, size_t measure_k, uint64_t seed) {
+  device_eval *h = ctx;
+  tfmm_solver *s = h->s;
+  s->work.measure_k = measure_k;
+  s->work.measure_seed = seed;
+  return tfmm_hierarchical_compute_device(
+      &s->run, s->leaf, s->gpu, &s->work, h->n, h->pos, h->mass, h->active,
+      h->acc, h->pot, h->out, &s->stats, &s->err);
+}
+
 static tfmm_status run_tree_device(tfmm_solver *s, size_t n,
                                    const double *d_pos, const double *d_mass,
                                    const unsigned char *d_active, double *d_acc,
@@ -54,18 +73,18 @@ static tfmm_status run_tree_device(tfmm_solver *s, size_t n,
       .caller_G = s->cfg.G,
       .acc_exp = s->units.mass_exp - 2 * s->units.length_exp,
       .pot_exp = s->units.mass_exp - s->units.length_exp};
-  st = tfmm_hierarchical_compute_device(&s->run, s->leaf, s->gpu, &s->work, n,
-                                        pos, mass, d_active, d_acc, d_pot, &out,
-                                        &s->stats, &s->err);
+  device_eval h = {s, n, pos, mass, d_active, d_acc, d_pot, &out};
+  st = tfmm_planner_run(&s->plan, &s->cfg, &s->run, n, s->leaf, 1,
+                        d_active == NULL, &s->stats, &s->err, eval_device, &h);
   s->stats.softening_separation =
       ldexp(s->stats.softening_separation, s->units.length_exp);
-  if (st != TFMM_OK)
+  if (st != TFMM_OK && st != TFMM_ERR_ACCURACY)
     return st;
   if (s->run.leaf_size == TFMM_LEAF_AUTO && d_active == NULL)
     s->leaf =
         tfmm_leaf_auto_next(s->leaf, s->stats.near_time, s->stats.far_time);
   s->stats.time_total = tfmm_wtime() - t0;
-  return TFMM_OK;
+  return st;
 }
 
 /* The checks of a call on device-resident bodies. */

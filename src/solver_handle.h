@@ -10,6 +10,7 @@
 #include "internal.h"
 #include "pipeline/allpairs.h"
 #include "pipeline/workspace.h"
+#include "planner.h"
 #include "solver_over.h"
 #include "units.h"
 
@@ -40,6 +41,7 @@ struct tfmm_solver {
   const tfmm_solver_over *over;
   void *over_ctx;
   tfmm_dist_stats dist_stats; /* of the last evaluation over the ranks */
+  tfmm_planner plan;          /* theta and order chosen from measurements */
 };
 
 /* stats.device_name for the device in use. */

@@ -236,7 +236,8 @@ static void restart_is_bit_identical(tfmm_method method, int k) {
                                 .ids = copy_ids,
                                 .step = half.step,
                                 .time_initial = half.time_initial,
-                                .energy_initial = half.energy_initial};
+                                .energy_initial = half.energy_initial,
+                                .choice = half.choice};
   tfmm_sim_destroy(first);
   tfmm_sim_config other = c;
   other.time_initial = 99; /* not used: the state's is */

@@ -97,6 +97,26 @@ tfmm_status tfmm_pipeline_gpu_download(tfmm_pipeline_gpu *pl,
   return none(err);
 }
 
+tfmm_status tfmm_pipeline_gpu_measure(tfmm_pipeline_gpu *pl,
+                                      const tfmm_pair_params *pair, size_t k,
+                                      const int64_t *h_sorted, int64_t *h_input,
+                                      double *h_exact, const double *d_acc,
+                                      double *h_acc, tfmm_error *err) {
+  (void)pl, (void)pair, (void)k, (void)h_sorted, (void)h_input, (void)h_exact,
+      (void)d_acc, (void)h_acc;
+  return none(err);
+}
+
+tfmm_status tfmm_pipeline_gpu_leaves(tfmm_pipeline_gpu *pl, int64_t *nleaves,
+                                     int64_t **begin, int32_t **count,
+                                     tfmm_error *err) {
+  (void)pl;
+  *nleaves = 0;
+  *begin = NULL;
+  *count = NULL;
+  return none(err);
+}
+
 tfmm_status tfmm_pipeline_gpu_bounds(tfmm_pipeline_gpu *pl, tfmm_gpu *gpu,
                                      size_t n, const double *d_pos,
                                      const double *d_mass, void *after,

@@ -188,6 +188,26 @@ tfmm_status tfmm_pipeline_gpu_scale(tfmm_pipeline_gpu *pl, size_t n,
                                     const double **pos, const double **mass,
                                     tfmm_error *err);
 
+/* The exact accelerations at k sorted bodies of the tree just evaluated
+ * (h_sorted, host, each < n: after tfmm_pipeline_gpu_download), summed
+ * in double over every body of the tree with pair's softening
+ * (tfmm_gpu_reference_at, G = 1, the tree's units), to the host: their
+ * input indices in h_input (k), the exact accelerations in h_exact (3k)
+ * and, with d_acc (the caller's device results, input order, 3n; NULL:
+ * none), those results at the same bodies in h_acc (3k). Waits. */
+tfmm_status tfmm_pipeline_gpu_measure(tfmm_pipeline_gpu *pl,
+                                      const tfmm_pair_params *pair, size_t k,
+                                      const int64_t *h_sorted, int64_t *h_input,
+                                      double *h_exact, const double *d_acc,
+                                      double *h_acc, tfmm_error *err);
+
+/* The leaves of the tree just built, to the host (malloc'd; free them,
+ * also after a failure): leaf l holds sorted bodies [begin[l], begin[l] +
+ * count[l]). Waits. */
+tfmm_status tfmm_pipeline_gpu_leaves(tfmm_pipeline_gpu *pl, int64_t *nleaves,
+                                     int64_t **begin, int32_t **count,
+                                     tfmm_error *err);
+
 /* The near field's work items and splits of the last evaluation, copied
  * to the host (malloc'd; free them) with their sizes in *sz: what the
  * tests compare with the CPU's rule (p2p_gpu.h). */

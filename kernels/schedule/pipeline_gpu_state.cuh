@@ -39,14 +39,17 @@ struct tfmm_pipeline_gpu_state {
     NEAR_WORK,
     SCAN_TEMP,
     FAR_L,
-    FAR_MS,     /* the float M2L's scaled multipoles */
-    RESULT,     /* acc (3n), then pot (n): the device's outputs */
-    BOUNDS,     /* the caller's device bodies' bounds */
-    ACTIVE,     /* the targets' mask uploaded from the host (n bytes) */
-    BELOW,      /* the targets among sorted bodies [0, k), k = 0..n */
-    TARGETS,    /* the targets of each cell */
-    TARGET_SUM, /* their count */
-    CHECKS,     /* two first-invalid indices, equal keys, leaf min, max */
+    FAR_MS,          /* the float M2L's scaled multipoles */
+    RESULT,          /* acc (3n), then pot (n): the device's outputs */
+    BOUNDS,          /* the caller's device bodies' bounds */
+    ACTIVE,          /* the targets' mask uploaded from the host (n bytes) */
+    BELOW,           /* the targets among sorted bodies [0, k), k = 0..n */
+    TARGETS,         /* the targets of each cell */
+    TARGET_SUM,      /* their count */
+    CHECKS,          /* two first-invalid indices, equal keys, leaf min, max */
+    MEASURE_TARGETS, /* the measured sample's sorted indices (measure_gpu.cu) */
+    MEASURE_WORK,    /* the reference's partial sums */
+    MEASURE_OUT,     /* the sample's input indices, exact and computed acc */
     BUFFERS
   };
   tfmm_device_buffer *buf = nullptr;  /* the context's SCHEDULE slots */

@@ -51,11 +51,30 @@ class Config(ctypes.Structure):
         ("gpu_threads_per_body", c_int),
         ("gpu_unroll", c_int),
         ("gpu_bodies_per_thread", c_int),
+        ("measure", c_int),
+        ("error_sample", c_int),
+        ("verify", c_int),
     ]
 
 
 class TreeTime(ctypes.Structure):
     _fields_ = [(name, c_double) for name in ("keys", "sort", "permute", "build", "moments")]
+
+
+class MeasuredError(ctypes.Structure):
+    """tfmm_stats.error: the evaluation's measured error."""
+
+    _fields_ = [
+        ("measured", c_int),
+        ("samples", c_size_t),
+        ("median", c_double),
+        ("p99", c_double),
+        ("max", c_double),
+        ("p99_bound", c_double),
+        ("confidence", c_double),
+        ("worst_body", ctypes.c_int64),
+        ("time", c_double),
+    ]
 
 
 PHASE_COUNT = 10
@@ -103,6 +122,8 @@ class Stats(ctypes.Structure):
         ("gpu_bodies_per_thread", c_int),
         ("device_name", ctypes.c_char * 128),
         ("targets", c_size_t),
+        ("error", MeasuredError),
+        ("plan", ctypes.c_char * 256),
     ]
 
 
@@ -134,6 +155,24 @@ class SimConfig(ctypes.Structure):
     ]
 
 
+class Choice(ctypes.Structure):
+    """tfmm_choice: what a solver's planner chose and measured."""
+
+    _fields_ = [
+        ("chosen", c_int),
+        ("theta", c_double),
+        ("order", c_int),
+        ("factor", c_double),
+        ("since", c_int),
+        ("evaluations", c_uint64),
+        ("n", c_size_t),
+        ("accuracy", c_double),
+        ("leaf", c_int),
+        ("near_gpu", c_int),
+        ("precision", c_int),
+    ]
+
+
 class SimState(ctypes.Structure):
     """tfmm_sim_state."""
 
@@ -151,6 +190,7 @@ class SimState(ctypes.Structure):
         ("ticks", c_int64),
         ("tick", c_double),
         ("bins", P(ctypes.c_byte)),
+        ("choice", Choice),
     ]
 
 
@@ -197,6 +237,7 @@ STRUCTS = {
     "tfmm_diagnostics": Diagnostics,
     "tfmm_sim_config": SimConfig,
     "tfmm_sim_state": SimState,
+    "tfmm_choice": Choice,
     "tfmm_step_stats": StepStats,
     "tfmm_plan": Plan,
 }

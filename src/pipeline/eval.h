@@ -33,6 +33,10 @@ typedef struct tfmm_eval {
   int acc_exp, pot_exp;
   tfmm_stats *stats;
   tfmm_error *err;
+  /* The measurement asked for (pipeline/measure.h): the estimate's sample
+   * size (0: none) and its seed. */
+  size_t measure_k;
+  uint64_t measure_seed;
   /* Set by the stages. */
   tfmm_resolved set;         /* theta, order, separation, precision */
   tfmm_p2p_gpu_run near;     /* the GPU near field in flight */

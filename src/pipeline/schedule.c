@@ -1,5 +1,6 @@
 #include "pipeline/schedule.h"
 
+#include "pipeline/measure.h"
 #include "pipeline/stages.h"
 
 static const tfmm_stage HYBRID[] = {
@@ -12,6 +13,7 @@ static const tfmm_stage HYBRID[] = {
     {"m2p", tfmm_stage_m2p, 1},
     {"near_finish", tfmm_stage_near_finish, 0},
     {"combine", tfmm_stage_combine, 0},
+    {"measure", tfmm_stage_measure, 0},
 };
 
 const tfmm_schedule TFMM_STAGES_HYBRID = {
@@ -32,6 +34,7 @@ static const tfmm_stage HYBRID_GPU_TREE[] = {
     {"m2p", tfmm_stage_m2p, 1},
     {"near_finish", tfmm_stage_near_finish, 0},
     {"combine", tfmm_stage_combine, 0},
+    {"measure", tfmm_stage_measure, 0},
 };
 
 const tfmm_schedule TFMM_STAGES_HYBRID_GPU_TREE = {
@@ -53,6 +56,7 @@ static const tfmm_stage HYBRID_GPU_FAR[] = {
     {"far_gpu_download", tfmm_stage_far_gpu_download, 1},
     {"near_finish", tfmm_stage_near_finish, 0},
     {"combine", tfmm_stage_combine, 0},
+    {"measure", tfmm_stage_measure, 0},
 };
 
 const tfmm_schedule TFMM_STAGES_HYBRID_GPU_FAR = {
@@ -72,6 +76,7 @@ static const tfmm_stage GPU[] = {
     {"gpu_far", tfmm_stage_gpu_far, 0},
     {"gpu_finish", tfmm_stage_gpu_finish, 0},
     {"gpu_download", tfmm_stage_gpu_download, 0},
+    {"gpu_measure", tfmm_stage_gpu_measure, 0},
 };
 
 const tfmm_schedule TFMM_STAGES_GPU = {"gpu", GPU,

@@ -41,6 +41,10 @@ typedef struct tfmm_workspace {
                                   evaluation at a subset (tree/targets.h) */
   tfmm_pipeline_gpu gpu;       /* the GPU tree (gpu.base: the hybrid
                                   schedule's too) and the gpu schedule */
+  /* The next evaluation's measurement of its error (pipeline/measure.h):
+   * the estimate's sample size (0: none) and seed, set by the solver. */
+  size_t measure_k;
+  uint64_t measure_seed;
 } tfmm_workspace;
 
 /* At least count doubles in d (contents not kept when it grows); 0, or -1

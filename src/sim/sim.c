@@ -197,7 +197,12 @@ tfmm_status tfmm_sim_restore_by(tfmm_sim **out, const tfmm_sim_config *cfg,
   }
   if (cfg == NULL || (make == NULL && st != TFMM_OK))
     return st;
-  return finish(s, cfg, st, make, ctx);
+  st = finish(s, cfg, st, make, ctx);
+  if (st == TFMM_OK && make == NULL)
+    st = tfmm_solver_set_choice(s->solver, &state->choice);
+  if (st != TFMM_OK && make == NULL && s->solver != NULL)
+    tfmm_error_set(&s->err, st, "%s", tfmm_solver_message(s->solver));
+  return st;
 }
 
 tfmm_status tfmm_sim_restore(tfmm_sim **out, const tfmm_sim_config *cfg,
@@ -252,6 +257,12 @@ int tfmm_sim_bins(const tfmm_sim *s, int64_t *counts, int size) {
 
 size_t tfmm_sim_count(const tfmm_sim *s) { return s == NULL ? 0 : s->n; }
 
+static tfmm_choice choice_of(const tfmm_solver *solver) {
+  tfmm_choice c = {0};
+  tfmm_solver_choice(solver, &c);
+  return c;
+}
+
 /* The state as views of the host arrays. */
 static tfmm_sim_state host_state(const tfmm_sim *s) {
   return (tfmm_sim_state){.n = s->n,
@@ -266,7 +277,8 @@ static tfmm_sim_state host_state(const tfmm_sim *s) {
                           .energy_initial = s->energy_initial,
                           .ticks = s->ticks,
                           .tick = s->tick,
-                          .bins = s->bin};
+                          .bins = s->bin,
+                          .choice = choice_of(s->solver)};
 }
 
 /* What a state can be saved from: a sim that was created and is not

@@ -1,0 +1,280 @@
+#include "pipeline/measure.h"
+
+#include "base/clock.h"
+#include "pipeline/allpairs.h"
+#include "pipeline_gpu.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+size_t tfmm_measure_sample_size(size_t n, int requested, int planning,
+                                int gpu) {
+  size_t k = requested > 0 ? (size_t)requested : (size_t)(2.2e8 / (double)n);
+  if (requested <= 0) {
+    k = k < 200 || !gpu ? 200 : k > 4000 ? 4000 : k;
+    if (planning)
+      k *= 4;
+  }
+  return k < n ? k : n;
+}
+
+/* A 64-bit mix (splitmix64's finaliser): independent-looking values from
+ * consecutive inputs. */
+static uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+void tfmm_measure_pick(size_t n, size_t k, uint64_t seed, int64_t *sorted) {
+  for (size_t j = 0; j < k; j++) {
+    /* Stratum j is [floor(j n / k), floor((j + 1) n / k)): never empty for
+     * k <= n. */
+    const size_t lo = (size_t)((double)j * (double)n / (double)k);
+    size_t hi = (size_t)((double)(j + 1) * (double)n / (double)k);
+    hi = hi > n ? n : hi;
+    const size_t width = hi > lo ? hi - lo : 1;
+    sorted[j] = (int64_t)(lo + mix(seed ^ mix(j)) % width);
+  }
+}
+
+/* The leaves at the low or high end of the counts: their threshold from a
+ * histogram (counts past CAP share its last bin), then the leaves in key
+ * order up to `each`. */
+enum { CAP = 4096 };
+
+static size_t pick_end(int64_t nleaves, const int64_t *begin,
+                       const int32_t *count, size_t each, int high,
+                       uint64_t seed, int64_t *sorted, const size_t *hist) {
+  /* The count at which the end holds at least `each` leaves. */
+  size_t seen = 0;
+  int cut = high ? CAP : 1;
+  for (int c = high ? CAP : 1; c >= 1 && c <= CAP; c += high ? -1 : 1) {
+    seen += hist[c];
+    cut = c;
+    if (seen >= each)
+      break;
+  }
+  size_t w = 0;
+  for (int64_t l = 0; l < nleaves && w < each; l++) {
+    const int c = count[l] > CAP ? CAP : count[l];
+    if (c < 1 || (high ? c < cut : c > cut))
+      continue;
+    sorted[w++] =
+        begin[l] + (int64_t)(mix(seed ^ mix((uint64_t)l)) % (uint64_t)count[l]);
+  }
+  return w;
+}
+
+size_t tfmm_measure_watch(int64_t nleaves, const int64_t *begin,
+                          const int32_t *count, size_t each, uint64_t seed,
+                          int64_t *sorted) {
+  if (nleaves <= 0 || each == 0)
+    return 0;
+  size_t *hist = calloc(CAP + 1, sizeof *hist);
+  if (hist == NULL)
+    return 0; /* the watch is extra: without memory, the estimate alone */
+  for (int64_t l = 0; l < nleaves; l++)
+    hist[count[l] < 1 ? 0 : count[l] > CAP ? CAP : count[l]]++;
+  size_t w = pick_end(nleaves, begin, count, each, 0, seed, sorted, hist);
+  w += pick_end(nleaves, begin, count, each, 1, ~seed, sorted + w, hist);
+  free(hist);
+  return w;
+}
+
+/* P(Binomial(k, p) > c): the terms from c + 1 up, in logarithms, until
+ * past the mean they no longer count. */
+static double binomial_tail(size_t k, double p, size_t c) {
+  const double lk = lgamma((double)k + 1), lp = log(p), lq = log1p(-p);
+  double s = 0.0;
+  for (size_t x = c + 1; x <= k; x++) {
+    const double term =
+        exp(lk - lgamma((double)x + 1) - lgamma((double)(k - x) + 1) +
+            (double)x * lp + (double)(k - x) * lq);
+    s += term;
+    if ((double)x > (double)k * p && term <= 1e-17 * s)
+      break;
+  }
+  return s;
+}
+
+static int by_value(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+void tfmm_measure_judge(size_t k, size_t w, double *err, const int64_t *index,
+                        tfmm_stats *stats) {
+  stats->error.measured = 1;
+  stats->error.samples = k + w;
+  size_t worst = 0;
+  for (size_t j = 1; j < k + w; j++)
+    if (!(err[j] <= err[worst]))
+      worst = j;
+  stats->error.max = err[worst];
+  stats->error.worst_body = index[worst];
+  qsort(err, k, sizeof *err, by_value);
+  const size_t rank = (size_t)ceil(0.99 * (double)k); /* nearest rank */
+  stats->error.p99 = err[(rank < 1 ? 1 : rank) - 1];
+  stats->error.median = err[(k - 1) / 2];
+  /* The largest c with P(X > c) >= the confidence, X ~ Binomial(k, 0.01);
+   * the sample's (c + 1)-th largest is then the bound. */
+  const double p = 0.01, gamma = TFMM_MEASURE_CONFIDENCE;
+  double conf = binomial_tail(k, p, 0);
+  size_t c = 0;
+  while (c + 1 < k && binomial_tail(k, p, c + 1) >= gamma) {
+    c++;
+    conf = binomial_tail(k, p, c);
+  }
+  stats->error.p99_bound = err[k - 1 - c];
+  stats->error.confidence = conf < gamma ? conf : gamma;
+}
+
+/* |a - b| / |b| of 3-vectors; 0 when both are 0. */
+static double relative(const double *a, const double *b) {
+  double d2 = 0, b2 = 0;
+  for (int d = 0; d < 3; d++) {
+    const double x = a[d] - b[d];
+    d2 += x * x;
+    b2 += b[d] * b[d];
+  }
+  if (b2 == 0)
+    return d2 == 0 ? 0 : INFINITY;
+  return sqrt(d2 / b2);
+}
+
+/* The scratch of one measurement: k + w entries. */
+typedef struct sample {
+  size_t k, w;
+  int64_t *sorted, *input;
+  double *exact, *got, *err;
+} sample;
+
+static void sample_free(sample *s) {
+  free(s->sorted);
+  free(s->input);
+  free(s->exact);
+  free(s->got);
+  free(s->err);
+}
+
+static tfmm_status sample_alloc(sample *s, size_t k, size_t each,
+                                tfmm_error *err) {
+  memset(s, 0, sizeof *s);
+  s->k = k;
+  const size_t m = k + 2 * each;
+  s->sorted = malloc(m * sizeof *s->sorted);
+  s->input = malloc(m * sizeof *s->input);
+  s->exact = malloc(3 * m * sizeof *s->exact);
+  s->got = malloc(3 * m * sizeof *s->got);
+  s->err = malloc(m * sizeof *s->err);
+  if (s->sorted == NULL || s->input == NULL || s->exact == NULL ||
+      s->got == NULL || s->err == NULL) {
+    sample_free(s);
+    return tfmm_error_set(err, TFMM_ERR_NO_MEMORY,
+                          "no memory to measure the error at %zu bodies", m);
+  }
+  return TFMM_OK;
+}
+
+static size_t watch_each(size_t k) {
+  return k / 8 < TFMM_MEASURE_WATCH_MAX ? k / 8 : TFMM_MEASURE_WATCH_MAX;
+}
+
+/* Whether e measures: asked to, at every body. */
+static int measures(const tfmm_eval *e) {
+  return e->measure_k > 0 && e->active == NULL && !e->cfg->near_only;
+}
+
+static void finish(tfmm_eval *e, sample *s, double t0) {
+  for (size_t j = 0; j < s->k + s->w; j++)
+    s->err[j] = relative(s->got + 3 * j, s->exact + 3 * j);
+  tfmm_measure_judge(s->k, s->w, s->err, s->input, e->stats);
+  e->stats->error.time = tfmm_wtime() - t0;
+}
+
+tfmm_status tfmm_stage_measure(tfmm_eval *e) {
+  if (!measures(e))
+    return TFMM_OK;
+  const double t0 = tfmm_wtime();
+  const tfmm_octree *t = &e->w->tree;
+  const size_t n = e->n, k = e->measure_k < n ? e->measure_k : n;
+  const size_t each = watch_each(k);
+  sample s;
+  tfmm_status st = sample_alloc(&s, k, each, e->err);
+  if (st != TFMM_OK)
+    return st;
+  tfmm_measure_pick(n, k, e->measure_seed, s.sorted);
+  int64_t *begin = malloc((size_t)t->nleaves * sizeof *begin);
+  int32_t *count = malloc((size_t)t->nleaves * sizeof *count);
+  if (begin != NULL && count != NULL) {
+    for (int64_t l = 0; l < t->nleaves; l++) {
+      const tfmm_cell *c = &t->cells[t->leaves[l]];
+      begin[l] = c->body_begin;
+      count[l] = (int32_t)(c->body_end - c->body_begin);
+    }
+    s.w = tfmm_measure_watch(t->nleaves, begin, count, each, ~e->measure_seed,
+                             s.sorted + k);
+  }
+  free(begin);
+  free(count);
+  size_t *targets = (size_t *)s.input; /* same size, reused */
+  for (size_t j = 0; j < k + s.w; j++)
+    targets[j] = (size_t)t->order[s.sorted[j]];
+  st = tfmm_allpairs_reference_at(e->cfg, n, e->pos, e->mass, k + s.w, targets,
+                                  s.exact, NULL, e->err);
+  for (size_t j = 0; j < k + s.w; j++) {
+    s.input[j] = (int64_t)targets[j];
+    memcpy(s.got + 3 * j, e->acc + 3 * targets[j], 3 * sizeof(double));
+  }
+  if (st == TFMM_OK)
+    finish(e, &s, t0);
+  sample_free(&s);
+  return st;
+}
+
+tfmm_status tfmm_stage_gpu_measure(tfmm_eval *e) {
+  if (!measures(e))
+    return TFMM_OK;
+  const double t0 = tfmm_wtime();
+  tfmm_pipeline_gpu *g = &e->w->gpu;
+  const size_t n = e->n, k = e->measure_k < n ? e->measure_k : n;
+  const size_t each = watch_each(k);
+  sample s;
+  tfmm_status st = sample_alloc(&s, k, each, e->err);
+  if (st != TFMM_OK)
+    return st;
+  tfmm_measure_pick(n, k, e->measure_seed, s.sorted);
+  int64_t nleaves = 0, *begin = NULL;
+  int32_t *count = NULL;
+  st = tfmm_pipeline_gpu_leaves(g, &nleaves, &begin, &count, e->err);
+  if (st == TFMM_OK)
+    s.w = tfmm_measure_watch(nleaves, begin, count, each, ~e->measure_seed,
+                             s.sorted + k);
+  free(begin);
+  free(count);
+  const tfmm_pair_params pair = {e->cfg->softening, e->cfg->eps,
+                                 TFMM_PRECISION_DOUBLE};
+  if (st == TFMM_OK)
+    st =
+        tfmm_pipeline_gpu_measure(g, &pair, k + s.w, s.sorted, s.input, s.exact,
+                                  e->on_device ? e->acc : NULL, s.got, e->err);
+  if (st == TFMM_OK) {
+    /* The exact sums are G = 1 in the tree's units; the results are G
+     * times the sums, taken to the caller's units on the device. */
+    double f = e->cfg->G;
+    if (e->on_device)
+      f *= e->caller_G * ldexp(1.0, e->acc_exp);
+    for (size_t j = 0; j < k + s.w; j++)
+      for (int d = 0; d < 3; d++) {
+        s.exact[3 * j + d] *= f;
+        if (!e->on_device)
+          s.got[3 * j + d] = e->acc[3 * s.input[j] + d];
+      }
+    finish(e, &s, t0);
+  }
+  sample_free(&s);
+  return st;
+}

@@ -1,0 +1,69 @@
+/* The error an evaluation measures of itself (tfmm_config.measure,
+ * tfmm_stats.error): exact forces at a sample of the bodies, summed in
+ * double over every body with the evaluation's softening, compared with
+ * the evaluation's own.
+ *
+ * The sample has two parts. The estimate: k bodies stratified along the
+ * tree's key order (stratum j holds sorted bodies [j n / k, (j + 1) n / k)
+ * and gives one at random), so that every region of space is seen in
+ * proportion to its bodies and the median and 99th percentile are those
+ * of a random sample (stratification only narrows their spread). The
+ * watch: one body of each of the k / 8 (at most TFMM_MEASURE_WATCH_MAX)
+ * smallest and as many largest leaves
+ * (the sparsest and the densest places, where a small group alone in a
+ * large leaf or a crowd of near neighbours lives); it counts in the
+ * largest error reported, not in the percentiles, which it would bias.
+ *
+ * The bound on the 99th percentile over every body: if a fraction 1 % of
+ * the bodies have an error above x99, the number of the k sampled above
+ * it is Binomial(k, 0.01) (fewer when drawn without replacement), so the
+ * (c + 1)-th largest sampled error is at least x99 with probability
+ * P(Binomial(k, 0.01) > c); the largest c for which that is >= 0.95 gives
+ * the bound. */
+#ifndef TFMM_MEASURE_H
+#define TFMM_MEASURE_H
+
+#include "pipeline/eval.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The confidence the bound on the 99th percentile is stated at. */
+#define TFMM_MEASURE_CONFIDENCE 0.95
+
+/* The bodies a measurement samples for the estimate: `requested` if > 0,
+ * else on a GPU 2.2e8 / n (5 % of an evaluation at >= 10^6 bodies on an
+ * H100: k n pairs at 5.7e11 a second against about 8 ns a body), at
+ * least 200 and at most 4,000, and on the CPU 200 (an evaluation costs
+ * about 10^4 pairs a body there, the reference k); times four while the
+ * settings are being chosen (planning); never more than n. */
+size_t tfmm_measure_sample_size(size_t n, int requested, int planning, int gpu);
+
+/* The watch's leaves at each end: at most this many. */
+#define TFMM_MEASURE_WATCH_MAX 32
+
+/* The estimate's k sorted indices in [0, n), stratified, from seed. */
+void tfmm_measure_pick(size_t n, size_t k, uint64_t seed, int64_t *sorted);
+
+/* The watch's sorted indices: one body (chosen from seed) of each of the
+ * `each` smallest and `each` largest of nleaves leaves (leaf l holds
+ * sorted bodies [begin[l], begin[l] + count[l])); writes at most
+ * 2 * each, returns how many (fewer when there are fewer leaves). */
+size_t tfmm_measure_watch(int64_t nleaves, const int64_t *begin,
+                          const int32_t *count, size_t each, uint64_t seed,
+                          int64_t *sorted);
+
+/* The statistics of k errors of the estimate and w more of the watch
+ * (err[0..k) then err[k..k+w); index[] their input indices) into
+ * stats->error; sorts err[0..k) in place. */
+void tfmm_measure_judge(size_t k, size_t w, double *err, const int64_t *index,
+                        tfmm_stats *stats);
+
+/* The stages (schedule.h): the measurement of the evaluation just made,
+ * when e->measure_k > 0 and it is at every body. measure: the tree on the
+ * host (the hybrid schedules), the reference summed on the CPU; gpu_measure:
+ * the gpu schedule's tree, the reference summed on the GPU. */
+tfmm_status tfmm_stage_measure(tfmm_eval *e);
+tfmm_status tfmm_stage_gpu_measure(tfmm_eval *e);
+
+#endif

@@ -1,0 +1,250 @@
+#include "planner.h"
+
+#include "accuracy.h"
+#include "accuracy_table.h"
+#include "config.h"
+#include "pipeline/measure.h"
+
+#include <math.h>
+#include <stdio.h>
+
+enum { MAX_ROWS = 1024 };
+
+/* The rows the planner may choose among: the calibration's for this kind
+ * of evaluation, held to the caller's theta or order when one is given. */
+static size_t candidates(const tfmm_config *cfg, int leaf, int near_gpu,
+                         const tfmm_accuracy_row **rows) {
+  size_t m = tfmm_accuracy_rows(cfg, leaf, near_gpu, rows, MAX_ROWS), kept = 0;
+  for (size_t j = 0; j < m; j++) {
+    const tfmm_accuracy_row *r = rows[j];
+    if (cfg->theta >= 0 && fabs(r->theta - cfg->theta) > 1e-9)
+      continue;
+    if (cfg->order >= 0 && r->order != cfg->order)
+      continue;
+    if (r->epsilon != 0)
+      continue;
+    rows[kept++] = r;
+  }
+  return kept;
+}
+
+/* The cheapest row whose modelled error f r.error is at most limit, among
+ * those with r.error below below (INFINITY: any); NULL if none. */
+static const tfmm_accuracy_row *cheapest(const tfmm_accuracy_row **rows,
+                                         size_t m, double f, double limit,
+                                         double below) {
+  const tfmm_accuracy_row *best = NULL;
+  for (size_t j = 0; j < m; j++) {
+    const tfmm_accuracy_row *r = rows[j];
+    if (!(r->error < below) || f * r->error > limit)
+      continue;
+    if (best == NULL || r->cost < best->cost ||
+        (r->cost == best->cost && r->error < best->error))
+      best = r;
+  }
+  return best;
+}
+
+/* The most accurate row with r.error below below; NULL if none. */
+static const tfmm_accuracy_row *most_accurate(const tfmm_accuracy_row **rows,
+                                              size_t m, double below) {
+  const tfmm_accuracy_row *best = NULL;
+  for (size_t j = 0; j < m; j++)
+    if (rows[j]->error < below &&
+        (best == NULL || rows[j]->error < best->error))
+      best = rows[j];
+  return best;
+}
+
+static int planner_active(const tfmm_config *cfg) {
+  return (cfg->theta < 0 || cfg->order < 0) &&
+         cfg->measure != TFMM_MEASURE_OFF && cfg->mac != TFMM_MAC_ERROR &&
+         tfmm_method_is_tree(cfg->method) && !cfg->near_only;
+}
+
+int tfmm_planner_first_guess(const tfmm_config *cfg, int leaf, int near_gpu,
+                             double *theta, int *order) {
+  const tfmm_accuracy_row *rows[MAX_ROWS];
+  const size_t m =
+      planner_active(cfg) ? candidates(cfg, leaf, near_gpu, rows) : 0;
+  if (m == 0)
+    return 0;
+  const tfmm_accuracy_row *r =
+      cheapest(rows, m, TFMM_PLAN_FIRST_FACTOR,
+               cfg->accuracy / TFMM_PLAN_MARGIN, INFINITY);
+  if (r == NULL)
+    r = most_accurate(rows, m, INFINITY);
+  *theta = r->theta;
+  *order = r->order;
+  return 1;
+}
+
+/* With verify: the measured 99th percentile against the target. */
+static tfmm_status verified(const tfmm_config *cfg, const tfmm_stats *s,
+                            tfmm_error *err) {
+  if (!cfg->verify || !s->error.measured || s->error.p99 <= cfg->accuracy)
+    return TFMM_OK;
+  return tfmm_error_set(
+      err, TFMM_ERR_ACCURACY,
+      "verify: the measured 99th percentile of the relative acceleration "
+      "error is %.3g (largest %.3g at body %lld; %zu bodies sampled), above "
+      "the target %g, at theta %g, order %d, leaf %d, %s precision",
+      s->error.p99, s->error.max, (long long)s->error.worst_body,
+      s->error.samples, cfg->accuracy, s->theta, s->order, s->leaf_size,
+      s->precision == TFMM_PRECISION_DOUBLE ? "double" : "single");
+}
+
+/* Evaluations not planned: the caller's or the calibration's settings,
+ * measured when asked. */
+static tfmm_status unplanned(tfmm_planner *p, const tfmm_config *cfg, size_t n,
+                             int gpu, tfmm_stats *stats, tfmm_error *err,
+                             tfmm_planner_eval eval, void *ctx) {
+  const int measure = tfmm_method_is_tree(cfg->method) &&
+                      (cfg->measure == TFMM_MEASURE_ALWAYS || cfg->verify);
+  const size_t k =
+      measure ? tfmm_measure_sample_size(n, cfg->error_sample, 0, gpu) : 0;
+  tfmm_status st = eval(ctx, k, p->evaluations++);
+  if (st != TFMM_OK)
+    return st;
+  if (tfmm_method_is_tree(cfg->method))
+    snprintf(stats->plan, sizeof stats->plan, "theta %g, order %d: %s",
+             stats->theta, stats->order,
+             cfg->theta >= 0 && cfg->order >= 0 ? "as given"
+             : cfg->mac == TFMM_MAC_ERROR
+                 ? "from the calibration (the error criterion)"
+                 : "from the calibration (measure off)");
+  return verified(cfg, stats, err);
+}
+
+static void describe(const tfmm_planner *p, const tfmm_stats *s, int tries,
+                     int met, const char *next, char *out, size_t size) {
+  if (!s->error.measured) {
+    snprintf(out, size,
+             "theta %g, order %d: kept (measured %d evaluations ago, the "
+             "input's error %.3g of the calibration's)",
+             p->theta, p->order, p->since, p->factor);
+    return;
+  }
+  snprintf(out, size,
+           "theta %g, order %d: measured p99 %.3g (<= %.3g at %.0f %%, %zu "
+           "bodies) %s %g after %d evaluation%s; this input's error is %.3g "
+           "of the calibration's%s",
+           s->theta, s->order, s->error.p99, s->error.p99_bound,
+           100 * s->error.confidence, s->error.samples,
+           met ? "meets" : "MISSES", p->accuracy, tries, tries == 1 ? "" : "s",
+           p->factor, next);
+}
+
+tfmm_status tfmm_planner_run(tfmm_planner *p, const tfmm_config *cfg,
+                             tfmm_config *run, size_t n, int leaf, int near_gpu,
+                             int whole, tfmm_stats *stats, tfmm_error *err,
+                             tfmm_planner_eval eval, void *ctx) {
+  const tfmm_accuracy_row *rows[MAX_ROWS];
+  const size_t m =
+      planner_active(cfg) ? candidates(cfg, leaf, near_gpu, rows) : 0;
+  if (m == 0)
+    return unplanned(p, cfg, n, near_gpu, stats, err, eval, ctx);
+  const double tol = cfg->accuracy;
+  if (p->chosen && (p->accuracy != tol || p->near_gpu != near_gpu ||
+                    p->precision != cfg->precision))
+    p->chosen = 0;
+  const tfmm_accuracy_row *pick = NULL;
+  for (size_t j = 0; p->chosen && j < m; j++)
+    if (rows[j]->theta == p->theta && rows[j]->order == p->order)
+      pick = rows[j];
+  if (pick == NULL) {
+    double theta = 0;
+    int order = 0;
+    p->chosen = 0;
+    p->factor = TFMM_PLAN_FIRST_FACTOR;
+    tfmm_planner_first_guess(cfg, leaf, near_gpu, &theta, &order);
+    for (size_t j = 0; j < m; j++)
+      if (rows[j]->theta == theta && rows[j]->order == order)
+        pick = rows[j];
+  }
+  if (!whole) {
+    /* A subset's evaluation: the kept setting (or the first guess),
+     * neither measured nor counted, so that it gives what the whole
+     * evaluation gives at its targets. */
+    run->theta = pick->theta;
+    run->order = pick->order;
+    tfmm_status st = eval(ctx, 0, p->evaluations);
+    if (st == TFMM_OK)
+      snprintf(stats->plan, sizeof stats->plan,
+               "theta %g, order %d: %s (a subset: not measured)", pick->theta,
+               pick->order, p->chosen ? "kept" : "the first guess");
+    return st;
+  }
+  const tfmm_stats fresh = *stats;
+  /* Other bodies (a count that changed) or leaves: measured at once. */
+  int measure = !p->chosen || p->since + 1 >= TFMM_RECHECK_EVERY || p->n != n ||
+                p->leaf != leaf || cfg->measure == TFMM_MEASURE_ALWAYS ||
+                cfg->verify;
+  /* Measured again after a measurement far more accurate than asked: the
+   * cheapest setting the model says meets the target. */
+  if (p->chosen && measure && p->factor * pick->error < tol / 10) {
+    const tfmm_accuracy_row *cheaper =
+        cheapest(rows, m, p->factor, tol / TFMM_PLAN_MARGIN, INFINITY);
+    if (cheaper != NULL && cheaper->cost < pick->cost)
+      pick = cheaper;
+  }
+  const char *next = "";
+  int met = 0, tries = 0;
+  for (;;) {
+    run->theta = pick->theta;
+    run->order = pick->order;
+    const int planning = !p->chosen || tries > 0;
+    const size_t k = measure ? tfmm_measure_sample_size(n, cfg->error_sample,
+                                                        planning, near_gpu)
+                             : 0;
+    *stats = fresh;
+    tfmm_status st = eval(ctx, k, p->evaluations++);
+    if (st != TFMM_OK)
+      return st;
+    tries++;
+    p->chosen = 1;
+    p->theta = pick->theta;
+    p->order = pick->order;
+    p->accuracy = tol;
+    p->leaf = leaf;
+    p->near_gpu = near_gpu;
+    p->precision = cfg->precision;
+    p->n = n;
+    if (!stats->error.measured) {
+      p->since++;
+      break;
+    }
+    p->since = 0;
+    const double bound = stats->error.p99_bound;
+    p->factor = fmax(bound, 1e-16) / fmax(pick->error, 1e-300);
+    met = bound <= tol;
+    if (met) {
+      /* Far more accurate than asked: the next evaluation at every body
+       * measures again, from the cheapest setting the model says meets
+       * the target (above). */
+      const tfmm_accuracy_row *cheaper =
+          bound < tol / 10
+              ? cheapest(rows, m, p->factor, tol / TFMM_PLAN_MARGIN, INFINITY)
+              : NULL;
+      if (cheaper != NULL && cheaper->cost < pick->cost) {
+        p->since = TFMM_RECHECK_EVERY;
+        next = "; the next evaluation tries a cheaper setting";
+      }
+      break;
+    }
+    const tfmm_accuracy_row *better =
+        cheapest(rows, m, p->factor, tol / TFMM_PLAN_MARGIN, pick->error);
+    if (better == NULL)
+      better = most_accurate(rows, m, pick->error);
+    p->since = TFMM_RECHECK_EVERY; /* measured again next time */
+    if (better == NULL || tries >= TFMM_PLAN_TRIES) {
+      next = better == NULL ? "; no calibrated setting is more accurate"
+                            : "; stopped choosing (too many evaluations)";
+      break;
+    }
+    pick = better;
+    measure = 1;
+  }
+  describe(p, stats, tries, met, next, stats->plan, sizeof stats->plan);
+  return verified(cfg, stats, err);
+}
