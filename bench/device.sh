@@ -28,6 +28,10 @@
 #   mpi       [tests|bench|all]  the MPI tests on CPU ranks and with the
 #                              GPU per rank; bench_mpi (needs ompi.tgz)
 #   python    [PYTEST ARGS]    the Python package's tests (pytest: .devpy)
+#   planner   [tests|bench|grid|all]  issue 28: the measured error's GPU
+#                              suites and memcheck; bench_planner on the
+#                              held-out inputs (PLANNER_N, PLANNER_TOL);
+#                              the grid of fixed settings at 1M beside it
 #   calibrate [gpu|time]       the accuracy table's GPU rows and the time
 #                              at its choices; time at the targets
 #   profile                    ncu kernel sums, PROFILE_CASES
@@ -628,6 +632,43 @@ cmd_calibrate() {
   cat "$out/table.txt" 2>/dev/null
 }
 
+# ---- planner: the measured error and the settings chosen from it ------------
+cmd_planner() {
+  part=${part:-all}
+  setup planner
+  local t=$b/tests bp=$b/bench/bench_planner
+  if has tests; then
+    step test_measure_gpu 300 "$t/test_measure_gpu" --jobs 2 &
+    step test_accuracy_gpu 400 "$t/test_accuracy_gpu" --jobs 4 &
+    step test_schedule_gpu 300 "$t/test_schedule_gpu" --jobs 1 &
+    step test_active_gpu 300 "$t/test_active_gpu" --jobs 2 &
+    step test_simulation_gpu 400 "$t/test_simulation_gpu" --jobs 2 &
+    step test_sim_gpu 300 "$t/test_sim_gpu" --jobs 2 &
+    step test_solver 300 "$t/test_solver" --jobs 1 &
+    step test_device_api 300 "$t/test_device_api" --jobs 1 &
+    wait
+    sanitize memcheck_measure 300 memcheck "$t/test_measure_gpu" \
+      'measure/every_body*'
+  fi
+  if has bench; then
+    step planner_bench 420 "$bp" --n "${PLANNER_N:-262144,1048576,4194304}" \
+      --tol "${PLANNER_TOL:-1e-3}" --truth 4000 --calls 32 --reps 5 \
+      --csv "$out/planner.csv"
+    step planner_tols 300 "$bp" --n 1048576 --tol 1e-2,1e-4,1e-5 \
+      --truth 4000 --calls 32 --reps 5 --csv "$out/planner.csv"
+    step planner_16m 300 "$bp" --n 16777216 --inputs 0 --tol 1e-3 \
+      --truth 1000 --calls 20 --reps 3 --csv "$out/planner.csv"
+  fi
+  if has grid; then
+    step planner_grid 420 "$bp" --n 1048576 --tol 1e-3 --truth 4000 \
+      --calls 32 --reps 3 --grid-theta 0.4,0.5,0.6,0.7,0.8 \
+      --grid-order 3,4,5,6,7,8 --csv "$out/planner.csv"
+  fi
+  grep -ahE "planner:|sample at|grid:" "$out"/planner_*.log | cut -c1-220 \
+    >"$out/table.txt"
+  cat "$out/table.txt"
+}
+
 # ---- profile: kernel time by name (ncu) ------------------------------------
 profile_cases() {
   local cases=${PROFILE_CASES:-"1048576 64 0.6 5"} c n leaf theta order f
@@ -778,7 +819,7 @@ cmd_compare() {
 
 case $cmd in
 tests | schedule | near | direct | tree | upward | active | sim | mpi | \
-  calibrate | profile | builds | peers | compare)
+  calibrate | planner | profile | builds | peers | compare)
   "cmd_$cmd"
   finish
   ;;

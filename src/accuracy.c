@@ -95,20 +95,6 @@ static const tfmm_accuracy_row *choose(const row_filter *f, double tol,
   return best;
 }
 
-size_t tfmm_accuracy_rows(const tfmm_config *c, int leaf_size, int near_gpu,
-                          const tfmm_accuracy_row **rows, size_t max) {
-  row_filter f = {c, leaf_size > 0 ? leaf_size : 64, near_gpu};
-  if (!any_row(&f))
-    f.near_gpu = 0;
-  if (!any_row(&f))
-    f.leaf = 1 << 30;
-  size_t m = 0;
-  for (size_t k = 0; k < COUNT(TFMM_ACCURACY_TABLE) && m < max; k++)
-    if (row_matches(&TFMM_ACCURACY_TABLE[k], &f))
-      rows[m++] = &TFMM_ACCURACY_TABLE[k];
-  return m;
-}
-
 void tfmm_accuracy_resolve(const tfmm_config *c, int leaf_size, int near_gpu,
                            tfmm_resolved *out) {
   out->theta = c->theta;

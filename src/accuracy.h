@@ -23,15 +23,6 @@ typedef struct tfmm_resolved {
 void tfmm_accuracy_resolve(const tfmm_config *cfg, int leaf_size, int near_gpu,
                            tfmm_resolved *out);
 
-struct tfmm_accuracy_row; /* accuracy_table.h */
-
-/* The calibration's rows that apply to cfg's method and criterion with
- * the near field on the GPU (near_gpu) or the CPU at leaves of leaf_size
- * (the GPU's when there are any, else the CPU's), at most max of them into
- * rows; returns how many. What the planner (planner.h) chooses among. */
-size_t tfmm_accuracy_rows(const tfmm_config *cfg, int leaf_size, int near_gpu,
-                          const struct tfmm_accuracy_row **rows, size_t max);
-
 /* The tightest target the error criterion's calibration reaches with its
  * margin (its most accurate row: p99 1.9e-6); tighter ones are refused
  * under TFMM_MAC_ERROR unless theta, order and mac_epsilon are all given. */

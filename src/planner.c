@@ -10,31 +10,49 @@
 
 enum { MAX_ROWS = 1024 };
 
-/* The rows the planner may choose among: the calibration's for this kind
- * of evaluation, held to the caller's theta or order when one is given. */
-static size_t candidates(const tfmm_config *cfg, int leaf, int near_gpu,
-                         const tfmm_accuracy_row **rows) {
-  size_t m = tfmm_accuracy_rows(cfg, leaf, near_gpu, rows, MAX_ROWS), kept = 0;
-  for (size_t j = 0; j < m; j++) {
-    const tfmm_accuracy_row *r = rows[j];
-    if (cfg->theta >= 0 && fabs(r->theta - cfg->theta) > 1e-9)
-      continue;
-    if (cfg->order >= 0 && r->order != cfg->order)
-      continue;
-    if (r->epsilon != 0)
-      continue;
-    rows[kept++] = r;
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The rows the planner may choose among, in two tiers: with the near
+ * field on the GPU, first the rows calibrated there (their costs are the
+ * GPU's: 4.6 between theta 0.4, p 8 and theta 0.6, p 5, as issue 28
+ * measured 41 against 9 ms at 10^6 bodies), whatever their leaf size,
+ * since the planner measures the error and needs of a row only its cost
+ * and how its error compares with the others'; then the CPU's, which
+ * reach further (smaller theta, higher orders) at costs of their own.
+ * Held to the caller's theta or order when one is given. *tier: how many
+ * rows the first tier holds. */
+static size_t candidates(const tfmm_config *cfg, int near_gpu,
+                         const tfmm_accuracy_row **rows, size_t *tier) {
+  size_t m = 0;
+  *tier = 0;
+  for (int pass = near_gpu ? 1 : 0; pass >= 0; pass--) {
+    for (size_t k = 0; k < COUNT(TFMM_ACCURACY_TABLE) && m < MAX_ROWS; k++) {
+      const tfmm_accuracy_row *r = &TFMM_ACCURACY_TABLE[k];
+      if (r->method != cfg->method || r->mac != cfg->mac ||
+          r->near_gpu != pass || r->epsilon != 0)
+        continue;
+      if (cfg->theta >= 0 && fabs(r->theta - cfg->theta) > 1e-9)
+        continue;
+      if (cfg->order >= 0 && r->order != cfg->order)
+        continue;
+      rows[m++] = r;
+    }
+    if (pass == 1)
+      *tier = m;
   }
-  return kept;
+  return m;
 }
 
 /* The cheapest row whose modelled error f r.error is at most limit, among
- * those with r.error below below (INFINITY: any); NULL if none. */
+ * those with r.error below below (INFINITY: any), from the first tier if
+ * one there qualifies; NULL if none. */
 static const tfmm_accuracy_row *cheapest(const tfmm_accuracy_row **rows,
-                                         size_t m, double f, double limit,
-                                         double below) {
+                                         size_t m, size_t tier, double f,
+                                         double limit, double below) {
   const tfmm_accuracy_row *best = NULL;
   for (size_t j = 0; j < m; j++) {
+    if (j == tier && best != NULL)
+      break;
     const tfmm_accuracy_row *r = rows[j];
     if (!(r->error < below) || f * r->error > limit)
       continue;
@@ -64,13 +82,15 @@ static int planner_active(const tfmm_config *cfg) {
 
 int tfmm_planner_first_guess(const tfmm_config *cfg, int leaf, int near_gpu,
                              double *theta, int *order) {
+  (void)leaf; /* the rows of every leaf size apply (candidates) */
   const tfmm_accuracy_row *rows[MAX_ROWS];
+  size_t tier = 0;
   const size_t m =
-      planner_active(cfg) ? candidates(cfg, leaf, near_gpu, rows) : 0;
+      planner_active(cfg) ? candidates(cfg, near_gpu, rows, &tier) : 0;
   if (m == 0)
     return 0;
   const tfmm_accuracy_row *r =
-      cheapest(rows, m, TFMM_PLAN_FIRST_FACTOR,
+      cheapest(rows, m, tier, TFMM_PLAN_FIRST_FACTOR,
                cfg->accuracy / TFMM_PLAN_MARGIN, INFINITY);
   if (r == NULL)
     r = most_accurate(rows, m, INFINITY);
@@ -140,8 +160,9 @@ tfmm_status tfmm_planner_run(tfmm_planner *p, const tfmm_config *cfg,
                              int whole, tfmm_stats *stats, tfmm_error *err,
                              tfmm_planner_eval eval, void *ctx) {
   const tfmm_accuracy_row *rows[MAX_ROWS];
+  size_t tier = 0;
   const size_t m =
-      planner_active(cfg) ? candidates(cfg, leaf, near_gpu, rows) : 0;
+      planner_active(cfg) ? candidates(cfg, near_gpu, rows, &tier) : 0;
   if (m == 0)
     return unplanned(p, cfg, n, near_gpu, stats, err, eval, ctx);
   const double tol = cfg->accuracy;
@@ -184,7 +205,7 @@ tfmm_status tfmm_planner_run(tfmm_planner *p, const tfmm_config *cfg,
    * cheapest setting the model says meets the target. */
   if (p->chosen && measure && p->factor * pick->error < tol / 10) {
     const tfmm_accuracy_row *cheaper =
-        cheapest(rows, m, p->factor, tol / TFMM_PLAN_MARGIN, INFINITY);
+        cheapest(rows, m, tier, p->factor, tol / TFMM_PLAN_MARGIN, INFINITY);
     if (cheaper != NULL && cheaper->cost < pick->cost)
       pick = cheaper;
   }
@@ -223,9 +244,9 @@ tfmm_status tfmm_planner_run(tfmm_planner *p, const tfmm_config *cfg,
        * measures again, from the cheapest setting the model says meets
        * the target (above). */
       const tfmm_accuracy_row *cheaper =
-          bound < tol / 10
-              ? cheapest(rows, m, p->factor, tol / TFMM_PLAN_MARGIN, INFINITY)
-              : NULL;
+          bound < tol / 10 ? cheapest(rows, m, tier, p->factor,
+                                      tol / TFMM_PLAN_MARGIN, INFINITY)
+                           : NULL;
       if (cheaper != NULL && cheaper->cost < pick->cost) {
         p->since = TFMM_RECHECK_EVERY;
         next = "; the next evaluation tries a cheaper setting";
@@ -233,7 +254,7 @@ tfmm_status tfmm_planner_run(tfmm_planner *p, const tfmm_config *cfg,
       break;
     }
     const tfmm_accuracy_row *better =
-        cheapest(rows, m, p->factor, tol / TFMM_PLAN_MARGIN, pick->error);
+        cheapest(rows, m, tier, p->factor, tol / TFMM_PLAN_MARGIN, pick->error);
     if (better == NULL)
       better = most_accurate(rows, m, pick->error);
     p->since = TFMM_RECHECK_EVERY; /* measured again next time */
