@@ -432,6 +432,9 @@ typedef struct tfmm_choice {
   double accuracy;          /* the target it was chosen for ... */
   int leaf, near_gpu;       /* ... at this leaf size, near field on the GPU */
   tfmm_precision precision; /* ... and precision setting */
+  double failed_cost;       /* the calibration's cost of the dearest
+                               setting measured to miss since the choice
+                               began (-1: none): none as cheap is tried */
 } tfmm_choice;
 
 /* Fills cfg with the documented defaults. */

@@ -116,6 +116,7 @@ static const layout_entry entries[] = {
     FIELD(tfmm_choice, leaf),
     FIELD(tfmm_choice, near_gpu),
     FIELD(tfmm_choice, precision),
+    FIELD(tfmm_choice, failed_cost),
 
     STRUCT(tfmm_diagnostics),
     FIELD(tfmm_diagnostics, mass),
@@ -161,6 +162,7 @@ static const layout_entry entries[] = {
     FIELD(tfmm_sim_state, choice.leaf),
     FIELD(tfmm_sim_state, choice.near_gpu),
     FIELD(tfmm_sim_state, choice.precision),
+    FIELD(tfmm_sim_state, choice.failed_cost),
 
     STRUCT(tfmm_step_stats),
     FIELD(tfmm_step_stats, steps),

@@ -1,27 +1,29 @@
 /* The planner: theta and order for the accuracy asked, chosen from the
  * error this input shows, not from the calibration's worst input alone.
  *
- * The calibration (accuracy_table.h) gives, for each setting, its cost
- * and its error on the worst of adversarial families. On a given input
- * the error of every setting is about a fixed fraction f of that (from
- * 1/300 on a Plummer sphere to 5 on a softened pile at 10^6 bodies,
- * issue 28's table): the model is error(s) = f table(s). The planner
- * starts from f = TFMM_PLAN_FIRST_FACTOR, evaluates at the cheapest
- * setting the model says meets accuracy / TFMM_PLAN_MARGIN, measures
- * (pipeline/measure.h), and takes f from the measurement; when the
- * measured bound on the 99th percentile is above the target it evaluates
- * again at the cheapest setting the new f says meets it (a more accurate
- * one), at most TFMM_PLAN_TRIES times. The setting is kept on the solver
- * and measured again once in TFMM_RECHECK_EVERY evaluations and whenever
- * the number of bodies changes: a miss chooses again at once; a setting
- * more than 10 times more accurate than asked is measured again at the
- * next evaluation, from the cheapest setting the model says meets the
- * target. Evaluations at a subset of the bodies use the kept setting and
+ * The calibration (accuracy_table.h) gives the settings there are and the
+ * cost of each (the GPU's rows first when the near field runs there). The
+ * error of a setting on a given input is modelled as f theta^(p+1) /
+ * (1 - theta)^2, the expansion's truncation, with the factor f measured
+ * on this input (pipeline/measure.h). The planner starts from f =
+ * TFMM_PLAN_FIRST_FACTOR at the cheapest setting the model says meets
+ * accuracy / TFMM_PLAN_MARGIN, measures, and takes f from the measurement.
+ * A planning measurement (four tiles of the reference, about 1,000
+ * bodies) decides by its bound on the 99th percentile at 95 %; a miss
+ * evaluates again at the cheapest setting the new f says meets the target,
+ * at most TFMM_PLAN_TRIES evaluations in one call. The setting is kept on
+ * the solver (tfmm_choice) and measured again once in TFMM_RECHECK_EVERY
+ * evaluations (one tile, about 200 bodies: its 99th percentile decides),
+ * and at once when the number of bodies or the leaf size changes. When
+ * the measured f says a cheaper setting meets the target, the next
+ * evaluation at every body tries it with a planning measurement; a
+ * setting that missed bars every one as cheap until the choice begins
+ * again. Evaluations at a subset of the bodies use the kept setting and
  * are not measured, so that they give the whole evaluation's forces.
  *
  * Active when theta or order is TFMM_FROM_ACCURACY, measure is not off,
- * the criterion is geometric or mass, and the evaluation is at every
- * body; otherwise the settings are the caller's or the calibration's
+ * the criterion is geometric or mass, and the method a tree method;
+ * otherwise the settings are the caller's or the calibration's
  * (tfmm_accuracy_resolve), measured when asked. */
 #ifndef TFMM_PLANNER_H
 #define TFMM_PLANNER_H
@@ -31,14 +33,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The first guess of f, before any measurement: clustered inputs showed
- * 0.015, smooth ones 0.003 to 0.005 (issue 28); a larger f would start
- * from a costlier setting every time. */
-#define TFMM_PLAN_FIRST_FACTOR 0.02
+/* The first guess of f, before any measurement: at theta 0.5, order 6 on
+ * an H100 at 10^6 bodies, the bound measured gave 0.005 on a Plummer
+ * sphere and up to 0.015 on tight clusters, a disk and a fractal set
+ * (bench/results/planner); a larger f would start from a costlier setting
+ * every time. */
+#define TFMM_PLAN_FIRST_FACTOR 0.01
 
 /* The model must predict an error this many times under the target for a
- * setting to be tried (its fraction f varies between settings). */
-#define TFMM_PLAN_MARGIN 2.0
+ * setting to be tried: f is taken from a bound, so this covers only how
+ * f varies between settings. */
+#define TFMM_PLAN_MARGIN 1.5
 
 /* Evaluations one call may make while it chooses. */
 #define TFMM_PLAN_TRIES 4

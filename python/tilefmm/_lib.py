@@ -170,6 +170,7 @@ class Choice(ctypes.Structure):
         ("leaf", c_int),
         ("near_gpu", c_int),
         ("precision", c_int),
+        ("failed_cost", c_double),
     ]
 
 

@@ -8,13 +8,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+static size_t watch_each(size_t k) {
+  return k / 8 < TFMM_MEASURE_WATCH_MAX ? k / 8 : TFMM_MEASURE_WATCH_MAX;
+}
+
 size_t tfmm_measure_sample_size(size_t n, int requested, int planning,
                                 int gpu) {
-  size_t k = requested > 0 ? (size_t)requested : (size_t)(2.2e8 / (double)n);
+  size_t k = (size_t)requested;
   if (requested <= 0) {
-    k = k < 200 || !gpu ? 200 : k > 4000 ? 4000 : k;
-    if (planning)
-      k *= 4;
+    /* Whole tiles of the reference (estimate and watch together). */
+    double tiles = gpu ? floor(2.2e8 / (TFMM_MEASURE_TILE * (double)n)) : 1;
+    tiles = tiles < 1 ? 1 : tiles > 16 ? 16 : tiles;
+    const size_t total = (size_t)tiles * TFMM_MEASURE_TILE * (planning ? 4 : 1);
+    k = total - 2 * (total / 8 < TFMM_MEASURE_WATCH_MAX
+                         ? total / 8
+                         : TFMM_MEASURE_WATCH_MAX);
   }
   return k < n ? k : n;
 }
@@ -177,10 +185,6 @@ static tfmm_status sample_alloc(sample *s, size_t k, size_t each,
                           "no memory to measure the error at %zu bodies", m);
   }
   return TFMM_OK;
-}
-
-static size_t watch_each(size_t k) {
-  return k / 8 < TFMM_MEASURE_WATCH_MAX ? k / 8 : TFMM_MEASURE_WATCH_MAX;
 }
 
 /* Whether e measures: asked to, at every body. */

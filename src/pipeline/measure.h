@@ -31,12 +31,17 @@
 /* The confidence the bound on the 99th percentile is stated at. */
 #define TFMM_MEASURE_CONFIDENCE 0.95
 
+/* The reference sums targets a tile at a time (reference_gpu.cu reads the
+ * sources once for each 256 targets): a sample of 257 costs what one of
+ * 512 does. */
+#define TFMM_MEASURE_TILE 256
+
 /* The bodies a measurement samples for the estimate: `requested` if > 0,
- * else on a GPU 2.2e8 / n (5 % of an evaluation at >= 10^6 bodies on an
- * H100: k n pairs at 5.7e11 a second against about 8 ns a body), at
- * least 200 and at most 4,000, and on the CPU 200 (an evaluation costs
- * about 10^4 pairs a body there, the reference k); times four while the
- * settings are being chosen (planning); never more than n. */
+ * else what leaves room for the watch in whole tiles: on a GPU the tiles
+ * of 2.2e8 / n pairs (one tile, 256 targets, at >= 860,000 bodies: 0.45
+ * ms at 10^6 on an H100, 5 % of an 9 ms evaluation; up to 16 at small N),
+ * on the CPU one tile; four times as many tiles while the settings are
+ * being chosen (planning: a bound at 95 %); never more than n. */
 size_t tfmm_measure_sample_size(size_t n, int requested, int planning, int gpu);
 
 /* The watch's leaves at each end: at most this many. */
