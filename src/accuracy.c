@@ -20,13 +20,14 @@ static const double MARGIN = 3.0;
 static const double THETA_CHOICE_MAX = 0.6;
 
 /* With theta and order fixed, Plummer's delta is this share of the series'
- * estimate theta^(p+1) / (p+1) (Dehnen 2002 eq. 13, summed over the
- * degrees past p), so that the softening's error falls with the order as
- * the expansion's does (issue 28). Not 1: the softening's error is one-
+ * error estimate theta^(p+1) / (p+1) (0.1-0.8 of it is the measured p99 of
+ * Plummer spheres with the spline, exact beyond its support, at theta 0.4
+ * and 0.6, p = 4..12), so that the softening's error falls with the order
+ * as the expansion's does (issue 28). Not 1: the softening's error is one-
  * signed (Newton's pull always exceeds Plummer's) and every accepted pair
  * near the separation attains it, while the series' bound is attained only
  * at its worst placements; at 1 (and at 1/4) the softening set the p99 at
- * p = 4, theta 0.6 (clusters, line + pile: 4-9x the p99 at 1/20). 1/20
+ * p = 4, theta 0.6 (clusters, line + pile: 2.5-11x the p99 at 1/20). 1/20
  * gives at theta 0.6, p = 4 about the delta (7.8e-4) that the default
  * target (1e-3) gave before: the low orders keep their accuracy and cost,
  * the higher ones fall with the series (docs/accuracy.md). */
