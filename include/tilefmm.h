@@ -351,8 +351,9 @@ typedef struct tfmm_stats {
                                   criterion) */
   double softening_separation; /* the closest two bodies of a far-field
                     cell pair may come: h for the spline, the distance at
-                    which Plummer's force is within the target of Newton's,
-                    0 without softening */
+                    which Plummer's force is within the target of Newton's
+                    (theta and order given: within theta^(p+1)/(p+1)/20 if
+                    smaller), 0 without softening */
   tfmm_schedule_kind schedule; /* tree methods: the schedule run (gpu or
                                   hybrid) */
   tfmm_device lists_device;    /* where the traversal ran */

@@ -520,10 +520,14 @@ Test(tree_solver, near_only_is_the_sum_over_the_lists, .timeout = 600) {
   /* Not leaf size 1: a cell of one body has radius 0 and is accepted at
    * any theta > 0, so that its list holds only itself. */
   const int leaves[] = {3, 16, 100};
+  /* Plummer at eps 5e-3: with theta 0.5 and order 4 given, the separation
+   * is 69 eps (delta = 0.5^5 / 5 / 20, accuracy.c), 0.35 here, which leaves
+   * most bodies a far field; at 1e-2 (0.69) up to 13 % of the uniform
+   * bodies had none at leaf 100. */
   for (int m = TFMM_METHOD_FMM; m <= TFMM_METHOD_BH; m++)
     for (int k = 0; k < 3; k++) {
       check_near_only((tfmm_method)m, 1, leaves[k], 0);
-      check_near_only((tfmm_method)m, 0, leaves[k], 1e-2);
+      check_near_only((tfmm_method)m, 0, leaves[k], 5e-3);
     }
 }
 
