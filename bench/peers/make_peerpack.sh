@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Packs what bench/peers/run_peers.sh needs on the GPU machine (no network
-# there) into .devextra/peers.txz (ignored by git; about 0.3 MB):
+# there) into .devextra/peers.txz (ignored by git; about 0.2 MB; a few MB with --prebuilt):
 #   ecl-bh/ECL-BH_45.cu    ECL-BH v4.5, one CUDA file
 #   sph-exa/...            Ryoanji and the cornerstone headers and sources it
 #                          builds from (SPH-EXA's ryoanji/src, domain/include,
