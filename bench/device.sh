@@ -38,8 +38,8 @@
 #                              ("N LEAF THETA ORDER;...")
 #   builds                     the PTX-only and sm_80-only builds of
 #                              .devextra.tgz (issue 15's portability)
-#   peers                      .peers/run_peers.sh (ECL-BH, Ryoanji) when
-#                              carried
+#   peers                      bench/peers/run_peers.sh (ECL-BH, Ryoanji)
+#                              when .devextra/peers.txz is carried
 #   compare                    a refactor before and after, in one call:
 #                              .devextra/pack.txz holds .basebin and
 #                              .newbin (each apps/tilefmm, bench/bench_tree,
@@ -722,11 +722,12 @@ cmd_builds() {
 # ---- peers: ECL-BH and Ryoanji beside the gpu schedule ------------------------
 cmd_peers() {
   setup peers
-  if [ -x .peers/run_peers.sh ] || [ -f .peers/run_peers.sh ]; then
-    step peers 600 env PEER_PREBUILT="${PEER_PREBUILT:-1}" bash .peers/run_peers.sh
+  if [ -f .devextra/peers.txz ]; then
+    # bench/peers/run_peers.sh writes its table and peers.csv to $OUT/peers
+    step peers 600 env OUT="$OUT" bash bench/peers/run_peers.sh
     tail -25 "$out/peers.log"
   else
-    note "peers: .peers/run_peers.sh was not carried"
+    note "peers: .devextra/peers.txz was not carried (bench/peers/make_peerpack.sh)"
   fi
 }
 
