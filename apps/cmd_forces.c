@@ -71,13 +71,11 @@ static args_result parse_options(int argc, char **argv, forces_options *o) {
 }
 
 static void print_stats(const tfmm_stats *s, const tfmm_config *cfg,
-                        double t_read, double t_pin, double t_write) {
+                        double t_read, double t_write) {
   fprintf(stderr, "tilefmm forces: %zu bodies, method %s, device %s (%s)\n",
           s->n, tfmm_method_name(s->method), tfmm_device_name(s->device),
           s->device_name);
   solver_cli_print_time(stderr, "read", t_read);
-  if (t_pin > 0)
-    solver_cli_print_time(stderr, "pin", t_pin);
   solver_cli_print_times(stderr, s);
   solver_cli_print_time(stderr, "write", t_write);
   solver_cli_print_counts(stderr, s, cfg);
@@ -126,75 +124,34 @@ static int write_forces(output *out, const tfmm_config *cfg, size_t n,
   return output_close(out);
 }
 
-/* The arrays of one evaluation. On the GPU they are the library's pinned
- * host memory (tfmm_host_alloc), which the solver copies to and from the
- * device at the speed of the bus, the bodies copied there from the file's
- * arrays; elsewhere the results are malloc'd and the bodies are b's. */
-typedef struct forces_arrays {
-  int pinned;
-  double *bodies; /* pinned: pos (3n) then mass (n), or NULL */
-  const double *pos, *mass;
-  double *acc, *pot;
-} forces_arrays;
-
-static int arrays_make(forces_arrays *a, const bodyio_bodies *b, int gpu) {
-  const size_t n = b->n;
-  memset(a, 0, sizeof *a);
-  a->pinned = gpu;
-  a->pos = b->pos;
-  a->mass = b->mass;
-  if (!gpu) {
-    a->acc = malloc(3 * n * sizeof(double));
-    a->pot = malloc(n * sizeof(double));
-    return a->acc != NULL && a->pot != NULL;
-  }
-  a->acc = tfmm_host_alloc(3 * n * sizeof(double));
-  a->pot = tfmm_host_alloc(n * sizeof(double));
-  a->bodies = tfmm_host_alloc(4 * n * sizeof(double));
-  if (a->acc == NULL || a->pot == NULL || a->bodies == NULL)
-    return 0;
-  memcpy(a->bodies, b->pos, 3 * n * sizeof(double));
-  memcpy(a->bodies + 3 * n, b->mass, n * sizeof(double));
-  a->pos = a->bodies;
-  a->mass = a->bodies + 3 * n;
-  return 1;
-}
-
-static void arrays_free(forces_arrays *a) {
-  if (a->pinned) {
-    tfmm_host_free(a->bodies);
-    tfmm_host_free(a->acc);
-    tfmm_host_free(a->pot);
-  } else {
-    free(a->acc);
-    free(a->pot);
-  }
-}
-
-/* Computes and writes the forces of bodies b; returns 1 on success. */
+/* Computes and writes the forces of bodies b; returns 1 on success. The
+ * arrays are malloc's: on the GPU the library stages them through its
+ * pinned chunks at about the bus's speed, whereas pinning them here
+ * (tfmm_host_alloc) would cost more than it saves for one evaluation
+ * (bench/results/host_transfer: 28-41 ms to pin and fill 64 MB at 1M
+ * bodies, against 1-2 ms saved each way). */
 static int compute_and_write(tfmm_solver *solver, const forces_options *o,
                              const bodyio_bodies *b, output *out,
                              double t_read) {
-  const int gpu = tfmm_solver_device(solver) == TFMM_DEVICE_GPU;
-  double t0 = cli_seconds();
-  forces_arrays a;
-  int ok = arrays_make(&a, b, gpu);
-  const double t_pin = gpu ? cli_seconds() - t0 : 0;
+  double *acc = malloc(3 * b->n * sizeof(double));
+  double *pot = malloc(b->n * sizeof(double));
+  int ok = acc != NULL && pot != NULL;
   if (!ok)
     cli_error("out of memory for %zu bodies", b->n);
-  if (ok && tfmm_solver_compute(solver, b->n, a.pos, a.mass, a.acc, a.pot) !=
-                TFMM_OK) {
+  if (ok &&
+      tfmm_solver_compute(solver, b->n, b->pos, b->mass, acc, pot) != TFMM_OK) {
     cli_error("%s", tfmm_solver_message(solver));
     ok = 0;
   }
   if (ok) {
-    t0 = cli_seconds();
-    ok = write_forces(out, &o->solver.cfg, b->n, a.acc, a.pot);
+    const double t0 = cli_seconds();
+    ok = write_forces(out, &o->solver.cfg, b->n, acc, pot);
     if (ok)
-      print_stats(tfmm_solver_stats(solver), &o->solver.cfg, t_read, t_pin,
+      print_stats(tfmm_solver_stats(solver), &o->solver.cfg, t_read,
                   cli_seconds() - t0);
   }
-  arrays_free(&a);
+  free(acc);
+  free(pot);
   return ok;
 }
 
