@@ -468,10 +468,33 @@ TFMM_API void tfmm_solver_destroy(tfmm_solver *solver);
  * pos: 3n doubles (x0 y0 z0 x1 ...); mass: n doubles, each > 0;
  * acc: 3n doubles written; pot: n doubles written, or NULL to skip the
  * potential. Inputs must be finite. On failure the outputs' contents are
- * unspecified and the solver's message names the cause (and the body). */
+ * unspecified and the solver's message names the cause (and the body).
+ * Under the gpu schedule (see tfmm_schedule_kind) the bodies are copied to
+ * the GPU as they are and checked and scaled there, and the results come
+ * back once, in the caller's units: arrays from tfmm_host_alloc (pinned)
+ * move by one DMA each way at the speed of the bus; other arrays are
+ * staged through pinned buffers of the solver, a few MiB at a time. */
 TFMM_API tfmm_status tfmm_solver_compute(tfmm_solver *solver, size_t n,
                                          const double *pos, const double *mass,
                                          double *acc, double *pot);
+
+/* Host memory for the arrays of tfmm_solver_compute (bodies in, results
+ * out): `bytes` (0 counts as 1), aligned for any type, pinned
+ * (page-locked, cudaHostAlloc) when this build has CUDA and a GPU can be
+ * had, so that the solver copies it to and from the GPU at the speed of
+ * the bus without staging; plain malloc memory otherwise (a build without
+ * CUDA, no GPU, no pinned memory left). NULL when there is no memory at
+ * all. Pinning costs about as much as one copy of the memory, so keep such
+ * arrays between calls. Release with tfmm_host_free, never free(). */
+TFMM_API void *tfmm_host_alloc(size_t bytes);
+
+/* Releases memory from tfmm_host_alloc (pinned or not). NULL is allowed. */
+TFMM_API void tfmm_host_free(void *p);
+
+/* Whether p lies in pinned host memory (tfmm_host_alloc's when it could
+ * pin, or memory the application pinned with CUDA): 0 for NULL, pageable
+ * memory, device memory and in a build without CUDA. */
+TFMM_API int tfmm_host_pinned(const void *p);
 
 /* tfmm_solver_compute for bodies that live on the GPU: d_pos (3n), d_mass
  * (n) in, d_acc (3n) and d_pot (n, or NULL) out are device pointers on the

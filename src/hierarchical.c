@@ -105,6 +105,7 @@ tfmm_status tfmm_hierarchical_compute_device(
   tfmm_eval e = eval_of(cfg, leaf_size, gpu, w, n, d_pos, d_mass, d_active,
                         d_acc, d_pot, stats, err);
   e.on_device = 1;
+  e.host_results = out->host_results;
   e.stream = out->stream;
   e.caller_G = out->caller_G;
   e.acc_exp = out->acc_exp;

@@ -44,6 +44,8 @@ tfmm_status tfmm_hierarchical_compute_with(
  * 2^pot_exp: tfmm_units_unscale's). */
 typedef struct tfmm_hierarchical_device_out {
   void *stream;
+  int host_results; /* d_acc and d_pot are host arrays (pinned: one DMA,
+                       else staged; kernels/context/host_copy.h) */
   double caller_G;
   int acc_exp, pot_exp;
 } tfmm_hierarchical_device_out;
@@ -51,7 +53,7 @@ typedef struct tfmm_hierarchical_device_out {
 /* The same for bodies that live on the GPU, under the gpu schedule only
  * (TFMM_ERR_UNSUPPORTED otherwise): d_pos, d_mass (checked, in internal
  * units), d_active (or NULL), d_acc and d_pot (or NULL) are device arrays
- * of gpu's device. */
+ * of gpu's device (d_acc and d_pot host arrays with out->host_results). */
 tfmm_status tfmm_hierarchical_compute_device(
     const tfmm_config *cfg, int leaf_size, tfmm_gpu *gpu, tfmm_workspace *w,
     size_t n, const double *d_pos, const double *d_mass,

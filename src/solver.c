@@ -150,7 +150,8 @@ static tfmm_status run_tree(tfmm_solver *s, size_t n, const double *pos,
   return TFMM_OK;
 }
 
-static tfmm_status check_call(tfmm_solver *s, size_t n, const double *pos,
+/* The arguments of a call, not yet the bodies. */
+static tfmm_status check_args(tfmm_solver *s, size_t n, const double *pos,
                               const double *mass, const double *acc) {
   if (n == 0)
     return tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT, "no bodies");
@@ -164,7 +165,13 @@ static tfmm_status check_call(tfmm_solver *s, size_t n, const double *pos,
   if (s->device == TFMM_DEVICE_GPU && s->gpu == NULL)
     return tfmm_error_set(&s->err, TFMM_ERR_NO_DEVICE,
                           "the solver has no GPU (creation failed)");
-  return tfmm_bodies_check(n, pos, mass, &s->err);
+  return TFMM_OK;
+}
+
+static tfmm_status check_call(tfmm_solver *s, size_t n, const double *pos,
+                              const double *mass, const double *acc) {
+  tfmm_status st = check_args(s, n, pos, mass, acc);
+  return st != TFMM_OK ? st : tfmm_bodies_check(n, pos, mass, &s->err);
 }
 
 /* The bodies into internal units (units.h), and s->run: cfg with eps in
@@ -291,10 +298,17 @@ tfmm_status tfmm_solver_compute(tfmm_solver *s, size_t n, const double *pos,
                             &s->stats, &s->dist_stats, &s->err);
   double t0 = tfmm_wtime();
   s->err.message[0] = '\0';
+  s->active = NULL;
+  /* Under the gpu schedule the bodies are checked on the device. */
+  if (tfmm_solver_host_on_gpu(s, n)) {
+    tfmm_status st = check_args(s, n, pos, mass, acc);
+    return st != TFMM_OK
+               ? st
+               : tfmm_solver_compute_host_gpu(s, n, pos, mass, acc, pot, t0);
+  }
   tfmm_status st = check_call(s, n, pos, mass, acc);
   if (st != TFMM_OK)
     return st;
-  s->active = NULL;
   return compute(s, n, pos, mass, acc, pot, t0);
 }
 

@@ -10,11 +10,7 @@
 #include <math.h>
 #include <omp.h>
 
-/* A tree method under the gpu schedule on bodies that live on the GPU:
- * checked, brought into internal units and back, and evaluated there; no
- * copy through the host. The same results as tfmm_solver_compute's bit
- * for bit (the same stages on the same numbers). d_active: the targets
- * (a device array), or NULL: every body. */
+/* One evaluation as the planner asks for it (planner.h). */
 typedef struct device_eval {
   tfmm_solver *s;
   size_t n;
@@ -34,11 +30,17 @@ static tfmm_status eval_device(void *ctx, size_t measure_k, uint64_t seed) {
       h->acc, h->pot, h->out, &s->stats, &s->err);
 }
 
+/* A tree method under the gpu schedule on bodies that live on the GPU:
+ * checked, brought into internal units and back, and evaluated there; no
+ * copy through the host. The same results as the host's stages would give
+ * bit for bit (the same stages on the same numbers). d_active: the targets
+ * (a device array), or NULL: every body. host_out: d_acc and d_pot are
+ * host arrays (tfmm_solver_compute_host_gpu). Begun at t0. */
 static tfmm_status run_tree_device(tfmm_solver *s, size_t n,
                                    const double *d_pos, const double *d_mass,
                                    const unsigned char *d_active, double *d_acc,
-                                   double *d_pot, void *stream) {
-  double t0 = tfmm_wtime();
+                                   double *d_pot, void *stream, int host_out,
+                                   double t0) {
   tfmm_stats fresh = {
       .method = s->cfg.method, .device = s->device, .n = n, .targets = n};
   s->stats = fresh;
@@ -70,6 +72,7 @@ static tfmm_status run_tree_device(tfmm_solver *s, size_t n,
   s->stats.time[TFMM_PHASE_PREPARE] = tfmm_wtime() - t0;
   const tfmm_hierarchical_device_out out = {
       .stream = stream,
+      .host_results = host_out,
       .caller_G = s->cfg.G,
       .acc_exp = s->units.mass_exp - 2 * s->units.length_exp,
       .pot_exp = s->units.mass_exp - s->units.length_exp};
@@ -120,9 +123,35 @@ static tfmm_status run_on_device(tfmm_solver *s, size_t n, const double *d_pos,
   int saved_threads = omp_get_max_threads();
   if (s->cfg.num_threads > 0)
     omp_set_num_threads(s->cfg.num_threads);
-  tfmm_status st =
-      run_tree_device(s, n, d_pos, d_mass, d_active, d_acc, d_pot, stream);
+  tfmm_status st = run_tree_device(s, n, d_pos, d_mass, d_active, d_acc, d_pot,
+                                   stream, 0, tfmm_wtime());
   omp_set_num_threads(saved_threads);
+  return st;
+}
+
+int tfmm_solver_host_on_gpu(const tfmm_solver *s, size_t n) {
+  return s->device == TFMM_DEVICE_GPU && s->gpu != NULL &&
+         tfmm_method_is_tree(s->cfg.method) &&
+         tfmm_hierarchical_gpu_schedule(&s->cfg, s->gpu, n);
+}
+
+tfmm_status tfmm_solver_compute_host_gpu(tfmm_solver *s, size_t n,
+                                         const double *pos, const double *mass,
+                                         double *acc, double *pot, double t0) {
+  int saved_threads = omp_get_max_threads();
+  if (s->cfg.num_threads > 0)
+    omp_set_num_threads(s->cfg.num_threads);
+  const double *d_pos = NULL, *d_mass = NULL;
+  tfmm_status st = tfmm_pipeline_gpu_put(&s->work.gpu, s->gpu, n, pos, mass,
+                                         &d_pos, &d_mass, &s->err);
+  const double up = tfmm_wtime() - t0;
+  if (st == TFMM_OK)
+    st = run_tree_device(s, n, d_pos, d_mass, NULL, acc, pot, NULL, 1, t0);
+  omp_set_num_threads(saved_threads);
+  if (st == TFMM_OK) { /* the copy up is the upload, not the preparation */
+    s->stats.time[TFMM_PHASE_UPLOAD] += up;
+    s->stats.time[TFMM_PHASE_PREPARE] -= up;
+  }
   return st;
 }
 

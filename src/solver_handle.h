@@ -55,4 +55,21 @@ void tfmm_solver_set_run(tfmm_solver *s);
  * computed. */
 void tfmm_solver_no_targets(tfmm_solver *s, size_t n, double t0);
 
+/* Whether tfmm_solver_compute takes n host bodies the device's way
+ * (tfmm_solver_compute_host_gpu): a tree method under the gpu schedule. */
+int tfmm_solver_host_on_gpu(const tfmm_solver *s, size_t n);
+
+/* tfmm_solver_compute on host arrays, begun at t0, the arguments checked
+ * but not the bodies: the bodies copied as they are into the tree's
+ * buffer on the GPU (one DMA from pinned memory, tfmm_host_alloc's, else
+ * staged through pinned chunks), checked, measured and scaled into
+ * internal units there (as tfmm_solver_compute_device does), and the
+ * results, in the caller's units, copied once into acc and pot. The same
+ * bits as the host's scaling would give (tests/test_host_memory.c), with
+ * three passes over the bodies and two over the results taken off the
+ * host. */
+tfmm_status tfmm_solver_compute_host_gpu(tfmm_solver *s, size_t n,
+                                         const double *pos, const double *mass,
+                                         double *acc, double *pot, double t0);
+
 #endif

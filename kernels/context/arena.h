@@ -68,7 +68,11 @@ enum tfmm_pinned_group {
   TFMM_PINNED_SCHEDULE_COUNT = 4,
   TFMM_PINNED_SIM = TFMM_PINNED_SCHEDULE + TFMM_PINNED_SCHEDULE_COUNT,
   TFMM_PINNED_SIM_COUNT = 8,
-  TFMM_PINNED = TFMM_PINNED_SIM + TFMM_PINNED_SIM_COUNT
+  /* the two chunks that stage the caller's pageable host arrays
+     (host_copy.h) */
+  TFMM_PINNED_HOST = TFMM_PINNED_SIM + TFMM_PINNED_SIM_COUNT,
+  TFMM_PINNED_HOST_COUNT = 2,
+  TFMM_PINNED = TFMM_PINNED_HOST + TFMM_PINNED_HOST_COUNT
 };
 
 /* The context's stream of that name (a cudaStream_t), made when the
@@ -77,6 +81,10 @@ void *tfmm_gpu_stream(const tfmm_gpu *g, tfmm_stream_name name);
 
 /* Its device (the CUDA ordinal). */
 int tfmm_gpu_device(const tfmm_gpu *g);
+
+/* One of the context's two events (a cudaEvent_t, timing off) that mark
+ * the chunks of a staged copy (host_copy.h), k 0 or 1. */
+void *tfmm_gpu_staging_event(const tfmm_gpu *g, int k);
 
 /* At least `bytes` (0 counts as 1) of device memory in `slot`, with
  * 1/slack more room when it grows (slack 0: none); *p (if not NULL) gets

@@ -127,6 +127,9 @@ static tfmm_status open_context(tfmm_gpu *g, tfmm_error *err) {
         cudaStreamCreateWithFlags(&g->streams[k], cudaStreamNonBlocking), err);
   for (int k = 0; k < 4; k++)
     TFMM_CUDA_TRY(cudaEventCreate(&g->events[k]), err);
+  for (int k = 0; k < 2; k++)
+    TFMM_CUDA_TRY(
+        cudaEventCreateWithFlags(&g->staging[k], cudaEventDisableTiming), err);
   return TFMM_OK;
 }
 
@@ -158,6 +161,9 @@ extern "C" void tfmm_gpu_destroy(tfmm_gpu *g) {
     for (int k = 0; k < 4; k++)
       if (g->events[k] != NULL)
         cudaEventDestroy(g->events[k]);
+    for (int k = 0; k < 2; k++)
+      if (g->staging[k] != NULL)
+        cudaEventDestroy(g->staging[k]);
     for (int k = 0; k < TFMM_STREAMS; k++)
       if (g->streams[k] != NULL)
         cudaStreamSynchronize(g->streams[k]);
@@ -212,6 +218,10 @@ extern "C" void *tfmm_gpu_stream(const tfmm_gpu *g, tfmm_stream_name name) {
 }
 
 extern "C" int tfmm_gpu_device(const tfmm_gpu *g) { return g->device; }
+
+extern "C" void *tfmm_gpu_staging_event(const tfmm_gpu *g, int k) {
+  return (void *)g->staging[k & 1];
+}
 
 static int slot_ok(int slot, int count) { return slot >= 0 && slot < count; }
 

@@ -15,6 +15,7 @@ struct tfmm_gpu {
   char name[256];
   cudaStream_t streams[TFMM_STREAMS]; /* arena.h: named for their work */
   cudaEvent_t events[4];
+  cudaEvent_t staging[2]; /* the chunks of a staged copy (host_copy.h) */
   /* The arena (arena.h): every device and pinned buffer kept between
    * calls. */
   tfmm_device_buffer slot[TFMM_SLOTS];

@@ -4,6 +4,7 @@
 #include "arena.h"
 #include "gpu.h"
 #include "gpu_probe.h"
+#include "host_copy.h"
 #include "reference_gpu.h"
 
 #include <string.h>
@@ -166,6 +167,32 @@ void *tfmm_gpu_stream(const tfmm_gpu *g, tfmm_stream_name name) {
 int tfmm_gpu_device(const tfmm_gpu *g) {
   (void)g;
   return -1;
+}
+
+void *tfmm_gpu_staging_event(const tfmm_gpu *g, int k) {
+  (void)g;
+  (void)k;
+  return NULL;
+}
+
+/* Host memory (host_copy.h): none is pinned without CUDA. */
+void *tfmm_gpu_host_alloc(size_t bytes) {
+  (void)bytes;
+  return NULL;
+}
+
+int tfmm_gpu_host_pinned(const void *p) {
+  (void)p;
+  return 0;
+}
+
+void tfmm_gpu_host_free(void *p) { (void)p; }
+
+tfmm_status tfmm_gpu_copy_host(tfmm_gpu *g, void *dst, const void *src,
+                               size_t bytes, int to_device, void *stream,
+                               tfmm_error *err) {
+  (void)g, (void)dst, (void)src, (void)bytes, (void)to_device, (void)stream;
+  return unsupported(err);
 }
 
 tfmm_status tfmm_arena_reserve(tfmm_gpu *g, int slot, size_t bytes,

@@ -126,6 +126,15 @@ tfmm_status tfmm_pipeline_gpu_bounds(tfmm_pipeline_gpu *pl, tfmm_gpu *gpu,
   return none(err);
 }
 
+tfmm_status tfmm_pipeline_gpu_put(tfmm_pipeline_gpu *pl, tfmm_gpu *gpu,
+                                  size_t n, const double *pos,
+                                  const double *mass, const double **d_pos,
+                                  const double **d_mass, tfmm_error *err) {
+  (void)pl, (void)gpu, (void)n, (void)pos, (void)mass, (void)d_pos,
+      (void)d_mass;
+  return none(err);
+}
+
 tfmm_status tfmm_pipeline_gpu_scale(tfmm_pipeline_gpu *pl, size_t n,
                                     const double *d_pos, const double *d_mass,
                                     int length_exp, int mass_exp,

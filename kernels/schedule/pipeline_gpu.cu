@@ -14,6 +14,7 @@
 #include "bodies_gpu.h"
 #include "combine_gpu.h"
 #include "farfield_gpu.h"
+#include "host_copy.h"
 #include "near_inputs_gpu.h"
 #include "nearfield/near_items.h"
 #include "pipeline_gpu_state.cuh"
@@ -374,12 +375,12 @@ tfmm_status download(tfmm_pipeline_gpu *pl, tfmm_pipeline_gpu_times *times,
   cudaStream_t st = stream_of(pl);
   const tfmm_pipeline_gpu_output *out = &s->out;
   const size_t n = pl->base.tree.n;
-  if (!out->on_device) {
-    TRY(cudaMemcpyAsync(out->acc, s->d_acc, 3 * n * sizeof(double),
-                        cudaMemcpyDeviceToHost, st));
+  if (!out->on_device) { /* pinned: one DMA; else staged (host_copy.h) */
+    CHECK(tfmm_gpu_copy_host(pl->base.gpu, out->acc, s->d_acc,
+                             3 * n * sizeof(double), 0, st, err));
     if (out->pot != nullptr && s->d_pot != nullptr)
-      TRY(cudaMemcpyAsync(out->pot, s->d_pot, n * sizeof(double),
-                          cudaMemcpyDeviceToHost, st));
+      CHECK(tfmm_gpu_copy_host(pl->base.gpu, out->pot, s->d_pot,
+                               n * sizeof(double), 0, st, err));
   }
   TRY(cudaStreamSynchronize(st));
   pl->first_nonfinite = s->host[0] == ~0ull ? -1 : (int64_t)s->host[0];

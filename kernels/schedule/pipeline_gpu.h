@@ -177,6 +177,18 @@ tfmm_status tfmm_pipeline_gpu_bounds(tfmm_pipeline_gpu *pl, tfmm_gpu *gpu,
                                      const double *d_mass, void *after,
                                      double bounds[7], tfmm_error *err);
 
+/* Host bodies (pos 3n, mass n), as they are, into the buffer the tree
+ * takes its bodies from (its BODIES slot): one DMA from pinned memory, or
+ * staged through the context's pinned chunks (host_copy.h); *d_pos and
+ * *d_mass point at them there, for tfmm_pipeline_gpu_bounds and
+ * tfmm_pipeline_gpu_scale, which scales them in place. The bodies of
+ * tfmm_solver_compute under the gpu schedule, which are then checked,
+ * measured and scaled on the device rather than on the host. */
+tfmm_status tfmm_pipeline_gpu_put(tfmm_pipeline_gpu *pl, tfmm_gpu *gpu,
+                                  size_t n, const double *pos,
+                                  const double *mass, const double **d_pos,
+                                  const double **d_mass, tfmm_error *err);
+
 /* Those bodies scaled by 2^-length_exp and 2^-mass_exp (exactly, as
  * tfmm_units_scale) into the buffer the tree takes its bodies from
  * (its BODIES slot, tree_gpu_hybrid.h; then no copy); *pos and *mass point at

@@ -7,6 +7,7 @@
 #include "cuda_try.cuh"
 
 #include "bodies_gpu.h"
+#include "host_copy.h"
 #include "pipeline_gpu_state.cuh"
 #include "targets_gpu.h"
 
@@ -80,6 +81,21 @@ tfmm_status bounds(tfmm_pipeline_gpu *pl, size_t n, const double *pos,
   TRY(cudaStreamSynchronize(st));
   return TFMM_OK;
 }
+/* Host bodies as they are into the tree's buffer (tfmm_pipeline_gpu_put). */
+tfmm_status put(tfmm_pipeline_gpu *pl, size_t n, const double *pos,
+                const double *mass, const double **d_pos, const double **d_mass,
+                tfmm_error *err) {
+  double *out = nullptr;
+  CHECK(tfmm_tree_gpu_hybrid_bodies(&pl->base, n, &out, err));
+  CHECK(tfmm_gpu_copy_host(pl->base.gpu, out, pos, 3 * n * sizeof *pos, 1,
+                           stream_of(pl), err));
+  CHECK(tfmm_gpu_copy_host(pl->base.gpu, out + 3 * n, mass, n * sizeof *mass, 1,
+                           stream_of(pl), err));
+  *d_pos = out;
+  *d_mass = out + 3 * n;
+  return TFMM_OK;
+}
+
 tfmm_status scale(tfmm_pipeline_gpu *pl, size_t n, const double *pos,
                   const double *mass, int k, int j, const double **spos,
                   const double **smass, tfmm_error *err) {
@@ -131,4 +147,17 @@ tfmm_pipeline_gpu_scale(tfmm_pipeline_gpu *pl, size_t n, const double *d_pos,
   return entered(pl, pl->base.gpu, err, [&] {
     return scale(pl, n, d_pos, d_mass, length_exp, mass_exp, pos, mass, err);
   });
+}
+
+extern "C" tfmm_status
+tfmm_pipeline_gpu_put(tfmm_pipeline_gpu *pl, tfmm_gpu *gpu, size_t n,
+                      const double *pos, const double *mass,
+                      const double **d_pos, const double **d_mass,
+                      tfmm_error *err) {
+  if (pl == nullptr || pos == nullptr || mass == nullptr || n == 0 ||
+      n > (size_t)INT32_MAX)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "gpu schedule: no state, no bodies or too many");
+  return entered(pl, gpu, err,
+                 [&] { return put(pl, n, pos, mass, d_pos, d_mass, err); });
 }

@@ -3,6 +3,7 @@
 
 #include "base/clock.h"
 #include "farfield_gpu.h"
+#include "host_copy.h"
 #include "upward_gpu.h"
 
 #include <cuda_runtime.h>
@@ -65,6 +66,17 @@ tfmm_status tfmm_tree_gpu_hybrid_leave(int previous, tfmm_status st) {
   return st;
 }
 
+/* Whether p is device memory (or managed), which the DMA reads as it is;
+ * host memory goes through tfmm_gpu_copy_host (pinned or staged). */
+static int device_memory(const void *p) {
+  struct cudaPointerAttributes a;
+  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    cudaGetLastError(); /* clear a non-sticky error */
+    return 0;
+  }
+  return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
+}
+
 /* The bodies into the BODIES slot (tfmm_tree_gpu_hybrid_upload). */
 static tfmm_status upload(tfmm_tree_gpu_hybrid *h, size_t n, const double *pos,
                           const double *mass, tfmm_error *err) {
@@ -80,7 +92,14 @@ static tfmm_status upload(tfmm_tree_gpu_hybrid *h, size_t n, const double *pos,
   if (st != TFMM_OK)
     return st;
   double *d_pos = bodies, *d_mass = d_pos + 3 * n;
-  /* Host or device arrays (unified addressing tells which). */
+  if (!in_place && !device_memory(pos)) {
+    st = tfmm_gpu_copy_host(h->gpu, d_pos, pos, 3 * n * sizeof *pos, 1, s, err);
+    if (st == TFMM_OK)
+      st =
+          tfmm_gpu_copy_host(h->gpu, d_mass, mass, n * sizeof *mass, 1, s, err);
+    h->n = st == TFMM_OK ? n : 0;
+    return st;
+  }
   cudaError_t e = cudaSuccess;
   if (!in_place)
     e = cudaMemcpyAsync(d_pos, pos, 3 * n * sizeof *pos, cudaMemcpyDefault, s);

@@ -18,6 +18,7 @@ from ._version import __version__
 from ._lib import lib as _clib, path as library_path
 from . import ic, io, snapshot
 from ._forces import ErrorStats, Solver, errors, forces
+from ._host import empty as host_array
 from ._options import SOLVER_OPTIONS, SIM_OPTIONS, defaults, enum_names, plan
 from .errors import (CoincidentBodiesError, CudaError, FileError,
                      InvalidArgumentError, MpiError, NoDeviceError,
@@ -50,5 +51,5 @@ __all__ = [
     "SIM_OPTIONS", "snapshot", "TilefmmError", "InvalidArgumentError",
     "CoincidentBodiesError", "OutOfMemoryError", "NoDeviceError", "CudaError",
     "NonFiniteError", "UnsupportedError", "MpiError", "FileError", "io",
-    "read", "Bodies", "Units",
+    "read", "Bodies", "Units", "host_array",
 ]

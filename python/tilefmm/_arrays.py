@@ -18,9 +18,10 @@ def _first_bad(mask):
     return int(np.flatnonzero(mask)[0])
 
 
-def vectors(name, value, n=None):
+def vectors(name, value, n=None, check=True):
     """An (n, 3) float64 C-contiguous array of finite values (a copy only
-    when value is not one already)."""
+    when value is not one already); check False: the values are not looked
+    at (the library checks them, Solver.forces)."""
     arr = _as_float64(name, value)
     if arr.ndim != 2 or arr.shape[1] != 3:
         raise ValueError(f"{name}: expected shape (N, 3), got {arr.shape}")
@@ -28,6 +29,8 @@ def vectors(name, value, n=None):
         raise ValueError(f"{name}: no bodies (shape {arr.shape})")
     if n is not None and arr.shape[0] != n:
         raise ValueError(f"{name}: {arr.shape[0]} rows for {n} bodies")
+    if not check:
+        return arr
     bad = ~np.isfinite(arr).all(axis=1)
     if bad.any():
         i = _first_bad(bad)
@@ -35,14 +38,17 @@ def vectors(name, value, n=None):
     return arr
 
 
-def masses(name, value, n):
-    """An (n,) float64 array of finite masses > 0; (n, 1) is accepted."""
+def masses(name, value, n, check=True):
+    """An (n,) float64 array of finite masses > 0; (n, 1) is accepted.
+    check False: the values are not looked at (as vectors)."""
     arr = _as_float64(name, value)
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = np.ascontiguousarray(arr[:, 0])
     if arr.ndim != 1 or arr.shape[0] != n:
         raise ValueError(f"{name}: expected shape ({n},) for {n} bodies, "
                          f"got {arr.shape}")
+    if not check:
+        return arr
     bad = ~np.isfinite(arr)
     if bad.any():
         i = _first_bad(bad)

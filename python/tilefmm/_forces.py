@@ -8,6 +8,7 @@ import numpy as np
 
 from . import _arrays, _options
 from ._handle import Handle
+from ._host import HostPool
 from ._lib import lib
 from .errors import raise_status
 
@@ -17,7 +18,8 @@ class Solver(Handle):
     GPU's buffers) kept from one evaluation to the next. Keyword options:
     see tilefmm.forces. Use as a context manager, or call close()."""
 
-    def __init__(self, **options):
+    def __init__(self, _keep=True, **options):
+        self._pool = None
         cfg = _options.config(options)
         handle = ctypes.c_void_p()
         status = lib.tfmm_solver_create(ctypes.byref(handle), ctypes.byref(cfg))
@@ -27,6 +29,19 @@ class Solver(Handle):
             message = lib.tfmm_solver_message(handle).decode() if handle else ""
             self.close()
             raise_status(status, message)
+        # On the GPU the results go to pinned memory kept between calls
+        # (_host.py): one DMA, not the driver's pageable staging.
+        # (A solver of one call, tilefmm.forces, would pin for nothing.)
+        if _keep and lib.tfmm_solver_device(handle) == _GPU:
+            self._pool = HostPool()
+
+    def close(self):
+        """Releases the solver (its GPU memory, the pinned blocks it
+        keeps; arrays it returned stay valid)."""
+        pool, self._pool = getattr(self, "_pool", None), None
+        if pool is not None:
+            pool.close()
+        super().close()
 
     @staticmethod
     def _destroy(handle):
@@ -43,15 +58,24 @@ class Solver(Handle):
         return lib.tfmm_device_name(lib.tfmm_solver_device(self._live())).decode()
 
     def forces(self, positions, masses):
-        """(accelerations (N, 3), potentials (N,)), float64, G applied."""
-        pos = _arrays.vectors("positions", positions)
+        """(accelerations (N, 3), potentials (N,)), float64, G applied.
+        float64 C-contiguous inputs are passed as they are (no copy); the
+        library checks their values, and a bad one is named as the
+        binding's checks name it. On the GPU the results are in pinned
+        memory (one DMA from the device)."""
+        handle = self._live()
+        pos = _arrays.vectors("positions", positions, check=False)
         n = pos.shape[0]
-        mass = _arrays.masses("masses", masses, n)
-        acc = np.full((n, 3), np.nan)
-        pot = np.full(n, np.nan)
+        mass = _arrays.masses("masses", masses, n, check=False)
+        pool = self._pool
+        acc = pool.empty((n, 3)) if pool is not None else np.empty((n, 3))
+        pot = pool.empty((n,)) if pool is not None else np.empty(n)
         status = lib.tfmm_solver_compute(
-            self._live(), n, _arrays.pointer(pos), _arrays.pointer(mass),
+            handle, n, _arrays.pointer(pos), _arrays.pointer(mass),
             _arrays.pointer(acc), _arrays.pointer(pot))
+        if status == _INVALID_ARGUMENT:  # the binding's message, if it is
+            _arrays.vectors("positions", pos)  # about the bodies
+            _arrays.masses("masses", mass, n)
         if status != 0:
             self._fail(status)
         return acc, pot
@@ -80,6 +104,10 @@ class Solver(Handle):
         """The last evaluation's tfmm_stats as a dict (enums by name)."""
         s = lib.tfmm_solver_stats(self._live()).contents
         return stats_dict(s)
+
+
+_GPU = 2  # TFMM_DEVICE_GPU
+_INVALID_ARGUMENT = 1  # TFMM_ERR_INVALID_ARGUMENT
 
 
 def stats_dict(s):
@@ -124,7 +152,7 @@ def forces(positions, masses, **options):
     leaf_size, softening ('plummer', 'spline'), eps, G, device ('auto',
     'cpu', 'gpu'), schedule, precision, mac, ... Bad input raises
     ValueError or TypeError naming the argument."""
-    with Solver(**options) as solver:
+    with Solver(_keep=False, **options) as solver:
         return solver.forces(positions, masses)
 
 

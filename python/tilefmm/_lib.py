@@ -278,6 +278,9 @@ PROTOTYPES = {
     "tfmm_solver_create": (c_int, [P(ctypes.c_void_p), P(Config)]),
     "tfmm_solver_destroy": (None, [ctypes.c_void_p]),
     "tfmm_solver_compute": (c_int, [ctypes.c_void_p, c_size_t, _pd, _pd, _pd, _pd]),
+    "tfmm_host_alloc": (ctypes.c_void_p, [c_size_t]),
+    "tfmm_host_free": (None, [ctypes.c_void_p]),
+    "tfmm_host_pinned": (c_int, [ctypes.c_void_p]),
     "tfmm_solver_reference_at": (
         c_int,
         [ctypes.c_void_p, c_size_t, _pd, _pd, c_size_t, P(c_size_t), _pd, _pd],

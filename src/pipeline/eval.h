@@ -28,6 +28,9 @@ typedef struct tfmm_eval {
    * and pot are then device arrays, ready after `stream`; the results go
    * to the caller's units there (the host path does that in solver.c). */
   int on_device;
+  int host_results; /* with on_device: acc and pot are host arrays all the
+                       same (the results copied there once, in the
+                       caller's units; tfmm_solver_compute's bodies) */
   void *stream;
   double caller_G;
   int acc_exp, pot_exp;

@@ -205,7 +205,8 @@ tfmm_status tfmm_stage_gpu_finish(tfmm_eval *e) {
   e->finish_begin = tfmm_wtime();
   const tfmm_pipeline_gpu_output out = {.acc = e->acc,
                                         .pot = e->pot,
-                                        .on_device = e->on_device,
+                                        .on_device =
+                                            e->on_device && !e->host_results,
                                         .G = e->cfg->G,
                                         .to_caller = e->on_device,
                                         .caller_G = e->caller_G,
