@@ -261,20 +261,24 @@ tfmm_status tfmm_stage_gpu_measure(tfmm_eval *e) {
   free(count);
   const tfmm_pair_params pair = {e->cfg->softening, e->cfg->eps,
                                  TFMM_PRECISION_DOUBLE};
+  /* The results are on the device (the caller's device arrays) or on
+   * the host (downloaded: in the tree's units on the host path, in the
+   * caller's when a device evaluation gives host results). */
+  const int on_device = e->on_device && !e->host_results;
   if (st == TFMM_OK)
     st =
         tfmm_pipeline_gpu_measure(g, &pair, k + s.w, s.sorted, s.input, s.exact,
-                                  e->on_device ? e->acc : NULL, s.got, e->err);
+                                  on_device ? e->acc : NULL, s.got, e->err);
   if (st == TFMM_OK) {
     /* The exact sums are G = 1 in the tree's units; the results are G
-     * times the sums, taken to the caller's units on the device. */
+     * times the sums, taken to the caller's units by the device path. */
     double f = e->cfg->G;
     if (e->on_device)
       f *= e->caller_G * ldexp(1.0, e->acc_exp);
     for (size_t j = 0; j < k + s.w; j++)
       for (int d = 0; d < 3; d++) {
         s.exact[3 * j + d] *= f;
-        if (!e->on_device)
+        if (!on_device)
           s.got[3 * j + d] = e->acc[3 * s.input[j] + d];
       }
     finish(e, &s, t0);
