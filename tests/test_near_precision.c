@@ -8,8 +8,15 @@
  * the accuracy target of the double-precision reference (1e-3, the
  * default, and 3e-4, the tightest target still run in single): a p99 that
  * passes while a group is wrong is what the issue is about. Fresh seeds;
- * the GPU cases skip without a GPU. */
+ * the GPU cases skip without a GPU. And the rule's cost: no leaf of a
+ * Plummer sphere runs in double (near_frame.h), the two groups' leaf
+ * does. */
 #include "testutil.h"
+
+#include "nearfield/near_frame.h"
+#include "tree/lists.h"
+#include "tree/mac.h"
+#include "tree/octree.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
@@ -194,4 +201,55 @@ Test(near_precision, cluster_gpu) {
   test_require_gpu();
   cluster_case(TFMM_DEVICE_GPU, TFMM_SCHEDULE_GPU, "gpu schedule");
   cluster_case(TFMM_DEVICE_GPU, TFMM_SCHEDULE_HYBRID, "hybrid");
+}
+
+/* Leaves of b under near_frame.h's rule, in double: their count. */
+static int64_t exact_leaves(const bodies *b, int leaf, double theta,
+                            double eps) {
+  tfmm_octree t;
+  tfmm_lists l;
+  tfmm_error err = {{0}};
+  cr_assert_eq(tfmm_octree_build(&t, b->n, b->pos, b->mass, leaf, 21, &err),
+               TFMM_OK, "%s", err.message);
+  const tfmm_mac mac = {.theta = theta};
+  cr_assert_eq(tfmm_lists_build_fmm(&t, &mac, 1, &l, &err), TFMM_OK, "%s",
+               err.message);
+  tfmm_near_frame *frame = malloc((size_t)t.ncells * sizeof *frame);
+  unsigned char *exact = malloc((size_t)t.nleaves);
+  cr_assert(frame && exact);
+  const int64_t count = tfmm_near_frames(&t, &l.near, eps, frame, exact);
+  int64_t again = 0;
+  for (int64_t k = 0; k < t.nleaves; k++)
+    again += exact[k] != 0;
+  cr_assert_eq(count, again);
+  free(frame);
+  free(exact);
+  tfmm_lists_free(&l);
+  tfmm_octree_free(&t);
+  return count;
+}
+
+Test(near_precision, rule_spares_ordinary_leaves) {
+  const uint64_t seed = test_fresh_seed();
+  const size_t n = 100000;
+  bodies b = bodies_alloc(n);
+  double *vel = malloc(3 * n * sizeof *vel);
+  cr_assert(vel);
+  cr_assert_eq(tfmm_ic_plummer(n, seed, b.pos, vel, b.mass), TFMM_OK);
+  const int leaf[] = {16, 64, 512};
+  for (int k = 0; k < 3; k++)
+    cr_assert_eq(exact_leaves(&b, leaf[k], 0.5, 0), 0,
+                 "Plummer, %zu bodies, leaves of %d, eps 0, seed %llu: leaves "
+                 "in double",
+                 n, leaf[k], (unsigned long long)seed);
+  free(vel);
+  bodies_free(&b);
+  b = two_groups(seed);
+  cr_assert_eq(exact_leaves(&b, 64, 0.5, 0), 1, "two groups, seed %llu",
+               (unsigned long long)seed);
+  bodies_free(&b);
+  b = group_and_far(1e6, seed);
+  cr_assert_eq(exact_leaves(&b, 64, 0.5, 0.01), 1, "group, seed %llu",
+               (unsigned long long)seed);
+  bodies_free(&b);
 }

@@ -45,16 +45,18 @@ struct op_max {
   __device__ double operator()(double a, double b) const { return fmax(a, b); }
 };
 
-/* Leaf k (one block): its origin and first body, its reach, and its bodies
- * relative to the origin in the precision T of the sums (p2p_gpu.c's
- * pack): in single precision the frame's (near_frame.h, the box of its
- * bodies), in double the cell's centre. */
+/* Leaf k (one block): its origin and first body, its reach and scale
+ * (frame[2k], frame[2k + 1]), and its bodies relative to the origin in the
+ * precision T of the sums (p2p_gpu.c's pack): in single precision the
+ * frame's (near_frame.h, the box of its bodies), in double the cell's
+ * centre. The scale takes the n^2 / 2 distances of its bodies (in double)
+ * where its reach exceeds K eps, for the single-precision near field. */
 template <class T>
 __global__ void __launch_bounds__(PACK_THREADS)
     pack_leaves(int64_t nleaves, const int32_t *leaves, const double *center,
                 const int32_t *body_begin, const int32_t *body_end,
-                const double *pos, const double *mass, int64_t n, T *body,
-                double *centre, double *reach, int32_t *leaf_begin,
+                const double *pos, const double *mass, int64_t n, double eps,
+                T *body, double *centre, double *frame, int32_t *leaf_begin,
                 int32_t *position) {
   __shared__ double red[PACK_THREADS];
   const int64_t k = blockIdx.x;
@@ -74,11 +76,26 @@ __global__ void __launch_bounds__(PACK_THREADS)
     far = fmax(far,
                tfmm_near_frame_reach(lo, hi, tfmm_near_frame_origin(lo, hi)));
   }
+  /* far is the block's: every thread takes the same branch. */
+  double scale = eps;
+  if (sizeof(T) == sizeof(float) && tfmm_near_frame_needs_spacing(far, eps)) {
+    double least = INFINITY;
+    for (int64_t i = body_begin[c] + threadIdx.x; i < body_end[c];
+         i += blockDim.x)
+      for (int64_t j = i + 1; j < body_end[c]; j++) {
+        const double dx = pos[3 * j] - pos[3 * i],
+                     dy = pos[3 * j + 1] - pos[3 * i + 1],
+                     dz = pos[3 * j + 2] - pos[3 * i + 2];
+        least = fmin(least, dx * dx + dy * dy + dz * dz);
+      }
+    scale = tfmm_near_frame_scale(eps, block_reduce(least, red, op_min()));
+  }
   if (threadIdx.x == 0) {
     centre[3 * k] = o[0];
     centre[3 * k + 1] = o[1];
     centre[3 * k + 2] = o[2];
-    reach[k] = far;
+    frame[2 * k] = far;
+    frame[2 * k + 1] = scale;
     leaf_begin[k] = body_begin[c];
     position[c] = (int32_t)k;
     if (k == nleaves - 1)
@@ -94,43 +111,34 @@ __global__ void __launch_bounds__(PACK_THREADS)
 }
 
 /* Leaf k (one block) again in double where near_frame.h's rule says no
- * float origin serves it (the largest demand of its list against its
- * scale; the smallest separation of its bodies only when that demand
- * exceeds K eps), written over the float results out (4 a sorted body).
- * The sum: every pair of its list in double, the positions differenced
- * themselves, as tfmm_p2p_cpu_exact. Cost on ordinary inputs: a block
- * reads its list's origins and reaches (32 bytes an entry, from L2), and
- * with eps = 0 the n^2 / 2 distances of its bodies; the rare exact leaf
- * then costs its pairs in FP64. */
+ * float origin serves it (its reach against its scale, or the demand of
+ * an exact leaf of its list), written over the float results out (4 a
+ * sorted body). The sum: every pair of its list in double, the positions
+ * differenced themselves, as tfmm_p2p_cpu_exact. Cost on ordinary inputs:
+ * a block reads its list's reaches and scales (16 bytes an entry, from
+ * L2); the rare exact leaf then costs its pairs in FP64. */
 __global__ void __launch_bounds__(PACK_THREADS)
-    exact_leaves(tfmm_near_view v, const double *centre, const double *reach,
-                 const double *pos, const double *mass, double eps,
-                 tfmm_soft_f64 kern, float4 *out) {
+    exact_leaves(tfmm_near_view v, const double *centre, const double *frame,
+                 const double *pos, const double *mass, tfmm_soft_f64 kern,
+                 float4 *out) {
   __shared__ double red[PACK_THREADS];
   const int64_t k = blockIdx.x;
   const double ot[3] = {centre[3 * k], centre[3 * k + 1], centre[3 * k + 2]};
-  double far = threadIdx.x == 0 ? reach[k] : 0; /* its own demand */
+  const double rt = frame[2 * k], lt = frame[2 * k + 1];
+  double demand = 0; /* its list's exact leaves' (itself included) */
   for (int64_t e = v.offset[k] + threadIdx.x; e < v.offset[k + 1];
        e += blockDim.x) {
     const int32_t s = v.list_leaf[e];
-    const double os[3] = {centre[3 * s], centre[3 * s + 1], centre[3 * s + 2]};
-    far = fmax(far, tfmm_near_frame_demand(ot, reach[k], os, reach[s]));
-  }
-  far = block_reduce(far, red, op_max());
-  if (!tfmm_near_frame_needs_spacing(far, eps))
-    return; /* the whole block: far is the same in every thread */
-  const int64_t begin = v.leaf_begin[k], end = v.leaf_begin[k + 1];
-  double least = INFINITY;
-  for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x)
-    for (int64_t j = i + 1; j < end; j++) {
-      const double dx = pos[3 * j] - pos[3 * i],
-                   dy = pos[3 * j + 1] - pos[3 * i + 1],
-                   dz = pos[3 * j + 2] - pos[3 * i + 2];
-      least = fmin(least, dx * dx + dy * dy + dz * dz);
+    if (tfmm_near_frame_exact(frame[2 * s + 1], frame[2 * s])) {
+      const double os[3] = {centre[3 * s], centre[3 * s + 1],
+                            centre[3 * s + 2]};
+      demand = fmax(demand, tfmm_near_frame_demand(ot, rt, os, frame[2 * s]));
     }
-  least = block_reduce(least, red, op_min());
-  if (!tfmm_near_frame_exact(tfmm_near_frame_scale(eps, least), far))
-    return;
+  }
+  demand = block_reduce(demand, red, op_max());
+  if (!tfmm_near_frame_exact(lt, rt) && !tfmm_near_frame_exact(lt, demand))
+    return; /* the whole block: demand is the same in every thread */
+  const int64_t begin = v.leaf_begin[k], end = v.leaf_begin[k + 1];
   for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
     tfmm_acc_f64 a = {0, 0, 0, 0};
     for (int64_t e = v.offset[k]; e < v.offset[k + 1]; e++) {
@@ -314,19 +322,19 @@ __global__ void write_items(tfmm_near_view v, int64_t budget,
 } // namespace
 
 extern "C" tfmm_status tfmm_near_inputs_gpu_pack(
-    const tfmm_near_inputs_tree *t, tfmm_precision precision,
+    const tfmm_near_inputs_tree *t, tfmm_precision precision, double eps,
     const tfmm_near_inputs_packed *o, void *stream, tfmm_error *err) {
   cudaStream_t st = (cudaStream_t)stream;
   if (precision == TFMM_PRECISION_DOUBLE)
     pack_leaves<double><<<(unsigned)t->nleaves, PACK_THREADS, 0, st>>>(
         t->nleaves, t->leaves, t->center, t->body_begin, t->body_end, t->pos,
-        t->mass, t->n, (double *)o->body, o->centre, o->reach, o->leaf_begin,
-        o->position);
+        t->mass, t->n, eps, (double *)o->body, o->centre, o->frame,
+        o->leaf_begin, o->position);
   else
     pack_leaves<float><<<(unsigned)t->nleaves, PACK_THREADS, 0, st>>>(
         t->nleaves, t->leaves, t->center, t->body_begin, t->body_end, t->pos,
-        t->mass, t->n, (float *)o->body, o->centre, o->reach, o->leaf_begin,
-        o->position);
+        t->mass, t->n, eps, (float *)o->body, o->centre, o->frame,
+        o->leaf_begin, o->position);
   TRY(cudaGetLastError());
   if (t->nentries > 0) {
     entries_as_leaves<<<blocks(t->nentries), THREADS, 0, st>>>(
@@ -375,14 +383,14 @@ tfmm_near_inputs_gpu_write(const tfmm_near_view *v, int64_t budget,
 extern "C" tfmm_status
 tfmm_near_inputs_gpu_exact(const tfmm_near_inputs_tree *t,
                            const tfmm_near_view *v, const double *centre,
-                           const double *reach, const tfmm_pair_params *pair,
+                           const double *frame, const tfmm_pair_params *pair,
                            void *out, void *stream, tfmm_error *err) {
   if (pair->precision == TFMM_PRECISION_DOUBLE || t->nleaves == 0)
     return TFMM_OK;
   const int spline = pair->softening == TFMM_SOFTENING_SPLINE;
   exact_leaves<<<(unsigned)t->nleaves, PACK_THREADS, 0, (cudaStream_t)stream>>>(
-      *v, centre, reach, t->pos, t->mass, pair->eps,
-      tfmm_soft_make_f64(spline, pair->eps), (float4 *)out);
+      *v, centre, frame, t->pos, t->mass, tfmm_soft_make_f64(spline, pair->eps),
+      (float4 *)out);
   TRY(cudaGetLastError());
   return TFMM_OK;
 }

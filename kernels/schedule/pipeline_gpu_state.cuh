@@ -28,7 +28,7 @@ struct tfmm_pipeline_gpu_state {
   enum {
     BODY, /* the near field's */
     CENTRE,
-    REACH, /* the leaves' reaches (near_frame.h) */
+    FRAME, /* the leaves' reaches and scales (near_frame.h) */
     LEAF_BEGIN,
     POSITION,
     LIST_LEAF,

@@ -19,8 +19,9 @@ static double spacing2(const double *pos, int64_t n) {
   return least;
 }
 
-static void frame_of(const tfmm_octree *t, const tfmm_cell *c,
-                     tfmm_near_frame *f) {
+/* The frame of leaf c; its scale only with spacing set (the second pass). */
+static void frame_of(const tfmm_octree *t, const tfmm_cell *c, double eps,
+                     int spacing, tfmm_near_frame *f) {
   const double *pos = t->pos + 3 * c->body_begin;
   const int64_t n = c->body_end - c->body_begin;
   f->reach = 0;
@@ -33,6 +34,9 @@ static void frame_of(const tfmm_octree *t, const tfmm_cell *c,
     f->origin[d] = tfmm_near_frame_origin(lo, hi);
     f->reach = fmax(f->reach, tfmm_near_frame_reach(lo, hi, f->origin[d]));
   }
+  f->scale = spacing && tfmm_near_frame_needs_spacing(f->reach, eps)
+                 ? tfmm_near_frame_scale(eps, spacing2(pos, n))
+                 : eps;
 }
 
 int64_t tfmm_near_frames(const tfmm_octree *t, const tfmm_csr *near, double eps,
@@ -43,23 +47,20 @@ int64_t tfmm_near_frames(const tfmm_octree *t, const tfmm_csr *near, double eps,
   {
 #pragma omp for schedule(dynamic, 64)
     for (int64_t k = 0; k < t->nleaves; k++)
-      frame_of(t, &t->cells[t->leaves[k]], &frame[t->leaves[k]]);
+      frame_of(t, &t->cells[t->leaves[k]], eps, exact != NULL,
+               &frame[t->leaves[k]]);
 #pragma omp for schedule(dynamic, 64) reduction(+ : count)
     for (int64_t k = 0; k < (exact != NULL ? t->nleaves : 0); k++) {
-      const tfmm_cell *c = &t->cells[t->leaves[k]];
-      tfmm_near_frame *f = &frame[t->leaves[k]];
-      double demand = f->reach; /* its own: tfmm_near_frame_demand(f, f) */
+      const tfmm_near_frame *f = &frame[t->leaves[k]];
+      double demand = 0; /* its list's exact leaves' (itself included) */
       for (int64_t e = near->offset[k]; e < near->offset[k + 1]; e++) {
         const tfmm_near_frame *g = &frame[near->index[e]];
-        demand = fmax(demand, tfmm_near_frame_demand(f->origin, f->reach,
-                                                     g->origin, g->reach));
+        if (tfmm_near_frame_exact(g->scale, g->reach))
+          demand = fmax(demand, tfmm_near_frame_demand(f->origin, f->reach,
+                                                       g->origin, g->reach));
       }
-      f->scale = tfmm_near_frame_needs_spacing(demand, eps)
-                     ? tfmm_near_frame_scale(
-                           eps, spacing2(t->pos + 3 * c->body_begin,
-                                         c->body_end - c->body_begin))
-                     : eps;
-      exact[k] = (unsigned char)tfmm_near_frame_exact(f->scale, demand);
+      exact[k] = (unsigned char)(tfmm_near_frame_exact(f->scale, f->reach) ||
+                                 tfmm_near_frame_exact(f->scale, demand));
       count += exact[k];
     }
   }

@@ -30,25 +30,31 @@
  * ordinary leaves reach and that single precision's measured floor
  * (accuracy.h) already holds, while any reach a million times a group's
  * spacing runs in double. K is set by cost: a Plummer sphere of 1M bodies (eps
- * 0, theta 0.4 to 0.5) has no leaf past it for leaves of 16 to 1,024 bodies (K
- * = 128 would send 6 % of the leaves of 1,024, 19 % of their pairs, to double),
- * and 2 of 1,004 leaves of 4,096 (0.8 % of the pairs). The spline kernel's
+ * 0, theta 0.4 to 0.5, seed 42) has no leaf past it for leaves of 64 to 1,024
+ * bodies, and 1 of 1,004 leaves of 4,096 (0.4 % of the pairs); K = 128 sent 6 %
+ * of the leaves of 1,024 (19 % of their pairs) to double. The spline kernel's
  * gradient is smaller than Plummer's inside its support and the same outside.
- * For pairs with another leaf S, rho is at least the gap g between the two
- * boxes, so S needs nothing of T when max(R_S, R_T) <= K g (most of a list:
- * leaves that are not adjacent); a leaf runs in double when its own reach, or
- * max(R_S, R_T) of an entry closer than that, exceeds K l: the group beside a
- * far body (R about the distance, l about the group's spacing), two groups far
- * apart. Pairs of adjacent leaves closer than the target's scale are not
- * covered by the rule (it would take their pairs to find them); they keep the
- * errors of the leaves' reaches, as before, now from the bodies' boxes.
+ * A leaf whose reach exceeds K l runs in double: the group beside a far
+ * body (R about the distance, l about the group's spacing), two groups far
+ * apart. Its bodies also reach the GPU rounded by u R_S, which its
+ * neighbours' pairs must not meet close up: for pairs with another leaf S
+ * rho is at least the gap g between the two boxes, so a leaf T whose list
+ * holds such an exact S with max(R_S, R_T) above K max(l_T, g) runs in
+ * double too. Ordinary leaves do not pull their neighbours in: a halo leaf
+ * of reach 10 beside core leaves of spacing 1e-2 would send a third of a
+ * Plummer sphere's leaves of 512 to double, for the ratio of reaches that
+ * the cells' centres of mass had before. Pairs of adjacent leaves closer
+ * than the target's scale are not covered by the rule (it would take their
+ * pairs to find them); they keep the errors of the leaves' reaches, as
+ * before, now from the bodies' boxes.
  *
  * Cost on ordinary inputs: per leaf one pass over its bodies (the box),
- * one read of the origin and reach of each list entry (about 10 flops),
- * and the smallest separation of its bodies (n^2 / 2 distances, against
- * the at least 27 n^2 pairs of its list) only when a demand exceeds
- * K eps; per pair nothing. An exact leaf costs its pairs again in FP64
- * (the float ones are not skipped: there are none on ordinary inputs). */
+ * the smallest separation of its bodies (n^2 / 2 distances, against the
+ * at least 27 n^2 pairs of its list) only when its reach exceeds K eps,
+ * and one read of the reach and scale of each list entry (its origin too
+ * for the rare exact one); per pair nothing. An exact leaf costs its pairs
+ * again in FP64 (the float ones are not skipped: there are none on
+ * ordinary inputs). */
 #ifndef TFMM_NEAR_FRAME_H
 #define TFMM_NEAR_FRAME_H
 
@@ -69,10 +75,10 @@ TFMM_INTERACTION_FN double tfmm_near_frame_reach(double lo, double hi,
   return a > b ? a : b;
 }
 
-/* What list entry S (origin os, reach rs) asks of the scale of target
- * leaf T (ot, rt): the larger reach when it exceeds K times the gap between
- * their boxes (the largest per-axis gap, a lower bound on their bodies'
- * separations), else nothing (0); T itself (gap 0) asks rt. */
+/* What an exact list entry S (origin os, reach rs) asks of the scale of
+ * target leaf T (ot, rt): the larger reach when it exceeds K times the gap
+ * between their boxes (the largest per-axis gap, a lower bound on their
+ * bodies' separations), else nothing (0). */
 TFMM_INTERACTION_FN double tfmm_near_frame_demand(const double ot[3], double rt,
                                                   const double os[3],
                                                   double rs) {
@@ -86,10 +92,10 @@ TFMM_INTERACTION_FN double tfmm_near_frame_demand(const double ot[3], double rt,
 }
 
 /* Whether the leaf's smallest separation is needed for its scale: with
- * every demand of its list <= K eps, eps alone keeps its pairs in float. */
-TFMM_INTERACTION_FN int tfmm_near_frame_needs_spacing(double demand,
+ * its reach <= K eps, eps alone keeps its own pairs in float. */
+TFMM_INTERACTION_FN int tfmm_near_frame_needs_spacing(double reach,
                                                       double eps) {
-  return demand > TFMM_NEAR_FRAME_RATIO * eps;
+  return reach > TFMM_NEAR_FRAME_RATIO * eps;
 }
 
 /* Its scale from eps and the smallest separation of its bodies (squared;
@@ -99,8 +105,8 @@ TFMM_INTERACTION_FN double tfmm_near_frame_scale(double eps, double spacing2) {
   return s > eps ? s : eps;
 }
 
-/* Whether a leaf of scale l runs in double, demand the largest of its
- * list's (tfmm_near_frame_demand). */
+/* Whether a leaf of scale l runs in double for reach (its own) or demand
+ * (the largest of its list's exact leaves, tfmm_near_frame_demand). */
 TFMM_INTERACTION_FN int tfmm_near_frame_exact(double scale, double demand) {
   return demand > TFMM_NEAR_FRAME_RATIO * scale;
 }
@@ -117,11 +123,11 @@ typedef struct tfmm_near_frame {
 } tfmm_near_frame;
 
 /* The frames of every leaf of t, by cell (frame: ncells, only the leaves'
- * written; the scale is eps where no reach of the leaf and its list
- * exceeds K eps), and for each leaf position k whether it runs in double
- * (exact: nleaves; near->ntargets == t->nleaves). Returns the count of
- * those. With exact NULL, only the origins and reaches (near unread), and
- * 0. OpenMP over leaves. */
+ * written; the scale is eps where the reach is within K eps), and for each
+ * leaf position k whether it runs in double (exact: nleaves;
+ * near->ntargets == t->nleaves). Returns the count of those. With exact
+ * NULL, only the origins and reaches (near unread), and 0. OpenMP over
+ * leaves. */
 int64_t tfmm_near_frames(const tfmm_octree *t, const tfmm_csr *near, double eps,
                          tfmm_near_frame *frame, unsigned char *exact);
 #endif
