@@ -167,17 +167,19 @@ typedef struct tfmm_gpu_near_size {
  * the CPU. Bodies and results are in the precision of the sums: 4 floats
  * a body in single precision, 4 doubles in double. */
 typedef struct tfmm_gpu_near_host {
-  tfmm_precision precision;   /* of body and out (the size's) */
-  void *body;                 /* 4 n: x, y, z relative to the leaf, mass */
-  double *centre;             /* 3 nleaves: each leaf's centre */
-  int32_t *leaf_begin;        /* nleaves + 1: leaf k is bodies
-                                 [leaf_begin[k], leaf_begin[k + 1]) */
-  int32_t *list_leaf;         /* nentries: source leaves (positions), in
-                                 CSR order by target leaf */
+  tfmm_precision precision; /* of body and out (the size's) */
+  void *body;          /* 4 n: x, y, z relative to the leaf's origin, mass */
+  double *centre;      /* 3 nleaves: each leaf's origin */
+  int32_t *leaf_begin; /* nleaves + 1: leaf k is bodies
+                          [leaf_begin[k], leaf_begin[k + 1]) */
+  int32_t *list_leaf;  /* nentries: source leaves (positions), in
+                          CSR order by target leaf */
   tfmm_gpu_near_item *item;   /* nitems */
   tfmm_gpu_near_split *split; /* nsplits */
-  const void *out;            /* 4 n results after tfmm_gpu_near_wait:
-                                 acceleration and potential, G = 1 */
+  void *out;                  /* 4 n results after tfmm_gpu_near_wait:
+                                 acceleration and potential, G = 1 (the
+                                 hybrid schedule writes its exact leaves
+                                 over them: tfmm_p2p_cpu_exact) */
 } tfmm_gpu_near_host;
 
 /* Makes room for an evaluation of these sizes (kept and reused: no

@@ -1,7 +1,10 @@
 /* The near field's inputs on the device (near_inputs_gpu.h). Built with
- * --fmad=false, as the gpu schedule's other glue: the bodies' offsets from
- * their leaf round as the hybrid schedule's do on the CPU (p2p_gpu.c). */
+ * --fmad=false, as the gpu schedule's other glue: the leaves' origins and
+ * the bodies' offsets from them round as the hybrid schedule's do on the
+ * CPU (p2p_gpu.c). */
 #include "near_inputs_gpu.h"
+
+#include "nearfield/near_frame.h"
 
 #define CUDA_TRY_WHO "near field inputs"
 #include "cuda_try.cuh"
@@ -17,22 +20,82 @@ unsigned blocks(int64_t count) {
   return (unsigned)((count + THREADS - 1) / THREADS);
 }
 
-/* Leaf k (one block): its centre and first body, and its bodies relative
- * to the centre in the precision T of the sums (p2p_gpu.c's pack). */
+constexpr int PACK_THREADS = 64; /* a block of pack_leaves and exact_leaves */
+
+/* v reduced over the block (PACK_THREADS threads) with op, in shared
+ * memory red; every thread gets the result. */
+template <class Op>
+__device__ double block_reduce(double v, double *red, Op op) {
+  red[threadIdx.x] = v;
+  __syncthreads();
+  for (int s = PACK_THREADS / 2; s > 0; s /= 2) {
+    if (threadIdx.x < s)
+      red[threadIdx.x] = op(red[threadIdx.x], red[threadIdx.x + s]);
+    __syncthreads();
+  }
+  const double out = red[0];
+  __syncthreads(); /* red is free again */
+  return out;
+}
+
+struct op_min {
+  __device__ double operator()(double a, double b) const { return fmin(a, b); }
+};
+struct op_max {
+  __device__ double operator()(double a, double b) const { return fmax(a, b); }
+};
+
+/* Leaf k (one block): its origin and first body, its reach and scale
+ * (frame[2k], frame[2k + 1]), and its bodies relative to the origin in the
+ * precision T of the sums (p2p_gpu.c's pack): in single precision the
+ * frame's (near_frame.h, the box of its bodies), in double the cell's
+ * centre. The scale takes the n^2 / 2 distances of its bodies (in double)
+ * where its reach exceeds K eps, for the single-precision near field. */
 template <class T>
-__global__ void
-pack_leaves(int64_t nleaves, const int32_t *leaves, const double *center,
-            const int32_t *body_begin, const int32_t *body_end,
-            const double *pos, const double *mass, int64_t n, T *body,
-            double *centre, int32_t *leaf_begin, int32_t *position) {
+__global__ void __launch_bounds__(PACK_THREADS)
+    pack_leaves(int64_t nleaves, const int32_t *leaves, const double *center,
+                const int32_t *body_begin, const int32_t *body_end,
+                const double *pos, const double *mass, int64_t n, double eps,
+                T *body, double *centre, double *frame, int32_t *leaf_begin,
+                int32_t *position) {
+  __shared__ double red[PACK_THREADS];
   const int64_t k = blockIdx.x;
   const int32_t c = leaves[k];
-  const double cx = center[3 * (int64_t)c], cy = center[3 * (int64_t)c + 1],
-               cz = center[3 * (int64_t)c + 2];
+  double o[3], far = 0;
+  for (int d = 0; d < 3; d++) {
+    double lo = INFINITY, hi = -INFINITY;
+    for (int64_t b = body_begin[c] + threadIdx.x; b < body_end[c];
+         b += blockDim.x) {
+      lo = fmin(lo, pos[3 * b + d]);
+      hi = fmax(hi, pos[3 * b + d]);
+    }
+    lo = block_reduce(lo, red, op_min());
+    hi = block_reduce(hi, red, op_max());
+    o[d] = sizeof(T) == sizeof(double) ? center[3 * (int64_t)c + d]
+                                       : tfmm_near_frame_origin(lo, hi);
+    far = fmax(far,
+               tfmm_near_frame_reach(lo, hi, tfmm_near_frame_origin(lo, hi)));
+  }
+  /* far is the block's: every thread takes the same branch. */
+  double scale = eps;
+  if (sizeof(T) == sizeof(float) && tfmm_near_frame_needs_spacing(far, eps)) {
+    double least = INFINITY;
+    for (int64_t i = body_begin[c] + threadIdx.x; i < body_end[c];
+         i += blockDim.x)
+      for (int64_t j = i + 1; j < body_end[c]; j++) {
+        const double dx = pos[3 * j] - pos[3 * i],
+                     dy = pos[3 * j + 1] - pos[3 * i + 1],
+                     dz = pos[3 * j + 2] - pos[3 * i + 2];
+        least = fmin(least, dx * dx + dy * dy + dz * dz);
+      }
+    scale = tfmm_near_frame_scale(eps, block_reduce(least, red, op_min()));
+  }
   if (threadIdx.x == 0) {
-    centre[3 * k] = cx;
-    centre[3 * k + 1] = cy;
-    centre[3 * k + 2] = cz;
+    centre[3 * k] = o[0];
+    centre[3 * k + 1] = o[1];
+    centre[3 * k + 2] = o[2];
+    frame[2 * k] = far;
+    frame[2 * k + 1] = scale;
     leaf_begin[k] = body_begin[c];
     position[c] = (int32_t)k;
     if (k == nleaves - 1)
@@ -40,10 +103,53 @@ pack_leaves(int64_t nleaves, const int32_t *leaves, const double *center,
   }
   for (int64_t b = body_begin[c] + threadIdx.x; b < body_end[c];
        b += blockDim.x) {
-    body[4 * b] = (T)(pos[3 * b] - cx);
-    body[4 * b + 1] = (T)(pos[3 * b + 1] - cy);
-    body[4 * b + 2] = (T)(pos[3 * b + 2] - cz);
+    body[4 * b] = (T)(pos[3 * b] - o[0]);
+    body[4 * b + 1] = (T)(pos[3 * b + 1] - o[1]);
+    body[4 * b + 2] = (T)(pos[3 * b + 2] - o[2]);
     body[4 * b + 3] = (T)mass[b];
+  }
+}
+
+/* Leaf k (one block) again in double where near_frame.h's rule says no
+ * float origin serves it (its reach against its scale, or the demand of
+ * an exact leaf of its list), written over the float results out (4 a
+ * sorted body). The sum: every pair of its list in double, the positions
+ * differenced themselves, as tfmm_p2p_cpu_exact. Cost on ordinary inputs:
+ * a block reads its list's reaches and scales (16 bytes an entry, from
+ * L2); the rare exact leaf then costs its pairs in FP64. */
+__global__ void __launch_bounds__(PACK_THREADS)
+    exact_leaves(tfmm_near_view v, const double *centre, const double *frame,
+                 const double *pos, const double *mass, tfmm_soft_f64 kern,
+                 float4 *out) {
+  __shared__ double red[PACK_THREADS];
+  const int64_t k = blockIdx.x;
+  const double ot[3] = {centre[3 * k], centre[3 * k + 1], centre[3 * k + 2]};
+  const double rt = frame[2 * k], lt = frame[2 * k + 1];
+  double demand = 0; /* its list's exact leaves' (itself included) */
+  for (int64_t e = v.offset[k] + threadIdx.x; e < v.offset[k + 1];
+       e += blockDim.x) {
+    const int32_t s = v.list_leaf[e];
+    if (tfmm_near_frame_exact(frame[2 * s + 1], frame[2 * s])) {
+      const double os[3] = {centre[3 * s], centre[3 * s + 1],
+                            centre[3 * s + 2]};
+      demand = fmax(demand, tfmm_near_frame_demand(ot, rt, os, frame[2 * s]));
+    }
+  }
+  demand = block_reduce(demand, red, op_max());
+  if (!tfmm_near_frame_exact(lt, rt) && !tfmm_near_frame_exact(lt, demand))
+    return; /* the whole block: demand is the same in every thread */
+  const int64_t begin = v.leaf_begin[k], end = v.leaf_begin[k + 1];
+  for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
+    tfmm_acc_f64 a = {0, 0, 0, 0};
+    for (int64_t e = v.offset[k]; e < v.offset[k + 1]; e++) {
+      const int32_t s = v.list_leaf[e];
+      for (int64_t j = v.leaf_begin[s]; j < v.leaf_begin[s + 1]; j++)
+        tfmm_acc_add_f64(
+            &a, tfmm_soft_pair_f64(&kern, pos[3 * i], pos[3 * i + 1],
+                                   pos[3 * i + 2], pos[3 * j], pos[3 * j + 1],
+                                   pos[3 * j + 2], mass[j], j == i));
+    }
+    out[i] = make_float4((float)a.x, (float)a.y, (float)a.z, (float)a.w);
   }
 }
 
@@ -216,18 +322,19 @@ __global__ void write_items(tfmm_near_view v, int64_t budget,
 } // namespace
 
 extern "C" tfmm_status tfmm_near_inputs_gpu_pack(
-    const tfmm_near_inputs_tree *t, tfmm_precision precision,
+    const tfmm_near_inputs_tree *t, tfmm_precision precision, double eps,
     const tfmm_near_inputs_packed *o, void *stream, tfmm_error *err) {
   cudaStream_t st = (cudaStream_t)stream;
   if (precision == TFMM_PRECISION_DOUBLE)
-    pack_leaves<double><<<(unsigned)t->nleaves, 64, 0, st>>>(
+    pack_leaves<double><<<(unsigned)t->nleaves, PACK_THREADS, 0, st>>>(
         t->nleaves, t->leaves, t->center, t->body_begin, t->body_end, t->pos,
-        t->mass, t->n, (double *)o->body, o->centre, o->leaf_begin,
-        o->position);
+        t->mass, t->n, eps, (double *)o->body, o->centre, o->frame,
+        o->leaf_begin, o->position);
   else
-    pack_leaves<float><<<(unsigned)t->nleaves, 64, 0, st>>>(
+    pack_leaves<float><<<(unsigned)t->nleaves, PACK_THREADS, 0, st>>>(
         t->nleaves, t->leaves, t->center, t->body_begin, t->body_end, t->pos,
-        t->mass, t->n, (float *)o->body, o->centre, o->leaf_begin, o->position);
+        t->mass, t->n, eps, (float *)o->body, o->centre, o->frame,
+        o->leaf_begin, o->position);
   TRY(cudaGetLastError());
   if (t->nentries > 0) {
     entries_as_leaves<<<blocks(t->nentries), THREADS, 0, st>>>(
@@ -269,6 +376,21 @@ tfmm_near_inputs_gpu_write(const tfmm_near_view *v, int64_t budget,
   const int64_t m = v->nleaves + 1;
   write_items<<<blocks(32 * v->nleaves), THREADS, 0, (cudaStream_t)stream>>>(
       *v, budget, starts, starts + m, starts + 2 * m, item, split);
+  TRY(cudaGetLastError());
+  return TFMM_OK;
+}
+
+extern "C" tfmm_status
+tfmm_near_inputs_gpu_exact(const tfmm_near_inputs_tree *t,
+                           const tfmm_near_view *v, const double *centre,
+                           const double *frame, const tfmm_pair_params *pair,
+                           void *out, void *stream, tfmm_error *err) {
+  if (pair->precision == TFMM_PRECISION_DOUBLE || t->nleaves == 0)
+    return TFMM_OK;
+  const int spline = pair->softening == TFMM_SOFTENING_SPLINE;
+  exact_leaves<<<(unsigned)t->nleaves, PACK_THREADS, 0, (cudaStream_t)stream>>>(
+      *v, centre, frame, t->pos, t->mass, tfmm_soft_make_f64(spline, pair->eps),
+      (float4 *)out);
   TRY(cudaGetLastError());
   return TFMM_OK;
 }

@@ -1,9 +1,10 @@
 /* The near field's inputs made on the device from a tree and its near list
  * (the gpu schedule's near stage), the same arrays that the hybrid
  * schedule packs on the CPU (p2p_gpu.c) and by the same rule
- * (src/nearfield/near_items.h): bodies relative to their leaf's centre,
- * the leaves' centres and extents, the list entries as leaf positions,
- * and the work items and splits of the tiled kernel (near_tiled.cu).
+ * (src/nearfield/near_items.h): bodies relative to their leaf's origin
+ * (near_frame.h), the leaves' origins, reaches and extents, the list entries as
+ * leaf positions, and the work items and splits of the tiled kernel
+ * (near_tiled.cu).
  *
  * Three entry points, each enqueued on the caller's stream (a
  * cudaStream_t of the current device; NULL: the legacy default stream)
@@ -43,17 +44,19 @@ typedef struct tfmm_near_inputs_tree {
 typedef struct tfmm_near_inputs_packed {
   void *body;            /* 4 n in precision: x, y, z relative to the leaf,
                             mass */
-  double *centre;        /* 3 nleaves */
+  double *centre;        /* 3 nleaves: the leaves' origins */
+  double *frame;         /* 2 nleaves: their reaches and scales
+                            (near_frame.h) */
   int32_t *leaf_begin;   /* nleaves + 1 */
   int32_t *position;     /* ncells: a leaf cell's position among leaves */
   int32_t *list_leaf;    /* nentries: the entries as leaf positions */
   int32_t *entry_bodies; /* nentries: each entry's source bodies */
 } tfmm_near_inputs_packed;
 
-/* Bodies, centres, leaf extents and entries (one block a leaf, then one
- * thread an entry). */
+/* Bodies, origins, frames (with the softening length eps), leaf extents
+ * and entries (one block a leaf, then one thread an entry). */
 tfmm_status tfmm_near_inputs_gpu_pack(const tfmm_near_inputs_tree *tree,
-                                      tfmm_precision precision,
+                                      tfmm_precision precision, double eps,
                                       const tfmm_near_inputs_packed *out,
                                       void *stream, tfmm_error *err);
 
@@ -76,6 +79,18 @@ tfmm_status tfmm_near_inputs_gpu_write(const tfmm_near_view *v, int64_t budget,
                                        tfmm_gpu_near_item *item,
                                        tfmm_gpu_near_split *split, void *stream,
                                        tfmm_error *err);
+
+/* After the near field's kernels (single precision; nothing in double):
+ * the leaves that near_frame.h's rule runs in double (from the packed
+ * origins, reaches and scales), summed so from the tree's positions and masses
+ * and written over out (4 floats a sorted body), one block a leaf
+ * (tfmm_p2p_cpu_exact's rule and sums). */
+tfmm_status tfmm_near_inputs_gpu_exact(const tfmm_near_inputs_tree *tree,
+                                       const tfmm_near_view *v,
+                                       const double *centre,
+                                       const double *frame,
+                                       const tfmm_pair_params *pair, void *out,
+                                       void *stream, tfmm_error *err);
 
 #ifdef __cplusplus
 }

@@ -19,10 +19,13 @@
  * order. Warps synchronise only with themselves: no block barrier, no
  * atomics; the same input gives the same bits, run after run.
  *
- * Precision: positions are stored relative to their own leaf's centre; a
- * source of leaf S is moved by c_S - c_T (taken in double, then rounded)
- * into the frame of target leaf T, so that every pair is computed at the
- * precision of its own separation, whatever the size of the system.
+ * Precision: positions are stored relative to their own leaf's origin (in
+ * single precision the centre of its bodies' box, near_frame.h); a source
+ * of leaf S is moved by c_S - c_T (taken in double, then rounded) into the
+ * frame of target leaf T, so that every pair is computed at the precision
+ * of its own separation, whatever the size of the system. The leaves that
+ * no float origin serves are summed again in double after this kernel
+ * (near_frame.h's rule).
  *
  * Cost per interaction, by variant (template parameters: precision T,
  * softening kind SPLINE, potential POT; each kernel holds one kind):

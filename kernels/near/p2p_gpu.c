@@ -2,6 +2,8 @@
 
 #include "team.h"
 
+#include "nearfield/near_frame.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,20 +43,23 @@ int tfmm_p2p_gpu_items(const tfmm_near_view *v, int64_t budget,
   return 0;
 }
 
-/* Bodies relative to their leaf's centre, in the precision of the sums,
- * and the leaves' centres. */
-static void pack_bodies(const tfmm_octree *t, tfmm_gpu_near_host *h) {
+/* Bodies relative to their leaf's origin, in the precision of the sums,
+ * and the leaves' origins: in single precision the frames' (near_frame.h,
+ * as the CPU's), in double the cells' centres (as the CPU's). */
+static void pack_bodies(const tfmm_octree *t, const tfmm_near_frame *frame,
+                        tfmm_gpu_near_host *h) {
   float *b32 = h->precision == TFMM_PRECISION_DOUBLE ? NULL : h->body;
   double *b64 = h->precision == TFMM_PRECISION_DOUBLE ? h->body : NULL;
   const int team = tfmm_team(t->nleaves, TFMM_GRAIN_LEAVES);
 #pragma omp parallel for schedule(dynamic, 64) num_threads(team)
   for (int64_t k = 0; k < t->nleaves; k++) {
     const tfmm_cell *c = &t->cells[t->leaves[k]];
+    const double *o = b64 != NULL ? c->center : frame[t->leaves[k]].origin;
     for (int d = 0; d < 3; d++)
-      h->centre[3 * k + d] = c->center[d];
+      h->centre[3 * k + d] = o[d];
     for (int64_t b = c->body_begin; b < c->body_end; b++) {
       for (int d = 0; d < 4; d++) {
-        const double v = d < 3 ? t->pos[3 * b + d] - c->center[d] : t->mass[b];
+        const double v = d < 3 ? t->pos[3 * b + d] - o[d] : t->mass[b];
         if (b64 != NULL)
           b64[4 * b + d] = v;
         else
@@ -131,7 +136,19 @@ tfmm_status tfmm_p2p_gpu_pack(tfmm_gpu *gpu, const tfmm_octree *t,
   if (st == TFMM_OK) {
     memcpy(run->host.leaf_begin, leaf_begin, starts);
     memcpy(run->host.list_leaf, list_leaf, entries);
-    pack_bodies(t, &run->host);
+    tfmm_near_frame *frame = precision == TFMM_PRECISION_DOUBLE
+                                 ? NULL
+                                 : malloc((size_t)t->ncells * sizeof *frame);
+    if (frame != NULL)
+      tfmm_near_frames(t, near, 0, frame, NULL);
+    if (frame == NULL && precision != TFMM_PRECISION_DOUBLE)
+      st = tfmm_error_set(err, TFMM_ERR_NO_MEMORY,
+                          "no memory for the near field's frames");
+    else
+      pack_bodies(t, frame, &run->host);
+    free(frame);
+  }
+  if (st == TFMM_OK) {
     if (tfmm_p2p_gpu_items(&view, budget, sz, run->host.item,
                            run->host.split) != 0)
       st = tfmm_error_set(err, TFMM_ERR_NO_MEMORY,

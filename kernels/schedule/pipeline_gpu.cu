@@ -160,12 +160,13 @@ tfmm_status near(tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair,
   Lent a;
   CHECK(stage_lent(pl, &a, &s->near_out, err));
   void *body = nullptr;
-  double *centre = nullptr;
+  double *centre = nullptr, *frame = nullptr;
   int32_t *leaf_begin = nullptr, *position = nullptr, *list_leaf = nullptr,
           *entry_bodies = nullptr;
   int64_t *counts = nullptr;
   CHECK(take(s, &a, State::BODY, 4 * n * real, &body, err));
   CHECK(take(s, &a, State::CENTRE, 3 * nleaves * sizeof(double), &centre, err));
+  CHECK(take(s, &a, State::FRAME, 2 * nleaves * sizeof(double), &frame, err));
   CHECK(take(s, &a, State::LEAF_BEGIN, (nleaves + 1) * sizeof(int32_t),
              &leaf_begin, err));
   CHECK(take(s, &a, State::POSITION, t->ncells * sizeof(int32_t), &position,
@@ -187,9 +188,10 @@ tfmm_status near(tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair,
                                       (const double *)t->d_mass,
                                       nentries,
                                       l->near.index};
-  const tfmm_near_inputs_packed packed = {body,     centre,    leaf_begin,
-                                          position, list_leaf, entry_bodies};
-  CHECK(tfmm_near_inputs_gpu_pack(&tree, pair->precision, &packed, st, err));
+  const tfmm_near_inputs_packed packed = {
+      body, centre, frame, leaf_begin, position, list_leaf, entry_bodies};
+  CHECK(tfmm_near_inputs_gpu_pack(&tree, pair->precision, pair->eps, &packed,
+                                  st, err));
   const tfmm_near_view view = {nleaves, leaf_begin, l->near.offset, list_leaf,
                                entry_bodies};
   const int64_t budget = tfmm_near_budget(l->near_interactions, sm_count);
@@ -242,6 +244,8 @@ tfmm_status near(tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair,
   CHECK(take(s, &a, State::NEAR_WORK, bytes, &work, err));
   CHECK(tfmm_gpu_near_device_run(work, &bytes, sz, &arrays, pair, potential, st,
                                  err));
+  CHECK(tfmm_near_inputs_gpu_exact(&tree, &view, centre, frame, pair,
+                                   s->near_out, st, err));
   s->precision = pair->precision;
   s->potential = potential;
   return mark(pl, State::EV_NEAR, err);

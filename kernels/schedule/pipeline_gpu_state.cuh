@@ -28,6 +28,7 @@ struct tfmm_pipeline_gpu_state {
   enum {
     BODY, /* the near field's */
     CENTRE,
+    FRAME, /* the leaves' reaches and scales (near_frame.h) */
     LEAF_BEGIN,
     POSITION,
     LIST_LEAF,

@@ -1,6 +1,7 @@
 #include "near_check.h"
 #include "accuracy.h"
 
+#include "nearfield/near_frame.h"
 #include "tree/lists.h"
 #include "tree/octree.h"
 
@@ -107,12 +108,21 @@ static kernel_value kernel_at(long double r2, const tfmm_config *cfg) {
   return v;
 }
 
-/* Body i (sorted) of leaf T against the bodies of source leaf S. */
+/* The radius of a leaf about the origin its bodies are rounded from: the
+ * centre of mass in double precision, its bodies' box (near_frame.h,
+ * whose corners are sqrt(3) reach away) in single. */
+static double leaf_rho(const tfmm_cell *c, const tfmm_near_frame *f) {
+  return f != NULL ? fmax(c->radius, sqrt(3.0) * f->reach) : c->radius;
+}
+
+/* Body i (sorted) of leaf T against the bodies of source leaf S (frames
+ * fT and fS, or NULL in double precision). */
 static void sum_pairs(const tfmm_octree *t, const tfmm_cell *T,
-                      const tfmm_cell *S, int64_t i, const tfmm_config *cfg,
-                      body_sums *o) {
+                      const tfmm_cell *S, const tfmm_near_frame *fT,
+                      const tfmm_near_frame *fS, int64_t i,
+                      const tfmm_config *cfg, body_sums *o) {
   const double *xi = t->pos + 3 * i;
-  const double rho = T->radius + S->radius;
+  const double rho = leaf_rho(T, fT) + leaf_rho(S, fS);
   for (int64_t j = S->body_begin; j < S->body_end; j++) {
     if (j == i)
       continue;
@@ -167,6 +177,16 @@ near_truth near_truth_make(const test_bodies *b, const tfmm_config *cfg) {
   cr_assert_eq(st, TFMM_OK, "%s", err.message);
   cr_assert_eq(l.near.ntargets, t.nleaves);
   near_truth nt = {.interactions = l.near_interactions, .leaves = t.nleaves};
+  /* The single-precision near field's frames (its leaves run in double
+   * only where that is more accurate: the bound still holds there). */
+  tfmm_near_frame *frame = NULL;
+  unsigned char *exact = NULL;
+  if (cfg->precision != TFMM_PRECISION_DOUBLE) {
+    frame = malloc((size_t)t.ncells * sizeof *frame);
+    exact = malloc((size_t)t.nleaves + 1);
+    cr_assert(frame && exact);
+    tfmm_near_frames(&t, &l.near, cfg->eps, frame, exact);
+  }
   alloc_truth(&nt, b->n);
   const double G = cfg->G, u = cfg->precision == TFMM_PRECISION_DOUBLE
                                    ? UNIT_ROUNDOFF_F64
@@ -177,8 +197,11 @@ near_truth near_truth_make(const test_bodies *b, const tfmm_config *cfg) {
     for (int64_t i = T->body_begin; i < T->body_end; i++) {
       body_sums o;
       memset(&o, 0, sizeof o);
-      for (int64_t e = l.near.offset[leaf]; e < l.near.offset[leaf + 1]; e++)
-        sum_pairs(&t, T, &t.cells[l.near.index[e]], i, cfg, &o);
+      for (int64_t e = l.near.offset[leaf]; e < l.near.offset[leaf + 1]; e++) {
+        const int32_t c = l.near.index[e];
+        sum_pairs(&t, T, &t.cells[c], frame ? &frame[t.leaves[leaf]] : NULL,
+                  frame ? &frame[c] : NULL, i, cfg, &o);
+      }
       const int64_t in = t.order[i];
       for (int k = 0; k < 3; k++)
         nt.acc[3 * in + k] = G * (double)o.a[k];
@@ -191,6 +214,8 @@ near_truth near_truth_make(const test_bodies *b, const tfmm_config *cfg) {
           G * u * ((16 + 4 * sqrt(o.k)) * o.p + 6 * o.q_pot + 8 * o.e_pot);
     }
   }
+  free(frame);
+  free(exact);
   tfmm_lists_free(&l);
   tfmm_octree_free(&t);
   return nt;
