@@ -105,7 +105,7 @@ static void line_pile(uint64_t *s, size_t i, size_t n, double *x) {
   if (i < n / 2) {
     x[0] = 2 * uniform(s) - 1;
     x[1] = x[2] = 0;
-  } else if (i < 4 * n / 5) {
+  } else if (i < n / 2 + n / 50) {
     x[0] = 0;
     x[1] = 0.1;
     x[2] = 0;

@@ -2,8 +2,9 @@
  * drawn from the seed the caller gives, fresh by default): a Plummer
  * sphere, two tight clusters on a sparse background, a thin exponential
  * disk with a bulge, a hierarchically clustered (Soneira-Peebles) set,
- * and a line with a coincident pile on a Plummer background (softened:
- * the pile needs eps > 0). Equal masses, total 1. */
+ * and a line (half the bodies) with a coincident pile (2 %: one leaf
+ * that cannot be split, its pairs all near) on a Plummer background
+ * (softened: the pile needs eps > 0). Equal masses, total 1. */
 #ifndef TFMM_HELD_OUT_INPUTS_H
 #define TFMM_HELD_OUT_INPUTS_H
 
