@@ -65,7 +65,10 @@ static void print_help(const tfmm_config *d) {
       "                    [solver options]\n"
       "\n"
       "Measures a tree method (fmm or bh) at the leaf sizes A, 2A, 4A, ...\n"
-      "up to B (B itself included), one solver each: a warm-up evaluation,\n"
+      "up to B (B itself included), one solver each: a warm-up evaluation\n"
+      "(four with theta or order auto, in which the solver measures its\n"
+      "error and settles on the cheapest theta and order that meet\n"
+      "--accuracy at that leaf size: each point then meets the target),\n"
       "then K timed ones of which the fastest (by total time) is kept. For\n"
       "each it reports the tree's depth and leaves, the near-field\n"
       "interactions, the M2L (fmm) or M2P (bh) count, the near-field time\n"
@@ -363,17 +366,23 @@ typedef struct forces {
   double *acc, *pot;
 } forces;
 
-/* A warm-up evaluation, then repeat timed ones; keeps the fastest. */
+/* Warm-up evaluations (one; with theta or order from the accuracy,
+ * WARM_PLANNED, in which the planner measures its choice and tries the
+ * cheaper settings it predicts: every leaf size is then timed at the
+ * setting that meets the target there), then repeat timed ones; keeps
+ * the fastest. */
+enum { WARM_PLANNED = 4 };
+
 static int measure_row(tfmm_solver *solver, const bodyio_bodies *b, int repeat,
-                       forces *f, tune_row *row) {
-  for (int r = 0; r <= repeat; r++) {
+                       int warm, forces *f, tune_row *row) {
+  for (int r = 0; r < warm + repeat; r++) {
     if (tfmm_solver_compute(solver, b->n, b->pos, b->mass, f->acc, f->pot) !=
         TFMM_OK) {
       cli_error("leaf size %d: %s", row->leaf, tfmm_solver_message(solver));
       return 0;
     }
     const tfmm_stats *s = tfmm_solver_stats(solver);
-    if (r == 1 || (r > 1 && s->time_total < row->best.time_total))
+    if (r == warm || (r > warm && s->time_total < row->best.time_total))
       row->best = *s;
   }
   return 1;
@@ -433,7 +442,8 @@ static int run_rows(const tune_options *o, const bodyio_bodies *b, truth *t,
     tune_row *row = &tab->row[k];
     row->leaf = leaves[k];
     row->schedule = schedule[k];
-    if (!measure_row(solver, b, o->repeat, &f, row))
+    const int planned = cfg.theta < 0 || cfg.order < 0;
+    if (!measure_row(solver, b, o->repeat, planned ? WARM_PLANNED : 1, &f, row))
       rc = CLI_RUNTIME_ERROR;
     tfmm_solver_destroy(solver);
     if (rc == CLI_OK) {
@@ -493,7 +503,8 @@ static void print_table(const tune_options *o, const tune_table *tab, size_t n,
            tfmm_device_name(s->lists_device), tfmm_device_name(s->far_device),
            tfmm_device_name(s->near_device));
   }
-  printf("times: the fastest of %d evaluations after a warm-up, in seconds\n"
+  printf("times: the fastest of %d evaluations after the warm-up, in "
+         "seconds\n"
          "error: 99th percentile (nearest rank) of |a - a_ref| / |a_ref|\n"
          "       over %zu bodies, a_ref the double-precision reference\n\n",
          o->repeat, t->k);

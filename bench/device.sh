@@ -646,6 +646,10 @@ cmd_planner() {
     step test_sim_gpu 300 "$t/test_sim_gpu" --jobs 2 &
     step test_solver 300 "$t/test_solver" --jobs 1 &
     step test_device_api 300 "$t/test_device_api" --jobs 1 &
+    step test_near_precision 300 "$t/test_near_precision" --jobs 1 &
+    step test_near_gpu 480 "$t/test_near_gpu" --jobs 6 &
+    step test_host_memory 300 "$t/test_host_memory" --jobs 1 &
+    step test_soft_convergence 300 "$t/test_soft_convergence" --jobs 1 &
     wait
     sanitize memcheck_measure 300 memcheck "$t/test_measure_gpu" \
       'measure/every_body*'
