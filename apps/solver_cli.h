@@ -15,14 +15,14 @@
 #include <stdio.h>
 
 /* The number of entries solver_cli_init writes. */
-#define SOLVER_CLI_FLAGS 20
+#define SOLVER_CLI_FLAGS 23
 
 typedef struct solver_cli {
   /* The words given, or NULL. theta and order: "auto" (TFMM_FROM_ACCURACY)
    * or a number. */
   const char *method, *device, *schedule, *tree_device, *far_device, *leaf,
       *theta, *order;
-  const char *softening, *precision, *mac;
+  const char *softening, *precision, *mac, *measure;
   tfmm_config cfg;
 } solver_cli;
 
@@ -80,5 +80,14 @@ void solver_cli_print_times(FILE *fp, const tfmm_stats *s);
  * M2P count); for the all-pairs kernel on the GPU its launch shape. */
 void solver_cli_print_counts(FILE *fp, const tfmm_stats *s,
                              const tfmm_config *cfg);
+
+/* The error the evaluation measured (tfmm_stats.error: median, p99, the
+ * bound at its confidence, max and its body, the sample, the time), and
+ * the planner's line (what was chosen and why); nothing for an
+ * evaluation that did not measure and has no plan. */
+void solver_cli_print_measured(FILE *fp, const tfmm_stats *s);
+
+/* "auto", "always" or "off": the word of --measure for m. */
+const char *solver_cli_measure_name(tfmm_measure m);
 
 #endif
