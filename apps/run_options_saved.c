@@ -24,6 +24,10 @@ int run_options_merge_checkpoint(run_options *ro, const char *path,
       ro->explicit_[run_options_find(ro, "--steps") - ro->opts] ||
       ro->explicit_[run_options_find(ro, "--t-end") - ro->opts];
   for (size_t a = 0; a < count; a++) {
+    /* What a snapshot's forces measured (snapshot_writer.c), not a
+     * setting. */
+    if (strncmp(given[a].name, "Measured:", 9) == 0)
+      continue;
     const char *colon = strchr(given[a].name, ':');
     const run_key *k = NULL;
     for (size_t j = 0; colon != NULL && j < run_nkeys; j++)

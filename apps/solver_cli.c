@@ -476,8 +476,19 @@ const char *solver_cli_theta_order(const tfmm_config *cfg, double theta,
   return buf;
 }
 
+int solver_cli_planned(const tfmm_config *cfg) {
+  return (cfg->method == TFMM_METHOD_FMM || cfg->method == TFMM_METHOD_BH) &&
+         (cfg->theta == TFMM_FROM_ACCURACY ||
+          cfg->order == TFMM_FROM_ACCURACY) &&
+         cfg->measure != TFMM_MEASURE_OFF && cfg->mac != TFMM_MAC_ERROR &&
+         !cfg->near_only && !mpi_cli_on();
+}
+
 void solver_cli_resolve(const tfmm_config *cfg, double *theta, int *order) {
-  if (tfmm_config_resolve(cfg, theta, order, NULL, NULL, 0) != TFMM_OK) {
+  tfmm_config c = *cfg;
+  if (mpi_cli_on())
+    c.measure = TFMM_MEASURE_OFF; /* what each rank's solver is given */
+  if (tfmm_config_resolve(&c, theta, order, NULL, NULL, 0) != TFMM_OK) {
     *theta = cfg->theta;
     *order = cfg->order;
   }

@@ -77,7 +77,8 @@ def test_cli_defaults_are_python_s():
                   "--gpu-tile": "gpu_tile",
                   "--gpu-threads-per-body": "gpu_threads_per_body",
                   "--gpu-unroll": "gpu_unroll",
-                  "--gpu-bodies-per-thread": "gpu_bodies_per_thread"}
+                  "--gpu-bodies-per-thread": "gpu_bodies_per_thread",
+                  "--measure": "measure", "--error-sample": "error_sample"}
     entries = re.split(r"\n  (?=--)", text)
     seen = set()
     for entry in entries:
