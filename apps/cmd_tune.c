@@ -427,6 +427,11 @@ static int run_rows(const tune_options *o, const bodyio_bodies *b, truth *t,
     tfmm_config cfg = o->solver.cfg;
     cfg.leaf_size = leaves[k];
     cfg.schedule = schedule[k];
+    /* Every leaf size at the calibration's setting for the target: a
+     * planner measuring at each would change theta and order between the
+     * rows, and tune measures the error itself. */
+    cfg.measure = TFMM_MEASURE_OFF;
+    cfg.verify = 0;
     tfmm_solver *solver = NULL;
     if ((rc = solver_cli_create(&cfg, &solver)) != CLI_OK)
       break;

@@ -316,6 +316,8 @@ void solver_cli_init(solver_cli *sc, args_option *opts) {
   memset(sc, 0, sizeof *sc);
   tfmm_config *c = &sc->cfg;
   tfmm_config_defaults(c);
+  /* A word, so that run's parameters write and read it back. */
+  sc->measure = solver_cli_measure_name(c->measure);
   const args_option flags[SOLVER_CLI_FLAGS] = {
       {.name = "--method",
        .kind = ARGS_STRING,
