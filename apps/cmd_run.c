@@ -81,6 +81,7 @@ typedef struct run {
    * that asked for less than dt_min, over this run's steps. */
   int64_t evaluations, updates, short_steps;
   int64_t first_sync; /* the step this run started from */
+  int plan_told;      /* the planner's first choice here is printed */
 } run;
 
 static void run_free(run *r) {
@@ -153,8 +154,15 @@ static void describe_solver(const run *r, const tfmm_stats *stats, char *buf,
   } else {
     solver_cli_resolve(c, &theta, &order);
   }
-  char tree[96], tol[32];
+  char tree[160], tol[32];
   solver_cli_theta_order(c, theta, order, tree, sizeof tree);
+  /* Before the first evaluation the planner's setting is a guess: the
+   * run measures, and may move from it (said after step 0). */
+  if ((stats == NULL || stats->n == 0) && solver_cli_planned(c))
+    snprintf(tree, sizeof tree,
+             "theta %g, order %d (auto: the first guess; chosen by measuring "
+             "the error)",
+             theta, order);
   const int tree_method =
       c->method == TFMM_METHOD_FMM || c->method == TFMM_METHOD_BH;
   snprintf(
@@ -190,10 +198,17 @@ static int write_used_parameters(const run *r) {
     int order;
     char tol[32];
     solver_cli_resolve(c, &theta, &order);
-    snprintf(note, sizeof note,
-             "theta and order 'auto': chosen from the accuracy %s, here "
-             "theta %g, order %d",
-             solver_cli_tol(c->accuracy, tol), theta, order);
+    if (solver_cli_planned(c))
+      snprintf(note, sizeof note,
+               "theta and order 'auto': chosen by measuring the error against "
+               "the accuracy %s, first guess theta %g, order %d (each step's "
+               "in statistics.csv)",
+               solver_cli_tol(c->accuracy, tol), theta, order);
+    else
+      snprintf(note, sizeof note,
+               "theta and order 'auto': chosen from the accuracy %s, here "
+               "theta %g, order %d",
+               solver_cli_tol(c->accuracy, tol), theta, order);
   }
   atomic_file af;
   int ok = path != NULL && atomic_file_open(&af, path);
@@ -259,8 +274,7 @@ static int record_row(run *r, run_times *t, double step_started) {
     t->step = cli_seconds() - step_started;
   }
   return mpi_cli_agree(run_report_step(&r->report, step, tfmm_sim_time(r->sim),
-                                       error, &d, t,
-                                       solver_stats(r)->leaf_size));
+                                       error, &d, t, solver_stats(r)));
 }
 
 /* The checkpoint of the current step, after its row: the row is written
@@ -285,6 +299,7 @@ static int after_step(run *r, run_times *t, double step_started) {
   double t0 = cli_seconds();
   /* The snapshot taken at the step before goes to its writing thread. */
   int ok = snapshot_writer_hand_off(&r->writer);
+  snapshot_writer_note(&r->writer, solver_stats(r), step);
   /* Snapshot K is step K * snapshot_every, or the first step at or after
    * time K * snapshot_dt; 0000, the initial state, is written even when
    * snapshot_every is 0. */
@@ -309,6 +324,13 @@ static int after_step(run *r, run_times *t, double step_started) {
                                         : step % o->stats_every == 0;
   if ((stats_due || checkpoint) && !record_row(r, t, step_started))
     return 0;
+  /* What the planner chose, once its first evaluation here has measured
+   * (after the header's first guess). */
+  const tfmm_stats *s = solver_stats(r);
+  if (!r->plan_told && s->n > 0 && solver_cli_planned(&o->sc.cfg)) {
+    fprintf(stderr, "tilefmm run: step %" PRId64 ": %s\n", step, s->plan);
+    r->plan_told = 1;
+  }
   t->step = cli_seconds() - step_started;
   r->last_times = *t;
   t0 = cli_seconds();

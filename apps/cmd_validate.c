@@ -489,6 +489,7 @@ static void print_timings(const char *what, const tfmm_stats *s,
           s->device_name);
   solver_cli_print_times(stderr, s);
   solver_cli_print_counts(stderr, s, cfg);
+  solver_cli_print_measured(stderr, s);
 }
 
 static int flush_stdout(void) {

@@ -24,6 +24,10 @@ int run_options_merge_checkpoint(run_options *ro, const char *path,
       ro->explicit_[run_options_find(ro, "--steps") - ro->opts] ||
       ro->explicit_[run_options_find(ro, "--t-end") - ro->opts];
   for (size_t a = 0; a < count; a++) {
+    /* What a snapshot's forces measured (snapshot_writer.c), not a
+     * setting. */
+    if (strncmp(given[a].name, "Measured:", 9) == 0)
+      continue;
     const char *colon = strchr(given[a].name, ':');
     const run_key *k = NULL;
     for (size_t j = 0; colon != NULL && j < run_nkeys; j++)
@@ -94,6 +98,15 @@ static const struct {
                         {"TimeIntegration:dt_max", "0"},
                         {"TimeIntegration:dt_min", "0"}};
 
+/* The settings a checkpoint of tilefmm before measured accuracy lacks:
+ * the defaults, so that its restart chooses theta and order afresh by
+ * measurement (its /RunState has no planner state: run_state.c says so). */
+static const struct {
+  const char *name, *value;
+} before_measure[] = {{"Gravity:measure", "auto"},
+                      {"Gravity:error_sample", "0"},
+                      {"Gravity:verify", "false"}};
+
 /* Adds to *attrs the entries of names/values (count n) it lacks. Returns
  * how many, or -1 when out of memory (printed). */
 static int add_missing(snapshot_attr **attrs, size_t *count,
@@ -144,7 +157,15 @@ int run_options_upgrade_checkpoint(const char *path, snapshot_attr **attrs,
     bn[k] = before_time_bins[k].name;
     bv[k] = before_time_bins[k].value;
   }
-  return add_missing(attrs, count, bn, bv, NBINS) >= 0;
+  if (add_missing(attrs, count, bn, bv, NBINS) < 0)
+    return 0;
+  enum { NMEASURE = sizeof before_measure / sizeof before_measure[0] };
+  const char *mn[NMEASURE], *mv[NMEASURE];
+  for (size_t k = 0; k < NMEASURE; k++) {
+    mn[k] = before_measure[k].name;
+    mv[k] = before_measure[k].value;
+  }
+  return add_missing(attrs, count, mn, mv, NMEASURE) >= 0;
 }
 
 static char *format_value(const args_option *o) {

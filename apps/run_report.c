@@ -12,10 +12,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#define CSV_COLUMNS                                                            \
+  "step,time,kinetic,potential,total,rel_energy_error,px,py,pz,lx,ly,lz,"      \
+  "virial_ratio,com_x,com_y,com_z,leaf_size,wall_tree,wall_near,wall_far,"     \
+  "wall_integrate,wall_io,wall_step"
+
+/* The measured error's columns came after the others: a file of an older
+ * tilefmm (csv_before) is continued with them empty in its rows. */
 static const char csv_header[] =
-    "step,time,kinetic,potential,total,rel_energy_error,px,py,pz,lx,ly,lz,"
-    "virial_ratio,com_x,com_y,com_z,leaf_size,wall_tree,wall_near,wall_far,"
-    "wall_integrate,wall_io,wall_step\n";
+    CSV_COLUMNS ",theta,order,error_p99,error_max,error_samples\n";
+static const char csv_before[] = CSV_COLUMNS "\n";
+#define CSV_EMPTY ",,,,,"
 
 static char *join(const char *dir, const char *name) {
   const size_t len = strlen(dir) + strlen(name) + 2;
@@ -34,7 +41,7 @@ static char *join(const char *dir, const char *name) {
  * not a statistics file. */
 static int64_t copy_rows(FILE *in, FILE *out, int64_t last) {
   char line[MAX_ROW];
-  int first = 1;
+  int first = 1, older = 0;
   int64_t kept = -1;
   while (fgets(line, sizeof line, in) != NULL) {
     const size_t len = strlen(line);
@@ -45,9 +52,10 @@ static int64_t copy_rows(FILE *in, FILE *out, int64_t last) {
     }
     if (first) {
       first = 0;
-      if (strcmp(line, csv_header) != 0)
+      older = strcmp(line, csv_before) == 0;
+      if (!older && strcmp(line, csv_header) != 0)
         return -2;
-      fputs(line, out);
+      fputs(csv_header, out);
       continue;
     }
     char *end;
@@ -56,7 +64,10 @@ static int64_t copy_rows(FILE *in, FILE *out, int64_t last) {
     if (end == line || *end != ',' || errno != 0 || step < 0 || step <= kept)
       return -2;
     if (step <= last) {
-      fputs(line, out);
+      if (older) /* its row without the newline, then the empty columns */
+        fprintf(out, "%.*s" CSV_EMPTY "\n", (int)(len - 1), line);
+      else
+        fputs(line, out);
       kept = step;
     }
   }
@@ -137,9 +148,26 @@ static void clear_progress(run_report *r) {
   }
 }
 
+/* The columns of the setting and the measured error: theta and order
+ * for the tree methods, the error when the evaluation measured it; empty
+ * otherwise. */
+static void measured_columns(const tfmm_stats *s, char *buf, size_t size) {
+  const int tree = s->method == TFMM_METHOD_FMM || s->method == TFMM_METHOD_BH;
+  if (!tree || s->n == 0) {
+    snprintf(buf, size, "%s", CSV_EMPTY);
+    return;
+  }
+  if (!s->error.measured) {
+    snprintf(buf, size, ",%.9g,%d,,,", s->theta, s->order);
+    return;
+  }
+  snprintf(buf, size, ",%.9g,%d,%.17g,%.17g,%zu", s->theta, s->order,
+           s->error.p99, s->error.max, s->error.samples);
+}
+
 int run_report_step(run_report *r, int64_t step, double time, double err,
                     const tfmm_diagnostics *d, const run_times *t,
-                    int leaf_size) {
+                    const tfmm_stats *s) {
   r->worst_error = fmax(r->worst_error, fabs(err));
   r->final_error = err;
   clear_progress(r);
@@ -152,15 +180,18 @@ int run_report_step(run_report *r, int64_t step, double time, double err,
     r->last_row = step;
     return 1;
   }
+  char measured[160];
+  measured_columns(s, measured, sizeof measured);
   fprintf(r->csv,
           "%" PRId64 ",%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,"
           "%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%d,%.6f,%.6f,%.6f,%.6f,%.6f,"
-          "%.6f\n",
+          "%.6f%s\n",
           step, time, d->kinetic, d->potential, d->total, err, d->momentum[0],
           d->momentum[1], d->momentum[2], d->angular_momentum[0],
           d->angular_momentum[1], d->angular_momentum[2], d->virial_ratio,
           d->centre_of_mass[0], d->centre_of_mass[1], d->centre_of_mass[2],
-          leaf_size, t->tree, t->near, t->far, t->integrate, t->io, t->step);
+          s->leaf_size, t->tree, t->near, t->far, t->integrate, t->io, t->step,
+          measured);
   if (fflush(r->csv) != 0 || ferror(r->csv)) {
     cli_error("%s: cannot write: %s", r->csv_path, strerror(errno));
     return 0;

@@ -45,11 +45,13 @@ int run_report_open(run_report *r, const char *dir, int64_t from_step,
                     int64_t last_step, int restart, int progress);
 
 /* Diagnostics of a step, err its relative energy error (E - E0) / |E0|
- * (tfmm_sim_diagnostics): a line on stdout and a CSV row. Returns 0 after
- * a write error of the CSV (printed). */
+ * (tfmm_sim_diagnostics): a line on stdout and a CSV row, with the leaf
+ * size, theta and order of its last force evaluation (s) and the error it
+ * measured (p99, max, samples; empty when it did not measure). Returns 0
+ * after a write error of the CSV (printed). */
 int run_report_step(run_report *r, int64_t step, double time, double err,
                     const tfmm_diagnostics *d, const run_times *t,
-                    int leaf_size);
+                    const tfmm_stats *s);
 
 /* Makes the rows written so far durable (fsync), before the checkpoint
  * that covers them. Returns 0 after a write error (printed). */

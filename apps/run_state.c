@@ -305,6 +305,108 @@ static int read_clock(run_state *s, const snapshot *cp, const char *path) {
   return 1;
 }
 
+/* The planner's state as /RunState Choice* attributes: every field of
+ * tfmm_choice, doubles with %.17g and integers whole, so that they read
+ * back to the same bits. */
+typedef struct choice_text {
+  char chosen[8], theta[32], order[16], factor[32], since[16], evaluations[32],
+      n[32], accuracy[32], leaf[16], near_gpu[8], precision[8];
+} choice_text;
+
+static size_t choice_attrs(const tfmm_choice *c, choice_text *t,
+                           snapshot_attr *out) {
+  snprintf(t->chosen, sizeof t->chosen, "%d", c->chosen);
+  snprintf(t->theta, sizeof t->theta, "%.17g", c->theta);
+  snprintf(t->order, sizeof t->order, "%d", c->order);
+  snprintf(t->factor, sizeof t->factor, "%.17g", c->factor);
+  snprintf(t->since, sizeof t->since, "%d", c->since);
+  snprintf(t->evaluations, sizeof t->evaluations, "%" PRIu64, c->evaluations);
+  snprintf(t->n, sizeof t->n, "%zu", c->n);
+  snprintf(t->accuracy, sizeof t->accuracy, "%.17g", c->accuracy);
+  snprintf(t->leaf, sizeof t->leaf, "%d", c->leaf);
+  snprintf(t->near_gpu, sizeof t->near_gpu, "%d", c->near_gpu);
+  snprintf(t->precision, sizeof t->precision, "%d", (int)c->precision);
+  const snapshot_attr a[] = {{"ChoiceChosen", t->chosen},
+                             {"ChoiceTheta", t->theta},
+                             {"ChoiceOrder", t->order},
+                             {"ChoiceFactor", t->factor},
+                             {"ChoiceSince", t->since},
+                             {"ChoiceEvaluations", t->evaluations},
+                             {"ChoiceN", t->n},
+                             {"ChoiceAccuracy", t->accuracy},
+                             {"ChoiceLeaf", t->leaf},
+                             {"ChoiceNearGpu", t->near_gpu},
+                             {"ChoicePrecision", t->precision}};
+  memcpy(out, a, sizeof a);
+  return sizeof a / sizeof a[0];
+}
+
+/* An integer attribute of /RunState in [lo, hi]. */
+static int state_int(const snapshot *cp, const char *path, const char *name,
+                     double lo, double hi, double *out) {
+  if (!state_double(cp, path, name, out))
+    return 0;
+  if (*out < lo || *out > hi || *out != floor(*out)) {
+    cli_error("%s: /RunState %s %g is not an integer in [%g, %g]", path, name,
+              *out, lo, hi);
+    return 0;
+  }
+  return 1;
+}
+
+/* The planner's state (choice_attrs), all or none: a checkpoint older
+ * than the planner has none, and the restart chooses afresh (said on
+ * stderr: its forces then need not be the run straight through's). */
+static int read_choice(run_state *s, const snapshot *cp, const char *path) {
+  memset(&s->choice, 0, sizeof s->choice);
+  if (snapshot_attr_find(cp->state, cp->nstate, "ChoiceChosen") == NULL) {
+    fprintf(stderr,
+            "tilefmm run: note: %s holds no planner state (a checkpoint "
+            "older than measured accuracy): theta and order are chosen "
+            "afresh, so the continuation need not be the run straight "
+            "through bit for bit\n",
+            path);
+    return 1;
+  }
+  /* evaluations is a uint64 (the samples' seeds): parsed whole. */
+  const char *ev =
+      snapshot_attr_find(cp->state, cp->nstate, "ChoiceEvaluations");
+  char *end = NULL;
+  errno = 0;
+  const unsigned long long evaluations =
+      ev != NULL ? strtoull(ev, &end, 10) : 0;
+  if (ev == NULL || *ev < '0' || *ev > '9' || *end != '\0' || errno != 0) {
+    cli_error("%s: /RunState ChoiceEvaluations is %s, not a count", path,
+              ev != NULL ? ev : "missing");
+    return 0;
+  }
+  double chosen, theta, order, factor, since, n, accuracy, leaf, near_gpu,
+      precision;
+  if (!state_int(cp, path, "ChoiceChosen", 0, 1, &chosen) ||
+      !state_double(cp, path, "ChoiceTheta", &theta) ||
+      !state_int(cp, path, "ChoiceOrder", 0, TFMM_MAX_ORDER, &order) ||
+      !state_double(cp, path, "ChoiceFactor", &factor) ||
+      !state_int(cp, path, "ChoiceSince", 0, 1e9, &since) ||
+      !state_int(cp, path, "ChoiceN", 0, 0x1p53, &n) ||
+      !state_double(cp, path, "ChoiceAccuracy", &accuracy) ||
+      !state_int(cp, path, "ChoiceLeaf", -1e9, 1e9, &leaf) ||
+      !state_int(cp, path, "ChoiceNearGpu", 0, 1, &near_gpu) ||
+      !state_int(cp, path, "ChoicePrecision", 0, 16, &precision))
+    return 0;
+  s->choice = (tfmm_choice){.chosen = (int)chosen,
+                            .theta = theta,
+                            .order = (int)order,
+                            .factor = factor,
+                            .since = (int)since,
+                            .evaluations = (uint64_t)evaluations,
+                            .n = (size_t)n,
+                            .accuracy = accuracy,
+                            .leaf = (int)leaf,
+                            .near_gpu = (int)near_gpu,
+                            .precision = (tfmm_precision)precision};
+  return 1;
+}
+
 int run_state_from_checkpoint(run_state *s, snapshot *cp, const char *path) {
   memset(s, 0, sizeof *s);
   const char *format = snapshot_attr_find(cp->state, cp->nstate, "format");
@@ -345,7 +447,7 @@ int run_state_from_checkpoint(run_state *s, snapshot *cp, const char *path) {
   s->step = (int64_t)step;
   s->time_initial = t0;
   s->energy_initial = e0;
-  return read_clock(s, cp, path);
+  return read_clock(s, cp, path) && read_choice(s, cp, path);
 }
 
 int run_state_make_sim(run_state *s, const run_options *ro, tfmm_sim **sim) {
@@ -372,7 +474,8 @@ int run_state_make_sim(run_state *s, const run_options *ro, tfmm_sim **sim) {
                                   .energy_initial = s->energy_initial,
                                   .ticks = s->ticks,
                                   .tick = s->tick,
-                                  .bins = s->bins};
+                                  .bins = s->bins,
+                                  .choice = s->choice};
     st = mpi_cli_sim_restore(sim, &cfg, &state);
   } else {
     st = mpi_cli_sim_create(sim, &cfg, s->n, s->pos, s->vel, s->mass, s->ids);
@@ -419,11 +522,11 @@ int run_state_write_saved(const tfmm_sim_state *sp, int clock,
   snprintf(tick, sizeof tick, "%.17g", s.tick);
   /* The clock only with individual steps: a checkpoint of one global step
    * stays as it was. */
-  snapshot_attr state[8] = {{"format", CHECKPOINT_FORMAT},
-                            {"step", step},
-                            {"time_initial", t0},
-                            {"energy_initial", e0},
-                            {"device", (char *)device}};
+  snapshot_attr state[8 + 11] = {{"format", CHECKPOINT_FORMAT},
+                                 {"step", step},
+                                 {"time_initial", t0},
+                                 {"energy_initial", e0},
+                                 {"device", (char *)device}};
   size_t nstate = 5;
   if (clock) {
     state[nstate++] = (snapshot_attr){"ticks", ticks};
@@ -435,6 +538,10 @@ int run_state_write_saved(const tfmm_sim_state *sp, int clock,
   snprintf(ranks, sizeof ranks, "%d", mpi_cli_ranks());
   if (mpi_cli_on())
     state[nstate++] = (snapshot_attr){"ranks", ranks};
+  /* The planner's state, so that a restart evaluates as the run straight
+   * through does (over ranks there is none: every field 0). */
+  choice_text choice;
+  nstate += choice_attrs(&s.choice, &choice, state + nstate);
   /* snapshot_write reads the arrays only. */
   const snapshot snap = {.n = s.n,
                          /* tfmm_sim_time's sum, from the state */

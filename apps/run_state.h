@@ -30,6 +30,10 @@ typedef struct run_state {
   int64_t ticks;
   double tick;
   signed char *bins;
+  /* A checkpoint's planner (tfmm_choice, /RunState Choice*): the restart
+   * evaluates with the settings and measurements the run had; all zero
+   * for one older than the planner (the restart chooses afresh). */
+  tfmm_choice choice;
 } run_state;
 
 /* Initial conditions from ro->ic: a model (ro->n, ro->seed) or a file, an

@@ -5,14 +5,66 @@
 #include "mpi_cli.h"
 #include "run_state.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static void *write_thread(void *arg) {
   snapshot_writer *w = arg;
-  w->ok = run_state_write_saved(&w->state, 0, w->ro, w->path, w->params,
-                                w->nparams, 0, NULL);
+  w->ok = run_state_write_saved(&w->state, 0, w->ro, w->path, w->all, w->nall,
+                                0, NULL);
   return NULL;
+}
+
+void snapshot_writer_note(snapshot_writer *w, const tfmm_stats *s,
+                          int64_t step) {
+  if (s->n == 0 ||
+      (s->method != TFMM_METHOD_FMM && s->method != TFMM_METHOD_BH))
+    return;
+  w->tree = 1;
+  w->theta = s->theta;
+  w->order = s->order;
+  if (s->error.measured) {
+    w->measured = 1;
+    w->p99 = s->error.p99;
+    w->max = s->error.max;
+    w->samples = s->error.samples;
+    w->measured_step = step;
+  }
+}
+
+/* The run's parameters and, for a tree method, Measured:theta and order
+ * (the latest evaluation's) and the last error measured (its p99, max,
+ * sample and step): a reader of the snapshot sees what the forces met. */
+static int gather_params(snapshot_writer *w) {
+  free(w->all);
+  w->all = malloc((w->nparams + 6) * sizeof *w->all);
+  if (w->all == NULL) {
+    cli_error("out of memory");
+    return 0;
+  }
+  for (size_t k = 0; k < w->nparams; k++)
+    w->all[k] = w->params[k];
+  w->nall = w->nparams;
+  if (!w->tree)
+    return 1;
+  char(*t)[32] = w->measured_text;
+  snprintf(t[0], 32, "%.17g", w->theta);
+  snprintf(t[1], 32, "%d", w->order);
+  w->all[w->nall++] = (snapshot_attr){"Measured:theta", t[0]};
+  w->all[w->nall++] = (snapshot_attr){"Measured:order", t[1]};
+  if (!w->measured)
+    return 1;
+  snprintf(t[2], 32, "%.17g", w->p99);
+  snprintf(t[3], 32, "%.17g", w->max);
+  snprintf(t[4], 32, "%zu", w->samples);
+  snprintf(t[5], 32, "%" PRId64, w->measured_step);
+  w->all[w->nall++] = (snapshot_attr){"Measured:error_p99", t[2]};
+  w->all[w->nall++] = (snapshot_attr){"Measured:error_max", t[3]};
+  w->all[w->nall++] = (snapshot_attr){"Measured:error_samples", t[4]};
+  w->all[w->nall++] = (snapshot_attr){"Measured:error_step", t[5]};
+  return 1;
 }
 
 /* Waits for the thread, if one writes. */
@@ -67,12 +119,16 @@ int snapshot_writer_hand_off(snapshot_writer *w) {
 int snapshot_writer_finish(snapshot_writer *w) {
   const int handed = snapshot_writer_hand_off(w);
   /* Rank 0's write is every rank's result. */
-  return mpi_cli_agree(join(w) && handed);
+  const int ok = mpi_cli_agree(join(w) && handed);
+  free(w->all);
+  w->all = NULL;
+  w->nall = 0;
+  return ok;
 }
 
 int snapshot_writer_begin(snapshot_writer *w, char *path) {
   const int before = snapshot_writer_finish(w);
-  if (!mpi_cli_agree(path != NULL)) {
+  if (!mpi_cli_agree(path != NULL && gather_params(w))) {
     free(path);
     return 0;
   }

@@ -27,6 +27,16 @@ typedef struct snapshot_writer {
   char *path;  /* its file */
   int running; /* the thread writes path */
   int ok;      /* the thread's result */
+  /* The setting of the latest evaluation and the last error measured
+   * (snapshot_writer_note), written into each snapshot's /Parameters as
+   * Measured:* (text kept in measured_text, the whole list in all). */
+  int tree, order, measured;
+  double theta, p99, max;
+  size_t samples;
+  int64_t measured_step;
+  char measured_text[6][32];
+  snapshot_attr *all;
+  size_t nall;
   tfmm_sim_state state;  /* what the thread writes */
   run_ranks_state ranks; /* every rank's bodies, on rank 0 (MPI) */
   pthread_t thread;
@@ -35,6 +45,11 @@ typedef struct snapshot_writer {
 /* Takes the state now for path (allocated; the writer frees it), after
  * the snapshot before it is written. Returns 0 on a failure (printed). */
 int snapshot_writer_begin(snapshot_writer *w, char *path);
+
+/* Notes the statistics of the evaluation of step (the setting, and the
+ * error when it measured one), for the snapshots taken from then on. */
+void snapshot_writer_note(snapshot_writer *w, const tfmm_stats *s,
+                          int64_t step);
 
 /* Hands a taken state to the writing thread. Call once the sim has
  * stepped on (or at once: the state is the begin's either way). */

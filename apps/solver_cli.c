@@ -100,6 +100,22 @@ void solver_cli_help(FILE *fp, const tfmm_config *d) {
       "                    (default: %s)\n",
       tfmm_method_name(d->method), tfmm_device_name(d->device));
   help_physics(fp, d);
+  fprintf(fp,
+          "Measured accuracy (tree methods; docs/accuracy.md):\n"
+          "  --measure M       auto, always or off: when an evaluation\n"
+          "                    measures its own error against exact sums at\n"
+          "                    a sample of the bodies; auto: when theta or\n"
+          "                    order is auto (they are then chosen from the\n"
+          "                    measurement, and measured again every %d\n"
+          "                    evaluations); off: from the calibration\n"
+          "                    alone (default: %s)\n"
+          "  --error-sample K  bodies sampled, 0 to choose from N\n"
+          "                    (default: %d)\n"
+          "  --verify          measure, and fail (exit 1) when the measured\n"
+          "                    99th percentile is above --accuracy (the\n"
+          "                    forces are still written)\n",
+          TFMM_RECHECK_EVERY, solver_cli_measure_name(d->measure),
+          d->error_sample);
   fprintf(
       fp,
       "Tree methods (fmm, bh):\n"
@@ -274,10 +290,34 @@ static int mac_ok(const void *v) {
   return tfmm_mac_parse(*(const char *const *)v, &x) == TFMM_OK;
 }
 
+static const char *const measure_names[] = {"auto", "always", "off"};
+
+const char *solver_cli_measure_name(tfmm_measure m) {
+  return m >= 0 && m <= TFMM_MEASURE_OFF ? measure_names[m] : "unknown";
+}
+
+static int parse_measure(const char *word, int *out) {
+  for (int k = 0; k <= TFMM_MEASURE_OFF; k++)
+    if (strcmp(word, measure_names[k]) == 0) {
+      *out = k;
+      return 1;
+    }
+  return 0;
+}
+static int measure_ok(const void *v) {
+  int m;
+  return parse_measure(*(const char *const *)v, &m);
+}
+static int sample_ok(const void *v) {
+  return *(const int *)v >= 0 && *(const int *)v <= (1 << 24);
+}
+
 void solver_cli_init(solver_cli *sc, args_option *opts) {
   memset(sc, 0, sizeof *sc);
   tfmm_config *c = &sc->cfg;
   tfmm_config_defaults(c);
+  /* A word, so that run's parameters write and read it back. */
+  sc->measure = solver_cli_measure_name(c->measure);
   const args_option flags[SOLVER_CLI_FLAGS] = {
       {.name = "--method",
        .kind = ARGS_STRING,
@@ -379,6 +419,17 @@ void solver_cli_init(solver_cli *sc, args_option *opts) {
        .value = &c->gpu_bodies_per_thread,
        .valid = bodies_per_thread_ok,
        .expect = "0, 1, 2 or 4"},
+      {.name = "--measure",
+       .kind = ARGS_STRING,
+       .value = &sc->measure,
+       .valid = measure_ok,
+       .expect = "auto, always or off"},
+      {.name = "--error-sample",
+       .kind = ARGS_INT,
+       .value = &c->error_sample,
+       .valid = sample_ok,
+       .expect = "an integer in [0, 16777216]"},
+      {.name = "--verify", .kind = ARGS_FLAG, .value = &c->verify},
   };
   memcpy(opts, flags, sizeof flags);
 }
@@ -408,6 +459,11 @@ void solver_cli_finish(solver_cli *sc) {
     tfmm_precision_parse(sc->precision, &c->precision);
   if (sc->mac != NULL)
     tfmm_mac_parse(sc->mac, &c->mac);
+  if (sc->measure != NULL) {
+    int m = TFMM_MEASURE_AUTO;
+    parse_measure(sc->measure, &m);
+    c->measure = (tfmm_measure)m;
+  }
 }
 
 const char *solver_cli_theta_order(const tfmm_config *cfg, double theta,
@@ -422,8 +478,19 @@ const char *solver_cli_theta_order(const tfmm_config *cfg, double theta,
   return buf;
 }
 
+int solver_cli_planned(const tfmm_config *cfg) {
+  return (cfg->method == TFMM_METHOD_FMM || cfg->method == TFMM_METHOD_BH) &&
+         (cfg->theta == TFMM_FROM_ACCURACY ||
+          cfg->order == TFMM_FROM_ACCURACY) &&
+         cfg->measure != TFMM_MEASURE_OFF && cfg->mac != TFMM_MAC_ERROR &&
+         !cfg->near_only && !mpi_cli_on();
+}
+
 void solver_cli_resolve(const tfmm_config *cfg, double *theta, int *order) {
-  if (tfmm_config_resolve(cfg, theta, order, NULL, NULL, 0) != TFMM_OK) {
+  tfmm_config c = *cfg;
+  if (mpi_cli_on())
+    c.measure = TFMM_MEASURE_OFF; /* what each rank's solver is given */
+  if (tfmm_config_resolve(&c, theta, order, NULL, NULL, 0) != TFMM_OK) {
     *theta = cfg->theta;
     *order = cfg->order;
   }
@@ -586,4 +653,18 @@ void solver_cli_print_counts(FILE *fp, const tfmm_stats *s,
             "bodies/thread %d\n",
             s->gpu_tile, s->gpu_threads_per_body, s->gpu_unroll,
             s->gpu_bodies_per_thread);
+}
+
+void solver_cli_print_measured(FILE *fp, const tfmm_stats *s) {
+  if (s->error.measured) {
+    fprintf(fp,
+            "  measured error: median %.3g, p99 %.3g (<= %.3g at %.0f %% "
+            "confidence), max %.3g at body %" PRId64 "; %zu bodies sampled, "
+            "%.6f s\n",
+            s->error.median, s->error.p99, s->error.p99_bound,
+            100 * s->error.confidence, s->error.max, s->error.worst_body,
+            s->error.samples, s->error.time);
+  }
+  if (s->plan[0] != '\0')
+    fprintf(fp, "  plan: %s\n", s->plan);
 }

@@ -15,14 +15,14 @@
 #include <stdio.h>
 
 /* The number of entries solver_cli_init writes. */
-#define SOLVER_CLI_FLAGS 20
+#define SOLVER_CLI_FLAGS 23
 
 typedef struct solver_cli {
   /* The words given, or NULL. theta and order: "auto" (TFMM_FROM_ACCURACY)
    * or a number. */
   const char *method, *device, *schedule, *tree_device, *far_device, *leaf,
       *theta, *order;
-  const char *softening, *precision, *mac;
+  const char *softening, *precision, *mac, *measure;
   tfmm_config cfg;
 } solver_cli;
 
@@ -47,8 +47,9 @@ const char *solver_cli_tol(double tol, char buf[32]);
 const char *solver_cli_theta_order(const tfmm_config *cfg, double theta,
                                    int order, char *buf, size_t size);
 
-/* What tfmm_config_resolve says cfg will use; on a configuration it
- * refuses, cfg's own theta and order. */
+/* What tfmm_config_resolve says cfg will use (under mpirun with measure
+ * off: the ranks evaluate at the calibration's setting); on a
+ * configuration it refuses, cfg's own theta and order. */
 void solver_cli_resolve(const tfmm_config *cfg, double *theta, int *order);
 
 /* Creates a solver for cfg. A configuration the library refuses as an
@@ -80,5 +81,21 @@ void solver_cli_print_times(FILE *fp, const tfmm_stats *s);
  * M2P count); for the all-pairs kernel on the GPU its launch shape. */
 void solver_cli_print_counts(FILE *fp, const tfmm_stats *s,
                              const tfmm_config *cfg);
+
+/* The error the evaluation measured (tfmm_stats.error: median, p99, the
+ * bound at its confidence, max and its body, the sample, the time), and
+ * the planner's line (what was chosen and why); nothing for an
+ * evaluation that did not measure and has no plan. */
+void solver_cli_print_measured(FILE *fp, const tfmm_stats *s);
+
+/* Whether the solver of cfg chooses theta and order by measuring its
+ * error (the planner: a tree method, theta or order auto, measure not
+ * off, the geometric or mass criterion, one process: over the ranks of
+ * mpirun they come from the calibration); then solver_cli_resolve gives
+ * its first guess, and tfmm_stats what each evaluation used. */
+int solver_cli_planned(const tfmm_config *cfg);
+
+/* "auto", "always" or "off": the word of --measure for m. */
+const char *solver_cli_measure_name(tfmm_measure m);
 
 #endif

@@ -144,3 +144,41 @@ def test_every_opening_criterion(seed, mac):
     acc, _ = tilefmm.forces(pos, mass, mac=mac, accuracy=1e-4, eps=0.01)
     err = np.sort(relative(acc, acc0))
     assert err[int(np.ceil(0.99 * len(err))) - 1] <= 1e-4
+
+
+def test_measured_error_and_plan_in_stats(seed):
+    """An evaluation that measured says so in its stats: the sample's
+    median, p99 and max against numpy's direct sums at the worst body,
+    and the plan line naming what was chosen."""
+    pos, mass = clustered(np.random.default_rng(seed), 3000)
+    with tilefmm.Solver(accuracy=1e-3, eps=0.0, measure="always") as s:
+        acc, _ = s.forces(pos, mass)
+        st = s.stats
+    e = st["error"]
+    assert e["measured"] == 1 and e["samples"] > 0
+    assert 0 <= e["median"] <= e["p99"] <= e["max"] <= e["p99_bound"] * 1e9
+    ref, _ = direct_sum(pos, mass)
+    worst = e["worst_body"]
+    err = np.linalg.norm(acc[worst] - ref[worst]) / np.linalg.norm(ref[worst])
+    assert err == pytest.approx(e["max"], rel=1e-6, abs=1e-15)
+    assert f"theta {st['theta']:g}, order {st['order']}" in st["plan"]
+    assert "measured p99" in st["plan"]
+    with tilefmm.Solver(accuracy=1e-3, measure="off") as s:
+        s.forces(pos, mass)
+        assert s.stats["error"]["measured"] == 0
+        assert "measure off" in s.stats["plan"]
+    assert tilefmm.defaults()["measure"] == "auto"
+    with pytest.raises(ValueError, match="measure"):
+        tilefmm.forces(pos, mass, measure="sometimes")
+
+
+def test_verify_raises_the_accuracy_error(seed):
+    """verify=True with a setting far too loose for the target: an
+    AccuracyError naming the measured p99 and the setting."""
+    pos, mass = clustered(np.random.default_rng(seed), 3000)
+    with pytest.raises(tilefmm.AccuracyError, match=r"99th percentile.*theta 0\.8, order 1"):
+        tilefmm.forces(pos, mass, theta=0.8, order=1, accuracy=1e-5,
+                       verify=True, error_sample=500)
+    acc, _ = tilefmm.forces(pos, mass, theta=0.3, order=8, accuracy=1e-2,
+                            verify=True)
+    assert np.isfinite(acc).all()

@@ -77,7 +77,8 @@ def test_cli_defaults_are_python_s():
                   "--gpu-tile": "gpu_tile",
                   "--gpu-threads-per-body": "gpu_threads_per_body",
                   "--gpu-unroll": "gpu_unroll",
-                  "--gpu-bodies-per-thread": "gpu_bodies_per_thread"}
+                  "--gpu-bodies-per-thread": "gpu_bodies_per_thread",
+                  "--measure": "measure", "--error-sample": "error_sample"}
     entries = re.split(r"\n  (?=--)", text)
     seen = set()
     for entry in entries:
@@ -101,8 +102,12 @@ def test_plan_is_what_the_solver_runs(seed):
     n = 2000
     pos = rng.standard_normal((n, 3))
     mass = rng.uniform(0.5, 1.5, n)
+    # The plan's theta and order are the planner's first guess; measuring,
+    # the solver may move from it (tests/test_plan.c): with measure off
+    # both come from the calibration alone, as the plan says.
     for options in ({}, {"leaf_size": "auto"}, {"accuracy": 1e-5},
                     {"method": "bh", "leaf_size": 16}):
+        options["measure"] = "off"
         plan = tilefmm.plan(n, **options)
         with tilefmm.Solver(**options) as s:
             assert plan["device"] == s.device

@@ -79,6 +79,33 @@ def test_restart_through_the_state_is_bit_exact(seed):
     assert a.diagnostics().energy_error == b.diagnostics().energy_error
 
 
+def test_restart_keeps_the_planners_choice(seed, tmp_path):
+    """theta and order chosen by measurement (the default: auto, measure
+    auto) travel with the state and through a checkpoint file, so that
+    the continuation re-measures when the run straight through does (every
+    TFMM_RECHECK_EVERY evaluations) and is bit for bit the same."""
+    pytest.importorskip("h5py")
+    pos, vel, mass = tilefmm.ic.merger(600, seed=seed % 10000 + 1)
+    opts = dict(dt=1 / 128, eps=0.01, method="fmm", accuracy=1e-3)
+    a = tilefmm.Simulation(pos, vel, mass, **opts)
+    a.step(5)
+    saved = a.state()
+    assert saved.choice["chosen"] == 1 and saved.choice["evaluations"] >= 6
+    assert saved.choice["accuracy"] == 1e-3
+    path = tmp_path / "checkpoint.hdf5"
+    a.save_snapshot(path, checkpoint=True)
+    assert tilefmm.snapshot.read(path).state.choice == saved.choice
+    a.step(20)  # past a re-measurement
+    b = tilefmm.Simulation.restore(saved, **opts)
+    c = tilefmm.Simulation.from_snapshot(path, **opts)
+    for other in (b, c):
+        other.step(20)
+        for field in ("positions", "velocities", "accelerations", "potentials"):
+            assert np.array_equal(getattr(a.state(), field),
+                                  getattr(other.state(), field)), field
+        assert other.state().choice == a.state().choice
+
+
 def test_individual_time_steps_restart_bit_exact(seed, tmp_path):
     pytest.importorskip("h5py")
     pos, vel, mass = tilefmm.ic.plummer(300, seed=seed % 10000 + 1)

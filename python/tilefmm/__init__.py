@@ -20,7 +20,7 @@ from . import ic, io, snapshot
 from ._forces import ErrorStats, Solver, errors, forces
 from ._host import empty as host_array
 from ._options import SOLVER_OPTIONS, SIM_OPTIONS, defaults, enum_names, plan
-from .errors import (CoincidentBodiesError, CudaError, FileError,
+from .errors import (AccuracyError, CoincidentBodiesError, CudaError, FileError,
                      InvalidArgumentError, MpiError, NoDeviceError,
                      NonFiniteError, OutOfMemoryError, TilefmmError,
                      UnsupportedError)
@@ -50,6 +50,7 @@ __all__ = [
     "Diagnostics", "ic", "defaults", "enum_names", "plan", "SOLVER_OPTIONS",
     "SIM_OPTIONS", "snapshot", "TilefmmError", "InvalidArgumentError",
     "CoincidentBodiesError", "OutOfMemoryError", "NoDeviceError", "CudaError",
-    "NonFiniteError", "UnsupportedError", "MpiError", "FileError", "io",
+    "NonFiniteError", "UnsupportedError", "MpiError", "FileError",
+    "AccuracyError", "io",
     "read", "Bodies", "Units", "host_array",
 ]

@@ -125,8 +125,11 @@ def stats_dict(s):
         elif field == "time":
             value = {lib.tfmm_phase_name(k).decode(): value[k]
                      for k in range(len(value))}
-        elif field == "tree_time":
+        elif field in ("tree_time", "error"):
+            # error: the measured error (measured 0: not measured).
             value = {f: getattr(value, f) for f, _ in type(value)._fields_}
+        elif field == "plan":
+            value = value.decode(errors="replace")
         out[field] = value
     return out
 

@@ -30,7 +30,10 @@ _AUTO_FLOATS = {"theta": _lib.FROM_ACCURACY, "mac_epsilon": _lib.FROM_ACCURACY}
 _AUTO_INTS = {"order": _lib.FROM_ACCURACY, "leaf_size": _lib.LEAF_AUTO}
 _INTS = ("max_depth", "num_threads", "gpu_id", "gpu_tile",
          "gpu_threads_per_body", "gpu_unroll", "gpu_bodies_per_thread")
-_BOOLS = ("near_only",)
+_BOOLS = ("near_only", "verify")
+_INTS += ("error_sample",)
+# tfmm_measure (tilefmm.h): when an evaluation measures its own error.
+MEASURE = {"auto": 0, "always": 1, "off": 2}
 
 SOLVER_OPTIONS = tuple(name for name, _ in _lib.Config._fields_)
 SIM_OPTIONS = ("dt", "time_initial", "eta", "dt_max", "dt_min")
@@ -86,6 +89,11 @@ def _convert(option, value):
     """The C value of one solver option."""
     if option in _ENUMS:
         return _enum(option, value)
+    if option == "measure":
+        if not isinstance(value, str) or value not in MEASURE:
+            raise ValueError(f"measure: expected one of {', '.join(MEASURE)}, "
+                             f"got {value!r}")
+        return MEASURE[value]
     if option in _FLOATS:
         return _real(option, value)
     if option in _AUTO_FLOATS:
@@ -166,6 +174,8 @@ def describe(cfg):
         value = getattr(cfg, option)
         if option in _ENUMS:
             value = getattr(lib, _ENUMS[option][1])(value).decode()
+        elif option == "measure":
+            value = {v: k for k, v in MEASURE.items()}.get(value, value)
         elif option == "box_min":
             value = tuple(value)
         elif option in _BOOLS:

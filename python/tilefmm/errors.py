@@ -51,6 +51,13 @@ class FileError(TilefmmError, OSError):
     not in its format (the message names the file and what is wrong)."""
 
 
+class AccuracyError(TilefmmError, RuntimeError):
+    """TFMM_ERR_ACCURACY: with verify=True, the evaluation's measured 99th
+    percentile of the relative error is above the accuracy target (the
+    message names the figure and the setting; the solver's stats hold the
+    measurement)."""
+
+
 BY_STATUS = {
     1: InvalidArgumentError,
     2: OutOfMemoryError,
@@ -61,6 +68,7 @@ BY_STATUS = {
     7: UnsupportedError,
     8: MpiError,
     9: FileError,
+    10: AccuracyError,
 }
 
 

@@ -13,7 +13,7 @@ from ._forces import stats_dict
 from ._handle import Handle
 from ._lib import lib
 from .errors import raise_status
-from .state import State
+from .state import CHOICE_FIELDS, State
 
 
 @dataclass
@@ -30,6 +30,15 @@ class Diagnostics:
     angular_momentum: np.ndarray
     centre_of_mass: np.ndarray
     energy_error: float
+
+
+def _choice_in(choice):
+    """A State's choice (a dict of tfmm_choice's fields, or None) as the
+    library's struct; None or missing fields: zero (chosen afresh)."""
+    c = _lib.Choice()
+    for k, kind in CHOICE_FIELDS:
+        setattr(c, k, kind((choice or {}).get(k, 0)))
+    return c
 
 
 def _copy(ptr, shape, dtype):
@@ -92,7 +101,8 @@ class Simulation(Handle):
             step=int(state.step), time_initial=float(state.time_initial),
             energy_initial=float(state.energy_initial), ticks=int(state.ticks),
             tick=float(state.tick),
-            bins=None if bins is None else _arrays.pointer(bins))
+            bins=None if bins is None else _arrays.pointer(bins),
+            choice=_choice_in(getattr(state, "choice", None)))
         handle = ctypes.c_void_p()
         status = lib.tfmm_sim_restore(ctypes.byref(handle), ctypes.byref(cfg),
                                       ctypes.byref(st))
@@ -225,7 +235,8 @@ class Simulation(Handle):
             ids=_copy(s.ids, (n,), np.uint64),
             step=s.step, time_initial=s.time_initial,
             energy_initial=s.energy_initial, ticks=s.ticks, tick=s.tick,
-            bins=_copy(s.bins, (n,), np.int8))
+            bins=_copy(s.bins, (n,), np.int8),
+            choice={k: getattr(s.choice, k) for k, _ in CHOICE_FIELDS})
 
     @property
     def positions(self):

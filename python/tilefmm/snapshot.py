@@ -3,8 +3,9 @@
 read through the library (tfmm_snapshot_write, tfmm_snapshot_read; see
 tilefmm.io and docs/formats.md): the same layout, units and shift as the
 CLI's, /Parameters as fixed-length strings in order, and for a checkpoint
-/RunState (format, step, time_initial, energy_initial, device, and ticks,
-tick with individual steps) with every dataset exact."""
+/RunState (format, step, time_initial, energy_initial, device, ticks,
+tick with individual steps, and the planner's state as Choice*: the
+CLI's names) with every dataset exact."""
 
 from dataclasses import dataclass
 from typing import Optional
@@ -12,7 +13,7 @@ from typing import Optional
 import numpy as np
 
 from . import io
-from .state import State
+from .state import CHOICE_FIELDS, State
 
 CHECKPOINT_FORMAT = "tilefmm-run-checkpoint-1"  # apps/run_state.c
 
@@ -32,6 +33,29 @@ class Snapshot:
     parameters: dict
     state: Optional[object] = None
     units: Optional[io.Units] = None
+
+
+def _choice_name(key):
+    """tfmm_choice's field as /RunState names it (apps/run_state.c):
+    near_gpu is ChoiceNearGpu."""
+    return "Choice" + "".join(w.capitalize() for w in key.split("_"))
+
+
+def _choice_attrs(choice):
+    """The planner's state as /RunState text: integers whole, doubles with
+    repr (they read back to the same bits); None: all zero."""
+    return {_choice_name(k): repr(float((choice or {}).get(k, 0)))
+            if kind is float else str(int((choice or {}).get(k, 0)))
+            for k, kind in CHOICE_FIELDS}
+
+
+def _choice_of(run):
+    """The planner's state of a checkpoint's /RunState, None when it has
+    none (one older than the planner: the restart chooses afresh)."""
+    if _choice_name("chosen") not in run:
+        return None
+    return {k: kind(float(run[_choice_name(k)])) if kind is float
+            else int(run[_choice_name(k)]) for k, kind in CHOICE_FIELDS}
 
 
 def write(path, state, parameters=None, checkpoint=False, clock=False,
@@ -61,6 +85,7 @@ def write(path, state, parameters=None, checkpoint=False, clock=False,
                "time_initial": repr(float(state.time_initial)),
                "energy_initial": repr(float(state.energy_initial)),
                "device": device}
+        run.update(_choice_attrs(getattr(state, "choice", None)))
         if clock:
             run["ticks"] = str(int(state.ticks))
             run["tick"] = repr(float(state.tick))
@@ -90,7 +115,8 @@ def read(path, part_type=None):
                       energy_initial=float(run["energy_initial"]),
                       ticks=int(float(run.get("ticks", 0))),
                       tick=float(run.get("tick", 0.0)),
-                      bins=b.bins if "ticks" in run else None)
+                      bins=b.bins if "ticks" in run else None,
+                      choice=_choice_of(run))
     return Snapshot(time=b.time, positions=b.positions,
                     velocities=b.velocities, masses=b.masses, ids=b.ids,
                     accelerations=b.accelerations, potentials=b.potentials,

@@ -26,8 +26,20 @@ class State:
     ticks: int = 0
     tick: float = 0.0
     bins: Optional[np.ndarray] = field(default=None)
+    # The solver's planner (tfmm_choice: chosen, theta, order, factor,
+    # since, evaluations, n, accuracy, leaf, near_gpu, precision), so that
+    # a restart evaluates with the settings and measurements the run had;
+    # None (or all zero): the restarted solver chooses afresh.
+    choice: Optional[dict] = field(default=None)
 
     @property
     def time(self):
         """time_initial + ticks * tick (the sim's own sum)."""
         return self.time_initial + float(self.ticks) * self.tick
+
+
+# tfmm_choice's fields, in order, with their Python types.
+CHOICE_FIELDS = (("chosen", int), ("theta", float), ("order", int),
+                 ("factor", float), ("since", int), ("evaluations", int),
+                 ("n", int), ("accuracy", float), ("leaf", int),
+                 ("near_gpu", int), ("precision", int))

@@ -119,6 +119,14 @@ static tfmm_status domain_open(void *ctx, const tfmm_config *cfg,
   MPI_Comm_rank(d->comm, &d->rank);
   MPI_Comm_size(d->comm, &d->size);
   st = tfmm_config_check(cfg, err);
+  /* A measured error needs the exact forces over every body at the
+   * sample, and each rank holds only its part: not measured over ranks,
+   * so not verified either (docs/accuracy.md). */
+  if (st == TFMM_OK && (cfg->verify || cfg->measure == TFMM_MEASURE_ALWAYS))
+    st = tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                        "%s over MPI ranks: the measured error needs every "
+                        "body on one process (measure auto or off)",
+                        cfg->verify ? "verify" : "measure always");
   d->split = calloc((size_t)d->size + 1, sizeof *d->split);
   d->cost = calloc((size_t)d->size, sizeof *d->cost);
   if (st == TFMM_OK && (d->split == NULL || d->cost == NULL))
@@ -126,6 +134,10 @@ static tfmm_status domain_open(void *ctx, const tfmm_config *cfg,
   if (st == TFMM_OK) {
     tfmm_config mine = *cfg;
     mine.gpu_id = rank_gpu(d->comm, cfg);
+    /* theta and order from the calibration, as the locally essential
+     * trees are cut (evaluate.c, let_params): a planner on one rank's part
+     * would measure against that part alone and move away from them. */
+    mine.measure = TFMM_MEASURE_OFF;
     st = tfmm_solver_create(&d->local, &mine);
     if (st != TFMM_OK)
       tfmm_error_set(err, st, "%s",

@@ -298,8 +298,10 @@ Test(validate, fmm_coarse_worse_than_fine) {
   free(fine.text);
 }
 
-/* theta and order the library chooses for target (as tfmm_config_resolve
- * says), and the report's words for them. */
+/* theta and order the library chooses for target, and the report's words
+ * for them: with theta auto the planner's, measured (the plan line of the
+ * last run's stderr: it may move from tfmm_config_resolve's first guess);
+ * with theta given, tfmm_config_resolve's. */
 static void chosen(const char *method, double target, double theta, char *want,
                    size_t size) {
   tfmm_config c;
@@ -310,10 +312,16 @@ static void chosen(const char *method, double target, double theta, char *want,
   double t;
   int p;
   cr_assert_eq(tfmm_config_resolve(&c, &t, &p, NULL, NULL, 0), TFMM_OK);
-  if (theta == TFMM_FROM_ACCURACY)
+  if (theta == TFMM_FROM_ACCURACY) {
+    char *err = read_text("stderr.txt");
+    const char *plan = err != NULL ? strstr(err, "  plan: theta ") : NULL;
+    cr_assert_not_null(plan, "no plan line:\n%s", err);
+    cr_assert_eq(sscanf(plan, "  plan: theta %lf, order %d", &t, &p), 2);
+    free(err);
     snprintf(want, size, "theta %g auto, order %d auto", t, p);
-  else
+  } else {
     snprintf(want, size, "theta %g, order %d auto", t, p);
+  }
 }
 
 /* The default target, 1e-3, met by the FMM and Barnes-Hut with the theta

@@ -112,10 +112,30 @@ Test(run, help_documents_the_interface) {
   assert_stdout_has("(default: 1e-3)");
 }
 
-/* The header and the summary name the softening and the theta and order
- * used: chosen from the accuracy (tfmm_config_resolve's), or given. The
- * parameters record them as given ("auto"), with the choice in a
- * comment, and read back. */
+/* The theta and order of the last row of statistics.csv (columns 24 and
+ * 25: what the step's evaluation used). */
+static void last_setting(const char *name, double *theta, int *order) {
+  char *text = read_text(name);
+  cr_assert_not_null(text, "%s missing", name);
+  const size_t len = strlen(text);
+  cr_assert(len > 1 && text[len - 1] == '\n');
+  text[len - 1] = '\0';
+  const char *row = strrchr(text, '\n') + 1, *p = row;
+  for (int comma = 0; comma < 23; comma++) {
+    p = strchr(p, ',');
+    cr_assert_not_null(p, "row '%s' has too few columns", row);
+    p++;
+  }
+  cr_assert_eq(sscanf(p, "%lf,%d", theta, order), 2, "row '%s'", row);
+  free(text);
+}
+
+/* The header and the summary name the softening and the theta and order:
+ * auto, the header says the planner's first guess
+ * (tfmm_config_resolve's), a line after step 0 what it chose by
+ * measuring, and the summary what the last step used (statistics.csv);
+ * or as given. The parameters record them as given ("auto"), with the
+ * first guess in a comment, and read back. */
 Test(run, reports_softening_theta_and_order) {
   cr_assert_eq(RUN("run", "--n", "500", "--steps", "1", "--out", sp("o"),
                    "--progress", "off"),
@@ -127,11 +147,20 @@ Test(run, reports_softening_theta_and_order) {
   double theta;
   int order;
   cr_assert_eq(tfmm_config_resolve(&c, &theta, &order, NULL, NULL, 0), TFMM_OK);
-  char want[128];
-  snprintf(want, sizeof want, "fmm: theta %g (auto), order %d (auto)", theta,
-           order);
+  char want[160];
+  snprintf(want, sizeof want,
+           "fmm: theta %g, order %d (auto: the first guess; chosen by "
+           "measuring the error)",
+           theta, order);
   assert_stderr_has("softening spline (the default of run), eps 0.01");
   assert_stderr_has(want);
+  assert_stderr_has("tilefmm run: step 0: theta ");
+  assert_stderr_has(" meets 0.001 after ");
+  double used_theta;
+  int used_order;
+  last_setting("o/statistics.csv", &used_theta, &used_order);
+  snprintf(want, sizeof want, "fmm: theta %g (auto), order %d (auto)",
+           used_theta, used_order);
   assert_stdout_has("forces: softening spline (the default of run)");
   assert_stdout_has(want);
   char *used = read_text("o/used_parameters.yml");
@@ -140,7 +169,7 @@ Test(run, reports_softening_theta_and_order) {
                         "  theta: auto\n",       "  order: auto\n"};
   for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
     cr_expect_not_null(strstr(used, keys[k]), "lacks '%s':\n%s", keys[k], used);
-  snprintf(want, sizeof want, "here theta %g, order %d", theta, order);
+  snprintf(want, sizeof want, "first guess theta %g, order %d", theta, order);
   cr_expect_not_null(strstr(used, want), "lacks '%s':\n%s", want, used);
   free(used);
   snapshot s = read_snap("o/snapshot_0000.hdf5");
