@@ -310,7 +310,7 @@ static int read_clock(run_state *s, const snapshot *cp, const char *path) {
  * back to the same bits. */
 typedef struct choice_text {
   char chosen[8], theta[32], order[16], factor[32], since[16], evaluations[32],
-      n[32], accuracy[32], leaf[16], near_gpu[8], precision[8];
+      n[32], accuracy[32], leaf[16], near_gpu[8], precision[8], failed_cost[32];
 } choice_text;
 
 static size_t choice_attrs(const tfmm_choice *c, choice_text *t,
@@ -326,6 +326,7 @@ static size_t choice_attrs(const tfmm_choice *c, choice_text *t,
   snprintf(t->leaf, sizeof t->leaf, "%d", c->leaf);
   snprintf(t->near_gpu, sizeof t->near_gpu, "%d", c->near_gpu);
   snprintf(t->precision, sizeof t->precision, "%d", (int)c->precision);
+  snprintf(t->failed_cost, sizeof t->failed_cost, "%.17g", c->failed_cost);
   const snapshot_attr a[] = {{"ChoiceChosen", t->chosen},
                              {"ChoiceTheta", t->theta},
                              {"ChoiceOrder", t->order},
@@ -336,7 +337,8 @@ static size_t choice_attrs(const tfmm_choice *c, choice_text *t,
                              {"ChoiceAccuracy", t->accuracy},
                              {"ChoiceLeaf", t->leaf},
                              {"ChoiceNearGpu", t->near_gpu},
-                             {"ChoicePrecision", t->precision}};
+                             {"ChoicePrecision", t->precision},
+                             {"ChoiceFailedCost", t->failed_cost}};
   memcpy(out, a, sizeof a);
   return sizeof a / sizeof a[0];
 }
@@ -381,7 +383,7 @@ static int read_choice(run_state *s, const snapshot *cp, const char *path) {
     return 0;
   }
   double chosen, theta, order, factor, since, n, accuracy, leaf, near_gpu,
-      precision;
+      precision, failed_cost = -1;
   if (!state_int(cp, path, "ChoiceChosen", 0, 1, &chosen) ||
       !state_double(cp, path, "ChoiceTheta", &theta) ||
       !state_int(cp, path, "ChoiceOrder", 0, TFMM_MAX_ORDER, &order) ||
@@ -393,6 +395,10 @@ static int read_choice(run_state *s, const snapshot *cp, const char *path) {
       !state_int(cp, path, "ChoiceNearGpu", 0, 1, &near_gpu) ||
       !state_int(cp, path, "ChoicePrecision", 0, 16, &precision))
     return 0;
+  /* Later than the other fields: without it, nothing measured a miss. */
+  if (snapshot_attr_find(cp->state, cp->nstate, "ChoiceFailedCost") != NULL &&
+      !state_double(cp, path, "ChoiceFailedCost", &failed_cost))
+    return 0;
   s->choice = (tfmm_choice){.chosen = (int)chosen,
                             .theta = theta,
                             .order = (int)order,
@@ -403,7 +409,8 @@ static int read_choice(run_state *s, const snapshot *cp, const char *path) {
                             .accuracy = accuracy,
                             .leaf = (int)leaf,
                             .near_gpu = (int)near_gpu,
-                            .precision = (tfmm_precision)precision};
+                            .precision = (tfmm_precision)precision,
+                            .failed_cost = failed_cost};
   return 1;
 }
 
@@ -522,7 +529,7 @@ int run_state_write_saved(const tfmm_sim_state *sp, int clock,
   snprintf(tick, sizeof tick, "%.17g", s.tick);
   /* The clock only with individual steps: a checkpoint of one global step
    * stays as it was. */
-  snapshot_attr state[8 + 11] = {{"format", CHECKPOINT_FORMAT},
+  snapshot_attr state[8 + 12] = {{"format", CHECKPOINT_FORMAT},
                                  {"step", step},
                                  {"time_initial", t0},
                                  {"energy_initial", e0},

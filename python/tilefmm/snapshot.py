@@ -54,6 +54,10 @@ def _choice_of(run):
     none (one older than the planner: the restart chooses afresh)."""
     if _choice_name("chosen") not in run:
         return None
+    # ChoiceFailedCost came after the first checkpoints with a choice:
+    # without it, nothing measured a miss (-1).
+    run = dict(run)
+    run.setdefault(_choice_name("failed_cost"), "-1")
     return {k: kind(float(run[_choice_name(k)])) if kind is float
             else int(run[_choice_name(k)]) for k, kind in CHOICE_FIELDS}
 

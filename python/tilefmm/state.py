@@ -42,4 +42,5 @@ class State:
 CHOICE_FIELDS = (("chosen", int), ("theta", float), ("order", int),
                  ("factor", float), ("since", int), ("evaluations", int),
                  ("n", int), ("accuracy", float), ("leaf", int),
-                 ("near_gpu", int), ("precision", int))
+                 ("near_gpu", int), ("precision", int),
+                 ("failed_cost", float))
