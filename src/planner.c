@@ -196,16 +196,20 @@ tfmm_status tfmm_planner_run(tfmm_planner *p, const tfmm_config *cfg,
         pick = rows[j];
   }
   if (!whole) {
-    /* A subset's evaluation: the kept setting (or the first guess),
-     * neither measured nor counted, so that it gives what the whole
-     * evaluation gives at its targets. */
-    run->theta = pick->theta;
-    run->order = pick->order;
+    /* A subset's evaluation, neither measured nor counted: the kept
+     * setting, so that it gives what the whole evaluation gives at its
+     * targets; before any choice, the calibration's (made for its worst
+     * input: safe unmeasured). */
+    if (p->chosen) {
+      run->theta = pick->theta;
+      run->order = pick->order;
+    }
     tfmm_status st = eval(ctx, 0, p->evaluations);
     if (st == TFMM_OK)
       snprintf(stats->plan, sizeof stats->plan,
-               "theta %g, order %d: %s (a subset: not measured)", pick->theta,
-               pick->order, p->chosen ? "kept" : "the first guess");
+               "theta %g, order %d: %s (a subset: not measured)", stats->theta,
+               stats->order,
+               p->chosen ? "kept" : "the calibration's, nothing chosen yet");
     return st;
   }
   const tfmm_stats fresh = *stats;

@@ -14,15 +14,42 @@
 typedef struct device_eval {
   tfmm_solver *s;
   size_t n;
-  const double *pos, *mass;
+  const double *pos, *mass; /* scaled, in the tree's buffer */
   const unsigned char *active;
   double *acc, *pot;
   const tfmm_hierarchical_device_out *out;
+  /* Where the bodies came from, to bring them into the tree's buffer
+   * again: the far field's results overwrite it (pipeline_gpu_state.cuh),
+   * so a second evaluation in one call (the planner choosing again) puts
+   * and scales them anew. host_pos NULL: the caller's device arrays. */
+  const double *d_pos, *d_mass, *host_pos, *host_mass;
+  int evaluated;
 } device_eval;
+
+/* The bodies into the tree's buffer again, scaled. */
+static tfmm_status rescale(device_eval *h) {
+  tfmm_solver *s = h->s;
+  tfmm_pipeline_gpu *pl = &s->work.gpu;
+  const double *d_pos = h->d_pos, *d_mass = h->d_mass;
+  tfmm_status st = TFMM_OK;
+  if (h->host_pos != NULL)
+    st = tfmm_pipeline_gpu_put(pl, s->gpu, h->n, h->host_pos, h->host_mass,
+                               &d_pos, &d_mass, &s->err);
+  if (st == TFMM_OK)
+    st = tfmm_pipeline_gpu_scale(pl, h->n, d_pos, d_mass, s->units.length_exp,
+                                 s->units.mass_exp, &h->pos, &h->mass, &s->err);
+  return st;
+}
 
 static tfmm_status eval_device(void *ctx, size_t measure_k, uint64_t seed) {
   device_eval *h = ctx;
   tfmm_solver *s = h->s;
+  if (h->evaluated) {
+    tfmm_status st = rescale(h);
+    if (st != TFMM_OK)
+      return st;
+  }
+  h->evaluated = 1;
   s->work.measure_k = measure_k;
   s->work.measure_seed = seed;
   return tfmm_hierarchical_compute_device(
@@ -35,12 +62,14 @@ static tfmm_status eval_device(void *ctx, size_t measure_k, uint64_t seed) {
  * copy through the host. The same results as the host's stages would give
  * bit for bit (the same stages on the same numbers). d_active: the targets
  * (a device array), or NULL: every body. host_out: d_acc and d_pot are
- * host arrays (tfmm_solver_compute_host_gpu). Begun at t0. */
+ * host arrays (tfmm_solver_compute_host_gpu), whose bodies host_pos and
+ * host_mass are (NULL otherwise). Begun at t0. */
 static tfmm_status run_tree_device(tfmm_solver *s, size_t n,
                                    const double *d_pos, const double *d_mass,
                                    const unsigned char *d_active, double *d_acc,
                                    double *d_pot, void *stream, int host_out,
-                                   double t0) {
+                                   const double *host_pos,
+                                   const double *host_mass, double t0) {
   tfmm_stats fresh = {
       .method = s->cfg.method, .device = s->device, .n = n, .targets = n};
   s->stats = fresh;
@@ -76,7 +105,18 @@ static tfmm_status run_tree_device(tfmm_solver *s, size_t n,
       .caller_G = s->cfg.G,
       .acc_exp = s->units.mass_exp - 2 * s->units.length_exp,
       .pot_exp = s->units.mass_exp - s->units.length_exp};
-  device_eval h = {s, n, pos, mass, d_active, d_acc, d_pot, &out};
+  device_eval h = {.s = s,
+                   .n = n,
+                   .pos = pos,
+                   .mass = mass,
+                   .active = d_active,
+                   .acc = d_acc,
+                   .pot = d_pot,
+                   .out = &out,
+                   .d_pos = d_pos,
+                   .d_mass = d_mass,
+                   .host_pos = host_pos,
+                   .host_mass = host_mass};
   st = tfmm_planner_run(&s->plan, &s->cfg, &s->run, n, s->leaf, 1,
                         d_active == NULL, &s->stats, &s->err, eval_device, &h);
   s->stats.softening_separation =
@@ -124,7 +164,7 @@ static tfmm_status run_on_device(tfmm_solver *s, size_t n, const double *d_pos,
   if (s->cfg.num_threads > 0)
     omp_set_num_threads(s->cfg.num_threads);
   tfmm_status st = run_tree_device(s, n, d_pos, d_mass, d_active, d_acc, d_pot,
-                                   stream, 0, tfmm_wtime());
+                                   stream, 0, NULL, NULL, tfmm_wtime());
   omp_set_num_threads(saved_threads);
   return st;
 }
@@ -146,7 +186,8 @@ tfmm_status tfmm_solver_compute_host_gpu(tfmm_solver *s, size_t n,
                                          &d_pos, &d_mass, &s->err);
   const double up = tfmm_wtime() - t0;
   if (st == TFMM_OK)
-    st = run_tree_device(s, n, d_pos, d_mass, NULL, acc, pot, NULL, 1, t0);
+    st = run_tree_device(s, n, d_pos, d_mass, NULL, acc, pot, NULL, 1, pos,
+                         mass, t0);
   omp_set_num_threads(saved_threads);
   if (st == TFMM_OK) { /* the copy up is the upload, not the preparation */
     s->stats.time[TFMM_PHASE_UPLOAD] += up;

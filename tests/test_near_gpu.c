@@ -19,6 +19,9 @@ static tfmm_config tree_config(tfmm_method m, tfmm_device d, int leaf,
                                double theta, double eps, int near_only) {
   tfmm_config c;
   tfmm_config_defaults(&c);
+  /* Calls compared bit for bit: the planner off (it may move between
+   * calls, planner.h). */
+  c.measure = TFMM_MEASURE_OFF;
   c.method = m;
   c.device = d;
   c.leaf_size = leaf;
@@ -249,6 +252,9 @@ static void check_theta0_kind(pair_kind kind, test_layout layout, double eps) {
     double *acc = malloc(3 * n * 8), *pot = malloc(n * 8);
     tfmm_config cfg;
     tfmm_config_defaults(&cfg);
+    /* Calls compared bit for bit: the planner off (it may move between
+     * calls, planner.h). */
+    cfg.measure = TFMM_MEASURE_OFF;
     cfg.method = TFMM_METHOD_REFERENCE;
     cfg.eps = eps;
     cfg.softening = kind.softening;
