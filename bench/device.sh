@@ -728,7 +728,9 @@ cmd_peers() {
   setup peers
   if [ -f .devextra/peers.txz ]; then
     # bench/peers/run_peers.sh writes its table and peers.csv to $OUT/peers
-    step peers 600 env OUT="$OUT" bash bench/peers/run_peers.sh
+    # The peers are built on the machine: its own libstdc++, not the
+    # pack's older one (.devlibs) that the preamble puts first.
+    step peers 600 env -u LD_LIBRARY_PATH OUT="$OUT" bash bench/peers/run_peers.sh
     tail -25 "$out/peers.log"
   else
     note "peers: .devextra/peers.txz was not carried (bench/peers/make_peerpack.sh)"
