@@ -39,25 +39,24 @@
 
 #include "peers_common.h"
 
-static void check(const char* what)
-{
+static void check(const char *what) {
   cudaError_t e = cudaDeviceSynchronize();
-  if (e == cudaSuccess) e = cudaGetLastError();
+  if (e == cudaSuccess)
+    e = cudaGetLastError();
   if (e != cudaSuccess) {
     fprintf(stderr, "ecl_driver: %s: %s\n", what, cudaGetErrorString(e));
     exit(2);
   }
 }
 
-int main(int argc, char** argv)
-{
+int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: ecl_driver N [reps] [dump]\n");
     return 1;
   }
   const int nbodies = atoi(argv[1]);
   const int reps = argc > 2 ? atoi(argv[2]) : 7;
-  const char* dump = argc > 3 ? argv[3] : "";
+  const char *dump = argc > 3 ? argv[3] : "";
   if (nbodies < 2 || nbodies > (1 << 30) || reps < 1) {
     fprintf(stderr, "ecl_driver: bad N or reps\n");
     return 1;
@@ -65,7 +64,8 @@ int main(int argc, char** argv)
   const float theta = 0.5f;
   const float itolsq = 1.0f / (theta * theta);
   const float epssq = 1e-24f;
-  const float dthf = 0.025f * 0.5f; /* only used by the force kernel's velocity update, irrelevant here */
+  const float dthf = 0.025f * 0.5f; /* only used by the force kernel's velocity
+                                       update, irrelevant here */
 
   cudaDeviceProp prop;
   if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
@@ -74,8 +74,10 @@ int main(int argc, char** argv)
   }
   const int blocks = prop.multiProcessorCount;
   int nnodes = nbodies * 2;
-  if (nnodes < 1024 * blocks) nnodes = 1024 * blocks;
-  while ((nnodes & (WARPSIZE - 1)) != 0) nnodes++;
+  if (nnodes < 1024 * blocks)
+    nnodes = 1024 * blocks;
+  while ((nnodes & (WARPSIZE - 1)) != 0)
+    nnodes++;
   nnodes--;
 
   /* the peer's generator, as its main() calls it */
@@ -114,7 +116,7 @@ int main(int argc, char** argv)
 
   int *childl, *countl, *startl, *sortl;
   float4 *posMassl, *accVell;
-  float2* vell;
+  float2 *vell;
   float3 *maxl, *minl;
   if (cudaMalloc(&childl, sizeof(int) * (nnodes + 1) * 8) != cudaSuccess ||
       cudaMalloc(&vell, sizeof(float2) * (nnodes + 1)) != cudaSuccess ||
@@ -130,7 +132,8 @@ int main(int argc, char** argv)
   }
   cudaMemset(vell, 0, sizeof(float2) * (nnodes + 1));
   cudaMemset(accVell, 0, sizeof(float4) * (nnodes + 1));
-  cudaMemcpy(posMassl, posMass.data(), sizeof(float4) * nbodies, cudaMemcpyHostToDevice);
+  cudaMemcpy(posMassl, posMass.data(), sizeof(float4) * nbodies,
+             cudaMemcpyHostToDevice);
   check("upload");
 
   cudaFuncSetCacheConfig(BoundingBoxKernel, cudaFuncCachePreferShared);
@@ -151,35 +154,49 @@ int main(int argc, char** argv)
   for (int rep = -1; rep < reps; rep++) { /* rep -1: warm-up, untimed */
     cudaEventRecord(start, 0);
     /* ---- timed: the whole evaluation ---- */
-    BoundingBoxKernel<<<blocks * FACTOR1, THREADS1>>>(nnodes, nbodies, startl, childl, posMassl, maxl, minl);
+    BoundingBoxKernel<<<blocks * FACTOR1, THREADS1>>>(
+        nnodes, nbodies, startl, childl, posMassl, maxl, minl);
     ClearKernel1<<<blocks * 1, 1024>>>(nnodes, nbodies, childl);
-    TreeBuildingKernel<<<blocks * FACTOR2, THREADS2>>>(nnodes, nbodies, childl, posMassl);
+    TreeBuildingKernel<<<blocks * FACTOR2, THREADS2>>>(nnodes, nbodies, childl,
+                                                       posMassl);
     ClearKernel2<<<blocks * 1, 1024>>>(nnodes, startl, posMassl);
-    SummarizationKernel<<<blocks * FACTOR3, THREADS3>>>(nnodes, nbodies, countl, childl, posMassl);
-    SortKernel<<<blocks * FACTOR4, THREADS4>>>(nnodes, nbodies, sortl, countl, startl, childl);
-    ForceCalculationKernel<<<blocks * FACTOR5, THREADS5>>>(nnodes, nbodies, dthf, itolsq, epssq, sortl, childl,
-                                                           posMassl, vell, accVell);
+    SummarizationKernel<<<blocks * FACTOR3, THREADS3>>>(nnodes, nbodies, countl,
+                                                        childl, posMassl);
+    SortKernel<<<blocks * FACTOR4, THREADS4>>>(nnodes, nbodies, sortl, countl,
+                                               startl, childl);
+    ForceCalculationKernel<<<blocks * FACTOR5, THREADS5>>>(
+        nnodes, nbodies, dthf, itolsq, epssq, sortl, childl, posMassl, vell,
+        accVell);
     /* ---- end of the timed region ---- */
     cudaEventRecord(stop, 0);
     cudaEventSynchronize(stop);
     check("evaluation");
     float t;
     cudaEventElapsedTime(&t, start, stop);
-    if (rep >= 0) ms.push_back(t);
+    if (rep >= 0)
+      ms.push_back(t);
   }
   peers::print_result("ecl-bh", nbodies, ms);
 
   if (dump[0]) {
     std::vector<float4> acc(nbodies);
-    cudaMemcpy(acc.data(), accVell, sizeof(float4) * nbodies, cudaMemcpyDeviceToHost);
+    cudaMemcpy(acc.data(), accVell, sizeof(float4) * nbodies,
+               cudaMemcpyDeviceToHost);
     check("download");
-    std::vector<float> x(nbodies), y(nbodies), z(nbodies), m(nbodies), ax(nbodies), ay(nbodies), az(nbodies);
+    std::vector<float> x(nbodies), y(nbodies), z(nbodies), m(nbodies),
+        ax(nbodies), ay(nbodies), az(nbodies);
     for (int i = 0; i < nbodies; i++) {
-      x[i] = posMass[i].x; y[i] = posMass[i].y; z[i] = posMass[i].z; m[i] = posMass[i].w;
-      ax[i] = acc[i].x; ay[i] = acc[i].y; az[i] = acc[i].z;
+      x[i] = posMass[i].x;
+      y[i] = posMass[i].y;
+      z[i] = posMass[i].z;
+      m[i] = posMass[i].w;
+      ax[i] = acc[i].x;
+      ay[i] = acc[i].y;
+      az[i] = acc[i].z;
     }
     if (peers::write_dump(dump, nbodies, x.data(), y.data(), z.data(), m.data(),
-                          peers::sample_indices(nbodies, 1000, 1), ax.data(), ay.data(), az.data()) != 0)
+                          peers::sample_indices(nbodies, 1000, 1), ax.data(),
+                          ay.data(), az.data()) != 0)
       return 3;
   }
   return 0;

@@ -71,18 +71,17 @@
 
 using namespace ryoanji;
 
-static void check(const char* what)
-{
+static void check(const char *what) {
   cudaError_t e = cudaDeviceSynchronize();
-  if (e == cudaSuccess) e = cudaGetLastError();
+  if (e == cudaSuccess)
+    e = cudaGetLastError();
   if (e != cudaSuccess) {
     fprintf(stderr, "ryoanji_driver: %s: %s\n", what, cudaGetErrorString(e));
     exit(2);
   }
 }
 
-int main(int argc, char** argv)
-{
+int main(int argc, char **argv) {
   using T = float;
   using MultipoleType = CartesianQuadrupole<T>;
   using KeyType = uint64_t;
@@ -93,8 +92,8 @@ int main(int argc, char** argv)
   }
   const size_t numBodies = std::strtoull(argv[1], nullptr, 10);
   const int reps = argc > 2 ? atoi(argv[2]) : 7;
-  const char* dump = argc > 3 ? argv[3] : "";
-  const char* reuse_env = getenv("PEER_RYOANJI_REUSE_TREE");
+  const char *dump = argc > 3 ? argv[3] : "";
+  const char *reuse_env = getenv("PEER_RYOANJI_REUSE_TREE");
   const bool reuseTree = reuse_env && reuse_env[0] == '1';
   if (numBodies < 2 || reps < 1) {
     fprintf(stderr, "ryoanji_driver: bad N or reps\n");
@@ -127,44 +126,56 @@ int main(int argc, char** argv)
     cstone::Box<T> box(xmin, xmax, ymin, ymax, zmin, zmax);
     /* tree */
     std::unique_ptr<TreeBuilder<KeyType>> fresh;
-    if (!reuseTree || !kept) fresh.reset(new TreeBuilder<KeyType>(ncrit));
-    TreeBuilder<KeyType>& treeBuilder = reuseTree ? (kept ? *kept : *fresh) : *fresh;
-    int numSources = treeBuilder.update(rawPtr(d_x), rawPtr(d_y), rawPtr(d_z), numBodies, box);
+    if (!reuseTree || !kept)
+      fresh.reset(new TreeBuilder<KeyType>(ncrit));
+    TreeBuilder<KeyType> &treeBuilder =
+        reuseTree ? (kept ? *kept : *fresh) : *fresh;
+    int numSources = treeBuilder.update(rawPtr(d_x), rawPtr(d_y), rawPtr(d_z),
+                                        numBodies, box);
     std::vector<int2> levelRange(treeBuilder.maxTreeLevel() + 1);
     int highestLevel = treeBuilder.extract(levelRange.data());
     /* upsweep */
     thrust::device_vector<Vec4<T>> sourceCenter(numSources);
     thrust::device_vector<MultipoleType> multipoles(numSources);
-    upsweep(numSources, treeBuilder.numLeafNodes(), highestLevel, theta, levelRange.data(), rawPtr(d_x),
-            rawPtr(d_y), rawPtr(d_z), rawPtr(d_m), rawPtr(d_h), treeBuilder.layout(), treeBuilder.childOffsets(),
-            treeBuilder.leafToInternal(), rawPtr(sourceCenter), rawPtr(multipoles));
+    upsweep(numSources, treeBuilder.numLeafNodes(), highestLevel, theta,
+            levelRange.data(), rawPtr(d_x), rawPtr(d_y), rawPtr(d_z),
+            rawPtr(d_m), rawPtr(d_h), treeBuilder.layout(),
+            treeBuilder.childOffsets(), treeBuilder.leafToInternal(),
+            rawPtr(sourceCenter), rawPtr(multipoles));
     /* traverse */
     thrust::fill(d_ax.begin(), d_ax.end(), T(0));
     thrust::fill(d_ay.begin(), d_ay.end(), T(0));
     thrust::fill(d_az.begin(), d_az.end(), T(0));
-    auto interactions = computeAcceleration(0, numBodies, rawPtr(d_x), rawPtr(d_y), rawPtr(d_z), rawPtr(d_m),
-                                            rawPtr(d_h), G, numShells, box, (T*)nullptr, rawPtr(d_ax),
-                                            rawPtr(d_ay), rawPtr(d_az), treeBuilder.childOffsets(),
-                                            treeBuilder.internalToLeaf(), treeBuilder.layout(),
-                                            rawPtr(sourceCenter), rawPtr(multipoles));
+    auto interactions = computeAcceleration(
+        0, numBodies, rawPtr(d_x), rawPtr(d_y), rawPtr(d_z), rawPtr(d_m),
+        rawPtr(d_h), G, numShells, box, (T *)nullptr, rawPtr(d_ax),
+        rawPtr(d_ay), rawPtr(d_az), treeBuilder.childOffsets(),
+        treeBuilder.internalToLeaf(), treeBuilder.layout(),
+        rawPtr(sourceCenter), rawPtr(multipoles));
     cudaDeviceSynchronize();
     /* ---- end of the timed region ---- */
     auto t1 = std::chrono::steady_clock::now();
-    if (reuseTree && fresh) kept = std::move(fresh);
+    if (reuseTree && fresh)
+      kept = std::move(fresh);
     check("evaluation");
-    if (rep >= 0) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    if (rep >= 0)
+      ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
     if (rep == reps - 1)
-      printf("ryoanji: %d cells, depth %d, P2P %.0f (max %.0f), M2P %.0f (max %.0f) a body\n", numSources,
-             highestLevel, double(interactions[0]), double(interactions[1]), double(interactions[2]),
+      printf("ryoanji: %d cells, depth %d, P2P %.0f (max %.0f), M2P %.0f (max "
+             "%.0f) a body\n",
+             numSources, highestLevel, double(interactions[0]),
+             double(interactions[1]), double(interactions[2]),
              double(interactions[3]));
   }
   peers::print_result("ryoanji", numBodies, ms);
 
   if (dump[0]) {
-    thrust::host_vector<T> x = d_x, y = d_y, z = d_z, m = d_m, ax = d_ax, ay = d_ay, az = d_az;
+    thrust::host_vector<T> x = d_x, y = d_y, z = d_z, m = d_m, ax = d_ax,
+                           ay = d_ay, az = d_az;
     check("download");
-    if (peers::write_dump(dump, numBodies, x.data(), y.data(), z.data(), m.data(),
-                          peers::sample_indices(numBodies, 1000, 1), ax.data(), ay.data(), az.data()) != 0)
+    if (peers::write_dump(dump, numBodies, x.data(), y.data(), z.data(),
+                          m.data(), peers::sample_indices(numBodies, 1000, 1),
+                          ax.data(), ay.data(), az.data()) != 0)
       return 3;
   }
   return 0;
