@@ -363,6 +363,8 @@ static int planner(const opts *o, problem *p, double tol, FILE *csv,
             HELD_OUT_NAMES[p->w], p->n, tol, theta, order, 1e3 * sum / calls,
             1e3 * first, 1e3 * median(kept, nk), 1e3 * median(meas, nm), pct,
             p99, max, mp99, mbound, samples);
+  if (csv != NULL)
+    fflush(csv); /* kept when a time limit ends the run */
   *time_out = sum / calls;
   tfmm_solver_destroy(s);
   return 0;
@@ -383,6 +385,8 @@ static int grid(const opts *o, problem *p, double tol, double t_planner,
         fprintf(csv, "%s,%zu,%g,grid,%g,%lld,%.6f,,,,,%.4g,%.4g,,,\n",
                 HELD_OUT_NAMES[p->w], p->n, tol, o->theta[a], o->order[b],
                 1e3 * t, p99, max);
+      if (csv != NULL)
+        fflush(csv);
       if (p99 <= tol && t < best) {
         best = t;
         best_theta = o->theta[a];

@@ -199,18 +199,32 @@ static void finish(tfmm_eval *e, sample *s, double t0) {
   e->stats->error.time = tfmm_wtime() - t0;
 }
 
+/* The scratch of e's measurement, the estimate's sorted indices drawn. */
+static tfmm_status sample_begin(const tfmm_eval *e, sample *s) {
+  const size_t n = e->n, k = e->measure_k < n ? e->measure_k : n;
+  tfmm_status st = sample_alloc(s, k, watch_each(k), e->err);
+  if (st == TFMM_OK)
+    tfmm_measure_pick(n, k, e->measure_seed, s->sorted);
+  return st;
+}
+
+/* The watch's bodies after the estimate's, from the leaves' spans. */
+static void sample_watch(const tfmm_eval *e, sample *s, int64_t nleaves,
+                         const int64_t *begin, const int32_t *count) {
+  s->w = tfmm_measure_watch(nleaves, begin, count, watch_each(s->k),
+                            ~e->measure_seed, s->sorted + s->k);
+}
+
 tfmm_status tfmm_stage_measure(tfmm_eval *e) {
   if (!measures(e))
     return TFMM_OK;
   const double t0 = tfmm_wtime();
   const tfmm_octree *t = &e->w->tree;
-  const size_t n = e->n, k = e->measure_k < n ? e->measure_k : n;
-  const size_t each = watch_each(k);
   sample s;
-  tfmm_status st = sample_alloc(&s, k, each, e->err);
+  tfmm_status st = sample_begin(e, &s);
   if (st != TFMM_OK)
     return st;
-  tfmm_measure_pick(n, k, e->measure_seed, s.sorted);
+  const size_t n = e->n, k = s.k;
   int64_t *begin = malloc((size_t)t->nleaves * sizeof *begin);
   int32_t *count = malloc((size_t)t->nleaves * sizeof *count);
   if (begin != NULL && count != NULL) {
@@ -219,8 +233,7 @@ tfmm_status tfmm_stage_measure(tfmm_eval *e) {
       begin[l] = c->body_begin;
       count[l] = (int32_t)(c->body_end - c->body_begin);
     }
-    s.w = tfmm_measure_watch(t->nleaves, begin, count, each, ~e->measure_seed,
-                             s.sorted + k);
+    sample_watch(e, &s, t->nleaves, begin, count);
   }
   free(begin);
   free(count);
@@ -244,19 +257,16 @@ tfmm_status tfmm_stage_gpu_measure(tfmm_eval *e) {
     return TFMM_OK;
   const double t0 = tfmm_wtime();
   tfmm_pipeline_gpu *g = &e->w->gpu;
-  const size_t n = e->n, k = e->measure_k < n ? e->measure_k : n;
-  const size_t each = watch_each(k);
   sample s;
-  tfmm_status st = sample_alloc(&s, k, each, e->err);
+  tfmm_status st = sample_begin(e, &s);
   if (st != TFMM_OK)
     return st;
-  tfmm_measure_pick(n, k, e->measure_seed, s.sorted);
+  const size_t k = s.k;
   int64_t nleaves = 0, *begin = NULL;
   int32_t *count = NULL;
   st = tfmm_pipeline_gpu_leaves(g, &nleaves, &begin, &count, e->err);
   if (st == TFMM_OK)
-    s.w = tfmm_measure_watch(nleaves, begin, count, each, ~e->measure_seed,
-                             s.sorted + k);
+    sample_watch(e, &s, nleaves, begin, count);
   free(begin);
   free(count);
   const tfmm_pair_params pair = {e->cfg->softening, e->cfg->eps,
