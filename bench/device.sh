@@ -32,6 +32,10 @@
 #                              suites and memcheck; bench_planner on the
 #                              held-out inputs (PLANNER_N, PLANNER_TOL);
 #                              the grid of fixed settings at 1M beside it
+#   hostio                     host arrays at 1M: tilefmm forces from an
+#                              HDF5 file (3 runs) and Python's kept
+#                              Solver.forces and tilefmm.forces
+#                              (bench/host_transfer/bench_python.py)
 #   calibrate [gpu|time]       the accuracy table's GPU rows and the time
 #                              at its choices; time at the targets
 #   profile                    ncu kernel sums, PROFILE_CASES
@@ -565,6 +569,25 @@ cmd_python() {
   note "  $(tail -1 "$out/pytest.log")"
 }
 
+# ---- hostio: host arrays in and out at 1M (issue 28) -------------------------
+cmd_hostio() {
+  setup hostio
+  local n=${HOSTIO_N:-1048576} r
+  step hostio_ic 120 "$TFMM_CLI" ic plummer --n "$n" --seed 1 \
+    --out "$out/f.hdf5"
+  for r in 1 2 3; do
+    step "hostio_forces_$r" 120 "$TFMM_CLI" forces --in "$out/f.hdf5" \
+      --out "$out/forces_$r.txt"
+    note "  forces $r: $(grep -aE 'solver total|^plan|measured' \
+      "$out/hostio_forces_$r.log" | tr '\n' ' ' | cut -c1-200)"
+  done
+  rm -f "$out"/forces_*.txt "$out/f.hdf5"
+  step hostio_python 300 env TILEFMM_LIBRARY="$b/src/libtilefmm.so" \
+    PYTHONPATH="$PWD/python:$PWD/.devpy${PYTHONPATH:+:$PYTHONPATH}" \
+    python3 bench/host_transfer/bench_python.py main "$n" 12
+  cp "$out/hostio_python.log" "$OUT/python_forces.csv"
+}
+
 # ---- calibrate: the accuracy table on the GPU, time at its choices ----------------
 cmd_calibrate() {
   part=${part:-gpu}
@@ -573,19 +596,23 @@ cmd_calibrate() {
   local common=(--device "$dev" --reps 2 --warmup 1 --sample 1000
     --seed 20261123)
   if has gpu; then
-    # calibrate_accuracy on the GPU (leaf 512, fmm, geometric), the theta
+    # calibrate_accuracy on the GPU (leaf 64, the default; fmm, geometric), the theta
     # and order the rule of src/accuracy.c takes from its rows (the
     # cheapest whose error times MARGIN = 3 is within the target, theta
     # <= 0.6), then bench_tree at those settings beside fixed ones.
     step calibrate "${CAL_LIMIT:-300}" "$b/bench/calibrate_accuracy" \
-      --device "$dev" --leaf 512 --n "${CAL_N:-50000}" --sample 1000 \
-      --method fmm --theta 0.4,0.5,0.6 --order-max "${CAL_PMAX:-10}" \
-      --threads 0 --cost-n "${CAL_COST_N:-262144}" \
+      --device "$dev" --leaf "${CAL_LEAF:-64}" --n "${CAL_N:-50000}" --sample 1000 \
+      --method fmm --theta "${CAL_THETA:-0.4,0.5,0.6,0.7,0.8}" \
+      --order-max "${CAL_PMAX:-10}" \
+      --threads 0 --cost-n "${CAL_COST_N:-1048576}" --reps "${CAL_REPS:-7}" \
       --csv "$out/gpu_calibration.csv" --table "$out/gpu_table.h"
     python3 "$here/device_tables.py" choice "$out/gpu_table.h" \
       >"$out/choice.txt"
     cat "$out/choice.txt"
     local n leaves tol theta p soft eps
+    # CAL_BENCH=0: the table alone (the planner measures; these runs time
+    # the unmeasured rule's choices).
+    [ "${CAL_BENCH:-1}" = 0 ] && return 0
     for n in ${BENCH_N:-262144 1048576 4194304}; do
       leaves=${BENCH_LEAVES:-512,1024,2048}
       step "fixed_$n" 120 "$BT" --n "$n" --leaf "$leaves" --theta 0.5 \
@@ -654,19 +681,26 @@ cmd_planner() {
     sanitize memcheck_measure 300 memcheck "$t/test_measure_gpu" \
       'measure/every_body*'
   fi
+  # PLANNER_INPUTS: held_out_inputs.h's indices (default all five);
+  # PLANNER_CALLS, PLANNER_REPS: evaluations a run and runs a point.
+  local ins=(--calls "${PLANNER_CALLS:-32}" --reps "${PLANNER_REPS:-5}")
+  [ -n "${PLANNER_INPUTS:-}" ] && ins+=(--inputs "$PLANNER_INPUTS")
   if has bench; then
-    step planner_bench 420 "$bp" --n "${PLANNER_N:-262144,1048576,4194304}" \
-      --tol "${PLANNER_TOL:-1e-3}" --truth 4000 --calls 32 --reps 5 \
+    step planner_bench "${PLANNER_LIMIT:-420}" "$bp" \
+      --n "${PLANNER_N:-262144,1048576,4194304}" \
+      --tol "${PLANNER_TOL:-1e-3}" --truth 4000 "${ins[@]}" \
       --csv "$out/planner.csv"
-    step planner_tols 300 "$bp" --n 1048576 --tol 1e-2,1e-4,1e-5 \
-      --truth 4000 --calls 32 --reps 5 --csv "$out/planner.csv"
+    [ "${PLANNER_TOLS:-1}" = 1 ] && step planner_tols 300 "$bp" --n 1048576 \
+      --tol 1e-2,1e-4,1e-5 --truth 4000 "${ins[@]}" --csv "$out/planner.csv"
     step planner_16m 300 "$bp" --n 16777216 --inputs 0 --tol 1e-3 \
       --truth 1000 --calls 20 --reps 3 --csv "$out/planner.csv"
   fi
   if has grid; then
-    step planner_grid 420 "$bp" --n 1048576 --tol 1e-3 --truth 4000 \
-      --calls 32 --reps 3 --grid-theta 0.4,0.5,0.6,0.7,0.8 \
-      --grid-order 3,4,5,6,7,8 --csv "$out/planner.csv"
+    # GRID_N, GRID_THETA, GRID_ORDER: the grid's points.
+    step planner_grid "${GRID_LIMIT:-420}" "$bp" --n "${GRID_N:-1048576}" \
+      --tol 1e-3 --truth 4000 "${ins[@]}" \
+      --grid-theta "${GRID_THETA:-0.4,0.5,0.6,0.7,0.8}" \
+      --grid-order "${GRID_ORDER:-3,4,5,6,7,8}" --csv "$out/grid.csv"
   fi
   grep -ahE "planner:|sample at|grid:" "$out"/planner_*.log | cut -c1-220 \
     >"$out/table.txt"
@@ -826,7 +860,7 @@ cmd_compare() {
 
 case $cmd in
 tests | schedule | near | direct | tree | upward | active | sim | mpi | \
-  calibrate | planner | profile | builds | peers | compare)
+  calibrate | planner | profile | builds | peers | compare | hostio)
   "cmd_$cmd"
   finish
   ;;

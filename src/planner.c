@@ -43,15 +43,12 @@ static size_t candidates(const tfmm_config *cfg, int near_gpu,
   return m;
 }
 
-/* The error model of a row, up to the input's factor: the expansion's
- * truncation, theta^(p+1) / (1 - theta)^2 (the bound on one interaction
- * of cells at the criterion's limit, summed over the shells of cells
- * around a target). The calibration's own errors are its worst input's,
- * whose ratios between rows jump (at theta 0.6 on the GPU, p 4 and 5 both
- * 0.25): smooth ratios transfer better between settings. */
+/* The error model of a row, up to the input's factor: (c theta)^p
+ * (planner.h, TFMM_PLAN_RATIO). The calibration's own errors are its
+ * worst input's, whose ratios between rows jump (at theta 0.6 on the GPU,
+ * p 4 and 5 both 0.25): smooth ratios transfer better between settings. */
 static double model(const tfmm_accuracy_row *r) {
-  const double t = r->theta < 0.95 ? r->theta : 0.95;
-  return pow(t, r->order + 1) / ((1 - t) * (1 - t));
+  return pow(TFMM_PLAN_RATIO * r->theta, r->order);
 }
 
 /* The cheapest row whose modelled error f r.error is at most limit, among
@@ -84,6 +81,34 @@ static const tfmm_accuracy_row *most_accurate(const tfmm_accuracy_row **rows,
         (best == NULL || model(rows[j]) < model(best)))
       best = rows[j];
   return best;
+}
+
+/* The setting a measured evaluation tries after one that met the target
+ * with factor f: the cheapest the model says meets it (cheapest, dearer
+ * than failed); else a probe, the cheaper row (dearer than failed) the
+ * model thinks most accurate, if it says within twice the target: the
+ * model is a fit to within 2-4x (planner.h), so the measurement, not the
+ * model, decides between neighbouring settings. NULL: none cheaper. */
+static const tfmm_accuracy_row *
+next_cheaper(const tfmm_accuracy_row **rows, size_t m, size_t tier, double f,
+             double tol, const tfmm_accuracy_row *from, double failed) {
+  const tfmm_accuracy_row *r =
+      cheapest(rows, m, tier, f, tol / TFMM_PLAN_MARGIN, INFINITY, failed);
+  if (r != NULL && r->cost < from->cost)
+    return r;
+  const tfmm_accuracy_row *probe = NULL;
+  for (size_t j = 0; j < m; j++) {
+    if (j == tier && probe != NULL)
+      break;
+    const tfmm_accuracy_row *c = rows[j];
+    if (c->cost >= from->cost || c->cost <= failed ||
+        f * model(c) > TFMM_PLAN_PROBE * tol)
+      continue;
+    if (probe == NULL || model(c) < model(probe) ||
+        (model(c) == model(probe) && c->cost < probe->cost))
+      probe = c;
+  }
+  return probe;
 }
 
 static int planner_active(const tfmm_config *cfg) {
@@ -221,11 +246,11 @@ tfmm_status tfmm_planner_run(tfmm_planner *p, const tfmm_config *cfg,
   /* A measured evaluation starts from the cheapest setting the model and
    * the last factor say meets the target, when that is cheaper than the
    * kept one and dearer than any that missed since the choice began. */
+  const tfmm_accuracy_row *kept = p->chosen ? pick : NULL;
   if (p->chosen && measure) {
     const tfmm_accuracy_row *cheaper =
-        cheapest(rows, m, tier, p->factor, tol / TFMM_PLAN_MARGIN, INFINITY,
-                 p->failed_cost);
-    if (cheaper != NULL && cheaper->cost < pick->cost) {
+        next_cheaper(rows, m, tier, p->factor, tol, pick, p->failed_cost);
+    if (cheaper != NULL) {
       pick = cheaper;
       planning = 1;
     }
@@ -267,9 +292,8 @@ tfmm_status tfmm_planner_run(tfmm_planner *p, const tfmm_config *cfg,
       p->factor = fmax(seen, 1e-16) / model(pick);
     if (met) {
       const tfmm_accuracy_row *cheaper =
-          cheapest(rows, m, tier, p->factor, tol / TFMM_PLAN_MARGIN, INFINITY,
-                   p->failed_cost);
-      if (cheaper != NULL && cheaper->cost < pick->cost) {
+          next_cheaper(rows, m, tier, p->factor, tol, pick, p->failed_cost);
+      if (cheaper != NULL) {
         p->since = TFMM_RECHECK_EVERY; /* the next one tries it */
         next = "; the next evaluation tries a cheaper setting";
       }
@@ -277,8 +301,20 @@ tfmm_status tfmm_planner_run(tfmm_planner *p, const tfmm_config *cfg,
     }
     if (pick->cost > p->failed_cost)
       p->failed_cost = pick->cost;
-    const tfmm_accuracy_row *better = cheapest(
-        rows, m, tier, p->factor, tol / TFMM_PLAN_MARGIN, model(pick), -1);
+    /* A cheaper setting tried after the kept one met: back to the kept
+     * one, which the last measurement passed, and the descent ends there
+     * (every setting cheaper than it barred until the choice begins
+     * again: without that, probes of ever other cheaper rows measured
+     * every evaluation of a 262,144-body sphere on an H100); else the
+     * cheapest the new f says meets the target, or the most accurate. */
+    const int back =
+        kept != NULL && kept->cost > pick->cost && model(kept) < model(pick);
+    if (back)
+      p->failed_cost = fmax(p->failed_cost, kept->cost * (1 - 1e-9));
+    const tfmm_accuracy_row *better =
+        back ? kept
+             : cheapest(rows, m, tier, p->factor, tol / TFMM_PLAN_MARGIN,
+                        model(pick), -1);
     if (better == NULL)
       better = most_accurate(rows, m, model(pick));
     p->since = TFMM_RECHECK_EVERY; /* measured again next time */

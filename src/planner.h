@@ -3,9 +3,9 @@
  *
  * The calibration (accuracy_table.h) gives the settings there are and the
  * cost of each (the GPU's rows first when the near field runs there). The
- * error of a setting on a given input is modelled as f theta^(p+1) /
- * (1 - theta)^2, the expansion's truncation, with the factor f measured
- * on this input (pipeline/measure.h). The planner starts from f =
+ * error of a setting on a given input is modelled as f (c theta)^p
+ * (TFMM_PLAN_RATIO c), with the factor f measured on this input
+ * (pipeline/measure.h). The planner starts from f =
  * TFMM_PLAN_FIRST_FACTOR at the cheapest setting the model says meets
  * accuracy / TFMM_PLAN_MARGIN, measures, and takes f from the measurement.
  * A planning measurement (four tiles of the reference, about 1,000
@@ -33,17 +33,39 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The first guess of f, before any measurement: at theta 0.5, order 6 on
- * an H100 at 10^6 bodies, the bound measured gave 0.005 on a Plummer
- * sphere and up to 0.015 on tight clusters, a disk and a fractal set
- * (bench/results/planner); a larger f would start from a costlier setting
- * every time. */
-#define TFMM_PLAN_FIRST_FACTOR 0.01
+/* c of the model f (c theta)^p. Under the geometric criterion a target
+ * sees each accepted cell at a ratio between theta / 2 (its parent failed
+ * the test) and theta, so the 99th percentile falls with the order about
+ * as (c theta)^p with c between 1/2 and 1, not as the bound at the
+ * criterion's limit, theta^(p+1) / (1 - theta)^2 (which grows 8x too
+ * fast between theta 0.5 and 0.7). Fitted over theta 0.4-0.8 and p 3-8
+ * on the GPU calibration's inputs at leaf 64 (CAL_BENCH=0 bash
+ * bench/device.sh calibrate gpu, bench/results/calibration), c is 0.54 to
+ * 0.63 on the Plummer, Hernquist and cluster families and 0.71 to 0.75 on
+ * the uniform cube and the line + pile, each within 2-4x of its own fit:
+ * the middle, 0.65, errs by at most (0.75 / 0.65)^p' over the p' orders
+ * between two settings. The measurement catches what the model gets
+ * wrong: a miss measures again, more accurately. */
+#define TFMM_PLAN_RATIO 0.65
+
+/* The first guess of f, before any measurement. On the calibration's
+ * Plummer, Hernquist and cluster families at 50,000 bodies (the fits
+ * above) f is 1.1-1.4; on the planner's bench at 10^6 bodies it is
+ * about 0.08 (bench/results/planner): the error at a setting falls with
+ * N at a fixed leaf size. 0.3, between them, starts a 10^6-body call at
+ * the target 1e-3 from theta 0.7, p 8 or theta 0.6, p 7 rather than from
+ * the costliest rows; a miss measures again. */
+#define TFMM_PLAN_FIRST_FACTOR 0.3
 
 /* The model must predict an error this many times under the target for a
  * setting to be tried: f is taken from a bound, so this covers only how
  * f varies between settings. */
-#define TFMM_PLAN_MARGIN 1.5
+#define TFMM_PLAN_MARGIN 1.25
+
+/* After a setting met the target, a cheaper one is tried even where the
+ * model says it misses, if by no more than this factor (next_cheaper in
+ * planner.c): one evaluation in a choice may miss and go back. */
+#define TFMM_PLAN_PROBE 2.0
 
 /* Evaluations one call may make while it chooses. */
 #define TFMM_PLAN_TRIES 4
