@@ -19,6 +19,7 @@
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
+#include <cub/device/device_segmented_reduce.cuh>
 #include <cub/device/device_select.cuh>
 #include <cuda_runtime.h>
 #include <thrust/iterator/counting_iterator.h>
@@ -110,6 +111,24 @@ __global__ void least_of_children(int64_t begin, int64_t end, Cells c,
     m = fmin(m, accel[c.child_begin[k] + j]);
   accel[k] = m;
 }
+
+/* The previous |a| of sorted body k (tfmm_mac_prior_accel), read through
+ * the tree's order from the caller's input order. */
+struct PriorAccel {
+  const double *acc;
+  const int32_t *order;
+  double scale;
+  __device__ double operator()(int64_t k) const {
+    return tfmm_mac_prior_accel(acc + 3 * (int64_t)order[k], scale);
+  }
+};
+using PriorIter =
+    thrust::transform_iterator<PriorAccel, thrust::counting_iterator<int64_t>>;
+
+/* The CPU's fmin (accel_estimate.c), so that the least is the same. */
+struct Least {
+  __device__ double operator()(double a, double b) const { return fmin(a, b); }
+};
 
 /* ---- The sweep ----------------------------------------------------------- */
 
@@ -408,6 +427,27 @@ tfmm_status check(const tfmm_tree_gpu *tree, const tfmm_traverse_gpu_params *p,
   return TFMM_OK;
 }
 
+/* The error criterion's |a|_A from the bodies' previous accelerations:
+ * the least over each cell's bodies [body_begin, body_end), every cell at
+ * once (one CUB segmented reduction; a cell's bodies are contiguous in
+ * key order). */
+tfmm_status prior_accels(State *s, const tfmm_tree_gpu *tree,
+                         const tfmm_traverse_gpu_params *p, double *accel,
+                         cudaStream_t stream, tfmm_error *err) {
+  const PriorIter in(thrust::counting_iterator<int64_t>(0),
+                     PriorAccel{p->prior_acc, tree->d_order, p->prior_scale});
+  const int cells = (int)tree->ncells;
+  size_t bytes = 0;
+  TRY(cub::DeviceSegmentedReduce::Reduce(nullptr, bytes, in, accel, cells,
+                                         tree->d_body_begin, tree->d_body_end,
+                                         Least{}, (double)INFINITY, stream));
+  CHECK(temp(s, bytes, err));
+  TRY(cub::DeviceSegmentedReduce::Reduce(
+      s->buf[State::TEMP].p, bytes, in, accel, cells, tree->d_body_begin,
+      tree->d_body_end, Least{}, (double)INFINITY, stream));
+  return TFMM_OK;
+}
+
 /* The criterion's per-cell inputs into THETA or ACCEL; c is updated. */
 tfmm_status criterion_inputs(State *s, const tfmm_tree_gpu *tree,
                              const tfmm_traverse_gpu_params *p, Cells *c,
@@ -424,6 +464,9 @@ tfmm_status criterion_inputs(State *s, const tfmm_tree_gpu *tree,
   if (p->mac == TFMM_MAC_ERROR) {
     CHECK(reserve(s, State::ACCEL, ncells * sizeof(double), err));
     double *accel = at<double>(s, State::ACCEL);
+    c->accel = accel;
+    if (p->prior_acc != nullptr)
+      return prior_accels(s, tree, p, accel, stream, err);
     leaf_fields<<<blocks(tree->nleaves), THREADS, 0, stream>>>(
         tree->nleaves, tree->d_leaves, *c, p->eps * p->eps, accel);
     TRY(cudaGetLastError());
@@ -434,7 +477,6 @@ tfmm_status criterion_inputs(State *s, const tfmm_tree_gpu *tree,
                                                                  accel);
       TRY(cudaGetLastError());
     }
-    c->accel = accel;
   }
   return TFMM_OK;
 }
