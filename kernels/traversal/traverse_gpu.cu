@@ -23,6 +23,7 @@
 #include <cub/device/device_select.cuh>
 #include <cuda_runtime.h>
 #include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/permutation_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 
 #include <new>
@@ -427,24 +428,29 @@ tfmm_status check(const tfmm_tree_gpu *tree, const tfmm_traverse_gpu_params *p,
   return TFMM_OK;
 }
 
-/* The error criterion's |a|_A from the bodies' previous accelerations:
- * the least over each cell's bodies [body_begin, body_end), every cell at
- * once (one CUB segmented reduction; a cell's bodies are contiguous in
- * key order). */
-tfmm_status prior_accels(State *s, const tfmm_tree_gpu *tree,
+/* The error criterion's |a|_A of every leaf from the bodies' previous
+ * accelerations: the least over its bodies [body_begin, body_end), one
+ * CUB segmented reduction over the leaves (short segments, contiguous in
+ * key order); the parents then as the estimate's, level by level. */
+tfmm_status prior_leaves(State *s, const tfmm_tree_gpu *tree,
                          const tfmm_traverse_gpu_params *p, double *accel,
                          cudaStream_t stream, tfmm_error *err) {
   const PriorIter in(thrust::counting_iterator<int64_t>(0),
                      PriorAccel{p->prior_acc, tree->d_order, p->prior_scale});
-  const int cells = (int)tree->ncells;
+  const auto begin =
+      thrust::make_permutation_iterator(tree->d_body_begin, tree->d_leaves);
+  const auto end =
+      thrust::make_permutation_iterator(tree->d_body_end, tree->d_leaves);
+  const auto out = thrust::make_permutation_iterator(accel, tree->d_leaves);
+  const int leaves = (int)tree->nleaves;
   size_t bytes = 0;
-  TRY(cub::DeviceSegmentedReduce::Reduce(nullptr, bytes, in, accel, cells,
-                                         tree->d_body_begin, tree->d_body_end,
-                                         Least{}, (double)INFINITY, stream));
+  TRY(cub::DeviceSegmentedReduce::Reduce(nullptr, bytes, in, out, leaves, begin,
+                                         end, Least{}, (double)INFINITY,
+                                         stream));
   CHECK(temp(s, bytes, err));
-  TRY(cub::DeviceSegmentedReduce::Reduce(
-      s->buf[State::TEMP].p, bytes, in, accel, cells, tree->d_body_begin,
-      tree->d_body_end, Least{}, (double)INFINITY, stream));
+  TRY(cub::DeviceSegmentedReduce::Reduce(s->buf[State::TEMP].p, bytes, in, out,
+                                         leaves, begin, end, Least{},
+                                         (double)INFINITY, stream));
   return TFMM_OK;
 }
 
@@ -465,11 +471,13 @@ tfmm_status criterion_inputs(State *s, const tfmm_tree_gpu *tree,
     CHECK(reserve(s, State::ACCEL, ncells * sizeof(double), err));
     double *accel = at<double>(s, State::ACCEL);
     c->accel = accel;
-    if (p->prior_acc != nullptr)
-      return prior_accels(s, tree, p, accel, stream, err);
-    leaf_fields<<<blocks(tree->nleaves), THREADS, 0, stream>>>(
-        tree->nleaves, tree->d_leaves, *c, p->eps * p->eps, accel);
-    TRY(cudaGetLastError());
+    if (p->prior_acc != nullptr) {
+      CHECK(prior_leaves(s, tree, p, accel, stream, err));
+    } else {
+      leaf_fields<<<blocks(tree->nleaves), THREADS, 0, stream>>>(
+          tree->nleaves, tree->d_leaves, *c, p->eps * p->eps, accel);
+      TRY(cudaGetLastError());
+    }
     for (int l = tree->depth; l >= 0; l--) {
       const int64_t b = tree->level_begin[l], e = tree->level_begin[l + 1];
       if (e > b)

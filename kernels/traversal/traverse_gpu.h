@@ -33,8 +33,9 @@
  * by the monopole walk of src/tree/accel_estimate.c, one thread a leaf,
  * in the CPU's order of summation (the same bits), then the least over
  * each cell's leaves, level by level; or, given the bodies' previous
- * accelerations (prior_acc), the least |a| of each cell's bodies by one
- * CUB segmented reduction over the cells' body ranges.
+ * accelerations (prior_acc), the least |a| of each leaf's bodies by one
+ * CUB segmented reduction over the leaves' body ranges, then the parents
+ * as before.
  *
  * Plain C. Work is enqueued on the caller's stream (a cudaStream_t as
  * void *; NULL: the legacy default stream) of the current device, the
