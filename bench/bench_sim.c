@@ -16,9 +16,21 @@
  *     each with its largest |dE/E| at the multiples of 1/16 and its wall
  *     time; the fixed step that reaches the block steps' error, and the
  *     ratio of the times.
+ *   bench_sim criterion N INPUT [STEPS [SAMPLE]]
+ *     the opening criteria in a simulation (issue 28) on held-out INPUT 0
+ *     (Plummer) or 1 (two tight clusters on a background), N bodies at
+ *     rest, Plummer eps of held_out_inputs.h, accuracy 1e-3, the fixed
+ *     step 1/128: the geometric criterion at the planner's setting, the
+ *     error criterion with |a|_A estimated and with it from the previous
+ *     step's forces. Each: two warm-up steps, then STEPS (default 4)
+ *     timed; the force time per step, and the 99th percentile of the
+ *     relative error over SAMPLE (default 1000) bodies against the
+ *     double-precision direct sums at the last step's positions.
  *
  * Every line of results starts with "sim:" so that a device log can be
  * grepped. */
+#include "held_out_inputs.h"
+#include "sim/sim.h"
 #include "tilefmm.h"
 
 #include <math.h>
@@ -66,6 +78,11 @@ static int make_bodies(bodies *b, size_t n, int hernquist) {
     return 0;
   return (hernquist ? tfmm_ic_hernquist : tfmm_ic_plummer)(
              n, 2026, b->pos, b->vel, b->mass) == TFMM_OK;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
 }
 
 static void free_bodies(bodies *b) {
@@ -200,7 +217,125 @@ static int hernquist(size_t n, double t_end, double eta, const settings *x) {
   return 0;
 }
 
+/* The criteria compared: the opening criterion and where the error
+ * criterion's |a|_A comes from (previous: the last step's forces). */
+typedef struct criterion {
+  const char *name;
+  tfmm_mac_kind mac;
+  int previous;
+} criterion;
+
+static const criterion CRITERIA[] = {
+    {"geometric", TFMM_MAC_GEOMETRIC, 1},
+    {"error-estimate", TFMM_MAC_ERROR, 0},
+    {"error-previous", TFMM_MAC_ERROR, 1},
+};
+
+/* The 99th percentile (nearest rank) of |a - a_ref| / |a_ref| over the
+ * sample of the sim's bodies, the reference's double sums on the CPU. */
+static int sample_p99(tfmm_sim *sim, const tfmm_config *solver, size_t k,
+                      double *p99) {
+  tfmm_sim_state st;
+  if (tfmm_sim_save(sim, &st) != TFMM_OK)
+    return fail("save", sim);
+  tfmm_config c = *solver;
+  c.method = TFMM_METHOD_REFERENCE;
+  c.device = TFMM_DEVICE_CPU;
+  tfmm_solver *ref = NULL;
+  size_t *idx = malloc(k * sizeof *idx);
+  double *acc = malloc(3 * k * sizeof *acc), *e = malloc(k * sizeof *e);
+  uint64_t x = 88172645463325252ull;
+  for (size_t j = 0; j < k; j++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    idx[j] = (size_t)(x % st.n);
+  }
+  if (tfmm_solver_create(&ref, &c) != TFMM_OK ||
+      tfmm_solver_reference_at(ref, st.n, st.pos, st.mass, k, idx, acc, NULL) !=
+          TFMM_OK) {
+    fprintf(stderr, "bench_sim: reference: %s\n", tfmm_solver_message(ref));
+    return 1;
+  }
+  for (size_t j = 0; j < k; j++) {
+    const double *a = st.acc + 3 * idx[j], *r = acc + 3 * j;
+    const double dx = a[0] - r[0], dy = a[1] - r[1], dz = a[2] - r[2];
+    e[j] = sqrt(dx * dx + dy * dy + dz * dz) /
+           sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]);
+  }
+  qsort(e, k, sizeof *e, cmp_double);
+  *p99 = e[(size_t)ceil(0.99 * (double)k) - 1];
+  tfmm_solver_destroy(ref);
+  free(idx);
+  free(acc);
+  free(e);
+  return 0;
+}
+
+static int criterion_run(const bodies *b, int input, const criterion *m,
+                         int steps, size_t sample) {
+  tfmm_sim_config c;
+  tfmm_sim_config_defaults(&c);
+  c.solver.eps = HELD_OUT_EPS[input];
+  c.solver.mac = m->mac;
+  c.dt = 1.0 / 128;
+  tfmm_sim *sim = NULL;
+  if (tfmm_sim_create(&sim, &c, b->n, b->pos, b->vel, b->mass, NULL) != TFMM_OK)
+    return fail("create", sim);
+  tfmm_sim_set_prior_accel(sim, m->previous);
+  if (tfmm_sim_step(sim, 2) != TFMM_OK)
+    return fail("warm-up steps", sim);
+  const double t0 = wtime();
+  if (tfmm_sim_step(sim, steps) != TFMM_OK)
+    return fail("steps", sim);
+  const double wall = wtime() - t0;
+  const tfmm_step_stats s = *tfmm_sim_stats(sim);
+  const tfmm_stats *x = tfmm_solver_stats(tfmm_sim_solver(sim));
+  const double theta = x->theta, mac_eps = x->mac_epsilon,
+               near = x->interactions, m2l = x->m2l;
+  const int order = x->order;
+  double p99;
+  if (sample_p99(sim, &c.solver, sample, &p99) != 0)
+    return 1;
+  printf("sim: criterion,%s,%zu,%s,%d,%.4g,%d,%.3g,%.3f,%.3f,%.3f,%.3f,%.3g,"
+         "%.3g,%.3g,%s\n",
+         HELD_OUT_NAMES[input], b->n, m->name, steps, theta, order, mac_eps,
+         1e3 * wall / steps, 1e3 * s.time_forces / s.evaluations,
+         1e3 * s.time_lists / s.evaluations, 1e3 * s.time_near / s.evaluations,
+         near, m2l, p99, x->device_name);
+  fflush(stdout);
+  tfmm_sim_destroy(sim);
+  return 0;
+}
+
+static int criteria(size_t n, int input, int steps, size_t sample) {
+  if (input < 0 || input >= HELD_OUT_INPUTS || steps < 1 || sample < 100) {
+    fprintf(stderr,
+            "bench_sim: criterion: INPUT in [0, %d), STEPS >= 1, "
+            "SAMPLE >= 100\n",
+            HELD_OUT_INPUTS);
+    return 2;
+  }
+  bodies b = {n, malloc(3 * n * sizeof(double)), calloc(3 * n, sizeof(double)),
+              malloc(n * sizeof(double))};
+  if (b.pos == NULL || b.vel == NULL || b.mass == NULL) {
+    fprintf(stderr, "bench_sim: no memory for %zu bodies\n", n);
+    return 1;
+  }
+  held_out_make(input, n, 2026, b.pos, b.mass);
+  printf("sim: criterion,input,n,criterion,steps,theta,order,mac_epsilon,"
+         "ms_per_step,forces_ms,lists_ms,near_ms,near_interactions,m2l,p99,"
+         "device\n");
+  for (size_t k = 0; k < sizeof CRITERIA / sizeof *CRITERIA; k++)
+    if (criterion_run(&b, input, &CRITERIA[k], steps, sample) != 0)
+      return 1;
+  free_bodies(&b);
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc >= 4 && strcmp(argv[1], "criterion") == 0)
+    return criteria((size_t)atoll(argv[2]), atoi(argv[3]),
+                    argc > 4 ? atoi(argv[4]) : 4,
+                    argc > 5 ? (size_t)atoll(argv[5]) : 1000);
   if (argc >= 4 && strcmp(argv[1], "fixed") == 0)
     return fixed((size_t)atoll(argv[2]), atoi(argv[3]),
                  argc > 4 ? atoi(argv[4]) : 64, argc > 6 ? atof(argv[5]) : -1,
@@ -213,6 +348,7 @@ int main(int argc, char **argv) {
   }
   fprintf(stderr, "usage: bench_sim fixed N STEPS [LEAF [THETA ORDER]]\n"
                   "       bench_sim hernquist N T_END ETA [LEAF [THETA ORDER "
-                  "[EPS]]]\n");
+                  "[EPS]]]\n"
+                  "       bench_sim criterion N INPUT [STEPS [SAMPLE]]\n");
   return 2;
 }

@@ -151,9 +151,17 @@ typedef enum tfmm_mac_kind {
    * through its expansion when the error it may bring,
    * M_B (r_A + r_B)^p / d^(p+2) (plus 3 M_B eps^2 / (2 (d - r_A - r_B)^4)
    * with Plummer softening), is below tfmm_config.mac_epsilon times the
-   * least acceleration of A's bodies (estimated by a monopole walk before
-   * the traversal), and r_A + r_B < theta d (theta a cap). Each body's
-   * error is held relative to its own force. */
+   * least acceleration of A's bodies, and r_A + r_B < theta d (theta a
+   * cap). Each body's error is held relative to its own force. That
+   * least acceleration is estimated by a monopole walk before the
+   * traversal; in a simulation (tfmm_sim) it is instead the least |a| of
+   * A's bodies at their previous force evaluation (the state's
+   * accelerations: an inactive body's last ones under individual steps),
+   * as SWIFT takes it from the previous step: the forces themselves
+   * rather than an estimate at the leaf's centre, at no cost, and a
+   * restart keeps the bits since the state holds them. The first
+   * evaluation of a simulation, a simulation over several processes and
+   * every tfmm_solver_compute call use the estimate. */
   TFMM_MAC_ERROR = 2
 } tfmm_mac_kind;
 

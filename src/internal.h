@@ -23,6 +23,20 @@ tfmm_status tfmm_config_check(const tfmm_config *cfg, tfmm_error *err);
 typedef struct tfmm_gpu tfmm_gpu;
 tfmm_gpu *tfmm_solver_gpu_context(const tfmm_solver *s);
 
+/* The error criterion (TFMM_MAC_ERROR) of s's next evaluations: |a|_A
+ * from acc, the bodies' accelerations at their previous evaluation (3n,
+ * input order, the caller's units with G; a device array when on_device,
+ * for the device entry points, else a host one for the host's), the least
+ * |a| of each cell's bodies (accel_estimate.h, tfmm_accel_prior); NULL:
+ * the estimate, as for any caller but the simulation, which passes its
+ * state's forces (src/sim/sim_step.c). acc may be the very array the
+ * evaluation writes its results into: it is read before. Used by an
+ * evaluation on one process with the criterion error; the other paths
+ * (over several processes, host bodies under the gpu schedule) keep the
+ * estimate. */
+void tfmm_solver_set_prior_accel(tfmm_solver *s, const double *acc,
+                                 int on_device);
+
 #ifdef __cplusplus
 }
 #endif

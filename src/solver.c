@@ -207,6 +207,22 @@ void tfmm_solver_set_run(tfmm_solver *s) {
   s->run.G = 1;
 }
 
+void tfmm_solver_set_prior_accel(tfmm_solver *s, const double *acc,
+                                 int on_device) {
+  if (s == NULL)
+    return;
+  s->prior_acc = acc;
+  s->prior_on_device = on_device;
+}
+
+/* a = G 2^(j - 2k) a' (units.h): a' = a 2^(2k - j) / G. */
+void tfmm_solver_use_prior(tfmm_solver *s, const double *acc) {
+  const int mac_error = s->cfg.mac == TFMM_MAC_ERROR;
+  s->work.prior_acc = mac_error ? acc : NULL;
+  s->work.prior_scale =
+      ldexp(1.0 / s->cfg.G, 2 * s->units.length_exp - s->units.mass_exp);
+}
+
 /* Results of k bodies back to the caller's units with G; a force or
  * potential beyond the range of double there is an error, naming the
  * body (among the active ones, active not NULL). */
@@ -250,6 +266,7 @@ static tfmm_status compute(tfmm_solver *s, size_t n, const double *pos,
   s->stats = fresh;
   tfmm_solver_describe(s);
   st = to_internal_units(s, n, pos, mass);
+  tfmm_solver_use_prior(s, s->prior_on_device ? NULL : s->prior_acc);
   const double *ipos = s->scaled_pos, *imass = s->scaled_mass;
   const tfmm_allpairs all = {
       .run = &s->run,
@@ -274,6 +291,7 @@ static tfmm_status compute(tfmm_solver *s, size_t n, const double *pos,
   /* A verified evaluation that missed its target still gives its results
    * in the caller's units. */
   const tfmm_status computed = st;
+  tfmm_solver_use_prior(s, NULL);
   if (st == TFMM_OK || st == TFMM_ERR_ACCURACY)
     st = to_caller_units(s, n, s->active, acc, pot);
   if (st == TFMM_OK)

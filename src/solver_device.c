@@ -99,6 +99,9 @@ static tfmm_status run_tree_device(tfmm_solver *s, size_t n,
   if (st != TFMM_OK)
     return st;
   s->stats.time[TFMM_PHASE_PREPARE] = tfmm_wtime() - t0;
+  /* The caller's previous accelerations, when on the device with it. */
+  tfmm_solver_use_prior(s,
+                        s->prior_on_device && !host_out ? s->prior_acc : NULL);
   const tfmm_hierarchical_device_out out = {
       .stream = stream,
       .host_results = host_out,
@@ -119,6 +122,7 @@ static tfmm_status run_tree_device(tfmm_solver *s, size_t n,
                    .host_mass = host_mass};
   st = tfmm_planner_run(&s->plan, &s->cfg, &s->run, n, s->leaf, 1,
                         d_active == NULL, &s->stats, &s->err, eval_device, &h);
+  tfmm_solver_use_prior(s, NULL);
   s->stats.softening_separation =
       ldexp(s->stats.softening_separation, s->units.length_exp);
   if (st != TFMM_OK && st != TFMM_ERR_ACCURACY)
@@ -219,14 +223,22 @@ static tfmm_status run_staged(tfmm_solver *s, size_t n, const double *d_pos,
     st = tfmm_gpu_copy(g, mass, d_mass, n * sizeof *mass, 0, stream, err);
   if (st == TFMM_OK && d_active != NULL)
     st = tfmm_gpu_copy(g, active, d_active, n, 0, stream, err);
-  if (st == TFMM_OK && d_active != NULL)
+  /* The results the targets leave, and the previous accelerations of the
+   * error criterion when they are d_acc's (the simulation's): d_acc down,
+   * the host's prior for the call. */
+  const int prior = s->prior_acc == d_acc && s->prior_on_device;
+  if (st == TFMM_OK && (d_active != NULL || prior))
     st = tfmm_gpu_copy(g, acc, d_acc, 3 * n * sizeof *acc, 0, stream, err);
   if (st == TFMM_OK && d_active != NULL && with_pot)
     st = tfmm_gpu_copy(g, pot, d_pot, n * sizeof *pot, 0, stream, err);
+  if (prior)
+    tfmm_solver_set_prior_accel(s, acc, 0);
   if (st == TFMM_OK)
     st = tfmm_solver_compute_active(s, n, pos, mass,
                                     d_active != NULL ? active : NULL, acc,
                                     with_pot ? pot : NULL);
+  if (prior)
+    tfmm_solver_set_prior_accel(s, d_acc, 1);
   if (st == TFMM_OK && s->stats.targets == 0)
     return TFMM_OK; /* nothing written */
   if (st == TFMM_OK)

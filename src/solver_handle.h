@@ -42,7 +42,14 @@ struct tfmm_solver {
   void *over_ctx;
   tfmm_dist_stats dist_stats; /* of the last evaluation over the ranks */
   tfmm_planner plan;          /* theta and order chosen from measurements */
+  /* tfmm_solver_set_prior_accel's accelerations, or NULL. */
+  const double *prior_acc;
+  int prior_on_device;
 };
+
+/* The workspace's prior accelerations (workspace.h) for an evaluation in
+ * s->units: acc (NULL: none) with its factor to internal units. */
+void tfmm_solver_use_prior(tfmm_solver *s, const double *acc);
 
 /* stats.device_name for the device in use. */
 void tfmm_solver_describe(tfmm_solver *s);

@@ -32,7 +32,10 @@
  * theta of every cell (tfmm_mac_mass_theta), the error criterion's |a|_A
  * by the monopole walk of src/tree/accel_estimate.c, one thread a leaf,
  * in the CPU's order of summation (the same bits), then the least over
- * each cell's leaves, level by level.
+ * each cell's leaves, level by level; or, given the bodies' previous
+ * accelerations (prior_acc), the least |a| of each leaf's bodies by one
+ * CUB segmented reduction over the leaves' body ranges, then the parents
+ * as before.
  *
  * Plain C. Work is enqueued on the caller's stream (a cudaStream_t as
  * void *; NULL: the legacy default stream) of the current device, the
@@ -73,19 +76,26 @@ extern "C" {
 #define TFMM_TRAVERSE_GPU_FRONTIER_CAP ((int64_t)1 << 23)
 
 typedef struct tfmm_traverse_gpu_params {
-  int barnes_hut;       /* 0: the FMM's dual-tree traversal; 1: Barnes-Hut */
-  tfmm_mac_kind mac;    /* geometric, mass or error (tfmm_config.mac) */
-  double theta;         /* the root's (and, geometric, every cell's) */
-  double separation;    /* the softening's s (mac.h); 0 without softening */
-  double epsilon;       /* error criterion: per interaction, relative */
-  int order;            /* p of the expansions */
-  double soft_term;     /* error criterion: 3/2 eps^2 with Plummer, else 0 */
-  double eps;           /* error criterion: the estimate's Plummer eps */
-  int64_t m2p_bodies;   /* FMM: accepted targets of at most this many bodies
-                           take the source by M2P */
-  int64_t frontier_cap; /* the most pairs a round opens into (>= 64); 0:
-                           TFMM_TRAVERSE_GPU_FRONTIER_CAP. Smaller: less
-                           memory, more rounds; the lists are the same */
+  int barnes_hut;          /* 0: the FMM's dual-tree traversal; 1: Barnes-Hut */
+  tfmm_mac_kind mac;       /* geometric, mass or error (tfmm_config.mac) */
+  double theta;            /* the root's (and, geometric, every cell's) */
+  double separation;       /* the softening's s (mac.h); 0 without softening */
+  double epsilon;          /* error criterion: per interaction, relative */
+  int order;               /* p of the expansions */
+  double soft_term;        /* error criterion: 3/2 eps^2 with Plummer, else 0 */
+  double eps;              /* error criterion: the estimate's Plummer eps */
+  const double *prior_acc; /* error criterion: the bodies' accelerations at
+                              their previous evaluation (device, 3n, input
+                              order: tree->d_order maps there), |a|_A the
+                              least tfmm_mac_prior_accel of a cell's bodies
+                              (accel_estimate.h, tfmm_accel_prior); NULL:
+                              the estimate */
+  double prior_scale;      /* their factor to internal units (mac_rule.h) */
+  int64_t m2p_bodies;      /* FMM: accepted targets of at most this many bodies
+                              take the source by M2P */
+  int64_t frontier_cap;    /* the most pairs a round opens into (>= 64); 0:
+                              TFMM_TRAVERSE_GPU_FRONTIER_CAP. Smaller: less
+                              memory, more rounds; the lists are the same */
 } tfmm_traverse_gpu_params;
 
 /* With tree->d_targets (an evaluation at a subset of the bodies), every

@@ -131,7 +131,11 @@ tfmm_status tfmm_stage_lists(tfmm_eval *e) {
       return no_memory(e, "the opening criterion");
   }
   if (cfg->mac == TFMM_MAC_ERROR) {
-    keep(&w->accel, tfmm_accel_estimate(t, cfg->eps), t->ncells);
+    keep(&w->accel,
+         w->prior_acc != NULL
+             ? tfmm_accel_prior(t, w->prior_acc, w->prior_scale)
+             : tfmm_accel_estimate(t, cfg->eps),
+         t->ncells);
     if (w->accel.v == NULL)
       return no_memory(e, "the opening criterion");
   }

@@ -184,6 +184,8 @@ tfmm_status tfmm_stage_gpu_lists(tfmm_eval *e) {
           tfmm_mac_soft_term(c->mac == TFMM_MAC_ERROR,
                              c->softening == TFMM_SOFTENING_PLUMMER, eps),
       .eps = eps,
+      .prior_acc = e->w->prior_acc,
+      .prior_scale = e->w->prior_scale,
       .m2p_bodies = TFMM_M2P_BODIES};
   return tfmm_pipeline_gpu_lists(&e->w->gpu, &params, e->err);
 }

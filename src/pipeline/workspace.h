@@ -45,6 +45,14 @@ typedef struct tfmm_workspace {
    * the estimate's sample size (0: none) and seed, set by the solver. */
   size_t measure_k;
   uint64_t measure_seed;
+  /* The next evaluation's error criterion (TFMM_MAC_ERROR): the bodies'
+   * accelerations at their previous evaluation (3n, input order, the
+   * caller's units; a device array under the gpu schedule, else a host
+   * one) and the factor to internal units (mac_rule.h,
+   * tfmm_mac_prior_accel), from which |a|_A is the least over each cell's
+   * bodies; NULL: the estimate (accel_estimate.h). Set by the solver. */
+  const double *prior_acc;
+  double prior_scale;
 } tfmm_workspace;
 
 /* At least count doubles in d (contents not kept when it grows); 0, or -1

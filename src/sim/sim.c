@@ -34,6 +34,7 @@ static tfmm_status new_handle(tfmm_sim **out, const tfmm_sim_config *cfg) {
   if (s == NULL)
     return TFMM_ERR_NO_MEMORY;
   s->energy_initial = NAN;
+  s->prior_accel = 1;
   const tfmm_status st = tfmm_sim_check_config(cfg, &s->err);
   if (st == TFMM_OK) {
     s->cfg = *cfg;
@@ -377,4 +378,9 @@ tfmm_status tfmm_sim_save_end(tfmm_sim *s, tfmm_sim_state *out) {
   *out = st;
   s->err.message[0] = '\0';
   return TFMM_OK;
+}
+
+void tfmm_sim_set_prior_accel(tfmm_sim *s, int on) {
+  if (s != NULL)
+    s->prior_accel = on != 0;
 }

@@ -58,7 +58,16 @@ struct tfmm_sim {
    * reductions and the moves of bodies between ranks; NULL for one
    * process. */
   struct tfmm_domain *domain;
+  /* The error criterion's |a|_A (TFMM_MAC_ERROR) from the forces of each
+   * body's last evaluation, acc (1, the default), or from the solver's
+   * estimate (0: for comparisons, tfmm_sim_set_prior_accel). */
+  int prior_accel;
 };
+
+/* Whether the sim's error criterion takes |a|_A from the bodies' last
+ * forces (on, the default: tilefmm.h, TFMM_MAC_ERROR) or from the
+ * solver's estimate (off); bench/bench_sim.c compares them. */
+void tfmm_sim_set_prior_accel(tfmm_sim *s, int on);
 
 /* Makes the sim's solver: tfmm_solver_create, or over a communicator
  * (sim_mpi.c: tfmm_solver_create_mpi). */

@@ -28,6 +28,17 @@ static tfmm_status check_usable(tfmm_sim *s) {
  * the step (the steps done) and the solver's cause. */
 static tfmm_status compute_forces(tfmm_sim *s, int all, size_t targets) {
   const double t0 = tfmm_wtime();
+  /* The error criterion's |a|_A from the forces each body had at its last
+   * evaluation (Dehnen 2014 sec. 3.2; SWIFT's previous-step |a|): the
+   * state's acc, which an inactive body keeps between its evaluations and
+   * a restored sim has from its state, so restarts keep the bits. Before
+   * the first forces, the solver's estimate. */
+  const int prior = s->prior_accel && s->forces_known;
+  tfmm_solver_set_prior_accel(s->solver,
+                              !prior           ? NULL
+                              : s->gpu != NULL ? tfmm_sim_gpu_acc(s->gpu)
+                                               : s->acc,
+                              s->gpu != NULL);
   tfmm_status st;
   if (s->gpu != NULL)
     st = tfmm_sim_device_forces(s, all);
@@ -36,6 +47,7 @@ static tfmm_status compute_forces(tfmm_sim *s, int all, size_t targets) {
   else
     st = tfmm_solver_compute_active(s->solver, s->n, s->pos, s->mass, s->active,
                                     s->acc, s->pot);
+  tfmm_solver_set_prior_accel(s->solver, NULL, 0);
   s->stats.time_forces += tfmm_wtime() - t0;
   s->stats.evaluations++;
   s->stats.updates += (int64_t)targets;

@@ -40,6 +40,20 @@ static double leaf_field(const tfmm_octree *t, int32_t leaf, double eps2,
   return sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]);
 }
 
+/* Every parent the least over its children, levels from the deepest up. */
+static void least_of_children(const tfmm_octree *t, double *a) {
+  for (int l = t->depth; l >= 0; l--)
+    for (int64_t c = t->level_begin[l]; c < t->level_begin[l + 1]; c++) {
+      const tfmm_cell *C = &t->cells[c];
+      if (C->child_count == 0)
+        continue;
+      double m = INFINITY;
+      for (int32_t j = 0; j < C->child_count; j++)
+        m = fmin(m, a[C->child_begin + j]);
+      a[c] = m;
+    }
+}
+
 double *tfmm_accel_estimate(const tfmm_octree *t, double eps) {
   return tfmm_accel_estimate_with(t, eps, NULL, 0);
 }
@@ -67,16 +81,24 @@ double *tfmm_accel_estimate_with(const tfmm_octree *t, double eps,
     free(a);
     return NULL;
   }
-  /* Parents after their children: levels from the deepest up. */
-  for (int l = t->depth; l >= 0; l--)
-    for (int64_t c = t->level_begin[l]; c < t->level_begin[l + 1]; c++) {
-      const tfmm_cell *C = &t->cells[c];
-      if (C->child_count == 0)
-        continue;
-      double m = INFINITY;
-      for (int32_t j = 0; j < C->child_count; j++)
-        m = fmin(m, a[C->child_begin + j]);
-      a[c] = m;
-    }
+  least_of_children(t, a);
+  return a;
+}
+
+double *tfmm_accel_prior(const tfmm_octree *t, const double *acc,
+                         double scale) {
+  double *a = malloc((size_t)(t->ncells > 0 ? t->ncells : 1) * sizeof *a);
+  if (a == NULL)
+    return NULL;
+  const int team = tfmm_team(t->n, TFMM_GRAIN_BODIES);
+#pragma omp parallel for schedule(static) num_threads(team)
+  for (int64_t k = 0; k < t->nleaves; k++) {
+    const tfmm_cell *C = &t->cells[t->leaves[k]];
+    double m = INFINITY;
+    for (int64_t i = C->body_begin; i < C->body_end; i++)
+      m = fmin(m, tfmm_mac_prior_accel(acc + 3 * t->order[i], scale));
+    a[t->leaves[k]] = m;
+  }
+  least_of_children(t, a);
   return a;
 }

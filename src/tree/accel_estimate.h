@@ -28,4 +28,15 @@ double *tfmm_accel_estimate(const tfmm_octree *t, double eps);
 double *tfmm_accel_estimate_with(const tfmm_octree *t, double eps,
                                  const double *src, size_t nsrc);
 
+/* |a|_A from the bodies' own accelerations at a previous evaluation (a
+ * simulation's last step: Dehnen 2014 sec. 3.2; SWIFT keeps the least
+ * |a| of a cell's bodies from the previous step the same way) instead of
+ * the estimate: for every cell the least tfmm_mac_prior_accel over its
+ * bodies, acc being 3 values a body in input order (t->order maps the
+ * sorted bodies there) in the caller's units and scale bringing them to
+ * t's (mac_rule.h). The least is exact in any order, so the GPU's
+ * (kernels/traversal/traverse_gpu.cu) gives the same bits. A malloc'd
+ * array of t->ncells values, or NULL for no memory. */
+double *tfmm_accel_prior(const tfmm_octree *t, const double *acc, double scale);
+
 #endif

@@ -104,6 +104,15 @@ TFMM_MAC_FN double tfmm_mac_mass_theta(double theta0, int p,
   return x;
 }
 
+/* The error criterion's |a| of one body from its acceleration a (3
+ * values) of a previous evaluation in the caller's units, G applied:
+ * scale = 2^(2k - j) / G brings it to the internal units of units.h
+ * (a = G 2^(j - 2k) a'). The least over a cell's bodies is |a|_A
+ * (accel_estimate.h, tfmm_accel_prior). */
+TFMM_MAC_FN double tfmm_mac_prior_accel(const double *a, double scale) {
+  return scale * sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
+}
+
 /* The error criterion's estimate of |a|_A (accel_estimate.h): a monopole
  * walk that takes a cell of radius r at squared distance d2 whole when it
  * is a leaf or r < TFMM_ESTIMATE_THETA d, ... */
