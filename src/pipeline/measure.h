@@ -36,6 +36,13 @@
  * 512 does. */
 #define TFMM_MEASURE_TILE 256
 
+/* The gpu schedule sums the sample's exact forces in FP32 pairs on
+ * double-single separations (reference_gpu.h, tfmm_gpu_reference_fast_at:
+ * at most 2.5e-6 of the pulls' summed magnitudes, nearer 1e-7 of |a| in
+ * fact) where tfmm_config.accuracy is at least this, in FP64 below: the
+ * measured errors there are 40 times the fast sums' bound or more. */
+#define TFMM_MEASURE_FAST_ACCURACY 1e-4
+
 /* The bodies a measurement samples for the estimate: `requested` if > 0,
  * else what leaves room for the watch in whole tiles: on a GPU the tiles
  * of 2.2e8 / n pairs (one tile, 256 targets, at >= 860,000 bodies: 0.45
