@@ -12,7 +12,11 @@
  *
  *   bench_reference_gpu [--n 1048576,4194304] [--k 1000,2000,4000]
  *                       [--reps 10] [--eps 0.01] [--spline 0|1]
- *                       [--potential 0|1] [--check 8]
+ *                       [--potential 0|1] [--check 8] [--fast 0|1]
+ *
+ * --fast 1 times tfmm_gpu_reference_fast_at instead (FP32 pairs, no
+ * potential): the rate is then against the FP32 pipe's limit (18 FP32
+ * instructions a pair, 128 lanes an SM).
  */
 #include "pipeline/allpairs.h"
 #include "reference_gpu.h"
@@ -35,11 +39,17 @@
     }                                                                          \
   } while (0)
 
-enum { MAX_LIST = 16, FP64_PER_PAIR = 19, FP64_LANES_SM90 = 64 };
+enum {
+  MAX_LIST = 16,
+  FP64_PER_PAIR = 19,
+  FP64_LANES_SM90 = 64,
+  FP32_PER_PAIR = 18,
+  FP32_LANES_SM90 = 128
+};
 
 typedef struct options {
   size_t n[MAX_LIST], k[MAX_LIST];
-  int nn, nk, reps, spline, potential, check;
+  int nn, nk, reps, spline, potential, check, fast;
   double eps;
 } options;
 
@@ -72,6 +82,8 @@ static int parse(int argc, char **argv, options *o) {
       o->potential = atoi(v);
     else if (strcmp(f, "--check") == 0)
       o->check = atoi(v);
+    else if (strcmp(f, "--fast") == 0)
+      o->fast = atoi(v);
     else
       bad = 1;
     if (bad) {
@@ -158,17 +170,27 @@ static double check_cpu(const options *o, size_t n, const double *pos,
   return worst;
 }
 
+/* The FP64 sums, or with --fast the FP32 pairs'. */
+static tfmm_status sums(const options *o, void *ws, size_t *bytes, size_t n,
+                        arrays *d, size_t k, const tfmm_pair_params *pair,
+                        double *d_pot, cudaStream_t s, tfmm_error *err) {
+  if (o->fast)
+    return tfmm_gpu_reference_fast_at(ws, bytes, n, d->pos, d->mass, k,
+                                      d->targets, pair, d->acc, s, err);
+  return tfmm_gpu_reference_at(ws, bytes, n, d->pos, d->mass, k, d->targets,
+                               pair, d->acc, d_pot, s, err);
+}
+
 /* Times one N and k: best and median ms of reps runs. */
 static int time_case(const options *o, size_t n, size_t k, arrays *d,
                      cudaStream_t s, double *best, double *median) {
   const tfmm_pair_params pair = {o->spline ? TFMM_SOFTENING_SPLINE
                                            : TFMM_SOFTENING_PLUMMER,
                                  o->eps, TFMM_PRECISION_DOUBLE};
-  double *d_pot = o->potential ? d->pot : NULL;
+  double *d_pot = o->potential && !o->fast ? d->pot : NULL;
   tfmm_error err = {{0}};
   size_t bytes = 0;
-  if (tfmm_gpu_reference_at(NULL, &bytes, n, d->pos, d->mass, k, d->targets,
-                            &pair, d->acc, d_pot, s, &err) != TFMM_OK) {
+  if (sums(o, NULL, &bytes, n, d, k, &pair, d_pot, s, &err) != TFMM_OK) {
     fprintf(stderr, "bench_reference_gpu: %s\n", err.message);
     return 1;
   }
@@ -185,8 +207,7 @@ static int time_case(const options *o, size_t n, size_t k, arrays *d,
   for (int rep = -1; rep < o->reps; rep++) { /* rep -1: the warm-up */
     CHECK_CUDA(cudaEventRecord(ev[0], s));
     tfmm_status st =
-        tfmm_gpu_reference_at(d->ws, &d->ws_bytes, n, d->pos, d->mass, k,
-                              d->targets, &pair, d->acc, d_pot, s, &err);
+        sums(o, d->ws, &d->ws_bytes, n, d, k, &pair, d_pot, s, &err);
     CHECK_CUDA(cudaEventRecord(ev[1], s));
     if (st == TFMM_OK)
       st = tfmm_gpu_reference_check(d->ws, n, k, d->targets, s, &err);
@@ -244,7 +265,8 @@ int main(int argc, char **argv) {
       cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   CHECK_CUDA(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device));
   const double limit =
-      (double)sms * FP64_LANES_SM90 * clock_khz * 1e3 / FP64_PER_PAIR;
+      o.fast ? (double)sms * FP32_LANES_SM90 * clock_khz * 1e3 / FP32_PER_PAIR
+             : (double)sms * FP64_LANES_SM90 * clock_khz * 1e3 / FP64_PER_PAIR;
   arrays d = {0};
   CHECK_CUDA(cudaMalloc((void **)&d.pos, 3 * nmax * sizeof(double)));
   CHECK_CUDA(cudaMalloc((void **)&d.mass, nmax * sizeof(double)));
@@ -257,15 +279,16 @@ int main(int argc, char **argv) {
       cudaMemcpy(d.mass, mass, nmax * sizeof(double), cudaMemcpyHostToDevice));
   cudaStream_t s;
   CHECK_CUDA(cudaStreamCreate(&s));
-  printf("# %s, %d SMs, %.0f MHz peak clock; FP64 limit %.3g pairs/s "
-         "(%d FP64 instructions a pair, %d lanes an SM)\n",
-         prop.name, sms, clock_khz / 1e3, limit, FP64_PER_PAIR,
-         FP64_LANES_SM90);
+  printf("# %s, %d SMs, %.0f MHz peak clock; %s limit %.3g pairs/s "
+         "(%d instructions a pair, %d lanes an SM)\n",
+         prop.name, sms, clock_khz / 1e3, o.fast ? "FP32 (fast)" : "FP64",
+         limit, o.fast ? FP32_PER_PAIR : FP64_PER_PAIR,
+         o.fast ? FP32_LANES_SM90 : FP64_LANES_SM90);
   printf("# %s softening, eps %g, potential %s, best and median of %d\n",
          o.spline ? "spline" : "Plummer", o.eps, o.potential ? "on" : "off",
          o.reps);
   printf("%10s %6s %10s %10s %12s %8s %10s %12s\n", "n", "k", "best_ms",
-         "median_ms", "pairs_per_s", "of_fp64", "ws_MB", "max_rel_err");
+         "median_ms", "pairs_per_s", "of_limit", "ws_MB", "max_rel_err");
   for (int in = 0; in < o.nn; in++)
     for (int ik = 0; ik < o.nk; ik++) {
       const size_t n = o.n[in], k = o.k[ik];
