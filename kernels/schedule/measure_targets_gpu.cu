@@ -52,17 +52,15 @@ layout lay_out(int64_t m, size_t cub_bytes) {
   return l;
 }
 
-__global__ void pick(size_t n, size_t k, uint64_t seed, int64_t *sorted) {
+/* The estimate's k bodies, and (m > 0) the histogram's sample of each
+ * of m leaves: its count in [0, CAP]; one launch for both. */
+__global__ void pick(size_t n, size_t k, uint64_t seed, int64_t *sorted,
+                     int64_t m, const int32_t *count, int *clamped) {
   const size_t j = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
   if (j < k)
     sorted[j] = tfmm_measure_stratum(n, k, seed, j);
-}
-
-/* The histogram's sample of leaf l: its count in [0, CAP]. */
-__global__ void clamp_counts(int64_t m, const int32_t *count, int *clamped) {
-  const int64_t l = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-  if (l < m)
-    clamped[l] = count[l] < 1 ? 0 : count[l] > CAP ? CAP : count[l];
+  if ((int64_t)j < m)
+    clamped[j] = count[j] < 1 ? 0 : count[j] > CAP ? CAP : count[j];
 }
 
 /* The thresholds of tfmm_measure_watch from prefix[c - 1] = leaves of
@@ -177,13 +175,13 @@ tfmm_gpu_measure_targets(void *scratch, size_t *scratch_bytes, size_t n,
   int *prefix = (int *)(base + l.prefix), *cuts = (int *)(base + l.cuts);
   int *low = (int *)(base + l.low), *high = (int *)(base + l.high);
   int *nsel = (int *)(base + l.nsel);
-  pick<<<blocks((int64_t)k), THREADS, 0, st>>>(n, k, seed, d_sorted);
+  const int64_t most = watching && m > (int64_t)k ? m : (int64_t)k;
+  pick<<<blocks(most), THREADS, 0, st>>>(n, k, seed, d_sorted, watching ? m : 0,
+                                         d_count, clamped);
   TRY(cudaGetLastError());
   if (!watching) {
     TRY(cudaMemsetAsync(nsel, 0, 2 * sizeof(int), st));
   } else {
-    clamp_counts<<<blocks(m), THREADS, 0, st>>>(m, d_count, clamped);
-    TRY(cudaGetLastError());
     size_t temp_bytes = cub_bytes;
     TRY(cub::DeviceHistogram::HistogramEven(base + l.cub, temp_bytes, clamped,
                                             hist, CAP + 2, 0, CAP + 1, m, st));

@@ -7,8 +7,9 @@
  * The watch's thresholds come from a histogram of the leaves' counts
  * (cub::DeviceHistogram, then cub::DeviceScan over its bins), the leaves
  * at each end in key order from cub::DeviceSelect, then one body of each
- * of the first `each`. Cost: a few passes over nleaves integers and eight
- * small launches (tens of microseconds at 10^5 leaves), no host wait.
+ * of the first `each`. Cost: a few passes over nleaves integers in about
+ * ten small kernels (CUB's included), tens of microseconds at 10^5
+ * leaves; no wait on the host.
  *
  * Plain C; enqueued on the caller's stream, scratch sized in two calls
  * (CUB's way). Not thread-safe on one scratch. */
