@@ -296,6 +296,12 @@ static int overheads(const options *o, size_t n, size_t k, arrays *d,
     b = 0;
     if (st == TFMM_OK)
       st = sums(o, NULL, &b, n, d, k, &pair, NULL, s, &err);
+    if (st == TFMM_OK && b > d->ws_bytes) { /* no potential: other chunks */
+      CHECK_CUDA(cudaFree(d->ws));
+      d->ws = NULL;
+      CHECK_CUDA(cudaMalloc(&d->ws, b));
+      d->ws_bytes = b;
+    }
     if (st == TFMM_OK)
       st = sums(o, d->ws, &d->ws_bytes, n, d, k, &pair, NULL, s, &err);
     if (st == TFMM_OK)
