@@ -54,7 +54,8 @@ tfmm_status tfmm_gpu_reference_at(void *workspace, size_t *workspace_bytes,
                                   const tfmm_pair_params *pair, double *d_acc,
                                   double *d_pot, void *stream, tfmm_error *err);
 
-/* The same accelerations (no potential) in about a third of the time,
+/* The same accelerations (no potential) in under half the time (0.26
+ * against 0.61 ms for 256 targets among 10^6 bodies on an H100),
  * for samples that measure errors well above 1e-5 (the measured error
  * with tfmm_config.accuracy >= 1e-4: measure.h). Each pair in FP32
  * (tfmm_interaction_f32 / tfmm_soft_pair_f32 of interaction.h), on a
