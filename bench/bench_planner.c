@@ -11,7 +11,11 @@
  *   sample   at the planner's setting, measure always against off: what
  *            the measurement adds to one evaluation;
  *   grid     (with --grid-theta and --grid-order) each fixed setting's
- *            median time and true p99, and the cheapest that meets TOL.
+ *            median time and true p99, and the cheapest that meets TOL;
+ *   fixed    (with --fixed THETA:ORDER,...) instead of the planner and
+ *            the grid: at each setting, measure always against off, the
+ *            median times and the median time of the measurement itself
+ *            (tfmm_stats.error.time): the sample's cost alone.
  * The truth is the double-precision reference of the CPU
  * (tfmm_solver_reference_at, not the GPU's sums the planner measures
  * with) at --truth bodies drawn at random; the true p99 and max of each
@@ -23,7 +27,8 @@
  *
  * Usage: bench_planner [--n 262144,1048576] [--tol 1e-3] [--inputs 0,1,2]
  *   [--calls 32] [--reps 5] [--truth 4000] [--seed S] [--device gpu|cpu]
- *   [--grid-theta 0.5,0.6] [--grid-order 4,5,6] [--csv FILE] */
+ *   [--grid-theta 0.5,0.6] [--grid-order 4,5,6] [--fixed 0.7:6,0.5:5]
+ *   [--csv FILE] */
 #include "bench_common.h"
 #include "device_bodies.h"
 #include "held_out_inputs.h"
@@ -47,6 +52,8 @@ typedef struct opts {
   int ntheta;
   long long order[BENCH_LIST_CAP];
   int norder;
+  double fixed_theta[BENCH_LIST_CAP];
+  int fixed_order[BENCH_LIST_CAP], nfixed;
   int calls, reps;
   size_t truth;
   uint64_t seed;
@@ -92,10 +99,33 @@ static int parse_dlist(const char *s, double *v, int *n) {
   return 0;
 }
 
+/* THETA:ORDER,... */
+static int parse_fixed(const char *s, opts *o) {
+  char buf[1024], *tok[BENCH_LIST_CAP];
+  int m = bench_split_list("bench_planner", "--fixed", s, buf, sizeof buf, tok,
+                           BENCH_LIST_CAP);
+  if (m < 0)
+    return -1;
+  for (int j = 0; j < m; j++) {
+    char *colon = strchr(tok[j], ':');
+    long long order = 0;
+    if (colon == NULL)
+      return -1;
+    *colon = 0;
+    if (bench_parse_double(tok[j], 0, 1, &o->fixed_theta[j]) != 0 ||
+        bench_parse_ll(colon + 1, 1, TFMM_MAX_ORDER, &order) != 0)
+      return -1;
+    o->fixed_order[j] = (int)order;
+  }
+  o->nfixed = m;
+  return 0;
+}
+
 static int parse(int argc, char **argv, opts *o) {
   static const char *const known[] = {
-      "--n",    "--tol",    "--inputs",     "--calls",      "--reps", "--truth",
-      "--seed", "--device", "--grid-theta", "--grid-order", "--csv"};
+      "--n",          "--tol",        "--inputs", "--calls",
+      "--reps",       "--truth",      "--seed",   "--device",
+      "--grid-theta", "--grid-order", "--csv",    "--fixed"};
   o->n[0] = 1 << 20;
   o->nn = 1;
   o->tol[0] = 1e-3;
@@ -146,6 +176,8 @@ static int parse(int argc, char **argv, opts *o) {
       bad = tfmm_device_parse(v, &o->device) != TFMM_OK;
     else if (strcmp(name, "--csv") == 0)
       o->csv = v;
+    else if (strcmp(name, "--fixed") == 0)
+      bad = parse_fixed(v, o);
     if (bad) {
       fprintf(stderr, "bench_planner: %s %s: not understood\n", name, v);
       return -1;
@@ -273,11 +305,14 @@ static tfmm_solver *solver(const opts *o, const problem *p, double tol,
 }
 
 /* The median time of reps evaluations at a fixed setting (after one to
- * warm up), the true error of the last. */
-static int fixed(const opts *o, problem *p, double tol, double theta, int order,
-                 tfmm_measure measure, double *t, double *p99, double *max) {
+ * warm up), the true error of the last; with sample non-NULL the median
+ * time of their measurements (tfmm_stats.error.time), and in *samples
+ * the bodies the last sampled. */
+static int fixed_at(const opts *o, problem *p, double tol, double theta,
+                    int order, tfmm_measure measure, double *t, double *p99,
+                    double *max, double *sample, size_t *samples) {
   tfmm_solver *s = solver(o, p, tol, theta, order, measure);
-  double v[BENCH_LIST_CAP];
+  double v[BENCH_LIST_CAP], m[BENCH_LIST_CAP];
   int reps = o->reps < BENCH_LIST_CAP ? o->reps : BENCH_LIST_CAP;
   if (s == NULL || evaluate(s, p, 0) != 0)
     return -1;
@@ -285,17 +320,28 @@ static int fixed(const opts *o, problem *p, double tol, double theta, int order,
     if (evaluate(s, p, r == reps - 1) != 0)
       return -1;
     v[r] = tfmm_solver_stats(s)->time_total;
+    m[r] = tfmm_solver_stats(s)->error.time;
   }
   *t = median(v, reps);
+  if (sample != NULL) {
+    *sample = median(m, reps);
+    *samples = tfmm_solver_stats(s)->error.samples;
+  }
   true_error(p, p99, max);
   tfmm_solver_destroy(s);
   return 0;
 }
 
+static int fixed(const opts *o, problem *p, double tol, double theta, int order,
+                 tfmm_measure measure, double *t, double *p99, double *max) {
+  return fixed_at(o, p, tol, theta, order, measure, t, p99, max, NULL, NULL);
+}
+
 static FILE *csv_open(const opts *o, int argc, char **argv) {
   static const char *const header =
       "input,n,tol,row,theta,order,time_ms,first_ms,kept_ms,measured_ms,"
-      "sample_pct,true_p99,true_max,measured_p99,measured_bound,samples";
+      "sample_pct,true_p99,true_max,measured_p99,measured_bound,samples,"
+      "sample_ms";
   if (o->csv == NULL)
     return NULL;
   int existing = 0;
@@ -359,7 +405,7 @@ static int planner(const opts *o, problem *p, double tol, FILE *csv,
   if (csv != NULL)
     fprintf(csv,
             "%s,%zu,%g,planner,%g,%d,%.6f,%.6f,%.6f,%.6f,%.2f,%.4g,%.4g,"
-            "%.4g,%.4g,%zu\n",
+            "%.4g,%.4g,%zu,\n",
             HELD_OUT_NAMES[p->w], p->n, tol, theta, order, 1e3 * sum / calls,
             1e3 * first, 1e3 * median(kept, nk), 1e3 * median(meas, nm), pct,
             p99, max, mp99, mbound, samples);
@@ -367,6 +413,34 @@ static int planner(const opts *o, problem *p, double tol, FILE *csv,
     fflush(csv); /* kept when a time limit ends the run */
   *time_out = sum / calls;
   tfmm_solver_destroy(s);
+  return 0;
+}
+
+/* At each --fixed setting: measure always against off (time_ms off,
+ * measured_ms on), and the measurement's own median time. */
+static int sample_rows(const opts *o, problem *p, double tol, FILE *csv) {
+  for (int j = 0; j < o->nfixed; j++) {
+    const double theta = o->fixed_theta[j];
+    const int order = o->fixed_order[j];
+    double t_on = 0, t_off = 0, ms = 0, q, m;
+    size_t k = 0;
+    if (fixed_at(o, p, tol, theta, order, TFMM_MEASURE_ALWAYS, &t_on, &q, &m,
+                 &ms, &k) ||
+        fixed(o, p, tol, theta, order, TFMM_MEASURE_OFF, &t_off, &q, &m))
+      return -1;
+    const double pct = 100 * (t_on - t_off) / t_off;
+    printf("%-15s n %9zu tol %.0e theta %.2f order %2d: %.3f ms measured, "
+           "%.3f ms off: %+.1f %%; the sample (%zu bodies) %.3f ms = %.1f %% "
+           "of off\n",
+           HELD_OUT_NAMES[p->w], p->n, tol, theta, order, 1e3 * t_on,
+           1e3 * t_off, pct, k, 1e3 * ms, 100 * ms / t_off);
+    if (csv != NULL) {
+      fprintf(csv, "%s,%zu,%g,fixed,%g,%d,%.6f,,,%.6f,%.2f,,,,,%zu,%.6f\n",
+              HELD_OUT_NAMES[p->w], p->n, tol, theta, order, 1e3 * t_off,
+              1e3 * t_on, pct, k, 1e3 * ms);
+      fflush(csv);
+    }
+  }
   return 0;
 }
 
@@ -382,7 +456,7 @@ static int grid(const opts *o, problem *p, double tol, double t_planner,
                 &p99, &max))
         return -1;
       if (csv != NULL)
-        fprintf(csv, "%s,%zu,%g,grid,%g,%lld,%.6f,,,,,%.4g,%.4g,,,\n",
+        fprintf(csv, "%s,%zu,%g,grid,%g,%lld,%.6f,,,,,%.4g,%.4g,,,,\n",
                 HELD_OUT_NAMES[p->w], p->n, tol, o->theta[a], o->order[b],
                 1e3 * t, p99, max);
       if (csv != NULL)
@@ -421,6 +495,11 @@ int main(int argc, char **argv) {
       }
       for (int t = 0; t < o.ntol && rc == 0; t++) {
         double tp = 0;
+        if (o.nfixed > 0) {
+          rc = sample_rows(&o, &p, o.tol[t], csv) != 0;
+          fflush(stdout);
+          continue;
+        }
         rc = planner(&o, &p, o.tol[t], csv, &tp) != 0;
         if (rc == 0 && o.ntheta > 0 && o.norder > 0)
           rc = grid(&o, &p, o.tol[t], tp, csv) != 0;

@@ -12,8 +12,21 @@
  *
  *   bench_reference_gpu [--n 1048576,4194304] [--k 1000,2000,4000]
  *                       [--reps 10] [--eps 0.01] [--spline 0|1]
- *                       [--potential 0|1] [--check 8]
+ *                       [--potential 0|1] [--check 8] [--fast 0|1]
+ *
+ * --fast 1 times tfmm_gpu_reference_fast_at instead (FP32 pairs, no
+ * potential): the rate is then against the FP32 pipe's limit (18 FP32
+ * instructions a pair, 128 lanes an SM).
+ *
+ * --leaves L > 0 adds what a measurement pays around the sums, each the
+ * median host wall time of reps (a wait at the end of each): the sample
+ * drawn on the device from L leaves over the largest N
+ * (tfmm_gpu_measure_targets: its size query and launches), the sums at
+ * the first k targets with their size query and check (what the stage
+ * pays, against the events' time above), and a copy of 14 KB (the
+ * results of 256 targets) to pageable host memory.
  */
+#include "measure_targets_gpu.h"
 #include "pipeline/allpairs.h"
 #include "reference_gpu.h"
 
@@ -24,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <tilefmm.h>
+#include <time.h>
 
 #define CHECK_CUDA(call)                                                       \
   do {                                                                         \
@@ -35,11 +49,17 @@
     }                                                                          \
   } while (0)
 
-enum { MAX_LIST = 16, FP64_PER_PAIR = 19, FP64_LANES_SM90 = 64 };
+enum {
+  MAX_LIST = 16,
+  FP64_PER_PAIR = 19,
+  FP64_LANES_SM90 = 64,
+  FP32_PER_PAIR = 18,
+  FP32_LANES_SM90 = 128
+};
 
 typedef struct options {
   size_t n[MAX_LIST], k[MAX_LIST];
-  int nn, nk, reps, spline, potential, check;
+  int nn, nk, reps, spline, potential, check, fast, leaves;
   double eps;
 } options;
 
@@ -72,6 +92,10 @@ static int parse(int argc, char **argv, options *o) {
       o->potential = atoi(v);
     else if (strcmp(f, "--check") == 0)
       o->check = atoi(v);
+    else if (strcmp(f, "--fast") == 0)
+      o->fast = atoi(v);
+    else if (strcmp(f, "--leaves") == 0)
+      o->leaves = atoi(v);
     else
       bad = 1;
     if (bad) {
@@ -158,17 +182,27 @@ static double check_cpu(const options *o, size_t n, const double *pos,
   return worst;
 }
 
+/* The FP64 sums, or with --fast the FP32 pairs'. */
+static tfmm_status sums(const options *o, void *ws, size_t *bytes, size_t n,
+                        arrays *d, size_t k, const tfmm_pair_params *pair,
+                        double *d_pot, cudaStream_t s, tfmm_error *err) {
+  if (o->fast)
+    return tfmm_gpu_reference_fast_at(ws, bytes, n, d->pos, d->mass, k,
+                                      d->targets, pair, d->acc, s, err);
+  return tfmm_gpu_reference_at(ws, bytes, n, d->pos, d->mass, k, d->targets,
+                               pair, d->acc, d_pot, s, err);
+}
+
 /* Times one N and k: best and median ms of reps runs. */
 static int time_case(const options *o, size_t n, size_t k, arrays *d,
                      cudaStream_t s, double *best, double *median) {
   const tfmm_pair_params pair = {o->spline ? TFMM_SOFTENING_SPLINE
                                            : TFMM_SOFTENING_PLUMMER,
                                  o->eps, TFMM_PRECISION_DOUBLE};
-  double *d_pot = o->potential ? d->pot : NULL;
+  double *d_pot = o->potential && !o->fast ? d->pot : NULL;
   tfmm_error err = {{0}};
   size_t bytes = 0;
-  if (tfmm_gpu_reference_at(NULL, &bytes, n, d->pos, d->mass, k, d->targets,
-                            &pair, d->acc, d_pot, s, &err) != TFMM_OK) {
+  if (sums(o, NULL, &bytes, n, d, k, &pair, d_pot, s, &err) != TFMM_OK) {
     fprintf(stderr, "bench_reference_gpu: %s\n", err.message);
     return 1;
   }
@@ -185,8 +219,7 @@ static int time_case(const options *o, size_t n, size_t k, arrays *d,
   for (int rep = -1; rep < o->reps; rep++) { /* rep -1: the warm-up */
     CHECK_CUDA(cudaEventRecord(ev[0], s));
     tfmm_status st =
-        tfmm_gpu_reference_at(d->ws, &d->ws_bytes, n, d->pos, d->mass, k,
-                              d->targets, &pair, d->acc, d_pot, s, &err);
+        sums(o, d->ws, &d->ws_bytes, n, d, k, &pair, d_pot, s, &err);
     CHECK_CUDA(cudaEventRecord(ev[1], s));
     if (st == TFMM_OK)
       st = tfmm_gpu_reference_check(d->ws, n, k, d->targets, s, &err);
@@ -206,6 +239,104 @@ static int time_case(const options *o, size_t n, size_t k, arrays *d,
   free(ms);
   CHECK_CUDA(cudaEventDestroy(ev[0]));
   CHECK_CUDA(cudaEventDestroy(ev[1]));
+  return 0;
+}
+
+static double wall(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* --leaves: the measurement's other costs, host wall ms (median of reps). */
+static int overheads(const options *o, size_t n, size_t k, arrays *d,
+                     cudaStream_t s) {
+  const int64_t L = o->leaves;
+  int64_t *begin = malloc((size_t)L * sizeof *begin);
+  int32_t *count = malloc((size_t)L * sizeof *count);
+  for (int64_t l = 0; l < L; l++) /* n / L bodies each, the last the rest */
+    begin[l] = (int64_t)((double)l * (double)n / (double)L);
+  for (int64_t l = 0; l < L; l++)
+    count[l] = (int32_t)((l + 1 < L ? begin[l + 1] : (int64_t)n) - begin[l]);
+  int64_t *d_begin = NULL, *d_sorted = NULL;
+  int32_t *d_count = NULL;
+  void *scratch = NULL, *host = malloc(14336);
+  const size_t each = 32, m = k + 2 * each;
+  CHECK_CUDA(cudaMalloc((void **)&d_begin, (size_t)L * sizeof *d_begin));
+  CHECK_CUDA(cudaMalloc((void **)&d_count, (size_t)L * sizeof *d_count));
+  CHECK_CUDA(cudaMalloc((void **)&d_sorted, (m + 1) * sizeof *d_sorted));
+  CHECK_CUDA(cudaMemcpy(d_begin, begin, (size_t)L * sizeof *begin,
+                        cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(d_count, count, (size_t)L * sizeof *count,
+                        cudaMemcpyHostToDevice));
+  const tfmm_pair_params pair = {o->spline ? TFMM_SOFTENING_SPLINE
+                                           : TFMM_SOFTENING_PLUMMER,
+                                 o->eps, TFMM_PRECISION_DOUBLE};
+  tfmm_error err = {{0}};
+  size_t bytes = 0;
+  if (tfmm_gpu_measure_targets(NULL, &bytes, n, k, each, 7, L, NULL, NULL, NULL,
+                               NULL, s, &err) != TFMM_OK) {
+    fprintf(stderr, "bench_reference_gpu: %s\n", err.message);
+    return 1;
+  }
+  CHECK_CUDA(cudaMalloc(&scratch, bytes));
+  double *ms[3];
+  for (int p = 0; p < 3; p++)
+    ms[p] = malloc((size_t)o->reps * sizeof(double));
+  for (int rep = -1; rep < o->reps; rep++) {
+    double t0 = wall();
+    size_t b = 0;
+    tfmm_status st = tfmm_gpu_measure_targets(NULL, &b, n, k, each, 7, L, NULL,
+                                              NULL, NULL, NULL, s, &err);
+    if (st == TFMM_OK)
+      st = tfmm_gpu_measure_targets(scratch, &b, n, k, each, 7, L, d_begin,
+                                    d_count, d_sorted, d_sorted + m, s, &err);
+    CHECK_CUDA(cudaStreamSynchronize(s));
+    const double t1 = wall();
+    b = 0;
+    if (st == TFMM_OK)
+      st = sums(o, NULL, &b, n, d, k, &pair, NULL, s, &err);
+    if (st == TFMM_OK && b > d->ws_bytes) { /* no potential: other chunks */
+      CHECK_CUDA(cudaFree(d->ws));
+      d->ws = NULL;
+      CHECK_CUDA(cudaMalloc(&d->ws, b));
+      d->ws_bytes = b;
+    }
+    if (st == TFMM_OK)
+      st = sums(o, d->ws, &d->ws_bytes, n, d, k, &pair, NULL, s, &err);
+    if (st == TFMM_OK)
+      st = tfmm_gpu_reference_check(d->ws, n, k, d->targets, s, &err);
+    const double t2 = wall();
+    CHECK_CUDA(cudaMemcpyAsync(host, d->acc, 14336 < 24 * k ? 14336 : 24 * k,
+                               cudaMemcpyDeviceToHost, s));
+    CHECK_CUDA(cudaStreamSynchronize(s));
+    const double t3 = wall();
+    if (st != TFMM_OK) {
+      fprintf(stderr, "bench_reference_gpu: %s\n", err.message);
+      return 1;
+    }
+    if (rep >= 0) {
+      ms[0][rep] = 1e3 * (t1 - t0);
+      ms[1][rep] = 1e3 * (t2 - t1);
+      ms[2][rep] = 1e3 * (t3 - t2);
+    }
+  }
+  for (int p = 0; p < 3; p++)
+    qsort(ms[p], (size_t)o->reps, sizeof(double), cmp_double);
+  printf("# around the sums, host wall, median of %d: n %zu, k %zu, %lld "
+         "leaves\n  draw %.3f ms, sums with queries and check %.3f ms, copy "
+         "back %.3f ms\n",
+         o->reps, n, k, (long long)L, ms[0][o->reps / 2], ms[1][o->reps / 2],
+         ms[2][o->reps / 2]);
+  for (int p = 0; p < 3; p++)
+    free(ms[p]);
+  cudaFree(d_begin);
+  cudaFree(d_count);
+  cudaFree(d_sorted);
+  cudaFree(scratch);
+  free(begin);
+  free(count);
+  free(host);
   return 0;
 }
 
@@ -244,7 +375,8 @@ int main(int argc, char **argv) {
       cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   CHECK_CUDA(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device));
   const double limit =
-      (double)sms * FP64_LANES_SM90 * clock_khz * 1e3 / FP64_PER_PAIR;
+      o.fast ? (double)sms * FP32_LANES_SM90 * clock_khz * 1e3 / FP32_PER_PAIR
+             : (double)sms * FP64_LANES_SM90 * clock_khz * 1e3 / FP64_PER_PAIR;
   arrays d = {0};
   CHECK_CUDA(cudaMalloc((void **)&d.pos, 3 * nmax * sizeof(double)));
   CHECK_CUDA(cudaMalloc((void **)&d.mass, nmax * sizeof(double)));
@@ -257,15 +389,16 @@ int main(int argc, char **argv) {
       cudaMemcpy(d.mass, mass, nmax * sizeof(double), cudaMemcpyHostToDevice));
   cudaStream_t s;
   CHECK_CUDA(cudaStreamCreate(&s));
-  printf("# %s, %d SMs, %.0f MHz peak clock; FP64 limit %.3g pairs/s "
-         "(%d FP64 instructions a pair, %d lanes an SM)\n",
-         prop.name, sms, clock_khz / 1e3, limit, FP64_PER_PAIR,
-         FP64_LANES_SM90);
+  printf("# %s, %d SMs, %.0f MHz peak clock; %s limit %.3g pairs/s "
+         "(%d instructions a pair, %d lanes an SM)\n",
+         prop.name, sms, clock_khz / 1e3, o.fast ? "FP32 (fast)" : "FP64",
+         limit, o.fast ? FP32_PER_PAIR : FP64_PER_PAIR,
+         o.fast ? FP32_LANES_SM90 : FP64_LANES_SM90);
   printf("# %s softening, eps %g, potential %s, best and median of %d\n",
          o.spline ? "spline" : "Plummer", o.eps, o.potential ? "on" : "off",
          o.reps);
   printf("%10s %6s %10s %10s %12s %8s %10s %12s\n", "n", "k", "best_ms",
-         "median_ms", "pairs_per_s", "of_fp64", "ws_MB", "max_rel_err");
+         "median_ms", "pairs_per_s", "of_limit", "ws_MB", "max_rel_err");
   for (int in = 0; in < o.nn; in++)
     for (int ik = 0; ik < o.nk; ik++) {
       const size_t n = o.n[in], k = o.k[ik];
@@ -283,6 +416,8 @@ int main(int argc, char **argv) {
              best, median, rate, 100 * rate / limit, d.ws_bytes / 1048576.0, e);
       fflush(stdout);
     }
+  if (o.leaves > 0 && overheads(&o, nmax, o.k[0], &d, s) != 0)
+    return 1;
   cudaStreamDestroy(s);
   cudaFree(d.pos);
   cudaFree(d.mass);

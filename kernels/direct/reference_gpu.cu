@@ -192,6 +192,144 @@ __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
   }
 }
 
+/* ---- The fast sums (reference_gpu.h, tfmm_gpu_reference_fast_at) ------
+ *
+ * Positions relative to the block's first target c (in double, exact
+ * enough: one rounding), then split: a source in shared memory as two
+ * words of floats, hi = (x - c, m) rounded to float, lo = what rounding
+ * x - c lost (in double, rounded), 0. A target keeps its hi and lo in
+ * registers. */
+struct fast_source {
+  float4 hi, lo;
+};
+
+__device__ __forceinline__ void split(double x, float &hi, float &lo) {
+  hi = __double2float_rn(x);
+  lo = __double2float_rn(x - (double)hi);
+}
+
+__device__ __forceinline__ fast_source
+fast_load(const double *__restrict__ pos, const double *__restrict__ mass,
+          int n, int64_t j, const double (&c)[3]) {
+  fast_source f;
+  const vec v = source(pos, mass, n, j);
+  split(v.x - c[0], f.hi.x, f.lo.x);
+  split(v.y - c[1], f.hi.y, f.lo.y);
+  split(v.z - c[2], f.hi.z, f.lo.z);
+  f.hi.w = (float)v.w;
+  f.lo.w = 0;
+  return f;
+}
+
+/* The FP32 partial sums of FAST_RUN pairs are added to the double sums:
+ * the float sums' rounding grows with the run, not the source count. */
+constexpr int FAST_RUN = 16;
+
+/* Sources [j0, j1) of the tile (j1 - j0 <= FAST_RUN) on the R targets:
+ * r = (s_hi - t_hi) + (s_lo - t_lo) in float, then the pair of
+ * interaction.h in float at the origin (its r = source - 0 is r itself),
+ * summed in float, the run's sum added to acc in double. */
+template <bool SPLINE, bool SELF>
+__device__ __forceinline__ void
+fast_run(const fast_source *src, int j0, int j1, int first,
+         const float (&th)[3][R], const float (&tl)[3][R], const int (&self)[R],
+         const tfmm_soft_f32 &kern, tfmm_acc_f64 (&acc)[R]) {
+  tfmm_acc_f32 part[R];
+#pragma unroll
+  for (int r = 0; r < R; r++)
+    part[r] = tfmm_acc_f32{0, 0, 0, 0};
+#pragma unroll
+  for (int j = j0; j < j1; j++) {
+    const float4 hi = src[j].hi, lo = src[j].lo;
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+      const float4 s = {(hi.x - th[0][r]) + (lo.x - tl[0][r]),
+                        (hi.y - th[1][r]) + (lo.y - tl[1][r]),
+                        (hi.z - th[2][r]) + (lo.z - tl[2][r]), hi.w};
+      tfmm_acc_add(&part[r], tfmm_pair<SPLINE>(kern, 0.0f, 0.0f, 0.0f, s,
+                                               SELF && first + j == self[r]));
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < R; r++) {
+    acc[r].x += (double)part[r].x;
+    acc[r].y += (double)part[r].y;
+    acc[r].z += (double)part[r].z;
+  }
+}
+
+/* partial_sums' blocks and tiles with the fast pairs: chunk blockIdx.y of
+ * the sources on target group blockIdx.x, acceleration only (w = 0). */
+template <bool SPLINE>
+__global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+    partial_sums_fast(const double *__restrict__ pos,
+                      const double *__restrict__ mass, int n,
+                      const int64_t *__restrict__ targets, int k,
+                      tfmm_soft_f32 kern, vec *__restrict__ partial) {
+  __shared__ fast_source tile[THREADS];
+  const int x = threadIdx.x;
+  const int tiles = (int)(((int64_t)n + THREADS - 1) / THREADS);
+  const int chunk = blockIdx.y, chunks = gridDim.y;
+  const int tile0 = (int)((int64_t)tiles * chunk / chunks);
+  const int tile1 = (int)((int64_t)tiles * (chunk + 1) / chunks);
+
+  /* The origin: the group's first target (a valid index, else body 0). */
+  double c[3];
+  {
+    const int64_t i = targets[blockIdx.x * GROUP];
+    const size_t at = i >= 0 && i < n ? (size_t)i : 0;
+#pragma unroll
+    for (int d = 0; d < 3; d++)
+      c[d] = pos[3 * at + d];
+  }
+  float th[3][R], tl[3][R];
+  int self[R];
+  tfmm_acc_f64 acc[R];
+#pragma unroll
+  for (int r = 0; r < R; r++) {
+    const int t = blockIdx.x * GROUP + r * THREADS + x;
+    const int64_t i = t < k ? targets[t] : -1;
+    const bool valid = i >= 0 && i < n;
+    const size_t at = valid ? (size_t)i : 0;
+#pragma unroll
+    for (int d = 0; d < 3; d++)
+      split(pos[3 * at + d] - c[d], th[d][r], tl[d][r]);
+    self[r] = valid ? (int)i : -1;
+    acc[r] = tfmm_acc_f64{0, 0, 0, 0};
+  }
+
+  fast_source next = fast_load(pos, mass, n, (int64_t)tile0 * THREADS + x, c);
+  for (int t = tile0; t < tile1; t++) {
+    __syncthreads(); /* every thread is done with the previous tile */
+    tile[x] = next;
+    __syncthreads();
+    const int first = t * THREADS;
+    if (t + 1 < tile1)
+      next = fast_load(pos, mass, n, (int64_t)first + THREADS + x, c);
+    const int count = min(THREADS, n - first);
+    bool mine = false;
+#pragma unroll
+    for (int r = 0; r < R; r++)
+      mine |= (unsigned)(self[r] - first) < (unsigned)count;
+    if (count == THREADS && !__any_sync(0xffffffffu, mine)) {
+      for (int j0 = 0; j0 < THREADS; j0 += FAST_RUN)
+        fast_run<SPLINE, false>(tile, j0, j0 + FAST_RUN, first, th, tl, self,
+                                kern, acc);
+    } else {
+      for (int j0 = 0; j0 < count; j0 += FAST_RUN)
+        fast_run<SPLINE, true>(tile, j0, min(j0 + FAST_RUN, count), first, th,
+                               tl, self, kern, acc);
+    }
+  }
+
+  const size_t row = (size_t)chunk * gridDim.x * GROUP;
+#pragma unroll
+  for (int r = 0; r < R; r++) {
+    const int t = blockIdx.x * GROUP + r * THREADS + x;
+    partial[row + t] = vec{acc[r].x, acc[r].y, acc[r].z, 0};
+  }
+}
+
 /* Target t's sums: its chunks' partial sums in chunk order, to acc and
  * pot; NaN for an index outside [0, n). Notes the first such target and
  * the first with a non-finite result in the check's words. */
@@ -221,6 +359,47 @@ __global__ void __launch_bounds__(FINISH_THREADS)
     pot[t] = s.w;
 }
 
+/* The fast sums' finish: a warp a target (a thread a target leaves a
+ * sample of 256 with one block reading its ~1,000 chunks one after the
+ * other: 0.1 ms of latency on an H100). Lane l adds chunks l, l + 32, ...
+ * in order, then the lanes' sums meet in a fixed tree of shuffles: the
+ * same bits run to run. Checks as finish. */
+__global__ void __launch_bounds__(FINISH_THREADS)
+    finish_warp(const vec *__restrict__ partial, int chunks, size_t stride,
+                const int64_t *__restrict__ targets, int k, int n,
+                double *__restrict__ acc, check_words *check) {
+  const int t = (int)((blockIdx.x * (size_t)FINISH_THREADS + threadIdx.x) /
+                      32); /* one per warp: the warp leaves together */
+  const int lane = threadIdx.x % 32;
+  if (t >= k)
+    return;
+  double x = 0, y = 0, z = 0;
+  for (int c = lane; c < chunks; c += 32) {
+    const vec v = partial[c * stride + t];
+    x += v.x;
+    y += v.y;
+    z += v.z;
+  }
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) {
+    x += __shfl_xor_sync(0xffffffffu, x, off);
+    y += __shfl_xor_sync(0xffffffffu, y, off);
+    z += __shfl_xor_sync(0xffffffffu, z, off);
+  }
+  if (lane != 0)
+    return;
+  const int64_t i = targets[t];
+  if (i < 0 || i >= n) {
+    x = y = z = CUDART_NAN;
+    atomicMin(&check->bad_index, (unsigned long long)t);
+  } else if (!isfinite(x) || !isfinite(y) || !isfinite(z)) {
+    atomicMin(&check->nonfinite, (unsigned long long)t);
+  }
+  acc[3 * (size_t)t] = x;
+  acc[3 * (size_t)t + 1] = y;
+  acc[3 * (size_t)t + 2] = z;
+}
+
 typedef void (*partial_fn)(const double *, const double *, int, const int64_t *,
                            int, tfmm_soft_f64, vec *);
 
@@ -233,13 +412,13 @@ partial_fn pick(int spline, int potential) {
 /* The chunks: as many as make WAVES waves of the blocks the current
  * device holds at once with this kernel, given the target groups, never
  * more than the tiles nor than a grid's height. */
-tfmm_status plan(size_t n, size_t k, partial_fn kernel, shape *out,
+tfmm_status plan(size_t n, size_t k, const void *kernel, shape *out,
                  tfmm_error *err) {
   int device = 0, sms = 0, per_sm = 0;
   TRY(cudaGetDevice(&device));
   TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &per_sm, (const void *)kernel, THREADS, 0));
+  TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, THREADS,
+                                                    0));
   const long long tiles = ((long long)n + THREADS - 1) / THREADS;
   const long long groups = ((long long)k + GROUP - 1) / GROUP;
   const long long want =
@@ -287,21 +466,30 @@ tfmm_status check_sizes(size_t n, size_t k, const tfmm_pair_params *pair,
   return TFMM_OK;
 }
 
-} // namespace
+/* The FP32 pairs' kernel of a softening kind. */
+typedef void (*fast_fn)(const double *, const double *, int, const int64_t *,
+                        int, tfmm_soft_f32, vec *);
 
-extern "C" tfmm_status
-tfmm_gpu_reference_at(void *workspace, size_t *workspace_bytes, size_t n,
-                      const double *d_pos, const double *d_mass, size_t k,
-                      const int64_t *d_targets, const tfmm_pair_params *pair,
-                      double *d_acc, double *d_pot, void *stream,
-                      tfmm_error *err) {
+fast_fn pick_fast(int spline) {
+  return spline ? partial_sums_fast<true> : partial_sums_fast<false>;
+}
+
+/* Both entry points: sizes (workspace NULL) or enqueues the partial sums
+ * (FP64, or with fast the FP32 pairs) and the finish. */
+tfmm_status reference_at(void *workspace, size_t *workspace_bytes, size_t n,
+                         const double *d_pos, const double *d_mass, size_t k,
+                         const int64_t *d_targets, const tfmm_pair_params *pair,
+                         double *d_acc, double *d_pot, int fast, void *stream,
+                         tfmm_error *err) {
   if (workspace_bytes == NULL)
     return refuse(err, "workspace_bytes is NULL");
   CHECK(check_sizes(n, k, pair, err));
   const int spline = pair->softening == TFMM_SOFTENING_SPLINE;
   const partial_fn kernel = pick(spline, d_pot != NULL);
+  const fast_fn kernel_fast = pick_fast(spline);
   shape sh;
-  CHECK(plan(n, k, kernel, &sh, err));
+  CHECK(plan(n, k, fast ? (const void *)kernel_fast : (const void *)kernel, &sh,
+             err));
   if (workspace == NULL) { /* the size query */
     *workspace_bytes = sh.bytes;
     return TFMM_OK;
@@ -326,16 +514,50 @@ tfmm_gpu_reference_at(void *workspace, size_t *workspace_bytes, size_t n,
   check_words *check = (check_words *)workspace;
   vec *partial = (vec *)((char *)workspace + HEAD);
   TRY(cudaMemsetAsync(check, 0xff, sizeof *check, s)); /* none found */
-  const tfmm_soft_f64 kern = tfmm_soft_make_f64(spline, pair->eps);
-  kernel<<<dim3((unsigned)sh.groups, (unsigned)sh.chunks), THREADS, 0, s>>>(
-      d_pos, d_mass, (int)n, d_targets, (int)k, kern, partial);
+  const dim3 grid((unsigned)sh.groups, (unsigned)sh.chunks);
+  if (fast)
+    kernel_fast<<<grid, THREADS, 0, s>>>(
+        d_pos, d_mass, (int)n, d_targets, (int)k,
+        tfmm_soft_make_f32(spline, pair->eps), partial);
+  else
+    kernel<<<grid, THREADS, 0, s>>>(d_pos, d_mass, (int)n, d_targets, (int)k,
+                                    tfmm_soft_make_f64(spline, pair->eps),
+                                    partial);
   TRY(cudaGetLastError());
-  finish<<<(unsigned)((k + FINISH_THREADS - 1) / FINISH_THREADS),
-           FINISH_THREADS, 0, s>>>(partial, sh.chunks,
-                                   (size_t)sh.groups * GROUP, d_targets, (int)k,
-                                   (int)n, d_acc, d_pot, check);
+  if (fast)
+    finish_warp<<<(unsigned)((32 * k + FINISH_THREADS - 1) / FINISH_THREADS),
+                  FINISH_THREADS, 0, s>>>(partial, sh.chunks,
+                                          (size_t)sh.groups * GROUP, d_targets,
+                                          (int)k, (int)n, d_acc, check);
+  else
+    finish<<<(unsigned)((k + FINISH_THREADS - 1) / FINISH_THREADS),
+             FINISH_THREADS, 0, s>>>(partial, sh.chunks,
+                                     (size_t)sh.groups * GROUP, d_targets,
+                                     (int)k, (int)n, d_acc, d_pot, check);
   TRY(cudaGetLastError());
   return TFMM_OK;
+}
+
+} // namespace
+
+extern "C" tfmm_status
+tfmm_gpu_reference_at(void *workspace, size_t *workspace_bytes, size_t n,
+                      const double *d_pos, const double *d_mass, size_t k,
+                      const int64_t *d_targets, const tfmm_pair_params *pair,
+                      double *d_acc, double *d_pot, void *stream,
+                      tfmm_error *err) {
+  return reference_at(workspace, workspace_bytes, n, d_pos, d_mass, k,
+                      d_targets, pair, d_acc, d_pot, 0, stream, err);
+}
+
+extern "C" tfmm_status
+tfmm_gpu_reference_fast_at(void *workspace, size_t *workspace_bytes, size_t n,
+                           const double *d_pos, const double *d_mass, size_t k,
+                           const int64_t *d_targets,
+                           const tfmm_pair_params *pair, double *d_acc,
+                           void *stream, tfmm_error *err) {
+  return reference_at(workspace, workspace_bytes, n, d_pos, d_mass, k,
+                      d_targets, pair, d_acc, NULL, 1, stream, err);
 }
 
 extern "C" tfmm_status tfmm_gpu_reference_check(const void *workspace, size_t n,

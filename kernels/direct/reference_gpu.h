@@ -54,10 +54,62 @@ tfmm_status tfmm_gpu_reference_at(void *workspace, size_t *workspace_bytes,
                                   const tfmm_pair_params *pair, double *d_acc,
                                   double *d_pot, void *stream, tfmm_error *err);
 
+/* The same accelerations (no potential) in under half the time (0.26
+ * against 0.61 ms for 256 targets among 10^6 bodies on an H100),
+ * for samples that measure errors well above 1e-5 (the measured error
+ * with tfmm_config.accuracy >= 1e-4: measure.h). Each pair in FP32
+ * (tfmm_interaction_f32 / tfmm_soft_pair_f32 of interaction.h), on a
+ * separation formed in double-single: every coordinate taken relative to
+ * the target group's first target c (in double) and split into a float hi
+ * and the float lo of what hi lost, r = (s_hi - t_hi) + (s_lo - t_lo).
+ * Then r has a relative error of at most about 2 u + 2^-47 D / |r|
+ * (u = 2^-24 = 6e-8; D the bodies' largest distance from c, at most
+ * their extent), whatever their distance from the origin (a cluster of
+ * extent 0.3 at 10^4: float positions alone would give pairs 1e-4 apart
+ * an error of 10 %); the 2 u holds for pairs farther apart than about
+ * 1e-7 D, closer than every pair of a sane input. Runs of 16 pairs
+ * summed in float, added to double sums; chunks and the finish in double
+ * as above.
+ *
+ * Its error on a target: each pair's term has a relative error of at
+ * most about 24 u = 1.4e-6 (r: 3 roundings; r^2 + eps^2: 3 more, doubled
+ * in the term; rsqrtf: 2 ulp, halved error of r^2 plus its own; its
+ * cube: 3; m and the product: 2; the spline inside its support up to
+ * about 60 u = 3.6e-6, its polynomials cancelling near the edge), and a
+ * run's float sum of 16 terms at most 15 u = 9e-7 of their magnitudes;
+ * the double sums add nothing of note. So
+ *   |a_fast - a| <= 2.5e-6 sum_j |t_j|   (4.5e-6 with the spline inside
+ *                                         its support),
+ * 2.5e-6 kappa of |a| where kappa = sum_j |t_j| / |a| (the pulls'
+ * cancellation; the FP64 sums' bound scales with it too). A measured
+ * relative error e = |a_fmm - a| / |a| then moves by at most
+ * 2.5e-6 kappa (1 + e): at most 2.5 % of a 1e-4 target where kappa <= 1
+ * and 25 % where kappa = 10, in the worst case of every rounding aligned;
+ * independent roundings add as a random walk, so in fact the error is
+ * nearer u sqrt(sum_j t_j^2) (about 1e-7 of |a|: tests/
+ * test_reference_fast_gpu.c). Below 1e-4 the FP64 sums are the measure.
+ * With eps = 0 a pair closer than about 1e-13 of the tree's units
+ * overflows the float 1/r^3 to infinity: the check below reports it
+ * non-finite, and the caller falls back to tfmm_gpu_reference_at.
+ *
+ * Cost per pair (Plummer, sm_90): 9 FADD (r in double-single), 3 FFMA
+ * (r^2 + eps^2), MUFU.RSQ, 3 FMUL (1/r^3 m), 3 FFMA (a): 18 FP32
+ * instructions on a pipe of 128 lanes an SM, 132 x 128 x 1.98 GHz / 18 =
+ * 1.9e12 pairs a second on an H100 SXM (2.1 times the FP64 kernel's
+ * limit); two LDS.128 a source (shared by two targets); a run's 3 F2F and
+ * 3 DADD per 16 pairs on other pipes. Memory: as above (the sources are
+ * read in double and split once a target group). Same arguments and
+ * workspace sizing as tfmm_gpu_reference_at without d_pot (pair's
+ * precision ignored); the same check. */
+tfmm_status tfmm_gpu_reference_fast_at(
+    void *workspace, size_t *workspace_bytes, size_t n, const double *d_pos,
+    const double *d_mass, size_t k, const int64_t *d_targets,
+    const tfmm_pair_params *pair, double *d_acc, void *stream, tfmm_error *err);
+
 /* Waits for `stream`, then says what the kernels of the last
- * tfmm_gpu_reference_at on this workspace (with these n, k and d_targets)
- * found: TFMM_ERR_INVALID_ARGUMENT for a target index outside [0, n),
- * TFMM_ERR_NONFINITE for a non-finite result, each naming the first such
+ * tfmm_gpu_reference_at or _fast_at on this workspace (with these n, k and
+ * d_targets) found: TFMM_ERR_INVALID_ARGUMENT for a target index outside [0,
+ * n), TFMM_ERR_NONFINITE for a non-finite result, each naming the first such
  * target; else TFMM_OK. */
 tfmm_status tfmm_gpu_reference_check(const void *workspace, size_t n, size_t k,
                                      const int64_t *d_targets, void *stream,

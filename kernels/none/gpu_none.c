@@ -150,6 +150,18 @@ tfmm_status tfmm_gpu_reference_at(void *workspace, size_t *workspace_bytes,
   return unsupported(err);
 }
 
+tfmm_status tfmm_gpu_reference_fast_at(void *workspace, size_t *workspace_bytes,
+                                       size_t n, const double *d_pos,
+                                       const double *d_mass, size_t k,
+                                       const int64_t *d_targets,
+                                       const tfmm_pair_params *pair,
+                                       double *d_acc, void *stream,
+                                       tfmm_error *err) {
+  (void)workspace, (void)workspace_bytes, (void)n, (void)d_pos, (void)d_mass,
+      (void)k, (void)d_targets, (void)pair, (void)d_acc, (void)stream;
+  return unsupported(err);
+}
+
 tfmm_status tfmm_gpu_reference_check(const void *workspace, size_t n, size_t k,
                                      const int64_t *d_targets, void *stream,
                                      tfmm_error *err) {

@@ -98,22 +98,12 @@ tfmm_status tfmm_pipeline_gpu_download(tfmm_pipeline_gpu *pl,
 }
 
 tfmm_status tfmm_pipeline_gpu_measure(tfmm_pipeline_gpu *pl,
-                                      const tfmm_pair_params *pair, size_t k,
-                                      const int64_t *h_sorted, int64_t *h_input,
-                                      double *h_exact, const double *d_acc,
-                                      double *h_acc, tfmm_error *err) {
-  (void)pl, (void)pair, (void)k, (void)h_sorted, (void)h_input, (void)h_exact,
-      (void)d_acc, (void)h_acc;
-  return none(err);
-}
-
-tfmm_status tfmm_pipeline_gpu_leaves(tfmm_pipeline_gpu *pl, int64_t *nleaves,
-                                     int64_t **begin, int32_t **count,
-                                     tfmm_error *err) {
-  (void)pl;
-  *nleaves = 0;
-  *begin = NULL;
-  *count = NULL;
+                                      const tfmm_pair_params *pair, int fast,
+                                      size_t k, size_t each, uint64_t seed,
+                                      const double *d_acc, void *h_block,
+                                      tfmm_error *err) {
+  (void)pl, (void)pair, (void)fast, (void)k, (void)each, (void)seed,
+      (void)d_acc, (void)h_block;
   return none(err);
 }
 

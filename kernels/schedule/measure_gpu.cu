@@ -1,20 +1,28 @@
 /* The gpu schedule's measured error (pipeline_gpu.h,
  * tfmm_pipeline_gpu_measure): the exact forces at a sample of the sorted
  * bodies of the tree just evaluated, where the bodies already are. The
- * sums are tfmm_gpu_reference_at's (k n pairs in FP64: about 0.4 ms for
- * 220 targets among 10^6 bodies on an H100); the gather below moves 48
- * bytes a target. */
+ * sample is drawn on the device from the tree's leaves
+ * (measure_targets_gpu.h: nothing about the leaves travels to the host);
+ * the sums are tfmm_gpu_reference_at's (k n pairs in FP64: 0.61 ms for
+ * 256 targets among 10^6 bodies on an H100) or, where the caller allows,
+ * tfmm_gpu_reference_fast_at's (FP32 pairs on double-single separations:
+ * 0.26 ms); the draw takes 0.09 ms, the gather below moves 48 bytes a
+ * target, and one copy brings the results back: one wait in all
+ * (bench/results/sample_cost). */
 #include "pipeline_gpu.h"
 
 #define CUDA_TRY_WHO "gpu schedule"
 #include "cuda_try.cuh"
 
+#include "measure_targets_gpu.h"
 #include "pipeline_gpu_state.cuh"
 #include "reference_gpu.h"
 
-#include <stdlib.h>
-
 namespace {
+
+constexpr size_t ALIGN = 256;
+
+size_t up(size_t bytes) { return (bytes + ALIGN - 1) / ALIGN * ALIGN; }
 
 /* input[j] = order[sorted[j]]; with acc, got[3 j + d] = acc[3 input[j] + d]. */
 __global__ void gather_sample(int64_t k, const int64_t *sorted,
@@ -42,97 +50,100 @@ __global__ void leaf_spans(int64_t nleaves, const int32_t *leaves,
   count[l] = body_end[c] - body_begin[c];
 }
 
-tfmm_status leaves(tfmm_pipeline_gpu *pl, int64_t *nleaves, int64_t **begin,
-                   int32_t **count, tfmm_error *err) {
-  State *s = pl->state;
-  const tfmm_tree_gpu *t = &pl->base.tree;
-  cudaStream_t st = stream_of(pl);
-  const int64_t m = t->nleaves;
-  *begin = (int64_t *)malloc((size_t)(m > 0 ? m : 1) * sizeof **begin);
-  *count = (int32_t *)malloc((size_t)(m > 0 ? m : 1) * sizeof **count);
-  if (*begin == nullptr || *count == nullptr)
-    return tfmm_error_set(err, TFMM_ERR_NO_MEMORY,
-                          "no memory for the spans of %lld leaves",
-                          (long long)m);
-  if (m == 0)
-    return TFMM_OK;
-  CHECK(reserve(s, State::MEASURE_OUT, (size_t)m * 12, err));
-  int64_t *d_begin = at<int64_t>(s, State::MEASURE_OUT);
-  int32_t *d_count = (int32_t *)(d_begin + m);
-  const int threads = 256;
-  leaf_spans<<<(unsigned)((m + threads - 1) / threads), threads, 0, st>>>(
-      m, t->d_leaves, t->d_body_begin, t->d_body_end, d_begin, d_count);
-  TRY(cudaGetLastError());
-  TRY(cudaMemcpyAsync(*begin, d_begin, (size_t)m * sizeof(int64_t),
-                      cudaMemcpyDeviceToHost, st));
-  TRY(cudaMemcpyAsync(*count, d_count, (size_t)m * sizeof(int32_t),
-                      cudaMemcpyDeviceToHost, st));
-  TRY(cudaStreamSynchronize(st));
-  *nleaves = m;
-  return TFMM_OK;
-}
-
-tfmm_status measure(tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair,
-                    size_t k, const int64_t *h_sorted, int64_t *h_input,
-                    double *h_exact, const double *d_acc, double *h_acc,
-                    tfmm_error *err) {
+/* The exact sums at the m targets d_sorted into d_exact, FP32 pairs with
+ * fast, then the results to the host block and the check. */
+tfmm_status sums(tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair, int fast,
+                 size_t m, const int64_t *d_sorted, double *d_exact,
+                 const void *d_block, void *h_block, size_t block_bytes,
+                 tfmm_error *err) {
   State *s = pl->state;
   const tfmm_tree_gpu *t = &pl->base.tree;
   cudaStream_t st = stream_of(pl);
   const size_t n = t->n;
-  if (n == 0 || t->d_pos == nullptr)
-    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
-                          "gpu schedule: measure before a tree was built");
-  CHECK(reserve(s, State::MEASURE_TARGETS, k * sizeof(int64_t), err));
-  int64_t *d_sorted = at<int64_t>(s, State::MEASURE_TARGETS);
-  /* The outputs: input indices (k), exact (3k), the caller's (3k). */
-  CHECK(reserve(s, State::MEASURE_OUT, 7 * k * sizeof(double), err));
-  int64_t *d_input = at<int64_t>(s, State::MEASURE_OUT);
-  double *d_exact = (double *)(d_input + k), *d_got = d_exact + 3 * k;
   size_t bytes = 0;
-  CHECK(tfmm_gpu_reference_at(nullptr, &bytes, n, t->d_pos, t->d_mass, k,
-                              d_sorted, pair, d_exact, nullptr, st, err));
+  if (fast)
+    CHECK(tfmm_gpu_reference_fast_at(nullptr, &bytes, n, t->d_pos, t->d_mass, m,
+                                     d_sorted, pair, d_exact, st, err));
+  else
+    CHECK(tfmm_gpu_reference_at(nullptr, &bytes, n, t->d_pos, t->d_mass, m,
+                                d_sorted, pair, d_exact, nullptr, st, err));
   CHECK(reserve(s, State::MEASURE_WORK, bytes, err));
   void *work = s->buf[State::MEASURE_WORK].p;
-  TRY(cudaMemcpyAsync(d_sorted, h_sorted, k * sizeof(int64_t),
-                      cudaMemcpyHostToDevice, st));
-  CHECK(tfmm_gpu_reference_at(work, &bytes, n, t->d_pos, t->d_mass, k, d_sorted,
-                              pair, d_exact, nullptr, st, err));
+  if (fast)
+    CHECK(tfmm_gpu_reference_fast_at(work, &bytes, n, t->d_pos, t->d_mass, m,
+                                     d_sorted, pair, d_exact, st, err));
+  else
+    CHECK(tfmm_gpu_reference_at(work, &bytes, n, t->d_pos, t->d_mass, m,
+                                d_sorted, pair, d_exact, nullptr, st, err));
+  TRY(cudaMemcpyAsync(h_block, d_block, block_bytes, cudaMemcpyDeviceToHost,
+                      st));
+  return tfmm_gpu_reference_check(work, n, m, d_sorted, st, err);
+}
+
+tfmm_status measure(tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair,
+                    int fast, size_t k, size_t each, uint64_t seed,
+                    const double *d_acc, void *h_block, tfmm_error *err) {
+  State *s = pl->state;
+  const tfmm_tree_gpu *t = &pl->base.tree;
+  cudaStream_t st = stream_of(pl);
+  const size_t n = t->n;
+  if (n == 0 || t->d_pos == nullptr || k > n)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "gpu schedule: measure before a tree was built");
+  const size_t m = k + 2 * each;
+  const int64_t nleaves = t->nleaves;
+  /* MEASURE_TARGETS: the sorted indices, the leaves' spans, the draw's
+   * scratch. */
+  size_t draw = 0;
+  CHECK(tfmm_gpu_measure_targets(nullptr, &draw, n, k, each, seed, nleaves,
+                                 nullptr, nullptr, nullptr, nullptr, st, err));
+  const size_t at_begin = up(m * sizeof(int64_t));
+  const size_t at_count = at_begin + up((size_t)nleaves * sizeof(int64_t));
+  const size_t at_draw = at_count + up((size_t)nleaves * sizeof(int32_t));
+  CHECK(reserve(s, State::MEASURE_TARGETS, at_draw + draw, err));
+  char *base = (char *)s->buf[State::MEASURE_TARGETS].p;
+  int64_t *d_sorted = (int64_t *)base;
+  int64_t *d_begin = (int64_t *)(base + at_begin);
+  int32_t *d_count = (int32_t *)(base + at_count);
+  /* MEASURE_OUT, the host block's layout (pipeline_gpu.h). */
+  const size_t block_bytes = (7 * m + 1) * sizeof(int64_t);
+  CHECK(reserve(s, State::MEASURE_OUT, block_bytes, err));
+  int64_t *d_input = at<int64_t>(s, State::MEASURE_OUT);
+  double *d_exact = (double *)(d_input + m), *d_got = d_exact + 3 * m;
+  int64_t *d_watched = (int64_t *)(d_got + 3 * m);
+  if (nleaves > 0) {
+    const int threads = 256;
+    leaf_spans<<<(unsigned)((nleaves + threads - 1) / threads), threads, 0,
+                 st>>>(nleaves, t->d_leaves, t->d_body_begin, t->d_body_end,
+                       d_begin, d_count);
+    TRY(cudaGetLastError());
+  }
+  CHECK(tfmm_gpu_measure_targets(base + at_draw, &draw, n, k, each, seed,
+                                 nleaves, d_begin, d_count, d_sorted, d_watched,
+                                 st, err));
   const int threads = 128;
-  const unsigned blocks = (unsigned)((k + threads - 1) / threads);
-  gather_sample<<<blocks, threads, 0, st>>>((int64_t)k, d_sorted, t->d_order,
-                                            d_acc, d_input, d_got);
+  gather_sample<<<(unsigned)((m + threads - 1) / threads), threads, 0, st>>>(
+      (int64_t)m, d_sorted, t->d_order, d_acc, d_input, d_got);
   TRY(cudaGetLastError());
-  TRY(cudaMemcpyAsync(h_input, d_input, k * sizeof(int64_t),
-                      cudaMemcpyDeviceToHost, st));
-  TRY(cudaMemcpyAsync(h_exact, d_exact, 3 * k * sizeof(double),
-                      cudaMemcpyDeviceToHost, st));
-  if (d_acc != nullptr)
-    TRY(cudaMemcpyAsync(h_acc, d_got, 3 * k * sizeof(double),
-                        cudaMemcpyDeviceToHost, st));
-  return tfmm_gpu_reference_check(work, n, k, d_sorted, st, err);
+  tfmm_status status = sums(pl, pair, fast, m, d_sorted, d_exact, d_input,
+                            h_block, block_bytes, err);
+  /* A float 1/r^3 can overflow where the double one does not (eps = 0,
+   * two bodies closer than about 1e-13): then the FP64 sums. */
+  if (status == TFMM_ERR_NONFINITE && fast)
+    status = sums(pl, pair, 0, m, d_sorted, d_exact, d_input, h_block,
+                  block_bytes, err);
+  return status;
 }
 
 } // namespace
 
 extern "C" tfmm_status
-tfmm_pipeline_gpu_leaves(tfmm_pipeline_gpu *pl, int64_t *nleaves,
-                         int64_t **begin, int32_t **count, tfmm_error *err) {
-  *nleaves = 0;
-  *begin = nullptr;
-  *count = nullptr;
-  return entered(pl, pl->base.gpu, err,
-                 [&] { return leaves(pl, nleaves, begin, count, err); });
-}
-
-extern "C" tfmm_status
 tfmm_pipeline_gpu_measure(tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair,
-                          size_t k, const int64_t *h_sorted, int64_t *h_input,
-                          double *h_exact, const double *d_acc, double *h_acc,
-                          tfmm_error *err) {
+                          int fast, size_t k, size_t each, uint64_t seed,
+                          const double *d_acc, void *h_block, tfmm_error *err) {
   if (k == 0)
     return TFMM_OK;
   return entered(pl, pl->base.gpu, err, [&] {
-    return measure(pl, pair, k, h_sorted, h_input, h_exact, d_acc, h_acc, err);
+    return measure(pl, pair, fast, k, each, seed, d_acc, h_block, err);
   });
 }

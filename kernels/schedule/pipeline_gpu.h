@@ -200,25 +200,24 @@ tfmm_status tfmm_pipeline_gpu_scale(tfmm_pipeline_gpu *pl, size_t n,
                                     const double **pos, const double **mass,
                                     tfmm_error *err);
 
-/* The exact accelerations at k sorted bodies of the tree just evaluated
- * (h_sorted, host, each < n: after tfmm_pipeline_gpu_download), summed
- * in double over every body of the tree with pair's softening
- * (tfmm_gpu_reference_at, G = 1, the tree's units), to the host: their
- * input indices in h_input (k), the exact accelerations in h_exact (3k)
- * and, with d_acc (the caller's device results, input order, 3n; NULL:
- * none), those results at the same bodies in h_acc (3k). Waits. */
+/* The measured error's sample (measure.h) at the tree just evaluated
+ * (after tfmm_pipeline_gpu_download), drawn on the device: the estimate's
+ * k sorted bodies (tfmm_measure_pick(n, k, seed)), then the watch's
+ * (tfmm_measure_watch(leaves, each, ~seed)), m = k + 2 each slots; the
+ * exact accelerations there, summed over every body of the tree with
+ * pair's softening (G = 1, the tree's units) in FP64
+ * (tfmm_gpu_reference_at) or, with fast, in FP32 pairs
+ * (tfmm_gpu_reference_fast_at; the FP64 sums where those overflow); to
+ * the host in one copy, h_block of 7 m + 1 eight-byte words: int64
+ * input[m] (the bodies' input indices), double exact[3 m], double got[3 m]
+ * (with d_acc, the caller's device results in input order, 3n, at the
+ * same bodies; else unset), int64 w (the watch's bodies: slots
+ * [k + w, m) are to be ignored). Waits. */
 tfmm_status tfmm_pipeline_gpu_measure(tfmm_pipeline_gpu *pl,
-                                      const tfmm_pair_params *pair, size_t k,
-                                      const int64_t *h_sorted, int64_t *h_input,
-                                      double *h_exact, const double *d_acc,
-                                      double *h_acc, tfmm_error *err);
-
-/* The leaves of the tree just built, to the host (malloc'd; free them,
- * also after a failure): leaf l holds sorted bodies [begin[l], begin[l] +
- * count[l]). Waits. */
-tfmm_status tfmm_pipeline_gpu_leaves(tfmm_pipeline_gpu *pl, int64_t *nleaves,
-                                     int64_t **begin, int32_t **count,
-                                     tfmm_error *err);
+                                      const tfmm_pair_params *pair, int fast,
+                                      size_t k, size_t each, uint64_t seed,
+                                      const double *d_acc, void *h_block,
+                                      tfmm_error *err);
 
 /* The near field's work items and splits of the last evaluation, copied
  * to the host (malloc'd; free them) with their sizes in *sz: what the

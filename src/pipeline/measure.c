@@ -2,6 +2,7 @@
 
 #include "base/clock.h"
 #include "pipeline/allpairs.h"
+#include "pipeline/measure_pick.h"
 #include "pipeline_gpu.h"
 
 #include <math.h>
@@ -27,31 +28,15 @@ size_t tfmm_measure_sample_size(size_t n, int requested, int planning,
   return k < n ? k : n;
 }
 
-/* A 64-bit mix (splitmix64's finaliser): independent-looking values from
- * consecutive inputs. */
-static uint64_t mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
 void tfmm_measure_pick(size_t n, size_t k, uint64_t seed, int64_t *sorted) {
-  for (size_t j = 0; j < k; j++) {
-    /* Stratum j is [floor(j n / k), floor((j + 1) n / k)): never empty for
-     * k <= n. */
-    const size_t lo = (size_t)((double)j * (double)n / (double)k);
-    size_t hi = (size_t)((double)(j + 1) * (double)n / (double)k);
-    hi = hi > n ? n : hi;
-    const size_t width = hi > lo ? hi - lo : 1;
-    sorted[j] = (int64_t)(lo + mix(seed ^ mix(j)) % width);
-  }
+  for (size_t j = 0; j < k; j++)
+    sorted[j] = tfmm_measure_stratum(n, k, seed, j);
 }
 
 /* The leaves at the low or high end of the counts: their threshold from a
  * histogram (counts past CAP share its last bin), then the leaves in key
  * order up to `each`. */
-enum { CAP = 4096 };
+enum { CAP = TFMM_MEASURE_CAP };
 
 static size_t pick_end(int64_t nleaves, const int64_t *begin,
                        const int32_t *count, size_t each, int high,
@@ -70,8 +55,7 @@ static size_t pick_end(int64_t nleaves, const int64_t *begin,
     const int c = count[l] > CAP ? CAP : count[l];
     if (c < 1 || (high ? c < cut : c > cut))
       continue;
-    sorted[w++] =
-        begin[l] + (int64_t)(mix(seed ^ mix((uint64_t)l)) % (uint64_t)count[l]);
+    sorted[w++] = tfmm_measure_in_leaf(begin[l], count[l], seed, l);
   }
   return w;
 }
@@ -257,29 +241,31 @@ tfmm_status tfmm_stage_gpu_measure(tfmm_eval *e) {
     return TFMM_OK;
   const double t0 = tfmm_wtime();
   tfmm_pipeline_gpu *g = &e->w->gpu;
-  sample s;
-  tfmm_status st = sample_begin(e, &s);
-  if (st != TFMM_OK)
-    return st;
-  const size_t k = s.k;
-  int64_t nleaves = 0, *begin = NULL;
-  int32_t *count = NULL;
-  st = tfmm_pipeline_gpu_leaves(g, &nleaves, &begin, &count, e->err);
-  if (st == TFMM_OK)
-    sample_watch(e, &s, nleaves, begin, count);
-  free(begin);
-  free(count);
+  const size_t n = e->n, k = e->measure_k < n ? e->measure_k : n;
+  const size_t each = watch_each(k), m = k + 2 * each;
+  /* The device's block (pipeline_gpu.h): input, exact, got, w. */
+  int64_t *block = malloc((7 * m + 1) * sizeof *block);
+  double *errs = malloc(m * sizeof *errs);
+  if (block == NULL || errs == NULL) {
+    free(block);
+    free(errs);
+    return tfmm_error_set(e->err, TFMM_ERR_NO_MEMORY,
+                          "no memory to measure the error at %zu bodies", m);
+  }
   const tfmm_pair_params pair = {e->cfg->softening, e->cfg->eps,
                                  TFMM_PRECISION_DOUBLE};
   /* The results are on the device (the caller's device arrays) or on
    * the host (downloaded: in the tree's units on the host path, in the
    * caller's when a device evaluation gives host results). */
   const int on_device = e->on_device && !e->host_results;
-  if (st == TFMM_OK)
-    st =
-        tfmm_pipeline_gpu_measure(g, &pair, k + s.w, s.sorted, s.input, s.exact,
-                                  on_device ? e->acc : NULL, s.got, e->err);
+  const int fast = e->cfg->accuracy >= TFMM_MEASURE_FAST_ACCURACY;
+  tfmm_status st =
+      tfmm_pipeline_gpu_measure(g, &pair, fast, k, each, e->measure_seed,
+                                on_device ? e->acc : NULL, block, e->err);
   if (st == TFMM_OK) {
+    sample s = {k,     (size_t)block[7 * m],  NULL,
+                block, (double *)(block + m), (double *)(block + 4 * m),
+                errs};
     /* The exact sums are G = 1 in the tree's units; the results are G
      * times the sums, taken to the caller's units by the device path. */
     double f = e->cfg->G;
@@ -293,6 +279,7 @@ tfmm_status tfmm_stage_gpu_measure(tfmm_eval *e) {
       }
     finish(e, &s, t0);
   }
-  sample_free(&s);
+  free(block);
+  free(errs);
   return st;
 }

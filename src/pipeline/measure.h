@@ -36,10 +36,21 @@
  * 512 does. */
 #define TFMM_MEASURE_TILE 256
 
+/* The gpu schedule sums the sample's exact forces in FP32 pairs on
+ * double-single separations (reference_gpu.h, tfmm_gpu_reference_fast_at:
+ * at most 2.5e-6 kappa of |a|, kappa the pulls' summed magnitudes over
+ * |a|; nearer 1e-7 of |a| in fact) where tfmm_config.accuracy is at least
+ * this, in FP64 below: errors at such a target are 40 / kappa times the
+ * fast sums' worst case or more, and a measured p99 moves by at most
+ * 2.5 % of the target where kappa <= 1 (tests/test_measure_fast_gpu.c
+ * compares the two). */
+#define TFMM_MEASURE_FAST_ACCURACY 1e-4
+
 /* The bodies a measurement samples for the estimate: `requested` if > 0,
  * else what leaves room for the watch in whole tiles: on a GPU the tiles
- * of 2.2e8 / n pairs (one tile, 256 targets, at >= 860,000 bodies: 0.45
- * ms at 10^6 on an H100, 5 % of an 9 ms evaluation; up to 16 at small N),
+ * of 2.2e8 / n pairs (one tile, 256 targets, at >= 860,000 bodies: the
+ * whole measurement 0.4 to 0.5 ms at 10^6 on an H100 with the fast sums,
+ * 0.73 ms with FP64 ones, bench/results/sample_cost; up to 16 at small N),
  * on the CPU one tile; four times as many tiles while the settings are
  * being chosen (planning: a bound at 95 %); never more than n. */
 size_t tfmm_measure_sample_size(size_t n, int requested, int planning, int gpu);

@@ -1,0 +1,49 @@
+/* The bodies a measurement samples (measure.h: the estimate and the
+ * watch), drawn on the device from the leaves of a tree that lives there:
+ * the same bodies as tfmm_measure_pick and tfmm_measure_watch draw on the
+ * host from the same spans and seed (both use measure_pick.h), without
+ * the leaves' spans travelling to the host.
+ *
+ * The watch's thresholds come from a histogram of the leaves' counts
+ * (cub::DeviceHistogram, then cub::DeviceScan over its bins), the leaves
+ * at each end in key order from cub::DeviceSelect, then one body of each
+ * of the first `each`. Cost: a few passes over nleaves integers in about
+ * ten small kernels (CUB's included), tens of microseconds at 10^5
+ * leaves; no wait on the host.
+ *
+ * Plain C; enqueued on the caller's stream, scratch sized in two calls
+ * (CUB's way). Not thread-safe on one scratch. */
+#ifndef TFMM_MEASURE_TARGETS_GPU_H
+#define TFMM_MEASURE_TARGETS_GPU_H
+
+#include "base/error.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* d_sorted[0, k): tfmm_measure_pick(n, k, seed); then the watch of
+ * tfmm_measure_watch(nleaves, begin, count, each, ~seed), w sorted
+ * indices (low end then high end), in d_sorted[k, k + w); the slots
+ * [k + w, k + 2 each) get index 0 (a valid body, to be ignored); w to
+ * *d_watched (device). d_begin, d_count: leaf l holds sorted bodies
+ * [d_begin[l], d_begin[l] + d_count[l]) (device, nleaves each; NULL when
+ * nleaves is 0). With scratch NULL only *scratch_bytes is set (it
+ * depends on nleaves alone); else scratch (256-byte aligned device
+ * memory) must hold that much. 1 <= k <= n; nleaves >= 0; each <= 2^20. */
+tfmm_status tfmm_gpu_measure_targets(void *scratch, size_t *scratch_bytes,
+                                     size_t n, size_t k, size_t each,
+                                     uint64_t seed, int64_t nleaves,
+                                     const int64_t *d_begin,
+                                     const int32_t *d_count, int64_t *d_sorted,
+                                     int64_t *d_watched, void *stream,
+                                     tfmm_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
