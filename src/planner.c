@@ -84,28 +84,24 @@ static const tfmm_accuracy_row *most_accurate(const tfmm_accuracy_row **rows,
 }
 
 /* The setting a measured evaluation tries after one that met the target
- * with factor f: the cheapest the model says meets it (cheapest, dearer
- * than failed); else a probe, the cheaper row (dearer than failed) the
- * model thinks most accurate, if it says within twice the target: the
- * model is a fit to within 2-4x (planner.h), so the measurement, not the
- * model, decides between neighbouring settings. NULL: none cheaper. */
-static const tfmm_accuracy_row *
-next_cheaper(const tfmm_accuracy_row **rows, size_t m, size_t tier, double f,
-             double tol, const tfmm_accuracy_row *from, double failed) {
-  const tfmm_accuracy_row *r =
-      cheapest(rows, m, tier, f, tol / TFMM_PLAN_MARGIN, INFINITY, failed);
-  if (r != NULL && r->cost < from->cost)
-    return r;
+ * with factor f (from): the cheapest row, dearer than failed, that the
+ * model puts within TFMM_PLAN_PROBE times the target. The model is a fit
+ * to within 2-4x (planner.h), so the measurement, not the model, decides
+ * between neighbouring settings; a miss goes back to from and bars every
+ * setting as cheap (failed). Only rows of from's tier: the tiers' costs
+ * are of different devices. NULL: none cheaper. */
+static const tfmm_accuracy_row *next_cheaper(const tfmm_accuracy_row **rows,
+                                             size_t m, double f, double tol,
+                                             const tfmm_accuracy_row *from,
+                                             double failed) {
   const tfmm_accuracy_row *probe = NULL;
   for (size_t j = 0; j < m; j++) {
-    if (j == tier && probe != NULL)
-      break;
     const tfmm_accuracy_row *c = rows[j];
-    if (c->cost >= from->cost || c->cost <= failed ||
-        f * model(c) > TFMM_PLAN_PROBE * tol)
+    if (c->near_gpu != from->near_gpu || c->cost >= from->cost ||
+        c->cost <= failed || f * model(c) > TFMM_PLAN_PROBE * tol)
       continue;
-    if (probe == NULL || model(c) < model(probe) ||
-        (model(c) == model(probe) && c->cost < probe->cost))
+    if (probe == NULL || c->cost < probe->cost ||
+        (c->cost == probe->cost && model(c) < model(probe)))
       probe = c;
   }
   return probe;
@@ -206,8 +202,12 @@ tfmm_status tfmm_planner_run(tfmm_planner *p, const tfmm_config *cfg,
   if (p->chosen && (p->accuracy != tol || p->near_gpu != near_gpu ||
                     p->precision != cfg->precision))
     p->chosen = 0;
+  /* A setting's row: the first tier's where both tiers hold it (its cost
+   * is what runs; taking the second's CPU cost made the kept setting look
+   * dearer than it is, and the planner alternated between two settings,
+   * measuring at every call). */
   const tfmm_accuracy_row *pick = NULL;
-  for (size_t j = 0; p->chosen && j < m; j++)
+  for (size_t j = 0; p->chosen && pick == NULL && j < m; j++)
     if (rows[j]->theta == p->theta && rows[j]->order == p->order)
       pick = rows[j];
   if (pick == NULL) {
@@ -216,7 +216,7 @@ tfmm_status tfmm_planner_run(tfmm_planner *p, const tfmm_config *cfg,
     p->chosen = 0;
     p->factor = TFMM_PLAN_FIRST_FACTOR;
     tfmm_planner_first_guess(cfg, leaf, near_gpu, &theta, &order);
-    for (size_t j = 0; j < m; j++)
+    for (size_t j = 0; pick == NULL && j < m; j++)
       if (rows[j]->theta == theta && rows[j]->order == order)
         pick = rows[j];
   }
@@ -249,7 +249,7 @@ tfmm_status tfmm_planner_run(tfmm_planner *p, const tfmm_config *cfg,
   const tfmm_accuracy_row *kept = p->chosen ? pick : NULL;
   if (p->chosen && measure) {
     const tfmm_accuracy_row *cheaper =
-        next_cheaper(rows, m, tier, p->factor, tol, pick, p->failed_cost);
+        next_cheaper(rows, m, p->factor, tol, pick, p->failed_cost);
     if (cheaper != NULL) {
       pick = cheaper;
       planning = 1;
@@ -292,25 +292,24 @@ tfmm_status tfmm_planner_run(tfmm_planner *p, const tfmm_config *cfg,
       p->factor = fmax(seen, 1e-16) / model(pick);
     if (met) {
       const tfmm_accuracy_row *cheaper =
-          next_cheaper(rows, m, tier, p->factor, tol, pick, p->failed_cost);
+          next_cheaper(rows, m, p->factor, tol, pick, p->failed_cost);
       if (cheaper != NULL) {
         p->since = TFMM_RECHECK_EVERY; /* the next one tries it */
         next = "; the next evaluation tries a cheaper setting";
       }
       break;
     }
-    if (pick->cost > p->failed_cost)
+    /* A cheaper setting tried after one that met bars every setting as
+     * cheap as it; a miss while no setting has met bars nothing (costs are
+     * not monotone in accuracy: p 9 and 10 cost 4-8x p 8). */
+    if (kept != NULL && pick->cost < kept->cost && pick->cost > p->failed_cost)
       p->failed_cost = pick->cost;
     /* A cheaper setting tried after the kept one met: back to the kept
-     * one, which the last measurement passed, and the descent ends there
-     * (every setting cheaper than it barred until the choice begins
-     * again: without that, probes of ever other cheaper rows measured
-     * every evaluation of a 262,144-body sphere on an H100); else the
-     * cheapest the new f says meets the target, or the most accurate. */
+     * one, which the last measurement passed (failed_cost bars the one
+     * that missed and every cheaper one); else the cheapest the new f
+     * says meets the target, or the most accurate. */
     const int back =
         kept != NULL && kept->cost > pick->cost && model(kept) < model(pick);
-    if (back)
-      p->failed_cost = fmax(p->failed_cost, kept->cost * (1 - 1e-9));
     const tfmm_accuracy_row *better =
         back ? kept
              : cheapest(rows, m, tier, p->factor, tol / TFMM_PLAN_MARGIN,

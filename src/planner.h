@@ -14,11 +14,12 @@
  * at most TFMM_PLAN_TRIES evaluations in one call. The setting is kept on
  * the solver (tfmm_choice) and measured again once in TFMM_RECHECK_EVERY
  * evaluations (one tile, about 200 bodies: its 99th percentile decides),
- * and at once when the number of bodies or the leaf size changes. When
- * the measured f says a cheaper setting meets the target, the next
- * evaluation at every body tries it with a planning measurement; a
- * setting that missed bars every one as cheap until the choice begins
- * again. Evaluations at a subset of the bodies use the kept setting and
+ * and at once when the number of bodies or the leaf size changes. After
+ * a setting meets the target, the next evaluation at every body tries the
+ * cheapest of its tier that the model puts within TFMM_PLAN_PROBE times
+ * the target, with a planning measurement; one that misses goes back to
+ * the setting that met and bars every one as cheap until the choice
+ * begins again. Evaluations at a subset of the bodies use the kept setting and
  * are not measured, so that they give the whole evaluation's forces.
  *
  * Active when theta or order is TFMM_FROM_ACCURACY, measure is not off,
@@ -64,7 +65,7 @@
 
 /* After a setting met the target, a cheaper one is tried even where the
  * model says it misses, if by no more than this factor (next_cheaper in
- * planner.c): one evaluation in a choice may miss and go back. */
+ * planner.c); one that misses goes back to the setting that met. */
 #define TFMM_PLAN_PROBE 2.0
 
 /* Evaluations one call may make while it chooses. */
