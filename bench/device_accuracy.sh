@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# The accuracy commands of bench/device.sh (sourced by it; its setup, step,
+# note and has are theirs): hostio (host arrays at 1M), calibrate (the
+# accuracy table's GPU rows) and planner (the measured error and the
+# settings chosen from it). Usage: bench/device.sh's header.
+# out, b, here, sum and the like are device.sh's (its setup and preamble).
+# shellcheck disable=SC2154
+# ---- hostio: host arrays in and out at 1M (issue 28) -------------------------
+cmd_hostio() {
+  setup hostio
+  local n=${HOSTIO_N:-1048576} r
+  step hostio_ic 120 "$TFMM_CLI" ic plummer --n "$n" --seed 1 \
+    --out "$out/f.hdf5"
+  for r in 1 2 3; do
+    step "hostio_forces_$r" 120 "$TFMM_CLI" forces --in "$out/f.hdf5" \
+      --out "$out/forces_$r.txt"
+    note "  forces $r: $(grep -aE 'solver total|^plan|measured' \
+      "$out/hostio_forces_$r.log" | tr '\n' ' ' | cut -c1-200)"
+  done
+  rm -f "$out"/forces_*.txt "$out/f.hdf5"
+  step hostio_python 300 env TILEFMM_LIBRARY="$b/src/libtilefmm.so" \
+    PYTHONPATH="$PWD/python:$PWD/.devpy${PYTHONPATH:+:$PYTHONPATH}" \
+    python3 bench/host_transfer/bench_python.py main "$n" 12
+  cp "$out/hostio_python.log" "$OUT/python_forces.csv"
+}
+
+# ---- calibrate: the accuracy table on the GPU, time at its choices ----------------
+cmd_calibrate() {
+  part=${part:-gpu}
+  setup calibrate
+  local dev=${CAL_DEVICE:-gpu}
+  local common=(--device "$dev" --reps 2 --warmup 1 --sample 1000
+    --seed 20261123)
+  if has gpu; then
+    # calibrate_accuracy on the GPU (leaf 64, the default; fmm, geometric), the theta
+    # and order the rule of src/accuracy.c takes from its rows (the
+    # cheapest whose error times MARGIN = 3 is within the target, theta
+    # <= 0.6), then bench_tree at those settings beside fixed ones.
+    step calibrate "${CAL_LIMIT:-300}" "$b/bench/calibrate_accuracy" \
+      --device "$dev" --leaf "${CAL_LEAF:-64}" --n "${CAL_N:-50000}" --sample 1000 \
+      --method fmm --theta "${CAL_THETA:-0.4,0.5,0.6,0.7,0.8}" \
+      --order-max "${CAL_PMAX:-10}" \
+      --threads 0 --cost-n "${CAL_COST_N:-1048576}" --reps "${CAL_REPS:-7}" \
+      --csv "$out/gpu_calibration.csv" --table "$out/gpu_table.h"
+    python3 "$here/device_tables.py" choice "$out/gpu_table.h" \
+      >"$out/choice.txt"
+    cat "$out/choice.txt"
+    local n leaves tol theta p soft eps
+    # CAL_BENCH=0: the table alone (the planner measures; these runs time
+    # the unmeasured rule's choices).
+    [ "${CAL_BENCH:-1}" = 0 ] && return 0
+    for n in ${BENCH_N:-262144 1048576 4194304}; do
+      leaves=${BENCH_LEAVES:-512,1024,2048}
+      step "fixed_$n" 120 "$BT" --n "$n" --leaf "$leaves" --theta 0.5 \
+        --order 4,6,8 "${common[@]}" --csv "$out/accuracy.csv"
+      while read -r tol theta p _ _; do
+        case $tol in 1e-3 | 0.001 | 0.0001) ;; *) continue ;; esac
+        for soft in none spline plummer; do
+          eps=0.01
+          [ "$soft" = none ] && eps=0 && soft=plummer
+          step "chosen_${n}_${tol}_${soft}_$eps" 120 "$BT" --n "$n" \
+            --leaf "$leaves" --theta "$theta" --order "$p" --accuracy "$tol" \
+            --eps "$eps" --softening "$soft" "${common[@]}" \
+            --csv "$out/accuracy.csv"
+        done
+      done <"$out/choice.txt"
+    done
+    python3 "$here/device_tables.py" best "$out/accuracy.csv" \
+      >"$out/table.txt"
+  fi
+  if has time; then
+    # Time per evaluation at the targets (theta and order from the
+    # library's table), geometric and error criteria, beside fixed
+    # settings; TIME_N and TIME_LEAVES override the sizes and leaves.
+    local n lv mac
+    for n in ${TIME_N:-262144 1048576 4194304}; do
+      lv=${TIME_LEAVES:-512,1024,2048}
+      for mac in geometric error; do
+        step "t_${n}_1e-3_$mac" 150 "$BT" --n "$n" --leaf "$lv" --accuracy 1e-3 \
+          --mac "$mac" "${common[@]}" --csv "$out/time.csv"
+        step "t_${n}_1e-3_${mac}_spline" 150 "$BT" --n "$n" --leaf "$lv" \
+          --accuracy 1e-3 --mac "$mac" --eps 0.01 --softening spline \
+          "${common[@]}" --csv "$out/time.csv"
+        step "t_${n}_1e-3_${mac}_plummer" 150 "$BT" --n "$n" --leaf "$lv" \
+          --accuracy 1e-3 --mac "$mac" --eps 0.01 --softening plummer \
+          "${common[@]}" --csv "$out/time.csv"
+        step "t_${n}_1e-4_$mac" 150 "$BT" --n "$n" --leaf "$lv" --accuracy 1e-4 \
+          --mac "$mac" "${common[@]}" --csv "$out/time.csv"
+      done
+      step "t_${n}_fixed" 150 "$BT" --n "$n" --leaf "$lv" --theta 0.5 \
+        --order 4,6 "${common[@]}" --csv "$out/time.csv"
+    done
+    python3 "$here/device_tables.py" best "$out/time.csv" >"$out/table.txt"
+  fi
+  cat "$out/table.txt" 2>/dev/null
+}
+
+# ---- planner: the measured error and the settings chosen from it ------------
+cmd_planner() {
+  part=${part:-all}
+  setup planner
+  local t=$b/tests bp=$b/bench/bench_planner
+  if has tests; then
+    step test_measure_gpu 300 "$t/test_measure_gpu" --jobs 2 &
+    step test_accuracy_gpu 400 "$t/test_accuracy_gpu" --jobs 4 &
+    step test_schedule_gpu 300 "$t/test_schedule_gpu" --jobs 1 &
+    step test_active_gpu 300 "$t/test_active_gpu" --jobs 2 &
+    step test_simulation_gpu 400 "$t/test_simulation_gpu" --jobs 2 &
+    step test_sim_gpu 300 "$t/test_sim_gpu" --jobs 2 &
+    step test_solver 300 "$t/test_solver" --jobs 1 &
+    step test_device_api 300 "$t/test_device_api" --jobs 1 &
+    step test_near_precision 300 "$t/test_near_precision" --jobs 1 &
+    step test_near_gpu 480 "$t/test_near_gpu" --jobs 6 &
+    step test_host_memory 300 "$t/test_host_memory" --jobs 1 &
+    step test_soft_convergence 300 "$t/test_soft_convergence" --jobs 1 &
+    wait
+    sanitize memcheck_measure 300 memcheck "$t/test_measure_gpu" \
+      'measure/every_body*'
+  fi
+  # PLANNER_INPUTS: held_out_inputs.h's indices (default all five);
+  # PLANNER_CALLS, PLANNER_REPS: evaluations a run and runs a point.
+  local ins=(--calls "${PLANNER_CALLS:-32}" --reps "${PLANNER_REPS:-5}")
+  [ -n "${PLANNER_INPUTS:-}" ] && ins+=(--inputs "$PLANNER_INPUTS")
+  if has bench; then
+    step planner_bench "${PLANNER_LIMIT:-420}" "$bp" \
+      --n "${PLANNER_N:-262144,1048576,4194304}" \
+      --tol "${PLANNER_TOL:-1e-3}" --truth 4000 "${ins[@]}" \
+      --csv "$out/planner.csv"
+    [ "${PLANNER_TOLS:-1}" = 1 ] && step planner_tols 300 "$bp" --n 1048576 \
+      --tol 1e-2,1e-4,1e-5 --truth 4000 "${ins[@]}" --csv "$out/planner.csv"
+    step planner_16m 300 "$bp" --n 16777216 --inputs 0 --tol 1e-3 \
+      --truth 1000 --calls 20 --reps 3 --csv "$out/planner.csv"
+  fi
+  if has grid; then
+    # GRID_N, GRID_THETA, GRID_ORDER: the grid's points.
+    step planner_grid "${GRID_LIMIT:-420}" "$bp" --n "${GRID_N:-1048576}" \
+      --tol 1e-3 --truth 4000 "${ins[@]}" \
+      --grid-theta "${GRID_THETA:-0.4,0.5,0.6,0.7,0.8}" \
+      --grid-order "${GRID_ORDER:-3,4,5,6,7,8}" --csv "$out/grid.csv"
+  fi
+  grep -ahE "planner:|sample at|grid:" "$out"/planner_*.log | cut -c1-220 \
+    >"$out/table.txt"
+  cat "$out/table.txt"
+}
