@@ -243,9 +243,9 @@ tfmm_status tfmm_planner_run(tfmm_planner *p, const tfmm_config *cfg,
                 p->leaf != leaf || cfg->measure == TFMM_MEASURE_ALWAYS ||
                 cfg->verify;
   int planning = !p->chosen || p->n != n || p->leaf != leaf;
-  /* A measured evaluation starts from the cheapest setting the model and
-   * the last factor say meets the target, when that is cheaper than the
-   * kept one and dearer than any that missed since the choice began. */
+  /* A measured evaluation after a choice tries a cheaper setting first
+   * (next_cheaper: of the kept one's tier, dearer than any that missed
+   * since the choice began); a miss goes back to the kept one. */
   const tfmm_accuracy_row *kept = p->chosen ? pick : NULL;
   if (p->chosen && measure) {
     const tfmm_accuracy_row *cheaper =
