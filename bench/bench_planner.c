@@ -28,7 +28,11 @@
  * Usage: bench_planner [--n 262144,1048576] [--tol 1e-3] [--inputs 0,1,2]
  *   [--calls 32] [--reps 5] [--truth 4000] [--seed S] [--device gpu|cpu]
  *   [--grid-theta 0.5,0.6] [--grid-order 4,5,6] [--fixed 0.7:6,0.5:5]
- *   [--csv FILE] */
+ *   [--eps E] [--kernel plummer|spline] [--csv FILE]
+ * --eps sets every input's softening (the line + pile needs E > 0);
+ * --kernel its kernel (default Plummer): the softened families of issue
+ * 28, and the cost of opening cells that softening brings (the same
+ * input at eps 0 beside it). */
 #include "bench_common.h"
 #include "device_bodies.h"
 #include "held_out_inputs.h"
@@ -58,6 +62,8 @@ typedef struct opts {
   size_t truth;
   uint64_t seed;
   tfmm_device device;
+  double eps; /* < 0: each input's own (HELD_OUT_EPS) */
+  tfmm_softening kernel;
   const char *csv;
 } opts;
 
@@ -67,6 +73,7 @@ typedef struct problem {
   int w;
   size_t n;
   double eps;
+  tfmm_softening kernel;
   double *pos, *mass, *acc;
   void *d_pos, *d_mass, *d_acc;
   size_t k;
@@ -123,9 +130,9 @@ static int parse_fixed(const char *s, opts *o) {
 
 static int parse(int argc, char **argv, opts *o) {
   static const char *const known[] = {
-      "--n",          "--tol",        "--inputs", "--calls",
-      "--reps",       "--truth",      "--seed",   "--device",
-      "--grid-theta", "--grid-order", "--csv",    "--fixed"};
+      "--n",     "--tol",   "--inputs", "--calls",      "--reps",
+      "--truth", "--seed",  "--device", "--grid-theta", "--grid-order",
+      "--csv",   "--fixed", "--eps",    "--kernel"};
   o->n[0] = 1 << 20;
   o->nn = 1;
   o->tol[0] = 1e-3;
@@ -138,6 +145,8 @@ static int parse(int argc, char **argv, opts *o) {
   o->truth = 4000;
   o->seed = (uint64_t)time(NULL) * 0x9E3779B97F4A7C15ull;
   o->device = TFMM_DEVICE_GPU;
+  o->eps = -1;
+  o->kernel = TFMM_SOFTENING_PLUMMER;
   for (int i = 1; i < argc; i++) {
     char name[32];
     const char *v = NULL;
@@ -178,6 +187,12 @@ static int parse(int argc, char **argv, opts *o) {
       o->csv = v;
     else if (strcmp(name, "--fixed") == 0)
       bad = parse_fixed(v, o);
+    else if (strcmp(name, "--eps") == 0) {
+      char *end = NULL;
+      o->eps = strtod(v, &end);
+      bad = end == v || *end != '\0' || !(o->eps >= 0) || !isfinite(o->eps);
+    } else if (strcmp(name, "--kernel") == 0)
+      bad = tfmm_softening_parse(v, &o->kernel) != TFMM_OK;
     if (bad) {
       fprintf(stderr, "bench_planner: %s %s: not understood\n", name, v);
       return -1;
@@ -186,12 +201,18 @@ static int parse(int argc, char **argv, opts *o) {
   return 0;
 }
 
-static int problem_make(problem *p, int w, size_t n, uint64_t seed,
-                        size_t truth, int resident) {
+static int problem_make(problem *p, const opts *o, int w, size_t n,
+                        uint64_t seed, size_t truth, int resident) {
   memset(p, 0, sizeof *p);
   p->w = w;
   p->n = n;
-  p->eps = HELD_OUT_EPS[w];
+  p->eps = o->eps >= 0 ? o->eps : HELD_OUT_EPS[w];
+  p->kernel = o->kernel;
+  if (p->eps == 0 && HELD_OUT_EPS[w] > 0) {
+    fprintf(stderr, "bench_planner: input %s needs --eps > 0\n",
+            HELD_OUT_NAMES[w]);
+    return -1;
+  }
   p->pos = malloc(3 * n * sizeof *p->pos);
   p->mass = malloc(n * sizeof *p->mass);
   p->acc = malloc(3 * n * sizeof *p->acc);
@@ -211,6 +232,7 @@ static int problem_make(problem *p, int w, size_t n, uint64_t seed,
   c.method = TFMM_METHOD_REFERENCE;
   c.device = TFMM_DEVICE_CPU;
   c.eps = p->eps;
+  c.softening = p->kernel;
   tfmm_solver *r = NULL;
   if (tfmm_solver_create(&r, &c) != TFMM_OK ||
       tfmm_solver_reference_at(r, n, p->pos, p->mass, p->k, p->idx, p->truth,
@@ -291,6 +313,7 @@ static tfmm_solver *solver(const opts *o, const problem *p, double tol,
   tfmm_config_defaults(&c);
   c.device = o->device;
   c.eps = p->eps;
+  c.softening = p->kernel;
   c.accuracy = tol;
   c.theta = theta;
   c.order = order;
@@ -341,7 +364,7 @@ static FILE *csv_open(const opts *o, int argc, char **argv) {
   static const char *const header =
       "input,n,tol,row,theta,order,time_ms,first_ms,kept_ms,measured_ms,"
       "sample_pct,true_p99,true_max,measured_p99,measured_bound,samples,"
-      "sample_ms";
+      "sample_ms,eps,kernel,near_pairs";
   if (o->csv == NULL)
     return NULL;
   int existing = 0;
@@ -387,12 +410,15 @@ static int planner(const opts *o, problem *p, double tol, FILE *csv,
   true_error(p, &p99, &max);
   const double theta = st->theta;
   const int order = st->order;
+  const double interactions = st->interactions;
   printf("%-15s n %9zu tol %.0e planner: theta %.2f order %2d  mean %8.3f ms "
          "(kept %8.3f, measured %8.3f, first %8.3f)  true p99 %.3g max %.3g  "
-         "measured p99 %.3g bound %.3g (%zu)\n  %s\n",
+         "measured p99 %.3g bound %.3g (%zu)  eps %g %s, separation %.3g, "
+         "near pairs %.4g\n  %s\n",
          HELD_OUT_NAMES[p->w], p->n, tol, theta, order, 1e3 * sum / calls,
          1e3 * median(kept, nk), 1e3 * median(meas, nm), 1e3 * first, p99, max,
-         mp99, mbound, samples, st->plan);
+         mp99, mbound, samples, p->eps, tfmm_softening_name(p->kernel),
+         st->softening_separation, st->interactions, st->plan);
   /* What a measurement adds at this setting. */
   double t_on = 0, t_off = 0, q, m;
   if (fixed(o, p, tol, theta, order, TFMM_MEASURE_ALWAYS, &t_on, &q, &m) ||
@@ -405,10 +431,11 @@ static int planner(const opts *o, problem *p, double tol, FILE *csv,
   if (csv != NULL)
     fprintf(csv,
             "%s,%zu,%g,planner,%g,%d,%.6f,%.6f,%.6f,%.6f,%.2f,%.4g,%.4g,"
-            "%.4g,%.4g,%zu,\n",
+            "%.4g,%.4g,%zu,,%g,%s,%.6g\n",
             HELD_OUT_NAMES[p->w], p->n, tol, theta, order, 1e3 * sum / calls,
             1e3 * first, 1e3 * median(kept, nk), 1e3 * median(meas, nm), pct,
-            p99, max, mp99, mbound, samples);
+            p99, max, mp99, mbound, samples, p->eps,
+            tfmm_softening_name(p->kernel), interactions);
   if (csv != NULL)
     fflush(csv); /* kept when a time limit ends the run */
   *time_out = sum / calls;
@@ -435,9 +462,10 @@ static int sample_rows(const opts *o, problem *p, double tol, FILE *csv) {
            HELD_OUT_NAMES[p->w], p->n, tol, theta, order, 1e3 * t_on,
            1e3 * t_off, pct, k, 1e3 * ms, 100 * ms / t_off);
     if (csv != NULL) {
-      fprintf(csv, "%s,%zu,%g,fixed,%g,%d,%.6f,,,%.6f,%.2f,,,,,%zu,%.6f\n",
-              HELD_OUT_NAMES[p->w], p->n, tol, theta, order, 1e3 * t_off,
-              1e3 * t_on, pct, k, 1e3 * ms);
+      fprintf(
+          csv, "%s,%zu,%g,fixed,%g,%d,%.6f,,,%.6f,%.2f,,,,,%zu,%.6f,%g,%s,\n",
+          HELD_OUT_NAMES[p->w], p->n, tol, theta, order, 1e3 * t_off,
+          1e3 * t_on, pct, k, 1e3 * ms, p->eps, tfmm_softening_name(p->kernel));
       fflush(csv);
     }
   }
@@ -456,9 +484,9 @@ static int grid(const opts *o, problem *p, double tol, double t_planner,
                 &p99, &max))
         return -1;
       if (csv != NULL)
-        fprintf(csv, "%s,%zu,%g,grid,%g,%lld,%.6f,,,,,%.4g,%.4g,,,,\n",
+        fprintf(csv, "%s,%zu,%g,grid,%g,%lld,%.6f,,,,,%.4g,%.4g,,,,,%g,%s,\n",
                 HELD_OUT_NAMES[p->w], p->n, tol, o->theta[a], o->order[b],
-                1e3 * t, p99, max);
+                1e3 * t, p99, max, p->eps, tfmm_softening_name(p->kernel));
       if (csv != NULL)
         fflush(csv);
       if (p99 <= tol && t < best) {
@@ -487,8 +515,9 @@ int main(int argc, char **argv) {
   for (int a = 0; a < o.ninputs && rc == 0; a++)
     for (int b = 0; b < o.nn && rc == 0; b++) {
       problem p;
-      if (problem_make(&p, (int)o.inputs[a], (size_t)o.n[b], o.seed + 17 * a,
-                       o.truth, o.device == TFMM_DEVICE_GPU) != 0) {
+      if (problem_make(&p, &o, (int)o.inputs[a], (size_t)o.n[b],
+                       o.seed + 17 * a, o.truth,
+                       o.device == TFMM_DEVICE_GPU) != 0) {
         rc = 1;
         problem_free(&p);
         break;

@@ -28,10 +28,12 @@
 #   mpi       [tests|bench|all]  the MPI tests on CPU ranks and with the
 #                              GPU per rank; bench_mpi (needs ompi.tgz)
 #   python    [PYTEST ARGS]    the Python package's tests (pytest: .devpy)
-#   planner   [tests|bench|grid|all]  issue 28: the measured error's GPU
-#                              suites and memcheck; bench_planner on the
-#                              held-out inputs (PLANNER_N, PLANNER_TOL);
-#                              the grid of fixed settings at 1M beside it
+#   planner   [tests|bench|grid|all|held]  issue 28: the measured
+#                              error's GPU suites and memcheck;
+#                              bench_planner on the held-out inputs
+#                              (PLANNER_N, PLANNER_TOL); the grid of fixed
+#                              settings at 1M beside it; held: the other
+#                              targets, 16M, softened families, stages
 #   hostio                     host arrays at 1M: tilefmm forces from an
 #                              HDF5 file (3 runs) and Python's kept
 #                              Solver.forces and tilefmm.forces

@@ -131,6 +131,36 @@ cmd_planner() {
     step planner_16m 300 "$bp" --n 16777216 --inputs 0 --tol 1e-3 \
       --truth 1000 --calls 20 --reps 3 --csv "$out/planner.csv"
   fi
+  if [ "$part" = held ]; then
+    # Issue 28's remaining figures in one call (not part of all): the
+    # stages at the planner's settings; 16M; every input at 1M at 1e-2,
+    # 1e-4 and 1e-5; softened families (Plummer eps 1e-3 and 1e-2, the
+    # spline) beside eps 0, whose near pairs say what opening cells for
+    # the softening costs; the fast sums under memcheck.
+    local n tp e k
+    for tp in 262144:0.7:7 1048576:0.8:7 4194304:0.7:6; do
+      n=${tp%%:*}
+      step "stages_$n" 25 "$b/bench/bench_tree" --n "$n" --method fmm \
+        --device gpu --resident --leaf 64 \
+        --theta "$(echo "$tp" | cut -d: -f2)" --order "${tp##*:}" --reps 5 \
+        --warmup 1 --sample 300 --csv "$out/stages.csv"
+    done
+    step held_16m 80 "$bp" --n 16777216 --inputs 0 --tol 1e-3 \
+      --truth 1000 --calls 20 --reps 2 --csv "$out/held.csv"
+    step held_tols "${HELD_LIMIT:-170}" "$bp" --n 1048576 \
+      --tol 1e-2,1e-4,1e-5 --truth 2000 --calls 16 --reps 2 \
+      --csv "$out/held.csv"
+    step held_soft_0 30 "$bp" --n 1048576 --inputs 0,1 --tol 1e-3,1e-4 \
+      --eps 0 --truth 1000 --calls 8 --reps 1 --csv "$out/held.csv"
+    for e in 0.001:plummer 0.01:plummer 0.01:spline; do
+      k=${e#*:}
+      e=${e%:*}
+      step "held_soft_${e}_$k" 60 "$bp" --n 1048576 --inputs 0,1,4 \
+        --tol 1e-3,1e-4 --eps "$e" --kernel "$k" --truth 1000 --calls 8 \
+        --reps 1 --csv "$out/held.csv"
+    done
+    sanitize memcheck_fast 80 memcheck "$t/test_measure_fast_gpu" ''
+  fi
   if has grid; then
     # GRID_N, GRID_THETA, GRID_ORDER: the grid's points.
     step planner_grid "${GRID_LIMIT:-420}" "$bp" --n "${GRID_N:-1048576}" \
@@ -138,7 +168,7 @@ cmd_planner() {
       --grid-theta "${GRID_THETA:-0.4,0.5,0.6,0.7,0.8}" \
       --grid-order "${GRID_ORDER:-3,4,5,6,7,8}" --csv "$out/grid.csv"
   fi
-  grep -ahE "planner:|sample at|grid:" "$out"/planner_*.log | cut -c1-220 \
+  grep -ahE "planner:|sample at|grid:" "$out"/planner_*.log "$out"/held_*.log 2>/dev/null | cut -c1-220 \
     >"$out/table.txt"
   cat "$out/table.txt"
 }
