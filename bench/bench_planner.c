@@ -505,6 +505,7 @@ static int grid(const opts *o, problem *p, double tol, double t_planner,
 }
 
 int main(int argc, char **argv) {
+  setvbuf(stdout, NULL, _IOLBF, 0); /* lines kept when a time limit ends it */
   opts o;
   memset(&o, 0, sizeof o);
   if (parse(argc, argv, &o) != 0)

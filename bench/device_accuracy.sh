@@ -132,34 +132,53 @@ cmd_planner() {
       --truth 1000 --calls 20 --reps 3 --csv "$out/planner.csv"
   fi
   if [ "$part" = held ]; then
-    # Issue 28's remaining figures in one call (not part of all): the
-    # stages at the planner's settings; 16M; every input at 1M at 1e-2,
-    # 1e-4 and 1e-5; softened families (Plummer eps 1e-3 and 1e-2, the
-    # spline) beside eps 0, whose near pairs say what opening cells for
-    # the softening costs; the fast sums under memcheck.
+    # Issue 28's remaining figures (not part of all); HELD_STEPS picks
+    # among: stages (bench_tree at the planner's settings), 16m, tols
+    # (every input at 1M at 1e-2, 1e-4, 1e-5), pile5 (the line + pile at
+    # 1e-5 alone), soft (Plummer eps 1e-3, 1e-2 and the spline beside eps
+    # 0: their near pairs say what opening cells for the softening costs),
+    # raise (the clusters at Plummer eps 0.01, lists past 2^31 entries at
+    # leaf 64), schedule (test_schedule_gpu), memcheck (the fast sums).
+    local steps=" ${HELD_STEPS:-stages 16m tols soft memcheck} "
     local n tp e k
-    for tp in 262144:0.7:7 1048576:0.8:7 4194304:0.7:6; do
-      n=${tp%%:*}
-      step "stages_$n" 25 "$b/bench/bench_tree" --n "$n" --method fmm \
-        --device gpu --resident --leaf 64 \
-        --theta "$(echo "$tp" | cut -d: -f2)" --order "${tp##*:}" --reps 5 \
-        --warmup 1 --sample 300 --csv "$out/stages.csv"
-    done
-    step held_16m 80 "$bp" --n 16777216 --inputs 0 --tol 1e-3 \
-      --truth 1000 --calls 20 --reps 2 --csv "$out/held.csv"
-    step held_tols "${HELD_LIMIT:-170}" "$bp" --n 1048576 \
-      --tol 1e-2,1e-4,1e-5 --truth 2000 --calls 16 --reps 2 \
-      --csv "$out/held.csv"
-    step held_soft_0 30 "$bp" --n 1048576 --inputs 0,1 --tol 1e-3,1e-4 \
-      --eps 0 --truth 1000 --calls 8 --reps 1 --csv "$out/held.csv"
-    for e in 0.001:plummer 0.01:plummer 0.01:spline; do
-      k=${e#*:}
-      e=${e%:*}
-      step "held_soft_${e}_$k" 60 "$bp" --n 1048576 --inputs 0,1,4 \
-        --tol 1e-3,1e-4 --eps "$e" --kernel "$k" --truth 1000 --calls 8 \
-        --reps 1 --csv "$out/held.csv"
-    done
-    sanitize memcheck_fast 80 memcheck "$t/test_measure_fast_gpu" ''
+    if [[ $steps == *" stages "* ]]; then
+      for tp in 262144:0.7:7 1048576:0.8:7 4194304:0.7:6; do
+        n=${tp%%:*}
+        step "stages_$n" 25 "$b/bench/bench_tree" --n "$n" --method fmm \
+          --device gpu --resident --leaf 64 \
+          --theta "$(echo "$tp" | cut -d: -f2)" --order "${tp##*:}" \
+          --reps 5 --warmup 1 --sample 300 --csv "$out/stages.csv"
+      done
+    fi
+    [[ $steps == *" schedule "* ]] &&
+      step test_schedule_gpu 90 "$t/test_schedule_gpu" --jobs 1
+    [[ $steps == *" 16m "* ]] &&
+      step held_16m "${HELD_16M_LIMIT:-80}" "$bp" --n 16777216 --inputs 0 \
+        --tol 1e-3 --truth 1000 --calls "${HELD_16M_CALLS:-20}" \
+        --reps "${HELD_16M_REPS:-2}" --csv "$out/held.csv"
+    [[ $steps == *" tols "* ]] &&
+      step held_tols "${HELD_LIMIT:-170}" "$bp" --n 1048576 \
+        --tol 1e-2,1e-4,1e-5 --truth 2000 --calls 16 --reps 2 \
+        --csv "$out/held.csv"
+    [[ $steps == *" pile5 "* ]] &&
+      step held_pile5 120 "$bp" --n 1048576 --inputs 4 --tol 1e-5 \
+        --truth 1000 --calls 6 --reps 1 --csv "$out/held.csv"
+    [[ $steps == *" raise "* ]] &&
+      step held_raise 90 "$bp" --n 1048576 --inputs 1 --tol 1e-3 \
+        --eps 0.01 --truth 1000 --calls 4 --reps 1 --csv "$out/held.csv"
+    if [[ $steps == *" soft "* ]]; then
+      step held_soft_0 30 "$bp" --n 1048576 --inputs 0,1 --tol 1e-3,1e-4 \
+        --eps 0 --truth 1000 --calls 8 --reps 1 --csv "$out/held.csv"
+      for e in 0.001:plummer 0.01:plummer 0.01:spline; do
+        k=${e#*:}
+        e=${e%:*}
+        step "held_soft_${e}_$k" 60 "$bp" --n 1048576 --inputs 0,1,4 \
+          --tol 1e-3,1e-4 --eps "$e" --kernel "$k" --truth 1000 --calls 8 \
+          --reps 1 --csv "$out/held.csv"
+      done
+    fi
+    [[ $steps == *" memcheck "* ]] &&
+      sanitize memcheck_fast 80 memcheck "$t/test_measure_fast_gpu" ''
   fi
   if has grid; then
     # GRID_N, GRID_THETA, GRID_ORDER: the grid's points.

@@ -37,6 +37,11 @@ tfmm_gpu *tfmm_solver_gpu_context(const tfmm_solver *s);
 void tfmm_solver_set_prior_accel(tfmm_solver *s, const double *acc,
                                  int on_device);
 
+/* The most entries a list of the gpu schedule's traversal may hold (0:
+ * 2^31 - 1, the default): past it an evaluation raises its leaf size
+ * (src/solver_device.c). For tests, which reach the limit at small N. */
+void tfmm_solver_set_list_cap(tfmm_solver *s, int64_t cap);
+
 #ifdef __cplusplus
 }
 #endif

@@ -215,6 +215,11 @@ void tfmm_solver_set_prior_accel(tfmm_solver *s, const double *acc,
   s->prior_on_device = on_device;
 }
 
+void tfmm_solver_set_list_cap(tfmm_solver *s, int64_t cap) {
+  if (s != NULL)
+    s->work.list_cap = cap;
+}
+
 /* a = G 2^(j - 2k) a' (units.h): a' = a 2^(2k - j) / G. */
 void tfmm_solver_use_prior(tfmm_solver *s, const double *acc) {
   const int mac_error = s->cfg.mac == TFMM_MAC_ERROR;

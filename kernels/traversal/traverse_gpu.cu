@@ -660,12 +660,16 @@ tfmm_status run(tfmm_traverse_gpu *t, tfmm_gpu *gpu, const tfmm_tree_gpu *tree,
   int64_t out_n[OUTPUTS];
   CHECK(sweep(s, tree, rule, out_n, l, stream, err));
   int64_t most = 0;
+  const int64_t cap =
+      p->list_cap > 0 && p->list_cap < INT32_MAX ? p->list_cap : INT32_MAX;
   for (int o = 0; o < OUTPUTS; o++) {
-    if (out_n[o] > INT32_MAX)
+    if (out_n[o] > cap) {
+      l->too_many = out_n[o];
       return tfmm_error_set(err, TFMM_ERR_UNSUPPORTED,
                             "traverse_gpu: %lld list entries; the lists take "
-                            "at most 2^31 - 1 (use a larger leaf size)",
-                            (long long)out_n[o]);
+                            "at most %lld (use a larger leaf size)",
+                            (long long)out_n[o], (long long)cap);
+    }
     most = out_n[o] > most ? out_n[o] : most;
   }
   CHECK(count_work(s, rule.c, out_n, l, stream, err));

@@ -96,6 +96,9 @@ typedef struct tfmm_traverse_gpu_params {
   int64_t frontier_cap;    /* the most pairs a round opens into (>= 64); 0:
                               TFMM_TRAVERSE_GPU_FRONTIER_CAP. Smaller: less
                               memory, more rounds; the lists are the same */
+  int64_t list_cap;        /* the most entries a list may hold (<= 2^31 - 1,
+                              the index's range); 0: 2^31 - 1. Smaller: for
+                              tests of what the callers do past it */
 } tfmm_traverse_gpu_params;
 
 /* With tree->d_targets (an evaluation at a subset of the bodies), every
@@ -116,6 +119,9 @@ typedef struct tfmm_traverse_gpu_lists {
   const double *d_accel;    /* error criterion: |a|_A of every cell */
   int rounds;               /* of the sweep */
   int64_t widest;           /* pairs in its widest frontier */
+  int64_t too_many;         /* entries of the longest list when a list held more
+                               than list_cap (the run then failed,
+                               TFMM_ERR_UNSUPPORTED); 0 otherwise */
 } tfmm_traverse_gpu_lists;
 
 /* Zero-initialise; release with tfmm_traverse_gpu_release. */

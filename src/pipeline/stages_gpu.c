@@ -186,7 +186,8 @@ tfmm_status tfmm_stage_gpu_lists(tfmm_eval *e) {
       .eps = eps,
       .prior_acc = e->w->prior_acc,
       .prior_scale = e->w->prior_scale,
-      .m2p_bodies = TFMM_M2P_BODIES};
+      .m2p_bodies = TFMM_M2P_BODIES,
+      .list_cap = e->w->list_cap};
   return tfmm_pipeline_gpu_lists(&e->w->gpu, &params, e->err);
 }
 

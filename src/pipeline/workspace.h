@@ -53,6 +53,10 @@ typedef struct tfmm_workspace {
    * bodies; NULL: the estimate (accel_estimate.h). Set by the solver. */
   const double *prior_acc;
   double prior_scale;
+  /* The gpu schedule's cap on a list's entries (0: 2^31 - 1, the index's
+   * range; tfmm_traverse_gpu_params.list_cap); lower only in tests of the
+   * leaf size raised past it (tfmm_solver_set_list_cap). */
+  int64_t list_cap;
 } tfmm_workspace;
 
 /* At least count doubles in d (contents not kept when it grows); 0, or -1
