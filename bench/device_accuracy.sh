@@ -138,7 +138,9 @@ cmd_planner() {
     # 1e-5 alone), soft (Plummer eps 1e-3, 1e-2 and the spline beside eps
     # 0: their near pairs say what opening cells for the softening costs),
     # raise (the clusters at Plummer eps 0.01, lists past 2^31 entries at
-    # leaf 64), schedule (test_schedule_gpu), memcheck (the fast sums).
+    # leaf 64), pile3 (the line + pile at eps 1e-3, TOL 1e-3, two seeds,
+    # 4,000 bodies of truth), schedule (test_schedule_gpu), memcheck (the
+    # fast sums).
     local steps=" ${HELD_STEPS:-stages 16m tols soft memcheck} "
     local n tp e k
     if [[ $steps == *" stages "* ]]; then
@@ -160,12 +162,19 @@ cmd_planner() {
       step held_tols "${HELD_LIMIT:-170}" "$bp" --n 1048576 \
         --tol 1e-2,1e-4,1e-5 --truth 2000 --calls 16 --reps 2 \
         --csv "$out/held.csv"
-    [[ $steps == *" pile5 "* ]] &&
-      step held_pile5 120 "$bp" --n 1048576 --inputs 4 --tol 1e-5 \
-        --truth 1000 --calls 6 --reps 1 --csv "$out/held.csv"
+    if [[ $steps == *" pile3 "* ]]; then # the line + pile at eps 1e-3, 1e-3
+      for k in 101 202; do
+        step "held_pile3_$k" 60 "$bp" --n 1048576 --inputs 4 --tol 1e-3 \
+          --eps 0.001 --seed "$k" --truth 4000 --calls 6 --reps 1 \
+          --csv "$out/held.csv"
+      done
+    fi
     [[ $steps == *" raise "* ]] &&
       step held_raise 90 "$bp" --n 1048576 --inputs 1 --tol 1e-3 \
         --eps 0.01 --truth 1000 --calls 4 --reps 1 --csv "$out/held.csv"
+    [[ $steps == *" pile5 "* ]] &&
+      step held_pile5 120 "$bp" --n 1048576 --inputs 4 --tol 1e-5 \
+        --truth 1000 --calls 6 --reps 1 --csv "$out/held.csv"
     if [[ $steps == *" soft "* ]]; then
       step held_soft_0 30 "$bp" --n 1048576 --inputs 0,1 --tol 1e-3,1e-4 \
         --eps 0 --truth 1000 --calls 8 --reps 1 --csv "$out/held.csv"
