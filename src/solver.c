@@ -12,6 +12,7 @@
 
 #include <math.h>
 #include <omp.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,24 +117,63 @@ typedef struct host_eval {
   size_t n;
   const double *pos, *mass;
   double *acc, *pot;
+  tfmm_leaf_raise raise;
 } host_eval;
+
+/* The largest leaf size tfmm_solver_leaf_raise goes to. */
+#define TFMM_LEAF_RAISE_MAX 4096
+
+int tfmm_solver_leaf_raise(tfmm_solver *s, tfmm_status st, tfmm_leaf_raise *r) {
+  const int64_t many = s->work.gpu.lists.lists.too_many;
+  s->work.gpu.lists.lists.too_many = 0; /* read once */
+  if (st != TFMM_ERR_UNSUPPORTED || many <= 0 || s->leaf >= TFMM_LEAF_RAISE_MAX)
+    return 0;
+  /* The factor that brings the entries under the cap with a quarter to
+   * spare, as a power of 2. */
+  const int64_t cap = s->work.list_cap > 0 ? s->work.list_cap : INT32_MAX;
+  const double need = 1.25 * sqrt((double)many / (double)cap);
+  int leaf = 2 * s->leaf;
+  while (leaf < TFMM_LEAF_RAISE_MAX && leaf < need * s->leaf)
+    leaf *= 2;
+  if (r->leaf_from == 0)
+    r->leaf_from = s->leaf;
+  r->entries = many;
+  s->leaf = leaf < TFMM_LEAF_RAISE_MAX ? leaf : TFMM_LEAF_RAISE_MAX;
+  return 1;
+}
+
+void tfmm_solver_leaf_raise_note(tfmm_solver *s, const tfmm_leaf_raise *r) {
+  if (r->leaf_from == 0)
+    return;
+  const size_t used = strlen(s->stats.plan);
+  const int64_t cap = s->work.list_cap > 0 ? s->work.list_cap : INT32_MAX;
+  snprintf(s->stats.plan + used, sizeof s->stats.plan - used,
+           "; leaf size raised from %d to %d: a list held %.3g entries, past "
+           "%.3g",
+           r->leaf_from, s->leaf, (double)r->entries, (double)cap);
+}
 
 static tfmm_status eval_host(void *ctx, size_t measure_k, uint64_t seed) {
   host_eval *h = ctx;
   tfmm_solver *s = h->s;
   s->work.measure_k = measure_k;
   s->work.measure_seed = seed;
-  return tfmm_hierarchical_compute(&s->run, s->leaf, s->gpu, &s->work, h->n,
+  tfmm_status st;
+  do
+    st = tfmm_hierarchical_compute(&s->run, s->leaf, s->gpu, &s->work, h->n,
                                    h->pos, h->mass, s->active, h->acc, h->pot,
                                    &s->stats, &s->err);
+  while (tfmm_solver_leaf_raise(s, st, &h->raise));
+  return st;
 }
 
 static tfmm_status run_tree(tfmm_solver *s, size_t n, const double *pos,
                             const double *mass, double *acc, double *pot) {
-  host_eval h = {s, n, pos, mass, acc, pot};
+  host_eval h = {s, n, pos, mass, acc, pot, {0, 0}};
   tfmm_status st =
       tfmm_planner_run(&s->plan, &s->cfg, &s->run, n, s->leaf, s->gpu != NULL,
                        s->active == NULL, &s->stats, &s->err, eval_host, &h);
+  tfmm_solver_leaf_raise_note(s, &h.raise);
   if (st != TFMM_OK)
     return st;
   /* The times of a subset say little of the whole: only whole evaluations

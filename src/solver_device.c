@@ -27,15 +27,8 @@ typedef struct device_eval {
    * and scales them anew. host_pos NULL: the caller's device arrays. */
   const double *d_pos, *d_mass, *host_pos, *host_mass;
   int evaluated;
-  int leaf_from;    /* > 0: the leaf size raised from this one ... */
-  int64_t too_many; /* ... because a near list held this many entries */
+  tfmm_leaf_raise raise;
 } device_eval;
-
-/* A traversal whose lists would pass 2^31 - 1 entries (a near field of
- * ~10^11 pairs: Plummer softening at the system's scale, or clusters
- * smaller than eps) is run again with leaves large enough to hold them
- * (entries fall as the square of the leaf size), up to this size. */
-#define LEAF_RAISE_MAX 4096
 
 /* The bodies into the tree's buffer again, scaled. */
 static tfmm_status rescale(device_eval *h) {
@@ -67,20 +60,8 @@ static tfmm_status eval_device(void *ctx, size_t measure_k, uint64_t seed) {
     tfmm_status st = tfmm_hierarchical_compute_device(
         &s->run, s->leaf, s->gpu, &s->work, h->n, h->pos, h->mass, h->active,
         h->acc, h->pot, h->out, &s->stats, &s->err);
-    const int64_t many = s->work.gpu.lists.lists.too_many;
-    if (st != TFMM_ERR_UNSUPPORTED || many <= 0 || s->leaf >= LEAF_RAISE_MAX)
+    if (!tfmm_solver_leaf_raise(s, st, &h->raise))
       return st;
-    /* Entries ~ pairs / L^2: the factor that brings them under 2^31 with
-     * a quarter to spare, as a power of 2. */
-    const int64_t cap = s->work.list_cap > 0 ? s->work.list_cap : INT32_MAX;
-    const double need = 1.25 * sqrt((double)many / (double)cap);
-    int leaf = 2 * s->leaf;
-    while (leaf < LEAF_RAISE_MAX && leaf < need * s->leaf)
-      leaf *= 2;
-    if (h->leaf_from == 0)
-      h->leaf_from = s->leaf;
-    h->too_many = many;
-    s->leaf = leaf < LEAF_RAISE_MAX ? leaf : LEAF_RAISE_MAX;
   }
 }
 
@@ -152,15 +133,7 @@ static tfmm_status run_tree_device(tfmm_solver *s, size_t n,
   tfmm_solver_use_prior(s, NULL);
   s->stats.softening_separation =
       ldexp(s->stats.softening_separation, s->units.length_exp);
-  if (h.leaf_from > 0) { /* said where the plan is read */
-    const size_t used = strlen(s->stats.plan);
-    snprintf(s->stats.plan + used, sizeof s->stats.plan - used,
-             "; leaf size raised from %d to %d: a near list held %.3g "
-             "entries, past %.3g",
-             h.leaf_from, s->leaf, (double)h.too_many,
-             s->work.list_cap > 0 ? (double)s->work.list_cap
-                                  : (double)INT32_MAX);
-  }
+  tfmm_solver_leaf_raise_note(s, &h.raise);
   if (st != TFMM_OK && st != TFMM_ERR_ACCURACY)
     return st;
   if (s->run.leaf_size == TFMM_LEAF_AUTO && d_active == NULL)

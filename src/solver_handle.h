@@ -51,6 +51,24 @@ struct tfmm_solver {
  * s->units: acc (NULL: none) with its factor to internal units. */
 void tfmm_solver_use_prior(tfmm_solver *s, const double *acc);
 
+/* A traversal of the gpu schedule whose lists would pass their cap (2^31
+ * - 1 entries: a near field of ~10^11 pairs, as Plummer softening at the
+ * system's scale or clusters smaller than eps make at 10^6 bodies) is run
+ * again with leaves large enough to hold them. leaf_from > 0: the leaf
+ * size was raised from it, because a list held `entries`. */
+typedef struct tfmm_leaf_raise {
+  int leaf_from;
+  int64_t entries;
+} tfmm_leaf_raise;
+
+/* After an evaluation that returned st: 1 when it failed for lists past
+ * their cap and s->leaf was raised for another try (entries fall as the
+ * square of the leaf size; at most TFMM_LEAF_RAISE_MAX), 0 otherwise. */
+int tfmm_solver_leaf_raise(tfmm_solver *s, tfmm_status st, tfmm_leaf_raise *r);
+
+/* The raise, if any, said at the end of stats.plan. */
+void tfmm_solver_leaf_raise_note(tfmm_solver *s, const tfmm_leaf_raise *r);
+
 /* stats.device_name for the device in use. */
 void tfmm_solver_describe(tfmm_solver *s);
 
