@@ -44,7 +44,7 @@ void atomic_file_discard(atomic_file *af);
 /* Marks path, a file the command reads, as one no output may replace: a
  * later atomic_file_open of the same file (same device and inode, through
  * any name, link or hard link) fails, naming both. Only regular files are
- * kept; path must live as long as the command writes. Up to 8 inputs. */
+ * kept (path is copied), as many as the command reads. */
 void atomic_file_protect(const char *path);
 
 /* 1 when path is a file marked by atomic_file_protect. */
