@@ -245,6 +245,11 @@ int atomic_file_open(atomic_file *af, const char *path) {
     cli_error("%s: cannot write: empty file name", path);
     return 0;
   }
+  if (strcmp(path, "-") == 0) { /* the commands' name of standard output */
+    cli_error("-: cannot write: '-' is standard output, which this file "
+              "does not go to; name a file");
+    return 0;
+  }
   /* stat follows every link, /proc's too (/dev/stdout: a pipe has no
    * path): a special file is written through the name given; a regular
    * file, or none yet, is replaced at the end of the chain of links. */

@@ -11,6 +11,8 @@
  *   directly, with no temporary and no rename, so that it stays what it
  *   is; such a write cannot be atomic;
  * - a directory, a block device or a socket: refused;
+ * - "-", the commands' name of standard output (output.h): refused, for
+ *   the outputs that come here cannot go there;
  * - a file the command reads (atomic_file_protect), whatever the path that
  *   names it: refused, so that an output never replaces an input. */
 #ifndef TFMM_ATOMIC_FILE_H

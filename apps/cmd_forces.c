@@ -44,7 +44,7 @@ static void print_help(const tfmm_config *d) {
          "                    gravitating bodies: 0,1,4 or all (default: the\n"
          "                    file's one type; gas or several types need it)\n"
          "  --out FILE        where to write, replaced atomically\n"
-         "                    (default: standard output)\n");
+         "                    (default, or -: standard output)\n");
   solver_cli_help(stdout, d);
   printf("  -h, --help        show this help\n"
          "\n"

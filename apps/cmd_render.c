@@ -4,6 +4,7 @@
 #include "atomic_file.h"
 #include "body_input.h"
 #include "cli.h"
+#include "output.h"
 #include "render_png.h"
 #include "snapshot.h"
 
@@ -218,6 +219,8 @@ static args_result parse_options(int argc, char **argv, render_options *o) {
     cli_error("render: missing SNAPSHOT");
     r = ARGS_ERROR;
   }
+  if (r == ARGS_OK && output_refuse_stdout("--out", o->out, "a PNG picture"))
+    r = ARGS_ERROR;
   if (r == ARGS_OK) {
     o->axis = axis_index(o->axis_word);
     parse_extent(o->extent_word, &o->extent);

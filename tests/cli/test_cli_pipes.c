@@ -1,8 +1,9 @@
-/* Inputs read from a pipe (issue 29): a
+/* Inputs read from a pipe and outputs to standard output (issue 29): a
  * piped text body file is read whole, once (the format is told from the
  * bytes read, never by opening the path again), whether named /dev/stdin
  * or '-'; a piped snapshot, which its readers must seek in, is refused
- * saying so. */
+ * saying so; '--out -' is standard output for text, refused for a binary
+ * file. */
 #define _POSIX_C_SOURCE 200809L
 #include "harness.h"
 
@@ -127,4 +128,32 @@ Test(pipes, piped_snapshot_is_refused_saying_why) {
       RUN_PIPED("s.hdf5", "render", "/dev/stdin", "--out", sp("s.png")), 1);
   assert_stderr_has("/dev/stdin: not a regular file (a pipe or a device)");
   cr_assert(!exists("s.png"), "a picture was drawn");
+}
+
+/* '--out -' is standard output, as '--in -' is standard input: no file
+ * named '-' appears. */
+Test(pipes, out_dash_is_standard_output) {
+  bodies_and_forces("300");
+  cr_assert_eq(RUN_PIPED(NULL, "forces", "--in", sp("b.txt"), "--out", "-",
+                         "--method", "direct", "--device", "cpu"),
+               0);
+  cr_assert(!exists("-"), "a file named '-' was written");
+  assert_same_text("stdout.txt", "want.txt");
+  cr_assert_eq(RUN_PIPED(NULL, "ic", "plummer", "--n", "10", "--out", "-"), 0);
+  cr_assert(!exists("-"), "a file named '-' was written");
+  assert_stdout_has("# x y z m vx vy vz\n");
+}
+
+/* A binary file is not written to standard output: refused, naming it. */
+Test(pipes, binary_out_dash_is_refused) {
+  cr_assert_eq(RUN("ic", "plummer", "--n", "100", "--out", sp("s.hdf5")), 0);
+  cr_assert_eq(RUN_PIPED(NULL, "ic", "plummer", "--n", "10", "--format", "hdf5",
+                         "--out", "-"),
+               2);
+  assert_stderr_has("standard output");
+  cr_assert_eq(RUN_PIPED(NULL, "render", sp("s.hdf5"), "--out", "-"), 2);
+  assert_stderr_has("--out -: ");
+  assert_stderr_has("standard output");
+  cr_assert(!exists("-"), "a file named '-' was written");
+  assert_no_temporaries();
 }
