@@ -565,6 +565,23 @@ static int claim_dir(run *r) {
        write_used_parameters(r)));
 }
 
+/* Refuses the flag --types with a model, which has no particle types to
+ * choose among; from a parameter file or -P it is listed in
+ * unused_parameters.yml instead, as a shared file's settings are. */
+static int types_fit_ic(const run_options *o) {
+  if (o->types == NULL || !run_state_is_model(o->ic) ||
+      !run_options_explicit(o, "--types"))
+    return 1;
+  for (size_t k = 0; k < o->ngiven; k++)
+    if (o->given[k].opt != NULL && strcmp(o->given[k].opt, "--types") == 0 &&
+        o->given[k].overridden_by == NULL)
+      return 1; /* the file's or -P's */
+  cli_error("--types %s: --ic %s is a model, which has no particle types "
+            "(--types chooses among those of a snapshot file)",
+            o->types, o->ic);
+  return 0;
+}
+
 /* Settings, state and solver; for a restart, from the checkpoint. Returns
  * a CLI exit code. */
 static int set_up(run *r) {
@@ -573,7 +590,7 @@ static int set_up(run *r) {
   int code = CLI_OK;
   if (o->restart_path != NULL) {
     code = from_checkpoint(r, &was);
-  } else if (!mpi_cli_agree(run_options_finish(o))) {
+  } else if (!mpi_cli_agree(run_options_finish(o) && types_fit_ic(o))) {
     code = CLI_USAGE_ERROR;
   } else {
     atomic_file_protect(o->ic); /* a file's, kept from every output */

@@ -1,7 +1,7 @@
 /* tilefmm run settings that would drop its outputs without a word (issue
  * 29): an output interval so short that the count of intervals overflows,
  * an end at or before the start, a start time so large that the step does
- * not move the clock. Each is refused
+ * not move the clock, and --types where no file is read. Each is refused
  * before anything is written: a usage error naming the option and its
  * value, and no run directory. */
 #define _POSIX_C_SOURCE 200809L
@@ -85,4 +85,18 @@ Test(run_limits, a_clock_that_cannot_advance_is_refused) {
                                        "2", "--dt", "0.5", "--out", sp("g"),
                                        NULL},
                  "start time 1e+16", "--dt 0.5");
+}
+
+/* --types chooses among a file's particle types: with a model, which has
+ * none, it was ignored. */
+Test(run_limits, types_with_a_model_is_refused) {
+  expect_refused((const char *const[]){"run", "--ic", "plummer", "--n", "100",
+                                       "--types", "1", "--out", sp("g"), NULL},
+                 "--types 1", "--ic plummer");
+  expect_refused((const char *const[]){"run", "--n", "100", "--types", "all",
+                                       "--out", sp("g"), NULL},
+                 "--types all", "a model");
+  /* ic, which writes a model, has no --types at all. */
+  cr_expect_eq(RUN("ic", "plummer", "--n", "10", "--types", "1"), 2);
+  assert_stderr_has("unknown flag '--types'");
 }
