@@ -128,6 +128,9 @@ Test(pipes, piped_snapshot_is_refused_saying_why) {
       RUN_PIPED("s.hdf5", "render", "/dev/stdin", "--out", sp("s.png")), 1);
   assert_stderr_has("/dev/stdin: not a regular file (a pipe or a device)");
   cr_assert(!exists("s.png"), "a picture was drawn");
+  cr_assert_eq(RUN_PIPED("s.hdf5", "render", "-", "--out", sp("s.png")), 1);
+  assert_stderr_has("-: standard input cannot carry a snapshot");
+  cr_assert(!exists("s.png"), "a picture was drawn");
 }
 
 /* '--out -' is standard output, as '--in -' is standard input: no file
