@@ -100,3 +100,19 @@ Test(run_limits, types_with_a_model_is_refused) {
   cr_expect_eq(RUN("ic", "plummer", "--n", "10", "--types", "1"), 2);
   assert_stderr_has("unknown flag '--types'");
 }
+
+/* --out - is standard output for the other commands: a run, which writes
+ * a directory of files, made a directory named '-'. */
+Test(run_limits, out_dash_is_refused) {
+  const int rc = RUN_PIPED(NULL, "run", "--n", "100", "--steps", "1", "--out",
+                           "-", "--progress", "off");
+  cr_expect_eq(rc, 2, "exit %d", rc);
+  assert_stderr_has("--out");
+  assert_stderr_has("standard output");
+  cr_expect(!exists("-"), "a directory named '-' was made");
+  if (exists("-")) { /* the scratch directory's sweep takes files alone */
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", sp("-"));
+    cr_expect_eq(system(cmd), 0);
+  }
+}
