@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 int body_input_parse_types(const char *text, uint64_t *mask) {
   if (strcmp(text, "all") == 0) {
@@ -44,13 +45,27 @@ int body_input_types_ok(const void *value) {
   return body_input_parse_types(*(const char *const *)value, &mask);
 }
 
+/* Whether standard input is a regular file ('< FILE'). */
+static int stdin_is_regular(void) {
+  struct stat st;
+  return fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+const char *body_input_path(const char *path) {
+  return strcmp(path, BODY_INPUT_STDIN) == 0 && stdin_is_regular()
+             ? "/dev/stdin"
+             : path;
+}
+
 int body_input_is_stream(const char *path) {
   struct stat st;
+  path = body_input_path(path);
   return strcmp(path, BODY_INPUT_STDIN) == 0 ||
          (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode));
 }
 
 body_input_kind body_input_kind_of(const char *path) {
+  path = body_input_path(path);
   if (body_input_is_stream(path))
     return BODY_INPUT_TEXT; /* not read here: what is read is gone */
   switch (tfmm_snapshot_probe(path)) {
@@ -127,6 +142,7 @@ static int read_stream(const char *path, const char *types,
 
 int body_input_read(const char *path, const char *types, bodyio_bodies *out) {
   memset(out, 0, sizeof *out);
+  path = body_input_path(path);
   uint64_t mask = SNAPSHOT_TYPES_DEFAULT;
   if (types != NULL && !body_input_parse_types(types, &mask)) {
     cli_error("%s: invalid value '%s': expected %s", BODY_INPUT_TYPES_FLAG,

@@ -26,10 +26,15 @@ int body_input_types_ok(const void *value);
 /* The name of standard input as an input (--in -, --ic -). */
 #define BODY_INPUT_STDIN "-"
 
+/* The path an input is read by: "/dev/stdin" for "-" when standard input
+ * is a regular file ('< FILE'), which can be opened again and read from
+ * its start as any file (a snapshot too); else path itself. */
+const char *body_input_path(const char *path);
+
 /* Whether path is read as a stream, once, from its first byte: standard
- * input ("-"), or anything but a regular file or a directory (a pipe,
- * /dev/stdin on a pipe, bash's <(...), a terminal). Such an input can
- * only be a text body file: a snapshot is read by seeking in it. */
+ * input ("-") unless a regular file, or anything but a regular file or a
+ * directory (a pipe, /dev/stdin on a pipe, bash's <(...), a terminal). Such an
+ * input can only be a text body file: a snapshot is read by seeking in it. */
 int body_input_is_stream(const char *path);
 
 /* What a file holds, told by its first bytes (tfmm_snapshot_probe): the

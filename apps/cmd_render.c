@@ -266,6 +266,7 @@ int cmd_render(int argc, char **argv) {
   default:
     break;
   }
+  o.snapshot = body_input_path(o.snapshot); /* '< FILE': /dev/stdin */
   if (strcmp(o.snapshot, BODY_INPUT_STDIN) == 0) {
     /* The library refuses any other pipe by its path (tfmm_snapshot_read). */
     cli_error("-: standard input cannot carry a snapshot, which is read by "

@@ -5,6 +5,7 @@
  * cadence of the outputs, the terminal and the signals. */
 #define _POSIX_C_SOURCE 200809L
 #include "atomic_file.h"
+#include "body_input.h"
 #include "cli.h"
 #include "dist_report.h"
 #include "mpi_cli.h"
@@ -593,7 +594,8 @@ static int set_up(run *r) {
   } else if (!mpi_cli_agree(run_options_finish(o) && types_fit_ic(o))) {
     code = CLI_USAGE_ERROR;
   } else {
-    atomic_file_protect(o->ic); /* a file's, kept from every output */
+    atomic_file_protect(
+        body_input_path(o->ic)); /* a file's, kept from every output */
     if (!mpi_cli_agree(mpi_cli_rank() != 0 || run_state_from_ic(&r->st, o)) ||
         !share_ic(o))
       code = CLI_RUNTIME_ERROR;

@@ -193,9 +193,10 @@ int run_state_from_ic(run_state *s, run_options *ro) {
   for (size_t k = 0; k < sizeof models / sizeof models[0]; k++)
     if (strcmp(ro->ic, models[k].name) == 0)
       return from_model(s, models[k].make, ro);
-  const int stream = body_input_is_stream(ro->ic);
-  const body_input_kind kind = body_input_kind_of(ro->ic);
-  FILE *fp = kind == BODY_INPUT_GADGET2 || stream ? NULL : fopen(ro->ic, "rb");
+  const char *ic = body_input_path(ro->ic); /* "-": /dev/stdin, if a file */
+  const int stream = body_input_is_stream(ic);
+  const body_input_kind kind = body_input_kind_of(ic);
+  FILE *fp = kind == BODY_INPUT_GADGET2 || stream ? NULL : fopen(ic, "rb");
   if (kind != BODY_INPUT_GADGET2 && !stream && fp == NULL) {
     cli_error("--ic %s: neither a model (plummer, hernquist, uniform, cold, "
               "merger) nor a readable file: %s",
@@ -212,8 +213,8 @@ int run_state_from_ic(run_state *s, run_options *ro) {
     return 0;
   }
   const int ok = kind != BODY_INPUT_TEXT
-                     ? from_snapshot(s, ro->ic, kind, ro->types, ro)
-                     : from_text(s, ro->ic);
+                     ? from_snapshot(s, ic, kind, ro->types, ro)
+                     : from_text(s, ic);
   if (!ok)
     return 0;
   if (run_options_explicit(ro, "--n") && ro->n != (uint64_t)s->n) {

@@ -171,7 +171,10 @@ static void feed(int fd, const char *in_name) {
   sigaction(SIGPIPE, &saved, NULL);
 }
 
-int run_piped_argv(const char *in_name, const char *const *args) {
+/* run_argv in the scratch directory, standard input a pipe fed with
+ * in_name (piped) or the file in_name itself. */
+static int run_with_stdin(const char *in_name, int piped,
+                          const char *const *args) {
   char *argv[MAX_ARGS + 2];
   int argc = 0;
   const char *cli = cli_path();
@@ -181,31 +184,46 @@ int run_piped_argv(const char *in_name, const char *const *args) {
     argv[argc] = (char *)args[argc - 1];
   }
   argv[argc] = NULL;
-  path_buf out, err_path;
+  path_buf out, err_path, in;
   path_in(&out, "stdout.txt");
   path_in(&err_path, "stderr.txt");
-  int fds[2];
-  cr_assert_eq(pipe(fds), 0);
+  path_in(&in, in_name != NULL ? in_name : "");
+  int fds[2] = {-1, -1};
+  if (piped)
+    cr_assert_eq(pipe(fds), 0);
+  else
+    cr_assert_not_null(in_name);
   const pid_t pid = fork();
   cr_assert_neq(pid, -1);
   if (pid == 0) { /* the child: only async-signal-safe calls until exec */
-    const int o = open(out.s, O_WRONLY | O_CREAT | O_TRUNC, 0644),
+    const int i = piped ? fds[0] : open(in.s, O_RDONLY),
+              o = open(out.s, O_WRONLY | O_CREAT | O_TRUNC, 0644),
               e = open(err_path.s, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (o < 0 || e < 0 || chdir(scratch) != 0 || dup2(fds[0], 0) < 0 ||
+    if (i < 0 || o < 0 || e < 0 || chdir(scratch) != 0 || dup2(i, 0) < 0 ||
         dup2(o, 1) < 0 || dup2(e, 2) < 0)
       _exit(127);
-    close(fds[0]);
-    close(fds[1]);
+    if (piped)
+      close(fds[1]);
     execve(cli, argv, environ);
     _exit(127);
   }
-  close(fds[0]);
-  feed(fds[1], in_name);
+  if (piped) {
+    close(fds[0]);
+    feed(fds[1], in_name);
+  }
   int status;
   cr_assert_eq(waitpid(pid, &status, 0), pid);
   if (WIFSIGNALED(status))
     return 128 + WTERMSIG(status);
   return WEXITSTATUS(status);
+}
+
+int run_piped_argv(const char *in_name, const char *const *args) {
+  return run_with_stdin(in_name, 1, args);
+}
+
+int run_redirected_argv(const char *in_name, const char *const *args) {
+  return run_with_stdin(in_name, 0, args);
 }
 
 static void assert_file_has(const char *name, const char *text) {

@@ -40,6 +40,12 @@ int run_piped_argv(const char *in_name, const char *const *args);
 #define RUN_PIPED(in, ...)                                                     \
   run_piped_argv(in, (const char *const[]){__VA_ARGS__, NULL})
 
+/* run_piped_argv with standard input the file in_name itself, as a
+ * shell's '< FILE' opens it: a regular file, not a pipe. */
+int run_redirected_argv(const char *in_name, const char *const *args);
+#define RUN_REDIRECTED(in, ...)                                                \
+  run_redirected_argv(in, (const char *const[]){__VA_ARGS__, NULL})
+
 void assert_stderr_has(const char *text);
 void assert_stdout_has(const char *text);
 

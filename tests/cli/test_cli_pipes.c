@@ -133,6 +133,34 @@ Test(pipes, piped_snapshot_is_refused_saying_why) {
   cr_assert(!exists("s.png"), "a picture was drawn");
 }
 
+/* Standard input that is a regular file ('< FILE') is not a pipe: '-'
+ * reads a snapshot there as /dev/stdin does, and text too. */
+Test(pipes, redirected_standard_input_reads_a_snapshot) {
+  bodies_and_forces("300");
+  cr_assert_eq(RUN("ic", "plummer", "--n", "100", "--out", sp("s.hdf5")), 0);
+  cr_assert_eq(RUN("forces", "--in", sp("s.hdf5"), "--out", sp("sw.txt"),
+                   "--method", "direct", "--device", "cpu"),
+               0);
+  const char *ins[] = {"s.hdf5", "b.txt"}, *wants[] = {"sw.txt", "want.txt"};
+  for (size_t k = 0; k < 2; k++) {
+    unlink(sp("got.txt"));
+    const int rc =
+        RUN_REDIRECTED(ins[k], "forces", "--in", "-", "--out", sp("got.txt"),
+                       "--method", "direct", "--device", "cpu");
+    char *err = read_text("stderr.txt");
+    cr_assert_eq(rc, 0, "--in - < %s: exit %d:\n%s", ins[k], rc, err);
+    free(err);
+    assert_same_text("got.txt", wants[k]);
+  }
+  cr_assert_eq(RUN_REDIRECTED("s.hdf5", "run", "--ic", "-", "--steps", "1",
+                              "--out", sp("r"), "--progress", "off"),
+               0);
+  assert_stdout_has("run: 100 bodies on cpu");
+  cr_assert_eq(RUN_REDIRECTED("s.hdf5", "render", "-", "--out", sp("s.png")),
+               0);
+  cr_assert(exists("s.png"));
+}
+
 /* '--out -' is standard output, as '--in -' is standard input: no file
  * named '-' appears. */
 Test(pipes, out_dash_is_standard_output) {
