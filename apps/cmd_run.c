@@ -448,9 +448,10 @@ static int check_interval(double span, const char *flag, double every,
 }
 
 /* Whether a clock at time t moves by step: t + step must not round to t,
- * nor be more than 1e-6 of step off (the steps' times would drift). */
+ * nor be more than 1e-3 of step off (the steps' times would drift by as
+ * much). */
 static int clock_moves(double t, double step) {
-  return fabs(((t + step) - t) - step) <= 1e-6 * step;
+  return fabs(((t + step) - t) - step) <= 1e-3 * step;
 }
 
 /* Refuses a run whose clock cannot advance from its start time t0 to its
@@ -467,7 +468,7 @@ static int check_clock(const run_options *o, double t0, double t1) {
   if (start_moves && clock_moves(t1, step))
     return 1;
   cli_error("the %s time %g and %s %g: the clock cannot advance (t + dt "
-            "rounds to t, or off by more than 1e-6 of dt, in double "
+            "rounds to t, or off by more than 1e-3 of dt, in double "
             "precision); give initial conditions at an earlier time or a "
             "longer step",
             start_moves ? "end" : "start", start_moves ? t1 : t0, flag, step);
@@ -594,8 +595,8 @@ static int set_up(run *r) {
   } else if (!mpi_cli_agree(run_options_finish(o) && types_fit_ic(o))) {
     code = CLI_USAGE_ERROR;
   } else {
-    atomic_file_protect(
-        body_input_path(o->ic)); /* a file's, kept from every output */
+    /* A file's, kept from every output ("-" is /dev/stdin when a file). */
+    atomic_file_protect(body_input_path(o->ic));
     if (!mpi_cli_agree(mpi_cli_rank() != 0 || run_state_from_ic(&r->st, o)) ||
         !share_ic(o))
       code = CLI_RUNTIME_ERROR;
