@@ -117,20 +117,32 @@ static void set_default_mode(int fd) {
   fchmod(fd, 0666 & ~mask);
 }
 
-/* The inputs of the command (atomic_file_protect). */
-#define MAX_INPUTS 8
+/* The inputs of the command (atomic_file_protect): as many as it reads
+ * (a GADGET-2 snapshot may be in hundreds of parts), their paths copied.
+ * They live as long as the process. */
 typedef struct input_file {
-  const char *path;
+  char *path;
   dev_t dev;
   ino_t ino;
 } input_file;
-static input_file inputs[MAX_INPUTS];
-static size_t ninputs;
+static input_file *inputs;
+static size_t ninputs, inputs_cap;
 
 void atomic_file_protect(const char *path) {
   struct stat st;
-  if (ninputs < MAX_INPUTS && stat(path, &st) == 0 && S_ISREG(st.st_mode))
-    inputs[ninputs++] = (input_file){path, st.st_dev, st.st_ino};
+  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+    return;
+  if (ninputs == inputs_cap) {
+    const size_t cap = inputs_cap == 0 ? 8 : 2 * inputs_cap;
+    input_file *grown = realloc(inputs, cap * sizeof *grown);
+    if (grown == NULL)
+      return;
+    inputs = grown;
+    inputs_cap = cap;
+  }
+  char *copy = strdup(path);
+  if (copy != NULL)
+    inputs[ninputs++] = (input_file){copy, st.st_dev, st.st_ino};
 }
 
 /* The input that st is, or NULL. */
@@ -231,6 +243,11 @@ int atomic_file_open(atomic_file *af, const char *path) {
   memset(af, 0, sizeof *af);
   if (*path == '\0') {
     cli_error("%s: cannot write: empty file name", path);
+    return 0;
+  }
+  if (strcmp(path, "-") == 0) { /* the commands' name of standard output */
+    cli_error("-: cannot write: '-' is standard output, which this file "
+              "does not go to; name a file");
     return 0;
   }
   /* stat follows every link, /proc's too (/dev/stdout: a pipe has no

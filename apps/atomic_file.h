@@ -11,6 +11,8 @@
  *   directly, with no temporary and no rename, so that it stays what it
  *   is; such a write cannot be atomic;
  * - a directory, a block device or a socket: refused;
+ * - "-", the commands' name of standard output (output.h): refused, for
+ *   the outputs that come here cannot go there;
  * - a file the command reads (atomic_file_protect), whatever the path that
  *   names it: refused, so that an output never replaces an input. */
 #ifndef TFMM_ATOMIC_FILE_H
@@ -44,7 +46,7 @@ void atomic_file_discard(atomic_file *af);
 /* Marks path, a file the command reads, as one no output may replace: a
  * later atomic_file_open of the same file (same device and inode, through
  * any name, link or hard link) fails, naming both. Only regular files are
- * kept; path must live as long as the command writes. Up to 8 inputs. */
+ * kept (path is copied), as many as the command reads. */
 void atomic_file_protect(const char *path);
 
 /* 1 when path is a file marked by atomic_file_protect. */

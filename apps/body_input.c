@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 int body_input_parse_types(const char *text, uint64_t *mask) {
   if (strcmp(text, "all") == 0) {
@@ -43,7 +45,29 @@ int body_input_types_ok(const void *value) {
   return body_input_parse_types(*(const char *const *)value, &mask);
 }
 
+/* Whether standard input is a regular file ('< FILE'). */
+static int stdin_is_regular(void) {
+  struct stat st;
+  return fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+const char *body_input_path(const char *path) {
+  return strcmp(path, BODY_INPUT_STDIN) == 0 && stdin_is_regular()
+             ? "/dev/stdin"
+             : path;
+}
+
+int body_input_is_stream(const char *path) {
+  struct stat st;
+  path = body_input_path(path);
+  return strcmp(path, BODY_INPUT_STDIN) == 0 ||
+         (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode));
+}
+
 body_input_kind body_input_kind_of(const char *path) {
+  path = body_input_path(path);
+  if (body_input_is_stream(path))
+    return BODY_INPUT_TEXT; /* not read here: what is read is gone */
   switch (tfmm_snapshot_probe(path)) {
   case TFMM_FORMAT_HDF5:
     return BODY_INPUT_HDF5;
@@ -92,14 +116,41 @@ static int from_snapshot(const char *path, body_input_kind kind, uint64_t types,
   return ok;
 }
 
+/* A stream read once, as text: its format is told from the bytes read
+ * (bodyio_read_stream), never by opening the path again, which would lose
+ * them. */
+static int read_stream(const char *path, const char *types,
+                       bodyio_bodies *out) {
+  const int std_in = strcmp(path, BODY_INPUT_STDIN) == 0;
+  const char *name = std_in ? "standard input" : path;
+  if (types != NULL) {
+    cli_error("%s: %s is given, but only a text body file, which has no "
+              "particle types, can be read through a pipe",
+              name, BODY_INPUT_TYPES_FLAG);
+    return 0;
+  }
+  FILE *fp = std_in ? stdin : fopen(path, "r");
+  if (fp == NULL) {
+    cli_error("%s: cannot open: %s", path, strerror(errno));
+    return 0;
+  }
+  const int ok = bodyio_read_stream(fp, name, out);
+  if (!std_in)
+    fclose(fp);
+  return ok;
+}
+
 int body_input_read(const char *path, const char *types, bodyio_bodies *out) {
   memset(out, 0, sizeof *out);
+  path = body_input_path(path);
   uint64_t mask = SNAPSHOT_TYPES_DEFAULT;
   if (types != NULL && !body_input_parse_types(types, &mask)) {
     cli_error("%s: invalid value '%s': expected %s", BODY_INPUT_TYPES_FLAG,
               types, BODY_INPUT_TYPES_EXPECT);
     return 0;
   }
+  if (body_input_is_stream(path))
+    return read_stream(path, types, out);
   const body_input_kind kind = body_input_kind_of(path);
   if (kind == BODY_INPUT_TEXT) {
     if (types != NULL) {

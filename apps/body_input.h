@@ -23,13 +23,28 @@ int body_input_parse_types(const char *text, uint64_t *mask);
 /* args_option.valid for --types (the value is a const char *). */
 int body_input_types_ok(const void *value);
 
+/* The name of standard input as an input (--in -, --ic -). */
+#define BODY_INPUT_STDIN "-"
+
+/* The path an input is read by: "/dev/stdin" for "-" when standard input
+ * is a regular file ('< FILE'), which can be opened again and read from
+ * its start as any file (a snapshot too); else path itself. */
+const char *body_input_path(const char *path);
+
+/* Whether path is read as a stream, once, from its first byte: standard
+ * input ("-") unless a regular file, or anything but a regular file or a
+ * directory (a pipe, /dev/stdin on a pipe, bash's <(...), a terminal). Such an
+ * input can only be a text body file: a snapshot is read by seeking in it. */
+int body_input_is_stream(const char *path);
+
 /* What a file holds, told by its first bytes (tfmm_snapshot_probe): the
  * HDF5 signature, a GADGET-2 header record, a Tipsy header, a GADGET-2
  * opening marker alone, else text. When
  * no file is named path, but one is named path.0, that one is probed: a
  * GADGET-2 snapshot in several files may be named by its BASE. (which
  * bodyio_read refuses when it is binary). A file that cannot be read is
- * BODY_INPUT_TEXT: bodyio_read says why. */
+ * BODY_INPUT_TEXT: bodyio_read says why. A stream (body_input_is_stream)
+ * is BODY_INPUT_TEXT, not read: the bytes read would be lost. */
 typedef enum body_input_kind {
   BODY_INPUT_TEXT,
   BODY_INPUT_HDF5,
@@ -50,8 +65,9 @@ int body_input_read_snapshot(const char *path, body_input_kind kind,
  * types is the text of --types, or NULL: a snapshot's types are then
  * chosen as snapshot_read_types does by default, and a text file, which
  * has no types, refuses it. Velocities are kept (zeros where absent).
- * Prints why and returns 0 on failure. path is marked as an input
- * (atomic_file_protect). */
+ * A stream (body_input_is_stream) is read once, as text; a binary one is
+ * refused, saying why. Prints why and returns 0 on failure. path is
+ * marked as an input (atomic_file_protect). */
 int body_input_read(const char *path, const char *types, bodyio_bodies *out);
 
 #endif

@@ -22,6 +22,11 @@
   "a binary file, neither text nor a snapshot tilefmm reads (HDF5 in the "     \
   "GADGET/SWIFT layout, Tipsy, GADGET-2 binary format 1 or 2)"
 #define NUL_MESSAGE "contains a NUL byte: " BINARY_MESSAGE
+/* A snapshot is read by seeking in it, which a pipe does not allow. */
+#define STREAM_BINARY_MESSAGE                                                  \
+  "a binary file through a pipe or a device, where only a text body file "     \
+  "can be read: a snapshot (HDF5, Tipsy, GADGET-2) is read by seeking in "     \
+  "it, which a pipe does not allow; save it to a file and name that file"
 
 /* A line is at most BODYIO_MAX_LINE bytes; the buffer holds several, so
  * that most reads bring many lines. */
@@ -30,10 +35,12 @@
 static const char *const column_names[MAX_COLUMNS] = {"x",  "y",  "z", "m",
                                                       "vx", "vy", "vz"};
 
-/* Where a file is being read, for messages. */
+/* Where a file is being read, for messages; stream: through a pipe or a
+ * device (bodyio_read_stream). */
 typedef struct reader {
   const char *path;
   size_t line;
+  int stream;
 } reader;
 
 static void line_error(const reader *r, const char *fmt, ...)
@@ -175,11 +182,14 @@ static int refuse_binary(const reader *r, const char *buf, size_t len) {
     line += buf[at++] == '\n';
   if (at == len)
     return 0;
+  /* A stream is told from the bytes read: they cannot be read again. */
+  const char *what = r->stream ? STREAM_BINARY_MESSAGE : BINARY_MESSAGE;
   if (buf[at] == '\0')
-    line_error(&(reader){r->path, line}, "%s", NUL_MESSAGE);
+    line_error(&(reader){r->path, line, 0}, "contains a NUL byte: %s", what);
   else
-    line_error(&(reader){r->path, line}, "contains the control byte 0x%02x: %s",
-               (unsigned)(unsigned char)buf[at], BINARY_MESSAGE);
+    line_error(&(reader){r->path, line, 0},
+               "contains the control byte 0x%02x: %s",
+               (unsigned)(unsigned char)buf[at], what);
   return 1;
 }
 
@@ -204,7 +214,7 @@ static int read_stream(FILE *fp, reader *r, bodyio_bodies *b) {
   while (ok) {
     char *nl = memchr(buf + start, '\n', end - start);
     if (nl == NULL && end - start > BODYIO_MAX_LINE) {
-      line_error(&(reader){r->path, r->line + 1},
+      line_error(&(reader){r->path, r->line + 1, r->stream},
                  "a line longer than %d bytes: not a text body file",
                  BODYIO_MAX_LINE);
       ok = 0;
@@ -239,6 +249,20 @@ static int read_stream(FILE *fp, reader *r, bodyio_bodies *b) {
   return ok;
 }
 
+/* The bodies of the open stream fp, named name; no bodies is an error. */
+static int read_all(FILE *fp, const char *name, int stream,
+                    bodyio_bodies *out) {
+  reader r = {name, 0, stream};
+  int ok = read_stream(fp, &r, out);
+  if (ok && out->n == 0) {
+    cli_error("%s: no bodies (the file is empty or holds only blank lines "
+              "and comments)",
+              name);
+    ok = 0;
+  }
+  return ok;
+}
+
 int bodyio_read(const char *path, bodyio_bodies *out) {
   memset(out, 0, sizeof *out);
   FILE *fp = fopen(path, "r");
@@ -247,16 +271,14 @@ int bodyio_read(const char *path, bodyio_bodies *out) {
     return 0;
   }
   atomic_file_protect(path); /* no output of this command may replace it */
-  reader r = {path, 0};
-  int ok = read_stream(fp, &r, out);
+  const int ok = read_all(fp, path, 0, out);
   fclose(fp);
-  if (ok && out->n == 0) {
-    cli_error("%s: no bodies (the file is empty or holds only blank lines "
-              "and comments)",
-              path);
-    ok = 0;
-  }
   return ok;
+}
+
+int bodyio_read_stream(FILE *fp, const char *name, bodyio_bodies *out) {
+  memset(out, 0, sizeof *out);
+  return read_all(fp, name, 1, out);
 }
 
 void bodyio_free(bodyio_bodies *b) {

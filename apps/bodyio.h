@@ -29,6 +29,12 @@ typedef struct bodyio_bodies {
  * command may replace it. */
 int bodyio_read(const char *path, bodyio_bodies *out);
 
+/* bodyio_read of the open stream fp (a pipe, a device, standard input),
+ * named name in messages, read once from where it stands: a binary file
+ * is refused from its first bytes, saying that a snapshot cannot come
+ * through a pipe. fp is left open. */
+int bodyio_read_stream(FILE *fp, const char *name, bodyio_bodies *out);
+
 void bodyio_free(bodyio_bodies *b);
 
 /* Write "ax ay az phi" and "x y z m vx vy vz" lines. They return 0 when

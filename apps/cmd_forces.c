@@ -38,12 +38,13 @@ static void print_help(const tfmm_config *d) {
          "stderr.\n"
          "\n"
          "Options:\n"
-         "  --in FILE         bodies to read (required)\n"
+         "  --in FILE         bodies to read (required; -: standard input;\n"
+         "                    a pipe carries a text body file only)\n"
          "  --types LIST      the particle types of a snapshot to read, as\n"
          "                    gravitating bodies: 0,1,4 or all (default: the\n"
          "                    file's one type; gas or several types need it)\n"
          "  --out FILE        where to write, replaced atomically\n"
-         "                    (default: standard output)\n");
+         "                    (default, or -: standard output)\n");
   solver_cli_help(stdout, d);
   printf("  -h, --help        show this help\n"
          "\n"

@@ -90,7 +90,7 @@ static void print_model_help(const ic_model *m) {
          "  --n N        number of bodies, >= %u (required)\n"
          "  --seed S     random seed, an integer in [0, 2^64) (default: %d)\n"
          "  --out FILE   where to write, replaced atomically\n"
-         "               (default: standard output)\n"
+         "               (default, or -: standard output)\n"
          "  --format F   text, or hdf5: a snapshot in the GADGET/SWIFT\n"
          "               layout 'tilefmm run' writes, bodies of PartType1\n"
          "               (default: hdf5 when FILE ends in .hdf5, .h5 or\n"
@@ -243,6 +243,8 @@ static int cmd_ic_model(const ic_model *m, int argc, char **argv) {
   }
   const int hdf5 = format != NULL ? strcmp(format, "hdf5") == 0
                                   : out != NULL && hdf5_name(out);
+  if (hdf5 && out != NULL && output_refuse_stdout("--out", out, "an HDF5 file"))
+    return CLI_USAGE_ERROR;
   if (hdf5 && out == NULL) {
     cli_error("--format hdf5: an HDF5 file cannot go to standard output; "
               "give --out FILE");

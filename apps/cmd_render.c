@@ -4,6 +4,7 @@
 #include "atomic_file.h"
 #include "body_input.h"
 #include "cli.h"
+#include "output.h"
 #include "render_png.h"
 #include "snapshot.h"
 
@@ -146,15 +147,16 @@ static int takes_next(const char *arg, const args_option *opts, size_t n) {
 }
 
 /* Takes SNAPSHOT out of argv: the first word that is neither a flag nor a
- * flag's value. The rest go to flags, where args_parse refuses a second
- * such word. */
+ * flag's value ("-", standard input, is such a word). The rest go to flags,
+ * where args_parse refuses a second such word. */
 static const char *take_positional(int argc, char **argv,
                                    const args_option *opts, size_t n,
                                    char **flags, int *nflags) {
   const char *positional = NULL;
   *nflags = 0;
   for (int i = 0; i < argc; i++) {
-    if (positional == NULL && argv[i][0] != '-') {
+    if (positional == NULL &&
+        (argv[i][0] != '-' || strcmp(argv[i], BODY_INPUT_STDIN) == 0)) {
       positional = argv[i];
       continue;
     }
@@ -218,6 +220,8 @@ static args_result parse_options(int argc, char **argv, render_options *o) {
     cli_error("render: missing SNAPSHOT");
     r = ARGS_ERROR;
   }
+  if (r == ARGS_OK && output_refuse_stdout("--out", o->out, "a PNG picture"))
+    r = ARGS_ERROR;
   if (r == ARGS_OK) {
     o->axis = axis_index(o->axis_word);
     parse_extent(o->extent_word, &o->extent);
@@ -261,6 +265,13 @@ int cmd_render(int argc, char **argv) {
     return CLI_USAGE_ERROR;
   default:
     break;
+  }
+  o.snapshot = body_input_path(o.snapshot); /* '< FILE': /dev/stdin */
+  if (strcmp(o.snapshot, BODY_INPUT_STDIN) == 0) {
+    /* The library refuses any other pipe by its path (tfmm_snapshot_read). */
+    cli_error("-: standard input cannot carry a snapshot, which is read by "
+              "seeking in it; save it to a file and name that file");
+    return CLI_RUNTIME_ERROR;
   }
   snapshot s;
   atomic_file_protect(o.snapshot);         /* --out must not replace it */

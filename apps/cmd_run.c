@@ -5,6 +5,7 @@
  * cadence of the outputs, the terminal and the signals. */
 #define _POSIX_C_SOURCE 200809L
 #include "atomic_file.h"
+#include "body_input.h"
 #include "cli.h"
 #include "dist_report.h"
 #include "mpi_cli.h"
@@ -428,22 +429,81 @@ static void report_time_steps(const run *r) {
             r->short_steps);
 }
 
-/* The step at which the run ends. */
+/* The most intervals of --snapshot-dt or --stats-dt a run may hold: their
+ * count is an int64 (multiples_reached), and 1e15 outputs are past any
+ * disk. */
+#define MAX_INTERVALS 1e15
+
+/* Refuses an output interval (flag, every > 0; 0: none) of which the run's
+ * span holds more than MAX_INTERVALS: the count would overflow, and the
+ * outputs due be dropped. */
+static int check_interval(double span, const char *flag, double every,
+                          const char *per_step) {
+  if (every <= 0 || span / every < MAX_INTERVALS)
+    return 1;
+  cli_error("%s %g: the run's %g time units hold %.3g such intervals, more "
+            "than can be counted (%g); for an output at every step give %s 1",
+            flag, every, span, span / every, MAX_INTERVALS, per_step);
+  return 0;
+}
+
+/* Whether a clock at time t moves by step: t + step must not round to t,
+ * nor be more than 1e-3 of step off (the steps' times would drift by as
+ * much). */
+static int clock_moves(double t, double step) {
+  return fabs(((t + step) - t) - step) <= 1e-3 * step;
+}
+
+/* Refuses a run whose clock cannot advance from its start time t0 to its
+ * end t1 by the shortest step it may take (--dt, or --dt-min with
+ * individual steps: the library's default dt_max / 2^16 when not given):
+ * its steps would not move time, silently. */
+static int check_clock(const run_options *o, double t0, double t1) {
+  const int individual = o->eta > 0;
+  const double step = !individual     ? o->dt
+                      : o->dt_min > 0 ? o->dt_min
+                                      : run_step_length(o) / 65536.0;
+  const char *flag = individual ? "--dt-min" : "--dt";
+  const int start_moves = clock_moves(t0, step);
+  if (start_moves && clock_moves(t1, step))
+    return 1;
+  cli_error("the %s time %g and %s %g: the clock cannot advance (t + dt "
+            "rounds to t, or off by more than 1e-3 of dt, in double "
+            "precision); give initial conditions at an earlier time or a "
+            "longer step",
+            start_moves ? "end" : "start", start_moves ? t1 : t0, flag, step);
+  return 0;
+}
+
+/* The step at which the run ends. Refuses, naming the option and its
+ * value, the settings that would drop outputs silently: an end at or
+ * before the start, a clock that does not move, output intervals past
+ * counting. */
 static int resolve_end(run *r) {
   run_options *o = &r->ro;
+  const double dt = run_step_length(o), t0 = r->st.time_initial;
   if (o->t_end > 0) {
-    const double dt = run_step_length(o);
-    const double k = ceil((o->t_end - r->st.time_initial) / dt - 1e-9);
+    const double k = ceil((o->t_end - t0) / dt - 1e-9);
     if (!(k < 1e15)) {
       cli_error("--t-end %g with a step of %g: too many steps", o->t_end, dt);
       return 0;
     }
-    r->end = k > 0 ? (int64_t)k : 0;
+    if (k < 1) {
+      cli_error("--t-end %g is not after the start time %.17g (the initial "
+                "conditions' time): the run would take no step",
+                o->t_end, t0);
+      return 0;
+    }
+    r->end = (int64_t)k;
     o->steps = (int)fmin(r->end, 2147483647.0);
   } else {
     r->end = o->steps;
   }
-  return 1;
+  const double span = (double)r->end * dt;
+  return check_clock(o, t0, t0 + span) &&
+         check_interval(span, "--snapshot-dt", o->snapshot_dt,
+                        "--snapshot-every") &&
+         check_interval(span, "--stats-dt", o->stats_dt, "--stats-every");
 }
 
 /* The restart's settings and state from its checkpoint. Returns a CLI
@@ -507,6 +567,23 @@ static int claim_dir(run *r) {
        write_used_parameters(r)));
 }
 
+/* Refuses the flag --types with a model, which has no particle types to
+ * choose among; from a parameter file or -P it is listed in
+ * unused_parameters.yml instead, as a shared file's settings are. */
+static int types_fit_ic(const run_options *o) {
+  if (o->types == NULL || !run_state_is_model(o->ic) ||
+      !run_options_explicit(o, "--types"))
+    return 1;
+  for (size_t k = 0; k < o->ngiven; k++)
+    if (o->given[k].opt != NULL && strcmp(o->given[k].opt, "--types") == 0 &&
+        o->given[k].overridden_by == NULL)
+      return 1; /* the file's or -P's */
+  cli_error("--types %s: --ic %s is a model, which has no particle types "
+            "(--types chooses among those of a snapshot file)",
+            o->types, o->ic);
+  return 0;
+}
+
 /* Settings, state and solver; for a restart, from the checkpoint. Returns
  * a CLI exit code. */
 static int set_up(run *r) {
@@ -515,10 +592,11 @@ static int set_up(run *r) {
   int code = CLI_OK;
   if (o->restart_path != NULL) {
     code = from_checkpoint(r, &was);
-  } else if (!mpi_cli_agree(run_options_finish(o))) {
+  } else if (!mpi_cli_agree(run_options_finish(o) && types_fit_ic(o))) {
     code = CLI_USAGE_ERROR;
   } else {
-    atomic_file_protect(o->ic); /* a file's, kept from every output */
+    /* A file's, kept from every output ("-" is /dev/stdin when a file). */
+    atomic_file_protect(body_input_path(o->ic));
     if (!mpi_cli_agree(mpi_cli_rank() != 0 || run_state_from_ic(&r->st, o)) ||
         !share_ic(o))
       code = CLI_RUNTIME_ERROR;

@@ -7,11 +7,24 @@
 #include <errno.h>
 #include <string.h>
 
+int output_is_stdout(const char *path) {
+  return path == NULL || strcmp(path, OUTPUT_STDOUT) == 0;
+}
+
+int output_refuse_stdout(const char *flag, const char *path, const char *what) {
+  if (path == NULL || strcmp(path, OUTPUT_STDOUT) != 0)
+    return 0;
+  cli_error("%s %s: %s does not go to standard output, which takes text "
+            "alone; name a file (%s FILE)",
+            flag, path, what, flag);
+  return 1;
+}
+
 int output_open(output *out, const char *path) {
   memset(out, 0, sizeof *out);
   out->fp = stdout;
   out->name = "standard output";
-  if (path == NULL)
+  if (output_is_stdout(path))
     return 1;
   out->name = path;
   if (!atomic_file_open(&out->af, path))

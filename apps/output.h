@@ -1,5 +1,5 @@
 /* A command's output: an atomically replaced file (atomic_file.h), or
- * standard output when no path is given. */
+ * standard output when no path or "-" is given. */
 #ifndef TFMM_OUTPUT_H
 #define TFMM_OUTPUT_H
 
@@ -13,8 +13,20 @@ typedef struct output {
   atomic_file af;
 } output;
 
-/* Opens path, or standard output when path is NULL. Prints what is wrong
- * and returns 0 on failure. */
+/* The name of standard output as an output path (--out -), as "-" is
+ * standard input's as an input (body_input.h). */
+#define OUTPUT_STDOUT "-"
+
+/* Whether path is standard output: NULL or "-". */
+int output_is_stdout(const char *path);
+
+/* A binary file (what: "an HDF5 snapshot", "a PNG picture") is not
+ * written to standard output: when path, given to flag, is "-", prints
+ * why and returns 1; else 0. */
+int output_refuse_stdout(const char *flag, const char *path, const char *what);
+
+/* Opens path, or standard output when path is NULL or "-". Prints what is
+ * wrong and returns 0 on failure. */
 int output_open(output *out, const char *path);
 
 /* Reports a failed write (errno still set by it) and discards the file. */

@@ -38,6 +38,11 @@ static int progress_ok(const void *v) {
          strcmp(s, "off") == 0;
 }
 static int nonempty(const void *v) { return **(const char *const *)v != '\0'; }
+/* A run writes a directory of files: "-", standard output for the other
+ * commands, would be a directory named "-". */
+static int directory_ok(const void *v) {
+  return nonempty(v) && strcmp(*(const char *const *)v, "-") != 0;
+}
 static int fields_ok(const void *v) {
   unsigned fields;
   return snapshot_parse_fields(*(const char *const *)v, &fields);
@@ -147,8 +152,9 @@ void run_options_init(run_options *ro) {
       {.name = "--out",
        .kind = ARGS_STRING,
        .value = &ro->out,
-       .valid = nonempty,
-       .expect = "a directory"},
+       .valid = directory_ok,
+       .expect = "a directory (not -: a run's files do not go to standard "
+                 "output)"},
       {.name = "--snapshot-every",
        .kind = ARGS_INT,
        .value = &ro->snapshot_every,

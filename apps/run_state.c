@@ -81,9 +81,11 @@ static int from_model(run_state *s, ic_model make, const run_options *ro) {
   return 1;
 }
 
+/* A text body file, or a stream (a pipe, standard input) read once as
+ * text (body_input_read). */
 static int from_text(run_state *s, const char *path) {
   bodyio_bodies b;
-  if (!bodyio_read(path, &b)) {
+  if (!body_input_read(path, NULL, &b)) {
     bodyio_free(&b);
     return 0;
   }
@@ -191,9 +193,11 @@ int run_state_from_ic(run_state *s, run_options *ro) {
   for (size_t k = 0; k < sizeof models / sizeof models[0]; k++)
     if (strcmp(ro->ic, models[k].name) == 0)
       return from_model(s, models[k].make, ro);
-  const body_input_kind kind = body_input_kind_of(ro->ic);
-  FILE *fp = kind == BODY_INPUT_GADGET2 ? NULL : fopen(ro->ic, "rb");
-  if (kind != BODY_INPUT_GADGET2 && fp == NULL) {
+  const char *ic = body_input_path(ro->ic); /* "-": /dev/stdin, if a file */
+  const int stream = body_input_is_stream(ic);
+  const body_input_kind kind = body_input_kind_of(ic);
+  FILE *fp = kind == BODY_INPUT_GADGET2 || stream ? NULL : fopen(ic, "rb");
+  if (kind != BODY_INPUT_GADGET2 && !stream && fp == NULL) {
     cli_error("--ic %s: neither a model (plummer, hernquist, uniform, cold, "
               "merger) nor a readable file: %s",
               ro->ic, strerror(errno));
@@ -202,14 +206,15 @@ int run_state_from_ic(run_state *s, run_options *ro) {
   if (fp != NULL)
     fclose(fp);
   if (kind == BODY_INPUT_TEXT && ro->types != NULL) {
-    cli_error("--types %s: %s is a text body file, which has no particle "
-              "types",
-              ro->types, ro->ic);
+    cli_error("--types %s: %s is %s, which has no particle types", ro->types,
+              ro->ic,
+              stream ? "read through a pipe as a text body file"
+                     : "a text body file");
     return 0;
   }
   const int ok = kind != BODY_INPUT_TEXT
-                     ? from_snapshot(s, ro->ic, kind, ro->types, ro)
-                     : from_text(s, ro->ic);
+                     ? from_snapshot(s, ic, kind, ro->types, ro)
+                     : from_text(s, ic);
   if (!ok)
     return 0;
   if (run_options_explicit(ro, "--n") && ro->n != (uint64_t)s->n) {

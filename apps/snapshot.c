@@ -172,16 +172,11 @@ static int read_snapshot(const char *path, const tfmm_read_options *o,
     fprintf(stderr, "tilefmm: %s\n", t.note);
   if (st != TFMM_OK)
     print_message(message);
-  /* The parts of a GADGET-2 snapshot in several files: no output of the
-   * command may replace one (atomic_file_protect keeps the paths, and up
-   * to 8 inputs: the copies live as long as the process). */
-  for (size_t k = 0; st == TFMM_OK && t.format == TFMM_FORMAT_GADGET2 &&
-                     k < t.nfiles && k < 8;
-       k++) {
-    char *copy = strdup(t.files[k]);
-    if (copy != NULL)
-      atomic_file_protect(copy);
-  }
+  /* The parts of a GADGET-2 snapshot in several files, every one: no
+   * output of the command may replace one. */
+  for (size_t k = 0;
+       st == TFMM_OK && t.format == TFMM_FORMAT_GADGET2 && k < t.nfiles; k++)
+    atomic_file_protect(t.files[k]);
   from_library(&t, out);
   return st == TFMM_OK;
 }

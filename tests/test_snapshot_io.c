@@ -443,3 +443,38 @@ Test(snapshot_io, bodies_that_cannot_be_written_are_named) {
                TFMM_ERR_INVALID_ARGUMENT);
   free_bodies(&b);
 }
+
+/* A snapshot through a pipe (issue 29): a reader seeks and opens the path
+ * more than once, so that a pipe would lose the bytes a first look read.
+ * Neither probe nor read takes a byte of it: the probe tells nothing, the
+ * read is refused saying why, and the pipe still holds the whole file. */
+Test(snapshot_io, a_pipe_is_refused_and_left_unread, .timeout = 20) {
+  make_dir();
+  fbodies b = random_fbodies(8, test_fresh_seed());
+  const char *file = in_dir("g.dat");
+  write_gadget2(file, 0, &b);
+  FILE *fp = fopen(file, "rb");
+  cr_assert_not_null(fp);
+  unsigned char bytes[4096];
+  const size_t len = fread(bytes, 1, sizeof bytes, fp);
+  fclose(fp);
+  cr_assert(len > 264 && len < sizeof bytes);
+  int fds[2];
+  cr_assert_eq(pipe(fds), 0);
+  cr_assert_eq(write(fds[1], bytes, len), (ssize_t)len);
+  char path[64];
+  snprintf(path, sizeof path, "/dev/fd/%d", fds[0]);
+  cr_assert_eq(tfmm_snapshot_probe(path), TFMM_FORMAT_UNKNOWN);
+  const tfmm_read_options g2 = {.format = TFMM_FORMAT_GADGET2};
+  expect_refused(path, NULL, "not a regular file (a pipe or a device)",
+                 "save it to a file");
+  expect_refused(path, &g2, "not a regular file", NULL);
+  close(fds[1]);
+  size_t left = 0;
+  ssize_t got;
+  while ((got = read(fds[0], bytes, sizeof bytes)) > 0)
+    left += (size_t)got;
+  close(fds[0]);
+  cr_expect_eq(left, len, "the pipe lost %zu bytes", len - left);
+  free_fbodies(&b);
+}

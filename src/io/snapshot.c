@@ -13,7 +13,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* A snapshot is read by seeking in it (HDF5's superblock, GADGET-2's
+ * parts and blocks, Tipsy's after its header), and opened more than once
+ * (told, then read): only a regular file reads the same every time. A
+ * pipe or a device would lose what a first look read; such a path is not
+ * looked at at all. 0 for a path that names nothing (a GADGET-2 BASE). */
+static int not_a_regular_file(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+}
+
 int tfmm_snapshot_is_hdf5(const char *path) {
+  if (not_a_regular_file(path))
+    return 0;
   static const unsigned char signature[8] = {0x89, 'H',  'D',  'F',
                                              '\r', '\n', 0x1a, '\n'};
   FILE *fp = fopen(path, "rb");
@@ -35,7 +47,7 @@ int tfmm_snapshot_is_hdf5(const char *path) {
 }
 
 tfmm_format tfmm_snapshot_probe(const char *path) {
-  if (path == NULL)
+  if (path == NULL || not_a_regular_file(path))
     return TFMM_FORMAT_UNKNOWN;
   if (tfmm_snapshot_is_hdf5(path))
     return TFMM_FORMAT_HDF5;
@@ -58,6 +70,23 @@ tfmm_format tfmm_snapshot_probe(const char *path) {
                                        : TFMM_FORMAT_UNKNOWN;
 }
 
+/* Refuses a path that names anything but a regular file (a pipe, a
+ * device, a directory), saying why, before a byte is read. */
+static int is_readable_kind(tfmm_io_report *r, const char *path) {
+  struct stat st;
+  if (stat(path, &st) != 0 || S_ISREG(st.st_mode))
+    return 1; /* a regular file, or a name the reader explains */
+  if (S_ISDIR(st.st_mode))
+    tfmm_io_fail(r, "%s: cannot read: %s", path, strerror(EISDIR));
+  else
+    tfmm_io_fail(r,
+                 "%s: not a regular file (a pipe or a device): a "
+                 "snapshot is read by seeking in it, which a pipe does "
+                 "not allow; save it to a file and name that file",
+                 path);
+  return 0;
+}
+
 tfmm_status tfmm_snapshot_read(const char *path,
                                const tfmm_read_options *options,
                                tfmm_snapshot *out, char *message, size_t size) {
@@ -68,6 +97,8 @@ tfmm_status tfmm_snapshot_read(const char *path,
     return tfmm_io_report_finish(&r, message, size);
   }
   memset(out, 0, sizeof *out);
+  if (!is_readable_kind(&r, path))
+    return tfmm_io_report_finish(&r, message, size);
   const tfmm_read_options defaults = {0};
   const tfmm_read_options *o = options != NULL ? options : &defaults;
   out->format =

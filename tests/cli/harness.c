@@ -146,6 +146,86 @@ int run_argv(const char *const *args) {
   return WEXITSTATUS(status);
 }
 
+/* Feeds the file in_name of the scratch directory (NULL: nothing) into
+ * fd, then closes it. A tool that stops reading early ends the write
+ * (EPIPE, SIGPIPE ignored here). */
+static void feed(int fd, const char *in_name) {
+  path_buf path;
+  FILE *fp = in_name != NULL ? fopen(path_in(&path, in_name), "rb") : NULL;
+  cr_assert(in_name == NULL || fp != NULL, "cannot open %s", in_name);
+  struct sigaction ignore = {.sa_handler = SIG_IGN}, saved;
+  sigemptyset(&ignore.sa_mask);
+  sigaction(SIGPIPE, &ignore, &saved);
+  char buf[8192];
+  size_t got;
+  int open_end = 1;
+  while (fp != NULL && open_end && (got = fread(buf, 1, sizeof buf, fp)) > 0)
+    for (size_t at = 0; open_end && at < got;) {
+      const ssize_t put = write(fd, buf + at, got - at);
+      open_end = put > 0;
+      at += put > 0 ? (size_t)put : 0;
+    }
+  if (fp != NULL)
+    fclose(fp);
+  close(fd);
+  sigaction(SIGPIPE, &saved, NULL);
+}
+
+/* run_argv in the scratch directory, standard input a pipe fed with
+ * in_name (piped) or the file in_name itself. */
+static int run_with_stdin(const char *in_name, int piped,
+                          const char *const *args) {
+  char *argv[MAX_ARGS + 2];
+  int argc = 0;
+  const char *cli = cli_path();
+  argv[argc++] = (char *)cli;
+  for (; args[argc - 1] != NULL; argc++) {
+    cr_assert(argc <= MAX_ARGS);
+    argv[argc] = (char *)args[argc - 1];
+  }
+  argv[argc] = NULL;
+  path_buf out, err_path, in;
+  path_in(&out, "stdout.txt");
+  path_in(&err_path, "stderr.txt");
+  path_in(&in, in_name != NULL ? in_name : "");
+  int fds[2] = {-1, -1};
+  if (piped)
+    cr_assert_eq(pipe(fds), 0);
+  else
+    cr_assert_not_null(in_name);
+  const pid_t pid = fork();
+  cr_assert_neq(pid, -1);
+  if (pid == 0) { /* the child: only async-signal-safe calls until exec */
+    const int i = piped ? fds[0] : open(in.s, O_RDONLY),
+              o = open(out.s, O_WRONLY | O_CREAT | O_TRUNC, 0644),
+              e = open(err_path.s, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (i < 0 || o < 0 || e < 0 || chdir(scratch) != 0 || dup2(i, 0) < 0 ||
+        dup2(o, 1) < 0 || dup2(e, 2) < 0)
+      _exit(127);
+    if (piped)
+      close(fds[1]);
+    execve(cli, argv, environ);
+    _exit(127);
+  }
+  if (piped) {
+    close(fds[0]);
+    feed(fds[1], in_name);
+  }
+  int status;
+  cr_assert_eq(waitpid(pid, &status, 0), pid);
+  if (WIFSIGNALED(status))
+    return 128 + WTERMSIG(status);
+  return WEXITSTATUS(status);
+}
+
+int run_piped_argv(const char *in_name, const char *const *args) {
+  return run_with_stdin(in_name, 1, args);
+}
+
+int run_redirected_argv(const char *in_name, const char *const *args) {
+  return run_with_stdin(in_name, 0, args);
+}
+
 static void assert_file_has(const char *name, const char *text) {
   char *all = read_text(name);
   cr_assert_not_null(all);

@@ -33,6 +33,19 @@ void assert_no_temporaries(void);
 int run_argv(const char *const *args);
 #define RUN(...) run_argv((const char *const[]){__VA_ARGS__, NULL})
 
+/* run_argv with standard input a pipe that carries the file in_name of
+ * the scratch directory (NULL: nothing), and the scratch directory as the
+ * working directory (a file the tool names "-" or "x" lands there). */
+int run_piped_argv(const char *in_name, const char *const *args);
+#define RUN_PIPED(in, ...)                                                     \
+  run_piped_argv(in, (const char *const[]){__VA_ARGS__, NULL})
+
+/* run_piped_argv with standard input the file in_name itself, as a
+ * shell's '< FILE' opens it: a regular file, not a pipe. */
+int run_redirected_argv(const char *in_name, const char *const *args);
+#define RUN_REDIRECTED(in, ...)                                                \
+  run_redirected_argv(in, (const char *const[]){__VA_ARGS__, NULL})
+
 void assert_stderr_has(const char *text);
 void assert_stdout_has(const char *text);
 

@@ -299,6 +299,44 @@ Test(binary_input, gadget_two_files) {
   model_free(&b);
 }
 
+/* A snapshot in ten files: every part is an input, parts 8 and 9 as much
+ * as 0 to 7, so that no output replaces one (the parts were kept up to
+ * the eighth alone, issue 29). */
+Test(binary_input, gadget_parts_past_eight_are_never_replaced) {
+  enum { PARTS = 10 };
+  const size_t one[NTYPES] = {0, 1, 0, 0, 0, 0};
+  gadget_options g = gadget_defaults();
+  g.num_files = PARTS;
+  g.total[1] = PARTS;
+  char name[32];
+  for (int k = 0; k < PARTS; k++) {
+    model m = model_random(one, fresh_seed() + (uint64_t)k, 1);
+    m.b[1][0].id += (uint64_t)k;
+    snprintf(name, sizeof name, "snap.%d", k);
+    gadget_write(&m, &g, sp(name), NULL);
+    model_free(&m);
+  }
+  for (int k = PARTS - 3; k < PARTS; k++) {
+    snprintf(name, sizeof name, "snap.%d", k);
+    char *part = read_text(name);
+    cr_assert_eq(RUN("forces", "--in", sp("snap"), "--out", sp(name),
+                     "--method", "direct"),
+                 1, "an output replaced %s", name);
+    assert_stderr_has(": is the same file as the input");
+    char *after = read_text(name);
+    cr_assert(memcmp(part, after, 256) == 0, "%s was replaced", name);
+    free(part);
+    free(after);
+  }
+  /* Read whole: the ten bodies. */
+  cr_assert_eq(RUN("forces", "--in", sp("snap.3"), "--out", sp("f.txt"),
+                   "--method", "direct"),
+               0);
+  table *t = read_table("f.txt", 4);
+  cr_assert_eq(t->rows, PARTS);
+  free(t);
+}
+
 /* Gas alone is refused unasked, as in HDF5 (tilefmm computes gravity
  * alone); stars alone read with no note. */
 Test(binary_input, gas_alone_is_refused_stars_alone_read) {
