@@ -160,16 +160,20 @@ __global__ void watch(int64_t k, int each, uint64_t seed, const int *low,
 
 /* The third part's sort keys of m leaves: the least key of each (least),
  * +inf where the leaf is empty, its least is not finite or the ends took
- * that body; and the leaves in order. */
-__global__ void least_keys(int64_t m, const int64_t *begin,
+ * that body; and the leaves in order. The pair is checked against a2: a
+ * CUB that folds its initial value {1, DBL_MAX} into a segment of +inf
+ * alone would name a body the host does not. */
+__global__ void least_keys(int64_t m, const double *a2, const int64_t *begin,
                            const int32_t *count, const Least *least,
                            const int64_t *taken, double *key, int *leaf) {
   const int64_t l = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
   if (l >= m)
     return;
   const double v = least[l].value;
-  const bool out =
-      count[l] < 1 || !(v < INFINITY) || taken[l] == begin[l] + least[l].key;
+  const int at = least[l].key;
+  const bool out = count[l] < 1 || at < 0 || at >= count[l] ||
+                   !(v < INFINITY) || a2[begin[l] + at] != v ||
+                   taken[l] == begin[l] + at;
   key[l] = out ? INFINITY : v;
   leaf[l] = (int)l;
 }
@@ -238,7 +242,7 @@ tfmm_status least_part(char *base, const layout &l, size_t cub_bytes, int m,
   size_t temp_bytes = cub_bytes;
   TRY(cub::DeviceSegmentedReduce::ArgMin(base + l.cub, temp_bytes, a2, least, m,
                                          begin, end, st));
-  least_keys<<<blocks(m), THREADS, 0, st>>>(m, begin, count, least, taken,
+  least_keys<<<blocks(m), THREADS, 0, st>>>(m, a2, begin, count, least, taken,
                                             key_in, leaf_in);
   TRY(cudaGetLastError());
   temp_bytes = cub_bytes;
