@@ -15,11 +15,12 @@
  * acceleration) of each of as many leaves whose least |a| is smallest
  * (passing over a leaf where the ends took that very body). The
  * relative error |da| / |a| is largest where |a| is small beside the
- * pulls that make it: where they cancel (the centre of a sphere, a saddle
- * between clusters) and far out, where a large leaf meets the whole
- * system at the opening angle's edge (a 20,000-body Plummer sphere at
- * theta 0.8, order 12: the worst body of each of five draws lies 11 to
- * 28 scale radii out, 6th to 209th by |a|; the watch took it in three).
+ * pulls that make it: where they cancel (the centre of a sphere, a
+ * saddle between clusters) and far out (presumably where a large leaf
+ * meets the whole system at the opening angle's edge; on 20,000-body
+ * Plummer spheres at theta 0.8, order 12 the worst body lies 7 to 22
+ * scale radii out, and the watch takes it in six draws of ten:
+ * bench/results/watch).
  * Ranked by |a| itself, not by |a| over its leaf's typical one: a body
  * alone far out has no neighbours to compare with, and |a|'s order needs
  * no bound computed beside the evaluation; ties go to the lower body and
