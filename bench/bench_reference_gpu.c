@@ -21,7 +21,9 @@
  * --leaves L > 0 adds what a measurement pays around the sums, each the
  * median host wall time of reps (a wait at the end of each): the sample
  * drawn on the device from L leaves over the largest N
- * (tfmm_gpu_measure_targets: its size query and launches), the sums at
+ * (tfmm_gpu_measure_targets: its size query and launches, the watch's
+ * third part from given keys of n bodies; the stage's gather of those
+ * keys from the results, one more pass over n, is not in it), the sums at
  * the first k targets with their size query and check (what the stage
  * pays, against the events' time above), and a copy of 14 KB (the
  * results of 256 targets) to pageable host memory.
@@ -258,10 +260,19 @@ static int overheads(const options *o, size_t n, size_t k, arrays *d,
     begin[l] = (int64_t)((double)l * (double)n / (double)L);
   for (int64_t l = 0; l < L; l++)
     count[l] = (int32_t)((l + 1 < L ? begin[l + 1] : (int64_t)n) - begin[l]);
+  /* The third part's keys: |a|^2 of every sorted body, pseudo-random. */
+  double *a2 = malloc(n * sizeof *a2), *d_a2 = NULL;
+  uint64_t x = 0x9e3779b97f4a7c15ull;
+  for (size_t i = 0; i < n; i++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    a2[i] = (double)(x >> 11) * 0x1p-53;
+  }
   int64_t *d_begin = NULL, *d_sorted = NULL;
   int32_t *d_count = NULL;
   void *scratch = NULL, *host = malloc(14336);
-  const size_t each = 32, m = k + 2 * each;
+  const size_t each = 32, m = k + 3 * each;
+  CHECK_CUDA(cudaMalloc((void **)&d_a2, n * sizeof *d_a2));
+  CHECK_CUDA(cudaMemcpy(d_a2, a2, n * sizeof *a2, cudaMemcpyHostToDevice));
   CHECK_CUDA(cudaMalloc((void **)&d_begin, (size_t)L * sizeof *d_begin));
   CHECK_CUDA(cudaMalloc((void **)&d_count, (size_t)L * sizeof *d_count));
   CHECK_CUDA(cudaMalloc((void **)&d_sorted, (m + 1) * sizeof *d_sorted));
@@ -275,7 +286,7 @@ static int overheads(const options *o, size_t n, size_t k, arrays *d,
   tfmm_error err = {{0}};
   size_t bytes = 0;
   if (tfmm_gpu_measure_targets(NULL, &bytes, n, k, each, 7, L, NULL, NULL, NULL,
-                               NULL, s, &err) != TFMM_OK) {
+                               NULL, NULL, s, &err) != TFMM_OK) {
     fprintf(stderr, "bench_reference_gpu: %s\n", err.message);
     return 1;
   }
@@ -287,10 +298,11 @@ static int overheads(const options *o, size_t n, size_t k, arrays *d,
     double t0 = wall();
     size_t b = 0;
     tfmm_status st = tfmm_gpu_measure_targets(NULL, &b, n, k, each, 7, L, NULL,
-                                              NULL, NULL, NULL, s, &err);
+                                              NULL, NULL, NULL, NULL, s, &err);
     if (st == TFMM_OK)
       st = tfmm_gpu_measure_targets(scratch, &b, n, k, each, 7, L, d_begin,
-                                    d_count, d_sorted, d_sorted + m, s, &err);
+                                    d_count, d_a2, d_sorted, d_sorted + m, s,
+                                    &err);
     CHECK_CUDA(cudaStreamSynchronize(s));
     const double t1 = wall();
     b = 0;
@@ -331,10 +343,12 @@ static int overheads(const options *o, size_t n, size_t k, arrays *d,
   for (int p = 0; p < 3; p++)
     free(ms[p]);
   cudaFree(d_begin);
+  cudaFree(d_a2);
   cudaFree(d_count);
   cudaFree(d_sorted);
   cudaFree(scratch);
   free(begin);
+  free(a2);
   free(count);
   free(host);
   return 0;

@@ -401,8 +401,11 @@ typedef struct tfmm_stats {
    * relative acceleration error |a - a_exact| / |a_exact| at a sample of
    * the bodies, a_exact summed over every body in double precision with
    * the same softening. The sample is stratified along the tree's key
-   * order (every region in proportion to its bodies) plus one body of
-   * each of the smallest and the largest leaves. */
+   * order (every region in proportion to its bodies) plus a watch, in
+   * the max only: one body of each of the smallest and the largest
+   * leaves, and the body of least |a| of each of the leaves whose least
+   * |a| is smallest (where pulls cancel, or far out: where relative
+   * errors are largest). */
   struct {
     int measured;            /* 1: the fields below are this evaluation's */
     size_t samples;          /* bodies sampled */

@@ -16,7 +16,11 @@
  * - The sample drawn on the device (measure_targets_gpu.h) is the host's,
  *   index for index (tfmm_measure_pick, tfmm_measure_watch), on random
  *   leaves with empty leaves, counts past the histogram's cap, ties, fewer
- *   leaves than the watch wants, none, and no watch.
+ *   leaves than the watch wants, none, and no watch; the watch's third
+ *   part (the leaves of least |a|) from the same keys: random, or few
+ *   distinct values with zeros and infinities (ties between bodies and
+ *   between leaves), or leaves of one body each (the ends' bodies passed
+ *   over), or none.
  * - A solver's measured p99, max and median with the fast sums
  *   (accuracy 1e-3) agree with the FP64 sums' (accuracy 1e-5) on the same
  *   evaluation and sample: each measured e moves by at most
@@ -266,10 +270,31 @@ Test(measure_fast_gpu, a_wrong_softening_misses_the_bound, .timeout = 300) {
 }
 
 #if TFMM_HAVE_CUDA
+/* The watch's keys of n sorted bodies (none: NULL; else malloc'd):
+ * random in [0, 1), or (ties) one of 8 values, a twentieth 0 and a
+ * twentieth +inf. */
+enum keys { NO_KEYS, RANDOM_KEYS, TIED_KEYS };
+
+static double *make_keys(size_t n, enum keys kind, uint64_t seed) {
+  if (kind == NO_KEYS)
+    return NULL;
+  double *a2 = malloc((n > 0 ? n : 1) * sizeof *a2);
+  test_rng rng = {seed ^ 0xa2};
+  for (size_t i = 0; i < n; i++) {
+    const double u = test_uniform(&rng);
+    a2[i] = kind == RANDOM_KEYS ? u
+            : u < 0.05          ? 0
+            : u < 0.1           ? INFINITY
+                                : (double)(int)(8 * test_uniform(&rng)) / 8;
+  }
+  return a2;
+}
+
 /* The device's draw against the host's on nleaves leaves of the given
- * counts. */
+ * counts, with the watch's third part from keys of the given kind. */
 static void same_draw(size_t k, size_t each, int64_t nleaves,
-                      const int32_t *count, uint64_t seed, const char *what) {
+                      const int32_t *count, enum keys kind, uint64_t seed,
+                      const char *what) {
   int64_t *begin = malloc((size_t)(nleaves > 0 ? nleaves : 1) * sizeof *begin);
   size_t n = 0;
   for (int64_t l = 0; l < nleaves; l++) {
@@ -278,13 +303,20 @@ static void same_draw(size_t k, size_t each, int64_t nleaves,
   }
   if (n < k)
     n = k; /* bodies past the leaves: the estimate's strata still fit */
-  const size_t m = k + 2 * each;
+  const size_t m = k + TFMM_MEASURE_WATCH_PARTS * each;
   int64_t *want = calloc(m, sizeof *want), *got = malloc(m * sizeof *got);
+  double *a2 = make_keys(n, kind, seed);
   tfmm_measure_pick(n, k, seed, want);
   const size_t w =
-      tfmm_measure_watch(nleaves, begin, count, each, ~seed, want + k);
+      tfmm_measure_watch(nleaves, begin, count, each, ~seed, a2, want + k);
+  /* The third part takes its `each` where the leaves are many. */
+  cr_assert(kind == NO_KEYS || nleaves < 3 * (int64_t)each ||
+                w == TFMM_MEASURE_WATCH_PARTS * each,
+            "%s (seed %#llx): %zu watched of %zu", what,
+            (unsigned long long)seed, w, TFMM_MEASURE_WATCH_PARTS * each);
   int64_t *d_begin = to_device(begin, (size_t)nleaves * sizeof *begin);
   int32_t *d_count = to_device(count, (size_t)nleaves * sizeof *count);
+  double *d_a2 = a2 != NULL ? to_device(a2, n * sizeof *a2) : NULL;
   int64_t *d_sorted = NULL, *d_w = NULL;
   CUDA_OK(cudaMalloc((void **)&d_sorted, m * sizeof *d_sorted));
   CUDA_OK(cudaMalloc((void **)&d_w, sizeof *d_w));
@@ -293,13 +325,14 @@ static void same_draw(size_t k, size_t each, int64_t nleaves,
   tfmm_error err = {{0}};
   size_t bytes = 0;
   cr_assert_eq(tfmm_gpu_measure_targets(NULL, &bytes, n, k, each, seed, nleaves,
-                                        NULL, NULL, NULL, NULL, NULL, &err),
+                                        NULL, NULL, NULL, NULL, NULL, NULL,
+                                        &err),
                TFMM_OK, "%s", err.message);
   void *scratch = NULL;
   CUDA_OK(cudaMalloc(&scratch, bytes));
   cr_assert_eq(tfmm_gpu_measure_targets(scratch, &bytes, n, k, each, seed,
-                                        nleaves, d_begin, d_count, d_sorted,
-                                        d_w, NULL, &err),
+                                        nleaves, d_begin, d_count, d_a2,
+                                        d_sorted, d_w, NULL, &err),
                TFMM_OK, "%s", err.message);
   int64_t dw = -1;
   CUDA_OK(cudaMemcpy(got, d_sorted, m * sizeof *got, cudaMemcpyDeviceToHost));
@@ -314,10 +347,12 @@ static void same_draw(size_t k, size_t each, int64_t nleaves,
                  (long long)(j < k + w ? want[j] : 0));
   cudaFree(d_begin);
   cudaFree(d_count);
+  cudaFree(d_a2);
   cudaFree(d_sorted);
   cudaFree(d_w);
   cudaFree(scratch);
   free(begin);
+  free(a2);
   free(want);
   free(got);
 }
@@ -331,22 +366,28 @@ Test(measure_fast_gpu, the_device_draws_the_hosts_sample, .timeout = 120) {
   const int64_t L = 60000;
   int32_t *count = malloc((size_t)L * sizeof *count);
   /* Mostly 1..64, some empty, a few past the cap (4096). */
-  for (int64_t l = 0; l < L; l++) {
-    const double u = test_uniform(&rng);
-    count[l] = u < 0.05    ? 0
-               : u < 0.997 ? 1 + (int32_t)(64 * test_uniform(&rng))
-                           : 4000 + (int32_t)(3000 * test_uniform(&rng));
+  for (enum keys kind = NO_KEYS; kind <= TIED_KEYS; kind++) {
+    const uint64_t s = seed + 16 * (uint64_t)kind;
+    for (int64_t l = 0; l < L; l++) {
+      const double u = test_uniform(&rng);
+      count[l] = u < 0.05    ? 0
+                 : u < 0.997 ? 1 + (int32_t)(64 * test_uniform(&rng))
+                             : 4000 + (int32_t)(3000 * test_uniform(&rng));
+    }
+    same_draw(186, 23, L, count, kind, s, "random leaves");
+    same_draw(928, 32, L, count, kind, s + 1, "random leaves, planning");
+    same_draw(224, 0, L, count, kind, s + 2, "no watch");
+    for (int64_t l = 0; l < 1000; l++)
+      count[l] = 8;
+    same_draw(186, 23, 1000, count, kind, s + 3, "ties");
+    for (int64_t l = 0; l < 1000; l++)
+      count[l] = 1;
+    same_draw(186, 23, 1000, count, kind, s + 4, "one body a leaf");
+    for (int64_t l = 0; l < 10; l++)
+      count[l] = 1 + (int32_t)(5000 * test_uniform(&rng));
+    same_draw(100, 12, 10, count, kind, s + 5, "fewer leaves than the watch");
+    same_draw(50, 6, 0, count, kind, s + 6, "no leaves");
   }
-  same_draw(192, 24, L, count, seed, "random leaves");
-  same_draw(992, 32, L, count, seed + 1, "random leaves, planning");
-  same_draw(224, 0, L, count, seed + 2, "no watch");
-  for (int64_t l = 0; l < 1000; l++)
-    count[l] = 8;
-  same_draw(192, 24, 1000, count, seed + 3, "ties");
-  for (int64_t l = 0; l < 10; l++)
-    count[l] = 1 + (int32_t)(5000 * test_uniform(&rng));
-  same_draw(100, 12, 10, count, seed + 4, "fewer leaves than the watch");
-  same_draw(50, 6, 0, count, seed + 5, "no leaves");
   free(count);
 #endif
 }

@@ -6,15 +6,21 @@
  * the sums are tfmm_gpu_reference_at's (k n pairs in FP64: 0.61 ms for
  * 256 targets among 10^6 bodies on an H100) or, where the caller allows,
  * tfmm_gpu_reference_fast_at's (FP32 pairs on double-single separations:
- * 0.26 ms); the draw takes 0.09 ms, the gather below moves 48 bytes a
- * target, and one copy brings the results back: one wait in all
- * (bench/results/sample_cost). */
+ * 0.26 ms); the draw took 0.09 ms before the watch's third part
+ * (bench/results/sample_cost), which adds a pass over the n results
+ * (body_keys: 28 bytes a body, the rows gathered), a segmented argmin
+ * over 8 n bytes and a sort of the leaves' (double, int) pairs: not yet
+ * timed, estimated at 50 to 100 us at 10^6 on an H100; the gather below
+ * moves 48 bytes a target, and one copy brings the results back: one
+ * wait in all. */
 #include "pipeline_gpu.h"
 
 #define CUDA_TRY_WHO "gpu schedule"
 #include "cuda_try.cuh"
 
 #include "measure_targets_gpu.h"
+#include "pipeline/measure.h"
+#include "pipeline/measure_pick.h"
 #include "pipeline_gpu_state.cuh"
 #include "reference_gpu.h"
 
@@ -36,6 +42,16 @@ __global__ void gather_sample(int64_t k, const int64_t *sorted,
   if (acc != nullptr)
     for (int d = 0; d < 3; d++)
       got[3 * j + d] = acc[3 * i + d];
+}
+
+/* The watch's keys (measure_pick.h) of the sorted bodies: a2[i] =
+ * |acc[order[i]]|^2 (input order): 4 + 24 bytes a body, the rows
+ * gathered. */
+__global__ void body_keys(int64_t n, const int32_t *order, const double *acc,
+                          double *a2) {
+  const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (i < n)
+    a2[i] = tfmm_measure_a2(acc + 3 * (int64_t)order[i]);
 }
 
 /* begin[l] and count[l] of leaf l's sorted bodies. */
@@ -90,21 +106,28 @@ tfmm_status measure(tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair,
   if (n == 0 || t->d_pos == nullptr || k > n)
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
                           "gpu schedule: measure before a tree was built");
-  const size_t m = k + 2 * each;
+  const size_t m = k + TFMM_MEASURE_WATCH_PARTS * each;
   const int64_t nleaves = t->nleaves;
-  /* MEASURE_TARGETS: the sorted indices, the leaves' spans, the draw's
-   * scratch. */
+  /* The results of the evaluation just made (finish: the caller's device
+   * arrays or the RESULT buffer, input order) give the watch's keys. */
+  const double *d_results = s->d_acc;
+  /* MEASURE_TARGETS: the sorted indices, the leaves' spans, the bodies'
+   * keys, the draw's scratch. */
   size_t draw = 0;
   CHECK(tfmm_gpu_measure_targets(nullptr, &draw, n, k, each, seed, nleaves,
-                                 nullptr, nullptr, nullptr, nullptr, st, err));
+                                 nullptr, nullptr, nullptr, nullptr, nullptr,
+                                 st, err));
   const size_t at_begin = up(m * sizeof(int64_t));
   const size_t at_count = at_begin + up((size_t)nleaves * sizeof(int64_t));
-  const size_t at_draw = at_count + up((size_t)nleaves * sizeof(int32_t));
+  const size_t at_a2 = at_count + up((size_t)nleaves * sizeof(int32_t));
+  const size_t at_draw =
+      at_a2 + (d_results != nullptr ? up(n * sizeof(double)) : 0);
   CHECK(reserve(s, State::MEASURE_TARGETS, at_draw + draw, err));
   char *base = (char *)s->buf[State::MEASURE_TARGETS].p;
   int64_t *d_sorted = (int64_t *)base;
   int64_t *d_begin = (int64_t *)(base + at_begin);
   int32_t *d_count = (int32_t *)(base + at_count);
+  double *d_a2 = d_results != nullptr ? (double *)(base + at_a2) : nullptr;
   /* MEASURE_OUT, the host block's layout (pipeline_gpu.h). */
   const size_t block_bytes = (7 * m + 1) * sizeof(int64_t);
   CHECK(reserve(s, State::MEASURE_OUT, block_bytes, err));
@@ -118,9 +141,15 @@ tfmm_status measure(tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair,
                        d_begin, d_count);
     TRY(cudaGetLastError());
   }
+  if (d_a2 != nullptr) {
+    const int threads = 256;
+    body_keys<<<(unsigned)((n + threads - 1) / threads), threads, 0, st>>>(
+        (int64_t)n, t->d_order, d_results, d_a2);
+    TRY(cudaGetLastError());
+  }
   CHECK(tfmm_gpu_measure_targets(base + at_draw, &draw, n, k, each, seed,
-                                 nleaves, d_begin, d_count, d_sorted, d_watched,
-                                 st, err));
+                                 nleaves, d_begin, d_count, d_a2, d_sorted,
+                                 d_watched, st, err));
   const int threads = 128;
   gather_sample<<<(unsigned)((m + threads - 1) / threads), threads, 0, st>>>(
       (int64_t)m, d_sorted, t->d_order, d_acc, d_input, d_got);

@@ -7,9 +7,12 @@
 #include "pipeline/measure_pick.h"
 
 #include <cub/device/device_histogram.cuh>
+#include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
+#include <cub/device/device_segmented_reduce.cuh>
 #include <cub/device/device_select.cuh>
 #include <cuda_runtime.h>
+#include <math.h>
 #include <thrust/iterator/counting_iterator.h>
 
 namespace {
@@ -25,9 +28,15 @@ unsigned blocks(int64_t count) {
 size_t up(size_t bytes) { return (bytes + ALIGN - 1) / ALIGN * ALIGN; }
 
 /* The scratch: clamped counts, histogram, its scan, the two thresholds,
- * the leaves selected at each end and their numbers, then CUB's. */
+ * the leaves selected at each end and their numbers; for the third part
+ * the body the ends took of each leaf, the leaves' ends, their least keys
+ * and where, those keys and leaves before and after the sort; then
+ * CUB's. */
+using Least = cub::KeyValuePair<int, double>;
+
 struct layout {
-  size_t clamped, hist, prefix, cuts, low, high, nsel, cub, bytes;
+  size_t clamped, hist, prefix, cuts, low, high, nsel, taken, end, least,
+      key_in, key_out, leaf_in, leaf_out, cub, bytes;
 };
 
 layout lay_out(int64_t m, size_t cub_bytes) {
@@ -47,20 +56,39 @@ layout lay_out(int64_t m, size_t cub_bytes) {
   at += up((size_t)m * sizeof(int));
   l.nsel = at;
   at += up(2 * sizeof(int));
+  l.taken = at;
+  at += up((size_t)m * sizeof(int64_t));
+  l.end = at;
+  at += up((size_t)m * sizeof(int64_t));
+  l.least = at;
+  at += up((size_t)m * sizeof(Least));
+  l.key_in = at;
+  at += up((size_t)m * sizeof(double));
+  l.key_out = at;
+  at += up((size_t)m * sizeof(double));
+  l.leaf_in = at;
+  at += up((size_t)m * sizeof(int));
+  l.leaf_out = at;
+  at += up((size_t)m * sizeof(int));
   l.cub = at;
   l.bytes = at + up(cub_bytes);
   return l;
 }
 
-/* The estimate's k bodies, and (m > 0) the histogram's sample of each
- * of m leaves: its count in [0, CAP]; one launch for both. */
+/* The estimate's k bodies, and (m > 0) of each of m leaves the
+ * histogram's sample, its count in [0, CAP], its end and no body taken
+ * yet; one launch for all. */
 __global__ void pick(size_t n, size_t k, uint64_t seed, int64_t *sorted,
-                     int64_t m, const int32_t *count, int *clamped) {
+                     int64_t m, const int64_t *begin, const int32_t *count,
+                     int *clamped, int64_t *end, int64_t *taken) {
   const size_t j = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
   if (j < k)
     sorted[j] = tfmm_measure_stratum(n, k, seed, j);
-  if ((int64_t)j < m)
+  if ((int64_t)j < m) {
     clamped[j] = count[j] < 1 ? 0 : count[j] > CAP ? CAP : count[j];
+    end[j] = begin[j] + (count[j] > 0 ? count[j] : 0);
+    taken[j] = -1;
+  }
 }
 
 /* The thresholds of tfmm_measure_watch from prefix[c - 1] = leaves of
@@ -100,20 +128,29 @@ struct AtEnd {
 
 /* The first `each` leaves of each end, in key order, low then high: one
  * body of each (the low end's from ~seed, the high end's from seed, as
- * tfmm_measure_watch with ~seed draws them). */
+ * tfmm_measure_watch with ~seed draws them), noted in taken (with taken:
+ * the high end's after the low end's, as on the host); index 0 in the
+ * slots up to k + 3 each. One block. */
 __global__ void watch(int64_t k, int each, uint64_t seed, const int *low,
                       const int *high, const int *nsel, const int64_t *begin,
-                      const int32_t *count, int64_t *sorted, int64_t *watched) {
+                      const int32_t *count, int64_t *sorted, int64_t *taken,
+                      int64_t *watched) {
   const int j = threadIdx.x;
   const int nlow = min(nsel[0], each), nhigh = min(nsel[1], each);
-  for (int s = j; s < 2 * each; s += blockDim.x) {
+  for (int s = j; s < nlow; s += blockDim.x) {
+    const int l = low[s];
+    sorted[k + s] = tfmm_measure_in_leaf(begin[l], count[l], ~seed, l);
+    if (taken != nullptr)
+      taken[l] = sorted[k + s];
+  }
+  __syncthreads(); /* the high end's body wins a leaf both took */
+  for (int s = nlow + j; s < 3 * each; s += blockDim.x) {
     int64_t body = 0;
-    if (s < nlow) {
-      const int l = low[s];
-      body = tfmm_measure_in_leaf(begin[l], count[l], ~seed, l);
-    } else if (s < nlow + nhigh) {
+    if (s < nlow + nhigh) {
       const int l = high[s - nlow];
       body = tfmm_measure_in_leaf(begin[l], count[l], seed, l);
+      if (taken != nullptr)
+        taken[l] = body;
     }
     sorted[k + s] = body;
   }
@@ -121,11 +158,54 @@ __global__ void watch(int64_t k, int each, uint64_t seed, const int *low,
     *watched = nlow + nhigh;
 }
 
-/* The most scratch CUB asks for the histogram, the scan and the
- * selections over m leaves. */
+/* The third part's sort keys of m leaves: the least key of each (least),
+ * +inf where the leaf is empty, its least is not finite or the ends took
+ * that body; and the leaves in order. The pair is checked against a2: a
+ * CUB that folds its initial value {1, DBL_MAX} into a segment of +inf
+ * alone would name a body the host does not. */
+__global__ void least_keys(int64_t m, const double *a2, const int64_t *begin,
+                           const int32_t *count, const Least *least,
+                           const int64_t *taken, double *key, int *leaf) {
+  const int64_t l = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (l >= m)
+    return;
+  const double v = least[l].value;
+  const int at = least[l].key;
+  const bool out = count[l] < 1 || at < 0 || at >= count[l] ||
+                   !(v < INFINITY) || a2[begin[l] + at] != v ||
+                   taken[l] == begin[l] + at;
+  key[l] = out ? INFINITY : v;
+  leaf[l] = (int)l;
+}
+
+/* The first `each` of the m sorted leaves whose key is finite (a prefix):
+ * the least body of each after the ends' bodies, their count added to
+ * *watched. One block. */
+__global__ void least_bodies(int64_t k, int each, int64_t m, const int *nsel,
+                             const double *key, const int *leaf,
+                             const int64_t *begin, const Least *least,
+                             int64_t *sorted, int64_t *watched) {
+  __shared__ int found;
+  if (threadIdx.x == 0)
+    found = 0;
+  __syncthreads();
+  const int at = min(nsel[0], each) + min(nsel[1], each);
+  for (int s = threadIdx.x; s < each && s < m; s += blockDim.x)
+    if (key[s] < INFINITY) {
+      const int l = leaf[s];
+      sorted[k + at + s] = begin[l] + least[l].key;
+      atomicAdd(&found, 1);
+    }
+  __syncthreads();
+  if (threadIdx.x == 0)
+    *watched += found;
+}
+
+/* The most scratch CUB asks for the histogram, the scan, the selections,
+ * the least keys and their sort over m leaves. */
 tfmm_status cub_bytes_for(int m, size_t *bytes, cudaStream_t st,
                           tfmm_error *err) {
-  size_t b[3] = {0, 0, 0};
+  size_t b[5] = {0, 0, 0, 0, 0};
   const thrust::counting_iterator<int> leaves(0);
   TRY(cub::DeviceHistogram::HistogramEven(nullptr, b[0], (const int *)nullptr,
                                           (int *)nullptr, CAP + 2, 0, CAP + 1,
@@ -134,8 +214,43 @@ tfmm_status cub_bytes_for(int m, size_t *bytes, cudaStream_t st,
                                     (int *)nullptr, CAP, st));
   TRY(cub::DeviceSelect::If(nullptr, b[2], leaves, (int *)nullptr,
                             (int *)nullptr, m, AtEnd{nullptr, nullptr, 0}, st));
-  *bytes = b[0] > b[1] ? b[0] : b[1];
-  *bytes = b[2] > *bytes ? b[2] : *bytes;
+  TRY(cub::DeviceSegmentedReduce::ArgMin(
+      nullptr, b[3], (const double *)nullptr, (Least *)nullptr, m,
+      (const int64_t *)nullptr, (const int64_t *)nullptr, st));
+  TRY(cub::DeviceRadixSort::SortPairs(nullptr, b[4], (const double *)nullptr,
+                                      (double *)nullptr, (const int *)nullptr,
+                                      (int *)nullptr, m, 0, 64, st));
+  *bytes = 0;
+  for (int i = 0; i < 5; i++)
+    *bytes = b[i] > *bytes ? b[i] : *bytes;
+  return TFMM_OK;
+}
+
+/* The third part (the leaves of least key) after the ends' bodies. */
+tfmm_status least_part(char *base, const layout &l, size_t cub_bytes, int m,
+                       int64_t k, int each, const double *a2,
+                       const int64_t *begin, const int32_t *count,
+                       const int *nsel, int64_t *sorted, int64_t *watched,
+                       cudaStream_t st, tfmm_error *err) {
+  const int64_t *end = (const int64_t *)(base + l.end);
+  const int64_t *taken = (const int64_t *)(base + l.taken);
+  Least *least = (Least *)(base + l.least);
+  double *key_in = (double *)(base + l.key_in);
+  double *key_out = (double *)(base + l.key_out);
+  int *leaf_in = (int *)(base + l.leaf_in),
+      *leaf_out = (int *)(base + l.leaf_out);
+  size_t temp_bytes = cub_bytes;
+  TRY(cub::DeviceSegmentedReduce::ArgMin(base + l.cub, temp_bytes, a2, least, m,
+                                         begin, end, st));
+  least_keys<<<blocks(m), THREADS, 0, st>>>(m, a2, begin, count, least, taken,
+                                            key_in, leaf_in);
+  TRY(cudaGetLastError());
+  temp_bytes = cub_bytes;
+  TRY(cub::DeviceRadixSort::SortPairs(base + l.cub, temp_bytes, key_in, key_out,
+                                      leaf_in, leaf_out, m, 0, 64, st));
+  least_bodies<<<1, 64, 0, st>>>(k, each, m, nsel, key_out, leaf_out, begin,
+                                 least, sorted, watched);
+  TRY(cudaGetLastError());
   return TFMM_OK;
 }
 
@@ -145,8 +260,8 @@ extern "C" tfmm_status
 tfmm_gpu_measure_targets(void *scratch, size_t *scratch_bytes, size_t n,
                          size_t k, size_t each, uint64_t seed, int64_t nleaves,
                          const int64_t *d_begin, const int32_t *d_count,
-                         int64_t *d_sorted, int64_t *d_watched, void *stream,
-                         tfmm_error *err) {
+                         const double *d_a2, int64_t *d_sorted,
+                         int64_t *d_watched, void *stream, tfmm_error *err) {
   if (scratch_bytes == nullptr || k < 1 || k > n || nleaves < 0 ||
       nleaves > (1 << 30) || each > (1u << 20))
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
@@ -175,9 +290,11 @@ tfmm_gpu_measure_targets(void *scratch, size_t *scratch_bytes, size_t n,
   int *prefix = (int *)(base + l.prefix), *cuts = (int *)(base + l.cuts);
   int *low = (int *)(base + l.low), *high = (int *)(base + l.high);
   int *nsel = (int *)(base + l.nsel);
+  int64_t *taken = (int64_t *)(base + l.taken);
+  int64_t *end = (int64_t *)(base + l.end);
   const int64_t most = watching && m > (int64_t)k ? m : (int64_t)k;
   pick<<<blocks(most), THREADS, 0, st>>>(n, k, seed, d_sorted, watching ? m : 0,
-                                         d_count, clamped);
+                                         d_begin, d_count, clamped, end, taken);
   TRY(cudaGetLastError());
   if (!watching) {
     TRY(cudaMemsetAsync(nsel, 0, 2 * sizeof(int), st));
@@ -199,7 +316,11 @@ tfmm_gpu_measure_targets(void *scratch, size_t *scratch_bytes, size_t n,
                               m, AtEnd{clamped, cuts, 1}, st));
   }
   watch<<<1, 64, 0, st>>>((int64_t)k, (int)each, seed, low, high, nsel, d_begin,
-                          d_count, d_sorted, d_watched);
+                          d_count, d_sorted, watching ? taken : nullptr,
+                          d_watched);
   TRY(cudaGetLastError());
+  if (watching && d_a2 != nullptr)
+    CHECK(least_part(base, l, cub_bytes, m, (int64_t)k, (int)each, d_a2,
+                     d_begin, d_count, nsel, d_sorted, d_watched, st, err));
   return TFMM_OK;
 }

@@ -203,7 +203,8 @@ tfmm_status tfmm_pipeline_gpu_scale(tfmm_pipeline_gpu *pl, size_t n,
 /* The measured error's sample (measure.h) at the tree just evaluated
  * (after tfmm_pipeline_gpu_download), drawn on the device: the estimate's
  * k sorted bodies (tfmm_measure_pick(n, k, seed)), then the watch's
- * (tfmm_measure_watch(leaves, each, ~seed)), m = k + 2 each slots; the
+ * (tfmm_measure_watch(leaves, each, ~seed, a2), a2 the keys of this
+ * evaluation's results on the device), m = k + 3 each slots; the
  * exact accelerations there, summed over every body of the tree with
  * pair's softening (G = 1, the tree's units) in FP64
  * (tfmm_gpu_reference_at) or, with fast, in FP32 pairs

@@ -21,9 +21,10 @@ size_t tfmm_measure_sample_size(size_t n, int requested, int planning,
     double tiles = gpu ? floor(2.2e8 / (TFMM_MEASURE_TILE * (double)n)) : 1;
     tiles = tiles < 1 ? 1 : tiles > 16 ? 16 : tiles;
     const size_t total = (size_t)tiles * TFMM_MEASURE_TILE * (planning ? 4 : 1);
-    k = total - 2 * (total / 8 < TFMM_MEASURE_WATCH_MAX
-                         ? total / 8
-                         : TFMM_MEASURE_WATCH_MAX);
+    /* The most the tiles hold beside the watch's parts. */
+    for (k = total;
+         k > 1 && k + TFMM_MEASURE_WATCH_PARTS * watch_each(k) > total;)
+      k--;
   }
   return k < n ? k : n;
 }
@@ -40,7 +41,8 @@ enum { CAP = TFMM_MEASURE_CAP };
 
 static size_t pick_end(int64_t nleaves, const int64_t *begin,
                        const int32_t *count, size_t each, int high,
-                       uint64_t seed, int64_t *sorted, const size_t *hist) {
+                       uint64_t seed, int64_t *sorted, const size_t *hist,
+                       int64_t *watched) {
   /* The count at which the end holds at least `each` leaves. */
   size_t seen = 0;
   int cut = high ? CAP : 1;
@@ -55,24 +57,75 @@ static size_t pick_end(int64_t nleaves, const int64_t *begin,
     const int c = count[l] > CAP ? CAP : count[l];
     if (c < 1 || (high ? c < cut : c > cut))
       continue;
-    sorted[w++] = tfmm_measure_in_leaf(begin[l], count[l], seed, l);
+    sorted[w] = tfmm_measure_in_leaf(begin[l], count[l], seed, l);
+    watched[l] = sorted[w++];
   }
+  return w;
+}
+
+/* A leaf's least |a|^2 and the leaf. */
+typedef struct least {
+  double a2;
+  int64_t leaf, body;
+} least;
+
+static int by_least(const void *a, const void *b) {
+  const least *x = a, *y = b;
+  if (x->a2 != y->a2)
+    return (x->a2 > y->a2) - (x->a2 < y->a2);
+  return (x->leaf > y->leaf) - (x->leaf < y->leaf);
+}
+
+/* The third part: the argmin body (the first on ties) of each of the
+ * `each` leaves whose least a2 is smallest and finite (ties: the lower
+ * leaf), in that order, but for a body the ends watch already (watched[l]:
+ * the body they took of leaf l, the high end's if both, else -1). */
+static size_t pick_least(int64_t nleaves, const int64_t *begin,
+                         const int32_t *count, size_t each, const double *a2,
+                         const int64_t *watched, int64_t *sorted) {
+  least *cand = malloc((size_t)nleaves * sizeof *cand);
+  if (cand == NULL)
+    return 0; /* the watch is extra */
+  size_t m = 0;
+  for (int64_t l = 0; l < nleaves; l++) {
+    if (count[l] < 1)
+      continue;
+    int64_t at = begin[l];
+    for (int64_t i = begin[l] + 1; i < begin[l] + count[l]; i++)
+      if (a2[i] < a2[at])
+        at = i;
+    if (a2[at] < INFINITY && watched[l] != at)
+      cand[m++] = (least){a2[at], l, at};
+  }
+  qsort(cand, m, sizeof *cand, by_least);
+  const size_t w = m < each ? m : each;
+  for (size_t j = 0; j < w; j++)
+    sorted[j] = cand[j].body;
+  free(cand);
   return w;
 }
 
 size_t tfmm_measure_watch(int64_t nleaves, const int64_t *begin,
                           const int32_t *count, size_t each, uint64_t seed,
-                          int64_t *sorted) {
+                          const double *a2, int64_t *sorted) {
   if (nleaves <= 0 || each == 0)
     return 0;
   size_t *hist = calloc(CAP + 1, sizeof *hist);
-  if (hist == NULL)
-    return 0; /* the watch is extra: without memory, the estimate alone */
-  for (int64_t l = 0; l < nleaves; l++)
-    hist[count[l] < 1 ? 0 : count[l] > CAP ? CAP : count[l]]++;
-  size_t w = pick_end(nleaves, begin, count, each, 0, seed, sorted, hist);
-  w += pick_end(nleaves, begin, count, each, 1, ~seed, sorted + w, hist);
+  int64_t *watched = malloc((size_t)nleaves * sizeof *watched);
+  size_t w = 0;
+  if (hist != NULL && watched != NULL) {
+    for (int64_t l = 0; l < nleaves; l++)
+      watched[l] = -1;
+    for (int64_t l = 0; l < nleaves; l++)
+      hist[count[l] < 1 ? 0 : count[l] > CAP ? CAP : count[l]]++;
+    w = pick_end(nleaves, begin, count, each, 0, seed, sorted, hist, watched);
+    w += pick_end(nleaves, begin, count, each, 1, ~seed, sorted + w, hist,
+                  watched);
+    if (a2 != NULL)
+      w += pick_least(nleaves, begin, count, each, a2, watched, sorted + w);
+  } /* else the watch is extra: without memory, the estimate alone */
   free(hist);
+  free(watched);
   return w;
 }
 
@@ -156,7 +209,7 @@ static tfmm_status sample_alloc(sample *s, size_t k, size_t each,
                                 tfmm_error *err) {
   memset(s, 0, sizeof *s);
   s->k = k;
-  const size_t m = k + 2 * each;
+  const size_t m = k + TFMM_MEASURE_WATCH_PARTS * each;
   s->sorted = malloc(m * sizeof *s->sorted);
   s->input = malloc(m * sizeof *s->input);
   s->exact = malloc(3 * m * sizeof *s->exact);
@@ -192,11 +245,13 @@ static tfmm_status sample_begin(const tfmm_eval *e, sample *s) {
   return st;
 }
 
-/* The watch's bodies after the estimate's, from the leaves' spans. */
+/* The watch's bodies after the estimate's, from the leaves' spans and
+ * the keys of the sorted bodies (a2, NULL: no third part). */
 static void sample_watch(const tfmm_eval *e, sample *s, int64_t nleaves,
-                         const int64_t *begin, const int32_t *count) {
+                         const int64_t *begin, const int32_t *count,
+                         const double *a2) {
   s->w = tfmm_measure_watch(nleaves, begin, count, watch_each(s->k),
-                            ~e->measure_seed, s->sorted + s->k);
+                            ~e->measure_seed, a2, s->sorted + s->k);
 }
 
 tfmm_status tfmm_stage_measure(tfmm_eval *e) {
@@ -211,16 +266,21 @@ tfmm_status tfmm_stage_measure(tfmm_eval *e) {
   const size_t n = e->n, k = s.k;
   int64_t *begin = malloc((size_t)t->nleaves * sizeof *begin);
   int32_t *count = malloc((size_t)t->nleaves * sizeof *count);
+  double *a2 = malloc(n * sizeof *a2); /* the sorted bodies' |a|^2 */
   if (begin != NULL && count != NULL) {
     for (int64_t l = 0; l < t->nleaves; l++) {
       const tfmm_cell *c = &t->cells[t->leaves[l]];
       begin[l] = c->body_begin;
       count[l] = (int32_t)(c->body_end - c->body_begin);
     }
-    sample_watch(e, &s, t->nleaves, begin, count);
+    if (a2 != NULL)
+      for (size_t i = 0; i < n; i++)
+        a2[i] = tfmm_measure_a2(e->acc + 3 * (size_t)t->order[i]);
+    sample_watch(e, &s, t->nleaves, begin, count, a2);
   }
   free(begin);
   free(count);
+  free(a2);
   size_t *targets = (size_t *)s.input; /* same size, reused */
   for (size_t j = 0; j < k + s.w; j++)
     targets[j] = (size_t)t->order[s.sorted[j]];
@@ -242,7 +302,7 @@ tfmm_status tfmm_stage_gpu_measure(tfmm_eval *e) {
   const double t0 = tfmm_wtime();
   tfmm_pipeline_gpu *g = &e->w->gpu;
   const size_t n = e->n, k = e->measure_k < n ? e->measure_k : n;
-  const size_t each = watch_each(k), m = k + 2 * each;
+  const size_t each = watch_each(k), m = k + TFMM_MEASURE_WATCH_PARTS * each;
   /* The device's block (pipeline_gpu.h): input, exact, got, w. */
   int64_t *block = malloc((7 * m + 1) * sizeof *block);
   double *errs = malloc(m * sizeof *errs);

@@ -9,10 +9,24 @@
  * proportion to its bodies and the median and 99th percentile are those
  * of a random sample (stratification only narrows their spread). The
  * watch: one body of each of the k / 8 (at most TFMM_MEASURE_WATCH_MAX)
- * smallest and as many largest leaves
- * (the sparsest and the densest places, where a small group alone in a
- * large leaf or a crowd of near neighbours lives); it counts in the
- * largest error reported, not in the percentiles, which it would bias.
+ * smallest and as many largest leaves (the sparsest and the densest
+ * places, where a small group alone in a large leaf or a crowd of near
+ * neighbours lives), then the body of least |a| (this evaluation's own
+ * acceleration) of each of as many leaves whose least |a| is smallest
+ * (passing over a leaf where the ends took that very body). The
+ * relative error |da| / |a| is largest where |a| is small beside the
+ * pulls that make it: where they cancel (the centre of a sphere, a
+ * saddle between clusters) and far out (presumably where a large leaf
+ * meets the whole system at the opening angle's edge; on 20,000-body
+ * Plummer spheres at theta 0.8, order 12 the worst body lies 7 to 22
+ * scale radii out, and the watch takes it in six draws of ten:
+ * bench/results/watch).
+ * Ranked by |a| itself, not by |a| over its leaf's typical one: a body
+ * alone far out has no neighbours to compare with, and |a|'s order needs
+ * no bound computed beside the evaluation; ties go to the lower body and
+ * leaf, so that the CPU and the GPU take the same bodies from the same
+ * accelerations. The watch counts in the largest error reported, not in
+ * the percentiles, which it would bias.
  *
  * The bound on the 99th percentile over every body: if a fraction 1 % of
  * the bodies have an error above x99, the number of the k sampled above
@@ -55,19 +69,26 @@
  * being chosen (planning: a bound at 95 %); never more than n. */
 size_t tfmm_measure_sample_size(size_t n, int requested, int planning, int gpu);
 
-/* The watch's leaves at each end: at most this many. */
+/* The watch's leaves in each of its parts (the smallest, the largest,
+ * those of least |a|): at most this many. */
 #define TFMM_MEASURE_WATCH_MAX 32
+#define TFMM_MEASURE_WATCH_PARTS 3
 
 /* The estimate's k sorted indices in [0, n), stratified, from seed. */
 void tfmm_measure_pick(size_t n, size_t k, uint64_t seed, int64_t *sorted);
 
 /* The watch's sorted indices: one body (chosen from seed) of each of the
  * `each` smallest and `each` largest of nleaves leaves (leaf l holds
- * sorted bodies [begin[l], begin[l] + count[l])); writes at most
- * 2 * each, returns how many (fewer when there are fewer leaves). */
+ * sorted bodies [begin[l], begin[l] + count[l]); the first in key order
+ * at each end), then, with a2 (the sorted bodies' tfmm_measure_a2 keys,
+ * n; NULL: none), the body of least key (the first on ties) of each of
+ * the `each` leaves whose least key is smallest and finite (ties: the
+ * lower leaf; a leaf is passed over where the body the ends took of it,
+ * the high end's if both did, is that body), in that order; writes at
+ * most 3 * each, returns how many (fewer when there are fewer leaves). */
 size_t tfmm_measure_watch(int64_t nleaves, const int64_t *begin,
                           const int32_t *count, size_t each, uint64_t seed,
-                          int64_t *sorted);
+                          const double *a2, int64_t *sorted);
 
 /* The statistics of k errors of the estimate and w more of the watch
  * (err[0..k) then err[k..k+w); index[] their input indices) into
