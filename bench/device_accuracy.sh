@@ -139,8 +139,9 @@ cmd_planner() {
     # 0: their near pairs say what opening cells for the softening costs),
     # raise (the clusters at Plummer eps 0.01, lists past 2^31 entries at
     # leaf 64), pile3 (the line + pile at eps 1e-3, TOL 1e-3, two seeds,
-    # 4,000 bodies of truth), schedule (test_schedule_gpu), memcheck (the
-    # fast sums).
+    # 4,000 bodies of truth), schedule (test_schedule_gpu), watch (the
+    # error sample's watch of the smallest |a|: bench_watch, the sample's
+    # cost at 1M and 4M, memcheck of its tests), memcheck (the fast sums).
     local steps=" ${HELD_STEPS:-stages 16m tols soft memcheck} "
     local n tp e k
     if [[ $steps == *" stages "* ]]; then
@@ -185,6 +186,15 @@ cmd_planner() {
           --tol 1e-3,1e-4 --eps "$e" --kernel "$k" --truth 1000 --calls 8 \
           --reps 1 --csv "$out/held.csv"
       done
+    fi
+    if [[ $steps == *" watch "* ]]; then # the watch's third part
+      step watch_bench 120 "$b/bench/bench_watch" --device gpu --draws 10
+      step watch_cost 150 "$bp" --n 1048576,4194304 --inputs 0,1 --tol 1e-3 \
+        --truth 1000 --calls 16 --reps 3 --csv "$out/held.csv"
+      sanitize memcheck_watch 120 memcheck "$t/test_measure_fast_gpu" \
+        'measure_fast_gpu/the_device_draws_the_hosts_sample'
+      sanitize memcheck_watch_measure 120 memcheck "$t/test_measure_gpu" \
+        'measure/watch_sees_a_cancellation_point'
     fi
     [[ $steps == *" memcheck "* ]] &&
       sanitize memcheck_fast 80 memcheck "$t/test_measure_fast_gpu" ''
