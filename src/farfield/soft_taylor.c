@@ -31,7 +31,9 @@ enum {
   SIZE_MAX_Q = (Q_MAX + 1) * (Q_MAX + 2) * (Q_MAX + 3) / 6,
   /* The most A of one level, max over t of (q - t + 1)(t + 1)(t + 2) / 2:
    * 275 at q = 13, t = 9. */
-  LEVEL_MAX = 288
+  LEVEL_MAX = 288,
+  /* Positions of the deepest level. */
+  LEVEL_COUNT_MAX = (Q_MAX + 1) * (Q_MAX + 2) / 2
 };
 
 /* Entries of degree t, and the index of the first. */
@@ -40,32 +42,38 @@ static inline int level_offset(int t) { return t * (t + 1) * (t + 2) / 6; }
 
 size_t tfmm_soft_taylor_size(int p) { return (size_t)level_offset(p + 1); }
 
+/* j = b + c of each position k of a level (the same at every level). */
+static void fill_j(int q, int *jk) {
+  for (int j = 0, k = 0; j <= q; j++)
+    for (int c = 0; c <= j; c++)
+      jk[k++] = j;
+}
+
 /* One level of the recursion: o = A_t^(m) from u = A_{t-1}^(m+1) and
- * v = A_{t-2}^(m+1) (v unused at t = 1). */
-static void level_step(int t, const double R[3], const double *u,
-                       const double *v, double *o) {
-  for (int j = 0; j < t; j++) { /* a = t - j > 0: along x */
-    const int a = t - j, first = j * (j + 1) / 2;
-    if (a >= 2)
-      for (int k = first; k <= first + j; k++)
-        o[k] = R[0] * u[k] + (a - 1) * v[k];
-    else
-      for (int k = first; k <= first + j; k++)
-        o[k] = R[0] * u[k];
-  }
+ * v = A_{t-2}^(m+1) (v unused at t = 1). The positions k < t (t - 1) / 2
+ * have a = t - j >= 2, the next t have a = 1; then a = 0. Flat loops, so
+ * that the compiler may vectorise them. */
+static void level_step(int t, const double R[3], const int *jk,
+                       const double *restrict u, const double *restrict v,
+                       double *restrict o) {
   const int base = t * (t + 1) / 2, base1 = (t - 1) * t / 2,
-            base2 = (t - 2) * (t - 1) / 2;
-  for (int c = 0; c < t; c++) { /* a = 0, b = t - c > 0: along y */
-    const int b = t - c;
-    o[base + c] = R[1] * u[base1 + c] + (b >= 2 ? (b - 1) * v[base2 + c] : 0.0);
-  }
-  o[base + t] = R[2] * u[base1 + t - 1] + /* n = (0, 0, t): along z */
+            base2 = t >= 2 ? (t - 2) * (t - 1) / 2 : 0;
+  for (int k = 0; k < base1; k++) /* a >= 2: along x */
+    o[k] = R[0] * u[k] + (double)(t - 1 - jk[k]) * v[k];
+  for (int k = base1; k < base; k++) /* a = 1 */
+    o[k] = R[0] * u[k];
+  for (int c = 0; c + 1 < t; c++) /* a = 0, b = t - c >= 2: along y */
+    o[base + c] = R[1] * u[base1 + c] + (double)(t - c - 1) * v[base2 + c];
+  o[base + t - 1] = R[1] * u[base1 + t - 1]; /* b = 1 */
+  o[base + t] = R[2] * u[base1 + t - 1] +    /* n = (0, 0, t): along z */
                 (t >= 2 ? (t - 1) * v[base2 + t - 2] : 0.0);
 }
 
 void tfmm_soft_taylor_derivatives(int q, double eps, const double R[3],
                                   double *D) {
   double buf[3][LEVEL_MAX];
+  int jk[LEVEL_COUNT_MAX];
+  fill_j(q, jk);
   const double s = 1.0 / (R[0] * R[0] + R[1] * R[1] + R[2] * R[2] + eps * eps);
   /* Level 0: A_0^(m) = phi_m, phi_{m+1} = -(2m + 1) s phi_m. */
   buf[0][0] = sqrt(s);
@@ -78,7 +86,7 @@ void tfmm_soft_taylor_derivatives(int q, double eps, const double R[3],
     const int nc = level_count(t), n1 = level_count(t - 1),
               n2 = t >= 2 ? level_count(t - 2) : 0;
     for (int m = 0; m <= q - t; m++)
-      level_step(t, R, u + (m + 1) * n1, v + (m + 1) * n2, cur + m * nc);
+      level_step(t, R, jk, u + (m + 1) * n1, v + (m + 1) * n2, cur + m * nc);
     memcpy(D + level_offset(t), cur, (size_t)nc * sizeof *D);
   }
 }
@@ -145,6 +153,8 @@ void tfmm_soft_taylor_m2p(int p, double eps, const double *M, const double c[3],
                           size_t n, const double *pos, double *phi,
                           double *grad) {
   double D[SIZE_MAX_Q];
+  int jk[LEVEL_COUNT_MAX];
+  fill_j(p, jk);
   for (size_t i = 0; i < n; i++) {
     const double R[3] = {pos[3 * i] - c[0], pos[3 * i + 1] - c[1],
                          pos[3 * i + 2] - c[2]};
@@ -154,15 +164,12 @@ void tfmm_soft_taylor_m2p(int p, double eps, const double *M, const double c[3],
       const double *m = M + level_offset(t), *d0 = D + level_offset(t),
                    *d1 = D + level_offset(t + 1);
       double sf = 0, sx = 0, sy = 0, sz = 0;
-      for (int j = 0; j <= t; j++) {
-        const int first = j * (j + 1) / 2, up = (j + 1) * (j + 2) / 2;
-        for (int k = 0; k <= j; k++) {
-          const double mv = m[first + k];
-          sf += mv * d0[first + k];
-          sx += mv * d1[first + k];
-          sy += mv * d1[up + k];
-          sz += mv * d1[up + k + 1];
-        }
+      for (int k = 0; k < level_count(t); k++) {
+        const int up = k + jk[k] + 1; /* (j + 1, c) one level up */
+        sf += m[k] * d0[k];
+        sx += m[k] * d1[k];
+        sy += m[k] * d1[up];
+        sz += m[k] * d1[up + 1];
       }
       const double sign = t % 2 ? -1.0 : 1.0;
       f += sign * sf, gx += sign * sx, gy += sign * sy, gz += sign * sz;
