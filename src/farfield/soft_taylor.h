@@ -22,9 +22,9 @@
  *
  * Storage: entry n at tfmm_soft_taylor_index(n), tfmm_soft_taylor_size(p)
  * doubles, degree by degree. Operators are pure: explicit inputs, outputs
- * added to (+=), no state, no allocation, scratch on the stack (under
- * 12 KiB), reentrant. Every operator needs 0 <= p <= TFMM_SOFT_TAYLOR_ORDER_MAX
- * and eps >= 0. */
+ * added to (+=), no state, no allocation, scratch on the stack (12 KiB at
+ * most, in M2P), reentrant. Every operator needs eps >= 0 and
+ * 0 <= p <= TFMM_SOFT_TAYLOR_ORDER_MAX. */
 #ifndef TFMM_SOFT_TAYLOR_H
 #define TFMM_SOFT_TAYLOR_H
 
