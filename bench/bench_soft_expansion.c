@@ -35,6 +35,7 @@
  *       [--eps 0.001,0.01] [--tol 1e-3,1e-4] [--seed S (default: fresh)]
  *       [--truth 1000] [--threads 1] [--leaf 48] [--calls 3]
  *       [--theta 0.3,0.4,0.5,0.6,0.7] [--order 2,3,4,5,6,8] [--lib 1]
+ *       [--modes auto,off,fixed]
  *       [--bh 1] */
 #include "farfield/soft_taylor.h"
 #include "held_out_inputs.h"
@@ -70,6 +71,7 @@ static const int FAMILY_INPUT[] = {0, 1, 4};
 typedef struct options {
   list n, eps, tol, theta, order;
   int nfamily, family[3], threads, leaf, calls, lib, bh;
+  int modes[3]; /* the library's modes run: auto, off, fixed */
   size_t truth;
   uint64_t seed;
 } options;
@@ -104,6 +106,23 @@ static int parse_families(const char *s, options *o) {
   return o->nfamily == 0;
 }
 
+static const char *const MODE[] = {"auto", "off", "fixed"};
+
+static int parse_modes(const char *s, options *o) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "%s", s);
+  o->modes[0] = o->modes[1] = o->modes[2] = 0;
+  for (char *t = strtok(buf, ","); t != NULL; t = strtok(NULL, ",")) {
+    int k = 0;
+    while (k < 3 && strcmp(t, MODE[k]) != 0)
+      k++;
+    if (k == 3)
+      return 1;
+    o->modes[k] = 1;
+  }
+  return 0;
+}
+
 static int parse(int argc, char **argv, options *o) {
   *o = (options){.threads = 1,
                  .leaf = 48,
@@ -118,6 +137,7 @@ static int parse(int argc, char **argv, options *o) {
   parse_list("1e-3,1e-4", &o->tol);
   parse_list("0.3,0.4,0.5,0.6,0.7", &o->theta);
   parse_list("2,3,4,5,6,8", &o->order);
+  parse_modes("auto,off,fixed", o);
   for (int i = 1; i < argc; i += 2) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (v == NULL)
@@ -149,6 +169,8 @@ static int parse(int argc, char **argv, options *o) {
       o->lib = atoi(v);
     else if (!strcmp(a, "--bh"))
       o->bh = atoi(v);
+    else if (!strcmp(a, "--modes"))
+      bad = parse_modes(v, o);
     else
       bad = 1;
     if (bad)
@@ -458,7 +480,8 @@ static int run_case(const options *o, bench_case *b, int family) {
   int rc = 0;
   for (int q = 0; o->lib && rc == 0 && q < o->tol.count; q++)
     for (int mode = 0; rc == 0 && mode < 3; mode++)
-      rc = run_lib(o, b, o->tol.v[q], mode);
+      if (o->modes[mode])
+        rc = run_lib(o, b, o->tol.v[q], mode);
   if (o->bh && rc == 0)
     rc = run_bh(o, b);
   return rc;
@@ -471,7 +494,8 @@ int main(int argc, char **argv) {
             "usage: bench_soft_expansion [--family plummer,clusters,"
             "line+pile] [--n LIST] [--eps LIST (> 0)] [--tol LIST] [--seed S] "
             "[--truth K] [--threads T] [--leaf L] [--calls C >= 2] "
-            "[--theta LIST] [--order LIST (<= %d)] [--lib 0|1] [--bh 0|1]\n",
+            "[--theta LIST] [--order LIST (<= %d)] [--lib 0|1] [--bh 0|1] "
+            "[--modes auto,off,fixed]\n",
             TFMM_SOFT_TAYLOR_ORDER_MAX);
     return 2;
   }
