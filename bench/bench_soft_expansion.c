@@ -9,6 +9,9 @@
  *          theta and order from the target, measured (TFMM_MEASURE_AUTO);
  *          lib-off: from the calibration alone (TFMM_MEASURE_OFF);
  *          lib-fixed: theta 0.6, order 6.
+ *          With eps = 0 (not for line+pile) the lib rows give the cost of
+ *          the same target without softening: no separation, what a
+ *          softened far field of the library's kind could reach at best.
  *   bh     Barnes-Hut over the library's octree (src/tree/octree.h) with
  *          the softened kernel in the expansions (src/farfield/
  *          soft_taylor.h): a cell is accepted when r_cell < theta d, with
@@ -179,9 +182,10 @@ static int parse(int argc, char **argv, options *o) {
   for (int q = 0; q < o->order.count; q++)
     if (o->order.v[q] < 0 || o->order.v[q] > TFMM_SOFT_TAYLOR_ORDER_MAX)
       return 1;
-  for (int e = 0; e < o->eps.count; e++)
-    if (!(o->eps.v[e] > 0)) /* the line's pile needs softening */
-      return 1;
+  for (int e = 0; e < o->eps.count; e++) /* the line's pile needs eps > 0 */
+    for (int f = 0; f < o->nfamily; f++)
+      if (!(o->eps.v[e] > 0 || (o->eps.v[e] == 0 && o->family[f] != 2)))
+        return 1;
   return o->truth < 1 || o->threads < 1 || o->leaf < 1 || o->calls < 2;
 }
 
@@ -492,7 +496,8 @@ int main(int argc, char **argv) {
   if (parse(argc, argv, &o)) {
     fprintf(stderr,
             "usage: bench_soft_expansion [--family plummer,clusters,"
-            "line+pile] [--n LIST] [--eps LIST (> 0)] [--tol LIST] [--seed S] "
+            "line+pile] [--n LIST] [--eps LIST (>= 0; > 0 with line+pile)] "
+            "[--tol LIST] [--seed S] "
             "[--truth K] [--threads T] [--leaf L] [--calls C >= 2] "
             "[--theta LIST] [--order LIST (<= %d)] [--lib 0|1] [--bh 0|1] "
             "[--modes auto,off,fixed]\n",
