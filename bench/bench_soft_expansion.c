@@ -1,0 +1,531 @@
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+/* bench_soft_expansion: softening inside the far field (issue 28). Two ways
+ * to meet an accuracy target under Plummer softening, on the same held-out
+ * inputs and against the same truth:
+ *
+ *   lib-*  the library as it is (tfmm_solver_compute, fmm on the CPU): its
+ *          expansions carry Newton's 1/r, so it opens every cell pair
+ *          closer than the softening separation (src/accuracy.c). lib-auto:
+ *          theta and order from the target, measured (TFMM_MEASURE_AUTO);
+ *          lib-off: from the calibration alone (TFMM_MEASURE_OFF);
+ *          lib-fixed: theta 0.6, order 6.
+ *          With eps = 0 (not for line+pile) the lib rows give the cost of
+ *          the same target without softening: no separation, what a
+ *          softened far field of the library's kind could reach at best.
+ *   bh     Barnes-Hut over the library's octree (src/tree/octree.h) with
+ *          the softened kernel in the expansions (src/farfield/
+ *          soft_taylor.h): a cell is accepted when r_cell < theta d, with
+ *          no softening separation; the bodies of a leaf that is not are
+ *          summed directly, in double. bh-grid rows are every theta and
+ *          order tried (per order, theta descending until the p99 meets
+ *          the tightest target: a smaller theta only costs more); the bh
+ *          row of a target is the cheapest of them whose p99 meets it,
+ *          re-timed.
+ *
+ * The truth: the acceleration at `truth` random bodies summed directly in
+ * double here, with the same kernel and eps. The p99 is the nearest-rank
+ * 99th percentile of |a - a_true| / |a_true| over them. Times are the
+ * seconds of one evaluation (tree, moments, far and near field) on
+ * `threads` OpenMP threads, as the process's CPU time (cpu_*: robust to
+ * other jobs on a shared machine; with one thread it is the evaluation's
+ * time alone) and as wall-clock time (wall_eval). lib cpu_first is its
+ * first call (which chooses and measures under auto), cpu_eval the least
+ * of the later ones and wall_eval that call's wall time; for bh, cpu_first
+ * and cpu_eval are the least of its timings. One CSV row each on stdout
+ * (bench/results/soft_expansion).
+ *
+ *   bench_soft_expansion [--family plummer,clusters,line+pile] [--n 20000]
+ *       [--eps 0.001,0.01] [--tol 1e-3,1e-4] [--seed S (default: fresh)]
+ *       [--truth 1000] [--threads 1] [--leaf 48] [--calls 3]
+ *       [--theta 0.3,0.4,0.5,0.6,0.7] [--order 2,3,4,5,6,8] [--lib 1]
+ *       [--modes auto,off,fixed]
+ *       [--bh 1] */
+#include "farfield/soft_taylor.h"
+#include "held_out_inputs.h"
+#include "tree/octree.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tilefmm.h>
+#include <time.h>
+
+/* Seconds of CPU time of the whole process (every thread). */
+static double cpu_seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+enum { MAX_LIST = 16 };
+
+typedef struct list {
+  int count;
+  double v[MAX_LIST];
+} list;
+
+/* The families measured and their held-out input (held_out_inputs.h). */
+static const char *const FAMILY[] = {"plummer", "clusters", "line+pile"};
+static const int FAMILY_INPUT[] = {0, 1, 4};
+
+typedef struct options {
+  list n, eps, tol, theta, order;
+  int nfamily, family[3], threads, leaf, calls, lib, bh;
+  int modes[3]; /* the library's modes run: auto, off, fixed */
+  size_t truth;
+  uint64_t seed;
+} options;
+
+static int parse_list(const char *s, list *out) {
+  out->count = 0;
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s", s);
+  for (char *t = strtok(buf, ","); t != NULL; t = strtok(NULL, ",")) {
+    if (out->count == MAX_LIST)
+      return 1;
+    char *end;
+    out->v[out->count++] = strtod(t, &end);
+    if (*end != '\0')
+      return 1;
+  }
+  return out->count == 0;
+}
+
+static int parse_families(const char *s, options *o) {
+  o->nfamily = 0;
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s", s);
+  for (char *t = strtok(buf, ","); t != NULL; t = strtok(NULL, ",")) {
+    int k = 0;
+    while (k < 3 && strcmp(t, FAMILY[k]) != 0)
+      k++;
+    if (k == 3 || o->nfamily == 3)
+      return 1;
+    o->family[o->nfamily++] = k;
+  }
+  return o->nfamily == 0;
+}
+
+static const char *const MODE[] = {"auto", "off", "fixed"};
+
+static int parse_modes(const char *s, options *o) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "%s", s);
+  o->modes[0] = o->modes[1] = o->modes[2] = 0;
+  for (char *t = strtok(buf, ","); t != NULL; t = strtok(NULL, ",")) {
+    int k = 0;
+    while (k < 3 && strcmp(t, MODE[k]) != 0)
+      k++;
+    if (k == 3)
+      return 1;
+    o->modes[k] = 1;
+  }
+  return 0;
+}
+
+static int parse(int argc, char **argv, options *o) {
+  *o = (options){.threads = 1,
+                 .leaf = 48,
+                 .calls = 3,
+                 .lib = 1,
+                 .bh = 1,
+                 .truth = 1000,
+                 .seed = (uint64_t)time(NULL) ^ 0x5EED5EEDull};
+  parse_families("plummer,clusters,line+pile", o);
+  parse_list("20000", &o->n);
+  parse_list("0.001,0.01", &o->eps);
+  parse_list("1e-3,1e-4", &o->tol);
+  parse_list("0.3,0.4,0.5,0.6,0.7", &o->theta);
+  parse_list("2,3,4,5,6,8", &o->order);
+  parse_modes("auto,off,fixed", o);
+  for (int i = 1; i < argc; i += 2) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (v == NULL)
+      return 1;
+    int bad = 0;
+    if (!strcmp(a, "--family"))
+      bad = parse_families(v, o);
+    else if (!strcmp(a, "--n"))
+      bad = parse_list(v, &o->n);
+    else if (!strcmp(a, "--eps"))
+      bad = parse_list(v, &o->eps);
+    else if (!strcmp(a, "--tol"))
+      bad = parse_list(v, &o->tol);
+    else if (!strcmp(a, "--theta"))
+      bad = parse_list(v, &o->theta);
+    else if (!strcmp(a, "--order"))
+      bad = parse_list(v, &o->order);
+    else if (!strcmp(a, "--seed"))
+      o->seed = strtoull(v, NULL, 10);
+    else if (!strcmp(a, "--truth"))
+      o->truth = strtoull(v, NULL, 10);
+    else if (!strcmp(a, "--threads"))
+      o->threads = atoi(v);
+    else if (!strcmp(a, "--leaf"))
+      o->leaf = atoi(v);
+    else if (!strcmp(a, "--calls"))
+      o->calls = atoi(v);
+    else if (!strcmp(a, "--lib"))
+      o->lib = atoi(v);
+    else if (!strcmp(a, "--bh"))
+      o->bh = atoi(v);
+    else if (!strcmp(a, "--modes"))
+      bad = parse_modes(v, o);
+    else
+      bad = 1;
+    if (bad)
+      return 1;
+  }
+  for (int q = 0; q < o->order.count; q++)
+    if (o->order.v[q] < 0 || o->order.v[q] > TFMM_SOFT_TAYLOR_ORDER_MAX)
+      return 1;
+  for (int e = 0; e < o->eps.count; e++) /* the line's pile needs eps > 0 */
+    for (int f = 0; f < o->nfamily; f++)
+      if (!(o->eps.v[e] > 0 || (o->eps.v[e] == 0 && o->family[f] != 2)))
+        return 1;
+  return o->truth < 1 || o->threads < 1 || o->leaf < 1 || o->calls < 2;
+}
+
+static uint64_t splitmix(uint64_t *s) {
+  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+static int cmp_double(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* What one case shares: the bodies, the sample, its truth. */
+typedef struct bench_case {
+  const char *family;
+  size_t n, k;
+  double eps;
+  uint64_t seed;
+  double *pos, *mass, *acc, *truth, *err;
+  size_t *idx;
+} bench_case;
+
+/* The truth at the sample: sum_j m_j (x_j - x_i) (r^2 + eps^2)^(-3/2). */
+static void direct_truth(bench_case *b) {
+  const double e2 = b->eps * b->eps;
+#pragma omp parallel for schedule(dynamic, 4)
+  for (size_t s = 0; s < b->k; s++) {
+    const size_t i = b->idx[s];
+    const double *x = b->pos + 3 * i;
+    double a[3] = {0, 0, 0};
+    for (size_t j = 0; j < b->n; j++) {
+      if (j == i)
+        continue;
+      const double dx = b->pos[3 * j] - x[0], dy = b->pos[3 * j + 1] - x[1],
+                   dz = b->pos[3 * j + 2] - x[2];
+      const double inv = 1 / sqrt(dx * dx + dy * dy + dz * dz + e2);
+      const double w = b->mass[j] * inv * inv * inv;
+      a[0] += w * dx, a[1] += w * dy, a[2] += w * dz;
+    }
+    for (int d = 0; d < 3; d++)
+      b->truth[3 * s + d] = a[d];
+  }
+}
+
+/* The p99 of |a - a_true| / |a_true| over the sample (acc in input order). */
+static double p99_of(bench_case *b, const double *acc) {
+  for (size_t s = 0; s < b->k; s++) {
+    double num = 0, den = 0;
+    for (int d = 0; d < 3; d++) {
+      const double e = acc[3 * b->idx[s] + d] - b->truth[3 * s + d];
+      num += e * e;
+      den += b->truth[3 * s + d] * b->truth[3 * s + d];
+    }
+    b->err[s] = isfinite(num) && den > 0 ? sqrt(num / den) : INFINITY;
+  }
+  qsort(b->err, b->k, sizeof *b->err, cmp_double);
+  return b->err[(size_t)ceil(0.99 * (double)b->k) - 1];
+}
+
+static void print_row(const bench_case *b, const char *method, double tol,
+                      double theta, int order, double separation,
+                      double t_first, double t_eval, double wall, double near,
+                      double far, double p99) {
+  printf("%s,%s,%zu,%g,%g,%llu,%.2f,%d,%.4g,%.4f,%.4f,%.4f,%.4e,%.4e,%.3e,"
+         "%d\n",
+         method, b->family, b->n, b->eps, tol, (unsigned long long)b->seed,
+         theta, order, separation, t_first, t_eval, wall, near, far, p99,
+         tol > 0 ? p99 <= tol : -1);
+  fflush(stdout);
+}
+
+/* The library at one target in one mode: 0 auto, 1 off, 2 fixed. */
+static int run_lib(const options *o, bench_case *b, double tol, int mode) {
+  static const char *const NAME[] = {"lib-auto", "lib-off", "lib-fixed"};
+  tfmm_config c;
+  tfmm_config_defaults(&c);
+  c.method = TFMM_METHOD_FMM;
+  c.device = TFMM_DEVICE_CPU;
+  c.eps = b->eps;
+  c.softening = TFMM_SOFTENING_PLUMMER;
+  c.accuracy = tol;
+  c.num_threads = o->threads;
+  c.measure = mode == 1 ? TFMM_MEASURE_OFF : TFMM_MEASURE_AUTO;
+  if (mode == 2)
+    c.theta = 0.6, c.order = 6;
+  tfmm_solver *sv = NULL;
+  double first = 0, best = INFINITY, wall = 0;
+  int rc = tfmm_solver_create(&sv, &c) != TFMM_OK;
+  for (int call = 0; rc == 0 && call < o->calls; call++) {
+    const double t0 = cpu_seconds();
+    rc =
+        tfmm_solver_compute(sv, b->n, b->pos, b->mass, b->acc, NULL) != TFMM_OK;
+    const double t = cpu_seconds() - t0;
+    if (call == 0)
+      first = t;
+    else if (t < best)
+      best = t, wall = rc ? 0 : tfmm_solver_stats(sv)->time_total;
+  }
+  if (rc) {
+    fprintf(stderr, "bench_soft_expansion: %s\n", tfmm_solver_message(sv));
+    tfmm_solver_destroy(sv);
+    return 1;
+  }
+  const tfmm_stats st = *tfmm_solver_stats(sv);
+  tfmm_solver_destroy(sv);
+  print_row(b, NAME[mode], tol, st.theta, st.order, st.softening_separation,
+            first, best, wall, st.interactions, st.m2l + st.m2p,
+            p99_of(b, b->acc));
+  return 0;
+}
+
+/* Barnes-Hut with the softened expansions: the octree, the moments of one
+ * order, and the walk. */
+typedef struct bh {
+  tfmm_octree tree;
+  int p;
+  double *M;                      /* tfmm_soft_taylor_size(p) per cell */
+  double t_tree, t_moments;       /* CPU seconds */
+  double wall_tree, wall_moments; /* wall-clock seconds */
+} bh;
+
+/* P2M at the leaves and M2M upward, level by level from the deepest. */
+static int bh_moments(bh *h, int p) {
+  const tfmm_octree *t = &h->tree;
+  const size_t size = tfmm_soft_taylor_size(p);
+  const double t0 = cpu_seconds(), w0 = omp_get_wtime();
+  free(h->M);
+  h->M = calloc((size_t)t->ncells * size, sizeof *h->M);
+  if (h->M == NULL)
+    return 1;
+  h->p = p;
+  for (int level = t->depth; level >= 0; level--) {
+    const int64_t lo = t->level_begin[level], hi = t->level_begin[level + 1];
+#pragma omp parallel for schedule(dynamic, 16)
+    for (int64_t c = lo; c < hi; c++) {
+      const tfmm_cell *cell = &t->cells[c];
+      double *M = h->M + (size_t)c * size;
+      if (cell->child_count == 0)
+        tfmm_soft_taylor_p2m(
+            p, cell->center, (size_t)(cell->body_end - cell->body_begin),
+            t->pos + 3 * cell->body_begin, t->mass + cell->body_begin, M);
+      else
+        for (int k = 0; k < cell->child_count; k++) {
+          const int32_t ch = cell->child_begin + k;
+          tfmm_soft_taylor_m2m(p, h->M + (size_t)ch * size, t->cells[ch].center,
+                               cell->center, M);
+        }
+    }
+  }
+  h->t_moments = cpu_seconds() - t0;
+  h->wall_moments = omp_get_wtime() - w0;
+  return 0;
+}
+
+/* Every body walks the tree from the root: a cell with r_cell < theta d
+ * (d from the body to the cell's centre of mass) is one M2P; a leaf that
+ * is not, its bodies summed directly in double. acc in input order. */
+static void bh_walk(const bh *h, double eps, double theta, double *acc,
+                    double *near, double *far) {
+  const tfmm_octree *t = &h->tree;
+  const size_t size = tfmm_soft_taylor_size(h->p);
+  const double th2 = theta * theta, e2 = eps * eps;
+  double pairs = 0, m2p = 0;
+#pragma omp parallel for schedule(dynamic, 64) reduction(+ : pairs, m2p)
+  for (size_t i = 0; i < t->n; i++) {
+    const double *x = t->pos + 3 * i;
+    double g[3] = {0, 0, 0};
+    int32_t stack[8 * (TFMM_MAX_DEPTH + 2)];
+    int top = 0;
+    stack[top++] = 0;
+    while (top > 0) {
+      const int32_t c = stack[--top];
+      const tfmm_cell *cell = &t->cells[c];
+      const double dx = x[0] - cell->center[0], dy = x[1] - cell->center[1],
+                   dz = x[2] - cell->center[2];
+      if (cell->radius * cell->radius < th2 * (dx * dx + dy * dy + dz * dz)) {
+        tfmm_soft_taylor_m2p(h->p, eps, h->M + (size_t)c * size, cell->center,
+                             1, x, NULL, g);
+        m2p += 1;
+      } else if (cell->child_count == 0) {
+        for (int64_t j = cell->body_begin; j < cell->body_end; j++) {
+          if ((size_t)j == i)
+            continue;
+          const double rx = t->pos[3 * j] - x[0], ry = t->pos[3 * j + 1] - x[1],
+                       rz = t->pos[3 * j + 2] - x[2];
+          const double inv = 1 / sqrt(rx * rx + ry * ry + rz * rz + e2);
+          const double w = t->mass[j] * inv * inv * inv;
+          g[0] += w * rx, g[1] += w * ry, g[2] += w * rz;
+          pairs += 1;
+        }
+      } else
+        for (int k = cell->child_count - 1; k >= 0; k--)
+          stack[top++] = cell->child_begin + k;
+    }
+    const int64_t in = t->order[i];
+    for (int d = 0; d < 3; d++)
+      acc[3 * in + d] = g[d];
+  }
+  *near = pairs, *far = m2p;
+}
+
+typedef struct bh_result {
+  double theta, time, wall, near, far, p99;
+  int order;
+} bh_result;
+
+/* One walk at theta with the moments in h, timed with the tree and the
+ * moments. */
+static bh_result bh_eval(const bh *h, bench_case *b, double theta) {
+  bh_result r = {.theta = theta, .order = h->p};
+  const double t0 = cpu_seconds(), w0 = omp_get_wtime();
+  bh_walk(h, b->eps, theta, b->acc, &r.near, &r.far);
+  r.time = h->t_tree + h->t_moments + (cpu_seconds() - t0);
+  r.wall = h->wall_tree + h->wall_moments + (omp_get_wtime() - w0);
+  r.p99 = p99_of(b, b->acc);
+  return r;
+}
+
+static int bh_build(const options *o, bench_case *b, bh *h) {
+  tfmm_error err;
+  const double t0 = cpu_seconds(), w0 = omp_get_wtime();
+  if (tfmm_octree_build(&h->tree, b->n, b->pos, b->mass, o->leaf,
+                        TFMM_MAX_DEPTH, &err) != TFMM_OK) {
+    fprintf(stderr, "bench_soft_expansion: tree: %s\n", err.message);
+    return 1;
+  }
+  h->t_tree = cpu_seconds() - t0;
+  h->wall_tree = omp_get_wtime() - w0;
+  return 0;
+}
+
+/* The grid of theta and order (theta descending per order, stopped once
+ * the p99 meets the tightest target), then per target the cheapest that
+ * meets it, timed again (the least of calls). */
+static int run_bh(const options *o, bench_case *b) {
+  bh h = {0};
+  bh_result grid[MAX_LIST * MAX_LIST];
+  int ng = 0, rc = bh_build(o, b, &h);
+  double tightest = INFINITY;
+  for (int q = 0; q < o->tol.count; q++)
+    tightest = o->tol.v[q] < tightest ? o->tol.v[q] : tightest;
+  double theta[MAX_LIST];
+  memcpy(theta, o->theta.v, sizeof theta);
+  qsort(theta, (size_t)o->theta.count, sizeof *theta, cmp_double);
+  for (int q = 0; rc == 0 && q < o->order.count; q++) {
+    rc = bh_moments(&h, (int)o->order.v[q]);
+    for (int k = o->theta.count - 1; rc == 0 && k >= 0; k--) {
+      grid[ng] = bh_eval(&h, b, theta[k]);
+      const bh_result *r = &grid[ng++];
+      print_row(b, "bh-grid", 0, r->theta, r->order, 0, r->time, r->time,
+                r->wall, r->near, r->far, r->p99);
+      if (r->p99 <= tightest)
+        break;
+    }
+  }
+  for (int q = 0; rc == 0 && q < o->tol.count; q++) {
+    int best = -1;
+    for (int g = 0; g < ng; g++)
+      if (grid[g].p99 <= o->tol.v[q] &&
+          (best < 0 || grid[g].time < grid[best].time))
+        best = g;
+    if (best < 0) {
+      print_row(b, "bh", o->tol.v[q], 0, -1, 0, NAN, NAN, NAN, NAN, NAN, NAN);
+      continue;
+    }
+    bh_result r = grid[best];
+    rc = bh_moments(&h, r.order);
+    for (int call = 1; rc == 0 && call < o->calls; call++) {
+      const bh_result again = bh_eval(&h, b, r.theta);
+      if (again.time < r.time)
+        r.time = again.time, r.wall = again.wall;
+    }
+    print_row(b, "bh", o->tol.v[q], r.theta, r.order, 0, r.time, r.time, r.wall,
+              r.near, r.far, r.p99);
+  }
+  free(h.M);
+  tfmm_octree_free(&h.tree);
+  return rc;
+}
+
+static int run_case(const options *o, bench_case *b, int family) {
+  b->family = FAMILY[family];
+  held_out_make(FAMILY_INPUT[family], b->n, b->seed, b->pos, b->mass);
+  uint64_t s = b->seed ^ 0x7A11ull;
+  for (size_t i = 0; i < b->n; i++) /* a partial shuffle: k distinct */
+    b->idx[i] = i;
+  for (size_t i = 0; i < b->k; i++) {
+    const size_t j = i + (size_t)(splitmix(&s) % (b->n - i));
+    const size_t tmp = b->idx[i];
+    b->idx[i] = b->idx[j], b->idx[j] = tmp;
+  }
+  direct_truth(b);
+  int rc = 0;
+  for (int q = 0; o->lib && rc == 0 && q < o->tol.count; q++)
+    for (int mode = 0; rc == 0 && mode < 3; mode++)
+      if (o->modes[mode])
+        rc = run_lib(o, b, o->tol.v[q], mode);
+  if (o->bh && rc == 0)
+    rc = run_bh(o, b);
+  return rc;
+}
+
+int main(int argc, char **argv) {
+  options o;
+  if (parse(argc, argv, &o)) {
+    fprintf(stderr,
+            "usage: bench_soft_expansion [--family plummer,clusters,"
+            "line+pile] [--n LIST] [--eps LIST (>= 0; > 0 with line+pile)] "
+            "[--tol LIST] [--seed S] "
+            "[--truth K] [--threads T] [--leaf L] [--calls C >= 2] "
+            "[--theta LIST] [--order LIST (<= %d)] [--lib 0|1] [--bh 0|1] "
+            "[--modes auto,off,fixed]\n",
+            TFMM_SOFT_TAYLOR_ORDER_MAX);
+    return 2;
+  }
+  omp_set_num_threads(o.threads);
+  printf("method,family,n,eps,tol,seed,theta,order,separation,cpu_first,"
+         "cpu_eval,wall_eval,near_pairs,far_ops,p99,meets\n");
+  int rc = 0;
+  for (int q = 0; rc == 0 && q < o.n.count; q++) {
+    bench_case b = {.n = (size_t)o.n.v[q]};
+    b.k = o.truth < b.n ? o.truth : b.n;
+    b.pos = malloc(3 * b.n * sizeof *b.pos);
+    b.mass = malloc(b.n * sizeof *b.mass);
+    b.acc = malloc(3 * b.n * sizeof *b.acc);
+    b.truth = malloc(3 * b.k * sizeof *b.truth);
+    b.err = malloc(b.k * sizeof *b.err);
+    b.idx = malloc(b.n * sizeof *b.idx);
+    rc = b.pos && b.mass && b.acc && b.truth && b.err && b.idx ? 0 : 1;
+    for (int f = 0; rc == 0 && f < o.nfamily; f++)
+      for (int e = 0; rc == 0 && e < o.eps.count; e++) {
+        b.eps = o.eps.v[e];
+        b.seed = o.seed + (uint64_t)(1000 * q + 10 * f + e);
+        rc = run_case(&o, &b, o.family[f]);
+      }
+    free(b.pos), free(b.mass), free(b.acc), free(b.truth), free(b.err);
+    free(b.idx);
+  }
+  return rc;
+}

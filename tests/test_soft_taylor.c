@@ -1,0 +1,305 @@
+/* The Cartesian Taylor expansions of the Plummer-softened kernel
+ * (src/farfield/soft_taylor.h) against independent truths: a direct sum of
+ * (r^2 + eps^2)^(-1/2) in double over a cluster, seen from targets d away;
+ * closed forms of the low derivatives and the kernel's Laplacian; the
+ * Newtonian solid-harmonic M2P (farfield/expansion.h) at eps = 0; P2M
+ * about the parent for M2M. Fresh random clusters every run (the seed is
+ * logged). */
+#include "testutil.h"
+
+#include "farfield/expansion.h"
+#include "farfield/soft_taylor.h"
+
+#include <criterion/criterion.h>
+#include <criterion/logging.h>
+#include <math.h>
+#include <stdlib.h>
+
+enum { NB = 200, NT = 64, P_MAX = TFMM_SOFT_TAYLOR_ORDER_MAX };
+
+typedef struct cluster {
+  double c[3];               /* the expansion centre */
+  double pos[3 * NB], m[NB]; /* bodies within A of c */
+} cluster;
+
+static const double A = 1.0; /* the cluster's radius */
+
+/* A point uniform in the ball of radius r. */
+static void in_ball(test_rng *rng, double r, double *x) {
+  double s;
+  do {
+    s = 0;
+    for (int d = 0; d < 3; d++) {
+      x[d] = 2 * test_uniform(rng) - 1;
+      s += x[d] * x[d];
+    }
+  } while (s > 1);
+  for (int d = 0; d < 3; d++)
+    x[d] *= r;
+}
+
+/* NB bodies within A of a random centre; masses in [0.5, 1.5). */
+static void make_cluster(test_rng *rng, cluster *k) {
+  for (int d = 0; d < 3; d++)
+    k->c[d] = 4 * test_uniform(rng) - 2;
+  for (int i = 0; i < NB; i++) {
+    double y[3];
+    in_ball(rng, A, y);
+    for (int d = 0; d < 3; d++)
+      k->pos[3 * i + d] = k->c[d] + y[d];
+    k->m[i] = 0.5 + test_uniform(rng);
+  }
+}
+
+/* NT targets at distance dist from the centre in random directions. */
+static void make_targets(test_rng *rng, const cluster *k, double dist,
+                         double *x) {
+  for (int i = 0; i < NT; i++) {
+    double u[3], s = 0;
+    do {
+      in_ball(rng, 1, u);
+      s = sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
+    } while (s < 0.1);
+    for (int d = 0; d < 3; d++)
+      x[3 * i + d] = k->c[d] + dist * u[d] / s;
+  }
+}
+
+/* Phi and grad Phi of the cluster at the targets, summed directly with
+ * kernel (r^2 + eps^2)^(-1/2) (eps = 0: Newton's). */
+static void direct(const cluster *k, double eps, const double *x, double *phi,
+                   double *grad) {
+  for (int i = 0; i < NT; i++) {
+    double f = 0, g[3] = {0, 0, 0};
+    for (int j = 0; j < NB; j++) {
+      double r[3], r2 = eps * eps;
+      for (int d = 0; d < 3; d++) {
+        r[d] = k->pos[3 * j + d] - x[3 * i + d];
+        r2 += r[d] * r[d];
+      }
+      const double inv = 1 / sqrt(r2);
+      f += k->m[j] * inv;
+      for (int d = 0; d < 3; d++)
+        g[d] += k->m[j] * r[d] * inv * inv * inv;
+    }
+    phi[i] = f;
+    for (int d = 0; d < 3; d++)
+      grad[3 * i + d] = g[d];
+  }
+}
+
+/* The largest relative error over the targets of grad (|g - g_true| /
+ * |g_true|) and of phi. */
+static double grad_error(const double *g, const double *truth) {
+  double worst = 0;
+  for (int i = 0; i < NT; i++) {
+    double num = 0, den = 0;
+    for (int d = 0; d < 3; d++) {
+      num +=
+          (g[3 * i + d] - truth[3 * i + d]) * (g[3 * i + d] - truth[3 * i + d]);
+      den += truth[3 * i + d] * truth[3 * i + d];
+    }
+    const double e = isfinite(num) ? sqrt(num / den) : INFINITY;
+    worst = e > worst ? e : worst;
+  }
+  return worst;
+}
+
+static double phi_error(const double *f, const double *truth) {
+  double worst = 0;
+  for (int i = 0; i < NT; i++) {
+    const double e =
+        isfinite(f[i]) ? fabs(f[i] - truth[i]) / fabs(truth[i]) : INFINITY;
+    worst = e > worst ? e : worst;
+  }
+  return worst;
+}
+
+/* The softened M2P of order p at the targets (P2M about the centre). */
+static void soft_m2p(const cluster *k, int p, double eps, const double *x,
+                     double *phi, double *grad) {
+  double M[1000] = {0};
+  cr_assert_leq(tfmm_soft_taylor_size(p), 1000);
+  tfmm_soft_taylor_p2m(p, k->c, NB, k->pos, k->m, M);
+  for (int i = 0; i < NT; i++)
+    phi[i] = 0, grad[3 * i] = grad[3 * i + 1] = grad[3 * i + 2] = 0;
+  tfmm_soft_taylor_m2p(p, eps, M, k->c, NT, x, phi, grad);
+}
+
+/* At each eps and ratio A / dist: the error falls at least 2-fold from p
+ * to p + 2 (p >= 1; the monopole's error is the cluster's dipole about c,
+ * small by chance) while above 1e-12 (round-off), stays under the
+ * Newtonian bound (p + 2) (A / d)^(p+1) / (1 - A / d)^2, and at
+ * A / dist = 1/8 it is below 1e-10 by p = 12. */
+Test(soft_taylor, error_falls_with_order) {
+  const uint64_t seed = test_fresh_seed();
+  test_rng rng = {seed};
+  const double epss[] = {0, 0.3, 1.0}, dists[] = {3, 4, 8};
+  static cluster k;
+  double x[3 * NT], phi[NT], grad[3 * NT], tphi[NT], tgrad[3 * NT];
+  for (int e = 0; e < 3; e++)
+    for (int q = 0; q < 3; q++) {
+      make_cluster(&rng, &k);
+      make_targets(&rng, &k, dists[q], x);
+      direct(&k, epss[e], x, tphi, tgrad);
+      double err[P_MAX + 1];
+      for (int p = 0; p <= P_MAX; p++) {
+        soft_m2p(&k, p, epss[e], x, phi, grad);
+        const double ep = phi_error(phi, tphi);
+        err[p] = grad_error(grad, tgrad);
+        cr_log_info("seed %llu eps %g d %g p %d: grad %.3g phi %.3g",
+                    (unsigned long long)seed, epss[e], dists[q], p, err[p], ep);
+        cr_expect_leq(ep, 2 * err[p] + 1e-14,
+                      "seed %llu eps %g d %g p %d: phi error %.3g above the "
+                      "gradient's %.3g",
+                      (unsigned long long)seed, epss[e], dists[q], p, ep,
+                      err[p]);
+        if (p >= 3 && err[p - 2] > 1e-12)
+          cr_expect_leq(err[p], err[p - 2] / 2,
+                        "seed %llu eps %g d %g: %.3g at p %d after %.3g at "
+                        "p %d",
+                        (unsigned long long)seed, epss[e], dists[q], err[p], p,
+                        err[p - 2], p - 2);
+      }
+      /* (A / d)^(p+1) with the gradient's (p + 2) / (1 - A / d)^2. */
+      const double r = A / dists[q];
+      for (int p = 0; p <= P_MAX; p++)
+        cr_expect_leq(err[p],
+                      (p + 2) * pow(r, p + 1) / ((1 - r) * (1 - r)) + 1e-13,
+                      "seed %llu eps %g d %g p %d: %.3g above the bound",
+                      (unsigned long long)seed, epss[e], dists[q], p, err[p]);
+      if (dists[q] == 8)
+        cr_expect_leq(err[P_MAX], 1e-10, "seed %llu eps %g: %.3g at p %d",
+                      (unsigned long long)seed, epss[e], err[P_MAX], P_MAX);
+    }
+}
+
+/* eps = 0: the Newtonian solid-harmonic M2P of the same order. */
+Test(soft_taylor, newton_at_eps_zero) {
+  const uint64_t seed = test_fresh_seed();
+  test_rng rng = {seed};
+  static cluster k;
+  double x[3 * NT], phi[NT], grad[3 * NT], nphi[NT], ngrad[3 * NT];
+  double M[2 * 1000];
+  for (int p = 0; p <= P_MAX; p++) {
+    make_cluster(&rng, &k);
+    make_targets(&rng, &k, 1.5 + 3 * test_uniform(&rng), x);
+    soft_m2p(&k, p, 0, x, phi, grad);
+    cr_assert_leq(tfmm_expansion_size(p), 2 * 1000);
+    for (size_t i = 0; i < tfmm_expansion_size(p); i++)
+      M[i] = 0;
+    for (int i = 0; i < NT; i++)
+      nphi[i] = 0, ngrad[3 * i] = ngrad[3 * i + 1] = ngrad[3 * i + 2] = 0;
+    tfmm_p2m(p, k.c, NB, k.pos, k.m, M);
+    tfmm_m2p(p, M, k.c, NT, x, nphi, ngrad);
+    const double eg = grad_error(grad, ngrad), ep = phi_error(phi, nphi);
+    cr_expect_leq(eg, 1e-12, "seed %llu p %d: gradient %.3g from Newton's",
+                  (unsigned long long)seed, p, eg);
+    cr_expect_leq(ep, 1e-12, "seed %llu p %d: potential %.3g from Newton's",
+                  (unsigned long long)seed, p, ep);
+  }
+}
+
+/* M2M of eight child clusters into the parent equals P2M about the parent,
+ * entry by entry within round-off of sum_j m_j |y_j^n| / n!. */
+Test(soft_taylor, m2m_equals_p2m) {
+  const uint64_t seed = test_fresh_seed();
+  test_rng rng = {seed};
+  static cluster kids[8];
+  const int p = P_MAX;
+  const size_t size = tfmm_soft_taylor_size(p);
+  double parent[3] = {0.3, -0.2, 0.1}, Mp[1000] = {0}, Md[1000] = {0};
+  double scale[1000] = {0};
+  for (int q = 0; q < 8; q++) {
+    make_cluster(&rng, &kids[q]);
+    double Mc[1000] = {0};
+    tfmm_soft_taylor_p2m(p, kids[q].c, NB, kids[q].pos, kids[q].m, Mc);
+    tfmm_soft_taylor_m2m(p, Mc, kids[q].c, parent, Mp);
+    tfmm_soft_taylor_p2m(p, parent, NB, kids[q].pos, kids[q].m, Md);
+    for (int i = 0; i < NB; i++) { /* the round-off scale */
+      double y[3];
+      for (int d = 0; d < 3; d++)
+        y[d] = fabs(kids[q].pos[3 * i + d] - parent[d]);
+      double one[1000] = {0};
+      const double m1 = kids[q].m[i];
+      tfmm_soft_taylor_p2m(p, (double[3]){0, 0, 0}, 1, y, &m1, one);
+      for (size_t e = 0; e < size; e++)
+        scale[e] += one[e];
+    }
+  }
+  for (int t = 0; t <= p; t++)
+    for (int b = 0; b <= t; b++)
+      for (int c = 0; b + c <= t; c++) {
+        const int e = tfmm_soft_taylor_index(t - b - c, b, c);
+        cr_expect_leq(fabs(Mp[e] - Md[e]), 1e-13 * scale[e],
+                      "seed %llu n (%d,%d,%d): M2M %.17g, P2M %.17g",
+                      (unsigned long long)seed, t - b - c, b, c, Mp[e], Md[e]);
+      }
+  /* The moments are not all zero (a test that could not fail). */
+  cr_expect_gt(fabs(Md[tfmm_soft_taylor_index(3, 1, 2)]), 0);
+}
+
+/* eps as large as the distance: Newton's field is wrong there by more
+ * than 1 %, the softened series is right to its order's accuracy. */
+Test(soft_taylor, eps_comparable_to_distance) {
+  const uint64_t seed = test_fresh_seed();
+  test_rng rng = {seed};
+  static cluster k;
+  double x[3 * NT], phi[NT], grad[3 * NT], tphi[NT], tgrad[3 * NT];
+  double nphi[NT], ngrad[3 * NT];
+  const double dist = 5, eps = 5, r = A / dist;
+  make_cluster(&rng, &k);
+  make_targets(&rng, &k, dist, x);
+  direct(&k, eps, x, tphi, tgrad);
+  direct(&k, 0, x, nphi, ngrad);
+  const double newton = grad_error(ngrad, tgrad);
+  cr_assert_gt(newton, 0.01, "Newton's field is off by only %.3g", newton);
+  for (int p = 2; p <= 10; p += 2) {
+    soft_m2p(&k, p, eps, x, phi, grad);
+    const double e = grad_error(grad, tgrad);
+    cr_log_info("seed %llu eps %g d %g p %d: %.3g (Newton's field: %.3g)",
+                (unsigned long long)seed, eps, dist, p, e, newton);
+    cr_expect_leq(e, (p + 2) * pow(r, p + 1) / ((1 - r) * (1 - r)),
+                  "seed %llu p %d: %.3g", (unsigned long long)seed, p, e);
+    cr_expect_leq(phi_error(phi, tphi), 2 * e + 1e-14);
+  }
+}
+
+/* The low derivatives against closed forms (s = 1 / (r^2 + eps^2)), and
+ * the kernel's Laplacian -3 eps^2 s^(5/2) and its x derivative
+ * 15 eps^2 x s^(7/2), the sums of D^{n + 2 e_k} over k; also at R = 0. */
+Test(soft_taylor, derivatives_closed_form) {
+  const uint64_t seed = test_fresh_seed();
+  test_rng rng = {seed};
+  for (int trial = 0; trial < 20; trial++) {
+    double R[3], D[1000];
+    for (int d = 0; d < 3; d++)
+      R[d] = trial == 0 ? 0 : 4 * test_uniform(&rng) - 2;
+    const double eps = trial < 2 ? 0.5 : 2 * test_uniform(&rng);
+    test_poison(D, tfmm_soft_taylor_size(P_MAX + 1));
+    tfmm_soft_taylor_derivatives(P_MAX + 1, eps, R, D);
+    cr_assert_eq(test_first_nonfinite(D, tfmm_soft_taylor_size(P_MAX + 1)),
+                 tfmm_soft_taylor_size(P_MAX + 1));
+    const double x = R[0], y = R[1], z = R[2];
+    const double s = 1 / (x * x + y * y + z * z + eps * eps);
+    const double s1 = sqrt(s), s3 = s1 * s, s5 = s3 * s, s7 = s5 * s;
+#define AT(a, b, c) D[tfmm_soft_taylor_index(a, b, c)]
+    const double want[][2] = {
+        {AT(0, 0, 0), s1},
+        {AT(1, 0, 0), -x * s3},
+        {AT(0, 0, 1), -z * s3},
+        {AT(2, 0, 0), -s3 + 3 * x * x * s5},
+        {AT(0, 1, 1), 3 * y * z * s5},
+        {AT(1, 1, 1), -15 * x * y * z * s7},
+        {AT(3, 0, 0), 9 * x * s5 - 15 * x * x * x * s7},
+        {AT(0, 2, 1), 3 * z * s5 - 15 * y * y * z * s7},
+        {AT(2, 0, 0) + AT(0, 2, 0) + AT(0, 0, 2), -3 * eps * eps * s5},
+        {AT(3, 0, 0) + AT(1, 2, 0) + AT(1, 0, 2), 15 * eps * eps * x * s7}};
+#undef AT
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+      cr_expect_leq(fabs(want[i][0] - want[i][1]),
+                    1e-13 * (fabs(want[i][1]) + s1 * s3),
+                    "seed %llu trial %d entry %zu: %.17g, closed form %.17g",
+                    (unsigned long long)seed, trial, i, want[i][0], want[i][1]);
+  }
+}
