@@ -242,7 +242,13 @@ typedef struct tfmm_config {
                          does the near field). Auto gives up bit-for-bit
                          reproducibility between runs, since L follows
                          measured times; tfmm_stats.leaf_size reports the L
-                         used. Default 64 */
+                         used. Default 64. Under the gpu schedule, a near
+                         field whose lists would pass 2^31 - 1 entries
+                         (~10^11 pairs: Plummer softening at the system's
+                         scale at 10^6 bodies) is evaluated again at the
+                         least L, by doublings, that holds them (at most
+                         4096), kept for the next evaluations, and
+                         tfmm_stats.plan says so */
   int max_depth;      /* deepest tree level, 1..TFMM_MAX_TREE_DEPTH;
                          default TFMM_MAX_TREE_DEPTH */
   double box_min[3];  /* tree methods: with box_size > 0, the cube the
