@@ -22,9 +22,10 @@ typedef struct reader {
   uint64_t count[MAX_TYPES];    /* NumPart_ThisFile */
   double mass_table[MAX_TYPES]; /* MassTable, zeros when absent */
   int has_mass_table;
-  double shift[3];  /* Header Shift, zeros when absent */
-  uint64_t types;   /* the types to read (tfmm_read_options.types) */
-  const char *flag; /* the flag that chooses them, for messages */
+  double shift[3];   /* Header Shift, zeros when absent */
+  uint64_t types;    /* the types to read (tfmm_read_options.types) */
+  const char *flag;  /* the flag that chooses them, for messages */
+  hsize_t file_size; /* bytes: what no part of the file may claim more of */
 } reader;
 
 /* Prints why reading what (a part of the file) failed, from HDF5's error
@@ -313,7 +314,8 @@ static int check_storage(const reader *r, hid_t set, const char *what) {
       haddr_t addr = HADDR_UNDEF;
       unsigned mask = 0;
       ok = H5Dget_chunk_info(set, space, c, offset, &mask, &addr, &size) >= 0 &&
-           addr != HADDR_UNDEF && size > 0;
+           addr != HADDR_UNDEF && size > 0 && size <= r->file_size &&
+           addr <= r->file_size - size;
       for (int d = 0; ok && d < rank; d++)
         ok = offset[d] < dims[d] && offset[d] % chunk[d] == 0;
     }
@@ -322,6 +324,19 @@ static int check_storage(const reader *r, hid_t set, const char *what) {
     ok = H5Dget_space_status(set, &status) >= 0 &&
          (status == H5D_SPACE_STATUS_ALLOCATED ||
           H5Sget_simple_extent_npoints(space) == 0);
+    /* Contiguous data lies whole within the file, at its declared size
+     * (a damaged address or size would read past the end, or garbage). */
+    const haddr_t addr = H5Dget_offset(set);
+    if (ok && addr != HADDR_UNDEF) {
+      const hid_t type = H5Dget_type(set);
+      const hsize_t want = (hsize_t)H5Sget_simple_extent_npoints(space) *
+                           (type >= 0 ? H5Tget_size(type) : 0);
+      const hsize_t have = H5Dget_storage_size(set);
+      ok = type >= 0 && have == want && have <= r->file_size &&
+           addr <= r->file_size - have;
+      if (type >= 0)
+        H5Tclose(type);
+    }
   }
   if (!ok)
     tfmm_io_fail(r->report,
@@ -437,6 +452,17 @@ static int scan_types(const reader *r, size_t *n, int *all_acc, int *all_pot,
       return 0;
     }
     *n += (size_t)r->count[k];
+    /* Every body has 3 coordinates (24 bytes as double, 12 as float),
+     * which deflate shrinks 1032 times at most (86 bodies a byte): a
+     * count a file this size cannot hold is damage, refused before
+     * anything is allocated. */
+    if ((double)*n > 128.0 * (double)r->file_size + 128) {
+      tfmm_io_fail(r->report,
+                   "%s: NumPart_ThisFile claims %zu particles, more than a "
+                   "file of %llu bytes can hold (damaged)",
+                   r->path, *n, (unsigned long long)r->file_size);
+      return 0;
+    }
     const hid_t group = open_type(r, k);
     if (group < 0)
       return 0;
@@ -563,6 +589,8 @@ int tfmm_hdf5_read(tfmm_io_report *rep, const char *path,
               .types = o->types,
               .flag = o->flag,
               .file = open_file(rep, path)};
+  struct stat st;
+  r.file_size = stat(path, &st) == 0 ? (hsize_t)st.st_size : 0;
   int ok =
       r.file >= 0 && tfmm_io_add_file(rep, out, path) && read_header(&r, out) &&
       read_bodies(&r, out) && tfmm_hdf5_read_units(rep, path, r.file, out) &&

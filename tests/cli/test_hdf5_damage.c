@@ -144,3 +144,23 @@ Test(hdf5_damage, variable_length_parameters_are_refused_unread) {
   expect_refused(restart(sp("vl.hdf5")), sp("vl.hdf5"));
   assert_stderr_has("is a variable-length string: refused unread");
 }
+
+/* A count no file of this size can hold is refused before anything is
+ * allocated for it. */
+Test(hdf5_damage, a_count_past_the_file_is_refused) {
+  cr_assert_eq(fuzz_seed_gadget4(sp("g4.hdf5")), 0);
+  const hid_t file = h5_open(sp("g4.hdf5"));
+  const hid_t h = H5Gopen2(file, "Header", H5P_DEFAULT);
+  const uint64_t count[6] = {0, (uint64_t)1 << 40, 0, 0, 0, 0};
+  const char *names[2] = {"NumPart_ThisFile", "NumPart_Total"};
+  for (int k = 0; k < 2; k++) {
+    const hid_t a = H5Aopen(h, names[k], H5P_DEFAULT);
+    cr_assert_geq(H5Awrite(a, H5T_NATIVE_UINT64, count), 0);
+    H5Aclose(a);
+  }
+  H5Gclose(h);
+  h5_close(file);
+  expect_refused(RUN("forces", "--in", sp("g4.hdf5"), "--out", sp("f.txt")),
+                 sp("g4.hdf5"));
+  assert_stderr_has("more than a file of");
+}
