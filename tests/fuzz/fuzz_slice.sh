@@ -4,6 +4,7 @@
 #   run/checkpoint.hdf5 tilefmm's checkpoint
 #   gadget4.hdf5        GADGET-4-like, earliest format (no checksums)
 #   vlstrings.hdf5      the checkpoint with variable-length /Parameters
+#   tipsy.bin, gadget2.bin  the GADGET-4-like bodies in Tipsy and GADGET-2
 # Usage: fuzz_slice.sh TILEFMM MAKE_SEEDS FUZZ_READERS WORK [CASES [SEED]]
 # Exit status 1 when a case crashed, hung or ended oddly; the damaged
 # files behind them are kept in WORK/kept, every case logged in
@@ -25,4 +26,5 @@ exec "$fuzz" --tool "$tool" --work "$work/w" --cases "$cases" \
   --seed "$seed" --timeout 10 --keep "$work/kept" --log "$work/log.txt" \
   "forces:$s/gadget4.hdf5" "ic:$s/gadget4.hdf5" "render:$s/gadget4.hdf5" \
   "restart:$s/vlstrings.hdf5" "forces:$s/plummer.hdf5" \
-  "restart:$s/run/checkpoint.hdf5"
+  "restart:$s/run/checkpoint.hdf5" "forces:$s/tipsy.bin" \
+  "ic:$s/gadget2.bin"

@@ -158,3 +158,68 @@ int fuzz_seed_vlstrings(const char *path, const char *checkpoint) {
   H5Fclose(in);
   return H5Fclose(out) < 0 || e < 0 ? fail(path) : 0;
 }
+
+/* ---- tilefmm's other input formats ------------------------------------- */
+
+/* The same bodies as fuzz_seed_gadget4, in float. */
+static void bodies(float pos[N][3], float vel[N][3]) {
+  uint64_t s = 29;
+  for (int i = 0; i < N; i++) {
+    for (int c = 0; c < 3; c++) {
+      pos[i][c] = (float)next(&s);
+      vel[i][c] = (float)(0.1 * next(&s));
+    }
+    next(&s);
+  }
+}
+
+int fuzz_seed_tipsy(const char *path) {
+  FILE *fp = fopen(path, "wb");
+  if (fp == NULL)
+    return fail(path);
+  /* time; nbodies, ndim, nsph, ndark, nstar, pad: native byte order */
+  const double time = 0.5;
+  const int32_t head[6] = {N, 3, 0, N, 0, 0};
+  int ok = fwrite(&time, sizeof time, 1, fp) == 1 &&
+           fwrite(head, sizeof head, 1, fp) == 1;
+  float pos[N][3], vel[N][3];
+  bodies(pos, vel);
+  for (int i = 0; ok && i < N; i++) {
+    /* mass, pos[3], vel[3], eps, phi */
+    const float p[9] = {1.0f / N,  pos[i][0], pos[i][1], pos[i][2], vel[i][0],
+                        vel[i][1], vel[i][2], 0.01f,     0};
+    ok = fwrite(p, sizeof p, 1, fp) == 1;
+  }
+  return fclose(fp) != 0 || !ok ? fail(path) : 0;
+}
+
+/* One Fortran record: its length before and after. */
+static int record(FILE *fp, const void *data, uint32_t len) {
+  return fwrite(&len, 4, 1, fp) == 1 && fwrite(data, 1, len, fp) == len &&
+         fwrite(&len, 4, 1, fp) == 1;
+}
+
+int fuzz_seed_gadget2(const char *path) {
+  FILE *fp = fopen(path, "wb");
+  if (fp == NULL)
+    return fail(path);
+  unsigned char header[256] = {0};
+  const int32_t npart[6] = {0, N, 0, 0, 0, 0};
+  const double massarr[6] = {0, 1.0 / N, 0, 0, 0, 0}, time = 0.5, z = 0;
+  const int32_t num_files = 1;
+  memcpy(header, npart, sizeof npart);
+  memcpy(header + 24, massarr, sizeof massarr);
+  memcpy(header + 72, &time, sizeof time);
+  memcpy(header + 80, &z, sizeof z);
+  memcpy(header + 96, npart, sizeof npart); /* nall */
+  memcpy(header + 124, &num_files, sizeof num_files);
+  float pos[N][3], vel[N][3];
+  bodies(pos, vel);
+  uint32_t ids[N];
+  for (int i = 0; i < N; i++)
+    ids[i] = 1000 + (uint32_t)i;
+  const int ok = record(fp, header, sizeof header) &&
+                 record(fp, pos, sizeof pos) && record(fp, vel, sizeof vel) &&
+                 record(fp, ids, sizeof ids);
+  return fclose(fp) != 0 || !ok ? fail(path) : 0;
+}

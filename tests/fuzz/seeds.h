@@ -17,4 +17,10 @@ int fuzz_seed_gadget4(const char *path);
  * leaves them (their text in HDF5's global heap). */
 int fuzz_seed_vlstrings(const char *path, const char *checkpoint);
 
+/* The bodies of fuzz_seed_gadget4 (as float) in tilefmm's other binary
+ * formats: Tipsy (native byte order, dark particles) and GADGET-2
+ * SnapFormat 1 (POS, VEL, ID; masses in massarr). */
+int fuzz_seed_tipsy(const char *path);
+int fuzz_seed_gadget2(const char *path);
+
 #endif
