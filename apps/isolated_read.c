@@ -11,6 +11,7 @@
  * once sent, so that the two copies overlap by one array at most) and
  * leaves with _exit: no atexit handler, no HDF5 close of anything the
  * parent had open. */
+#define _DEFAULT_SOURCE /* wait4 */
 #define _POSIX_C_SOURCE 200809L
 #include "isolated_read.h"
 
@@ -255,24 +256,33 @@ static int receive(int fd, tfmm_snapshot *out, tfmm_status *st, char *message,
   return ok;
 }
 
-/* Why the child did not finish, as the reason of "PATH: damaged HDF5
- * file: REASON". */
-static void child_fate(int status, rlim_t cpu, char *buf, size_t size) {
-  if (WIFSIGNALED(status)) {
-    const int sig = WTERMSIG(status);
-    if (sig == SIGXCPU || (sig == SIGKILL && cpu > 0))
-      snprintf(buf, size,
-               "the reader ran past its bound of %llu s of CPU time (a loop "
-               "on damaged metadata?; %s=S raises it)",
-               (unsigned long long)cpu, ISOLATED_READ_ENV_CPU);
-    else
-      snprintf(buf, size, "the reader crashed (signal %d, %s)", sig,
-               strsignal(sig));
-  } else if (WIFEXITED(status)) {
-    snprintf(buf, size, "the reader ended with status %d", WEXITSTATUS(status));
-  } else {
-    snprintf(buf, size, "the reader ended abnormally");
-  }
+/* Why the child did not finish, into message: a signal sent to the
+ * whole process group (Ctrl-C) interrupted it; the kernel's at its CPU
+ * bound (used: its CPU seconds) means a loop; any other signal, a crash
+ * on the file. */
+static void child_fate(const char *path, int status, rlim_t cpu, double used,
+                       char *message, size_t size) {
+  if (message == NULL || size == 0)
+    return;
+  const int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT)
+    snprintf(message, size, "%s: reading was interrupted (signal %d, %s)", path,
+             sig, strsignal(sig));
+  else if (sig == SIGXCPU || (sig == SIGKILL && used >= (double)cpu))
+    snprintf(message, size,
+             "%s: damaged HDF5 file: the reader ran past its bound of %llu s "
+             "of CPU time (a loop on damaged metadata?; %s=S raises it)",
+             path, (unsigned long long)cpu, ISOLATED_READ_ENV_CPU);
+  else if (sig != 0)
+    snprintf(message, size,
+             "%s: damaged HDF5 file: the reader crashed (signal %d, %s)", path,
+             sig, strsignal(sig));
+  else if (WIFEXITED(status))
+    snprintf(message, size,
+             "%s: damaged HDF5 file: the reader ended with status %d", path,
+             WEXITSTATUS(status));
+  else
+    snprintf(message, size, "%s: damaged HDF5 file: the reader was lost", path);
 }
 
 /* Whether path is read by libhdf5 (else by tilefmm's own readers). */
@@ -312,8 +322,10 @@ tfmm_status isolated_read(const char *path, const tfmm_read_options *o,
   const int got = receive(fds[0], out, &st, message, size);
   close(fds[0]);
   int status = 0;
+  struct rusage usage;
+  memset(&usage, 0, sizeof usage);
   pid_t w;
-  while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+  while ((w = wait4(pid, &status, 0, &usage)) < 0 && errno == EINTR)
     ;
   if (got && w == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0)
     return st;
@@ -321,9 +333,9 @@ tfmm_status isolated_read(const char *path, const tfmm_read_options *o,
    * used. */
   tfmm_snapshot_free(out);
   out->format = TFMM_FORMAT_HDF5;
-  char reason[256];
-  child_fate(w == pid ? status : 0, cpu, reason, sizeof reason);
-  if (message != NULL && size > 0)
-    snprintf(message, size, "%s: damaged HDF5 file: %s", path, reason);
+  const double used =
+      (double)usage.ru_utime.tv_sec + (double)usage.ru_stime.tv_sec +
+      1e-6 * (double)(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+  child_fate(path, w == pid ? status : 0, cpu, used, message, size);
   return TFMM_ERR_FILE;
 }
