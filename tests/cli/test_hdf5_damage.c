@@ -164,3 +164,32 @@ Test(hdf5_damage, a_count_past_the_file_is_refused) {
                  sp("g4.hdf5"));
   assert_stderr_has("more than a file of");
 }
+
+/* forces on a good file with libhdf5's H5Fopen replaced by one that
+ * crashes or loops (hdf5_fault.c, preloaded; fault NULL: crash). Skips
+ * where the preload does not take (libhdf5 linked statically). */
+static void faulty_forces(const char *fault, const char *needle) {
+  cr_assert_eq(fuzz_seed_gadget4(sp("g4.hdf5")), 0);
+  setenv("LD_PRELOAD", TFMM_HDF5_FAULT, 1);
+  if (fault != NULL)
+    setenv("TFMM_HDF5_FAULT", fault, 1);
+  setenv(ISOLATED_READ_ENV_CPU, "1", 1);
+  const int code = RUN("forces", "--in", sp("g4.hdf5"), "--out", sp("f.txt"));
+  unsetenv("LD_PRELOAD");
+  unsetenv("TFMM_HDF5_FAULT");
+  unsetenv(ISOLATED_READ_ENV_CPU);
+  if (code == 0)
+    cr_skip_test("H5Fopen could not be replaced (libhdf5 linked statically)");
+  expect_refused(code, sp("g4.hdf5"));
+  assert_stderr_has(needle);
+  cr_assert(!exists("f.txt"));
+}
+
+Test(hdf5_damage, a_crashing_reader_is_reported) {
+  faulty_forces(NULL, "damaged HDF5 file: the reader crashed (signal 11");
+}
+
+Test(hdf5_damage, a_looping_reader_is_cut_off) {
+  faulty_forces("loop", "damaged HDF5 file: the reader ran past its bound of "
+                        "1 s of CPU time");
+}
