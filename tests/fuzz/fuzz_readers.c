@@ -254,6 +254,21 @@ static outcome classify(target *t, int status, int hung, const char *out,
   return c;
 }
 
+/* The first line of the tool's standard error (for the log). */
+static const char *first_line(void) {
+  static char line[256];
+  char buf[4096];
+  line[0] = '\0';
+  FILE *fp = fopen(wp(buf, "stderr.txt"), "r");
+  if (fp != NULL) {
+    if (fgets(line, sizeof line, fp) == NULL)
+      line[0] = '\0';
+    fclose(fp);
+  }
+  line[strcspn(line, "\n")] = '\0';
+  return line;
+}
+
 /* Damages a copy of t's seed; describes how in what. */
 static unsigned char *mutate(const target *t, size_t *len, char *what,
                              size_t size) {
@@ -377,8 +392,9 @@ int main(int argc, char **argv) {
     t->counts[o]++;
     total[o]++;
     if (log != NULL)
-      fprintf(log, "%ld %s %s %s: %s (status 0x%x)\n", c, t->kind, t->seed,
-              what, class_name[o], (unsigned)status);
+      fprintf(log, "%ld %s %s %s: %s (status 0x%x)%s%s\n", c, t->kind, t->seed,
+              what, class_name[o], (unsigned)status, o == REFUSED ? ": " : "",
+              o == REFUSED ? first_line() : "");
     if (o == CRASH || o == HANG || o == WRONG || o == ODD) {
       fprintf(stderr, "case %ld: %s %s, %s: %s", c, t->kind, t->seed, what,
               class_name[o]);
