@@ -5,6 +5,7 @@
 
 #include "atomic_file.h"
 #include "cli.h"
+#include "isolated_read.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,14 +161,14 @@ int snapshot_write(const char *path, const snapshot *s) {
   return atomic_file_commit(&af);
 }
 
-/* Reads path with the library; the note naming the types read is printed
- * when the command has a flag choosing them. */
+/* Reads path with the library, an HDF5 file in a child process
+ * (isolated_read.h); the note naming the types read is printed when the
+ * command has a flag choosing them. */
 static int read_snapshot(const char *path, const tfmm_read_options *o,
                          snapshot *out) {
   tfmm_snapshot t;
   char message[MESSAGE_SIZE];
-  const tfmm_status st =
-      tfmm_snapshot_read(path, o, &t, message, sizeof message);
+  const tfmm_status st = isolated_read(path, o, &t, message, sizeof message);
   if (t.note != NULL && o->flag != NULL)
     fprintf(stderr, "tilefmm: %s\n", t.note);
   if (st != TFMM_OK)

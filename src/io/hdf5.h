@@ -84,4 +84,25 @@ int tfmm_hdf5_put_header_units(hid_t header, const tfmm_snapshot *s);
 int tfmm_hdf5_read_units(tfmm_io_report *r, const char *path, hid_t file,
                          tfmm_snapshot *out);
 
+/* The attribute of a checkpoint's /RunState that holds the checksum of
+ * its /Parameters and /RunState (hdf5_attrs.c): "fnv1a64:" and 16 hex
+ * digits. */
+#define TFMM_HDF5_CHECKSUM "ParametersChecksum"
+
+/* FNV-1a (64 bits) over the names and values of params and state (each
+ * name and value followed by its NUL; a 0x1e byte between the groups;
+ * an entry named TFMM_HDF5_CHECKSUM skipped). */
+uint64_t tfmm_hdf5_run_checksum(const tfmm_attr *params, size_t nparams,
+                                const tfmm_attr *state, size_t nstate);
+
+/* The checksum as written: "fnv1a64:0123456789abcdef". */
+void tfmm_hdf5_checksum_text(uint64_t sum, char buf[32]);
+
+/* Reads /Parameters and /RunState of the open file into out (none when a
+ * group is absent): every attribute checked by its declared type and
+ * size first (a variable-length string refused unread), then read; a
+ * checkpoint's ParametersChecksum verified. Reports and returns 0. */
+int tfmm_hdf5_read_run_groups(tfmm_io_report *r, const char *path, hid_t file,
+                              tfmm_snapshot *out);
+
 #endif

@@ -22,9 +22,10 @@ typedef struct reader {
   uint64_t count[MAX_TYPES];    /* NumPart_ThisFile */
   double mass_table[MAX_TYPES]; /* MassTable, zeros when absent */
   int has_mass_table;
-  double shift[3];  /* Header Shift, zeros when absent */
-  uint64_t types;   /* the types to read (tfmm_read_options.types) */
-  const char *flag; /* the flag that chooses them, for messages */
+  double shift[3];   /* Header Shift, zeros when absent */
+  uint64_t types;    /* the types to read (tfmm_read_options.types) */
+  const char *flag;  /* the flag that chooses them, for messages */
+  hsize_t file_size; /* bytes: what no part of the file may claim more of */
 } reader;
 
 /* Prints why reading what (a part of the file) failed, from HDF5's error
@@ -313,7 +314,8 @@ static int check_storage(const reader *r, hid_t set, const char *what) {
       haddr_t addr = HADDR_UNDEF;
       unsigned mask = 0;
       ok = H5Dget_chunk_info(set, space, c, offset, &mask, &addr, &size) >= 0 &&
-           addr != HADDR_UNDEF && size > 0;
+           addr != HADDR_UNDEF && size > 0 && size <= r->file_size &&
+           addr <= r->file_size - size;
       for (int d = 0; ok && d < rank; d++)
         ok = offset[d] < dims[d] && offset[d] % chunk[d] == 0;
     }
@@ -322,6 +324,19 @@ static int check_storage(const reader *r, hid_t set, const char *what) {
     ok = H5Dget_space_status(set, &status) >= 0 &&
          (status == H5D_SPACE_STATUS_ALLOCATED ||
           H5Sget_simple_extent_npoints(space) == 0);
+    /* Contiguous data lies whole within the file, at its declared size
+     * (a damaged address or size would read past the end, or garbage). */
+    const haddr_t addr = H5Dget_offset(set);
+    if (ok && addr != HADDR_UNDEF) {
+      const hid_t type = H5Dget_type(set);
+      const hsize_t want = (hsize_t)H5Sget_simple_extent_npoints(space) *
+                           (type >= 0 ? H5Tget_size(type) : 0);
+      const hsize_t have = H5Dget_storage_size(set);
+      ok = type >= 0 && have == want && have <= r->file_size &&
+           addr <= r->file_size - have;
+      if (type >= 0)
+        H5Tclose(type);
+    }
   }
   if (!ok)
     tfmm_io_fail(r->report,
@@ -437,6 +452,17 @@ static int scan_types(const reader *r, size_t *n, int *all_acc, int *all_pot,
       return 0;
     }
     *n += (size_t)r->count[k];
+    /* Every body has 3 coordinates (24 bytes as double, 12 as float),
+     * which deflate shrinks 1032 times at most (86 bodies a byte): a
+     * count a file this size cannot hold is damage, refused before
+     * anything is allocated. */
+    if ((double)*n > 128.0 * (double)r->file_size + 128) {
+      tfmm_io_fail(r->report,
+                   "%s: NumPart_ThisFile claims %zu particles, more than a "
+                   "file of %llu bytes can hold (damaged)",
+                   r->path, *n, (unsigned long long)r->file_size);
+      return 0;
+    }
     const hid_t group = open_type(r, k);
     if (group < 0)
       return 0;
@@ -532,159 +558,6 @@ static int read_bodies(const reader *r, tfmm_snapshot *out) {
   return tfmm_io_check_bodies(r->report, r->path, out, TFMM_ERR_FILE);
 }
 
-/* ---- /Parameters and /RunState ----------------------------------------- */
-
-/* A string attribute's single value, as written (NULL on failure). */
-static char *string_text(hid_t attr, hid_t type) {
-  char *text = NULL;
-  const hid_t mem = H5Tcopy(type);
-  if (mem < 0)
-    return NULL;
-  if (H5Tis_variable_str(type) > 0) {
-    char *s = NULL;
-    if (H5Aread(attr, mem, &s) >= 0) {
-      text = strdup(s != NULL ? s : "");
-      H5free_memory(s);
-    }
-  } else {
-    const size_t size = H5Tget_size(type);
-    text = calloc(size + 1, 1);
-    if (text != NULL && H5Aread(attr, mem, text) < 0) {
-      free(text);
-      text = NULL;
-    }
-    size_t len = text != NULL ? strlen(text) : 0;
-    while (len > 0 && H5Tget_strpad(type) == H5T_STR_SPACEPAD &&
-           text[len - 1] == ' ')
-      text[--len] = '\0';
-  }
-  H5Tclose(mem);
-  return text;
-}
-
-/* Numbers (GADGET-4 writes its parameters so) as text: integers exactly,
- * floats with %.17g, several separated by spaces (NULL on failure). */
-static char *number_text(hid_t attr, hid_t type, size_t points) {
-  const int is_float = H5Tget_class(type) == H5T_FLOAT;
-  const int is_signed = H5Tget_sign(type) == H5T_SGN_2;
-  const hid_t mem = is_float    ? H5T_NATIVE_DOUBLE
-                    : is_signed ? H5T_NATIVE_INT64
-                                : H5T_NATIVE_UINT64;
-  union {
-    double d;
-    int64_t i;
-    uint64_t u;
-  } *v = malloc((points > 0 ? points : 1) * sizeof *v);
-  char *text = malloc(points * 32 + 1);
-  if (v == NULL || text == NULL || H5Aread(attr, mem, v) < 0) {
-    free(v);
-    free(text);
-    return NULL;
-  }
-  size_t used = 0;
-  text[0] = '\0';
-  for (size_t k = 0; k < points; k++) {
-    const char *sep = k > 0 ? " " : "";
-    used +=
-        (size_t)(is_float    ? sprintf(text + used, "%s%.17g", sep, v[k].d)
-                 : is_signed ? sprintf(text + used, "%s%" PRId64, sep, v[k].i)
-                             : sprintf(text + used, "%s%" PRIu64, sep, v[k].u));
-  }
-  free(v);
-  return text;
-}
-
-typedef struct attr_list {
-  tfmm_io_report *report;
-  const char *path, *group;
-  tfmm_attr **items;
-  size_t *count, cap;
-  int reported; /* a message has been printed */
-} attr_list;
-
-static char *attr_text(attr_list *list, hid_t attr, const char *name) {
-  const hid_t type = H5Aget_type(attr), space = H5Aget_space(attr);
-  const hssize_t points = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
-  const H5T_class_t cls = type >= 0 ? H5Tget_class(type) : H5T_NO_CLASS;
-  char *text = NULL;
-  if (points < 0 || type < 0)
-    ;
-  else if (cls == H5T_STRING && points == 1)
-    text = string_text(attr, type);
-  else if (cls == H5T_INTEGER || cls == H5T_FLOAT)
-    text = number_text(attr, type, (size_t)points);
-  else {
-    tfmm_io_fail(list->report,
-                 "%s: /%s attribute '%s' is neither one string nor numbers",
-                 list->path, list->group, name);
-    list->reported = 1;
-  }
-  if (type >= 0)
-    H5Tclose(type);
-  if (space >= 0)
-    H5Sclose(space);
-  return text;
-}
-
-static herr_t collect(hid_t loc, const char *name, const H5A_info_t *info,
-                      void *data) {
-  (void)info;
-  attr_list *list = data;
-  if (*list->count == list->cap) {
-    const size_t cap = list->cap > 0 ? 2 * list->cap : 16;
-    tfmm_attr *items = realloc(*list->items, cap * sizeof *items);
-    if (items == NULL)
-      return -1;
-    *list->items = items;
-    list->cap = cap;
-  }
-  const hid_t attr = H5Aopen(loc, name, H5P_DEFAULT);
-  char *text = attr >= 0 ? attr_text(list, attr, name) : NULL;
-  if (attr >= 0)
-    H5Aclose(attr);
-  char *copy = strdup(name);
-  if (text == NULL || copy == NULL) {
-    free(text);
-    free(copy);
-    return -1;
-  }
-  (*list->items)[(*list->count)++] = (tfmm_attr){copy, text};
-  return 0;
-}
-
-/* The attributes of group name, in creation order when it was kept (as
- * tilefmm does), else by name; none when there is no such group. */
-static int read_strings(const reader *r, const char *name, tfmm_attr **items,
-                        size_t *count) {
-  const htri_t exists = H5Lexists(r->file, name, H5P_DEFAULT);
-  if (exists < 0)
-    report_hdf5(r->report, r->path, "the root group");
-  if (exists <= 0)
-    return exists == 0;
-  const hid_t group = open_group(r->report, r->path, r->file, name);
-  if (group < 0)
-    return 0;
-  const hid_t gcpl = H5Gget_create_plist(group);
-  unsigned order = 0;
-  if (gcpl >= 0) {
-    H5Pget_attr_creation_order(gcpl, &order);
-    H5Pclose(gcpl);
-  }
-  attr_list list = {r->report, r->path, name, items, count, 0, 0};
-  hsize_t next = 0;
-  const int ok = H5Aiterate2(group,
-                             order & H5P_CRT_ORDER_TRACKED ? H5_INDEX_CRT_ORDER
-                                                           : H5_INDEX_NAME,
-                             H5_ITER_INC, &next, collect, &list) >= 0;
-  if (!ok && !list.reported) {
-    char what[64];
-    snprintf(what, sizeof what, "the attributes of /%s", name);
-    report_hdf5(r->report, r->path, what);
-  }
-  H5Gclose(group);
-  return ok;
-}
-
 /* Opens path, telling a missing file from one that is not HDF5. */
 static hid_t open_file(tfmm_io_report *rep, const char *path) {
   struct stat st;
@@ -716,12 +589,12 @@ int tfmm_hdf5_read(tfmm_io_report *rep, const char *path,
               .types = o->types,
               .flag = o->flag,
               .file = open_file(rep, path)};
-  int ok = r.file >= 0 && tfmm_io_add_file(rep, out, path) &&
-           read_header(&r, out) && read_bodies(&r, out) &&
-           tfmm_hdf5_read_units(rep, path, r.file, out) &&
-           (!o->attributes ||
-            (read_strings(&r, "Parameters", &out->params, &out->nparams) &&
-             read_strings(&r, "RunState", &out->state, &out->nstate)));
+  struct stat st;
+  r.file_size = stat(path, &st) == 0 ? (hsize_t)st.st_size : 0;
+  int ok =
+      r.file >= 0 && tfmm_io_add_file(rep, out, path) && read_header(&r, out) &&
+      read_bodies(&r, out) && tfmm_hdf5_read_units(rep, path, r.file, out) &&
+      (!o->attributes || tfmm_hdf5_read_run_groups(rep, path, r.file, out));
   if (r.file >= 0)
     H5Fclose(r.file);
   tfmm_hdf5_quiet_end(&quiet);

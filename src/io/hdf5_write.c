@@ -246,13 +246,17 @@ static int put_bodies(hid_t file, const tfmm_snapshot *s,
   return ok;
 }
 
-/* A group of string attributes, in order. */
+/* A group of string attributes, in order; with sum (not NULL) last, as
+ * TFMM_HDF5_CHECKSUM (an entry of that name is the writer's own). */
 static int put_strings(hid_t file, const char *name, const tfmm_attr *attrs,
-                       size_t count) {
+                       size_t count, const char *sum) {
   const hid_t group = tfmm_hdf5_create_group(file, name, 1);
   int ok = group >= 0;
   for (size_t k = 0; ok && k < count; k++)
-    ok = tfmm_hdf5_put_string(group, attrs[k].name, attrs[k].value);
+    if (strcmp(attrs[k].name, TFMM_HDF5_CHECKSUM) != 0)
+      ok = tfmm_hdf5_put_string(group, attrs[k].name, attrs[k].value);
+  if (ok && sum != NULL)
+    ok = tfmm_hdf5_put_string(group, TFMM_HDF5_CHECKSUM, sum);
   if (group >= 0 && H5Gclose(group) < 0)
     ok = 0;
   return ok;
@@ -286,10 +290,15 @@ static int write_parts(hid_t file, const tfmm_snapshot *s,
   if (!tfmm_hdf5_put_meta(file, s, box))
     return 0;
   *part = "/Parameters";
-  if (!put_strings(file, "Parameters", s->params, s->nparams))
+  if (!put_strings(file, "Parameters", s->params, s->nparams, NULL))
     return 0;
+  /* A checkpoint's parameters and state are what a restart trusts: their
+   * checksum goes with them (verified by tfmm_hdf5_read_run_groups). */
+  char sum[32];
+  tfmm_hdf5_checksum_text(
+      tfmm_hdf5_run_checksum(s->params, s->nparams, s->state, s->nstate), sum);
   *part = "/RunState";
-  if (s->nstate > 0 && !put_strings(file, "RunState", s->state, s->nstate))
+  if (s->nstate > 0 && !put_strings(file, "RunState", s->state, s->nstate, sum))
     return 0;
   *part = "the file";
   return H5Fflush(file, H5F_SCOPE_GLOBAL) >= 0;

@@ -174,15 +174,29 @@ Test(snapshot_bad, masses_not_positive) {
   expect_bad_body("Masses", 4, -1.0, "a mass <= 0");
 }
 
+/* Variable-length strings are refused unread (their text is in the
+ * global heap, which has no checksum: issue 29); a fixed-length pair is
+ * no single value. */
 Test(snapshot_bad, parameters_that_are_not_text) {
   const hid_t type = H5Tcopy(H5T_C_S1);
   H5Tset_size(type, H5T_VARIABLE);
   const char *two[2] = {"a", "b"};
   EXPECT_BROKEN(h5_set_attr(file, "Parameters", "Pair", type, type, 2, two),
-                "/Parameters attribute 'Pair' is neither one string nor "
-                "numbers",
+                "/Parameters attribute 'Pair' is a variable-length string: "
+                "refused unread",
                 NULL);
   H5Tclose(type);
+  const hid_t fixed = H5Tcopy(H5T_C_S1);
+  H5Tset_size(fixed, 2);
+  EXPECT_BROKEN(h5_set_attr(file, "RunState", "Pair", fixed, fixed, 2, "abcd"),
+                "/RunState attribute 'Pair' is not one string", NULL);
+  const unsigned char bits = 5;
+  EXPECT_BROKEN(h5_set_attr(file, "Parameters", "Bits", H5T_STD_B8LE,
+                            H5T_NATIVE_B8, 1, &bits),
+                "/Parameters attribute 'Bits' is neither one string nor "
+                "numbers",
+                NULL);
+  H5Tclose(fixed);
 }
 
 /* The write of s to out.h5 must fail naming needle, leaving an existing

@@ -181,15 +181,14 @@ Test(snapshot_cli, settings_compare_by_value) {
                  sp("cp/checkpoint.hdf5"));
 }
 
-/* A checkpoint of tilefmm before fixed-length strings (its /Parameters
- * and /RunState variable-length) restarts, continuing bit for bit as the
- * same checkpoint in today's format does. */
+/* A checkpoint whose /Parameters and /RunState hold variable-length
+ * strings (tilefmm's before fixed-length strings, or one edited with
+ * h5py) is refused before a string is read: their text lives in the
+ * global heap, which has no checksum, and a damaged one crashed libhdf5
+ * or looped it (issue 29). */
 static void unchanged(snapshot *cp) { (void)cp; }
 
-Test(snapshot_cli, checkpoint_with_variable_length_strings_restarts) {
-  edited_checkpoint(unchanged);
-  cr_assert_eq(restart(), 0);
-  snapshot want = read_snap(sp("cp/checkpoint.hdf5"));
+Test(snapshot_cli, checkpoint_with_variable_length_strings_is_refused) {
   edited_checkpoint(unchanged);
   const hid_t file = h5_open(sp("cp/checkpoint.hdf5"));
   h5_strings_to_variable_length(file, "Parameters");
@@ -200,16 +199,9 @@ Test(snapshot_cli, checkpoint_with_variable_length_strings_restarts) {
   cr_assert_geq(find_bytes(bytes, len, "GCOL", 4), 0,
                 "the strings were not made variable-length");
   free(bytes);
-  const int code = restart();
-  char *said = read_text("stderr.txt");
-  cr_assert_eq(code, 0, "%s", said);
-  free(said);
-  snapshot got = read_snap(sp("cp/checkpoint.hdf5"));
-  assert_same_bodies(&want, &got);
-  cr_assert(memcmp(got.acc, want.acc, 3 * got.n * sizeof(double)) == 0);
-  cr_assert_str_eq(snapshot_attr_find(got.state, got.nstate, "step"), "3");
-  snapshot_free(&got);
-  snapshot_free(&want);
+  cr_assert_eq(restart(), 1);
+  assert_stderr_has("is a variable-length string: refused unread");
+  assert_stderr_has(sp("cp/checkpoint.hdf5"));
 }
 
 /* Initial conditions need neither /Parameters nor /RunState: a damaged

@@ -1,0 +1,195 @@
+/* Damaged and edited HDF5 files given to the tool (issue 29): a foreign
+ * file in HDF5's earliest format (no metadata checksum) whose damage
+ * crashes libhdf5 is refused, never the end of the tool; a checkpoint
+ * edited through the HDF5 API is refused on restart; reading in a child
+ * process gives the very bits of reading in process. */
+#define _POSIX_C_SOURCE 200809L
+#include "../fuzz/seeds.h"
+#include "harness.h"
+#include "isolated_read.h"
+#include "snapshot_util.h"
+
+#include <criterion/criterion.h>
+
+#include <hdf5.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+TestSuite(hdf5_damage, .init = scratch_make, .fini = scratch_remove,
+          .timeout = 120);
+
+/* A GADGET-4-like file with 16 bytes of a dataset's object header zeroed,
+ * found by the fuzz harness (case 457 of seed 11): libhdf5 1.10.8 reads
+ * through a null pointer (SIGSEGV) in every command that reads it. */
+static void damaged_foreign_file(const char *name) {
+  cr_assert_eq(fuzz_seed_gadget4(sp("seed.hdf5")), 0);
+  size_t len;
+  unsigned char *bytes = read_bytes(sp("seed.hdf5"), &len);
+  cr_assert_gt(len, 6721 + 16);
+  memset(bytes + 6721, 0, 16);
+  write_bytes(sp(name), bytes, len);
+  free(bytes);
+}
+
+/* Refused with exit status 1 and a message naming the file, no signal. */
+static void expect_refused(int code, const char *file) {
+  char *said = read_text("stderr.txt");
+  cr_assert_eq(code, 1, "exit %d (128 + a signal: a crash):\n%s", code,
+               said != NULL ? said : "");
+  cr_assert_not_null(strstr(said, file), "stderr lacks %s:\n%s", file, said);
+  cr_assert_null(strstr(said, "HDF5-DIAG"), "HDF5 printed:\n%s", said);
+  free(said);
+}
+
+Test(hdf5_damage, a_reader_crash_is_a_refusal) {
+  damaged_foreign_file("bad.hdf5");
+  const char *bad = sp("bad.hdf5");
+  expect_refused(
+      RUN("forces", "--in", bad, "--method", "direct", "--out", sp("f.txt")),
+      bad);
+  expect_refused(RUN("run", "--ic", bad, "--steps", "0", "--plots", "off",
+                     "--out", sp("o")),
+                 bad);
+  expect_refused(RUN("render", bad, "--out", sp("p.png")), bad);
+  cr_assert(!exists("f.txt") && !exists("p.png"));
+  assert_no_temporaries();
+}
+
+/* The undamaged seed reads, in a child and in process, to the same
+ * forces. */
+Test(hdf5_damage, the_child_reads_what_the_process_reads) {
+  cr_assert_eq(fuzz_seed_gadget4(sp("g4.hdf5")), 0);
+  cr_assert_eq(RUN("forces", "--in", sp("g4.hdf5"), "--method", "direct",
+                   "--out", sp("child.txt")),
+               0);
+  setenv(ISOLATED_READ_ENV_OFF, "off", 1);
+  const int code = RUN("forces", "--in", sp("g4.hdf5"), "--method", "direct",
+                       "--out", sp("process.txt"));
+  unsetenv(ISOLATED_READ_ENV_OFF);
+  cr_assert_eq(code, 0);
+  char *a = read_text("child.txt"), *b = read_text("process.txt");
+  cr_assert_not_null(a);
+  cr_assert_not_null(b);
+  cr_assert_str_eq(a, b);
+  free(a);
+  free(b);
+}
+
+/* Checkpoint a of a run of 32 bodies, 2 steps. */
+static void checkpoint(void) {
+  small_run("a");
+  cr_assert(exists("a/checkpoint.hdf5"));
+}
+
+static int restart(const char *file) {
+  return RUN("run", "--restart", file, "--steps", "3", "--threads", "1",
+             "--progress", "off", "--plots", "off", "--out", sp("b"));
+}
+
+/* Writes text over the fixed-length string attribute name of group, in
+ * place, as an edit through the HDF5 C API would (same size, padded). */
+static void overwrite(const char *path, const char *group, const char *name,
+                      const char *text) {
+  const hid_t file = h5_open(path);
+  const hid_t g = H5Gopen2(file, group, H5P_DEFAULT);
+  const hid_t attr = H5Aopen(g, name, H5P_DEFAULT);
+  cr_assert_geq(attr, 0, "no %s/%s", group, name);
+  const hid_t type = H5Aget_type(attr);
+  const size_t size = H5Tget_size(type);
+  char *buf = calloc(size + 1, 1);
+  snprintf(buf, size + 1, "%s", text);
+  cr_assert_geq(H5Awrite(attr, type, buf), 0);
+  free(buf);
+  H5Tclose(type);
+  H5Aclose(attr);
+  H5Gclose(g);
+  h5_close(file);
+}
+
+Test(hdf5_damage, an_edited_checkpoint_is_refused) {
+  checkpoint();
+  cr_assert_eq(restart(sp("a/checkpoint.hdf5")), 0, "%s",
+               read_text("stderr.txt"));
+  overwrite(sp("a/checkpoint.hdf5"), "Parameters", "Gravity:eps", "1");
+  expect_refused(restart(sp("a/checkpoint.hdf5")), sp("a/checkpoint.hdf5"));
+  assert_stderr_has("checkpoint parameters changed since it was written");
+}
+
+Test(hdf5_damage, an_edited_run_state_is_refused) {
+  checkpoint();
+  overwrite(sp("a/checkpoint.hdf5"), "RunState", "step", "0");
+  expect_refused(restart(sp("a/checkpoint.hdf5")), sp("a/checkpoint.hdf5"));
+  assert_stderr_has("checkpoint parameters changed since it was written");
+}
+
+/* A checkpoint whose checksum was taken away (tilefmm's before it had
+ * one) still restarts. */
+Test(hdf5_damage, a_checkpoint_without_checksum_restarts) {
+  checkpoint();
+  const hid_t file = h5_open(sp("a/checkpoint.hdf5"));
+  const hid_t g = H5Gopen2(file, "RunState", H5P_DEFAULT);
+  cr_assert_geq(H5Adelete(g, "ParametersChecksum"), 0);
+  H5Gclose(g);
+  h5_close(file);
+  cr_assert_eq(restart(sp("a/checkpoint.hdf5")), 0, "%s",
+               read_text("stderr.txt"));
+}
+
+/* The fuzz harness's variable-length seed: refused before a string is
+ * read. */
+Test(hdf5_damage, variable_length_parameters_are_refused_unread) {
+  checkpoint();
+  cr_assert_eq(fuzz_seed_vlstrings(sp("vl.hdf5"), sp("a/checkpoint.hdf5")), 0);
+  expect_refused(restart(sp("vl.hdf5")), sp("vl.hdf5"));
+  assert_stderr_has("is a variable-length string: refused unread");
+}
+
+/* A count no file of this size can hold is refused before anything is
+ * allocated for it. */
+Test(hdf5_damage, a_count_past_the_file_is_refused) {
+  cr_assert_eq(fuzz_seed_gadget4(sp("g4.hdf5")), 0);
+  const hid_t file = h5_open(sp("g4.hdf5"));
+  const hid_t h = H5Gopen2(file, "Header", H5P_DEFAULT);
+  const uint64_t count[6] = {0, (uint64_t)1 << 40, 0, 0, 0, 0};
+  const char *names[2] = {"NumPart_ThisFile", "NumPart_Total"};
+  for (int k = 0; k < 2; k++) {
+    const hid_t a = H5Aopen(h, names[k], H5P_DEFAULT);
+    cr_assert_geq(H5Awrite(a, H5T_NATIVE_UINT64, count), 0);
+    H5Aclose(a);
+  }
+  H5Gclose(h);
+  h5_close(file);
+  expect_refused(RUN("forces", "--in", sp("g4.hdf5"), "--out", sp("f.txt")),
+                 sp("g4.hdf5"));
+  assert_stderr_has("more than a file of");
+}
+
+/* forces on a good file with libhdf5's H5Fopen replaced by one that
+ * crashes or loops (hdf5_fault.c, preloaded; fault NULL: crash). Skips
+ * where the preload does not take (libhdf5 linked statically). */
+static void faulty_forces(const char *fault, const char *needle) {
+  cr_assert_eq(fuzz_seed_gadget4(sp("g4.hdf5")), 0);
+  setenv("LD_PRELOAD", TFMM_HDF5_FAULT, 1);
+  if (fault != NULL)
+    setenv("TFMM_HDF5_FAULT", fault, 1);
+  setenv(ISOLATED_READ_ENV_CPU, "1", 1);
+  const int code = RUN("forces", "--in", sp("g4.hdf5"), "--out", sp("f.txt"));
+  unsetenv("LD_PRELOAD");
+  unsetenv("TFMM_HDF5_FAULT");
+  unsetenv(ISOLATED_READ_ENV_CPU);
+  if (code == 0)
+    cr_skip_test("H5Fopen could not be replaced (libhdf5 linked statically)");
+  expect_refused(code, sp("g4.hdf5"));
+  assert_stderr_has(needle);
+  cr_assert(!exists("f.txt"));
+}
+
+Test(hdf5_damage, a_crashing_reader_is_reported) {
+  faulty_forces(NULL, "damaged HDF5 file: the reader crashed (signal 11");
+}
+
+Test(hdf5_damage, a_looping_reader_is_cut_off) {
+  faulty_forces("loop", "damaged HDF5 file: the reader ran past its bound of "
+                        "1 s of CPU time");
+}
