@@ -295,6 +295,99 @@ void tfmm_solver_describe(tfmm_solver *s) {
              omp_get_max_threads());
 }
 
+/* The method's results at the bodies in internal units (ipos, imass), in
+ * the precision s->run asks for. */
+static tfmm_status evaluate(tfmm_solver *s, size_t n, const double *ipos,
+                            const double *imass, double *acc, double *pot) {
+  const tfmm_allpairs all = {
+      .run = &s->run,
+      .gpu = s->device == TFMM_DEVICE_GPU ? s->gpu : NULL,
+      .scratch = &s->direct,
+      .active = s->active,
+      .stats = &s->stats,
+      .err = &s->err,
+  };
+  switch (s->cfg.method) {
+  case TFMM_METHOD_REFERENCE:
+    return tfmm_allpairs_reference(&all, n, ipos, imass, acc, pot);
+  case TFMM_METHOD_DIRECT:
+    return tfmm_allpairs_direct(&all, n, ipos, imass, acc, pot);
+  default:
+    return run_tree(s, n, ipos, imass, acc, pot);
+  }
+}
+
+/* Single precision and the range of an input (issue 29). In internal units
+ * the bodies span about 1 (units.h), and float resolves them to 2^-24.
+ * direct packs every body relative to one centre: an eps below 2^-20 of
+ * the span (16 units of the last place) leaves pairs at eps apart with no
+ * separation that float resolves. The tree methods write each leaf in its
+ * own frame (near_frame.h), which keeps separations, but their kernel's
+ * 1 / rho^3 at rho = eps below 2^-32 (2^96, summed over up to 2^31 sources)
+ * overflows float. Either runs in double. With eps = 0 the smallest
+ * separation sets these limits, which no pass finds: a single-precision
+ * evaluation whose sums come out non-finite, or whose bodies meet once
+ * rounded to float, is run again in double, which either holds the range
+ * or fails for the reason double gives. */
+#define TFMM_SINGLE_EPS_DIRECT -20
+#define TFMM_SINGLE_EPS_TREE -32
+
+static int single_precision(const tfmm_solver *s) {
+  if (s->cfg.method == TFMM_METHOD_REFERENCE)
+    return 0;
+  if (tfmm_method_is_tree(s->cfg.method))
+    return s->stats.precision == TFMM_PRECISION_SINGLE;
+  return s->run.precision != TFMM_PRECISION_DOUBLE;
+}
+
+/* Whether eps alone puts the input beyond single precision (above). */
+static int eps_beyond_single(const tfmm_solver *s) {
+  if (s->cfg.method == TFMM_METHOD_REFERENCE ||
+      s->run.precision == TFMM_PRECISION_DOUBLE || !(s->run.eps > 0))
+    return 0;
+  const int floor = tfmm_method_is_tree(s->cfg.method) ? TFMM_SINGLE_EPS_TREE
+                                                       : TFMM_SINGLE_EPS_DIRECT;
+  return s->run.eps < ldexp(1, floor);
+}
+
+/* The note in the plan line of an evaluation run in double for its range:
+ * eps against the span, or sums that single could not hold. */
+static void note_double(tfmm_solver *s, int for_eps) {
+  const size_t used = strlen(s->stats.plan);
+  const char *sep = used > 0 ? "; " : "";
+  if (for_eps)
+    snprintf(s->stats.plan + used, sizeof s->stats.plan - used,
+             "%sin double: single precision cannot hold eps %g against a "
+             "span of 2^%d",
+             sep, s->cfg.eps, s->units.length_exp);
+  else
+    snprintf(s->stats.plan + used, sizeof s->stats.plan - used,
+             "%sin double: single precision's sums could not hold these bodies",
+             sep);
+  s->stats.precision = TFMM_PRECISION_DOUBLE;
+}
+
+/* evaluate, in double where single precision cannot hold the input. */
+static tfmm_status evaluate_in_range(tfmm_solver *s, size_t n,
+                                     const double *ipos, const double *imass,
+                                     double *acc, double *pot) {
+  if (eps_beyond_single(s)) {
+    s->run.precision = TFMM_PRECISION_DOUBLE;
+    tfmm_status st = evaluate(s, n, ipos, imass, acc, pot);
+    note_double(s, 1);
+    return st;
+  }
+  tfmm_status st = evaluate(s, n, ipos, imass, acc, pot);
+  if ((st != TFMM_ERR_NONFINITE && st != TFMM_ERR_COINCIDENT) ||
+      !single_precision(s))
+    return st;
+  s->run.precision = TFMM_PRECISION_DOUBLE;
+  s->err.message[0] = '\0';
+  st = evaluate(s, n, ipos, imass, acc, pot);
+  note_double(s, 0);
+  return st;
+}
+
 /* One evaluation of checked bodies, begun at t0, at s->active (NULL: every
  * body): the method's results at those bodies in acc and pot, in the
  * caller's units. */
@@ -312,27 +405,8 @@ static tfmm_status compute(tfmm_solver *s, size_t n, const double *pos,
   tfmm_solver_describe(s);
   st = to_internal_units(s, n, pos, mass);
   tfmm_solver_use_prior(s, s->prior_on_device ? NULL : s->prior_acc);
-  const double *ipos = s->scaled_pos, *imass = s->scaled_mass;
-  const tfmm_allpairs all = {
-      .run = &s->run,
-      .gpu = s->device == TFMM_DEVICE_GPU ? s->gpu : NULL,
-      .scratch = &s->direct,
-      .active = s->active,
-      .stats = &s->stats,
-      .err = &s->err,
-  };
   if (st == TFMM_OK)
-    switch (s->cfg.method) {
-    case TFMM_METHOD_REFERENCE:
-      st = tfmm_allpairs_reference(&all, n, ipos, imass, acc, pot);
-      break;
-    case TFMM_METHOD_DIRECT:
-      st = tfmm_allpairs_direct(&all, n, ipos, imass, acc, pot);
-      break;
-    default:
-      st = run_tree(s, n, ipos, imass, acc, pot);
-      break;
-    }
+    st = evaluate_in_range(s, n, s->scaled_pos, s->scaled_mass, acc, pot);
   /* A verified evaluation that missed its target still gives its results
    * in the caller's units. */
   const tfmm_status computed = st;
