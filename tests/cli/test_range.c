@@ -141,3 +141,39 @@ Test(range, a_close_pair_with_eps_0_is_summed_in_double, .timeout = 120) {
   free(err);
   assert_matches_reference("direct, single precision", 1e-6);
 }
+
+/* eps 1e17 times the bodies' size: pulls of m r / eps^3, about 1e-51,
+ * below float's range, came out as 0 in single precision while the
+ * reference had them. Summed in double. */
+Test(range, an_eps_far_above_the_span_is_summed_in_double, .timeout = 120) {
+  write_far_body("wide.txt", 50, 0.5);
+  check_methods("wide.txt", "1e17");
+}
+
+/* Forces below double's range are refused, naming it, and nothing is
+ * written: eps 1e120 times the size (accelerations of 1e-360 in the sums),
+ * and bodies 1e200 apart (1e-400 once in the caller's units). They came
+ * out as 0, exit 0. */
+Test(range, forces_below_double_are_refused, .timeout = 120) {
+  write_far_body("wide.txt", 50, 0.5);
+  const char *methods[] = {"reference", "direct", "bh", "fmm"};
+  for (int m = 0; m < 4; m++) {
+    unlink(sp("out.txt"));
+    expect_failure((const char *const[]){"forces", "--in", sp("wide.txt"),
+                                         "--eps", "1e120", "--method",
+                                         methods[m], "--device", "cpu", "--out",
+                                         sp("out.txt"), NULL},
+                   1, "below the range of double precision", "eps 1e+120");
+  }
+  FILE *f = fopen(sp("huge.txt"), "w");
+  cr_assert_not_null(f);
+  fprintf(f, "0 0 0 1\n1e200 0 0 1\n0 1e200 0 1\n");
+  fclose(f);
+  for (int m = 0; m < 4; m++) {
+    unlink(sp("out.txt"));
+    expect_failure((const char *const[]){"forces", "--in", sp("huge.txt"),
+                                         "--method", methods[m], "--device",
+                                         "cpu", "--out", sp("out.txt"), NULL},
+                   1, "below the range of double precision", "body 0");
+  }
+}
