@@ -55,9 +55,7 @@ typedef enum tfmm_status {
   TFMM_ERR_NO_DEVICE = 3,   /* a GPU was required but none is usable */
   TFMM_ERR_CUDA = 4,        /* a CUDA runtime call or kernel failed */
   TFMM_ERR_COINCIDENT = 5,  /* two distinct bodies at one point, eps = 0 */
-  TFMM_ERR_NONFINITE = 6,   /* a computed value is NaN or infinite, or
-                               would leave double's range (above, or below:
-                               forces that would come out as 0) */
+  TFMM_ERR_NONFINITE = 6,   /* a computed value is NaN or infinite */
   TFMM_ERR_UNSUPPORTED = 7, /* this build lacks the backend asked for */
   TFMM_ERR_MPI = 8,         /* an MPI call failed (several processes) */
   TFMM_ERR_FILE = 9,     /* a file cannot be read or written, or is damaged or

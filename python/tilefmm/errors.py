@@ -35,8 +35,7 @@ class CudaError(TilefmmError, RuntimeError):
 
 
 class NonFiniteError(TilefmmError, FloatingPointError):
-    """TFMM_ERR_NONFINITE: a computed value is NaN or infinite, or would
-    leave double's range (forces so small that they would come out as 0)."""
+    """TFMM_ERR_NONFINITE: a computed value is NaN or infinite."""
 
 
 class UnsupportedError(TilefmmError, RuntimeError):
