@@ -142,7 +142,13 @@ cmd_planner() {
     # 4,000 bodies of truth), schedule (test_schedule_gpu), watch (the
     # error sample's watch of the smallest |a|: bench_watch, the sample's
     # cost at 1M and 4M, memcheck of its tests), memcheck (the fast sums).
-    local steps=" ${HELD_STEPS:-stages 16m tols soft memcheck} "
+    # No default: a call meant for one step must not run them all (one
+    # did, and took most of a session's device time).
+    if [ -z "${HELD_STEPS:-}" ]; then
+      note "planner held: HELD_STEPS names the steps (e.g. \"stages 16m tols soft memcheck\")"
+      return 0
+    fi
+    local steps=" $HELD_STEPS "
     local n tp e k
     if [[ $steps == *" stages "* ]]; then
       for tp in 262144:0.7:7 1048576:0.8:7 4194304:0.7:6; do
