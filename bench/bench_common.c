@@ -46,6 +46,23 @@ int bench_split_list(const char *prog, const char *flag, const char *s,
   return n > 0 ? n : -1;
 }
 
+int bench_parse_dlist(const char *prog, const char *flag, const char *s,
+                      double lo, double hi, int max, double *v, int *n) {
+  char buf[1024], *tok[BENCH_LIST_CAP];
+  int k = bench_split_list(prog, flag, s, buf, sizeof buf, tok,
+                           max < BENCH_LIST_CAP ? max : BENCH_LIST_CAP);
+  if (k < 0)
+    return -1;
+  for (int j = 0; j < k; j++)
+    if (bench_parse_double(tok[j], lo, hi, &v[j]) != 0) {
+      fprintf(stderr, "%s: %s: '%s' is not a number in [%g, %g]\n", prog, flag,
+              tok[j], lo, hi);
+      return -1;
+    }
+  *n = k;
+  return 0;
+}
+
 int bench_parse_ilist(const char *prog, const char *flag, const char *s,
                       long long lo, long long hi, int max, long long *v,
                       int *n) {

@@ -29,6 +29,10 @@ int bench_parse_ilist(const char *prog, const char *flag, const char *s,
                       long long lo, long long hi, int max, long long *v,
                       int *n);
 
+/* The same for reals in [lo, hi]. */
+int bench_parse_dlist(const char *prog, const char *flag, const char *s,
+                      double lo, double hi, int max, double *v, int *n);
+
 /* Reads argv[*i], "--flag=value" or "--flag value", whose flag must be one
  * of known[0..nknown): copies the flag into name (cap bytes) and points *val
  * at its value, moving *i past a value given apart. Returns 0, or -1 after

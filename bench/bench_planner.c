@@ -93,19 +93,6 @@ static double median(double *v, int n) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-static int parse_dlist(const char *s, double *v, int *n) {
-  char buf[1024], *tok[BENCH_LIST_CAP];
-  int m = bench_split_list("bench_planner", "list", s, buf, sizeof buf, tok,
-                           BENCH_LIST_CAP);
-  if (m < 0)
-    return -1;
-  for (int j = 0; j < m; j++)
-    if (bench_parse_double(tok[j], 0, 1e30, &v[j]) != 0)
-      return -1;
-  *n = m;
-  return 0;
-}
-
 /* THETA:ORDER,... */
 static int parse_fixed(const char *s, opts *o) {
   char buf[1024], *tok[BENCH_LIST_CAP];
@@ -160,12 +147,14 @@ static int parse(int argc, char **argv, opts *o) {
       bad = bench_parse_ilist("bench_planner", name, v, 1, 1LL << 31, 64, o->n,
                               &o->nn);
     else if (strcmp(name, "--tol") == 0)
-      bad = parse_dlist(v, o->tol, &o->ntol);
+      bad = bench_parse_dlist("bench_planner", name, v, 0, 1e30, BENCH_LIST_CAP,
+                              o->tol, &o->ntol);
     else if (strcmp(name, "--inputs") == 0)
       bad = bench_parse_ilist("bench_planner", name, v, 0, HELD_OUT_INPUTS - 1,
                               64, o->inputs, &o->ninputs);
     else if (strcmp(name, "--grid-theta") == 0)
-      bad = parse_dlist(v, o->theta, &o->ntheta);
+      bad = bench_parse_dlist("bench_planner", name, v, 0, 1e30, BENCH_LIST_CAP,
+                              o->theta, &o->ntheta);
     else if (strcmp(name, "--grid-order") == 0)
       bad = bench_parse_ilist("bench_planner", name, v, 1, TFMM_MAX_ORDER, 64,
                               o->order, &o->norder);

@@ -40,6 +40,7 @@
  *       [--theta 0.3,0.4,0.5,0.6,0.7] [--order 2,3,4,5,6,8] [--lib 1]
  *       [--modes auto,off,fixed]
  *       [--bh 1] */
+#include "bench_common.h"
 #include "farfield/soft_taylor.h"
 #include "held_out_inputs.h"
 #include "tree/octree.h"
@@ -80,18 +81,8 @@ typedef struct options {
 } options;
 
 static int parse_list(const char *s, list *out) {
-  out->count = 0;
-  char buf[256];
-  snprintf(buf, sizeof buf, "%s", s);
-  for (char *t = strtok(buf, ","); t != NULL; t = strtok(NULL, ",")) {
-    if (out->count == MAX_LIST)
-      return 1;
-    char *end;
-    out->v[out->count++] = strtod(t, &end);
-    if (*end != '\0')
-      return 1;
-  }
-  return out->count == 0;
+  return bench_parse_dlist("bench_soft_expansion", "list", s, -1e300, 1e300,
+                           MAX_LIST, out->v, &out->count) != 0;
 }
 
 static int parse_families(const char *s, options *o) {

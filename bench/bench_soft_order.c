@@ -15,6 +15,7 @@
  * Families: a Plummer sphere (tfmm_ic_plummer); four Plummer spheres of
  * scale length 0.012 at fixed centres 0.8 to 1.2 apart; 90 % of the bodies
  * on the x axis in [-1, 1] and 10 % coincident at (0.25, 0.1, 0). */
+#include "bench_common.h"
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -40,18 +41,8 @@ typedef struct options {
 } options;
 
 static int parse_list(const char *s, list *out) {
-  out->count = 0;
-  char buf[256];
-  snprintf(buf, sizeof buf, "%s", s);
-  for (char *t = strtok(buf, ","); t != NULL; t = strtok(NULL, ",")) {
-    if (out->count == MAX_LIST)
-      return 1;
-    char *end;
-    out->v[out->count++] = strtod(t, &end);
-    if (*end != '\0')
-      return 1;
-  }
-  return out->count == 0;
+  return bench_parse_dlist("bench_soft_order", "list", s, -1e300, 1e300,
+                           MAX_LIST, out->v, &out->count) != 0;
 }
 
 static int parse_families(const char *s, options *o) {
