@@ -93,6 +93,16 @@ char *read_text(const char *name) {
   return buf;
 }
 
+void assert_same_text(const char *got_name, const char *want_name) {
+  char *got = read_text(got_name), *want = read_text(want_name);
+  cr_assert_not_null(got, "%s missing", got_name);
+  cr_assert_not_null(want, "%s missing", want_name);
+  cr_assert_gt(strlen(want), 0);
+  cr_assert(strcmp(got, want) == 0, "%s differs from %s", got_name, want_name);
+  free(got);
+  free(want);
+}
+
 int exists(const char *name) {
   struct stat st;
   path_buf buf;
@@ -117,16 +127,21 @@ static const char *cli_path(void) {
   return moved != NULL && moved[0] != '\0' ? moved : TFMM_CLI_PATH;
 }
 
-int run_argv(const char *const *args) {
-  char *argv[MAX_ARGS + 2];
+/* argv for the tool: its path, then args (NULL-ended), then NULL. */
+static void cli_argv(const char *const *args, char *argv[MAX_ARGS + 2]) {
   int argc = 0;
-  const char *cli = cli_path();
-  argv[argc++] = (char *)cli;
+  argv[argc++] = (char *)cli_path();
   for (; args[argc - 1] != NULL; argc++) {
     cr_assert(argc <= MAX_ARGS);
     argv[argc] = (char *)args[argc - 1];
   }
   argv[argc] = NULL;
+}
+
+int run_argv(const char *const *args) {
+  char *argv[MAX_ARGS + 2];
+  cli_argv(args, argv);
+  const char *cli = argv[0];
 
   path_buf out, err_path;
   posix_spawn_file_actions_t fa;
@@ -176,14 +191,8 @@ static void feed(int fd, const char *in_name) {
 static int run_with_stdin(const char *in_name, int piped,
                           const char *const *args) {
   char *argv[MAX_ARGS + 2];
-  int argc = 0;
-  const char *cli = cli_path();
-  argv[argc++] = (char *)cli;
-  for (; args[argc - 1] != NULL; argc++) {
-    cr_assert(argc <= MAX_ARGS);
-    argv[argc] = (char *)args[argc - 1];
-  }
-  argv[argc] = NULL;
+  cli_argv(args, argv);
+  const char *cli = argv[0];
   path_buf out, err_path, in;
   path_in(&out, "stdout.txt");
   path_in(&err_path, "stderr.txt");

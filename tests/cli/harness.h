@@ -21,6 +21,9 @@ void write_file(const char *name, const char *bytes, size_t len);
 void write_text(const char *name, const char *text);
 /* The whole file as a string, or NULL when it does not exist; free it. */
 char *read_text(const char *name);
+/* Asserts that got_name exists and holds exactly want_name's text, which
+ * is not empty. */
+void assert_same_text(const char *got_name, const char *want_name);
 int exists(const char *name);
 
 /* Asserts that no temporary of an atomic write survives: they are the

@@ -30,16 +30,6 @@ static uint64_t fresh_seed(void) {
   return seed;
 }
 
-static void assert_same_text(const char *got_name, const char *want_name) {
-  char *got = read_text(got_name), *want = read_text(want_name);
-  cr_assert_not_null(got, "%s missing", got_name);
-  cr_assert_not_null(want, "%s missing", want_name);
-  cr_assert_gt(strlen(want), 0);
-  cr_assert(strcmp(got, want) == 0, "%s differs from %s", got_name, want_name);
-  free(got);
-  free(want);
-}
-
 /* forces --in IN --method reference [--types TYPES] > OUT, which must
  * succeed. */
 static void forces(const char *in, const char *out, const char *types) {

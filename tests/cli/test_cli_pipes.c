@@ -34,16 +34,6 @@ static void bodies_and_forces(const char *n) {
                0);
 }
 
-static void assert_same_text(const char *got_name, const char *want_name) {
-  char *got = read_text(got_name), *want = read_text(want_name);
-  cr_assert_not_null(got, "%s missing", got_name);
-  cr_assert_not_null(want, "%s missing", want_name);
-  cr_assert_gt(strlen(want), 0);
-  cr_assert(strcmp(got, want) == 0, "%s differs from %s", got_name, want_name);
-  free(got);
-  free(want);
-}
-
 /* The first 4096 bytes of a pipe were lost: 469 bodies of 500 read. */
 Test(pipes, piped_text_is_read_whole) {
   bodies_and_forces("500");

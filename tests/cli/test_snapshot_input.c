@@ -17,17 +17,6 @@
 
 TestSuite(snapshot_input, .init = scratch_make, .fini = scratch_remove);
 
-static void assert_same_text(const char *got_name, const char *want_name) {
-  char *got = read_text(got_name), *want = read_text(want_name);
-  cr_assert_not_null(got, "%s missing", got_name);
-  cr_assert_not_null(want, "%s missing", want_name);
-  cr_assert_gt(strlen(want), 0);
-  cr_assert(strcmp(got, want) == 0, "%s differs from %s:\n%s\n---\n%s",
-            got_name, want_name, got, want);
-  free(got);
-  free(want);
-}
-
 static void forces(const char *in, const char *out, const char *types) {
   const int code =
       types != NULL
