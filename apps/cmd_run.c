@@ -10,11 +10,13 @@
 #include "dist_report.h"
 #include "mpi_cli.h"
 #include "run_dir.h"
+#include "run_limits.h"
 #include "run_options.h"
 #include "run_plots.h"
 #include "run_ranks.h"
 #include "run_report.h"
 #include "run_state.h"
+#include "run_stop.h"
 #include "snapshot.h"
 #include "snapshot_writer.h"
 #include "solver_cli.h"
@@ -24,38 +26,9 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* SIGINT, SIGTERM or SIGHUP (a dropped ssh session) asks the run to stop
- * after the step under way, with a checkpoint; a second one ends it at once
- * (the handler gives the signal back its default). The signal's number, or
- * 0. A flag is all a handler may set, hence this one variable at file
- * scope. */
-static volatile sig_atomic_t stop_signal;
-
-static void on_stop(int sig) {
-  stop_signal = sig;
-  signal(sig, SIG_DFL);
-}
-
-/* Catches SIGINT, SIGTERM and SIGHUP, unless they are ignored (nohup,
- * &). */
-static void catch_stop_signals(void) {
-  const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-  for (int k = 0; k < 3; k++) {
-    struct sigaction old, sa;
-    sigaction(sigs[k], NULL, &old);
-    if (old.sa_handler == SIG_IGN)
-      continue;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_stop;
-    sigemptyset(&sa.sa_mask);
-    sigaction(sigs[k], &sa, NULL);
-  }
-}
 
 /* Everything one run holds, released by run_free. Under mpirun every rank
  * holds one and takes the same steps in the same order (mpi_cli.h): what
@@ -83,6 +56,16 @@ typedef struct run {
   int64_t evaluations, updates, short_steps;
   int64_t first_sync; /* the step this run started from */
   int plan_told;      /* the planner's first choice here is printed */
+  /* With individual steps, the diagnostics of the last synchronisation
+   * point when its row was not written: a stop mid-way through the next
+   * block writes it before its checkpoint (a restart continues the rows
+   * from the checkpoint's step). */
+  struct {
+    int64_t step; /* -1: none kept */
+    double time, error;
+    tfmm_diagnostics d;
+  } sync;
+  int mid_way; /* stopped mid-way through a block of individual steps */
 } run;
 
 static void run_free(run *r) {
@@ -286,8 +269,21 @@ static int write_checkpoint(run *r) {
   if (!snapshot_writer_finish(&r->writer))
     return 0;
   run_times late = r->last_times;
-  if (r->report.last_row != tfmm_sim_syncs(r->sim) && !record_row(r, &late, 0))
+  const int64_t step = tfmm_sim_syncs(r->sim);
+  if (r->report.last_row != step && !r->mid_way && !record_row(r, &late, 0))
     return 0;
+  /* Mid-way through a block: the row of the point it started from. */
+  if (r->report.last_row != step && r->mid_way &&
+      (r->sync.step != step ||
+       !mpi_cli_agree(run_report_step(&r->report, step, r->sync.time,
+                                      r->sync.error, &r->sync.d, &late,
+                                      solver_stats(r))))) {
+    if (r->sync.step != step)
+      cli_error("step %" PRId64 ": no diagnostics kept for the checkpoint's "
+                "row",
+                step);
+    return 0;
+  }
   return mpi_cli_agree(run_report_sync(&r->report)) &&
          write_state(r, "checkpoint.hdf5", 0, 1);
 }
@@ -317,8 +313,10 @@ static int after_step(run *r, run_times *t, double step_started) {
   t->io = cli_seconds() - t0;
   if (!ok)
     return 0;
+  /* Step 0's checkpoint too: a run stopped early (a second signal ends
+   * it at once) can be restarted. */
   const int checkpoint =
-      step == r->end ||
+      step == r->end || step == 0 ||
       (o->checkpoint_every > 0 && step > 0 && step % o->checkpoint_every == 0);
   int64_t rows;
   const int stats_due = o->stats_dt > 0 ? due_by_time(r, o->stats_dt, &rows)
@@ -363,6 +361,36 @@ static void check_fixed_step(run *r) {
           o->dt, longer, r->bodies, shortest);
 }
 
+/* With individual steps, the diagnostics of the synchronisation point
+ * reached when its row was not written (run.sync). */
+static int keep_sync(run *r) {
+  const int64_t step = tfmm_sim_syncs(r->sim);
+  if (r->ro.eta == 0 || r->report.last_row == step)
+    return 1;
+  if (tfmm_sim_diagnostics(r->sim, &r->sync.d, &r->sync.error) != TFMM_OK) {
+    cli_error("%s", tfmm_sim_message(r->sim));
+    return 0;
+  }
+  r->sync.step = step;
+  r->sync.time = tfmm_sim_time(r->sim);
+  return 1;
+}
+
+/* What the last call of the sim did, added to the run's counts and to
+ * *t's times. */
+static void add_stats(run *r, run_times *t) {
+  const tfmm_step_stats *x = tfmm_sim_stats(r->sim);
+  r->evaluations += x->evaluations;
+  r->updates += x->updates;
+  r->short_steps += x->short_steps;
+  run_times one = {0};
+  step_times(r, &one);
+  t->tree += one.tree;
+  t->near += one.near;
+  t->far += one.far;
+  t->integrate += one.integrate;
+}
+
 /* Step 0: forces, the initial energy, snapshot 0000. */
 static int start(run *r) {
   run_times t = {0};
@@ -375,27 +403,30 @@ static int start(run *r) {
   step_times(r, &t);
   /* Snapshot 0000 is written before the steps: a run whose first
    * snapshot cannot be written has not started. */
-  return after_step(r, &t, t0) && snapshot_writer_finish(&r->writer);
+  return after_step(r, &t, t0) && snapshot_writer_finish(&r->writer) &&
+         keep_sync(r);
 }
 
-/* One kick-drift-kick step; with individual steps, the steps of every
- * body to the next synchronisation point. */
+/* One kick-drift-kick step; with individual steps, the sub-steps of
+ * every body to the next synchronisation point, one call each, so that
+ * a stop signal is heeded between them (a block holds up to 2^40): the
+ * state after any of them is a checkpoint to restart from. Stopped
+ * mid-way, the block is left for run_steps to checkpoint. */
 static int step(run *r) {
   run_times t = {0};
   const double t0 = cli_seconds();
-  const double next = r->time_initial + (double)(tfmm_sim_syncs(r->sim) + 1) *
-                                            run_step_length(&r->ro);
-  if ((r->ro.eta > 0 ? tfmm_sim_advance_to(r->sim, next)
-                     : tfmm_sim_step(r->sim, 1)) != TFMM_OK) {
-    cli_error("%s", tfmm_sim_message(r->sim));
-    return 0;
-  }
-  const tfmm_step_stats *x = tfmm_sim_stats(r->sim);
-  r->evaluations += x->evaluations;
-  r->updates += x->updates;
-  r->short_steps += x->short_steps;
-  step_times(r, &t);
-  if (!after_step(r, &t, t0))
+  const int64_t from = tfmm_sim_syncs(r->sim);
+  do {
+    if (tfmm_sim_step(r->sim, 1) != TFMM_OK) {
+      cli_error("%s", tfmm_sim_message(r->sim));
+      return 0;
+    }
+    add_stats(r, &t);
+    r->mid_way = tfmm_sim_syncs(r->sim) == from;
+  } while (r->mid_way && mpi_cli_max_int(run_stop_signal()) == 0);
+  if (r->mid_way)
+    return 1;
+  if (!after_step(r, &t, t0) || !keep_sync(r))
     return 0;
   run_report_tick(&r->report, tfmm_sim_syncs(r->sim), tfmm_sim_time(r->sim),
                   &t);
@@ -429,52 +460,6 @@ static void report_time_steps(const run *r) {
             r->short_steps);
 }
 
-/* The most intervals of --snapshot-dt or --stats-dt a run may hold: their
- * count is an int64 (multiples_reached), and 1e15 outputs are past any
- * disk. */
-#define MAX_INTERVALS 1e15
-
-/* Refuses an output interval (flag, every > 0; 0: none) of which the run's
- * span holds more than MAX_INTERVALS: the count would overflow, and the
- * outputs due be dropped. */
-static int check_interval(double span, const char *flag, double every,
-                          const char *per_step) {
-  if (every <= 0 || span / every < MAX_INTERVALS)
-    return 1;
-  cli_error("%s %g: the run's %g time units hold %.3g such intervals, more "
-            "than can be counted (%g); for an output at every step give %s 1",
-            flag, every, span, span / every, MAX_INTERVALS, per_step);
-  return 0;
-}
-
-/* Whether a clock at time t moves by step: t + step must not round to t,
- * nor be more than 1e-3 of step off (the steps' times would drift by as
- * much). */
-static int clock_moves(double t, double step) {
-  return fabs(((t + step) - t) - step) <= 1e-3 * step;
-}
-
-/* Refuses a run whose clock cannot advance from its start time t0 to its
- * end t1 by the shortest step it may take (--dt, or --dt-min with
- * individual steps: the library's default dt_max / 2^16 when not given):
- * its steps would not move time, silently. */
-static int check_clock(const run_options *o, double t0, double t1) {
-  const int individual = o->eta > 0;
-  const double step = !individual     ? o->dt
-                      : o->dt_min > 0 ? o->dt_min
-                                      : run_step_length(o) / 65536.0;
-  const char *flag = individual ? "--dt-min" : "--dt";
-  const int start_moves = clock_moves(t0, step);
-  if (start_moves && clock_moves(t1, step))
-    return 1;
-  cli_error("the %s time %g and %s %g: the clock cannot advance (t + dt "
-            "rounds to t, or off by more than 1e-3 of dt, in double "
-            "precision); give initial conditions at an earlier time or a "
-            "longer step",
-            start_moves ? "end" : "start", start_moves ? t1 : t0, flag, step);
-  return 0;
-}
-
 /* The step at which the run ends. Refuses, naming the option and its
  * value, the settings that would drop outputs silently: an end at or
  * before the start, a clock that does not move, output intervals past
@@ -500,10 +485,10 @@ static int resolve_end(run *r) {
     r->end = o->steps;
   }
   const double span = (double)r->end * dt;
-  return check_clock(o, t0, t0 + span) &&
-         check_interval(span, "--snapshot-dt", o->snapshot_dt,
-                        "--snapshot-every") &&
-         check_interval(span, "--stats-dt", o->stats_dt, "--stats-every");
+  return run_limits_clock(o, run_step_length(o), t0, t0 + span) &&
+         run_limits_interval(span, "--snapshot-dt", o->snapshot_dt,
+                             "--snapshot-every") &&
+         run_limits_interval(span, "--stats-dt", o->stats_dt, "--stats-every");
 }
 
 /* The restart's settings and state from its checkpoint. Returns a CLI
@@ -674,24 +659,28 @@ static int run_steps(run *r, int *stopped) {
   const run_options *o = &r->ro;
   int ok = 1;
   r->first_sync = tfmm_sim_syncs(r->sim);
-  catch_stop_signals();
+  run_stop_catch();
   /* Under mpirun a signal that reached one rank stops them all. */
   while (ok && tfmm_sim_syncs(r->sim) < r->end &&
-         mpi_cli_max_int(stop_signal) == 0)
+         mpi_cli_max_int(run_stop_signal()) == 0)
     ok = step(r);
   if (!snapshot_writer_finish(&r->writer))
     ok = 0;
   const int64_t reached = tfmm_sim_syncs(r->sim);
-  *stopped = reached < r->end ? mpi_cli_max_int(stop_signal) : 0;
+  const int mid_way = r->mid_way;
+  *stopped = reached < r->end ? mpi_cli_max_int(run_stop_signal()) : 0;
   if (ok && *stopped != 0) {
     if (o->checkpoint_every == 0 || reached % o->checkpoint_every != 0 ||
-        reached == 0)
+        reached == 0 || mid_way)
       ok = write_checkpoint(r);
     if (ok)
       fprintf(stderr,
               "\ntilefmm run: stopped by signal %d at step %" PRId64
-              "; continue with --restart %s/checkpoint.hdf5\n",
-              *stopped, reached, o->out);
+              "%s; continue with --restart %s/checkpoint.hdf5\n",
+              *stopped, reached,
+              mid_way ? " (mid-way through the individual steps to the next)"
+                      : "",
+              o->out);
   }
   return ok;
 }
@@ -699,6 +688,7 @@ static int run_steps(run *r, int *stopped) {
 int cmd_run(int argc, char **argv) {
   run r;
   memset(&r, 0, sizeof r);
+  r.sync.step = -1;
   run_options_init(&r.ro);
   int code = run_options_parse(&r.ro, argc - 1, argv + 1);
   /* Every rank reads the parameter file: one that could not goes no

@@ -6,8 +6,10 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -52,6 +54,39 @@ void gnuplot_png_terminal(FILE *gp, int width, int height,
   fputc('\n', gp);
 }
 
+/* Whether the file at path is a whole PNG: its signature, then chunks
+ * (a 4-byte big-endian length, a 4-byte type, the data and a 4-byte CRC)
+ * each inside the file, the last an IEND that ends it (PNG specification,
+ * section 5). gnuplot exits 0 after a write that failed on a full disk,
+ * leaving a file cut short or empty (issue 29). */
+static int png_complete(const char *path) {
+  static const unsigned char signature[8] = {0x89, 'P',  'N',  'G',
+                                             '\r', '\n', 0x1a, '\n'};
+  FILE *f = fopen(path, "rb");
+  if (f == NULL)
+    return 0;
+  struct stat st;
+  unsigned char head[8];
+  int ok = fstat(fileno(f), &st) == 0 && fread(head, 1, 8, f) == 8 &&
+           memcmp(head, signature, 8) == 0;
+  const uint64_t size = ok ? (uint64_t)st.st_size : 0;
+  uint64_t at = 8;
+  while (ok) {
+    ok = at + 12 <= size && fseeko(f, (off_t)at, SEEK_SET) == 0 &&
+         fread(head, 1, 8, f) == 8;
+    if (!ok)
+      break;
+    const uint64_t len = (uint64_t)head[0] << 24 | (uint64_t)head[1] << 16 |
+                         (uint64_t)head[2] << 8 | head[3];
+    at += 12 + len;
+    ok = at <= size;
+    if (ok && memcmp(head + 4, "IEND", 4) == 0)
+      break;
+  }
+  fclose(f);
+  return ok && at == size;
+}
+
 int gnuplot_draw(const char *png, const char *table,
                  void (*script)(FILE *gp, const char *tmp_path, void *ctx),
                  void *ctx) {
@@ -79,6 +114,10 @@ int gnuplot_draw(const char *png, const char *table,
               png, WIFEXITED(status) ? "exit status" : "signal",
               WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
               table);
+  } else if (!png_complete(af.tmp_path)) {
+    cli_error("%s: gnuplot exited 0 but wrote no whole PNG (a full disk?); "
+              "the data is in %s",
+              png, table);
   } else {
     return atomic_file_commit(&af);
   }

@@ -19,10 +19,12 @@ void gnuplot_png_terminal(FILE *gp, int width, int height,
                           const char *png_path);
 
 /* Runs gnuplot on the script that script(gp, tmp_path, ctx) writes; the
- * picture goes to the temporary of an atomic png (synced and renamed over
- * it when gnuplot succeeds). table names the file that holds the data, for
- * the message when gnuplot fails. gnuplot's own messages reach stderr.
- * Returns 1 on success; else prints and returns 0, png untouched. */
+ * picture goes to the temporary of an atomic png, synced and renamed over
+ * it when gnuplot succeeds and the file is a whole PNG (gnuplot exits 0
+ * after a write that failed on a full disk). table names the file that
+ * holds the data, for the message when gnuplot fails. gnuplot's own
+ * messages reach stderr. Returns 1 on success; else prints and returns 0,
+ * png untouched. */
 int gnuplot_draw(const char *png, const char *table,
                  void (*script)(FILE *gp, const char *tmp_path, void *ctx),
                  void *ctx);

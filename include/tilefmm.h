@@ -55,7 +55,9 @@ typedef enum tfmm_status {
   TFMM_ERR_NO_DEVICE = 3,   /* a GPU was required but none is usable */
   TFMM_ERR_CUDA = 4,        /* a CUDA runtime call or kernel failed */
   TFMM_ERR_COINCIDENT = 5,  /* two distinct bodies at one point, eps = 0 */
-  TFMM_ERR_NONFINITE = 6,   /* a computed value is NaN or infinite */
+  TFMM_ERR_NONFINITE = 6,   /* a computed value is NaN or infinite, or
+                               would leave double's range (above, or below:
+                               forces that would come out as 0) */
   TFMM_ERR_UNSUPPORTED = 7, /* this build lacks the backend asked for */
   TFMM_ERR_MPI = 8,         /* an MPI call failed (several processes) */
   TFMM_ERR_FILE = 9,     /* a file cannot be read or written, or is damaged or
@@ -133,7 +135,12 @@ typedef enum tfmm_precision {
                                 far less on consumer GPUs */
   /* The tree methods: single for accuracy targets >= 3e-4, double below,
    * so that the target holds whatever the input; the direct method:
-   * single. The default. */
+   * single. The default. Single (asked or chosen) runs in double where it
+   * cannot hold the input's range (eps below 2^-20 of the span for direct,
+   * 2^-32 for the tree methods, or above 2^32; sums that come out
+   * non-finite or bodies that meet once rounded to float), and the stats'
+   * plan says so. Double differences the coordinates themselves, so a
+   * small group far from the others keeps its separations. */
   TFMM_PRECISION_AUTO = 2
 } tfmm_precision;
 

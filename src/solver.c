@@ -268,13 +268,47 @@ void tfmm_solver_use_prior(tfmm_solver *s, const double *acc) {
       ldexp(1.0 / s->cfg.G, 2 * s->units.length_exp - s->units.mass_exp);
 }
 
+/* Whether x times G 2^e is below double's normal range (2^-1022), x not
+ * 0: then it comes out subnormal or 0 (issue 29). In logarithms, as the
+ * product itself may underflow or overflow on the way. */
+static int below_double(double x, double G, int e) {
+  return x != 0 && log2(fabs(x)) + log2(G) + e < -1022;
+}
+
+/* The first of k bodies (active ones, active not NULL) whose acceleration
+ * or potential in internal units leaves double's range once in the
+ * caller's (units.h: a = G 2^(j - 2k) a', phi = G 2^(j - k) phi'), or k. */
+static size_t first_underflow(const tfmm_solver *s, size_t k,
+                              const unsigned char *active, const double *acc,
+                              const double *pot) {
+  const int ea = s->units.mass_exp - 2 * s->units.length_exp;
+  const int ep = s->units.mass_exp - s->units.length_exp;
+  for (size_t i = 0; i < k; i++) {
+    if (active != NULL && !active[i])
+      continue;
+    const double *a = acc + 3 * i;
+    const double most = fmax(fabs(a[0]), fmax(fabs(a[1]), fabs(a[2])));
+    if (below_double(most, s->cfg.G, ea) ||
+        (pot != NULL && below_double(pot[i], s->cfg.G, ep)))
+      return i;
+  }
+  return k;
+}
+
 /* Results of k bodies back to the caller's units with G; a force or
- * potential beyond the range of double there is an error, naming the
- * body (among the active ones, active not NULL). */
+ * potential beyond the range of double there, above or below, is an
+ * error naming the body (among the active ones, active not NULL). */
 static tfmm_status to_caller_units(tfmm_solver *s, size_t k,
                                    const unsigned char *active, double *acc,
                                    double *pot) {
+  const size_t low = first_underflow(s, k, active, acc, pot);
   tfmm_units_unscale(&s->units, s->cfg.G, k, acc, pot);
+  if (low < k)
+    return tfmm_error_set(&s->err, TFMM_ERR_NONFINITE,
+                          "body %zu: its acceleration or potential (G = %g "
+                          "times the sums) is below the range of double "
+                          "precision: it would come out as 0",
+                          low, s->cfg.G);
   size_t bad = tfmm_bodies_first_nonfinite(k, active, acc, pot);
   if (bad < k)
     return tfmm_error_set(&s->err, TFMM_ERR_NONFINITE,
@@ -295,6 +329,129 @@ void tfmm_solver_describe(tfmm_solver *s) {
              omp_get_max_threads());
 }
 
+/* The method's results at the bodies in internal units (ipos, imass), in
+ * the precision s->run asks for. */
+static tfmm_status evaluate(tfmm_solver *s, size_t n, const double *ipos,
+                            const double *imass, double *acc, double *pot) {
+  const tfmm_allpairs all = {
+      .run = &s->run,
+      .gpu = s->device == TFMM_DEVICE_GPU ? s->gpu : NULL,
+      .scratch = &s->direct,
+      .active = s->active,
+      .stats = &s->stats,
+      .err = &s->err,
+  };
+  switch (s->cfg.method) {
+  case TFMM_METHOD_REFERENCE:
+    return tfmm_allpairs_reference(&all, n, ipos, imass, acc, pot);
+  case TFMM_METHOD_DIRECT:
+    return tfmm_allpairs_direct(&all, n, ipos, imass, acc, pot);
+  default:
+    return run_tree(s, n, ipos, imass, acc, pot);
+  }
+}
+
+/* Single precision and the range of an input (issue 29). In internal units
+ * the bodies span about 1 (units.h), and float resolves them to 2^-24.
+ * direct packs every body relative to one centre: an eps below 2^-20 of
+ * the span (16 units of the last place) leaves pairs at eps apart with no
+ * separation that float resolves. The tree methods write each leaf in its
+ * own frame (near_frame.h), which keeps separations, but their kernel's
+ * 1 / rho^3 at rho = eps below 2^-32 (2^96, summed over up to 2^31 sources)
+ * overflows float. An eps above 2^32 of the span leaves pulls of
+ * m r / eps^3 < 2^-96 r, which float (down to 2^-126) flushes to 0 for a
+ * light body or a short separation (eps 1e17 gave accelerations of 0).
+ * Each runs in double. With eps = 0 the smallest
+ * separation sets these limits, which no pass finds: a single-precision
+ * evaluation whose sums come out non-finite, or whose bodies meet once
+ * rounded to float, is run again in double, which either holds the range
+ * or fails for the reason double gives. */
+#define TFMM_SINGLE_EPS_DIRECT -20
+#define TFMM_SINGLE_EPS_TREE -32
+#define TFMM_SINGLE_EPS_CEILING 32
+
+static int single_precision(const tfmm_solver *s) {
+  if (s->cfg.method == TFMM_METHOD_REFERENCE)
+    return 0;
+  if (tfmm_method_is_tree(s->cfg.method))
+    return s->stats.precision == TFMM_PRECISION_SINGLE;
+  return s->run.precision != TFMM_PRECISION_DOUBLE;
+}
+
+/* Whether eps alone puts the input beyond single precision (above). */
+static int eps_beyond_single(const tfmm_solver *s) {
+  if (s->cfg.method == TFMM_METHOD_REFERENCE ||
+      s->run.precision == TFMM_PRECISION_DOUBLE || !(s->run.eps > 0))
+    return 0;
+  const int floor = tfmm_method_is_tree(s->cfg.method) ? TFMM_SINGLE_EPS_TREE
+                                                       : TFMM_SINGLE_EPS_DIRECT;
+  return s->run.eps < ldexp(1, floor) ||
+         s->run.eps > ldexp(1, TFMM_SINGLE_EPS_CEILING);
+}
+
+/* The note in the plan line of an evaluation run in double for its range:
+ * eps against the span, or sums that single could not hold. */
+static void note_double(tfmm_solver *s, int for_eps) {
+  const size_t used = strlen(s->stats.plan);
+  const char *sep = used > 0 ? "; " : "";
+  if (for_eps)
+    snprintf(s->stats.plan + used, sizeof s->stats.plan - used,
+             "%sin double: single precision cannot hold eps %g against a "
+             "span of 2^%d",
+             sep, s->cfg.eps, s->units.length_exp);
+  else
+    snprintf(s->stats.plan + used, sizeof s->stats.plan - used,
+             "%sin double: single precision's sums could not hold these bodies",
+             sep);
+  s->stats.precision = TFMM_PRECISION_DOUBLE;
+}
+
+/* evaluate, in double where single precision cannot hold the input. */
+static tfmm_status evaluate_in_range(tfmm_solver *s, size_t n,
+                                     const double *ipos, const double *imass,
+                                     double *acc, double *pot) {
+  if (eps_beyond_single(s)) {
+    s->run.precision = TFMM_PRECISION_DOUBLE;
+    tfmm_status st = evaluate(s, n, ipos, imass, acc, pot);
+    note_double(s, 1);
+    return st;
+  }
+  tfmm_status st = evaluate(s, n, ipos, imass, acc, pot);
+  if ((st != TFMM_ERR_NONFINITE && st != TFMM_ERR_COINCIDENT) ||
+      !single_precision(s))
+    return st;
+  s->run.precision = TFMM_PRECISION_DOUBLE;
+  s->err.message[0] = '\0';
+  st = evaluate(s, n, ipos, imass, acc, pot);
+  note_double(s, 0);
+  return st;
+}
+
+/* Sums that underflowed in internal units: every acceleration below
+ * double's normal range although the bodies are not all at one point. The
+ * body at an extreme of the bodies' extent has all the others on one
+ * side (every mass is positive), and so a pull that is not 0: when that
+ * comes out below 2^-1022, the sums have left the range (eps of 2^340
+ * times the span). */
+static tfmm_status sums_in_range(tfmm_solver *s, size_t n, const double *acc) {
+  double most = 0;
+  for (size_t i = 0; i < 3 * n; i++)
+    most = fmax(most, fabs(acc[i]));
+  /* near_only leaves out the far field: zero sums are then expected
+   * (leaves of one body, each list holding only itself). */
+  if (n < 2 || most >= 0x1p-1022 || s->cfg.near_only)
+    return TFMM_OK;
+  const double *x = s->scaled_pos;
+  for (size_t i = 3; i < 3 * n; i++)
+    if (x[i] != x[i % 3])
+      return tfmm_error_set(&s->err, TFMM_ERR_NONFINITE,
+                            "the accelerations are below the range of double "
+                            "precision (eps %g against a span of 2^%d): they "
+                            "would come out as 0",
+                            s->cfg.eps, s->units.length_exp);
+  return TFMM_OK;
+}
+
 /* One evaluation of checked bodies, begun at t0, at s->active (NULL: every
  * body): the method's results at those bodies in acc and pot, in the
  * caller's units. */
@@ -312,27 +469,10 @@ static tfmm_status compute(tfmm_solver *s, size_t n, const double *pos,
   tfmm_solver_describe(s);
   st = to_internal_units(s, n, pos, mass);
   tfmm_solver_use_prior(s, s->prior_on_device ? NULL : s->prior_acc);
-  const double *ipos = s->scaled_pos, *imass = s->scaled_mass;
-  const tfmm_allpairs all = {
-      .run = &s->run,
-      .gpu = s->device == TFMM_DEVICE_GPU ? s->gpu : NULL,
-      .scratch = &s->direct,
-      .active = s->active,
-      .stats = &s->stats,
-      .err = &s->err,
-  };
   if (st == TFMM_OK)
-    switch (s->cfg.method) {
-    case TFMM_METHOD_REFERENCE:
-      st = tfmm_allpairs_reference(&all, n, ipos, imass, acc, pot);
-      break;
-    case TFMM_METHOD_DIRECT:
-      st = tfmm_allpairs_direct(&all, n, ipos, imass, acc, pot);
-      break;
-    default:
-      st = run_tree(s, n, ipos, imass, acc, pot);
-      break;
-    }
+    st = evaluate_in_range(s, n, s->scaled_pos, s->scaled_mass, acc, pot);
+  if (st == TFMM_OK && s->active == NULL)
+    st = sums_in_range(s, n, acc);
   /* A verified evaluation that missed its target still gives its results
    * in the caller's units. */
   const tfmm_status computed = st;

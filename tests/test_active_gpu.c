@@ -46,6 +46,13 @@ static tfmm_config gpu_config(tfmm_method method, tfmm_schedule_kind kind) {
   c.device = TFMM_DEVICE_GPU;
   c.schedule = kind;
   c.eps = 1e-4;
+  /* The table's setting, not the planner's: the planner promises the p99
+   * over all bodies, and a subset chosen by place need not share it (the
+   * innermost 1% of a clustered input, seed 13297337624778967076: whole
+   * p99 7.4e-4 at theta 0.7, order 8, but 13 of 200 innermost targets
+   * above 3e-3, max 6.3e-2, on both schedules). This suite is about
+   * active sets; the planner's choices are test_schedule_gpu's. */
+  c.measure = TFMM_MEASURE_OFF;
   return c;
 }
 

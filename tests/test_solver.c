@@ -387,3 +387,32 @@ Test(solver, device_resident_bodies_need_a_gpu_solver) {
       TFMM_ERR_INVALID_ARGUMENT);
   tfmm_solver_destroy(s);
 }
+
+/* near_only with leaves of one body at theta 0.5: each leaf's list holds
+ * only itself, so every sum is 0 by design, not an underflow (issue 29's
+ * range check once refused it as "below the range of double"). */
+Test(solver, near_only_zero_sums_are_not_an_underflow) {
+  tfmm_config c;
+  tfmm_config_defaults(&c);
+  c.method = TFMM_METHOD_FMM;
+  c.device = TFMM_DEVICE_CPU;
+  c.measure = TFMM_MEASURE_OFF;
+  c.leaf_size = 1;
+  c.theta = 0.5;
+  c.eps = 0; /* no softening separation: one-body cells are accepted */
+  c.near_only = 1;
+  tfmm_solver *s = NULL;
+  cr_assert_eq(tfmm_solver_create(&s, &c), TFMM_OK);
+  test_bodies b = test_bodies_make(2000, TEST_UNIFORM, test_fresh_seed());
+  double *acc = malloc(3 * b.n * sizeof *acc);
+  cr_assert_not_null(acc);
+  for (size_t i = 0; i < 3 * b.n; i++)
+    acc[i] = NAN;
+  cr_assert_eq(tfmm_solver_compute(s, b.n, b.pos, b.mass, acc, NULL), TFMM_OK,
+               "%s", tfmm_solver_message(s));
+  for (size_t i = 0; i < 3 * b.n; i++)
+    cr_assert_eq(acc[i], 0, "acc[%zu] = %g", i, acc[i]);
+  free(acc);
+  test_bodies_free(&b);
+  tfmm_solver_destroy(s);
+}

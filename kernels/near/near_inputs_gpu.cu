@@ -48,12 +48,13 @@ struct op_max {
 /* Leaf k (one block): its origin and first body, its reach and scale
  * (frame[2k], frame[2k + 1]), and its bodies relative to the origin in the
  * precision T of the sums (p2p_gpu.c's pack): in single precision the
- * frame's (near_frame.h, the box of its bodies), in double the cell's
- * centre. The scale takes the n^2 / 2 distances of its bodies (in double)
- * where its reach exceeds K eps, for the single-precision near field. */
+ * frame's (near_frame.h, the box of its bodies), in double 0 (the
+ * coordinates themselves, differenced once in the kernel: issue 29). The scale
+ * takes the n^2 / 2 distances of its bodies (in double) where its reach exceeds
+ * K eps, for the single-precision near field. */
 template <class T>
 __global__ void __launch_bounds__(PACK_THREADS)
-    pack_leaves(int64_t nleaves, const int32_t *leaves, const double *center,
+    pack_leaves(int64_t nleaves, const int32_t *leaves,
                 const int32_t *body_begin, const int32_t *body_end,
                 const double *pos, const double *mass, int64_t n, double eps,
                 T *body, double *centre, double *frame, int32_t *leaf_begin,
@@ -71,8 +72,7 @@ __global__ void __launch_bounds__(PACK_THREADS)
     }
     lo = block_reduce(lo, red, op_min());
     hi = block_reduce(hi, red, op_max());
-    o[d] = sizeof(T) == sizeof(double) ? center[3 * (int64_t)c + d]
-                                       : tfmm_near_frame_origin(lo, hi);
+    o[d] = sizeof(T) == sizeof(double) ? 0.0 : tfmm_near_frame_origin(lo, hi);
     far = fmax(far,
                tfmm_near_frame_reach(lo, hi, tfmm_near_frame_origin(lo, hi)));
   }
@@ -327,14 +327,14 @@ extern "C" tfmm_status tfmm_near_inputs_gpu_pack(
   cudaStream_t st = (cudaStream_t)stream;
   if (precision == TFMM_PRECISION_DOUBLE)
     pack_leaves<double><<<(unsigned)t->nleaves, PACK_THREADS, 0, st>>>(
-        t->nleaves, t->leaves, t->center, t->body_begin, t->body_end, t->pos,
-        t->mass, t->n, eps, (double *)o->body, o->centre, o->frame,
-        o->leaf_begin, o->position);
+        t->nleaves, t->leaves, t->body_begin, t->body_end, t->pos, t->mass,
+        t->n, eps, (double *)o->body, o->centre, o->frame, o->leaf_begin,
+        o->position);
   else
     pack_leaves<float><<<(unsigned)t->nleaves, PACK_THREADS, 0, st>>>(
-        t->nleaves, t->leaves, t->center, t->body_begin, t->body_end, t->pos,
-        t->mass, t->n, eps, (float *)o->body, o->centre, o->frame,
-        o->leaf_begin, o->position);
+        t->nleaves, t->leaves, t->body_begin, t->body_end, t->pos, t->mass,
+        t->n, eps, (float *)o->body, o->centre, o->frame, o->leaf_begin,
+        o->position);
   TRY(cudaGetLastError());
   if (t->nentries > 0) {
     entries_as_leaves<<<blocks(t->nentries), THREADS, 0, st>>>(

@@ -31,7 +31,6 @@ extern "C" {
 typedef struct tfmm_near_inputs_tree {
   int64_t n, ncells, nleaves;
   const int32_t *leaves;     /* nleaves: the leaves' cells, in key order */
-  const double *center;      /* 3 ncells */
   const int32_t *body_begin; /* ncells */
   const int32_t *body_end;   /* ncells */
   const double *pos;         /* 3 n, sorted */

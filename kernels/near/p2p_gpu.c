@@ -45,7 +45,10 @@ int tfmm_p2p_gpu_items(const tfmm_near_view *v, int64_t budget,
 
 /* Bodies relative to their leaf's origin, in the precision of the sums,
  * and the leaves' origins: in single precision the frames' (near_frame.h,
- * as the CPU's), in double the cells' centres (as the CPU's). */
+ * as the CPU's), in double 0, so that the kernel differences the
+ * coordinates themselves, as the CPU's double does (p2p_cpu.c): relative to
+ * the cell's centre each coordinate would also round by u |x - c|, which
+ * loses a small group beside a far body in one leaf (issue 29). */
 static void pack_bodies(const tfmm_octree *t, const tfmm_near_frame *frame,
                         tfmm_gpu_near_host *h) {
   float *b32 = h->precision == TFMM_PRECISION_DOUBLE ? NULL : h->body;
@@ -54,7 +57,8 @@ static void pack_bodies(const tfmm_octree *t, const tfmm_near_frame *frame,
 #pragma omp parallel for schedule(dynamic, 64) num_threads(team)
   for (int64_t k = 0; k < t->nleaves; k++) {
     const tfmm_cell *c = &t->cells[t->leaves[k]];
-    const double *o = b64 != NULL ? c->center : frame[t->leaves[k]].origin;
+    static const double zero[3] = {0, 0, 0};
+    const double *o = b64 != NULL ? zero : frame[t->leaves[k]].origin;
     for (int d = 0; d < 3; d++)
       h->centre[3 * k + d] = o[d];
     for (int64_t b = c->body_begin; b < c->body_end; b++) {

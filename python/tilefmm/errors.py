@@ -35,7 +35,8 @@ class CudaError(TilefmmError, RuntimeError):
 
 
 class NonFiniteError(TilefmmError, FloatingPointError):
-    """TFMM_ERR_NONFINITE: a computed value is NaN or infinite."""
+    """TFMM_ERR_NONFINITE: a computed value is NaN or infinite, or would
+    leave double's range (forces so small that they would come out as 0)."""
 
 
 class UnsupportedError(TilefmmError, RuntimeError):

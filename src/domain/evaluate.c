@@ -14,6 +14,7 @@
 #include "tree/keys.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,8 +23,11 @@
  * describes its bodies by. */
 enum { LET_LEAF = 32, DOMAIN_PIECES = 256 };
 
-/* A body record between ranks: x, y, z, m, and whether it is a target. */
-enum { BODY_WIDTH = 5, RESULT_WIDTH = 4 };
+/* A body record between ranks: x, y, z, m, whether it is a target, and
+ * its index across the ranks (the callers' bodies numbered in rank order,
+ * rank 0's first: a file's order when the ranks hold consecutive blocks
+ * of it), for the messages that name bodies. */
+enum { BODY_WIDTH = 6, RESULT_WIDTH = 4 };
 
 /* What one evaluation holds; freed by release(). */
 typedef struct eval {
@@ -47,6 +51,7 @@ typedef struct eval {
   /* the error criterion's |a|_A for every cell of the tree, or NULL */
   double *accel;
   size_t ncells, nghosts;
+  int named; /* the local evaluation's coincident bodies are owned here */
   /* the forces at the owned bodies, caller's units: acc (3), pot */
   double *result;
   /* seconds of this rank's own work (not waiting on others): the cost
@@ -137,6 +142,17 @@ static tfmm_status scatter(eval *e, const double *pos, const double *mass,
   st = tfmm_domain_agree(d, st, e->err);
   if (st == TFMM_OK)
     st = tfmm_domain_split(d, n, keys, e->err);
+  /* The index across the ranks of this rank's first body. */
+  double mine = (double)n, *all = NULL, first = 0;
+  size_t *where = malloc(((size_t)P + 1) * sizeof *where);
+  if (st == TFMM_OK && where == NULL)
+    st = no_memory(e, "the ranks' counts");
+  if (st == TFMM_OK)
+    st = tfmm_domain_allgather(d, &mine, 1, &all, where, e->err);
+  for (int r = 0; st == TFMM_OK && r < d->rank; r++)
+    first += all[r];
+  free(all);
+  free(where);
   if (st == TFMM_OK) {
     size_t *at = e->send_count + P;
     e->recv_count = e->send_count + 2 * P;
@@ -153,6 +169,7 @@ static tfmm_status scatter(eval *e, const double *pos, const double *mass,
       memcpy(v, pos + 3 * i, 3 * sizeof *v);
       v[3] = mass[i];
       v[4] = active == NULL || active[i] ? 1.0 : 0.0;
+      v[5] = first + (double)i;
     }
     st = tfmm_domain_alltoall(d, send, e->send_count, BODY_WIDTH, &e->own,
                               e->recv_count, &e->nown, e->err);
@@ -347,6 +364,37 @@ static tfmm_status exchange_let(eval *e) {
   return st;
 }
 
+/* Bodies at one point among the m of the local evaluation (the owned
+ * ones first, then those received), named by their index across the
+ * ranks: the local solver's message names its own indices, which are
+ * nobody's (issue 29). Bodies received carry no index; coincident bodies
+ * share a key, and so an owner, whose message is the one kept
+ * (defer_to_owner). */
+static tfmm_status name_coincident(eval *e, size_t m, const double *pos,
+                                   const char *local) {
+  size_t i = 0, j = 0;
+  /* Owned pairs first: those this rank can name. */
+  e->named = tfmm_bodies_find_coincident(e->nown, pos, 3, &i, &j) == 1;
+  if (!e->named && tfmm_bodies_find_coincident(m, pos, 3, &i, &j) != 1)
+    return tfmm_error_set(e->err, TFMM_ERR_COINCIDENT, "%s", local);
+  char name[2][64];
+  size_t k[2] = {i, j};
+  if (j < e->nown && (i >= e->nown || e->own[BODY_WIDTH * j + 5] <
+                                          e->own[BODY_WIDTH * i + 5])) {
+    k[0] = j;
+    k[1] = i;
+  }
+  for (int b = 0; b < 2; b++)
+    if (k[b] < e->nown)
+      snprintf(name[b], sizeof name[b], "%.0f", e->own[BODY_WIDTH * k[b] + 5]);
+    else
+      snprintf(name[b], sizeof name[b], "(one of another rank's)");
+  return tfmm_error_set(e->err, TFMM_ERR_COINCIDENT,
+                        "bodies %s and %s are at one point and eps = 0: their "
+                        "force is infinite (set eps > 0)",
+                        name[0], name[1]);
+}
+
 /* This rank's solver on the bodies owned (the targets among them) and the
  * bodies received (sources only). */
 static tfmm_status local_forces(eval *e) {
@@ -375,7 +423,9 @@ static tfmm_status local_forces(eval *e) {
     st = targets == m ? tfmm_solver_compute(local, m, pos, mass, acc, pot)
                       : tfmm_solver_compute_active(local, m, pos, mass, active,
                                                    acc, pot);
-    if (st != TFMM_OK)
+    if (st == TFMM_ERR_COINCIDENT)
+      st = name_coincident(e, m, pos, tfmm_solver_message(local));
+    else if (st != TFMM_OK)
       tfmm_error_set(e->err, st, "%s", tfmm_solver_message(local));
     else
       *e->stats = *tfmm_solver_stats(local);
@@ -386,6 +436,18 @@ static tfmm_status local_forces(eval *e) {
   }
   free(pos), free(mass), free(acc), free(pot), free(active);
   return st;
+}
+
+/* A coincidence found among bodies received (named by no index here)
+ * gives way to that of their owner, which names them: the lowest failing
+ * rank's message is the one every rank reports (tfmm_domain_agree). A
+ * collective: every rank calls it. */
+static tfmm_status defer_to_owner(eval *e, tfmm_status st) {
+  int64_t named = e->named;
+  const tfmm_status sum = tfmm_domain_sum_i64(e->d, &named, 1, e->err);
+  if (sum != TFMM_OK)
+    return sum;
+  return st == TFMM_ERR_COINCIDENT && !e->named && named > 0 ? TFMM_OK : st;
 }
 
 /* The multipoles received, added at the bodies owned. */
@@ -529,7 +591,7 @@ tfmm_status tfmm_domain_compute(tfmm_domain *d, size_t n, const double *pos,
     st = exchange_let(&e);
   t[2] = tfmm_wtime();
   if (st == TFMM_OK)
-    st = tfmm_domain_agree(d, timed(&e, local_forces), err);
+    st = tfmm_domain_agree(d, defer_to_owner(&e, timed(&e, local_forces)), err);
   t[3] = tfmm_wtime();
   if (st == TFMM_OK)
     st = tfmm_domain_agree(d, timed(&e, remote_forces), err);

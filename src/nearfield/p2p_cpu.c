@@ -74,10 +74,14 @@ static int64_t largest_leaf(const tfmm_octree *t) {
 NEAR_LEAF(float, f32)
 NEAR_LEAF(double, f64)
 
-/* The leaves of t against their lists: in double where precision is double
- * (frame NULL: every leaf, relative to its centre of mass as before) or
- * exact[k] is set (relative to nothing), else in float in their frames;
- * with only set, the exact leaves alone. */
+/* The leaves of t against their lists: in double, relative to nothing,
+ * where precision is double (frame NULL) or exact[k] is set, else in float
+ * in their frames; with only set, the exact leaves alone. Double once took
+ * each leaf relative to its centre of mass, which octree.c sums relative to
+ * the cell's cube and so knows only to u times the cube's centre: a group
+ * of size 1e-39 in a cube centred at 0.25 (a coordinate of 3e38 beside
+ * bodies of size 1, in internal units) had its bodies all at one point
+ * (issue 29). */
 static tfmm_status run_leaves(const tfmm_octree *t, const tfmm_csr *near,
                               const tfmm_pair_params *pair,
                               const tfmm_near_frame *frame,
@@ -99,15 +103,13 @@ static tfmm_status run_leaves(const tfmm_octree *t, const tfmm_csr *near,
     bad = tgt == NULL || src == NULL;
 #pragma omp for schedule(dynamic, 4)
     for (int64_t leaf = 0; leaf < t->nleaves; leaf++) {
-      const tfmm_cell *c = &t->cells[t->leaves[leaf]];
       const int dbl = frame == NULL || exact[leaf];
       if (bad || (only && !dbl))
         continue;
-      /* The exact leaves difference the positions themselves: one rounding
-       * of r, where an origin's would add u |x - o| (1e-3 at 1e13). */
+      /* Double differences the positions themselves: one rounding of r,
+       * where an origin's would add u |x - o| (1e-3 at 1e13). */
       if (dbl)
-        near_leaf_f64(t, near, leaf, frame == NULL ? c->center : zero, &k64,
-                      tgt, src, stride, acc, pot);
+        near_leaf_f64(t, near, leaf, zero, &k64, tgt, src, stride, acc, pot);
       else
         near_leaf_f32(t, near, leaf, frame[t->leaves[leaf]].origin, &k32, tgt,
                       src, stride, acc, pot);

@@ -142,11 +142,14 @@ static tfmm_status run_direct_f64(const tfmm_allpairs *a, size_t n,
     if (st != TFMM_OK)
       return st;
   }
-  double *out = malloc(4 * n * sizeof *out), center[3];
+  /* Differences of the bodies' own coordinates, each rounded once: exact
+   * to double's precision whatever the span. Relative to a centre they
+   * would also round each coordinate by u |x - c|, which loses a group
+   * beside a far body (issue 29). */
+  double *out = malloc(4 * n * sizeof *out), center[3] = {0, 0, 0};
   if (out == NULL)
     return tfmm_error_set(a->err, TFMM_ERR_NO_MEMORY,
                           "no memory for %zu bodies", n);
-  tfmm_bodies_center(n, pos, center);
   const tfmm_soft_f64 kern = tfmm_soft_make_f64(
       a->run->softening == TFMM_SOFTENING_SPLINE, a->run->eps);
   double t1 = tfmm_wtime();
@@ -182,13 +185,14 @@ static tfmm_status run_direct_f64(const tfmm_allpairs *a, size_t n,
 static tfmm_status pack_direct(const tfmm_allpairs *a, size_t n,
                                const double *pos, const double *mass, int f64,
                                void *in) {
-  double center[3];
-  tfmm_bodies_center(n, pos, center);
+  double center[3] = {0, 0, 0};
   if (f64) {
+    /* As run_direct_f64: the coordinates themselves. */
     tfmm_bodies_pack_f64(n, pos, mass, center, in);
     return tfmm_eps_vanishes(a->run->eps, 0) ? check_distinct(a, n, in, 4, "")
                                              : TFMM_OK;
   }
+  tfmm_bodies_center(n, pos, center);
   tfmm_bodies_pack_f32(n, pos, mass, center, in);
   return tfmm_eps_vanishes(a->run->eps, 1) ? check_distinct_f32(a, n, in)
                                            : TFMM_OK;

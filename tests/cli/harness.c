@@ -319,3 +319,19 @@ void file_limit_end(file_limit *f) {
   free(f->saved);
   f->saved = NULL;
 }
+
+/* A gnuplot that exits 0 after writing body (printf's format) to the
+ * script's output, as one does after a write that failed on a full disk
+ * (issue 29). */
+void fake_gnuplot_writing(const char *body) {
+  char script[512];
+  snprintf(script, sizeof script,
+           "#!/bin/sh\nout=$(sed -n \"s/^set output '\\(.*\\)'$/\\1/p\")\n"
+           "printf '%s' > \"$out\"\nexit 0\n",
+           body);
+  write_text("gnuplot", script);
+  cr_assert_eq(chmod(sp("gnuplot"), 0755), 0);
+  char path[2048];
+  snprintf(path, sizeof path, "%s:/usr/bin:/bin", sp(""));
+  cr_assert_eq(setenv("PATH", path, 1), 0);
+}

@@ -81,4 +81,9 @@ typedef struct file_limit {
 void file_limit_begin(file_limit *f, long long bytes);
 void file_limit_end(file_limit *f);
 
+/* A fake gnuplot first on PATH (the scratch directory, then /usr/bin and
+ * /bin) that writes body, a printf format, to the script's output and
+ * exits 0, as gnuplot does after a write that failed on a full disk. */
+void fake_gnuplot_writing(const char *body);
+
 #endif

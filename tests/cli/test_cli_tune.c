@@ -364,6 +364,36 @@ Test(tune, failing_gnuplot_fails) {
   assert_no_temporaries();
 }
 
+/* A PNG cut short (its signature and half an IHDR) or empty, gnuplot
+ * exiting 0: refused, exit 1, an existing PNG untouched. It was kept, and
+ * tune exited 0. */
+Test(tune, a_cut_png_is_refused) {
+  const char *bodies[] = {"\\211PNG\\r\\n\\032\\n\\000\\000\\000\\015IHDR", ""};
+  for (int k = 0; k < 2; k++) {
+    fake_gnuplot_writing(bodies[k]);
+    write_text("t.png", PRECIOUS);
+    const int rc = RUN("tune", "--ic", "plummer", "--n", "500", "--leaf-min",
+                       "32", "--leaf-max", "64", "--repeat", "1", "--device",
+                       "cpu", "--csv", sp("t.csv"), "--png", sp("t.png"));
+    cr_assert_eq(rc, 1, "%s: exit %d", bodies[k], rc);
+    assert_stderr_has("no whole PNG");
+    char *png = read_text("t.png");
+    cr_assert_str_eq(png, PRECIOUS, "the PNG was changed");
+    free(png);
+    assert_no_temporaries();
+  }
+  /* Whole chunks up to IEND (their CRCs unread): kept. */
+  fake_gnuplot_writing("\\211PNG\\r\\n\\032\\n\\000\\000\\000\\015IHDR"
+                       "0123456789abcCRC!\\000\\000\\000\\000IENDCRC!");
+  cr_assert_eq(RUN("tune", "--ic", "plummer", "--n", "500", "--leaf-min", "32",
+                   "--leaf-max", "64", "--repeat", "1", "--device", "cpu",
+                   "--csv", sp("t.csv"), "--png", sp("t.png")),
+               0);
+  char *png = read_text("t.png");
+  cr_assert(strncmp(png, "\211PNG", 4) == 0, "the PNG was not written");
+  free(png);
+}
+
 /* ---- bad command lines ----------------------------------------------------
  */
 

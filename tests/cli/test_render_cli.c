@@ -344,6 +344,21 @@ Test(render, run_ends_with_its_picture_and_energy_plot) {
   }
 }
 
+/* A gnuplot that exits 0 having written an energy plot cut short (its
+ * signature and half an IHDR), as after a full disk: the run fails (exit
+ * 1) naming it, and no energy.png is left. It was kept, and the run
+ * exited 0 (issue 29). */
+Test(render, run_refuses_an_energy_plot_cut_short) {
+  fake_gnuplot_writing("\\211PNG\\r\\n\\032\\n\\000\\000\\000\\015IHDR");
+  const int rc = RUN("run", "--n", "300", "--steps", "2", "--out", sp("out"),
+                     "--progress", "off");
+  cr_assert_eq(rc, 1, "exit %d", rc);
+  assert_stderr_has("energy.png");
+  assert_stderr_has("no whole PNG");
+  cr_expect(!exists("out/energy.png"));
+  cr_expect(exists("out/picture.png"));
+}
+
 Test(render, run_plots_off_writes_no_picture) {
   cr_assert_eq(RUN("run", "--n", "500", "--steps", "1", "--out", sp("out"),
                    "--progress", "off", "--plots", "off"),

@@ -75,4 +75,14 @@ printf '0 0 0 1\n1 0 0 1\n2 0 0 1\n3 0 0 1\n4 0 0 1\n4 0 0 1\n' >same.txt
 expect 1 "bodies 4 and 5 are at one point" 2 forces --in same.txt --eps 0
 expect 1 "bodies 4 and 5 are at one point" 2 run --ic same.txt --eps 0 \
   --softening plummer --steps 1 --out runsame
+# Bodies 5 and 377 of a thousand at one point (issue 29): named by the
+# file's indices, not by the distributed solver's own (834 and 835).
+awk '!/^#/ { b++ } { print (b == 378 && !/^#/) ? keep : $0 }
+  !/^#/ && b == 6 { keep = $0 }' good.txt >pair.txt
+for np in 2 3; do
+  expect 1 "bodies 5 and 377 are at one point" $np forces --in pair.txt \
+    --eps 0 --out pair_forces.txt
+done
+expect 1 "bodies 5 and 377 are at one point" 2 run --ic pair.txt --eps 0 \
+  --softening plummer --steps 1 --out runpair
 echo PASS
