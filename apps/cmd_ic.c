@@ -51,7 +51,7 @@ static const ic_model models[] = {
     {"cold", tfmm_ic_cold, 1, "cold collapse: a homogeneous sphere at rest",
      "In N-body units (G = M = 1): the cold collapse, a homogeneous\n"
      "sphere of radius 12/5 at rest (E = W = -3/(5R) = -1/4), which falls\n"
-     "to its centre in the free-fall time pi/2 sqrt(R^3/2) = 2.95; equal\n"
+     "to its centre in the free-fall time pi/2 sqrt(R^3/2) = 4.13; equal\n"
      "masses 1/N; centre of mass at the origin."},
     {"merger", tfmm_ic_merger, 2, "two Plummer spheres on a bound orbit",
      "In N-body units (G = M = 1): two Plummer spheres, each as 'tilefmm\n"

@@ -92,12 +92,13 @@ void solver_cli_help(FILE *fp, const tfmm_config *d) {
       "                    (all pairs, tiled, in --precision) or\n"
       "                    reference (all pairs, double, compensated sums)\n"
       "                    (default: %s)\n"
-      "  --device D        auto, cpu or gpu. direct runs whole on the\n"
-      "                    device; fmm and bh run their near field on the\n"
-      "                    GPU (gpu, or auto with a GPU present) and their\n"
-      "                    far field on the CPU at the same time, or both\n"
-      "                    on the CPU; reference runs on the CPU only\n"
-      "                    (default: %s)\n",
+      "  --device D        auto, cpu or gpu. With a GPU (gpu, or auto\n"
+      "                    with one present) every stage runs there: fmm\n"
+      "                    and bh build the tree, lists, far and near\n"
+      "                    field on it (the gpu schedule; --schedule\n"
+      "                    hybrid keeps the lists on the CPU), direct runs\n"
+      "                    whole on it; cpu runs every stage on the CPU;\n"
+      "                    reference runs on the CPU only (default: %s)\n",
       tfmm_method_name(d->method), tfmm_device_name(d->device));
   help_physics(fp, d);
   fprintf(fp,
