@@ -7,11 +7,11 @@
  * once), chooses the fastest L whose error is within --max-error, and
  * writes the table as CSV and a plot of it through gnuplot. */
 #define _POSIX_C_SOURCE 200809L
-#include "atomic_file.h"
 #include "body_input.h"
 #include "bodyio.h"
 #include "cli.h"
 #include "error_stats.h"
+#include "output.h"
 #include "solver_cli.h"
 #include "tune_options.h"
 #include "tune_report.h"
@@ -244,17 +244,32 @@ static int prepare(const tune_options *o, bodyio_bodies *b, truth *t) {
   return rc;
 }
 
-/* The CSV, replaced atomically. */
+/* The CSV, replaced atomically, or on standard output. */
 static int write_csv(const tune_options *o, const tune_table *tab) {
-  atomic_file af;
-  if (!atomic_file_open(&af, o->csv))
+  output out;
+  if (!output_open(&out, o->csv))
     return 0;
-  tune_report_csv(af.fp, o, tab);
-  return atomic_file_commit(&af);
+  tune_report_csv(out.fp, o, tab);
+  return output_close(&out);
 }
 
-/* Reads, measures, reports and writes. */
+/* The table for a person: on stdout, or on stderr when the CSV has
+ * stdout. */
+static int print_table(const tune_options *o, const tune_table *tab) {
+  FILE *fp = output_is_stdout(o->csv) ? stderr : stdout;
+  tune_report_print(fp, o, tab);
+  if (fflush(fp) != 0 || ferror(fp)) {
+    cli_error("%s: cannot write",
+              fp == stdout ? "standard output" : "standard error");
+    return 0;
+  }
+  return 1;
+}
+
+/* Checks the outputs, then reads, measures, reports and writes. */
 static int tune(const tune_options *o) {
+  if (!tune_options_check_outputs(o))
+    return CLI_RUNTIME_ERROR;
   bodyio_bodies b;
   memset(&b, 0, sizeof b);
   truth t;
@@ -266,14 +281,8 @@ static int tune(const tune_options *o) {
     rc = run_rows(o, &b, &t, &tab);
   tab.n = b.n;
   tab.k = t.k;
-  if (rc == CLI_OK) {
-    tune_report_print(stdout, o, &tab);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-      cli_error("standard output: cannot write");
-      rc = CLI_RUNTIME_ERROR;
-    }
-  }
-  if (rc == CLI_OK && (!write_csv(o, &tab) || !tune_report_plot(o, &tab)))
+  if (rc == CLI_OK && (!print_table(o, &tab) || !write_csv(o, &tab) ||
+                       !tune_report_plot(o, &tab)))
     rc = CLI_RUNTIME_ERROR;
   if (rc == CLI_OK && tab.chosen < 0)
     rc = TUNE_NOT_MET;

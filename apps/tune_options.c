@@ -3,12 +3,15 @@
 #define _POSIX_C_SOURCE 200809L
 #include "tune_options.h"
 
+#include "atomic_file.h"
 #include "body_input.h"
 #include "cli.h"
+#include "output.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 void tune_options_help(const tfmm_config *d) {
   char tol[32];
@@ -41,7 +44,11 @@ void tune_options_help(const tfmm_config *d) {
       "axis, goes to a PNG file, drawn by gnuplot.\n"
       "Without gnuplot the CSV is still written, with a warning. Progress,\n"
       "one line per leaf size, goes to stderr. Both files are replaced\n"
-      "atomically: a failed run leaves existing ones untouched.\n"
+      "atomically: a failed run leaves existing ones untouched. Both are\n"
+      "checked before the measurements start: a destination that cannot\n"
+      "be written (no such directory, a directory, the input) is refused\n"
+      "at once, naming its option. With --csv -, the CSV goes to stdout\n"
+      "and the table to stderr.\n"
       "\n"
       "Options:\n"
       "  --in FILE         bodies to read, as 'tilefmm forces' reads them\n"
@@ -61,7 +68,7 @@ void tune_options_help(const tfmm_config *d) {
       "  --max-error E     the largest 99th percentile error a chosen leaf\n"
       "                    size may have, > 0 (default: the accuracy\n"
       "                    target, --accuracy, %s)\n"
-      "  --csv FILE        the table (default: %s)\n"
+      "  --csv FILE        the table, or - for stdout (default: %s)\n"
       "  --png FILE        the plot (default: %s)\n"
       "Solver options (as for 'tilefmm forces'; --leaf is what tune\n"
       "varies, so it is not accepted; the method must be fmm or bh):\n",
@@ -201,5 +208,28 @@ args_result tune_options_parse(int argc, char **argv, tune_options *o) {
   solver_cli_finish(&o->solver);
   if (!opts[OPT_MAX_ERROR].seen)
     o->max_error = o->solver.cfg.accuracy;
+  if (output_refuse_stdout("--png", o->png, "a PNG picture"))
+    return ARGS_ERROR;
   return check_combination(o, opts) ? ARGS_OK : ARGS_ERROR;
+}
+
+/* Whether a and b name one file: the same name, or the same inode. */
+static int same_file(const char *a, const char *b) {
+  struct stat sa, sb;
+  return strcmp(a, b) == 0 ||
+         (stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+          sa.st_ino == sb.st_ino);
+}
+
+int tune_options_check_outputs(const tune_options *o) {
+  if (o->in != NULL) /* no output may replace it */
+    atomic_file_protect(body_input_path(o->in));
+  if (!output_check("--csv", o->csv) || !atomic_file_check("--png", o->png))
+    return 0;
+  if (!output_is_stdout(o->csv) && same_file(o->csv, o->png)) {
+    cli_error("--csv %s and --png %s: one file for both; give each its own",
+              o->csv, o->png);
+    return 0;
+  }
+  return 1;
 }

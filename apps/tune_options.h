@@ -39,4 +39,10 @@ void tune_options_help(const tfmm_config *d);
  * wrong and returns ARGS_ERROR on a usage error. */
 args_result tune_options_parse(int argc, char **argv, tune_options *o);
 
+/* Checks, before any measurement, that the outputs can be written
+ * (--csv: a file or "-", standard output; --png: a file, not the CSV's)
+ * and that neither is the input (marked for atomic_file_open to refuse).
+ * Prints what is wrong, naming the option and the path, and returns 0. */
+int tune_options_check_outputs(const tune_options *o);
+
 #endif

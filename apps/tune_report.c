@@ -4,6 +4,7 @@
 #include "tune_report.h"
 
 #include "gnuplot.h"
+#include "output.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -182,7 +183,9 @@ void tune_report_csv(FILE *fp, const tune_options *o, const tune_table *tab) {
 
 /* The script: near, far and total time against L, both axes logarithmic;
  * the p99 error on the right-hand axis (logarithmic), with --max-error as
- * a dashed line. The CSV's header line names the columns (columnhead). */
+ * a dashed line. The data are the CSV itself, in the script as a
+ * datablock (gnuplot 5), so that the plot needs no file of it (--csv -);
+ * its header line names the columns (columnhead). */
 typedef struct tune_plot {
   const tune_options *o;
   const tune_table *tab;
@@ -233,6 +236,9 @@ static void write_script(FILE *gp, const char *png_path, void *ctx) {
   }
   char tol[32];
   fprintf(gp, "set y2range [%g:%g]\n", lo / 3, hi * 3);
+  fputs("$tune << EOD\n", gp);
+  tune_report_csv(gp, o, tab); /* no line of it starts with EOD */
+  fputs("EOD\n", gp);
   /* Each schedule's rows (consecutive, nleaf of them) as its own lines. */
   const int nleaf = tab->rows / tab->schedules;
   fputs("plot ", gp);
@@ -241,21 +247,20 @@ static void write_script(FILE *gp, const char *png_path, void *ctx) {
     const char *name = tfmm_schedule_name(s->schedule);
     if (q > 0)
       fputs(", \\\n  ", gp);
-    gnuplot_string(gp, o->csv);
-    fprintf(gp,
-            " every ::%d::%d using 1:6 with linespoints lw 2 title '%s: near "
-            "field (%s)', \\\n"
-            "  '' every ::%d::%d using 1:7 with linespoints lw 2 title '%s: "
-            "far field (%s)', \\\n"
-            "  '' every ::%d::%d using 1:8 with linespoints lw 3 title '%s: "
-            "total', \\\n"
-            "  '' every ::%d::%d using 1:9 axes x1y2 with linespoints lw 2 "
-            "dashtype 3 title '%s: p99 error (right axis)'",
-            q * nleaf, q * nleaf + nleaf - 1, name,
-            tfmm_device_name(s->near_device), q * nleaf, q * nleaf + nleaf - 1,
-            name, tfmm_device_name(s->far_device), q * nleaf,
-            q * nleaf + nleaf - 1, name, q * nleaf, q * nleaf + nleaf - 1,
-            name);
+    fprintf(
+        gp,
+        "$tune every ::%d::%d using 1:6 with linespoints lw 2 title '%s: near "
+        "field (%s)', \\\n"
+        "  '' every ::%d::%d using 1:7 with linespoints lw 2 title '%s: "
+        "far field (%s)', \\\n"
+        "  '' every ::%d::%d using 1:8 with linespoints lw 3 title '%s: "
+        "total', \\\n"
+        "  '' every ::%d::%d using 1:9 axes x1y2 with linespoints lw 2 "
+        "dashtype 3 title '%s: p99 error (right axis)'",
+        q * nleaf, q * nleaf + nleaf - 1, name,
+        tfmm_device_name(s->near_device), q * nleaf, q * nleaf + nleaf - 1,
+        name, tfmm_device_name(s->far_device), q * nleaf, q * nleaf + nleaf - 1,
+        name, q * nleaf, q * nleaf + nleaf - 1, name);
   }
   fprintf(gp,
           ", \\\n  %.17g axes x1y2 with lines dashtype 2 lc rgb 'red' "
@@ -265,9 +270,11 @@ static void write_script(FILE *gp, const char *png_path, void *ctx) {
 
 /* See tune_report.h. */
 int tune_report_plot(const tune_options *o, const tune_table *tab) {
+  const int piped = output_is_stdout(o->csv);
+  const char *table = piped ? "standard output" : o->csv;
   if (gnuplot_on_path()) {
     tune_plot ctx = {o, tab};
-    return gnuplot_draw(o->png, o->csv, write_script, &ctx);
+    return gnuplot_draw(o->png, table, write_script, &ctx);
   }
   fprintf(stderr,
           "tilefmm: warning: gnuplot not found on PATH: no plot written to "
@@ -280,6 +287,6 @@ int tune_report_plot(const tune_options *o, const tune_table *tab) {
           "with lp\"\n"
           "  (columns 1: leaf size; 6, 7, 8: near, far and total seconds;\n"
           "  9: the p99 error)\n",
-          o->png, o->csv, o->png, o->csv);
+          o->png, table, o->png, piped ? "FILE.csv" : o->csv);
   return 1;
 }
