@@ -118,6 +118,8 @@ def read(library, path, fmt, types, attributes):
     the child did not finish (crashed, cut off, lost); or None when no
     child could be started (the caller reads in process, as the command
     line does when fork fails)."""
+    if not sys.executable:  # an embedded interpreter: none to start
+        return None
     cpu = cpu_bound(path)
     r, w = os.pipe()
     try:
