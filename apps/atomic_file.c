@@ -218,20 +218,22 @@ static int open_direct(atomic_file *af) {
 /* What the destination is decides how it is written (atomic_file.h): st
  * is what path names, NULL for nothing yet. Returns 1 to write through
  * it, 0 for a temporary, -1 after an error. */
-static int classify(const char *path, const struct stat *st) {
+static int classify(const char *flag, const char *path, const struct stat *st) {
   if (st == NULL)
     return 0; /* a new file */
   const char *input = input_of(st);
+  const char *sep = flag != NULL ? " " : "";
+  flag = flag != NULL ? flag : "";
   if (input != NULL) {
-    cli_error("%s: is the same file as the input %s: not replaced", path,
-              input);
+    cli_error("%s%s%s: is the same file as the input %s: not replaced", flag,
+              sep, path, input);
     return -1;
   }
   if (S_ISREG(st->st_mode))
     return 0;
   if (S_ISCHR(st->st_mode) || S_ISFIFO(st->st_mode))
     return 1;
-  cli_error("%s: cannot write: %s", path,
+  cli_error("%s%s%s: cannot write: %s", flag, sep, path,
             S_ISDIR(st->st_mode)   ? strerror(EISDIR)
             : S_ISBLK(st->st_mode) ? "a block device (not written)"
                                    : "not a regular file, character device "
@@ -260,7 +262,7 @@ int atomic_file_open(atomic_file *af, const char *path) {
     cli_error("%s: cannot follow the symbolic link: %s", path, strerror(errno));
     return 0;
   }
-  const int kind = classify(path, exists ? &st : NULL);
+  const int kind = classify(NULL, path, exists ? &st : NULL);
   if (kind != 0) {
     if (kind > 0)
       return open_direct(af);
@@ -293,6 +295,50 @@ int atomic_file_open(atomic_file *af, const char *path) {
     return 0;
   }
   return 1;
+}
+
+int atomic_file_check(const char *flag, const char *path) {
+  if (*path == '\0') {
+    cli_error("%s '': cannot write: empty file name", flag);
+    return 0;
+  }
+  if (strcmp(path, "-") == 0) {
+    cli_error("%s -: cannot write: '-' is standard output, which this file "
+              "does not go to; name a file",
+              flag);
+    return 0;
+  }
+  struct stat st;
+  const int exists = stat(path, &st) == 0;
+  const int kind = classify(flag, path, exists ? &st : NULL);
+  if (kind < 0)
+    return 0;
+  if (kind > 0) { /* a device or a FIFO: opened only when written */
+    if (access(path, W_OK) == 0)
+      return 1;
+    cli_error("%s %s: cannot write: %s", flag, path, strerror(errno));
+    return 0;
+  }
+  /* A temporary made and removed where the file will be made: its
+   * directory exists, is one, and takes a new file. */
+  char *target = follow_links(path);
+  char *tmp = target != NULL ? temporary_name(target) : NULL;
+  const int fd = tmp != NULL ? mkstemp(tmp) : -1;
+  const int err = errno;
+  if (fd >= 0) {
+    close(fd);
+    unlink(tmp);
+  } else if (target == NULL || tmp == NULL) {
+    cli_error("%s %s: cannot follow the symbolic link: %s", flag, path,
+              strerror(err));
+  } else {
+    cli_error("%s %s: cannot write: cannot create a file in its directory: "
+              "%s",
+              flag, path, strerror(err));
+  }
+  free(tmp);
+  free(target);
+  return fd >= 0;
 }
 
 /* Makes the rename itself durable; failure here loses nothing already

@@ -35,6 +35,14 @@ typedef struct atomic_file {
  * what is wrong and returns 0 on failure. */
 int atomic_file_open(atomic_file *af, const char *path);
 
+/* Checks, before the work that leads to it, that path, the value of the
+ * option flag, could be opened by atomic_file_open: not "-", not a
+ * directory or a file the command reads, and a new file can be made
+ * beside it (one is made and removed; a device or a FIFO is not opened,
+ * only checked for write access). Prints what is wrong, naming flag and
+ * path, and returns 0; the open at the end checks again. */
+int atomic_file_check(const char *flag, const char *path);
+
 /* Flushes, syncs and renames the temporary over the destination. Prints
  * what is wrong, removes the temporary and returns 0 on failure. */
 int atomic_file_commit(atomic_file *af);

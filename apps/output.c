@@ -20,6 +20,10 @@ int output_refuse_stdout(const char *flag, const char *path, const char *what) {
   return 1;
 }
 
+int output_check(const char *flag, const char *path) {
+  return output_is_stdout(path) || atomic_file_check(flag, path);
+}
+
 int output_open(output *out, const char *path) {
   memset(out, 0, sizeof *out);
   out->fp = stdout;

@@ -25,6 +25,12 @@ int output_is_stdout(const char *path);
  * why and returns 1; else 0. */
 int output_refuse_stdout(const char *flag, const char *path, const char *what);
 
+/* Checks, before the work that leads to it, that path, flag's value,
+ * can be opened by output_open: standard output always can; a file is
+ * checked by atomic_file_check. Prints what is wrong, naming flag and
+ * path, and returns 0. */
+int output_check(const char *flag, const char *path);
+
 /* Opens path, or standard output when path is NULL or "-". Prints what is
  * wrong and returns 0 on failure. */
 int output_open(output *out, const char *path);

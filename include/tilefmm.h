@@ -1329,7 +1329,13 @@ TFMM_API int tfmm_has_hdf5(void);
  * the HDF5 signature (at offset 0 or after a user block of 512, 1024, ...
  * bytes), a GADGET-2 header record, a Tipsy header. A GADGET-2 snapshot in
  * several files may be named by its BASE (no file BASE, but BASE.0).
- * TFMM_FORMAT_UNKNOWN when it is none of them or cannot be read. */
+ * TFMM_FORMAT_UNKNOWN when it is none of them or cannot be read.
+ * Pipes: a path that names anything but a regular file (a pipe, a FIFO,
+ * /dev/stdin on a pipe, a terminal, a device) is not opened at all and is
+ * TFMM_FORMAT_UNKNOWN, so that no byte of it is consumed: the caller can
+ * still read it once, from its first byte, as text (the CLI reads a text
+ * body file from a pipe so). /dev/stdin redirected from a regular file
+ * ('< FILE') is that file, and is probed as one. */
 TFMM_API tfmm_format tfmm_snapshot_probe(const char *path);
 
 /* Reads the snapshot path into out (zeroed first; release it with
@@ -1348,7 +1354,32 @@ TFMM_API tfmm_format tfmm_snapshot_probe(const char *path);
  * refused; markers that do not frame their records, truncated records and
  * blocks that disagree with the header are named with their byte offset.
  * Tipsy: positions, velocities, masses; IDs are places in the file; a size
- * that does not match the header (truncated, or extra bytes) is refused. */
+ * that does not match the header (truncated, or extra bytes) is refused.
+ * Pipes: every format is read by seeking in the file, and told by a first
+ * look before it is read, which a pipe does not allow: a path that names
+ * a pipe, a FIFO, /dev/stdin on a pipe or a device is refused before a
+ * byte is read (TFMM_ERR_FILE, "PATH: not a regular file (a pipe or a
+ * device): a snapshot is read by seeking in it, which a pipe does not
+ * allow; save it to a file and name that file"); a directory is refused
+ * as such. /dev/stdin redirected from a regular file reads as that file.
+ * Attributes (options->attributes, HDF5): each of /Parameters and
+ * /RunState must be one fixed-length string (at most 64 KiB) or at most
+ * 4096 numbers, at most 4096 of them a group, checked by declared type
+ * and size before any value is read; a variable-length string is refused
+ * unread ("is a variable-length string: refused unread"): its text lives
+ * in HDF5's global heap, which has no checksum. A checkpoint's /RunState
+ * carries ParametersChecksum ("fnv1a64:" and 16 hex digits: FNV-1a, 64
+ * bits, over the names and values of /Parameters and /RunState as
+ * written); a file whose groups no longer sum to it (a parameter edited
+ * since, or damaged) is refused, "checkpoint parameters changed since it
+ * was written", so that a restart never trusts an edited setting. The
+ * attribute itself is not among out->state; a file without it (an older
+ * tilefmm's) is read unchecked. libhdf5 trusts the metadata it reads, and
+ * files in HDF5's earliest format (h5py's default) have no checksum on
+ * it: a damaged one can crash or hang the calling process, which this
+ * library (it never forks) cannot prevent. Read untrusted HDF5 files in a
+ * child process, as the CLI (apps/isolated_read.c) and the Python package
+ * (tilefmm.read) do. */
 TFMM_API tfmm_status tfmm_snapshot_read(const char *path,
                                         const tfmm_read_options *options,
                                         tfmm_snapshot *out, char *message,
@@ -1367,8 +1398,11 @@ TFMM_API tfmm_status tfmm_snapshot_check(const char *path,
  * /Header as SWIFT writes it (with GADGET's keys and GADGET-4's unit keys),
  * /PartType1 (every body is of type 1) with SWIFT's unit attributes on
  * each dataset, /Units and SWIFT's other groups (what swiftsimio, yt and
- * pynbody look for), /Parameters, and /RunState when nstate > 0. acc, pot
- * and bins are written when not NULL (and output, if any, asks for them).
+ * pynbody look for), /Parameters, and /RunState when nstate > 0 (every
+ * value a fixed-length string; /RunState ends with ParametersChecksum,
+ * the FNV-1a sum tfmm_snapshot_read checks: an entry of that name in s is
+ * not written, the writer's own takes its place). acc, pot and bins are
+ * written when not NULL (and output, if any, asks for them).
  * With an output, the coordinates are stored shifted by BoxSize / 2 into
  * [0, BoxSize) (BoxSize: a little over 2 max |coordinate|), as SWIFT and
  * yt want them, and Header Shift says by how much (tfmm_snapshot_read

@@ -17,7 +17,9 @@ from typing import Optional
 
 import numpy as np
 
-from . import _arrays, _lib
+from . import _arrays, _isolated, _lib
+from ._snapshot_c import (PROTOTYPES, STRUCTS, AttrC, ReadOptionsC,
+                          SnapshotC, SnapshotOutputC, UnitSystemC)
 from .errors import raise_status
 
 c_int = ctypes.c_int
@@ -33,79 +35,7 @@ TYPES_ALL = 2**64 - 1
 VELOCITIES, ACCELERATIONS, POTENTIALS = 1, 2, 4
 MESSAGE_SIZE = 8192
 NTYPES_MAX = 64
-
-
-class UnitSystemC(ctypes.Structure):
-    """tfmm_unit_system."""
-
-    _fields_ = [(name, c_double) for name in
-                ("mass", "length", "velocity", "current", "temperature")]
-
-
-class AttrC(ctypes.Structure):
-    """tfmm_attr."""
-
-    _fields_ = [("name", c_char_p), ("value", c_char_p)]
-
-
-class SnapshotC(ctypes.Structure):
-    """tfmm_snapshot."""
-
-    _fields_ = [
-        ("n", c_size_t),
-        ("time", c_double),
-        ("pos", P(c_double)),
-        ("vel", P(c_double)),
-        ("mass", P(c_double)),
-        ("acc", P(c_double)),
-        ("pot", P(c_double)),
-        ("ids", P(ctypes.c_uint64)),
-        ("bins", P(ctypes.c_byte)),
-        ("params", P(AttrC)),
-        ("nparams", c_size_t),
-        ("state", P(AttrC)),
-        ("nstate", c_size_t),
-        ("units", UnitSystemC),
-        ("units_source", c_int),
-        ("G", c_double),
-        ("format", c_int),
-        ("note", c_char_p),
-        ("files", P(c_char_p)),
-        ("nfiles", c_size_t),
-    ]
-
-
-class SnapshotOutputC(ctypes.Structure):
-    """tfmm_snapshot_output."""
-
-    _fields_ = [("fields", ctypes.c_uint), ("single", c_int),
-                ("compression", c_int)]
-
-
-class ReadOptionsC(ctypes.Structure):
-    """tfmm_read_options."""
-
-    _fields_ = [("format", c_int), ("types", ctypes.c_uint64),
-                ("attributes", c_int), ("flag", c_char_p)]
-
-
-STRUCTS = {
-    "tfmm_unit_system": UnitSystemC,
-    "tfmm_attr": AttrC,
-    "tfmm_snapshot": SnapshotC,
-    "tfmm_snapshot_output": SnapshotOutputC,
-    "tfmm_read_options": ReadOptionsC,
-}
-
-PROTOTYPES = {
-    "tfmm_has_hdf5": (c_int, []),
-    "tfmm_snapshot_probe": (c_int, [c_char_p]),
-    "tfmm_snapshot_read": (
-        c_int, [c_char_p, P(ReadOptionsC), P(SnapshotC), c_char_p, c_size_t]),
-    "tfmm_snapshot_write": (
-        c_int, [c_char_p, P(SnapshotC), P(SnapshotOutputC), c_char_p, c_size_t]),
-    "tfmm_snapshot_free": (None, [P(SnapshotC)]),
-}
+FILE_ERROR = 9  # TFMM_ERR_FILE
 
 
 def _bind():
@@ -206,17 +136,58 @@ def _attrs(ptr, count):
     return {ptr[k].name.decode(): ptr[k].value.decode() for k in range(count)}
 
 
+def _is_hdf5(path, code):
+    """Whether path is read by libhdf5 (else by tilefmm's own readers):
+    told by the signature alone, which tilefmm's code looks for."""
+    if code:
+        return code == FORMAT_CODES["hdf5"]
+    return lib.tfmm_snapshot_probe(str(path).encode()) == FORMAT_CODES["hdf5"]
+
+
+def _bodies_of(got):
+    """The Bodies of what an isolated read sent: (head, arrays), or the
+    message of a child that did not finish (a FileError)."""
+    if isinstance(got, str):
+        raise_status(FILE_ERROR, got)
+    head, a = got
+    if head["status"] != 0:
+        raise_status(head["status"], head["message"])
+    u = head["units"]
+    return Bodies(
+        positions=a.get("pos"), velocities=a.get("vel"),
+        masses=a.get("mass"), ids=a.get("ids"), time=head["time"],
+        units=Units(*u) if u[0] > 0 else None,
+        units_source=UNITS_SOURCES.get(head["units_source"]),
+        format=FORMATS.get(head["format"], "unknown"),
+        accelerations=a.get("acc"), potentials=a.get("pot"),
+        bins=a.get("bins"), parameters=dict(head["params"]),
+        state=dict(head["state"]) if head["state"] is not None else None,
+        note=head["note"])
+
+
 def read(path, types=None, attributes=True, format=None):
     """Reads the snapshot at path (HDF5, GADGET-2 or Tipsy, told from its
     first bytes unless format says "hdf5", "gadget2" or "tipsy"). types:
     None reads the file's one particle type (not gas); a type, a list of
     types (0 gas, 1 dark matter, 4 stars, ...) or "all" reads those,
     concatenated in type order. attributes: read /Parameters and /RunState
-    too (HDF5). Returns a Bodies."""
-    options = ReadOptionsC(
-        format=0 if format is None else FORMAT_CODES[format],
-        types=_types_mask(types), attributes=1 if attributes else 0,
-        flag=b"types")
+    too (HDF5). Returns a Bodies.
+
+    An HDF5 file is read in a child process (tilefmm._isolated), as the
+    command line reads it: a damaged file that crashes libhdf5, or sends
+    it round a loop past its bound of CPU time, raises FileError ("PATH:
+    damaged HDF5 file: the reader crashed (signal 11, ...)") instead of
+    ending the interpreter. TILEFMM_READ_ISOLATION=off reads in process;
+    TILEFMM_READ_CPU_LIMIT=S sets the bound (default 60 s plus 1 s per 4
+    MiB). The other formats are read by tilefmm's own code, in process."""
+    code = 0 if format is None else FORMAT_CODES[format]
+    mask = _types_mask(types)
+    if _isolated.wanted() and _is_hdf5(path, code):
+        got = _isolated.read(_lib.path, path, code, mask, attributes)
+        if got is not None:
+            return _bodies_of(got)
+    options = ReadOptionsC(format=code, types=mask,
+                           attributes=1 if attributes else 0, flag=b"types")
     snap = SnapshotC()
     message = ctypes.create_string_buffer(MESSAGE_SIZE)
     status = lib.tfmm_snapshot_read(str(path).encode(), ctypes.byref(options),

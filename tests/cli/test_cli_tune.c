@@ -3,8 +3,10 @@
  * must be the errors measured here from 'forces' against the reference, the
  * fastest leaf size must be the row of least time, and its files must be
  * whole or untouched: the CSV always, the PNG when gnuplot is there (a
- * warning when it is not, a failure when it fails). Also --leaf auto and
- * --theta 0 for forces, and their bad values. */
+ * warning when it is not, a failure when it fails); outputs that cannot
+ * be written refused before any measurement, naming their option; --csv -
+ * on stdout alone. Also --leaf auto and --theta 0 for forces, and their
+ * bad values. */
 #define _POSIX_C_SOURCE 200809L
 #include "error_stats.h"
 #include "harness.h"
@@ -477,6 +479,115 @@ Test(tune, n_without_ic) {
   const char *args[] = {"tune", "--in",  sp("in.txt"),  "--n",
                         "100",  "--csv", sp("out.txt"), NULL};
   expect_failure(args, 2, "--n", "only with --ic");
+}
+
+/* ---- the outputs, checked before the measurements ------------------------
+ */
+
+/* A tune long enough that a check made only at the end would be seen to
+ * come after the measurements, with csv and png as its outputs (and in
+ * as its input, when not NULL): it must fail with code before any
+ * measurement (no reference computed, no leaf size measured), naming
+ * flag and path on stderr, and leave no temporary. */
+static void expect_output_refused(const char *in, const char *csv_path,
+                                  const char *png, int code, const char *flag,
+                                  const char *path) {
+  const char *args[] = {"tune",    "--device",   "cpu",  "--leaf-min",
+                        "16",      "--leaf-max", "64",   "--csv",
+                        csv_path,  "--png",      png,    "--ic",
+                        "plummer", "--n",        "3000", NULL};
+  if (in != NULL) { /* --in in instead of the Plummer sphere */
+    args[11] = "--in";
+    args[12] = in;
+    args[13] = NULL;
+  }
+  const int rc = run_argv(args);
+  char *err = read_text("stderr.txt");
+  cr_assert_eq(rc, code, "exit code %d, want %d:\n%s", rc, code, err);
+  char want[4096];
+  snprintf(want, sizeof want, "%s %s", flag, path);
+  cr_assert_not_null(strstr(err, want), "stderr lacks '%s':\n%s", want, err);
+  cr_assert_null(strstr(err, "reference at"), "measured first:\n%s", err);
+  cr_assert_null(strstr(err, "[1/"), "measured first:\n%s", err);
+  free(err);
+  assert_no_temporaries();
+}
+
+Test(tune, csv_in_a_missing_directory_refused_first) {
+  expect_output_refused(NULL, sp("no-dir/t.csv"), sp("t.png"), 1, "--csv",
+                        sp("no-dir/t.csv"));
+  cr_assert(!exists("t.png"));
+}
+
+Test(tune, png_in_a_missing_directory_refused_first) {
+  expect_output_refused(NULL, sp("t.csv"), sp("no-dir/t.png"), 1, "--png",
+                        sp("no-dir/t.png"));
+  cr_assert(!exists("t.csv"));
+}
+
+Test(tune, png_a_directory_refused_first) {
+  cr_assert_eq(mkdir(sp("d"), 0755), 0);
+  expect_output_refused(NULL, sp("t.csv"), sp("d"), 1, "--png", sp("d"));
+  cr_assert(!exists("t.csv"));
+}
+
+Test(tune, csv_a_directory_refused_first) {
+  cr_assert_eq(mkdir(sp("d"), 0755), 0);
+  expect_output_refused(NULL, sp("d"), sp("t.png"), 1, "--csv", sp("d"));
+}
+
+/* A picture cannot go to standard output: a usage error. */
+Test(tune, png_to_stdout_refused_first) {
+  expect_output_refused(NULL, sp("t.csv"), "-", 2, "--png", "-");
+}
+
+/* One file for both outputs: the plot would replace the table. */
+Test(tune, csv_and_png_one_file_refused_first) {
+  expect_output_refused(NULL, sp("t.out"), sp("t.out"), 1, "--csv",
+                        sp("t.out"));
+  assert_stderr_has("--png");
+  cr_assert(!exists("t.out"));
+}
+
+/* An output must not replace the input: refused before the measurements,
+ * the input untouched. */
+Test(tune, csv_onto_the_input_refused_first) {
+  cr_assert_eq(
+      RUN("ic", "plummer", "--n", "3000", "--seed", "2", "--out", sp("in.txt")),
+      0);
+  char *before = read_text("in.txt");
+  expect_output_refused(sp("in.txt"), sp("in.txt"), sp("t.png"), 1, "--csv",
+                        sp("in.txt"));
+  assert_stderr_has("input");
+  char *after = read_text("in.txt");
+  cr_assert_str_eq(after, before, "the input was changed");
+  free(before);
+  free(after);
+}
+
+/* --csv -: the CSV, comments and all, alone on stdout (a pipe to another
+ * program), the table for a person on stderr, and the plot drawn all the
+ * same (from the data in its script, not from a file). */
+Test(tune, csv_to_stdout) {
+  const int rc = RUN("tune", "--ic", "plummer", "--n", "500", "--leaf-min",
+                     "32", "--leaf-max", "64", "--repeat", "1", "--device",
+                     "cpu", "--csv", "-", "--png", sp("t.png"));
+  char *err = read_text("stderr.txt");
+  cr_assert_eq(rc, 0, "exit code %d:\n%s", rc, err);
+  free(err);
+  csv *c = read_csv("stdout.txt", CSV_HEADER);
+  cr_assert_eq(c->rows, 2, "%s", c->text);
+  cr_assert_eq(c->v[0][LEAF], 32);
+  cr_assert_eq(c->v[1][LEAF], 64);
+  cr_assert_not_null(strstr(c->text, "# command: tilefmm tune"), "%s", c->text);
+  csv_free(c);
+  assert_stderr_has("fastest: schedule hybrid, leaf size ");
+  cr_assert(!exists("-"), "a file named '-' was written");
+  if (have_gnuplot())
+    assert_png("t.png");
+  else
+    assert_stderr_has("standard output");
+  assert_no_temporaries();
 }
 
 /* A run that fails on its input leaves an existing CSV as it was. */
