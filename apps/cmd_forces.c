@@ -45,7 +45,7 @@ static void print_help(const tfmm_config *d) {
          "                    file's one type; gas or several types need it)\n"
          "  --out FILE        where to write, replaced atomically\n"
          "                    (default, or -: standard output)\n");
-  solver_cli_help(stdout, d);
+  solver_cli_help(stdout, d, 1);
   printf("  -h, --help        show this help\n"
          "\n"
          "Exit status: 0 on success, 1 on a runtime error, 2 on a usage "

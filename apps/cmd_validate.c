@@ -96,7 +96,7 @@ static void print_help(const tfmm_config *d) {
       "  --near            check the near field of fmm or bh instead (at\n"
       "                    most %d bodies; see below)\n",
       FULL_MAX, DEFAULT_SEED, FULL_MAX, DEFAULT_SAMPLE, DEFAULT_SEED, NEAR_MAX);
-  solver_cli_help(stdout, d);
+  solver_cli_help(stdout, d, 1);
   printf(
       "  -h, --help        show this help\n"
       "\n"

@@ -400,7 +400,7 @@ void run_options_help(FILE *fp, const run_options *d) {
       d->ic, d->n, d->seed, d->dt, DEFAULT_STEPS, d->out, d->snapshot_every,
       d->checkpoint_every, d->stats_every, d->progress, d->plots,
       d->sc.cfg.leaf_size, d->sc.cfg.leaf_size, LEAF_HYBRID, DEFAULT_EPS);
-  solver_cli_help(fp, &d->sc.cfg);
+  solver_cli_help(fp, &d->sc.cfg, 1);
   fprintf(fp, "  -h, --help        show this help\n"
               "\n"
               "Exit status: 0 on success, 1 on a runtime error, 2 on a usage "

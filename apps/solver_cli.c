@@ -84,7 +84,7 @@ static void help_physics(FILE *fp, const tfmm_config *d) {
       d->num_threads);
 }
 
-void solver_cli_help(FILE *fp, const tfmm_config *d) {
+void solver_cli_help(FILE *fp, const tfmm_config *d, int with_leaf) {
   char leaf[16], theta[32], order[32];
   fprintf(
       fp,
@@ -132,11 +132,20 @@ void solver_cli_help(FILE *fp, const tfmm_config *d) {
       "                    cells), mass (theta grows for light cells,\n"
       "                    Dehnen 2002) or error (each interaction's error\n"
       "                    bound against the target's acceleration, Dehnen\n"
-      "                    2014; theta is then a cap) (default: %s)\n"
-      "  --leaf L          most bodies a leaf holds: an integer >= 1, or\n"
-      "                    auto to let the solver balance the near field\n"
-      "                    against the far field at every evaluation\n"
-      "                    (see 'tilefmm tune') (default: %s)\n"
+      "                    2014; theta is then a cap) (default: %s)\n",
+      theta_word(d->theta, theta), TFMM_MAX_ORDER, order_word(d->order, order),
+      tfmm_mac_name(d->mac));
+  if (with_leaf)
+    fprintf(fp,
+            "  --leaf L          most bodies a leaf holds: an integer >= 1, "
+            "or\n"
+            "                    auto to let the solver balance the near "
+            "field\n"
+            "                    against the far field at every evaluation\n"
+            "                    (see 'tilefmm tune') (default: %s)\n",
+            leaf_word(d->leaf_size, leaf));
+  fprintf(
+      fp,
       "  --max-depth D     deepest tree level in [1, %d] (default: %d)\n"
       "  --schedule S      auto, gpu or hybrid: how tree methods use the\n"
       "                    machine; gpu runs every stage on the gpu (tree,\n"
@@ -166,12 +175,11 @@ void solver_cli_help(FILE *fp, const tfmm_config *d) {
       "  --gpu-bodies-per-thread R\n"
       "                    bodies per thread: 0 to choose from N, or 1, 2\n"
       "                    or 4 (default: %d)\n",
-      theta_word(d->theta, theta), TFMM_MAX_ORDER, order_word(d->order, order),
-      tfmm_mac_name(d->mac), leaf_word(d->leaf_size, leaf), TFMM_MAX_TREE_DEPTH,
-      d->max_depth, TFMM_TREE_GPU_MIN_BODIES, tfmm_schedule_name(d->schedule),
-      TFMM_TREE_GPU_MIN_BODIES, tfmm_device_name(d->tree_device),
-      tfmm_device_name(d->far_device), d->gpu_tile, d->gpu_threads_per_body,
-      d->gpu_unroll, d->gpu_bodies_per_thread);
+      TFMM_MAX_TREE_DEPTH, d->max_depth, TFMM_TREE_GPU_MIN_BODIES,
+      tfmm_schedule_name(d->schedule), TFMM_TREE_GPU_MIN_BODIES,
+      tfmm_device_name(d->tree_device), tfmm_device_name(d->far_device),
+      d->gpu_tile, d->gpu_threads_per_body, d->gpu_unroll,
+      d->gpu_bodies_per_thread);
 }
 
 /* Rules of the flags: the library checks the same, but here the message

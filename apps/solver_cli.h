@@ -34,8 +34,9 @@ void solver_cli_init(solver_cli *sc, args_option *opts);
  * is TFMM_LEAF_AUTO, for --theta and --order TFMM_FROM_ACCURACY). */
 void solver_cli_finish(solver_cli *sc);
 
-/* The flags' help, each with its default taken from d. */
-void solver_cli_help(FILE *fp, const tfmm_config *d);
+/* The flags' help, each with its default taken from d; --leaf only with
+ * with_leaf (tune varies the leaf size itself and refuses it). */
+void solver_cli_help(FILE *fp, const tfmm_config *d, int with_leaf);
 
 /* An accuracy target as people write it: "1e-3", "5e-4", "2.5e-4" (a
  * short mantissa and the exponent), else %g. Returns buf. */

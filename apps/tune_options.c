@@ -75,7 +75,7 @@ void tune_options_help(const tfmm_config *d) {
       TUNE_DEFAULT_SEED, TUNE_DEFAULT_LEAF_MIN, TUNE_DEFAULT_LEAF_MAX,
       TUNE_DEFAULT_REPEAT, TUNE_DEFAULT_SAMPLE,
       solver_cli_tol(d->accuracy, tol), TUNE_DEFAULT_CSV, TUNE_DEFAULT_PNG);
-  solver_cli_help(stdout, d);
+  solver_cli_help(stdout, d, 0);
   printf("  -h, --help        show this help\n"
          "\n"
          "Exit status: 0 on success (also without gnuplot), %d when no leaf\n"

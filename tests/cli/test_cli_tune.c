@@ -612,6 +612,11 @@ Test(tune, help_and_command_list) {
   assert_stdout_has("(default: 16)");
   assert_stdout_has("(default: 4096)");
   assert_stdout_has("(default: tune.csv)");
+  /* --leaf is refused (tune varies it): its help must not offer it. */
+  char *out = read_text("stdout.txt");
+  cr_assert_null(strstr(out, "  --leaf L"), "tune --help offers --leaf:\n%s",
+                 out);
+  free(out);
   cr_assert_eq(RUN("--help"), 0);
   assert_stdout_has("tune");
 }
