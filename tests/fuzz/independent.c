@@ -86,6 +86,12 @@ static int read_hdf5(const char *path, indep_bodies *b) {
     if (k != 1 && count[k] != 0)
       goto done; /* gas, or several types: refused without --types */
   const size_t n = (size_t)count[1];
+  /* Poisoned: a read that succeeds without writing (a chunk its index
+   * hides from H5Dread, fill time "never") leaves NaN, refused below. */
+  for (size_t k = 0; k < 3 * n; k++)
+    b->x[k] = b->v[k] = NAN;
+  for (size_t k = 0; k < n; k++)
+    b->m[k] = NAN;
   const hid_t g = H5Gopen2(f, "PartType1", H5P_DEFAULT);
   if (g < 0)
     goto done;
@@ -641,11 +647,13 @@ int independent_read_params(const char *path, char words[][512], int cap,
       if ((unsigned char)line[k] < 32 || (unsigned char)line[k] >= 127)
         r = UNSURE; /* tabs, control bytes, UTF-8: left to libyaml */
     /* a comment: '#' at the start or after a space, outside quotes */
-    for (char *h = line; strchr(line, '"') == NULL && *h != '\0'; h++)
-      if (*h == '#' && (h == line || h[-1] == ' ')) {
-        *h = '\0';
+    for (int quoted = 0, k = 0; line[k] != '\0'; k++) {
+      quoted ^= line[k] == '"';
+      if (!quoted && line[k] == '#' && (k == 0 || line[k - 1] == ' ')) {
+        line[k] = '\0';
         break;
       }
+    }
     len = strlen(line);
     while (len > 0 && line[len - 1] == ' ')
       line[--len] = '\0';
