@@ -3,6 +3,7 @@
 #include "args.h"
 #include "atomic_file.h"
 #include "body_input.h"
+#include "bodyio.h"
 #include "cli.h"
 #include "output.h"
 #include "render_png.h"
@@ -35,8 +36,9 @@ static void print_help(void) {
   printf("Usage: tilefmm render SNAPSHOT --out FILE.png [options]\n"
          "\n"
          "Draws the surface density of the bodies in SNAPSHOT (HDF5 in\n"
-         "the GADGET/SWIFT layout, Tipsy, or GADGET-2 binary format 1 or\n"
-         "2) seen along a coordinate axis: masses are shared among\n"
+         "the GADGET/SWIFT layout, Tipsy, GADGET-2 binary format 1 or\n"
+         "2, or a text body file: docs/formats.md) seen along a\n"
+         "coordinate axis: masses are shared among\n"
          "the pixels by cloud-in-cell, so that the picture holds exactly\n"
          "the mass in view, and divided by the pixel area. Brightness is\n"
          "logarithmic over the top decades below the densest pixel, on the\n"
@@ -233,6 +235,23 @@ static args_result parse_options(int argc, char **argv, render_options *o) {
 
 /* ---- the picture ------------------------------------------------------- */
 
+/* A text body file, read as forces and run --ic read it, as a snapshot of
+ * bodies alone (time 0, no units): every command that reads bodies reads
+ * every format (docs/formats.md). */
+static int read_text(const char *path, const char *types, snapshot *s) {
+  memset(s, 0, sizeof *s);
+  bodyio_bodies b;
+  if (!body_input_read(path, types, &b)) {
+    bodyio_free(&b);
+    return 0;
+  }
+  s->n = b.n;
+  s->pos = b.pos;
+  s->vel = b.vel;
+  s->mass = b.mass;
+  return 1;
+}
+
 /* Draws s as o says, and says what it drew. */
 static int draw(const render_options *o, const snapshot *s) {
   const render_spec spec = {.axis = o->axis,
@@ -278,8 +297,11 @@ int cmd_render(int argc, char **argv) {
   uint64_t types = SNAPSHOT_TYPES_DEFAULT; /* --types was checked */
   if (o.types != NULL)
     body_input_parse_types(o.types, &types);
-  int ok = body_input_read_snapshot(o.snapshot, body_input_kind_of(o.snapshot),
-                                    types, BODY_INPUT_TYPES_FLAG, &s);
+  const body_input_kind kind = body_input_kind_of(o.snapshot);
+  int ok = kind == BODY_INPUT_TEXT
+               ? read_text(o.snapshot, o.types, &s)
+               : body_input_read_snapshot(o.snapshot, kind, types,
+                                          BODY_INPUT_TYPES_FLAG, &s);
   ok = ok && draw(&o, &s);
   snapshot_free(&s);
   return ok ? CLI_OK : CLI_RUNTIME_ERROR;

@@ -346,10 +346,13 @@ static char *base_of(const char *path) {
   return base;
 }
 
-/* Whether part i agrees with part 0 on what every part's header repeats. */
+/* Whether part i agrees with part 0 on what every part's header repeats;
+ * the redshift too: a part whose redshift is not 0 would make the
+ * snapshot cosmological, and only the part named is checked for that. */
 static int same_snapshot(const part *first, const part *p) {
   const char *what = p->num_files != first->num_files ? "num_files"
                      : p->time != first->time         ? "time"
+                     : p->redshift != first->redshift ? "redshift"
                                                       : NULL;
   for (int k = 0; what == NULL && k < NTYPES; k++)
     if (p->total[k] != first->total[k])

@@ -187,6 +187,15 @@ Test(binary_errors, gadget_parts_that_disagree) {
   dark_matter("snap.1", &g);
   refused("snap.0", "snap.1: its header's time differs from that of", NULL);
   g.time = 0;
+  /* A part whose redshift is not 0 makes the snapshot cosmological, or
+   * not one snapshot; named by its part 0, whose redshift is 0, it was
+   * read as isolated bodies (fuzz case 610: one flipped bit in part 1's
+   * redshift). */
+  g.redshift = 2;
+  dark_matter("snap.1", &g);
+  refused("snap.0", "snap.1: its header's redshift differs from that of", NULL);
+  refused("snap.1", "snap.1: a cosmological snapshot (redshift 2", NULL);
+  g.redshift = 0;
   g.total[1] = 21;
   dark_matter("snap.1", &g);
   refused("snap.0", "header's npartTotal differs", NULL);

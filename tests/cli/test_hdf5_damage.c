@@ -76,6 +76,123 @@ Test(hdf5_damage, the_child_reads_what_the_process_reads) {
   free(b);
 }
 
+/* The address of object name's header in file. */
+static haddr_t header_address(hid_t file, const char *name) {
+#if H5_VERSION_GE(1, 12, 0)
+  H5O_info1_t info;
+  cr_assert_geq(H5Oget_info_by_name1(file, name, &info, H5P_DEFAULT), 0);
+#else
+  H5O_info_t info;
+  cr_assert_geq(H5Oget_info_by_name(file, name, &info, H5P_DEFAULT), 0);
+#endif
+  return info.addr;
+}
+
+/* Whether libhdf5 refuses to open PartType1/ParticleIDs of path once (a
+ * metadata checksum) and then opens it. */
+static int opens_second_time(const char *path) {
+  const hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  const hid_t g = f >= 0 ? H5Gopen2(f, "PartType1", H5P_DEFAULT) : -1;
+  const hid_t first = g >= 0 ? H5Dopen2(g, "ParticleIDs", H5P_DEFAULT) : -1;
+  const hid_t second =
+      g >= 0 && first < 0 ? H5Dopen2(g, "ParticleIDs", H5P_DEFAULT) : -1;
+  if (first >= 0)
+    H5Dclose(first);
+  if (second >= 0)
+    H5Dclose(second);
+  if (g >= 0)
+    H5Gclose(g);
+  if (f >= 0)
+    H5Fclose(f);
+  return second >= 0;
+}
+
+/* The tool's snapshot with bit 1 flipped in the header of
+ * PartType1/ParticleIDs, at the first place past its start where libhdf5
+ * 1.10 refuses the first open (checksum) but grants the second: it keeps
+ * the damaged header in its cache. The reader probed the IDs' type with
+ * a first open, then read them through a second: a damaged file read
+ * (fuzz cases 137 and 947 of seed 1, run --ic and every command). 0 when
+ * no place does it (another libhdf5). */
+static int damaged_ids_header(const char *name) {
+  cr_assert_eq(RUN("ic", "plummer", "--n", "64", "--format", "hdf5", "--out",
+                   sp("seed.hdf5")),
+               0);
+  const hid_t f = H5Fopen(sp("seed.hdf5"), H5F_ACC_RDONLY, H5P_DEFAULT);
+  cr_assert_geq(f, 0);
+  const haddr_t at = header_address(f, "PartType1/ParticleIDs");
+  H5Fclose(f);
+  size_t len;
+  unsigned char *bytes = read_bytes(sp("seed.hdf5"), &len);
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  int found = 0;
+  for (size_t k = (size_t)at; !found && k < len && k < at + 8192; k++) {
+    bytes[k] ^= 2;
+    write_bytes(sp(name), bytes, len);
+    found = opens_second_time(sp(name));
+    bytes[k] ^= 2;
+  }
+  free(bytes);
+  return found;
+}
+
+Test(hdf5_damage, a_header_that_fails_its_checksum_once_is_refused) {
+  if (!damaged_ids_header("bad.hdf5"))
+    cr_skip_test("this libhdf5 never opens a damaged header the second time");
+  const char *bad = sp("bad.hdf5");
+  expect_refused(RUN("run", "--ic", bad, "--steps", "0", "--plots", "off",
+                     "--out", sp("o")),
+                 bad);
+  assert_stderr_has("PartType1/ParticleIDs: checksum mismatch");
+  expect_refused(
+      RUN("forces", "--in", bad, "--method", "direct", "--out", sp("f.txt")),
+      bad);
+  setenv(ISOLATED_READ_ENV_OFF, "off", 1);
+  const int code = RUN("render", bad, "--out", sp("p.png"));
+  unsetenv(ISOLATED_READ_ENV_OFF);
+  expect_refused(code, bad);
+  cr_assert(!exists("f.txt") && !exists("p.png"));
+}
+
+/* The tool's snapshot with the chunk of PartType1/Coordinates hidden from
+ * H5Dread: in its chunk index node (the file's first v1 B-tree "TREE" of
+ * type 1; no checksum in the 1.8 format) bit 1 of the second byte of the
+ * first key's last offset, the element's, which is always 0 (fuzz case
+ * 5941 of seed 29). H5Dget_chunk_info still lists the chunk, where it is;
+ * H5Dread does not find it and, fill time being "never", succeeds without
+ * writing a byte: the coordinates were whatever the buffer held. */
+static void hidden_chunk(const char *name) {
+  cr_assert_eq(RUN("ic", "plummer", "--n", "64", "--format", "hdf5", "--out",
+                   sp("seed.hdf5")),
+               0);
+  size_t len, k = 0;
+  unsigned char *bytes = read_bytes(sp("seed.hdf5"), &len);
+  while (k + 64 < len &&
+         !(memcmp(bytes + k, "TREE", 4) == 0 && bytes[k + 4] == 1))
+    k++;
+  cr_assert_lt(k + 64, len, "no chunk index found");
+  /* signature 4, type 1, level 1, entries 2, siblings 2 x 8; the key:
+   * chunk size 4, filter mask 4, offsets 3 x 8 (rank 2, and the
+   * element's): the last at 48 */
+  bytes[k + 49] ^= 2;
+  write_bytes(sp(name), bytes, len);
+  free(bytes);
+}
+
+Test(hdf5_damage, a_chunk_hidden_from_the_read_is_refused) {
+  hidden_chunk("hidden.hdf5");
+  const char *bad = sp("hidden.hdf5");
+  expect_refused(
+      RUN("forces", "--in", bad, "--method", "direct", "--out", sp("f.txt")),
+      bad);
+  assert_stderr_has("PartType1/Coordinates is damaged: its storage does not "
+                    "hold every element");
+  expect_refused(RUN("run", "--ic", bad, "--steps", "0", "--plots", "off",
+                     "--out", sp("o")),
+                 bad);
+  cr_assert(!exists("f.txt"));
+}
+
 /* Checkpoint a of a run of 32 bodies, 2 steps. */
 static void checkpoint(void) {
   small_run("a");
@@ -174,7 +291,26 @@ static void faulty_forces(const char *fault, const char *needle) {
   if (fault != NULL)
     setenv("TFMM_HDF5_FAULT", fault, 1);
   setenv(ISOLATED_READ_ENV_CPU, "1", 1);
+#ifdef __SANITIZE_ADDRESS__
+  /* scripts/sanitize: the shim comes before ASan's runtime, which ASan
+   * refuses unless told; and the shim's SIGSEGV is on purpose: ASan must
+   * not turn it into a report and an abort (the tool names signal 11). */
+  const char *was = getenv("ASAN_OPTIONS");
+  char *saved = was != NULL ? strdup(was) : NULL;
+  char options[2048];
+  snprintf(options, sizeof options,
+           "%s%sverify_asan_link_order=0:handle_segv=0", was ? was : "",
+           was != NULL && *was != '\0' ? ":" : "");
+  setenv("ASAN_OPTIONS", options, 1);
+#endif
   const int code = RUN("forces", "--in", sp("g4.hdf5"), "--out", sp("f.txt"));
+#ifdef __SANITIZE_ADDRESS__
+  if (saved != NULL)
+    setenv("ASAN_OPTIONS", saved, 1);
+  else
+    unsetenv("ASAN_OPTIONS");
+  free(saved);
+#endif
   unsetenv("LD_PRELOAD");
   unsetenv("TFMM_HDF5_FAULT");
   unsetenv(ISOLATED_READ_ENV_CPU);

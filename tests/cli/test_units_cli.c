@@ -33,20 +33,27 @@ static double galactic_G(void) {
   return 6.67430e-8 * MSUN10 * t * t / (KPC * KPC * KPC);
 }
 
+/* The first number of attribute name (BoxSize and Shift hold 3: read
+ * whole, into room for all of them). */
 static double file_double(const char *path, const char *group,
                           const char *name) {
   const hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
   cr_assert_geq(file, 0, "%s", path);
   const hid_t g = H5Oopen(file, group, H5P_DEFAULT);
   cr_assert_geq(g, 0, "%s: no %s", path, group);
-  double v = NAN;
+  double v[16] = {NAN};
   const hid_t a = H5Aopen(g, name, H5P_DEFAULT);
   cr_assert_geq(a, 0, "%s: %s has no %s", path, group, name);
-  H5Aread(a, H5T_NATIVE_DOUBLE, &v);
+  const hid_t space = H5Aget_space(a);
+  const hssize_t count = H5Sget_simple_extent_npoints(space);
+  H5Sclose(space);
+  cr_assert(count >= 1 && count <= 16, "%s: %s %s holds %lld numbers", path,
+            group, name, (long long)count);
+  H5Aread(a, H5T_NATIVE_DOUBLE, v);
   H5Aclose(a);
   H5Oclose(g);
   H5Fclose(file);
-  return v;
+  return v[0];
 }
 
 static char *stderr_text(void) { return read_text("stderr.txt"); }

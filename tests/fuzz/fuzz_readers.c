@@ -4,30 +4,51 @@
  * end is classified:
  *   crash    killed by a signal (SIGSEGV, SIGABRT, ...);
  *   hang     still running after --timeout seconds (then killed);
- *   refused  exit status 1 or 2, a "tilefmm:" message naming the file and
+ *   refused  exit status 1 or 2, a "tilefmm" message naming the file and
  *            no HDF5 error stack printed;
- *   same     exit 0 with the output of the undamaged seed (the damage hit
- *            bytes the reader does not use; for run, its statistics'
- *            length only);
- *   read     forces exit 0 with another output than the seed's, which
- *            agrees with an independent reading of the damaged file
- *            (independent.c: a number changed in a dataset without
- *            checksum: the file says so);
- *   differs  exit 0 with another output, not checked (render, run; or
- *            the independent reader cannot read the file), or exit 0
- *            where the undamaged seed is refused;
- *   wrong    forces exit 0 with forces that disagree with the
- *            independent reading;
+ *   same     a result (exit 0; validate also 3) equal to the undamaged
+ *            seed's, and checked as read is;
+ *   read     another result than the seed's, which agrees with an
+ *            independent reading of the damaged file (independent.c; the
+ *            damage changed a number that no checksum covers: the file
+ *            says so);
+ *   differs  a result the independent reader could not check (it cannot
+ *            tell what the file holds), or a result where the undamaged
+ *            seed is refused;
+ *   wrong    a result that disagrees with the independent reading, or of
+ *            a file that the independent reader finds breaking the rules
+ *            of docs/formats.md;
  *   odd      anything else (another exit status, a refusal without a
  *            message, HDF5's own printing).
- * Crashes, hangs, wrong results and odd ends fail the run (exit status 1); the
- * damaged files behind them are kept in --keep for a replay.
+ * The checks, by kind:
+ *   forces   forces --in FILE --method reference: the forces of the
+ *            independently read bodies, summed pair by pair in double;
+ *   validate validate --in FILE: its report (timings aside) equal to that
+ *            of validate on the independently read bodies as text;
+ *   render   render FILE: the picture (tEXt chunks aside) equal to that
+ *            of the independently read bodies as text;
+ *   ic       run --ic FILE --steps 0: the snapshot it wrote, read
+ *            independently, holds the independently read bodies and time;
+ *   restart  run --restart FILE, 3 more steps: the statistics (wall times
+ *            aside) equal to the undamaged checkpoint's, every value a
+ *            restart trusts being under a checksum;
+ *   params   run --ic BODIES --params FILE --steps 0: the parameters it
+ *            used (used_parameters.yml) equal to those of the run given
+ *            the file's keys, read independently, as -P Section:key:value;
+ *   python   Python's tilefmm.read (python_read.py run by --python): the
+ *            bodies it returns, time and IDs too, equal to the independent
+ *            reading (the library reads in Python's process: a crash of
+ *            libhdf5 is Python's crash).
+ * Crashes, hangs, wrong results and odd ends fail the run (exit status
+ * 1); the damaged files behind them are kept in --keep for a replay.
  *
  * Usage: fuzz_readers --tool TILEFMM --work DIR [--cases N] [--seed S]
- *          [--timeout SECONDS] [--keep DIR] [--log FILE] KIND:FILE...
- * KIND: forces (forces --in FILE --method reference), ic (run --ic FILE --steps
- * 0), render (render FILE), restart (run --restart FILE, one more step). Cases
- * go round the KIND:FILE pairs in turn. */
+ *          [--timeout SECONDS] [--keep DIR] [--log FILE] [--bodies FILE]
+ *          [--python PYTHON --python-script python_read.py] KIND:FILE...
+ * A FILE named BASE.0 whose BASE.1 exists is a GADGET-2 snapshot in
+ * several files: one of its parts is damaged at a time. --bodies: the
+ * bodies of params (an undamaged file). Cases go round the KIND:FILE
+ * pairs in turn. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
@@ -44,7 +65,7 @@
 
 #include "independent.h"
 
-enum { MAX_TARGETS = 16 };
+enum { MAX_TARGETS = 40, MAX_PARTS = 4, MAX_WORDS = 64 };
 
 typedef enum {
   CRASH,
@@ -63,14 +84,16 @@ static const char *const class_name[CLASSES] = {
 typedef struct target {
   char kind[16];
   const char *seed;
-  unsigned char *bytes; /* the seed's */
-  size_t len;
-  unsigned char *want; /* the undamaged seed's output */
+  int parts;                       /* 1, or the files BASE.0, BASE.1 ... */
+  unsigned char *bytes[MAX_PARTS]; /* the seed's */
+  size_t len[MAX_PARTS];
+  unsigned char *want; /* the undamaged seed's output (filtered) */
   size_t want_len;
+  int want_code;
   int counts[CLASSES];
 } target;
 
-static const char *tool, *work, *keep;
+static const char *tool, *work, *keep, *bodies_path, *python, *python_script;
 static double timeout_s = 10;
 
 static uint64_t rng_state;
@@ -119,15 +142,35 @@ static const char *wp(char *buf, const char *name) {
   return buf;
 }
 
-/* The command line of kind on file, and the output it writes (compared). */
-static int command(const char *kind, const char *file, const char **argv,
-                   char *out) {
+static int is_kind(const target *t, const char *kind) {
+  return strcmp(t->kind, kind) == 0;
+}
+
+/* The command line of kind on file (with the -P words of params), and the
+ * output it writes (compared): argv's strings live in static storage. */
+static int command(const char *kind, const char *file, char words[][512],
+                   int nwords, const char **argv, char *out) {
+  static char outdir[4096];
   int n = 0;
   argv[n++] = tool;
-  if (strcmp(kind, "forces") == 0) {
+  snprintf(outdir, sizeof outdir, "%s/out", work);
+  if (strcmp(kind, "python") == 0) {
+    if (python == NULL || python_script == NULL)
+      return 0;
+    wp(out, "bodies.txt");
+    argv[0] = python;
+    argv[n++] = python_script;
+    argv[n++] = file;
+    argv[n++] = out;
+  } else if (strcmp(kind, "forces") == 0) {
     wp(out, "forces.txt");
     const char *a[] = {"forces",    "--in",  file, "--method",
                        "reference", "--out", out,  NULL};
+    for (int k = 0; a[k]; k++)
+      argv[n++] = a[k];
+  } else if (strcmp(kind, "validate") == 0) {
+    wp(out, "stdout.txt");
+    const char *a[] = {"validate", "--in", file, NULL};
     for (int k = 0; a[k]; k++)
       argv[n++] = a[k];
   } else if (strcmp(kind, "render") == 0) {
@@ -135,17 +178,33 @@ static int command(const char *kind, const char *file, const char **argv,
     const char *a[] = {"render", file, "--out", out, NULL};
     for (int k = 0; a[k]; k++)
       argv[n++] = a[k];
-  } else if (strcmp(kind, "ic") == 0 || strcmp(kind, "restart") == 0) {
-    static char outdir[4096];
-    snprintf(outdir, sizeof outdir, "%s/out", work);
-    snprintf(out, 4096, "%s/out/statistics.csv", work);
-    const int ic = strcmp(kind, "ic") == 0;
-    const char *a[] = {"run",          ic ? "--ic" : "--restart",
-                       file,           "--steps",
-                       ic ? "0" : "3", "--plots",
-                       "off",          "--progress",
-                       "off",          "--out",
-                       outdir,         NULL};
+  } else if (strcmp(kind, "ic") == 0 || strcmp(kind, "restart") == 0 ||
+             strcmp(kind, "params") == 0) {
+    const int ic = strcmp(kind, "ic") == 0, rs = strcmp(kind, "restart") == 0;
+    snprintf(out, 4096, "%s/out/%s", work,
+             ic   ? "snapshot_0000.hdf5"
+             : rs ? "statistics.csv"
+                  : "used_parameters.yml");
+    argv[n++] = "run";
+    argv[n++] = rs ? "--restart" : "--ic";
+    if (strcmp(kind, "params") == 0) {
+      if (bodies_path == NULL)
+        return 0;
+      argv[n++] = bodies_path;
+      if (file != NULL) {
+        argv[n++] = "--params";
+        argv[n++] = file;
+      }
+      for (int w = 0; w < nwords; w++) {
+        argv[n++] = "-P";
+        argv[n++] = words[w];
+      }
+    } else {
+      argv[n++] = file;
+    }
+    const char *a[] = {"--steps", rs ? "3" : "0", "--plots",
+                       "off",     "--progress",   "off",
+                       "--out",   outdir,         NULL};
     for (int k = 0; a[k]; k++)
       argv[n++] = a[k];
   } else {
@@ -158,8 +217,8 @@ static int command(const char *kind, const char *file, const char **argv,
 static void remove_outputs(void) {
   char buf[4096];
   const char *names[] = {"forces.txt", "picture.png", "stdout.txt",
-                         "stderr.txt"};
-  for (size_t k = 0; k < 4; k++)
+                         "stderr.txt", "bodies.txt"};
+  for (size_t k = 0; k < 5; k++)
     unlink(wp(buf, names[k]));
   char cmd[8192];
   snprintf(cmd, sizeof cmd, "rm -rf '%s/out'", work);
@@ -214,8 +273,188 @@ static int run_tool(const char *const *argv, int *hung) {
   return status;
 }
 
+/* ---- a result as compared ------------------------------------------------ */
+
+/* The lines of text but for those holding any of drop (NULL-ended), and
+ * the first when skip_first. */
+static size_t keep_lines(unsigned char *text, size_t len, int skip_first,
+                         const char *const *drop) {
+  size_t w = 0;
+  for (size_t at = 0, line = 0; at < len; line++) {
+    const unsigned char *nl = memchr(text + at, '\n', len - at);
+    const size_t end = nl != NULL ? (size_t)(nl - text) + 1 : len;
+    int keep_it = !(skip_first && line == 0);
+    char *l = strndup((const char *)text + at, end - at);
+    for (int k = 0; keep_it && l != NULL && drop[k] != NULL; k++)
+      keep_it = strstr(l, drop[k]) == NULL;
+    free(l);
+    if (keep_it) {
+      memmove(text + w, text + at, end - at);
+      w += end - at;
+    }
+    at = end;
+  }
+  return w;
+}
+
+/* statistics.csv without its wall_* columns (times measured). */
+static size_t drop_wall_columns(unsigned char *text, size_t len) {
+  int wall[64] = {0};
+  size_t w = 0;
+  for (size_t at = 0, line = 0; at < len; line++) {
+    const unsigned char *nl = memchr(text + at, '\n', len - at);
+    const size_t end = nl != NULL ? (size_t)(nl - text) + 1 : len;
+    int col = 0;
+    for (size_t k = at; k < end; col++) {
+      const unsigned char *c = memchr(text + k, ',', end - k);
+      const size_t e = c != NULL ? (size_t)(c - text) + 1 : end;
+      if (line == 0 && col < 64)
+        wall[col] = e - k >= 5 && memcmp(text + k, "wall_", 5) == 0;
+      if (col >= 64 || !wall[col]) {
+        memmove(text + w, text + k, e - k);
+        w += e - k;
+      }
+      k = e;
+    }
+    at = end;
+  }
+  return w;
+}
+
+/* A PNG without its tEXt chunks (they name the file read). */
+static size_t drop_text_chunks(unsigned char *png, size_t len) {
+  if (len < 8)
+    return len;
+  size_t w = 8;
+  for (size_t at = 8; at + 12 <= len;) {
+    const size_t l = (size_t)png[at] << 24 | (size_t)png[at + 1] << 16 |
+                     (size_t)png[at + 2] << 8 | png[at + 3];
+    const size_t end = l > len - at - 12 ? len : at + 12 + l;
+    if (memcmp(png + at + 4, "tEXt", 4) != 0) {
+      memmove(png + w, png + at, end - at);
+      w += end - at;
+    }
+    at = end;
+  }
+  return w;
+}
+
+/* The output of kind at path (validate: its stdout) as compared; NULL
+ * when there is none. */
+static unsigned char *result(const char *kind, const char *path, size_t *len) {
+  unsigned char *b = slurp(path, len);
+  if (b == NULL)
+    return NULL;
+  static const char *const timings[] = {" time:", NULL};
+  if (strcmp(kind, "validate") == 0)
+    *len = keep_lines(b, *len, 1, timings);
+  else if (strcmp(kind, "render") == 0)
+    *len = drop_text_chunks(b, *len);
+  else if (strcmp(kind, "restart") == 0)
+    *len = drop_wall_columns(b, *len);
+  return b;
+}
+
+static int same_bytes(const unsigned char *a, size_t al, const unsigned char *b,
+                      size_t bl) {
+  return a != NULL && b != NULL && al == bl && memcmp(a, b, al) == 0;
+}
+
+/* Runs kind again on the oracle's input (the independent reading as text,
+ * or the independently read -P words): whether its exit status and
+ * output are code and got. */
+static int oracle_agrees(const char *kind, const char *input, char words[][512],
+                         int nwords, int code, const unsigned char *got,
+                         size_t got_len) {
+  const char *args[200];
+  char out[4096];
+  remove_outputs();
+  if (!command(kind, input, words, nwords, args, out))
+    return 0;
+  int hung;
+  const int status = run_tool(args, &hung);
+  if (hung || !WIFEXITED(status) || WEXITSTATUS(status) != code)
+    return 0;
+  size_t len = 0;
+  unsigned char *again = result(kind, out, &len);
+  const int same = same_bytes(got, got_len, again, len);
+  free(again);
+  return same;
+}
+
+/* The bodies python_read.py wrote to path into b; 1, or 0 when they do
+ * not parse. */
+static int python_bodies(const char *path, indep_bodies *b) {
+  FILE *fp = fopen(path, "r");
+  if (fp == NULL)
+    return 0;
+  int ok = fscanf(fp, "%zu %lf", &b->n, &b->time) == 2 && b->n <= INDEP_MAX;
+  for (size_t i = 0; ok && i < b->n; i++) {
+    double *x = b->x + 3 * i, *v = b->v + 3 * i;
+    unsigned long long id = 0;
+    ok = fscanf(fp, "%lf %lf %lf %lf %lf %lf %lf %llu", x, x + 1, x + 2,
+                b->m + i, v, v + 1, v + 2, &id) == 8;
+    b->id[i] = id;
+  }
+  fclose(fp);
+  return ok;
+}
+
+/* A result (exit 0, or validate's 3) of t on file, checked. */
+static outcome check_result(target *t, int code, const char *out,
+                            const char *file) {
+  size_t len = 0;
+  unsigned char *got = result(t->kind, out, &len);
+  const int as_seed = t->want != NULL && code == t->want_code &&
+                      same_bytes(got, len, t->want, t->want_len);
+  outcome c = DIFFERS;
+  if (t->want == NULL) {
+    c = DIFFERS; /* the undamaged seed is refused: nothing to hold it to */
+  } else if (is_kind(t, "restart")) {
+    c = as_seed ? SAME : WRONG;
+  } else if (is_kind(t, "params")) {
+    static char words[MAX_WORDS][512];
+    int n = 0;
+    const int r = independent_read_params(file, words, MAX_WORDS, &n);
+    if (r == 1 && got != NULL)
+      c = oracle_agrees("params", NULL, words, n, code, got, len) ? READ
+                                                                  : WRONG;
+    else
+      c = DIFFERS;
+  } else {
+    static indep_bodies in, snap;
+    const int r = independent_read(file, &in);
+    char oracle[4096];
+    if (r == 0)
+      c = WRONG;
+    else if (r < 0)
+      c = DIFFERS;
+    else if (is_kind(t, "forces"))
+      c = independent_forces_agree(&in, out) ? READ : WRONG;
+    else if (is_kind(t, "python"))
+      c = in.have_vel && in.have_ids && python_bodies(out, &snap) &&
+                  independent_bodies_agree(&in, &snap)
+              ? READ
+              : WRONG;
+    else if (is_kind(t, "ic"))
+      c = in.have_vel && in.have_ids && independent_read(out, &snap) == 1 &&
+                  independent_bodies_agree(&in, &snap)
+              ? READ
+              : WRONG;
+    else
+      c = independent_write_text(&in, wp(oracle, "oracle.txt")) &&
+                  oracle_agrees(t->kind, oracle, NULL, 0, code, got, len)
+              ? READ
+              : WRONG;
+  }
+  if (c == READ && as_seed)
+    c = SAME;
+  free(got);
+  return c;
+}
+
 static outcome classify(target *t, int status, int hung, const char *out,
-                        const char *file) {
+                        const char *file, const char *base) {
   if (hung)
     return HANG;
   if (WIFSIGNALED(status))
@@ -232,24 +471,11 @@ static outcome classify(target *t, int status, int hung, const char *out,
     c = ODD;
   else if (code == 1 || code == 2)
     c = text != NULL && strstr(text, "tilefmm") != NULL &&
-                strstr(text, file) != NULL
+                strstr(text, base) != NULL
             ? REFUSED
             : ODD;
-  else if (code == 0) {
-    size_t len = 0;
-    unsigned char *got = slurp(out, &len);
-    c = got != NULL && t->want != NULL && len == t->want_len &&
-                (strcmp(t->kind, "ic") == 0 ||
-                 strcmp(t->kind, "restart") == 0 ||
-                 memcmp(got, t->want, len) == 0)
-            ? SAME
-            : DIFFERS;
-    free(got);
-    if (c == DIFFERS && strcmp(t->kind, "forces") == 0) {
-      const int agree = independent_forces_agree(file, out);
-      c = agree > 0 ? READ : agree == 0 ? WRONG : DIFFERS;
-    }
-  }
+  else if (code == 0 || (code == 3 && is_kind(t, "validate")))
+    c = check_result(t, code, out, file);
   free(text);
   return c;
 }
@@ -269,14 +495,18 @@ static const char *first_line(void) {
   return line;
 }
 
-/* Damages a copy of t's seed; describes how in what. */
-static unsigned char *mutate(const target *t, size_t *len, char *what,
+/* Damages a copy of part p of t's seed; describes how in what. */
+static unsigned char *mutate(const target *t, int p, size_t *len, char *what,
                              size_t size) {
-  unsigned char *b = malloc(t->len);
-  memcpy(b, t->bytes, t->len);
-  *len = t->len;
+  const size_t n = t->len[p];
+  unsigned char *b = malloc(n);
+  memcpy(b, t->bytes[p], n);
+  *len = n;
   const unsigned kind = (unsigned)(rng() % 100);
-  const size_t at = (size_t)(rng() % t->len);
+  const size_t at = (size_t)(rng() % n);
+  int w = t->parts > 1 ? snprintf(what, size, "part %d: ", p) : 0;
+  what += w;
+  size -= (size_t)w;
   if (kind < 40) {
     const int bit = (int)(rng() % 8);
     b[at] ^= (unsigned char)(1u << bit);
@@ -286,11 +516,11 @@ static unsigned char *mutate(const target *t, size_t *len, char *what,
     snprintf(what, size, "byte %zu 0x%02x -> 0x%02x", at, b[at], v);
     b[at] = v;
   } else if (kind < 85) {
-    size_t n = 1 + (size_t)(rng() % 16);
-    if (at + n > t->len)
-      n = t->len - at;
-    memset(b + at, 0, n);
-    snprintf(what, size, "%zu bytes zeroed at %zu", n, at);
+    size_t k = 1 + (size_t)(rng() % 16);
+    if (at + k > n)
+      k = n - at;
+    memset(b + at, 0, k);
+    snprintf(what, size, "%zu bytes zeroed at %zu", k, at);
   } else {
     *len = at;
     snprintf(what, size, "cut to %zu bytes", at);
@@ -298,15 +528,55 @@ static unsigned char *mutate(const target *t, size_t *len, char *what,
   return b;
 }
 
+/* Writes target i's files to the work directory, part p as bytes (p < 0:
+ * all undamaged); file: the path to name, base: its name without ".0". */
+static int spill_target(const target *t, int i, int p,
+                        const unsigned char *bytes, size_t len, char *file,
+                        char *base) {
+  snprintf(base, 4096, "%s/input-%d", work, i);
+  int ok = 1;
+  for (int k = 0; k < t->parts; k++) {
+    char part[4200];
+    if (t->parts > 1)
+      snprintf(part, sizeof part, "%s.%d", base, k);
+    else
+      snprintf(part, sizeof part, "%s", base);
+    ok = ok && (k == p ? spill(part, bytes, len)
+                       : spill(part, t->bytes[k], t->len[k]));
+  }
+  snprintf(file, 4096, "%s%s", base, t->parts > 1 ? ".0" : "");
+  return ok;
+}
+
 static void usage(void) {
   fprintf(stderr, "usage: fuzz_readers --tool TILEFMM --work DIR [--cases N] "
                   "[--seed S] [--timeout SECONDS] [--keep DIR] [--log FILE] "
+                  "[--bodies FILE] [--python PYTHON --python-script PY] "
                   "KIND:FILE...\n");
   exit(2);
 }
 
+/* Reads t's seed (its parts BASE.0, BASE.1, ... when it names BASE.0). */
+static int load_seed(target *t) {
+  const size_t l = strlen(t->seed);
+  const int multi = l > 2 && strcmp(t->seed + l - 2, ".0") == 0;
+  t->parts = 0;
+  for (int k = 0; k < MAX_PARTS; k++) {
+    char path[4096];
+    snprintf(path, sizeof path, "%.*s.%d", (int)(l - 2), t->seed, k);
+    const char *name = multi ? path : t->seed;
+    if (k > 0 && (!multi || access(name, R_OK) != 0))
+      break;
+    t->bytes[k] = slurp(name, &t->len[k]);
+    if (t->bytes[k] == NULL || t->len[k] == 0)
+      return 0;
+    t->parts++;
+  }
+  return 1;
+}
+
 int main(int argc, char **argv) {
-  target targets[MAX_TARGETS];
+  static target targets[MAX_TARGETS];
   int ntargets = 0;
   long cases = 1000;
   uint64_t seed = 1;
@@ -322,6 +592,12 @@ int main(int argc, char **argv) {
       keep = argv[++k];
     else if (strcmp(a, "--log") == 0 && more)
       log_path = argv[++k];
+    else if (strcmp(a, "--bodies") == 0 && more)
+      bodies_path = argv[++k];
+    else if (strcmp(a, "--python") == 0 && more)
+      python = argv[++k];
+    else if (strcmp(a, "--python-script") == 0 && more)
+      python_script = argv[++k];
     else if (strcmp(a, "--cases") == 0 && more)
       cases = strtol(argv[++k], NULL, 10);
     else if (strcmp(a, "--seed") == 0 && more)
@@ -344,20 +620,19 @@ int main(int argc, char **argv) {
   if (keep != NULL)
     mkdir(keep, 0755);
   FILE *log = log_path != NULL ? fopen(log_path, "w") : NULL;
-  char file[4096], out[4096];
-  const char *args[32];
+  char file[4096], base[4096], out[4096];
+  const char *args[200];
   /* The undamaged seeds: each must be read, and its output is kept. */
   for (int i = 0; i < ntargets; i++) {
     target *t = &targets[i];
-    t->bytes = slurp(t->seed, &t->len);
-    if (t->bytes == NULL || t->len == 0) {
+    if (!load_seed(t)) {
       fprintf(stderr, "fuzz_readers: cannot read %s\n", t->seed);
       return 2;
     }
-    snprintf(file, sizeof file, "%s/input-%d.hdf5", work, i);
     remove_outputs();
     int hung;
-    if (!spill(file, t->bytes, t->len) || !command(t->kind, file, args, out)) {
+    if (!spill_target(t, i, -1, NULL, 0, file, base) ||
+        !command(t->kind, file, NULL, 0, args, out)) {
       fprintf(stderr, "fuzz_readers: bad target %s:%s\n", t->kind, t->seed);
       return 2;
     }
@@ -370,43 +645,59 @@ int main(int argc, char **argv) {
               t->kind);
       return 2;
     }
-    t->want = code == 0 ? slurp(out, &t->want_len) : NULL;
+    t->want_code = code;
+    t->want = code == 0 ? result(t->kind, out, &t->want_len) : NULL;
     if (code != 0)
       printf("fuzz_readers: the undamaged %s is refused by %s\n", t->seed,
              t->kind);
+    else if (check_result(t, code, out, file) != SAME) {
+      fprintf(stderr,
+              "fuzz_readers: the undamaged %s read by %s disagrees with "
+              "the independent reading\n",
+              t->seed, t->kind);
+      return 2;
+    }
   }
   int total[CLASSES] = {0};
   const double start = now();
   for (long c = 0; c < cases; c++) {
-    target *t = &targets[c % ntargets];
-    char what[128];
+    const int i = (int)(c % ntargets);
+    target *t = &targets[i];
+    char what[160];
     size_t len;
-    unsigned char *bytes = mutate(t, &len, what, sizeof what);
-    snprintf(file, sizeof file, "%s/input-%d.hdf5", work, (int)(c % ntargets));
+    const int p = t->parts > 1 ? (int)(rng() % (uint64_t)t->parts) : 0;
+    unsigned char *bytes = mutate(t, p, &len, what, sizeof what);
     remove_outputs();
-    spill(file, bytes, len);
-    command(t->kind, file, args, out);
+    spill_target(t, i, p, bytes, len, file, base);
+    command(t->kind, file, NULL, 0, args, out);
     int hung;
     const int status = run_tool(args, &hung);
-    const outcome o = classify(t, status, hung, out, file);
+    const outcome o = classify(t, status, hung, out, file, base);
     t->counts[o]++;
     total[o]++;
     if (log != NULL)
       fprintf(log, "%ld %s %s %s: %s (status 0x%x)%s%s\n", c, t->kind, t->seed,
               what, class_name[o], (unsigned)status, o == REFUSED ? ": " : "",
               o == REFUSED ? first_line() : "");
-    if (o == CRASH || o == HANG || o == WRONG || o == ODD) {
+    const int failed = o == CRASH || o == HANG || o == WRONG || o == ODD;
+    if (failed) {
       fprintf(stderr, "case %ld: %s %s, %s: %s", c, t->kind, t->seed, what,
               class_name[o]);
       if (o == CRASH)
         fprintf(stderr, " (signal %d)", WTERMSIG(status));
       fprintf(stderr, "\n");
-      if (keep != NULL) {
-        char kept[4096];
-        snprintf(kept, sizeof kept, "%s/case-%ld-%s-%s.hdf5", keep, c, t->kind,
-                 class_name[o]);
+    }
+    /* The results left unchecked are kept too, to be looked at. */
+    if ((failed || o == DIFFERS) && keep != NULL) {
+      char kept[4096];
+      snprintf(kept, sizeof kept, "%s/case-%ld-%s-%s%s", keep, c, t->kind,
+               class_name[o], t->parts > 1 ? ".part" : "");
+      if (t->parts > 1) {
+        char pk[4200];
+        snprintf(pk, sizeof pk, "%s%d", kept, p);
+        spill(pk, bytes, len);
+      } else
         spill(kept, bytes, len);
-      }
     }
     free(bytes);
   }

@@ -1,6 +1,7 @@
 /* Writes the fuzz harness's seed files that tilefmm does not write
- * itself (seeds.h): OUTDIR/gadget4.hdf5, tipsy.bin, gadget2.bin and,
- * given a tilefmm checkpoint, OUTDIR/vlstrings.hdf5.
+ * itself (seeds.h): OUTDIR/gadget4.hdf5, tipsy.bin, gadget2.bin,
+ * gadget2parts.0 and .1, bodies.txt, params.yml and, given a tilefmm
+ * checkpoint, OUTDIR/vlstrings.hdf5.
  * Usage: make_seeds OUTDIR [CHECKPOINT]. */
 #include "seeds.h"
 
@@ -20,6 +21,15 @@ int main(int argc, char **argv) {
     return 1;
   snprintf(path, sizeof path, "%s/gadget2.bin", argv[1]);
   if (fuzz_seed_gadget2(path) != 0)
+    return 1;
+  snprintf(path, sizeof path, "%s/gadget2parts", argv[1]);
+  if (fuzz_seed_gadget2_parts(path) != 0)
+    return 1;
+  snprintf(path, sizeof path, "%s/bodies.txt", argv[1]);
+  if (fuzz_seed_text(path) != 0)
+    return 1;
+  snprintf(path, sizeof path, "%s/params.yml", argv[1]);
+  if (fuzz_seed_params(path) != 0)
     return 1;
   if (argc > 2) {
     snprintf(path, sizeof path, "%s/vlstrings.hdf5", argv[1]);

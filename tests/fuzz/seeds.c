@@ -199,27 +199,76 @@ static int record(FILE *fp, const void *data, uint32_t len) {
          fwrite(&len, 4, 1, fp) == 1;
 }
 
-int fuzz_seed_gadget2(const char *path) {
+/* Bodies from..from+count of the seed as one GADGET-2 file of files
+ * parts (format 1, masses in massarr). */
+static int gadget2_part(const char *path, int from, int count, int files) {
   FILE *fp = fopen(path, "wb");
   if (fp == NULL)
     return fail(path);
   unsigned char header[256] = {0};
-  const int32_t npart[6] = {0, N, 0, 0, 0, 0};
+  const int32_t npart[6] = {0, count, 0, 0, 0, 0}, nall[6] = {0, N, 0, 0, 0, 0};
   const double massarr[6] = {0, 1.0 / N, 0, 0, 0, 0}, time = 0.5, z = 0;
-  const int32_t num_files = 1;
+  const int32_t num_files = files;
   memcpy(header, npart, sizeof npart);
   memcpy(header + 24, massarr, sizeof massarr);
   memcpy(header + 72, &time, sizeof time);
   memcpy(header + 80, &z, sizeof z);
-  memcpy(header + 96, npart, sizeof npart); /* nall */
+  memcpy(header + 96, nall, sizeof nall);
   memcpy(header + 124, &num_files, sizeof num_files);
   float pos[N][3], vel[N][3];
   bodies(pos, vel);
   uint32_t ids[N];
   for (int i = 0; i < N; i++)
     ids[i] = 1000 + (uint32_t)i;
+  const uint32_t rows = (uint32_t)count * 12;
   const int ok = record(fp, header, sizeof header) &&
-                 record(fp, pos, sizeof pos) && record(fp, vel, sizeof vel) &&
-                 record(fp, ids, sizeof ids);
+                 record(fp, pos[from], rows) && record(fp, vel[from], rows) &&
+                 record(fp, ids + from, (uint32_t)count * 4);
   return fclose(fp) != 0 || !ok ? fail(path) : 0;
+}
+
+int fuzz_seed_gadget2(const char *path) { return gadget2_part(path, 0, N, 1); }
+
+int fuzz_seed_gadget2_parts(const char *base) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s.0", base);
+  if (gadget2_part(path, 0, N / 2, 2) != 0)
+    return 1;
+  snprintf(path, sizeof path, "%s.1", base);
+  return gadget2_part(path, N / 2, N - N / 2, 2);
+}
+
+int fuzz_seed_text(const char *path) {
+  FILE *fp = fopen(path, "w");
+  if (fp == NULL)
+    return fail(path);
+  float pos[N][3], vel[N][3];
+  bodies(pos, vel);
+  fprintf(fp, "# x y z m vx vy vz: the fuzz seed's bodies\n");
+  for (int i = 0; i < N; i++)
+    fprintf(fp, "%.9g %.9g %.9g %.9g %.9g %.9g %.9g\n", pos[i][0], pos[i][1],
+            pos[i][2], 1.0 / N, vel[i][0], vel[i][1], vel[i][2]);
+  return fclose(fp) != 0 ? fail(path) : 0;
+}
+
+int fuzz_seed_params(const char *path) {
+  FILE *fp = fopen(path, "w");
+  if (fp == NULL)
+    return fail(path);
+  fprintf(fp, "# A parameter file of tilefmm run (the fuzz seed)\n"
+              "TimeIntegration:\n"
+              "  dt: 0.01\n"
+              "Gravity:\n"
+              "  G: 1\n"
+              "  eps: 0.02\n"
+              "  softening: plummer\n"
+              "  method: fmm\n"
+              "  theta: 0.6\n"
+              "  order: 6\n"
+              "  leaf_size: 32\n"
+              "Snapshots:\n"
+              "  precision: \"double\"\n"
+              "Output:\n"
+              "  statistics_every: 1  # every step\n");
+  return fclose(fp) != 0 ? fail(path) : 0;
 }

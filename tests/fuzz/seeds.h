@@ -23,4 +23,14 @@ int fuzz_seed_vlstrings(const char *path, const char *checkpoint);
 int fuzz_seed_tipsy(const char *path);
 int fuzz_seed_gadget2(const char *path);
 
+/* The same bodies as a GADGET-2 snapshot in two files, BASE.0 (the first
+ * half) and BASE.1 (num_files 2). */
+int fuzz_seed_gadget2_parts(const char *base);
+
+/* The same bodies (as float) in a text body file: x y z m vx vy vz. */
+int fuzz_seed_text(const char *path);
+
+/* A YAML parameter file of tilefmm run (SWIFT style). */
+int fuzz_seed_params(const char *path);
+
 #endif
