@@ -91,11 +91,13 @@ int body_input_read_snapshot(const char *path, body_input_kind kind,
 
 /* The snapshot's bodies moved into out. */
 static int from_snapshot(const char *path, body_input_kind kind, uint64_t types,
-                         bodyio_bodies *out) {
+                         bodyio_bodies *out, units *u) {
   snapshot s;
   const int ok =
       body_input_read_snapshot(path, kind, types, BODY_INPUT_TYPES_FLAG, &s);
-  if (ok && units_physical(&s.units)) {
+  if (ok && u != NULL)
+    *u = s.units;
+  else if (ok && units_physical(&s.units)) {
     /* The forces are in the file's numbers with G as given (--G): said,
      * with the G those units need, rather than ignored silently. */
     char text[160];
@@ -141,7 +143,14 @@ static int read_stream(const char *path, const char *types,
 }
 
 int body_input_read(const char *path, const char *types, bodyio_bodies *out) {
+  return body_input_read_units(path, types, out, NULL);
+}
+
+int body_input_read_units(const char *path, const char *types,
+                          bodyio_bodies *out, units *u) {
   memset(out, 0, sizeof *out);
+  if (u != NULL)
+    memset(u, 0, sizeof *u);
   path = body_input_path(path);
   uint64_t mask = SNAPSHOT_TYPES_DEFAULT;
   if (types != NULL && !body_input_parse_types(types, &mask)) {
@@ -162,5 +171,5 @@ int body_input_read(const char *path, const char *types, bodyio_bodies *out) {
     return bodyio_read(path, out);
   }
   atomic_file_protect(path); /* no output of this command may replace it */
-  return from_snapshot(path, kind, mask, out);
+  return from_snapshot(path, kind, mask, out, u);
 }

@@ -70,4 +70,11 @@ int body_input_read_snapshot(const char *path, body_input_kind kind,
  * marked as an input (atomic_file_protect). */
 int body_input_read(const char *path, const char *types, bodyio_bodies *out);
 
+/* body_input_read, with the file's unit system into *u (mass 0: N-body
+ * units, or none: a text file, Tipsy, GADGET-2 without units), for the
+ * caller to compute in. body_input_read itself notes physical units on
+ * stderr, with the G they need, as its callers compute with --G. */
+int body_input_read_units(const char *path, const char *types,
+                          bodyio_bodies *out, units *u);
+
 #endif

@@ -7,15 +7,21 @@
 #include "dist_report.h"
 #include "mpi_cli.h"
 #include "output.h"
+#include "snapshot.h"
 #include "solver_cli.h"
+#include "units.h"
 
 #include "tilefmm.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct forces_options {
   const char *in, *out, *types;
+  const char *format; /* --format: text, hdf5, or NULL (from --out) */
+  int hdf5;           /* write an HDF5 snapshot */
+  int G_given;        /* --G was given */
   solver_cli solver;
 } forces_options;
 
@@ -34,8 +40,11 @@ static void print_help(const tfmm_config *d) {
          "told by its first bytes; or text: one body a line, 'x y z m' or\n"
          "'x y z m vx vy vz' (velocities are ignored); '#' starts a\n"
          "comment. The output has one line 'ax ay az phi' per body, in\n"
-         "input order. Timings, and the tree of the tree methods, go to\n"
-         "stderr.\n"
+         "input order; or, as HDF5, a snapshot of the bodies with their\n"
+         "Accelerations and Potentials (docs/formats.md). A snapshot with\n"
+         "physical units is computed in them: G is its units' (--G, if\n"
+         "given, must agree to 1%%), and the output is in the same units.\n"
+         "Timings, and the tree of the tree methods, go to stderr.\n"
          "\n"
          "Options:\n"
          "  --in FILE         bodies to read (required; -: standard input;\n"
@@ -44,7 +53,11 @@ static void print_help(const tfmm_config *d) {
          "                    gravitating bodies: 0,1,4 or all (default: the\n"
          "                    file's one type; gas or several types need it)\n"
          "  --out FILE        where to write, replaced atomically\n"
-         "                    (default, or -: standard output)\n");
+         "                    (default, or -: standard output)\n"
+         "  --format F        text, or hdf5: a snapshot in the GADGET/SWIFT\n"
+         "                    layout with PartType1/Accelerations and\n"
+         "                    Potentials (default: hdf5 when FILE ends in\n"
+         "                    .hdf5, .h5 or .hdf, else text)\n");
   solver_cli_help(stdout, d, 1);
   printf("  -h, --help        show this help\n"
          "\n"
@@ -52,9 +65,14 @@ static void print_help(const tfmm_config *d) {
          "error.\n");
 }
 
+static int format_ok(const void *v) {
+  const char *f = *(const char *const *)v;
+  return strcmp(f, "text") == 0 || strcmp(f, "hdf5") == 0;
+}
+
 static args_result parse_options(int argc, char **argv, forces_options *o) {
   memset(o, 0, sizeof *o);
-  args_option opts[SOLVER_CLI_FLAGS + 3] = {
+  args_option opts[SOLVER_CLI_FLAGS + 4] = {
       {.name = "--in", .kind = ARGS_STRING, .value = &o->in, .required = 1},
       {.name = "--out", .kind = ARGS_STRING, .value = &o->out},
       {.name = BODY_INPUT_TYPES_FLAG,
@@ -62,13 +80,57 @@ static args_result parse_options(int argc, char **argv, forces_options *o) {
        .value = &o->types,
        .valid = body_input_types_ok,
        .expect = BODY_INPUT_TYPES_EXPECT},
+      {.name = "--format",
+       .kind = ARGS_STRING,
+       .value = &o->format,
+       .valid = format_ok,
+       .expect = "text or hdf5"},
   };
-  solver_cli_init(&o->solver, opts + 3);
+  solver_cli_init(&o->solver, opts + 4);
   const args_result r =
       args_parse(argc, argv, opts, sizeof opts / sizeof opts[0]);
-  if (r == ARGS_OK)
-    solver_cli_finish(&o->solver);
+  if (r != ARGS_OK)
+    return r;
+  solver_cli_finish(&o->solver);
+  for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++)
+    if (strcmp(opts[k].name, "--G") == 0)
+      o->G_given = opts[k].seen;
+  o->hdf5 = o->format != NULL ? strcmp(o->format, "hdf5") == 0
+                              : output_hdf5_name(o->out);
+  if (o->hdf5 && output_refuse_stdout("--out", o->out, "an HDF5 file"))
+    return ARGS_ERROR;
+  if (o->hdf5 && o->out == NULL) {
+    cli_error("--format hdf5: an HDF5 file cannot go to standard output; "
+              "give --out FILE");
+    return ARGS_ERROR;
+  }
   return r;
+}
+
+/* The G of the file's units u (physical), into the configuration: the
+ * forces are then in the file's units. A --G given that contradicts it is
+ * refused, naming both. Returns a CLI exit code. */
+static int take_units(forces_options *o, const units *u) {
+  if (!units_physical(u))
+    return CLI_OK; /* N-body units or none: --G as given */
+  char text[160];
+  units_describe(u, text, sizeof text);
+  const double G = units_G(u);
+  double *cfg_G = &o->solver.cfg.G;
+  if (o->G_given && fabs(*cfg_G - G) > UNITS_G_TOLERANCE * G) {
+    cli_error("--G %.9g contradicts the units of %s (%s), in which G = "
+              "%.9g: drop --G to compute in the file's units",
+              *cfg_G, o->in, text, G);
+    return CLI_USAGE_ERROR;
+  }
+  if (!o->G_given)
+    *cfg_G = G;
+  if (mpi_cli_rank() == 0)
+    fprintf(stderr,
+            "tilefmm forces: units of %s: %s; G = %.9g (%s): the forces are "
+            "in these units\n",
+            o->in, text, *cfg_G, o->G_given ? "--G" : "from the units");
+  return CLI_OK;
 }
 
 static void print_stats(const tfmm_stats *s, const tfmm_config *cfg,
@@ -111,6 +173,45 @@ static void print_stats_ranks(const tfmm_solver *solver, const tfmm_config *cfg,
   dist_report_print(stderr, solver);
 }
 
+/* The bodies and their forces as an HDF5 snapshot (snapshot_write): the
+ * input's positions, velocities and masses, IDs 1..n in input order,
+ * PartType1/Accelerations and Potentials, the units and G they are in,
+ * and the solver's settings in /Parameters. */
+static int write_hdf5(const forces_options *o, const bodyio_bodies *b,
+                      const units *u, double *acc, double *pot) {
+  const tfmm_config *cfg = &o->solver.cfg;
+  uint64_t *ids = malloc((b->n > 0 ? b->n : 1) * sizeof *ids);
+  if (ids == NULL) {
+    cli_error("out of memory for %zu bodies", b->n);
+    return 0;
+  }
+  for (size_t i = 0; i < b->n; i++)
+    ids[i] = (uint64_t)i + 1;
+  char G[32], eps[32];
+  snprintf(G, sizeof G, "%.17g", cfg->G);
+  snprintf(eps, sizeof eps, "%.17g", cfg->eps);
+  snapshot_attr params[] = {
+      {"Forces:input", (char *)o->in},
+      {"Gravity:method", (char *)tfmm_method_name(cfg->method)},
+      {"Gravity:G", G},
+      {"Gravity:eps", eps},
+      {"Gravity:softening", (char *)tfmm_softening_name(cfg->softening)}};
+  const snapshot s = {.n = b->n,
+                      .pos = b->pos,
+                      .vel = b->vel,
+                      .mass = b->mass,
+                      .acc = acc,
+                      .pot = pot,
+                      .ids = ids,
+                      .params = params,
+                      .nparams = sizeof params / sizeof params[0],
+                      .units = *u,
+                      .G = cfg->G};
+  const int ok = snapshot_write(o->out, &s);
+  free(ids);
+  return ok;
+}
+
 /* Writes the header and one line per body, then commits. */
 static int write_forces(output *out, const tfmm_config *cfg, size_t n,
                         const double *acc, const double *pot) {
@@ -133,8 +234,8 @@ static int write_forces(output *out, const tfmm_config *cfg, size_t n,
  * 1M bodies on an H100, 30-43 ms to pin and fill 64 MB against 13-15 ms
  * saved). */
 static int compute_and_write(tfmm_solver *solver, const forces_options *o,
-                             const bodyio_bodies *b, output *out,
-                             double t_read) {
+                             const bodyio_bodies *b, const units *u,
+                             output *out, double t_read) {
   double *acc = malloc(3 * b->n * sizeof(double));
   double *pot = malloc(b->n * sizeof(double));
   int ok = acc != NULL && pot != NULL;
@@ -151,7 +252,8 @@ static int compute_and_write(tfmm_solver *solver, const forces_options *o,
   }
   if (ok) {
     const double t0 = cli_seconds();
-    ok = write_forces(out, &o->solver.cfg, b->n, acc, pot);
+    ok = o->hdf5 ? write_hdf5(o, b, u, acc, pot)
+                 : write_forces(out, &o->solver.cfg, b->n, acc, pot);
     if (ok)
       print_stats(tfmm_solver_stats(solver), &o->solver.cfg, t_read,
                   cli_seconds() - t0);
@@ -165,20 +267,42 @@ static int compute_and_write(tfmm_solver *solver, const forces_options *o,
   return ok;
 }
 
-/* Reads, computes and writes with a ready solver; returns an exit code. */
-static int evaluate(tfmm_solver *solver, const forces_options *o) {
-  const double t0 = cli_seconds();
+/* After the file's units changed G (take_units): the solver made again
+ * with it, on every rank. Returns a CLI exit code. */
+static int renew_solver(tfmm_solver **solver, const forces_options *o,
+                        double G_before) {
+  if (o->solver.cfg.G == G_before)
+    return CLI_OK;
+  tfmm_solver_destroy(*solver);
+  *solver = NULL;
+  return solver_cli_create_ranks(&o->solver.cfg, solver);
+}
+
+/* Reads, computes and writes with a ready solver (made again in the
+ * file's units); returns an exit code. */
+static int evaluate(tfmm_solver **solver, forces_options *o) {
+  const double t0 = cli_seconds(), G_before = o->solver.cfg.G;
   bodyio_bodies b;
-  int ok = body_input_read(o->in, o->types, &b);
+  units u;
+  if (!body_input_read_units(o->in, o->types, &b, &u)) {
+    bodyio_free(&b);
+    return CLI_RUNTIME_ERROR;
+  }
   const double t_read = cli_seconds() - t0;
+  int rc = take_units(o, &u);
+  if (rc == CLI_OK)
+    rc = renew_solver(solver, o, G_before);
   output out;
-  ok = ok && output_open(&out, o->out);
-  if (ok) {
-    ok = compute_and_write(solver, o, &b, &out, t_read);
-    output_discard(&out);
+  if (rc == CLI_OK && !o->hdf5 && !output_open(&out, o->out))
+    rc = CLI_RUNTIME_ERROR;
+  if (rc == CLI_OK) {
+    if (!compute_and_write(*solver, o, &b, &u, o->hdf5 ? NULL : &out, t_read))
+      rc = CLI_RUNTIME_ERROR;
+    if (!o->hdf5)
+      output_discard(&out);
   }
   bodyio_free(&b);
-  return ok ? CLI_OK : CLI_RUNTIME_ERROR;
+  return rc;
 }
 
 /* Rank 0's bodies in blocks to every rank (pos and mass), or 0 (agreed). */
@@ -214,20 +338,34 @@ static int gather_forces(size_t n, const double *acc, const double *pot,
  * rank a block, every rank computes its block's forces from all bodies,
  * and rank 0 gathers them and writes the file a single process writes.
  * Every rank returns the same code. */
-static int evaluate_ranks(tfmm_solver *solver, const forces_options *o) {
+static int evaluate_ranks(tfmm_solver **solver_p, forces_options *o) {
   const int root = mpi_cli_rank() == 0;
+  const double G_before = o->solver.cfg.G;
   double t[4] = {0}; /* read, scatter, gather, write */
   double t0 = cli_seconds();
   bodyio_bodies b = {0};
+  units u = {0};
   output out;
   int opened = 0, ok = 1;
   if (root) {
-    ok = body_input_read(o->in, o->types, &b);
+    ok = body_input_read_units(o->in, o->types, &b, &u);
     t[0] = cli_seconds() - t0;
-    if (ok)
+    if (ok && !o->hdf5)
       ok = opened = output_open(&out, o->out);
   }
   ok = mpi_cli_agree(ok);
+  /* Rank 0's file's units, and so its G, on every rank. */
+  mpi_cli_bcast(&u, sizeof u);
+  int rc = ok ? take_units(o, &u) : CLI_RUNTIME_ERROR;
+  if (rc == CLI_OK)
+    rc = renew_solver(solver_p, o, G_before);
+  if (rc != CLI_OK) {
+    if (opened)
+      output_discard(&out);
+    bodyio_free(&b);
+    return rc;
+  }
+  tfmm_solver *solver = *solver_p;
   size_t n = 0;
   double *pos = NULL, *mass = NULL, *acc = NULL, *pot = NULL;
   double *all_acc = NULL, *all_pot = NULL;
@@ -250,7 +388,8 @@ static int evaluate_ranks(tfmm_solver *solver, const forces_options *o) {
   t[2] = cli_seconds() - t0;
   if (ok && root) {
     t0 = cli_seconds();
-    ok = write_forces(&out, &o->solver.cfg, b.n, all_acc, all_pot);
+    ok = o->hdf5 ? write_hdf5(o, &b, &u, all_acc, all_pot)
+                 : write_forces(&out, &o->solver.cfg, b.n, all_acc, all_pot);
     t[3] = cli_seconds() - t0;
   }
   ok = mpi_cli_agree(ok);
@@ -292,7 +431,7 @@ int cmd_forces(int argc, char **argv) {
   int rc = solver_cli_create_ranks(&o.solver.cfg, &solver);
   if (rc != CLI_OK)
     return rc;
-  rc = mpi_cli_on() ? evaluate_ranks(solver, &o) : evaluate(solver, &o);
+  rc = mpi_cli_on() ? evaluate_ranks(&solver, &o) : evaluate(&solver, &o);
   tfmm_solver_destroy(solver);
   return rc;
 }

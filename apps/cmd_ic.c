@@ -197,18 +197,6 @@ static int format_ok(const void *v) {
   return strcmp(f, "text") == 0 || strcmp(f, "hdf5") == 0;
 }
 
-/* Whether path names an HDF5 file by its extension. */
-static int hdf5_name(const char *path) {
-  static const char *const ext[] = {".hdf5", ".h5", ".hdf"};
-  const size_t len = strlen(path);
-  for (size_t k = 0; k < sizeof ext / sizeof ext[0]; k++) {
-    const size_t e = strlen(ext[k]);
-    if (len > e && strcmp(path + len - e, ext[k]) == 0)
-      return 1;
-  }
-  return 0;
-}
-
 static int cmd_ic_model(const ic_model *m, int argc, char **argv) {
   uint64_t n = 0, seed = DEFAULT_SEED;
   const char *out = NULL, *format = NULL;
@@ -242,7 +230,7 @@ static int cmd_ic_model(const ic_model *m, int argc, char **argv) {
     break;
   }
   const int hdf5 = format != NULL ? strcmp(format, "hdf5") == 0
-                                  : out != NULL && hdf5_name(out);
+                                  : out != NULL && output_hdf5_name(out);
   if (hdf5 && out != NULL && output_refuse_stdout("--out", out, "an HDF5 file"))
     return CLI_USAGE_ERROR;
   if (hdf5 && out == NULL) {

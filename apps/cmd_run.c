@@ -257,8 +257,10 @@ static int record_row(run *r, run_times *t, double step_started) {
     t->integrate += cli_seconds() - t0;
     t->step = cli_seconds() - step_started;
   }
-  return mpi_cli_agree(run_report_step(&r->report, step, tfmm_sim_time(r->sim),
-                                       error, &d, t, solver_stats(r)));
+  const double time = tfmm_sim_time(r->sim);
+  return mpi_cli_agree(
+      run_report_step(&r->report, step, time, error, &d, t, solver_stats(r)) &&
+      run_report_energy(&r->report, step, time, error, r->ro.max_energy_error));
 }
 
 /* The checkpoint of the current step, after its row: the row is written

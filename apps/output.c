@@ -24,6 +24,17 @@ int output_check(const char *flag, const char *path) {
   return output_is_stdout(path) || atomic_file_check(flag, path);
 }
 
+int output_hdf5_name(const char *path) {
+  static const char *const ext[] = {".hdf5", ".h5", ".hdf"};
+  const size_t len = path != NULL ? strlen(path) : 0;
+  for (size_t k = 0; k < sizeof ext / sizeof ext[0]; k++) {
+    const size_t e = strlen(ext[k]);
+    if (len > e && strcmp(path + len - e, ext[k]) == 0)
+      return 1;
+  }
+  return 0;
+}
+
 int output_open(output *out, const char *path) {
   memset(out, 0, sizeof *out);
   out->fp = stdout;

@@ -31,6 +31,10 @@ int output_refuse_stdout(const char *flag, const char *path, const char *what);
  * path, and returns 0. */
 int output_check(const char *flag, const char *path);
 
+/* Whether path names an HDF5 file by its extension (.hdf5, .h5, .hdf):
+ * the default format of an --out that may be text or HDF5. */
+int output_hdf5_name(const char *path);
+
 /* Opens path, or standard output when path is NULL or "-". Prints what is
  * wrong and returns 0 on failure. */
 int output_open(output *out, const char *path);

@@ -9,6 +9,7 @@
 #include "body_input.h"
 #include "cli.h"
 #include "params.h"
+#include "run_report.h"
 #include "run_state.h"
 
 #include "tilefmm.h"
@@ -105,6 +106,9 @@ void run_options_init(run_options *ro) {
   ro->ic = "plummer";
   ro->n = DEFAULT_N;
   ro->seed = 1;
+  ro->model_mass = 1;
+  ro->model_radius = 1;
+  ro->max_energy_error = DEFAULT_MAX_ENERGY_ERROR;
   ro->dt = DEFAULT_DT;
   ro->steps = -1;
   ro->t_end = -1.0;
@@ -134,6 +138,21 @@ void run_options_init(run_options *ro) {
        .kind = ARGS_U64,
        .value = &ro->seed,
        .expect = "an integer in [0, 2^64)"},
+      {.name = "--model-mass",
+       .kind = ARGS_DOUBLE,
+       .value = &ro->model_mass,
+       .valid = positive_double,
+       .expect = "a mass > 0 in the run's mass unit"},
+      {.name = "--model-radius",
+       .kind = ARGS_DOUBLE,
+       .value = &ro->model_radius,
+       .valid = positive_double,
+       .expect = "a length > 0 in the run's length unit"},
+      {.name = "--max-energy-error",
+       .kind = ARGS_DOUBLE,
+       .value = &ro->max_energy_error,
+       .valid = non_negative_double,
+       .expect = "a number >= 0 (0: never stop)"},
       {.name = "--dt",
        .kind = ARGS_DOUBLE,
        .value = &ro->dt,
@@ -289,8 +308,11 @@ void run_options_help(FILE *fp, const run_options *d) {
       "with a fixed step, the forces of the chosen solver at every step,\n"
       "diagnostics, HDF5 snapshots (GADGET/SWIFT layout) and checkpoints.\n"
       "One line per diagnostics step on stdout; a live progress line on\n"
-      "stderr when it is a terminal. Units are N-body units for the models\n"
-      "(G = M = 1, E = -1/4); a FILE's units are its own (set --G, --eps).\n"
+      "stderr when it is a terminal. A model is made in N-body units\n"
+      "(G = M = 1, E = -1/4, virial radius 1) and then scaled to the run's\n"
+      "units as the same physical model: total mass --model-mass, virial\n"
+      "radius --model-radius, velocities times sqrt(G M / R); a FILE's\n"
+      "units are its own (set --G, --eps).\n"
       "\n"
       "Options:\n"
       "  --params FILE     YAML parameter file (SWIFT style 'Section: key:\n"
@@ -316,6 +338,13 @@ void run_options_help(FILE *fp, const run_options *d) {
       "                    'x y z m [vx vy vz]' (default: %s)\n"
       "  --n N             bodies of a model (default: %" PRIu64 ")\n"
       "  --seed S          random seed of a model (default: %" PRIu64 ")\n"
+      "  --model-mass M    a model's total mass in the run's mass unit\n"
+      "                    (default: 1; 1e10 Msun with --units galactic)\n"
+      "  --model-radius R  a model's virial radius (its N-body unit of\n"
+      "                    length) in the run's length unit (default: 1).\n"
+      "                    Its time unit is then sqrt(R^3 / (G M)), and\n"
+      "                    --dt and --eps default to %g and %g of that\n"
+      "                    time and of R\n"
       "  --types LIST      a snapshot's particle types to read as one set\n"
       "                    of bodies, in type order: 1,4 or all (default:\n"
       "                    a file of one type, not gas; others are refused)\n"
@@ -393,12 +422,17 @@ void run_options_help(FILE *fp, const run_options *d) {
       "                    density along z) and DIR/energy.png (the energy\n"
       "                    error against time; needs gnuplot), or off\n"
       "                    (default: %s)\n"
+      "  --max-energy-error X  stop the run (exit 1) at the first\n"
+      "                    diagnostics step whose |dE/E| passes X; 0: never\n"
+      "                    (default: %g). A warning is printed once |dE/E|\n"
+      "                    passes %g\n"
       "Solver (the leaf size defaults to %d on the CPU, %d with the gpu\n"
       "schedule and %d with hybrid; --eps defaults to %g here, and the\n"
       "softening to the spline, as in GADGET and SWIFT, where 'forces' and\n"
       "'validate' use Plummer's):\n",
-      d->ic, d->n, d->seed, d->dt, DEFAULT_STEPS, d->out, d->snapshot_every,
-      d->checkpoint_every, d->stats_every, d->progress, d->plots,
+      d->ic, d->n, d->seed, DEFAULT_DT, DEFAULT_EPS, d->dt, DEFAULT_STEPS,
+      d->out, d->snapshot_every, d->checkpoint_every, d->stats_every,
+      d->progress, d->plots, DEFAULT_MAX_ENERGY_ERROR, RUN_ENERGY_WARNING,
       d->sc.cfg.leaf_size, d->sc.cfg.leaf_size, LEAF_HYBRID, DEFAULT_EPS);
   solver_cli_help(fp, &d->sc.cfg, 1);
   fprintf(fp, "  -h, --help        show this help\n"

@@ -15,6 +15,9 @@
 #define DEFAULT_STEPS 20
 #define DEFAULT_DT 0.0078125 /* 1/128: t = step * dt exactly */
 #define DEFAULT_EPS 0.01
+/* --max-energy-error: |dE/E| of 100 % is no longer the system that was
+ * started (a model in the wrong units reached +770 %: issue 30). */
+#define DEFAULT_MAX_ENERGY_ERROR 1.0
 #define DEFAULT_OUT "tilefmm_run"
 /* Leaf sizes measured fastest for the main job on the H100 (262,144
  * Plummer bodies, accuracy 1e-3: bench/results/gpu_schedule/README.md,

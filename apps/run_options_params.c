@@ -21,6 +21,8 @@ const run_key run_keys[] = {
     {"InitialConditions", "type", "--ic", 0},
     {"InitialConditions", "n", "--n", 0},
     {"InitialConditions", "seed", "--seed", 0},
+    {"InitialConditions", "model_mass", "--model-mass", 0},
+    {"InitialConditions", "model_radius", "--model-radius", 0},
     {"InitialConditions", "types", "--types", 0},
     {"TimeIntegration", "dt", "--dt", 0},
     {"TimeIntegration", "dt_max", "--dt-max", 0},
@@ -67,6 +69,7 @@ const run_key run_keys[] = {
     {"InternalUnitSystem", "UnitCurrent_in_cgs", "--unit-current", 0},
     {"InternalUnitSystem", "UnitTemp_in_cgs", "--unit-temp", 0},
     {"Statistics", "delta_time", "--stats-dt", 1},
+    {"Statistics", "max_energy_error", "--max-energy-error", 1},
     {"Restart", "file", "--restart", 1},
 };
 const size_t run_nkeys = sizeof run_keys / sizeof run_keys[0];

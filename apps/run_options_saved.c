@@ -107,6 +107,13 @@ static const struct {
                       {"Gravity:error_sample", "0"},
                       {"Gravity:verify", "false"}};
 
+/* The settings a checkpoint of tilefmm before models in physical units
+ * lacks: its model was made in N-body units, unscaled. */
+static const struct {
+  const char *name, *value;
+} before_model_units[] = {{"InitialConditions:model_mass", "1"},
+                          {"InitialConditions:model_radius", "1"}};
+
 /* Adds to *attrs the entries of names/values (count n) it lacks. Returns
  * how many, or -1 when out of memory (printed). */
 static int add_missing(snapshot_attr **attrs, size_t *count,
@@ -165,7 +172,15 @@ int run_options_upgrade_checkpoint(const char *path, snapshot_attr **attrs,
     mn[k] = before_measure[k].name;
     mv[k] = before_measure[k].value;
   }
-  return add_missing(attrs, count, mn, mv, NMEASURE) >= 0;
+  if (add_missing(attrs, count, mn, mv, NMEASURE) < 0)
+    return 0;
+  enum { NMODEL = sizeof before_model_units / sizeof before_model_units[0] };
+  const char *un[NMODEL], *uv[NMODEL];
+  for (size_t k = 0; k < NMODEL; k++) {
+    un[k] = before_model_units[k].name;
+    uv[k] = before_model_units[k].value;
+  }
+  return add_missing(attrs, count, un, uv, NMODEL) >= 0;
 }
 
 static char *format_value(const args_option *o) {
@@ -238,7 +253,8 @@ static const char *unused_reason(const run_options *ro, const run_given *g) {
   const tfmm_config *c = &ro->sc.cfg;
   const char *f = g->opt;
   /* A file's n is checked against its bodies: used. */
-  if (strcmp(f, "--seed") == 0 && !run_state_is_model(ro->ic))
+  if ((strcmp(f, "--seed") == 0 || strncmp(f, "--model-", 8) == 0) &&
+      !run_state_is_model(ro->ic))
     return "the initial conditions are a file, not a model";
   if (strcmp(f, "--types") == 0 && run_state_is_model(ro->ic))
     return "the initial conditions are a model, not a snapshot";

@@ -110,11 +110,28 @@ int run_options_adopt_units(run_options *ro, const units *u) {
   return run_options_units(ro);
 }
 
+/* A model is the same physical model in every unit system: N-body units
+ * mapped to mass M = --model-mass and length R = --model-radius, so its
+ * time unit is sqrt(R^3 / (G M)) (Heggie & Mathieu 1986). --dt and --eps,
+ * unless given, are DEFAULT_DT and DEFAULT_EPS of those units, so that the
+ * default run of a model takes the same steps in every unit system. A
+ * restart keeps the checkpoint's. */
+static void model_defaults(run_options *ro) {
+  if (ro->restart_path != NULL || !run_state_is_model(ro->ic))
+    return;
+  const double R = ro->model_radius, M = ro->model_mass, G = ro->sc.cfg.G;
+  if (!run_options_explicit(ro, "--dt"))
+    ro->dt = DEFAULT_DT * sqrt(R * R * R / (G * M));
+  if (!run_options_explicit(ro, "--eps"))
+    ro->sc.cfg.eps = DEFAULT_EPS * R;
+}
+
 int run_options_finish(run_options *ro) {
   solver_cli_finish(&ro->sc);
   finish_output(ro);
   if (!run_options_units(ro))
     return 0;
+  model_defaults(ro);
   tfmm_config *c = &ro->sc.cfg;
   if (ro->steps >= 0 && ro->t_end > 0) {
     cli_error("--steps and --t-end both given: choose one end");

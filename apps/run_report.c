@@ -200,6 +200,30 @@ int run_report_step(run_report *r, int64_t step, double time, double err,
   return 1;
 }
 
+int run_report_energy(run_report *r, int64_t step, double time, double err,
+                      double max) {
+  const double e = fabs(err);
+  if (!(e <= RUN_ENERGY_WARNING) && !r->energy_warned) {
+    clear_progress(r);
+    fprintf(stderr,
+            "tilefmm run: warning: step %" PRId64 " (t = %g): the energy has "
+            "drifted by dE/E = %+.3e, past %g: the step is too long for the "
+            "orbits (a smaller --dt, or --eta), or the initial conditions "
+            "are not in the run's units\n",
+            step, time, err, RUN_ENERGY_WARNING);
+    r->energy_warned = 1;
+  }
+  if (max > 0 && !(e <= max)) {
+    cli_error("step %" PRId64 " (t = %g): the energy error |dE/E| = %.3e "
+              "passed --max-energy-error %g: the run stops here (its last "
+              "checkpoint is the last good state; --max-energy-error 0 lets "
+              "it go on)",
+              step, time, e, max);
+    return 0;
+  }
+  return 1;
+}
+
 int run_report_sync(run_report *r) {
   if (r->csv == NULL)
     return 1;

@@ -32,7 +32,12 @@ typedef struct run_report {
   int64_t steps_timed; /* steps summed in sum */
   double worst_error;  /* max |dE/E| seen */
   double final_error;  /* the last |dE/E| */
+  int energy_warned;   /* the warning of RUN_ENERGY_WARNING is printed */
 } run_report;
+
+/* |dE/E| past this is said on stderr, once: a leapfrog with a step that
+ * resolves the orbits keeps it far below (docs/units.md). */
+#define RUN_ENERGY_WARNING 1e-2
 
 /* Opens DIR/statistics.csv: new (header) for a fresh run, else (restart)
  * the existing file cut to its rows up to from_step (atomically), or a new
@@ -52,6 +57,13 @@ int run_report_open(run_report *r, const char *dir, int64_t from_step,
 int run_report_step(run_report *r, int64_t step, double time, double err,
                     const tfmm_diagnostics *d, const run_times *t,
                     const tfmm_stats *s);
+
+/* The energy check of a diagnostics step, err its relative energy error:
+ * a warning on stderr the first time |err| passes RUN_ENERGY_WARNING, and
+ * 0 (printed) when |err| passes max > 0 (--max-energy-error): the run
+ * stops there. A non-finite err passes every bound. */
+int run_report_energy(run_report *r, int64_t step, double time, double err,
+                      double max);
 
 /* Makes the rows written so far durable (fsync), before the checkpoint
  * that covers them. Returns 0 after a write error (printed). */

@@ -78,6 +78,19 @@ static int from_model(run_state *s, ic_model make, const run_options *ro) {
     run_state_free(s);
     return 0;
   }
+  /* N-body units (G = M = 1, virial radius 1) to the run's: the same
+   * model of mass M and virial radius R, whose velocities are then
+   * sqrt(G M / R) times the N-body ones. With M = R = G = 1 every factor
+   * is 1: the bits of the N-body model. */
+  const double M = ro->model_mass, R = ro->model_radius;
+  const double v = sqrt(ro->sc.cfg.G * M / R);
+  for (size_t i = 0; i < s->n; i++) {
+    s->mass[i] *= M;
+    for (int d = 0; d < 3; d++) {
+      s->pos[3 * i + d] *= R;
+      s->vel[3 * i + d] *= v;
+    }
+  }
   return 1;
 }
 

@@ -133,6 +133,41 @@ def test_a_cli_checkpoint_continues_here_bit_for_bit(tmp_path, seed):
     assert np.array_equal(state.accelerations, straight.accelerations)
 
 
+def test_a_cli_checkpoint_restarts_here_with_its_settings(tmp_path, seed):
+    """from_snapshot takes the checkpoint's settings (/Parameters), as
+    `tilefmm run --restart` does: a run of run's defaults (spline, eps
+    0.01) continues here, with no options, bit for bit as the CLI's
+    restart and the run straight through; an option that contradicts the
+    checkpoint is refused, one that may change (the device) is taken."""
+    s = seed % 1000 + 1
+    common = ["--ic", "plummer", "--n", 200, "--seed", s, "--device", "cpu",
+              "--dt", 1 / 64, "--progress", "off", "--plots", "off"]
+    run("run", *common, "--steps", 3, "--out", tmp_path / "a")
+    shutil.copytree(tmp_path / "a", tmp_path / "c")
+    run("run", "--restart", tmp_path / "c" / "checkpoint.hdf5", "--steps", 6)
+    run("run", *common, "--steps", 6, "--out", tmp_path / "b")
+    sim = tilefmm.Simulation.from_snapshot(tmp_path / "a" / "checkpoint.hdf5")
+    assert sim.config["softening"] == "spline" and sim.config["eps"] == 0.01
+    assert sim.dt == 1 / 64 and sim.steps == 3
+    sim.step(3)
+    state = sim.state()
+    for other in ("c", "b"):
+        end = snapshot.read(tmp_path / other / "checkpoint.hdf5")
+        assert end.state.step == 6
+        for field in ("positions", "velocities", "accelerations", "potentials"):
+            assert np.array_equal(getattr(state, field), getattr(end, field)), \
+                (other, field)
+    path = tmp_path / "a" / "checkpoint.hdf5"
+    with pytest.raises(ValueError, match=r"Gravity:eps = 0\.01.*not 0\.02"):
+        tilefmm.Simulation.from_snapshot(path, eps=0.02)
+    with pytest.raises(ValueError, match="Gravity:softening = spline"):
+        tilefmm.Simulation.from_snapshot(path, softening="plummer")
+    assert tilefmm.Simulation.from_snapshot(path, device="cpu",
+                                            eps=0.01).steps == 3
+    fresh = tilefmm.Simulation.from_snapshot(path, restart=False, eps=0.02)
+    assert fresh.steps == 0 and fresh.config["eps"] == 0.02
+
+
 def test_a_checkpoint_here_restarts_here(sim, tmp_path):
     path = tmp_path / "checkpoint.hdf5"
     sim.save_snapshot(path, checkpoint=True)

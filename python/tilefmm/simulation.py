@@ -41,6 +41,96 @@ def _choice_in(choice):
     return c
 
 
+def _auto_or(kind):
+    return lambda text: "auto" if text == "auto" else kind(text)
+
+
+def _flag(text):
+    if text not in ("true", "false"):
+        raise ValueError(f"expected true or false, got {text!r}")
+    return text == "true"
+
+
+# A checkpoint's /Parameters (tilefmm run's names, apps/run_options_params.c)
+# and the option each restores here, parsed from its text.
+_RESTART_KEYS = {
+    "TimeIntegration:dt": ("dt", float),
+    "TimeIntegration:dt_max": ("dt_max", float),
+    "TimeIntegration:dt_min": ("dt_min", float),
+    "Gravity:eta": ("eta", float),
+    "Gravity:G": ("G", float),
+    "Gravity:eps": ("eps", float),
+    "Gravity:softening": ("softening", str),
+    "Gravity:method": ("method", str),
+    "Gravity:precision": ("precision", str),
+    "Gravity:accuracy": ("accuracy", float),
+    "Gravity:measure": ("measure", str),
+    "Gravity:error_sample": ("error_sample", int),
+    "Gravity:verify": ("verify", _flag),
+    "Gravity:theta": ("theta", _auto_or(float)),
+    "Gravity:order": ("order", _auto_or(int)),
+    "Gravity:mac": ("mac", str),
+    "Gravity:leaf_size": ("leaf_size", _auto_or(int)),
+    "Gravity:max_depth": ("max_depth", int),
+    "Gravity:device": ("device", str),
+    "Gravity:schedule": ("schedule", str),
+    "Gravity:tree_device": ("tree_device", str),
+    "Gravity:far_device": ("far_device", str),
+    "GPU:tile": ("gpu_tile", int),
+    "GPU:threads_per_body": ("gpu_threads_per_body", int),
+    "GPU:unroll": ("gpu_unroll", int),
+    "GPU:bodies_per_thread": ("gpu_bodies_per_thread", int),
+    "Scheduler:threads": ("num_threads", int),
+}
+# What a restart may change, as `tilefmm run --restart` lets it: where and
+# on how many threads the forces run. The rest is the run's physics and
+# solver, which the continuation must keep to be the same run.
+_RESTART_FREE = {"device", "schedule", "tree_device", "far_device",
+                 "num_threads", "gpu_id"}
+# The settings a checkpoint of an older tilefmm lacks, and the values it ran
+# with (apps/run_options_saved.c: legacy, before_time_bins, before_measure).
+_RESTART_LEGACY = {
+    "Gravity:softening": "plummer", "Gravity:precision": "single",
+    "Gravity:accuracy": "0.001", "Gravity:mac": "geometric",
+    "Gravity:eta": "0", "TimeIntegration:dt_max": "0",
+    "TimeIntegration:dt_min": "0", "Gravity:measure": "auto",
+    "Gravity:error_sample": "0", "Gravity:verify": "false"}
+
+
+def _same_setting(option, a, b):
+    if option in _options.SIM_OPTIONS:
+        return float(a) == float(b)
+    return _options._convert(option, a) == _options._convert(option, b)
+
+
+def _restart_options(path, parameters, given):
+    """The options of a checkpoint's continuation: its /Parameters (whose
+    checksum the library's reader has checked), as `tilefmm run --restart`
+    takes them, with the options given; one that contradicts the
+    checkpoint's physics or solver is refused, naming both."""
+    if not parameters:
+        return dict(given)  # no settings saved: the options as given
+    params = {**_RESTART_LEGACY, **parameters}
+    saved = {}
+    for key, (option, kind) in _RESTART_KEYS.items():
+        if key in params:
+            try:
+                saved[option] = kind(params[key])
+            except ValueError as e:
+                raise ValueError(f"{path}: /Parameters {key} = "
+                                 f"{params[key]!r}: {e}") from None
+    for option, value in given.items():
+        if option in saved and option not in _RESTART_FREE and \
+                not _same_setting(option, saved[option], value):
+            key = next(k for k, (o, _) in _RESTART_KEYS.items() if o == option)
+            raise ValueError(
+                f"{path}: this checkpoint was written with {key} = "
+                f"{params[key]}, not {value!r} ({option}): a restart "
+                f"continues the same run; drop the option, or pass "
+                f"restart=False to start a new run from its bodies")
+    return {**saved, **given}
+
+
 def _copy(ptr, shape, dtype):
     count = int(np.prod(shape))
     if not ptr:
@@ -114,12 +204,18 @@ class Simulation(Handle):
         """A simulation from a snapshot (HDF5 in the GADGET/SWIFT layout,
         GADGET-2 or Tipsy: tilefmm.read): a
         checkpoint (with /RunState, as save_snapshot(checkpoint=True) and
-        `tilefmm run` write) is restored when restart is True; otherwise
-        the file's bodies are initial conditions at its Time (options may
-        still set time_initial)."""
+        `tilefmm run` write) is restored when restart is True, with the
+        settings of its /Parameters as `tilefmm run --restart` takes them
+        (softening, eps, G, dt, theta, order, ...), so that it continues
+        bit for bit; options may change the device, schedule and threads,
+        and any other option must restate the checkpoint's (ValueError
+        otherwise). With restart False, or a plain snapshot, the file's
+        bodies are initial conditions at its Time (options may still set
+        time_initial)."""
         snap = snapshot.read(path)
         if restart and snap.state is not None:
-            sim = cls.restore(snap.state, **options)
+            sim = cls.restore(snap.state,
+                              **_restart_options(path, snap.parameters, options))
         else:
             options.setdefault("time_initial", snap.time)
             sim = cls(snap.positions, snap.velocities, snap.masses, ids=snap.ids,

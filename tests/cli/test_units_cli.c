@@ -385,8 +385,13 @@ Test(units, forces_says_the_file_units) {
   cr_assert_eq(RUN("forces", "--in", sp("ic.h5"), "--method", "direct", "--eps",
                    "0.01", "--device", "cpu", "--out", sp("f.txt")),
                0, "%s", stderr_text());
-  assert_stderr_has("the forces are computed in its numbers with --G as "
-                    "given (G is 43009.17");
+  /* In the file's units, with their G (issue 30; the numbers:
+   * test_forces_units.c). */
+  assert_stderr_has("G = 43009.1755 (from the units): the forces are in "
+                    "these units");
+  char *out = read_text("f.txt");
+  cr_expect(strstr(out, "G = 43009.17") != NULL, "%s", out);
+  free(out);
   snapshot_free(&ic);
 }
 
