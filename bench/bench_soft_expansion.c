@@ -51,9 +51,14 @@
  *       [--theta 0.3,0.4,0.5,0.6,0.7] [--order 2,3,4,5,6,8] [--lib 1]
  *       [--modes auto,off,fixed,fmm-soft]
  *       [--soft-theta 0.3,0.4,0.5,0.6,0.7,0.8] [--soft-order 3,4,5,6,8,10]
- *       [--bh 1] */
+ *       [--bh 1] [--ops 0]
+ *
+ * --ops 1: instead, the CPU microseconds of one M2L and one L2L of each
+ * order in --soft-order, softened (soft_taylor.h) and Newton's
+ * (expansion.h), as CSV (op,order,soft_us,newton_us). */
 #include "accuracy.h"
 #include "bench_common.h"
+#include "farfield/expansion.h"
 #include "farfield/soft_passes.h"
 #include "farfield/soft_taylor.h"
 #include "held_out_inputs.h"
@@ -90,7 +95,7 @@ static const int FAMILY_INPUT[] = {0, 1, 4};
 
 typedef struct options {
   list n, eps, tol, theta, order, soft_theta, soft_order;
-  int nfamily, family[3], threads, leaf, calls, lib, bh;
+  int nfamily, family[3], threads, leaf, calls, lib, bh, ops;
   int modes[4]; /* the library's modes run: auto, off, fixed; fmm-soft */
   size_t truth;
   uint64_t seed;
@@ -185,6 +190,8 @@ static int parse(int argc, char **argv, options *o) {
       o->lib = atoi(v);
     else if (!strcmp(a, "--bh"))
       o->bh = atoi(v);
+    else if (!strcmp(a, "--ops"))
+      o->ops = atoi(v);
     else if (!strcmp(a, "--modes"))
       bad = parse_modes(v, o);
     else
@@ -675,6 +682,38 @@ static int run_case(const options *o, bench_case *b, int family) {
   return rc;
 }
 
+/* --ops: each operator many times on fixed coefficients, the centre
+ * moved a little each time (so no call is hoisted); the CPU time per call. */
+static void time_ops(const options *o) {
+  static double M[2 * 1000], L[2 * 1000];
+  for (int i = 0; i < 2 * 1000; i++)
+    M[i] = 1.0 / (i + 1);
+  printf("op,order,soft_us,newton_us\n");
+  for (int q = 0; q < o->soft_order.count; q++) {
+    const int p = (int)o->soft_order.v[q], reps = 20000;
+    double cs[3] = {0, 0, 0}, ct[3] = {3, 1, 2}, us[2][2];
+    for (int op = 0; op < 2; op++)
+      for (int soft = 0; soft < 2; soft++) {
+        const double t0 = cpu_seconds();
+        for (int r = 0; r < reps; r++) {
+          ct[0] += 1e-9;
+          if (op == 0 && soft)
+            tfmm_soft_taylor_m2l(p, 0.01, M, cs, ct, L);
+          else if (op == 0)
+            tfmm_m2l(p, M, cs, ct, L);
+          else if (soft)
+            tfmm_soft_taylor_l2l(p, M, cs, ct, L);
+          else
+            tfmm_l2l(p, M, cs, ct, L);
+        }
+        us[op][soft] = 1e6 * (cpu_seconds() - t0) / reps;
+      }
+    printf("m2l,%d,%.3f,%.3f\nl2l,%d,%.3f,%.3f\n", p, us[0][1], us[0][0], p,
+           us[1][1], us[1][0]);
+  }
+  fprintf(stderr, "(%g)\n", L[0]); /* the results are used */
+}
+
 int main(int argc, char **argv) {
   options o;
   if (parse(argc, argv, &o)) {
@@ -685,11 +724,15 @@ int main(int argc, char **argv) {
             "[--truth K] [--threads T] [--leaf L] [--calls C >= 2] "
             "[--theta LIST] [--order LIST (<= %d)] [--lib 0|1] [--bh 0|1] "
             "[--modes auto,off,fixed,fmm-soft] [--soft-theta LIST] "
-            "[--soft-order LIST (1..%d)]\n",
+            "[--soft-order LIST (1..%d)] [--ops 0|1]\n",
             TFMM_SOFT_TAYLOR_ORDER_MAX, TFMM_SOFT_TAYLOR_ORDER_MAX);
     return 2;
   }
   omp_set_num_threads(o.threads);
+  if (o.ops) {
+    time_ops(&o);
+    return 0;
+  }
   printf("method,family,n,eps,tol,seed,theta,order,separation,cpu_first,"
          "cpu_eval,wall_eval,near_pairs,far_ops,p99,meets\n");
   int rc = 0;
