@@ -1,5 +1,5 @@
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
-/* bench_soft_expansion: softening inside the far field (issue 28). Two ways
+/* bench_soft_expansion: softening inside the far field (issue 28). Three ways
  * to meet an accuracy target under Plummer softening, on the same held-out
  * inputs and against the same truth:
  *
