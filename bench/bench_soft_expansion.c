@@ -1,5 +1,5 @@
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
-/* bench_soft_expansion: softening inside the far field (issue 28). Two ways
+/* bench_soft_expansion: softening inside the far field (issue 28). Three ways
  * to meet an accuracy target under Plummer softening, on the same held-out
  * inputs and against the same truth:
  *
@@ -21,6 +21,17 @@
  *          the tightest target: a smaller theta only costs more); the bh
  *          row of a target is the cheapest of them whose p99 meets it,
  *          re-timed.
+ *   fmm-soft  the library's FMM schedule (src/farfield/soft_passes.h) with
+ *          the softened kernel in the expansions: the library's octree and
+ *          dual-tree lists (src/tree/lists.h) of the plain criterion
+ *          r_A + r_B < theta d with no softening separation, soft P2M/M2M,
+ *          M2L, L2L/L2P and M2P (targets of one body), the near field by
+ *          the library's P2P (src/nearfield/p2p_cpu.h). theta and order
+ *          from a grid chosen as bh's (fmm-soft-grid rows, near field in
+ *          double); the fmm-soft row of a target re-times the cheapest with
+ *          the near field in the precision the library would take
+ *          (single at TOL >= TFMM_SINGLE_FLOOR, unless the p99 then misses
+ *          TOL: double).
  *
  * The truth: the acceleration at `truth` random bodies summed directly in
  * double here, with the same kernel and eps. The p99 is the nearest-rank
@@ -38,11 +49,21 @@
  *       [--eps 0.001,0.01] [--tol 1e-3,1e-4] [--seed S (default: fresh)]
  *       [--truth 1000] [--threads 1] [--leaf 48] [--calls 3]
  *       [--theta 0.3,0.4,0.5,0.6,0.7] [--order 2,3,4,5,6,8] [--lib 1]
- *       [--modes auto,off,fixed]
- *       [--bh 1] */
+ *       [--modes auto,off,fixed,fmm-soft]
+ *       [--soft-theta 0.3,0.4,0.5,0.6,0.7,0.8] [--soft-order 3,4,5,6,8,10]
+ *       [--bh 1] [--ops 0]
+ *
+ * --ops 1: instead, the CPU microseconds of one M2L and one L2L of each
+ * order in --soft-order, softened (soft_taylor.h) and Newton's
+ * (expansion.h), as CSV (op,order,soft_us,newton_us). */
+#include "accuracy.h"
 #include "bench_common.h"
+#include "farfield/expansion.h"
+#include "farfield/soft_passes.h"
 #include "farfield/soft_taylor.h"
 #include "held_out_inputs.h"
+#include "nearfield/p2p_cpu.h"
+#include "tree/lists.h"
 #include "tree/octree.h"
 
 #include <math.h>
@@ -73,9 +94,9 @@ static const char *const FAMILY[] = {"plummer", "clusters", "line+pile"};
 static const int FAMILY_INPUT[] = {0, 1, 4};
 
 typedef struct options {
-  list n, eps, tol, theta, order;
-  int nfamily, family[3], threads, leaf, calls, lib, bh;
-  int modes[3]; /* the library's modes run: auto, off, fixed */
+  list n, eps, tol, theta, order, soft_theta, soft_order;
+  int nfamily, family[3], threads, leaf, calls, lib, bh, ops;
+  int modes[4]; /* the library's modes run: auto, off, fixed; fmm-soft */
   size_t truth;
   uint64_t seed;
 } options;
@@ -100,17 +121,17 @@ static int parse_families(const char *s, options *o) {
   return o->nfamily == 0;
 }
 
-static const char *const MODE[] = {"auto", "off", "fixed"};
+static const char *const MODE[] = {"auto", "off", "fixed", "fmm-soft"};
 
 static int parse_modes(const char *s, options *o) {
   char buf[64];
   snprintf(buf, sizeof buf, "%s", s);
-  o->modes[0] = o->modes[1] = o->modes[2] = 0;
+  o->modes[0] = o->modes[1] = o->modes[2] = o->modes[3] = 0;
   for (char *t = strtok(buf, ","); t != NULL; t = strtok(NULL, ",")) {
     int k = 0;
-    while (k < 3 && strcmp(t, MODE[k]) != 0)
+    while (k < 4 && strcmp(t, MODE[k]) != 0)
       k++;
-    if (k == 3)
+    if (k == 4)
       return 1;
     o->modes[k] = 1;
   }
@@ -131,7 +152,9 @@ static int parse(int argc, char **argv, options *o) {
   parse_list("1e-3,1e-4", &o->tol);
   parse_list("0.3,0.4,0.5,0.6,0.7", &o->theta);
   parse_list("2,3,4,5,6,8", &o->order);
-  parse_modes("auto,off,fixed", o);
+  parse_list("0.3,0.4,0.5,0.6,0.7,0.8", &o->soft_theta);
+  parse_list("3,4,5,6,8,10", &o->soft_order);
+  parse_modes("auto,off,fixed,fmm-soft", o);
   for (int i = 1; i < argc; i += 2) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (v == NULL)
@@ -149,6 +172,10 @@ static int parse(int argc, char **argv, options *o) {
       bad = parse_list(v, &o->theta);
     else if (!strcmp(a, "--order"))
       bad = parse_list(v, &o->order);
+    else if (!strcmp(a, "--soft-theta"))
+      bad = parse_list(v, &o->soft_theta);
+    else if (!strcmp(a, "--soft-order"))
+      bad = parse_list(v, &o->soft_order);
     else if (!strcmp(a, "--seed"))
       o->seed = strtoull(v, NULL, 10);
     else if (!strcmp(a, "--truth"))
@@ -163,6 +190,8 @@ static int parse(int argc, char **argv, options *o) {
       o->lib = atoi(v);
     else if (!strcmp(a, "--bh"))
       o->bh = atoi(v);
+    else if (!strcmp(a, "--ops"))
+      o->ops = atoi(v);
     else if (!strcmp(a, "--modes"))
       bad = parse_modes(v, o);
     else
@@ -172,6 +201,10 @@ static int parse(int argc, char **argv, options *o) {
   }
   for (int q = 0; q < o->order.count; q++)
     if (o->order.v[q] < 0 || o->order.v[q] > TFMM_SOFT_TAYLOR_ORDER_MAX)
+      return 1;
+  for (int q = 0; q < o->soft_order.count; q++)
+    if (o->soft_order.v[q] < 1 ||
+        o->soft_order.v[q] > TFMM_SOFT_TAYLOR_ORDER_MAX)
       return 1;
   for (int e = 0; e < o->eps.count; e++) /* the line's pile needs eps > 0 */
     for (int f = 0; f < o->nfamily; f++)
@@ -460,6 +493,171 @@ static int run_bh(const options *o, bench_case *b) {
   return rc;
 }
 
+/* ---- fmm-soft: the softened FMM over the library's octree and lists ---- */
+
+typedef struct soft_fmm {
+  tfmm_octree tree;
+  tfmm_lists lists;
+  int p;
+  double *M, *L, *phi, *grad, *near, *npot;
+  double t_tree, t_moments, w_tree, w_moments; /* CPU and wall seconds */
+} soft_fmm;
+
+typedef struct soft_result {
+  double theta, time, wall, near, far, p99;
+  int order;
+} soft_result;
+
+static void soft_free(soft_fmm *f) {
+  tfmm_lists_free(&f->lists);
+  tfmm_octree_free(&f->tree);
+  free(f->M), free(f->L), free(f->phi), free(f->grad), free(f->near);
+  free(f->npot);
+}
+
+/* The octree (timed) and the body buffers. */
+static int soft_build(const options *o, bench_case *b, soft_fmm *f) {
+  tfmm_error err;
+  const double t0 = cpu_seconds(), w0 = omp_get_wtime();
+  if (tfmm_octree_build(&f->tree, b->n, b->pos, b->mass, o->leaf,
+                        TFMM_MAX_DEPTH, &err) != TFMM_OK) {
+    fprintf(stderr, "bench_soft_expansion: tree: %s\n", err.message);
+    return 1;
+  }
+  f->t_tree = cpu_seconds() - t0, f->w_tree = omp_get_wtime() - w0;
+  f->phi = malloc(b->n * sizeof *f->phi);
+  f->grad = malloc(3 * b->n * sizeof *f->grad);
+  f->near = malloc(3 * b->n * sizeof *f->near);
+  f->npot = malloc(b->n * sizeof *f->npot);
+  return f->phi && f->grad && f->near && f->npot ? 0 : 1;
+}
+
+/* The multipoles of order p (soft P2M and M2M), timed. */
+static int soft_moments(soft_fmm *f, int p) {
+  const size_t size = tfmm_soft_taylor_size(p);
+  const size_t cells = (size_t)f->tree.ncells;
+  free(f->M), free(f->L);
+  f->M = malloc(cells * size * sizeof *f->M);
+  f->L = malloc(cells * size * sizeof *f->L);
+  if (f->M == NULL || f->L == NULL)
+    return 1;
+  f->p = p;
+  const double t0 = cpu_seconds(), w0 = omp_get_wtime();
+  tfmm_soft_upward_pass(&f->tree, p, f->M);
+  f->t_moments = cpu_seconds() - t0, f->w_moments = omp_get_wtime() - w0;
+  return 0;
+}
+
+/* The lists at theta, M2L, L2L/L2P, M2P and the near field in precision
+ * prec: acc in input order; timed with the tree and the moments. */
+static int soft_eval(soft_fmm *f, bench_case *b, double theta,
+                     tfmm_precision prec, soft_result *r) {
+  const tfmm_octree *t = &f->tree;
+  tfmm_error err;
+  *r = (soft_result){.theta = theta, .order = f->p};
+  const double t0 = cpu_seconds(), w0 = omp_get_wtime();
+  tfmm_lists_free(&f->lists);
+  const tfmm_mac mac = {.theta = theta, .order = f->p};
+  if (tfmm_lists_build_fmm(t, &mac, 1, &f->lists, &err) != TFMM_OK) {
+    fprintf(stderr, "bench_soft_expansion: lists: %s\n", err.message);
+    return 1;
+  }
+  tfmm_soft_m2l_pass(t, &f->lists.m2l, f->p, b->eps, f->M, f->L);
+  tfmm_soft_downward_pass(t, f->p, f->L, f->phi, f->grad);
+  tfmm_soft_m2p_pass(t, &f->lists.m2p, f->p, b->eps, f->M, f->phi, f->grad);
+  const tfmm_pair_params pair = {TFMM_SOFTENING_PLUMMER, b->eps, prec};
+  if (tfmm_p2p_cpu(t, &f->lists.near, &pair, f->near, f->npot, &err) !=
+      TFMM_OK) {
+    fprintf(stderr, "bench_soft_expansion: near: %s\n", err.message);
+    return 1;
+  }
+  for (size_t k = 0; k < t->n; k++)
+    for (int d = 0; d < 3; d++)
+      b->acc[3 * t->order[k] + d] = f->grad[3 * k + d] + f->near[3 * k + d];
+  r->time = f->t_tree + f->t_moments + (cpu_seconds() - t0);
+  r->wall = f->w_tree + f->w_moments + (omp_get_wtime() - w0);
+  r->near = f->lists.near_interactions;
+  r->far = (double)(f->lists.m2l.offset[f->lists.m2l.ntargets] +
+                    f->lists.m2p.offset[f->lists.m2p.ntargets]);
+  r->p99 = p99_of(b, b->acc);
+  return 0;
+}
+
+/* The setting g timed again, the least of calls (each with its moments),
+ * the near field in precision prec. */
+static int soft_time(const options *o, soft_fmm *f, bench_case *b,
+                     const soft_result *g, tfmm_precision prec,
+                     soft_result *r) {
+  int rc = 0;
+  *r = *g; /* (what a failed call leaves) */
+  r->time = INFINITY;
+  for (int call = 0; rc == 0 && call < o->calls; call++) {
+    soft_result again;
+    rc = soft_moments(f, g->order);
+    if (rc == 0)
+      rc = soft_eval(f, b, g->theta, prec, &again);
+    if (rc == 0 && again.time < r->time)
+      *r = again;
+  }
+  return rc;
+}
+
+/* The grid (per order, theta descending until the p99 meets the tightest
+ * target; near field in double), then per target the cheapest that meets
+ * it, re-timed (the least of calls) in the library's precision for it. */
+static int run_soft_fmm(const options *o, bench_case *b) {
+  soft_fmm f = {0};
+  soft_result grid[MAX_LIST * MAX_LIST];
+  int ng = 0, rc = soft_build(o, b, &f);
+  double tightest = INFINITY, theta[MAX_LIST];
+  for (int q = 0; q < o->tol.count; q++)
+    tightest = o->tol.v[q] < tightest ? o->tol.v[q] : tightest;
+  memcpy(theta, o->soft_theta.v, sizeof theta);
+  qsort(theta, (size_t)o->soft_theta.count, sizeof *theta, cmp_double);
+  for (int q = 0; rc == 0 && q < o->soft_order.count; q++) {
+    rc = soft_moments(&f, (int)o->soft_order.v[q]);
+    for (int k = o->soft_theta.count - 1; rc == 0 && k >= 0; k--) {
+      soft_result *r = &grid[ng];
+      rc = soft_eval(&f, b, theta[k], TFMM_PRECISION_DOUBLE, r);
+      if (rc)
+        break;
+      ng++;
+      print_row(b, "fmm-soft-grid", 0, r->theta, r->order, 0, r->time, r->time,
+                r->wall, r->near, r->far, r->p99);
+      if (r->p99 <= tightest)
+        break;
+    }
+  }
+  for (int q = 0; rc == 0 && q < o->tol.count; q++) {
+    const double tol = o->tol.v[q];
+    int best = -1;
+    for (int g = 0; g < ng; g++)
+      if (grid[g].p99 <= tol && (best < 0 || grid[g].time < grid[best].time))
+        best = g;
+    if (best < 0) {
+      print_row(b, "fmm-soft", tol, 0, -1, 0, NAN, NAN, NAN, NAN, NAN, NAN);
+      continue;
+    }
+    tfmm_precision prec = tol >= TFMM_SINGLE_FLOOR ? TFMM_PRECISION_SINGLE
+                                                   : TFMM_PRECISION_DOUBLE;
+    soft_result r = grid[best];
+    rc = soft_time(o, &f, b, &grid[best], prec, &r);
+    if (rc == 0 && r.p99 > tol && prec == TFMM_PRECISION_SINGLE) {
+      fprintf(stderr,
+              "bench_soft_expansion: %s eps %g TOL %g: near field "
+              "in double (p99 %.3g in single)\n",
+              b->family, b->eps, tol, r.p99);
+      prec = TFMM_PRECISION_DOUBLE;
+      rc = soft_time(o, &f, b, &grid[best], prec, &r);
+    }
+    if (rc == 0)
+      print_row(b, "fmm-soft", tol, r.theta, r.order, 0, r.time, r.time, r.wall,
+                r.near, r.far, r.p99);
+  }
+  soft_free(&f);
+  return rc;
+}
+
 static int run_case(const options *o, bench_case *b, int family) {
   b->family = FAMILY[family];
   held_out_make(FAMILY_INPUT[family], b->n, b->seed, b->pos, b->mass);
@@ -479,7 +677,41 @@ static int run_case(const options *o, bench_case *b, int family) {
         rc = run_lib(o, b, o->tol.v[q], mode);
   if (o->bh && rc == 0)
     rc = run_bh(o, b);
+  if (o->modes[3] && rc == 0)
+    rc = run_soft_fmm(o, b);
   return rc;
+}
+
+/* --ops: each operator many times on fixed coefficients, the centre
+ * moved a little each time (so no call is hoisted); the CPU time per call. */
+static void time_ops(const options *o) {
+  static double M[2 * 1000], L[2 * 1000];
+  for (int i = 0; i < 2 * 1000; i++)
+    M[i] = 1.0 / (i + 1);
+  printf("op,order,soft_us,newton_us\n");
+  for (int q = 0; q < o->soft_order.count; q++) {
+    const int p = (int)o->soft_order.v[q], reps = 20000;
+    double cs[3] = {0, 0, 0}, ct[3] = {3, 1, 2}, us[2][2];
+    for (int op = 0; op < 2; op++)
+      for (int soft = 0; soft < 2; soft++) {
+        const double t0 = cpu_seconds();
+        for (int r = 0; r < reps; r++) {
+          ct[0] += 1e-9;
+          if (op == 0 && soft)
+            tfmm_soft_taylor_m2l(p, 0.01, M, cs, ct, L);
+          else if (op == 0)
+            tfmm_m2l(p, M, cs, ct, L);
+          else if (soft)
+            tfmm_soft_taylor_l2l(p, M, cs, ct, L);
+          else
+            tfmm_l2l(p, M, cs, ct, L);
+        }
+        us[op][soft] = 1e6 * (cpu_seconds() - t0) / reps;
+      }
+    printf("m2l,%d,%.3f,%.3f\nl2l,%d,%.3f,%.3f\n", p, us[0][1], us[0][0], p,
+           us[1][1], us[1][0]);
+  }
+  fprintf(stderr, "(%g)\n", L[0]); /* the results are used */
 }
 
 int main(int argc, char **argv) {
@@ -491,11 +723,16 @@ int main(int argc, char **argv) {
             "[--tol LIST] [--seed S] "
             "[--truth K] [--threads T] [--leaf L] [--calls C >= 2] "
             "[--theta LIST] [--order LIST (<= %d)] [--lib 0|1] [--bh 0|1] "
-            "[--modes auto,off,fixed]\n",
-            TFMM_SOFT_TAYLOR_ORDER_MAX);
+            "[--modes auto,off,fixed,fmm-soft] [--soft-theta LIST] "
+            "[--soft-order LIST (1..%d)] [--ops 0|1]\n",
+            TFMM_SOFT_TAYLOR_ORDER_MAX, TFMM_SOFT_TAYLOR_ORDER_MAX);
     return 2;
   }
   omp_set_num_threads(o.threads);
+  if (o.ops) {
+    time_ops(&o);
+    return 0;
+  }
   printf("method,family,n,eps,tol,seed,theta,order,separation,cpu_first,"
          "cpu_eval,wall_eval,near_pairs,far_ops,p99,meets\n");
   int rc = 0;

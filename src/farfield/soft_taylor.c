@@ -91,9 +91,9 @@ void tfmm_soft_taylor_derivatives(int q, double eps, const double R[3],
   }
 }
 
-/* y^n / n! for |n| <= p into out (tfmm_soft_taylor_size(p) doubles): each
- * from the entry one degree down along the same axis as level_step. */
-static void monomials(int p, const double y[3], double *out) {
+/* Each y^n / n! from the entry one degree down along the same axis as
+ * level_step. */
+void tfmm_soft_taylor_monomials(int p, const double y[3], double *out) {
   out[0] = 1;
   for (int t = 1; t <= p; t++) {
     const double *prev = out + level_offset(t - 1);
@@ -118,7 +118,7 @@ void tfmm_soft_taylor_p2m(int p, const double c[3], size_t n, const double *pos,
   for (size_t i = 0; i < n; i++) {
     const double y[3] = {pos[3 * i] - c[0], pos[3 * i + 1] - c[1],
                          pos[3 * i + 2] - c[2]};
-    monomials(p, y, y_n);
+    tfmm_soft_taylor_monomials(p, y, y_n);
     for (int k = 0; k < count; k++)
       M[k] += mass[i] * y_n[k];
   }
@@ -131,7 +131,7 @@ void tfmm_soft_taylor_m2m(int p, const double *Mc, const double c_child[3],
   double d_n[SIZE_MAX_Q];
   const double d[3] = {c_child[0] - c_parent[0], c_child[1] - c_parent[1],
                        c_child[2] - c_parent[2]};
-  monomials(p, d, d_n);
+  tfmm_soft_taylor_monomials(p, d, d_n);
   for (int t = 0; t <= p; t++)
     for (int j = 0; j <= t; j++)
       for (int c = 0; c <= j; c++) {
