@@ -569,12 +569,21 @@ int independent_forces_agree(const indep_bodies *b, const char *forces) {
   }
   if (read_forces(forces, got, INDEP_MAX) != n)
     return 0;
-  double scale = 0;
-  for (size_t k = 0; k < 4 * n; k++)
+  /* forces computes in the file's units (issue 30): its sums are G times
+   * these, G from the units (1 without). Fit the one G that the tool's
+   * numbers imply; every value must then agree with G times the sum. */
+  double scale = 0, gw = 0, ww = 0;
+  for (size_t k = 0; k < 4 * n; k++) {
     scale = fmax(scale, fabs(want[k]));
+    if (isfinite(want[k]) && isfinite(got[k]))
+      gw += got[k] * want[k], ww += want[k] * want[k];
+  }
+  const double G = ww > 0 ? gw / ww : 1;
+  if (!(G > 0) || !isfinite(G))
+    return 0;
   for (size_t k = 0; k < 4 * n; k++) {
     const int both_nan = isnan(want[k]) && isnan(got[k]);
-    if (!both_nan && !(fabs(got[k] - want[k]) <= 1e-9 * scale))
+    if (!both_nan && !(fabs(got[k] - G * want[k]) <= 1e-9 * G * scale))
       return 0;
   }
   return 1;

@@ -28,9 +28,10 @@ typedef struct indep_bodies {
  * reader cannot tell (a feature it does not read, its own crash). */
 int independent_read(const char *path, indep_bodies *b);
 
-/* Whether forces (the tool's output of forces --method reference, G = 1,
- * no softening) are those of b's bodies summed pair by pair in double,
- * to 1e-9 of the largest value: 1 yes, 0 no. */
+/* Whether forces (the tool's output of forces --method reference, no
+ * softening) are those of b's bodies summed pair by pair in double, times
+ * one G > 0 (the file's units' G, or 1; fitted, not read: the bodies are
+ * what is checked here), to 1e-9 of the largest value: 1 yes, 0 no. */
 int independent_forces_agree(const indep_bodies *b, const char *forces);
 
 /* Whether a and b hold the same bodies in the same order: IDs and times
