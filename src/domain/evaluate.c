@@ -329,10 +329,14 @@ static tfmm_status exchange_let(eval *e) {
   if (st == TFMM_OK) {
     size_t c = 0, b = 0;
     for (int r = 0; r < P; r++) {
-      memcpy(cbuf + c * width, cells[r].v,
-             cells[r].count * (size_t)width * sizeof *cbuf);
-      memcpy(bbuf + b * TFMM_LET_BODY_WIDTH, bodies[r].v,
-             bodies[r].count * TFMM_LET_BODY_WIDTH * sizeof *bbuf);
+      /* An empty list may hold no buffer (v NULL): memcpy's arguments
+       * must be valid even for 0 bytes (UBSan, under mpirun). */
+      if (cells[r].count > 0)
+        memcpy(cbuf + c * width, cells[r].v,
+               cells[r].count * (size_t)width * sizeof *cbuf);
+      if (bodies[r].count > 0)
+        memcpy(bbuf + b * TFMM_LET_BODY_WIDTH, bodies[r].v,
+               bodies[r].count * TFMM_LET_BODY_WIDTH * sizeof *bbuf);
       c += cells[r].count;
       b += bodies[r].count;
     }
