@@ -258,10 +258,13 @@ tfmm_status tfmm_sim_advance_to(tfmm_sim *s, double t) {
    * step. The grid is that of the synchronisation points. */
   const double sync = ldexp(s->tick, s->max_bin);
   const double k = ceil((t - s->cfg.time_initial) / sync - 1e-9);
-  if (!isfinite(t) || !(k < 1e15) || !(ldexp(k, s->max_bin) < ldexp(1.0, 62)))
+  if (!isfinite(t) || !(fabs(k) < 1e15) ||
+      !(ldexp(fabs(k), s->max_bin) < ldexp(1.0, 62)))
     return tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
                           "t = %g: must be finite and within 1e15 steps", t);
-  const int64_t target = (int64_t)k << s->max_bin;
+  /* A product, not a shift: k < 0 (a t before the start, refused below)
+   * may not be shifted (UBSan). */
+  const int64_t target = (int64_t)k * ((int64_t)1 << s->max_bin);
   if (target < s->ticks)
     return tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
                           "t = %.17g is before the simulation's time %.17g "
