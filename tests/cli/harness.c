@@ -335,3 +335,9 @@ void fake_gnuplot_writing(const char *body) {
   snprintf(path, sizeof path, "%s:/usr/bin:/bin", sp(""));
   cr_assert_eq(setenv("PATH", path, 1), 0);
 }
+
+double galactic_G(void) {
+  const double kpc = 3.0856775814913673e21, msun10 = 1.98841e43, kms = 1e5;
+  const double t = kpc / kms;
+  return 6.67430e-8 * msun10 * t * t / (kpc * kpc * kpc);
+}

@@ -86,4 +86,8 @@ void file_limit_end(file_limit *f);
  * exits 0, as gnuplot does after a write that failed on a full disk. */
 void fake_gnuplot_writing(const char *body);
 
+/* G in kpc, 1e10 Msun and km/s (--units galactic) from CODATA's G and
+ * the IAU's units, computed here independently of the tool's units.c. */
+double galactic_G(void);
+
 #endif

@@ -24,12 +24,6 @@ TestSuite(forces_units, .init = scratch_make, .fini = scratch_remove);
 #define MSUN10 1.98841e43
 #define KMS 1e5
 
-/* G in kpc, 1e10 Msun, km/s from CODATA's G, computed here. */
-static double galactic_G(void) {
-  const double t = KPC / KMS;
-  return 6.67430e-8 * MSUN10 * t * t / (KPC * KPC * KPC);
-}
-
 /* A fresh galaxy-sized cloud: 30 kpc across, 1e8 to 1e9 Msun a body. */
 typedef struct cloud {
   double pos[3 * N], vel[3 * N], mass[N];

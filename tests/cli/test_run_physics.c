@@ -22,16 +22,6 @@ TestSuite(run_physics, .init = scratch_make, .fini = scratch_remove);
       "--steps", "128", "--stats-every", "16", "--progress", "off", "--plots", \
       "off", "--threads", "1"
 
-#define KPC 3.0856775814913673e21
-#define MSUN10 1.98841e43
-#define KMS 1e5
-
-/* G in kpc, 1e10 Msun, km/s from CODATA's G, computed here. */
-static double galactic_G(void) {
-  const double t = KPC / KMS;
-  return 6.67430e-8 * MSUN10 * t * t / (KPC * KPC * KPC);
-}
-
 /* What a run's statistics.csv says: the total energy and virial ratio of
  * step 0, and the largest |dE/E| of its rows. */
 typedef struct energy_record {

@@ -27,12 +27,6 @@ TestSuite(units, .init = scratch_make, .fini = scratch_remove);
       "InternalUnitSystem:UnitLength_in_cgs:3.0856775814913673e21", "-P",      \
       "InternalUnitSystem:UnitVelocity_in_cgs:1e5"
 
-/* G in kpc, 1e10 Msun, km/s from CODATA's G, computed here. */
-static double galactic_G(void) {
-  const double t = KPC / KMS;
-  return 6.67430e-8 * MSUN10 * t * t / (KPC * KPC * KPC);
-}
-
 /* The first number of attribute name (BoxSize and Shift hold 3: read
  * whole, into room for all of them). */
 static double file_double(const char *path, const char *group,
