@@ -24,7 +24,6 @@
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_segmented_reduce.cuh>
-#include <cub/device/device_select.cuh>
 #include <cuda_runtime.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/permutation_iterator.h>
@@ -57,19 +56,45 @@ struct Rule {
   int barnes_hut;
 };
 
-/* The pair's fate: flags[o][i] = 1 when it goes to output o; count[i] the
- * pairs it opens into (0 when finished); count[n] = 0 for the scan. */
-__global__ void classify(int64_t n, const int2 *pairs, Rule r, uint8_t *flags,
-                         int64_t *count) {
+/* A pair's tally: the pairs it opens into, and 1 in the output it
+ * joins. Their exclusive scan (one pass for the four counts, AddTally)
+ * gives every pair its place in the next segment and in its output. The
+ * opened count saturates at INT32_MAX: only the prefix within the cap
+ * (at most 2^31 - 1) is ever placed, and a saturating sum of counts >= 0
+ * stays associative and non-decreasing. */
+struct alignas(16) Tally {
+  int32_t opens;
+  int32_t out[OUTPUTS];
+};
+
+struct AddTally {
+  __host__ __device__ Tally operator()(const Tally &a, const Tally &b) const {
+    Tally t;
+    const int64_t opens = (int64_t)a.opens + b.opens;
+    t.opens = opens > INT32_MAX ? INT32_MAX : (int32_t)opens;
+    for (int o = 0; o < OUTPUTS; o++)
+      t.out[o] = a.out[o] + b.out[o];
+    return t;
+  }
+};
+
+/* The outputs' next free entries, for emit. */
+struct Outputs {
+  int2 *at[OUTPUTS];
+};
+
+/* The pair's fate as its tally: the output it goes to, or the pairs it
+ * opens into (0 when finished); tally[n] = 0 for the scan. */
+__global__ void classify(int64_t n, const int2 *pairs, Rule r, Tally *tally) {
   int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
   if (i == n)
-    count[n] = 0;
+    tally[n] = Tally{};
   if (i >= n)
     return;
   const Cells &c = r.c;
   const int32_t a = pairs[i].x, b = pairs[i].y;
   int out = -1;
-  int64_t opens = 0;
+  int32_t opens = 0;
   if (c.targets != nullptr && c.targets[a] == 0) {
     /* A target without targets: dropped with every pair below it, and
      * only it; the others' entries keep the whole sweep's order. */
@@ -84,7 +109,7 @@ __global__ void classify(int64_t n, const int2 *pairs, Rule r, uint8_t *flags,
     if (is_leaf(c, a))
       out = OUT_NEAR;
     else
-      opens = (int64_t)c.child_count[a] * c.child_count[a];
+      opens = c.child_count[a] * c.child_count[a];
   } else if (accept(c, r.mac, a, b)) {
     out = c.body_end[a] - c.body_begin[a] <= r.m2p_bodies ? OUT_M2P : OUT_M2L;
   } else if (is_leaf(c, a) && is_leaf(c, b)) {
@@ -94,42 +119,52 @@ __global__ void classify(int64_t n, const int2 *pairs, Rule r, uint8_t *flags,
   } else {
     opens = c.child_count[b];
   }
+  Tally t;
+  t.opens = opens;
   for (int o = 0; o < OUTPUTS; o++)
-    flags[o * n + i] = out == o;
-  count[i] = opens;
+    t.out[o] = out == o;
+  tally[i] = t;
 }
 
-/* The prefix of the segment taken this round: the pairs whose children
- * end within cap (at[i + 1] <= cap; at least the first, whose children are
- * at most 64). The others' flags are cleared (they come back later);
- * sums[0] = the children of the prefix, sums[OUTPUTS + 1] = its pairs. */
-__global__ void cut_prefix(int64_t n, const int64_t *at, int64_t cap,
-                           uint8_t *flags, int64_t *sums) {
+/* Whether pair i is in the prefix taken this round: its children end
+ * within cap (at[i + 1].opens <= cap), or it is the first (whose
+ * children are at most 64). The rest of the segment comes back later. */
+__device__ bool taken(int64_t i, const Tally *at, int64_t cap) {
+  return i == 0 || at[i + 1].opens <= cap;
+}
+
+/* The round's sizes from the last pair taken: sums[0] = the children of
+ * the prefix, sums[1 + o] = its pairs of output o, sums[OUTPUTS + 1] = its
+ * pairs. */
+__global__ void cut_prefix(int64_t n, const Tally *at, int64_t cap,
+                           int64_t *sums) {
   int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-  if (i >= n)
+  if (i >= n || !taken(i, at, cap) || (i + 1 < n && taken(i + 1, at, cap)))
     return;
-  if (at[i + 1] > cap && i > 0) {
-    for (int o = 0; o < OUTPUTS; o++)
-      flags[o * n + i] = 0;
-    return;
-  }
-  if (i + 1 == n || at[i + 2] > cap) { /* the last pair taken */
-    sums[0] = at[i + 1];
-    sums[OUTPUTS + 1] = i + 1;
-  }
+  sums[0] = at[i + 1].opens;
+  for (int o = 0; o < OUTPUTS; o++)
+    sums[1 + o] = at[i + 1].out[o];
+  sums[OUTPUTS + 1] = i + 1;
 }
 
-/* The taken pairs' children at their places in the new segment, in the
+/* Each taken pair to its place: a finished one appended to its output in
+ * the segment's order, an opened one's children in the new segment in the
  * CPU's order: the self pair's children i-major, one side's in octant
  * order. */
-__global__ void open_pairs(int64_t n, const int2 *pairs, Rule r,
-                           const int64_t *at, int64_t cap, int2 *next) {
+__global__ void emit(int64_t n, const int2 *pairs, Rule r, const Tally *at,
+                     int64_t cap, Outputs outs, int2 *next) {
   int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-  if (i >= n || at[i + 1] == at[i] || (at[i + 1] > cap && i > 0))
+  if (i >= n || !taken(i, at, cap))
+    return;
+  const Tally p = at[i], q = at[i + 1];
+  const int32_t a = pairs[i].x, b = pairs[i].y;
+  for (int o = 0; o < OUTPUTS; o++)
+    if (q.out[o] != p.out[o])
+      outs.at[o][p.out[o]] = make_int2(a, b);
+  if (q.opens == p.opens)
     return;
   const Cells &c = r.c;
-  const int32_t a = pairs[i].x, b = pairs[i].y;
-  int2 *out = next + at[i];
+  int2 *out = next + p.opens;
   if (!r.barnes_hut && a == b) {
     const int32_t k = c.child_count[a], first = c.child_begin[a];
     for (int32_t x = 0; x < k; x++)
@@ -216,11 +251,10 @@ struct tfmm_traverse_gpu_state {
   using Buffer = tfmm_device_buffer;
   enum {
     STACK, /* the frontier's segments */
-    COUNT,
-    AT,
-    FLAGS,
-    OUT0, /* OUT0 + o: the finished pairs of output o; then its
-             CSR index, and the sort's second keys after it */
+    COUNT, /* the round's tallies */
+    AT,    /* their exclusive scan */
+    OUT0,  /* OUT0 + o: the finished pairs of output o; then its
+              CSR index, and the sort's second keys after it */
     PAIRS = OUT0 + OUTPUTS, /* the sort's keys and values: the scratch */
     OFFSET0,                /* OFFSET0 + o: the CSR offsets of output o */
     THETA = OFFSET0 + OUTPUTS,
@@ -421,7 +455,9 @@ tfmm_status sweep(State *s, const tfmm_tree_gpu *tree, const Rule &rule,
   const int64_t first = rule.barnes_hut ? tree->nleaves : 1;
   const int64_t asked = rule.frontier_cap > 0 ? rule.frontier_cap
                                               : TFMM_TRAVERSE_GPU_FRONTIER_CAP;
-  const int64_t cap = asked > first ? asked : first;
+  /* Below INT32_MAX, the saturated tally of a pair past the cap. */
+  const int64_t wanted = asked > first ? asked : first;
+  const int64_t cap = wanted < INT32_MAX - 1 ? wanted : INT32_MAX - 1;
   CHECK(reserve(s, State::STACK, (first + cap) * sizeof(int2), err));
   if (rule.barnes_hut) {
     start_leaves<<<blocks(first), THREADS, 0, stream>>>(
@@ -452,9 +488,8 @@ tfmm_status sweep(State *s, const tfmm_tree_gpu *tree, const Rule &rule,
                             "sweep takes at most 2^31 - 1 (use a larger leaf "
                             "size)",
                             (long long)n);
-    CHECK(reserve(s, State::COUNT, (n + 1) * sizeof(int64_t), err));
-    CHECK(reserve(s, State::AT, (n + 1) * sizeof(int64_t), err));
-    CHECK(reserve(s, State::FLAGS, OUTPUTS * n, err));
+    CHECK(reserve(s, State::COUNT, (n + 1) * sizeof(Tally), err));
+    CHECK(reserve(s, State::AT, (n + 1) * sizeof(Tally), err));
     CHECK(reserve(s, State::SUMS, (OUTPUTS + 2) * sizeof(int64_t), err));
     /* Growing keeps what the buffers hold: the pairs found so far, the
      * segments below. An output's buffer has room for its CSR index and
@@ -468,33 +503,25 @@ tfmm_status sweep(State *s, const tfmm_tree_gpu *tree, const Rule &rule,
       CHECK(grow_keeping(s, id, need, keep, stream, err));
     }
     const int2 *pairs = at<int2>(s, State::STACK) + seg.begin;
-    int64_t *count = at<int64_t>(s, State::COUNT);
-    int64_t *place = at<int64_t>(s, State::AT);
-    uint8_t *flags = at<uint8_t>(s, State::FLAGS);
+    Tally *tally = at<Tally>(s, State::COUNT);
+    Tally *place = at<Tally>(s, State::AT);
     int64_t *sums = at<int64_t>(s, State::SUMS);
-    classify<<<blocks(n + 1), THREADS, 0, stream>>>(n, pairs, rule, flags,
-                                                    count);
+    classify<<<blocks(n + 1), THREADS, 0, stream>>>(n, pairs, rule, tally);
     TRY(cudaGetLastError());
     size_t bytes = 0;
-    TRY(cub::DeviceScan::ExclusiveSum(nullptr, bytes, count, place,
-                                      (int)(n + 1), stream));
+    TRY(cub::DeviceScan::ExclusiveScan(nullptr, bytes, tally, place, AddTally{},
+                                       Tally{}, (int)(n + 1), stream));
     CHECK(temp(s, bytes, err));
-    TRY(cub::DeviceScan::ExclusiveSum(s->buf[State::TEMP].p, bytes, count,
-                                      place, (int)(n + 1), stream));
-    cut_prefix<<<blocks(n), THREADS, 0, stream>>>(n, place, cap, flags, sums);
+    TRY(cub::DeviceScan::ExclusiveScan(s->buf[State::TEMP].p, bytes, tally,
+                                       place, AddTally{}, Tally{}, (int)(n + 1),
+                                       stream));
+    cut_prefix<<<blocks(n), THREADS, 0, stream>>>(n, place, cap, sums);
     TRY(cudaGetLastError());
-    for (int o = 0; o < OUTPUTS; o++) {
-      int2 *out = at<int2>(s, State::OUT0 + o) + out_n[o];
-      bytes = 0;
-      TRY(cub::DeviceSelect::Flagged(nullptr, bytes, pairs, flags + o * n, out,
-                                     sums + 1 + o, (int)n, stream));
-      CHECK(temp(s, bytes, err));
-      TRY(cub::DeviceSelect::Flagged(s->buf[State::TEMP].p, bytes, pairs,
-                                     flags + o * n, out, sums + 1 + o, (int)n,
-                                     stream));
-    }
-    open_pairs<<<blocks(n), THREADS, 0, stream>>>(
-        n, pairs, rule, place, cap, at<int2>(s, State::STACK) + end);
+    Outputs outs;
+    for (int o = 0; o < OUTPUTS; o++)
+      outs.at[o] = at<int2>(s, State::OUT0 + o) + out_n[o];
+    emit<<<blocks(n), THREADS, 0, stream>>>(n, pairs, rule, place, cap, outs,
+                                            at<int2>(s, State::STACK) + end);
     TRY(cudaGetLastError());
     TRY(cudaMemcpyAsync(s->host, sums, (OUTPUTS + 2) * sizeof(int64_t),
                         cudaMemcpyDeviceToHost, stream));
