@@ -341,6 +341,13 @@ Test(hybrid_gpu_tree, reuse_across_n_and_auto) {
   c.schedule = TFMM_SCHEDULE_HYBRID; /* the hybrid schedule's tree */
   c.device = TFMM_DEVICE_GPU;
   c.eps = 0.01;
+  /* The table's setting: the kept solver's planner carries what it
+   * measured at the earlier N (its factor, the settings that missed) and
+   * may choose another theta or order than a fresh solver's at this N
+   * (3 of 8 runs on the H100 differed by 4e-3 to 2e-2, before and after
+   * the upward pass moved to its own stream); this test is about the
+   * GPU tree's buffers, not the planner. */
+  c.measure = TFMM_MEASURE_OFF;
   tfmm_solver *s = NULL;
   cr_assert_eq(tfmm_solver_create(&s, &c), TFMM_OK);
   for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {

@@ -33,6 +33,7 @@ typedef struct tfmm_gpu tfmm_gpu;
 
 typedef enum tfmm_stream_name {
   TFMM_STREAM_SOLVE,
+  TFMM_STREAM_UPWARD, /* the gpu schedule's upward pass, beside the lists */
   TFMM_STREAM_NEAR,
   TFMM_STREAM_STEP,
   TFMM_STREAM_COPY,

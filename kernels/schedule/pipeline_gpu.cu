@@ -29,10 +29,30 @@
 
 namespace {
 
-tfmm_status mark(tfmm_pipeline_gpu *pl, int k, tfmm_error *err) {
+tfmm_status mark_on(tfmm_pipeline_gpu *pl, int k, cudaStream_t stream,
+                    tfmm_error *err) {
   State *s = pl->state;
-  TRY(cudaEventRecord(s->ev[k], stream_of(pl)));
+  TRY(cudaEventRecord(s->ev[k], stream));
   s->recorded[k] = 1;
+  return TFMM_OK;
+}
+
+tfmm_status mark(tfmm_pipeline_gpu *pl, int k, tfmm_error *err) {
+  return mark_on(pl, k, stream_of(pl), err);
+}
+
+/* The upward pass runs on a stream of its own beside the lists (which
+ * need only the tree's cells, and wait on the host once a round): the
+ * solve stream waits for it before the far field reads M, and before the
+ * next evaluation replaces the tree it reads. */
+cudaStream_t upward_stream(tfmm_pipeline_gpu *pl) {
+  return (cudaStream_t)tfmm_gpu_stream(pl->base.gpu, TFMM_STREAM_UPWARD);
+}
+
+tfmm_status join_upward(tfmm_pipeline_gpu *pl, tfmm_error *err) {
+  State *s = pl->state;
+  if (s->recorded[State::EV_UPWARD])
+    TRY(cudaStreamWaitEvent(stream_of(pl), s->ev[State::EV_UPWARD], 0));
   return TFMM_OK;
 }
 
@@ -104,6 +124,7 @@ tfmm_status upload(tfmm_pipeline_gpu *pl, size_t n, const double *pos,
                    const double *mass, int on_device, void *after,
                    tfmm_error *err) {
   State *s = pl->state;
+  CHECK(join_upward(pl, err)); /* a last evaluation that stopped early */
   for (int k = 0; k < State::EVS; k++)
     s->recorded[k] = 0;
   s->active = nullptr; /* every body, unless targets says otherwise */
@@ -276,6 +297,7 @@ tfmm_status far(tfmm_pipeline_gpu *pl, int p, int fmm, int far_on,
   const tfmm_traverse_gpu_lists *l = &pl->lists.lists;
   cudaStream_t st = stream_of(pl);
   const size_t n = t->n;
+  CHECK(join_upward(pl, err));
   const double *M =
       (const double *)tfmm_arena_at(pl->base.gpu, TFMM_TREE_GPU_HYBRID_M);
   double *phi = nullptr, *grad = nullptr;
@@ -393,7 +415,7 @@ tfmm_status download(tfmm_pipeline_gpu *pl, tfmm_pipeline_gpu_times *times,
     times->upload = s->upload_ms;
     times->tree = elapsed(s, State::EV_UPLOADED, State::EV_TREE);
     times->upward = elapsed(s, State::EV_TREE, State::EV_UPWARD);
-    times->lists = elapsed(s, State::EV_UPWARD, State::EV_LISTS);
+    times->lists = elapsed(s, State::EV_TREE, State::EV_LISTS);
     times->near = elapsed(s, State::EV_LISTS, State::EV_NEAR);
     times->far = elapsed(s, State::EV_NEAR, State::EV_FAR);
     times->finish = elapsed(s, State::EV_FAR, State::EV_END);
@@ -511,10 +533,18 @@ extern "C" tfmm_status tfmm_pipeline_gpu_targets(tfmm_pipeline_gpu *pl,
 extern "C" tfmm_status tfmm_pipeline_gpu_upward(tfmm_pipeline_gpu *pl, int p,
                                                 tfmm_error *err) {
   CHECK(built(pl, err));
-  /* M stays on the device: to rounding will do (fast). */
-  CHECK(tfmm_tree_gpu_hybrid_upward(&pl->base, p, 1, err));
-  return entered(pl, pl->base.gpu, err,
-                 [&] { return mark(pl, State::EV_UPWARD, err); });
+  /* M stays on the device: to rounding will do (fast). On its own
+   * stream, after the tree (upward_stream). */
+  return entered(pl, pl->base.gpu, err, [&] {
+    State *s = pl->state;
+    cudaStream_t up = upward_stream(pl);
+    if (!s->recorded[State::EV_TREE])
+      return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                            "gpu schedule: the upward pass before the tree");
+    TRY(cudaStreamWaitEvent(up, s->ev[State::EV_TREE], 0));
+    CHECK(tfmm_tree_gpu_hybrid_upward_on(&pl->base, p, 1, up, err));
+    return mark_on(pl, State::EV_UPWARD, up, err);
+  });
 }
 
 extern "C" tfmm_status

@@ -1,10 +1,15 @@
 /* The gpu schedule (issue 13): a whole evaluation on one device, every
- * stage on one stream, the bodies uploaded once and the forces copied
- * back once:
+ * stage on one stream but the upward pass, the bodies uploaded once and
+ * the forces copied back once:
  *
  *   upload   the bodies into the tree's buffer (none when they are there)
  *   tree     tfmm_tree_gpu_build (tree_gpu.h), kept on the device
- *   upward   tfmm_upward_gpu (upward_gpu.h)
+ *   upward   tfmm_upward_gpu (upward_gpu.h), on a stream of its own
+ *            (TFMM_STREAM_UPWARD) after the tree, beside the lists: they
+ *            need only the tree's cells and wait on the host once a
+ *            round, which leaves the device idle; the far field waits for
+ *            it (as does the next evaluation's upload). Its time and the
+ *            lists' (from the tree's end) overlap.
  *   lists    tfmm_traverse_gpu_run (traverse_gpu.h)
  *   near     the near field's inputs made from the tree and lists
  *            (bodies relative to their leaf, leaf extents, list entries as
@@ -118,7 +123,8 @@ tfmm_status tfmm_pipeline_gpu_count_targets(tfmm_pipeline_gpu *pl, size_t n,
                                             const unsigned char *d_active,
                                             size_t *count, tfmm_error *err);
 
-/* The multipoles of order p. */
+/* The multipoles of order p, enqueued on the upward stream after the tree
+ * (the far field, and the next upload, wait for them). */
 tfmm_status tfmm_pipeline_gpu_upward(tfmm_pipeline_gpu *pl, int p,
                                      tfmm_error *err);
 

@@ -188,19 +188,19 @@ static size_t multipole_bytes(const tfmm_tree_gpu_hybrid *h, int p) {
          sizeof(double);
 }
 
+/* The upward pass on stream s, waited for when wait is nonzero. */
 static tfmm_status upward(tfmm_tree_gpu_hybrid *h, int p, int fast,
-                          tfmm_error *err) {
+                          cudaStream_t s, int wait, tfmm_error *err) {
   void *d_M = NULL;
   tfmm_status st =
       grow(h, TFMM_TREE_GPU_HYBRID_M, multipole_bytes(h, p), &d_M, err);
   if (st != TFMM_OK)
     return st;
-  cudaStream_t s = stream_of(h);
   st = fast ? tfmm_upward_gpu_fast(&h->tree, p, d_M, s, err)
             : tfmm_upward_gpu(&h->tree, p, d_M, s, err);
   if (st != TFMM_OK)
     return st;
-  const cudaError_t e = cudaStreamSynchronize(s);
+  const cudaError_t e = wait ? cudaStreamSynchronize(s) : cudaSuccess;
   if (e != cudaSuccess)
     return cuda_failed(err, e, "the upward pass");
   h->order = p;
@@ -235,7 +235,21 @@ tfmm_status tfmm_tree_gpu_hybrid_upward(tfmm_tree_gpu_hybrid *h, int p,
   int previous = -1;
   st = tfmm_tree_gpu_hybrid_enter(h, h->gpu, &previous, err);
   if (st == TFMM_OK)
-    st = upward(h, p, fast, err);
+    st = upward(h, p, fast, stream_of(h), 1, err);
+  return tfmm_tree_gpu_hybrid_leave(previous, st);
+}
+
+tfmm_status tfmm_tree_gpu_hybrid_upward_on(tfmm_tree_gpu_hybrid *h, int p,
+                                           int fast, void *stream,
+                                           tfmm_error *err) {
+  h->order = -1;
+  tfmm_status st = tree_built(h, err);
+  if (st != TFMM_OK)
+    return st;
+  int previous = -1;
+  st = tfmm_tree_gpu_hybrid_enter(h, h->gpu, &previous, err);
+  if (st == TFMM_OK)
+    st = upward(h, p, fast, (cudaStream_t)stream, 0, err);
   return tfmm_tree_gpu_hybrid_leave(previous, st);
 }
 

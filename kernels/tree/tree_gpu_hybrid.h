@@ -97,6 +97,12 @@ tfmm_status tfmm_tree_gpu_hybrid_bodies(tfmm_tree_gpu_hybrid *h, size_t n,
 tfmm_status tfmm_tree_gpu_hybrid_upward(tfmm_tree_gpu_hybrid *h, int p,
                                         int fast, tfmm_error *err);
 
+/* The same enqueued on `stream` (a cudaStream_t of h's device) and not
+ * waited for: the caller orders what reads M after it. */
+tfmm_status tfmm_tree_gpu_hybrid_upward_on(tfmm_tree_gpu_hybrid *h, int p,
+                                           int fast, void *stream,
+                                           tfmm_error *err);
+
 /* Those multipoles copied to M (host, ncells (p + 1)(p + 2) doubles). */
 tfmm_status tfmm_tree_gpu_hybrid_upward_download(tfmm_tree_gpu_hybrid *h,
                                                  double *M, tfmm_error *err);
