@@ -49,7 +49,8 @@ def say(message, terminal=False):
     if terminal and not sys.stderr.isatty():
         try:
             with open("/dev/tty", "w") as tty:
-                print(line, file=tty, flush=True)
+                # From the line's start, erased: pip's spinner is there.
+                print("\r\033[K" + line, file=tty, flush=True)
         except OSError:
             pass  # no controlling terminal (CI): stderr is all there is
 
