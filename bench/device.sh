@@ -444,7 +444,7 @@ cmd_sim() {
     cat "$out/run_bench.csv"
   fi
   if has merger; then
-    # The README's merger, rendered every 100 steps, with its statistics
+    # The merger of docs/tutorial.md (full size), rendered every 100 steps, with its statistics
     # (the snapshots themselves are not kept).
     local m=$work/merger s
     rm -rf "$m"

@@ -48,7 +48,10 @@ if ! cat "${requirements[@]}" | cmp -s - "$stamp"; then
   echo "python_env: requirements installed in $(($(date +%s) - start)) s" >&2
 fi
 # The package last, always reinstalled: the library in BUILD may be new.
-TILEFMM_BUILD_DIR=$build "${pip[@]}" install --force-reinstall --no-deps \
-  "$root/python"
+# From BUILD's parent with a relative TILEFMM_BUILD_DIR, as a user types
+# it: that the package takes it from the directory pip was started in
+# (python/build_library.py) is tested here too.
+(cd "$build/.." && TILEFMM_BUILD_DIR=$(basename "$build") \
+  "${pip[@]}" install --force-reinstall --no-deps "$root/python")
 echo "python_env: $venv ready ($("$venv/bin/python" -c \
   'import tilefmm; print("tilefmm", tilefmm.__version__, "from", tilefmm.library_path)'))" >&2

@@ -5,12 +5,19 @@ on the orbital plane at a few times, and the relative energy error).
 
     python3 merger.py [--n 4000] [--t-end 12] [--out merger.png]
 
-Runs from any directory once the package is installed (pip install
-./python from the repository)."""
+Runs from any directory once the package is installed with its examples'
+extra, which brings matplotlib: pip install './python[examples]' from the
+repository."""
 
 import argparse
+import sys
 
-import matplotlib
+try:
+    import matplotlib
+except ImportError:
+    sys.exit("merger.py plots with matplotlib, which is not installed: "
+             "pip install './python[examples]' (from the repository) or "
+             "pip install matplotlib")
 
 matplotlib.use("Agg")  # no display needed
 import matplotlib.pyplot as plt  # noqa: E402
