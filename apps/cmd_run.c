@@ -728,9 +728,10 @@ int cmd_run(int argc, char **argv) {
                                              : " (from the units)");
     }
     /* Rank 0 writes statistics.csv; the others keep the same steps. */
-    r.report_open = mpi_cli_agree(run_report_open(
-        &r.report, mpi_cli_rank() == 0 ? o->out : NULL, tfmm_sim_syncs(r.sim),
-        r.end, o->restart_path != NULL, use_progress(o->progress)));
+    r.report_open = mpi_cli_agree(
+        run_report_open(&r.report, mpi_cli_rank() == 0 ? o->out : NULL,
+                        &o->units, tfmm_sim_syncs(r.sim), r.end,
+                        o->restart_path != NULL, use_progress(o->progress)));
     int ok = r.report_open;
     if (ok && o->restart_path == NULL)
       ok = start(&r);
@@ -753,7 +754,7 @@ int cmd_run(int argc, char **argv) {
       char title[256];
       snprintf(title, sizeof title, "tilefmm run: %zu bodies (%s), %s on %s",
                r.bodies, o->ic, o->sc.method, r.where);
-      ok = run_plots_write(o->out, r.sim, title);
+      ok = run_plots_write(o->out, r.sim, title, &o->units);
     }
     code = !ok ? CLI_RUNTIME_ERROR : stopped != 0 ? 128 + stopped : CLI_OK;
   }
