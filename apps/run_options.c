@@ -224,6 +224,9 @@ void run_options_init(run_options *ro) {
        .value = &ro->snapshot_dt,
        .valid = non_negative_double,
        .expect = "a number >= 0"},
+      {.name = "--output-times",
+       .kind = ARGS_STRING,
+       .value = &ro->output_times},
       {.name = "--stats-dt",
        .kind = ARGS_DOUBLE,
        .value = &ro->stats_dt,
@@ -387,6 +390,14 @@ void run_options_help(FILE *fp, const run_options *d) {
       "  --snapshot-dt T   a snapshot at the first step at or after each\n"
       "                    multiple of T from the start (NNNN = that\n"
       "                    multiple), instead of --snapshot-every\n"
+      "  --output-times FILE  snapshots at the times FILE lists (one a\n"
+      "                    line in the run's time unit, '#' comments,\n"
+      "                    increasing, none before the start; SWIFT's\n"
+      "                    Snapshots:output_list), NNNN the line's rank\n"
+      "                    from 0: each the state of the step before it\n"
+      "                    carried to that time (x + v tau + a tau^2 / 2,\n"
+      "                    v + a tau), as SWIFT and GADGET-4 drift to an\n"
+      "                    output time; instead of --snapshot-every/-dt\n"
       "  --stats-dt T      diagnostics likewise, instead of --stats-every\n"
       "  --snapshot-fields LIST  the datasets of a snapshot: all, or a list\n"
       "                    of Velocities, Accelerations, Potentials "

@@ -60,6 +60,7 @@ const run_key run_keys[] = {
     {"Output", "progress", "--progress", 1},
     {"Output", "plots", "--plots", 1},
     {"Snapshots", "delta_time", "--snapshot-dt", 1},
+    {"Snapshots", "output_list", "--output-times", 1},
     {"Snapshots", "fields", "--snapshot-fields", 1},
     {"Snapshots", "precision", "--snapshot-precision", 1},
     {"Snapshots", "compression", "--snapshot-compression", 1},
@@ -111,6 +112,9 @@ static const struct {
     {"Snapshots", "UnitVelocity_in_cgs",
      "SWIFT's key: tilefmm writes snapshots in its internal units "
      "(InternalUnitSystem), which every reader converts"},
+    {"Snapshots", "output_list_on",
+     "SWIFT's key: tilefmm uses Snapshots:output_list whenever it is given "
+     "(drop output_list_on)"},
     {"Snapshots", "subdir",
      "SWIFT's key: set the output directory with Output:directory"},
     {"Snapshots", "time_first",

@@ -147,6 +147,13 @@ int run_options_finish(run_options *ro) {
     cli_error("--snapshot-every and --snapshot-dt both given: choose one");
     return 0;
   }
+  if (ro->output_times != NULL &&
+      (ro->snapshot_dt > 0 || run_options_explicit(ro, "--snapshot-every"))) {
+    cli_error("--output-times (Snapshots:output_list) and %s both given: "
+              "choose one",
+              ro->snapshot_dt > 0 ? "--snapshot-dt" : "--snapshot-every");
+    return 0;
+  }
   if (ro->stats_dt > 0 && run_options_explicit(ro, "--stats-every")) {
     cli_error("--stats-every and --stats-dt both given: choose one");
     return 0;
@@ -198,4 +205,21 @@ int run_options_finish(run_options *ro) {
   ro->sc.theta = theta;
   ro->sc.order = order;
   return 1;
+}
+
+/* Refuses the flag --types with a model, which has no particle types to
+ * choose among; from a parameter file or -P it is listed in
+ * unused_parameters.yml instead, as a shared file's settings are. */
+int run_options_types_fit_ic(const run_options *o) {
+  if (o->types == NULL || !run_state_is_model(o->ic) ||
+      !run_options_explicit(o, "--types"))
+    return 1;
+  for (size_t k = 0; k < o->ngiven; k++)
+    if (o->given[k].opt != NULL && strcmp(o->given[k].opt, "--types") == 0 &&
+        o->given[k].overridden_by == NULL)
+      return 1; /* the file's or -P's */
+  cli_error("--types %s: --ic %s is a model, which has no particle types "
+            "(--types chooses among those of a snapshot file)",
+            o->types, o->ic);
+  return 0;
 }
