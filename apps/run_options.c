@@ -114,6 +114,7 @@ void run_options_init(run_options *ro) {
   ro->t_end = -1.0;
   ro->out = DEFAULT_OUT;
   ro->snapshot_every = 10;
+  ro->output_list_on = -1;
   ro->checkpoint_every = 100;
   ro->stats_every = 1;
   ro->progress = "auto";

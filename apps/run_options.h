@@ -55,6 +55,8 @@ typedef struct run_options {
   double stats_dt;          /* > 0: the same for the diagnostics */
   const char *output_times; /* an output list file (output_list.h): the
                                snapshots at its times instead, or NULL */
+  int output_list_on;       /* SWIFT's Snapshots:output_list_on: 0 turns
+                               the list off, 1 needs one; -1: not given */
   const char *progress;     /* auto, on, off */
   const char *plots;        /* on, off: picture.png and energy.png at the end */
   int force;                /* start afresh in a directory that holds a run */

@@ -85,6 +85,7 @@ static const run_key aliases[] = {
     {"InitialConditions", "file_name", "--ic", 0},
     {"TimeIntegration", "time_end", "--t-end", 1},
     {"TimeIntegration", "time_begin", NULL, 1},
+    {"Snapshots", "output_list_on", NULL, 1},
     {"Gravity", "comoving_DM_softening", "--eps", 0},
     {"Gravity", "max_physical_DM_softening", "--eps", 0},
     {"Gravity", "theta_cr", "--theta", 0},
@@ -112,9 +113,6 @@ static const struct {
     {"Snapshots", "UnitVelocity_in_cgs",
      "SWIFT's key: tilefmm writes snapshots in its internal units "
      "(InternalUnitSystem), which every reader converts"},
-    {"Snapshots", "output_list_on",
-     "SWIFT's key: tilefmm uses Snapshots:output_list whenever it is given "
-     "(drop output_list_on)"},
     {"Snapshots", "subdir",
      "SWIFT's key: set the output directory with Output:directory"},
     {"Snapshots", "time_first",
@@ -267,6 +265,11 @@ static int set_by_override(const run_options *ro, const char *flag) {
   return 0;
 }
 
+static int zero_or_one(const void *v) {
+  const int k = *(const int *)v;
+  return k == 0 || k == 1;
+}
+
 /* Sets every given parameter that neither a flag nor a -P overrides.
  * Returns the number of errors printed. */
 static int apply_given(run_options *ro) {
@@ -275,6 +278,15 @@ static int apply_given(run_options *ro) {
     run_given *g = &ro->given[k];
     char where[600];
     snprintf(where, sizeof where, "%s: %s:%s", g->where, g->section, g->key);
+    if (g->opt == NULL && strcmp(g->key, "output_list_on") == 0) {
+      args_option o = {.name = "output_list_on",
+                       .kind = ARGS_INT,
+                       .value = &ro->output_list_on,
+                       .valid = zero_or_one,
+                       .expect = "0 or 1"};
+      errors += !args_set(&o, g->value, where);
+      continue;
+    }
     if (g->opt == NULL) { /* time_begin */
       args_option o = {.name = "time_begin",
                        .kind = ARGS_DOUBLE,

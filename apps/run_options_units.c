@@ -126,6 +126,32 @@ static void model_defaults(run_options *ro) {
     ro->sc.cfg.eps = DEFAULT_EPS * R;
 }
 
+/* Which rule places the snapshots. SWIFT's Snapshots:output_list_on 0
+ * turns a list off, 1 needs one. On a restart the checkpoint's rule (a
+ * list, or --snapshot-dt) gives way to one given now. */
+static int snapshot_rule(run_options *ro) {
+  if (ro->output_list_on == 1 && ro->output_times == NULL) {
+    cli_error("Snapshots:output_list_on 1 needs Snapshots:output_list (or "
+              "--output-times)");
+    return 0;
+  }
+  if (ro->output_list_on == 0 && ro->output_times != NULL) {
+    fprintf(stderr,
+            "tilefmm run: note: Snapshots:output_list_on is 0: the output "
+            "list %s is not used\n",
+            ro->output_times);
+    ro->output_times = NULL;
+  }
+  const int list = run_options_explicit(ro, "--output-times");
+  const int cadence = run_options_explicit(ro, "--snapshot-every") ||
+                      run_options_explicit(ro, "--snapshot-dt");
+  if (ro->output_times != NULL && !list && cadence)
+    ro->output_times = NULL;
+  if (list && !cadence)
+    ro->snapshot_dt = 0;
+  return 1;
+}
+
 int run_options_finish(run_options *ro) {
   solver_cli_finish(&ro->sc);
   finish_output(ro);
@@ -147,6 +173,8 @@ int run_options_finish(run_options *ro) {
     cli_error("--snapshot-every and --snapshot-dt both given: choose one");
     return 0;
   }
+  if (!snapshot_rule(ro))
+    return 0;
   if (ro->output_times != NULL &&
       (ro->snapshot_dt > 0 || run_options_explicit(ro, "--snapshot-every"))) {
     cli_error("--output-times (Snapshots:output_list) and %s both given: "

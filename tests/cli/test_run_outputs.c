@@ -191,3 +191,107 @@ Test(run_outputs, final_snapshot_at_the_end_time) {
   snapshot_free(&s);
   cr_assert(!exists("g/snapshot_0005.hdf5"));
 }
+
+/* SWIFT's Snapshots:output_list_on: 0 turns the list off (the cadence
+ * then), 1 needs a list, anything else is refused. */
+Test(run_outputs, swift_output_list_on) {
+  write_text("times.txt", "0.01\n");
+  char yml[512];
+  snprintf(yml, sizeof yml,
+           "Snapshots:\n  output_list_on: 0\n  output_list: %s\n",
+           sp("times.txt"));
+  write_text("off.yml", yml);
+  cr_assert_eq(RUN("run", "--n", "100", "--steps", "1", "--out", sp("o"),
+                   "--params", sp("off.yml"), "--progress", "off", "--plots",
+                   "off"),
+               0);
+  assert_stderr_has("output_list_on is 0");
+  snapshot s = read_snap("o/snapshot_0000.hdf5");
+  cr_assert_eq(s.time, 0.0, "the cadence's snapshot 0000 is the start");
+  snapshot_free(&s);
+  write_text("on.yml", "Snapshots:\n  output_list_on: 1\n");
+  cr_assert_eq(RUN("run", "--n", "100", "--steps", "1", "--out", sp("p"),
+                   "--params", sp("on.yml")),
+               2);
+  assert_stderr_has("output_list_on 1 needs Snapshots:output_list");
+  write_text("two.yml", "Snapshots:\n  output_list_on: 2\n");
+  cr_assert_eq(RUN("run", "--n", "100", "--steps", "1", "--out", sp("q"),
+                   "--params", sp("two.yml")),
+               2);
+  assert_stderr_has("output_list_on");
+  assert_stderr_has("0 or 1");
+}
+
+/* A restart may change the rule: the checkpoint's list gives way to a
+ * cadence given now, and a list given now to the checkpoint's cadence. */
+Test(run_outputs, restart_changes_the_rule) {
+  write_text("times.txt", "0\n0.01\n");
+  cr_assert_eq(RUN("run", "--n", "100", "--steps", "2", "--out", sp("a"),
+                   "--output-times", sp("times.txt"), "--method", "direct",
+                   "--progress", "off", "--plots", "off"),
+               0);
+  cr_assert_eq(RUN("run", "--restart", sp("a/checkpoint.hdf5"), "--steps", "4",
+                   "--snapshot-every", "4", "--progress", "off", "--plots",
+                   "off"),
+               0);
+  snapshot s = read_snap("a/snapshot_0001.hdf5");
+  cr_assert_eq(s.time, 4 * 0.0078125, "the cadence's snapshot of step 4");
+  snapshot_free(&s);
+  write_text("later.txt", "0.03\n");
+  cr_assert_eq(RUN("run", "--n", "100", "--steps", "2", "--out", sp("b"),
+                   "--snapshot-dt", "0.0078125", "--method", "direct",
+                   "--progress", "off", "--plots", "off"),
+               0);
+  cr_assert_eq(RUN("run", "--restart", sp("b/checkpoint.hdf5"), "--steps", "4",
+                   "--output-times", sp("later.txt"), "--progress", "off",
+                   "--plots", "off"),
+               0);
+  s = read_snap("b/snapshot_0000.hdf5");
+  cr_assert_eq(s.time, 0.03, "the list's snapshot 0000");
+  snapshot_free(&s);
+}
+
+/* statistics.csv's header carries the units; a restart in a directory
+ * whose file has the header of an older tilefmm (the same columns, no
+ * units) continues its rows under the header with units. */
+Test(run_outputs, statistics_header_with_units_and_an_older_one_continued) {
+  cr_assert_eq(RUN("run", "--n", "100", "--steps", "2", "--out", sp("c"),
+                   "--method", "direct", "--progress", "off", "--plots", "off"),
+               0);
+  const char header[] =
+      "step,time [N-body time],kinetic [N-body energy],potential [N-body "
+      "energy],total [N-body energy],rel_energy_error,px [N-body momentum],"
+      "py [N-body momentum],pz [N-body momentum],lx [N-body angular "
+      "momentum],ly [N-body angular momentum],lz [N-body angular momentum],"
+      "virial_ratio,com_x [N-body length],com_y [N-body length],com_z "
+      "[N-body length],leaf_size,wall_tree [s],wall_near [s],wall_far [s],"
+      "wall_integrate [s],wall_io [s],wall_step [s],theta,order,error_p99,"
+      "error_max,error_samples\n";
+  char *text = read_text("c/statistics.csv");
+  cr_assert_not_null(text);
+  cr_assert_eq(strncmp(text, header, strlen(header)), 0, "%s", text);
+  const char older[] =
+      "step,time,kinetic,potential,total,rel_energy_error,px,py,pz,lx,ly,lz,"
+      "virial_ratio,com_x,com_y,com_z,leaf_size,wall_tree,wall_near,wall_far,"
+      "wall_integrate,wall_io,wall_step,theta,order,error_p99,error_max,"
+      "error_samples\n";
+  const char *rows = strchr(text, '\n') + 1;
+  char *old = malloc(strlen(older) + strlen(rows) + 1);
+  cr_assert_not_null(old);
+  strcpy(old, older);
+  strcat(old, rows);
+  write_text("c/statistics.csv", old);
+  cr_assert_eq(RUN("run", "--restart", sp("c/checkpoint.hdf5"), "--steps", "3",
+                   "--progress", "off", "--plots", "off"),
+               0);
+  char *after = read_text("c/statistics.csv");
+  cr_assert_not_null(after);
+  cr_assert_eq(strncmp(after, header, strlen(header)), 0, "%s", after);
+  cr_assert_eq(strncmp(after + strlen(header), rows, strlen(rows)), 0,
+               "the older rows are not kept as they were");
+  cr_assert_eq(strncmp(after + strlen(header) + strlen(rows), "3,", 2), 0,
+               "no row of step 3 after them: %s", after);
+  free(text);
+  free(old);
+  free(after);
+}
