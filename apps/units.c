@@ -134,12 +134,11 @@ const char *units_time_text(const units *u, double t, char *buf,
   }
   const double years = t * units_time(u) / YEAR_S;
   const double a = fabs(years);
-  snprintf(buf, size, "%.6g %s (%.4g %s)", t, l.time,
-           a >= 1e9   ? years / 1e9
-           : a >= 1e6 ? years / 1e6
-                      : years,
-           a >= 1e9   ? "Gyr"
-           : a >= 1e6 ? "Myr"
-                      : "yr");
+  const double scale = a >= 1e9 ? 1e9 : a >= 1e6 ? 1e6 : a >= 1e3 ? 1e3 : 1;
+  snprintf(buf, size, "%.6g %s (%.4g %s)", t, l.time, years / scale,
+           scale == 1e9   ? "Gyr"
+           : scale == 1e6 ? "Myr"
+           : scale == 1e3 ? "kyr"
+                          : "yr");
   return buf;
 }
