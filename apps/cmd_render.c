@@ -6,7 +6,7 @@
 #include "bodyio.h"
 #include "cli.h"
 #include "output.h"
-#include "render_png.h"
+#include "render_figure.h"
 #include "snapshot.h"
 
 #include "tilefmm.h"
@@ -25,6 +25,7 @@
 typedef struct render_options {
   const char *snapshot, *out, *axis_word, *extent_word, *centre_word;
   const char *types; /* --types: the particle types drawn, or NULL */
+  const char *style; /* --style: figure or bare */
   int size;
   double decades;
   int axis;         /* 0, 1, 2 */
@@ -45,8 +46,13 @@ static void print_help(void) {
          "'inferno' colour map; pixels with no mass are black. The other\n"
          "two axes are drawn right and up in right-handed order: along z,\n"
          "x right and y up; along x, y right and z up; along y, z right\n"
-         "and x up. A tEXt chunk 'Description' records the snapshot, the\n"
-         "view and the range of densities.\n"
+         "and x up. The picture is a figure drawn by gnuplot: axes in\n"
+         "the snapshot's length unit (\"x [kpc]\", or \"x [N-body\n"
+         "length]\"), its time in the title, and a colour bar of the\n"
+         "surface density in its units; without gnuplot, or with\n"
+         "--style bare, the bare map of one pixel per cell. A tEXt chunk\n"
+         "'Description' records the snapshot, the view and the range of\n"
+         "densities ('Labels' the figure's labels).\n"
          "\n"
          "Options:\n"
          "  --out FILE.png     where to write, replaced atomically "
@@ -62,6 +68,9 @@ static void print_help(void) {
          "  --size PX          pixels per side, in [%d, %d] (default: %d)\n"
          "  --decades D        decades of density shown, in (0, %g]\n"
          "                     (default: %g)\n"
+         "  --style S          figure (axes, time, colour bar; needs\n"
+         "                     gnuplot) or bare (the map alone, --size\n"
+         "                     pixels square) (default: figure)\n"
          "  --types LIST       the particle types drawn: 0,1,4 or all\n"
          "                     (default: the file's one type; gas or\n"
          "                     several types need it)\n"
@@ -81,6 +90,11 @@ static int axis_index(const char *word) {
     if (strcmp(word, names[a]) == 0)
       return a;
   return -1;
+}
+
+static int style_ok(const void *v) {
+  const char *s = *(const char *const *)v;
+  return strcmp(s, "figure") == 0 || strcmp(s, "bare") == 0;
 }
 
 static int axis_ok(const void *v) {
@@ -172,6 +186,7 @@ static const char *take_positional(int argc, char **argv,
 static args_result parse_options(int argc, char **argv, render_options *o) {
   memset(o, 0, sizeof *o);
   o->axis_word = "z";
+  o->style = "figure";
   o->extent_word = "auto";
   o->size = DEFAULT_SIZE;
   o->decades = DEFAULT_DECADES;
@@ -202,6 +217,11 @@ static args_result parse_options(int argc, char **argv, render_options *o) {
        .value = &o->decades,
        .valid = decades_ok,
        .expect = "a number in (0, 20]"},
+      {.name = "--style",
+       .kind = ARGS_STRING,
+       .value = &o->style,
+       .valid = style_ok,
+       .expect = "figure or bare"},
       {.name = BODY_INPUT_TYPES_FLAG,
        .kind = ARGS_STRING,
        .value = &o->types,
@@ -261,9 +281,14 @@ static int draw(const render_options *o, const snapshot *s) {
                             .decades = o->decades};
   char software[64];
   snprintf(software, sizeof software, "tilefmm %s render", tfmm_version());
+  const render_figure_info info = {.source = o->snapshot,
+                                   .software = software,
+                                   .units = &s->units,
+                                   .time = s->time,
+                                   .bare = strcmp(o->style, "bare") == 0};
   render_result r;
-  if (!render_png_write(o->out, o->snapshot, software, s->n, s->pos, s->mass,
-                        s->time, &spec, &r))
+  if (!render_figure_write(o->out, &info, s->n, s->pos, s->mass, &spec, &r,
+                           NULL))
     return 0;
   fprintf(stderr,
           "tilefmm render: %zu of %zu bodies in view, extent %.6g, "

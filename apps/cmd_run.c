@@ -9,6 +9,8 @@
 #include "cli.h"
 #include "dist_report.h"
 #include "mpi_cli.h"
+#include "output_list.h"
+#include "run_describe.h"
 #include "run_dir.h"
 #include "run_limits.h"
 #include "run_options.h"
@@ -65,7 +67,8 @@ typedef struct run {
     double time, error;
     tfmm_diagnostics d;
   } sync;
-  int mid_way; /* stopped mid-way through a block of individual steps */
+  int mid_way;      /* stopped mid-way through a block of individual steps */
+  output_list list; /* --output-times: the snapshots' times, or n 0 */
 } run;
 
 static void run_free(run *r) {
@@ -74,6 +77,7 @@ static void run_free(run *r) {
     run_report_abort(&r->report);
   tfmm_sim_destroy(r->sim);
   run_options_free_attrs(r->attrs, r->nattrs);
+  output_list_free(&r->list);
   run_state_free(&r->st);
   run_dir_release(&r->dir);
   run_options_free(&r->ro);
@@ -121,55 +125,6 @@ static int write_state(const run *r, const char *fmt, int64_t k,
                                       checkpoint, r->device);
   free(path);
   return ok;
-}
-
-/* "softening spline (the default of run), eps 0.01, fmm: theta 0.3
- * (auto), order 8 (auto) for accuracy 1e-3": the physics and the tree
- * parameters used (theta and order as resolved before the first
- * evaluation, or as the last one used when stats is not NULL). */
-static void describe_solver(const run *r, const tfmm_stats *stats, char *buf,
-                            size_t size) {
-  const tfmm_config *c = &r->ro.sc.cfg;
-  double theta;
-  int order;
-  if (stats != NULL && stats->n > 0) {
-    theta = stats->theta;
-    order = stats->order;
-  } else {
-    solver_cli_resolve(c, &theta, &order);
-  }
-  char tree[160], tol[32];
-  solver_cli_theta_order(c, theta, order, tree, sizeof tree);
-  /* Before the first evaluation the planner's setting is a guess: the
-   * run measures, and may move from it (said after step 0). */
-  if ((stats == NULL || stats->n == 0) && solver_cli_planned(c))
-    snprintf(tree, sizeof tree,
-             "theta %g, order %d (auto: the first guess; chosen by measuring "
-             "the error)",
-             theta, order);
-  const int tree_method =
-      c->method == TFMM_METHOD_FMM || c->method == TFMM_METHOD_BH;
-  snprintf(
-      buf, size, "softening %s%s, eps %g, precision %s, %s%s%s%s%s%s%s",
-      tfmm_softening_name(c->softening),
-      run_options_explicit(&r->ro, "--softening") ? ""
-                                                  : " (the default of run)",
-      c->eps, tfmm_precision_name(c->precision), tfmm_method_name(c->method),
-      tree_method ? ": " : "", tree, tree_method ? " for accuracy " : "",
-      tree_method ? solver_cli_tol(c->accuracy, tol) : "",
-      tree_method && c->mac != TFMM_MAC_GEOMETRIC ? ", mac " : "",
-      tree_method && c->mac != TFMM_MAC_GEOMETRIC ? tfmm_mac_name(c->mac) : "");
-  /* Where the last evaluation's stages ran. */
-  const size_t used = strlen(buf);
-  if (tree_method && stats != NULL && stats->n > 0 && used < size)
-    snprintf(buf + used, size - used,
-             "; schedule %s: tree on the %s, lists on the %s, far field on "
-             "the %s, near field on the %s",
-             tfmm_schedule_name(stats->schedule),
-             tfmm_device_name(stats->tree_device),
-             tfmm_device_name(stats->lists_device),
-             tfmm_device_name(stats->far_device),
-             tfmm_device_name(stats->near_device));
 }
 
 static int write_used_parameters(const run *r) {
@@ -290,6 +245,44 @@ static int write_checkpoint(run *r) {
          write_state(r, "checkpoint.hdf5", 0, 1);
 }
 
+/* The snapshots of step: with an output list, each listed time within
+ * the step after it (or on it) as number K, K its rank in the list, the
+ * state carried to that time. Else snapshot K is step K * snapshot_every,
+ * or the first step at or after time K * snapshot_dt; 0000, the initial
+ * state, is written even when snapshot_every is 0; and the end step has
+ * one, numbered after the last, when the cadence missed it (SWIFT and
+ * GADGET-4 end with one). */
+static int begin_snapshots(run *r, int64_t step) {
+  const run_options *o = &r->ro;
+  int ok = 1;
+  size_t j;
+  double at;
+  if (o->output_times != NULL) {
+    while (ok && output_list_due(&r->list, step, r->end, &j, &at))
+      ok = snapshot_writer_begin_at(
+          &r->writer, out_path(r, "snapshot_%04" PRId64 ".hdf5", (int64_t)j),
+          at);
+    return ok;
+  }
+  int64_t k = 0;
+  int due;
+  if (o->snapshot_dt > 0) {
+    due = due_by_time(r, o->snapshot_dt, &k);
+  } else {
+    due = step == 0 || (o->snapshot_every > 0 && step % o->snapshot_every == 0);
+    k = o->snapshot_every > 0 ? step / o->snapshot_every : 0;
+  }
+  /* k is then the last written: the end's is the next. */
+  if (!due && step == r->end && (o->snapshot_dt > 0 || o->snapshot_every > 0)) {
+    k++;
+    due = 1;
+  }
+  if (due)
+    ok = snapshot_writer_begin(&r->writer,
+                               out_path(r, "snapshot_%04" PRId64 ".hdf5", k));
+  return ok;
+}
+
 /* Snapshot, diagnostics (line and CSV row) and checkpoint, each when
  * due. */
 static int after_step(run *r, run_times *t, double step_started) {
@@ -299,19 +292,7 @@ static int after_step(run *r, run_times *t, double step_started) {
   /* The snapshot taken at the step before goes to its writing thread. */
   int ok = snapshot_writer_hand_off(&r->writer);
   snapshot_writer_note(&r->writer, solver_stats(r), step);
-  /* Snapshot K is step K * snapshot_every, or the first step at or after
-   * time K * snapshot_dt; 0000, the initial state, is written even when
-   * snapshot_every is 0. */
-  int64_t k = 0;
-  if (o->snapshot_dt > 0 ? due_by_time(r, o->snapshot_dt, &k)
-                         : step == 0 || (o->snapshot_every > 0 &&
-                                         step % o->snapshot_every == 0))
-    ok = ok && snapshot_writer_begin(&r->writer,
-                                     out_path(r, "snapshot_%04" PRId64 ".hdf5",
-                                              o->snapshot_dt > 0 ? k
-                                              : o->snapshot_every > 0
-                                                  ? step / o->snapshot_every
-                                                  : 0));
+  ok = ok && begin_snapshots(r, step);
   t->io = cli_seconds() - t0;
   if (!ok)
     return 0;
@@ -554,21 +535,24 @@ static int claim_dir(run *r) {
        write_used_parameters(r)));
 }
 
-/* Refuses the flag --types with a model, which has no particle types to
- * choose among; from a parameter file or -P it is listed in
- * unused_parameters.yml instead, as a shared file's settings are. */
-static int types_fit_ic(const run_options *o) {
-  if (o->types == NULL || !run_state_is_model(o->ic) ||
-      !run_options_explicit(o, "--types"))
-    return 1;
-  for (size_t k = 0; k < o->ngiven; k++)
-    if (o->given[k].opt != NULL && strcmp(o->given[k].opt, "--types") == 0 &&
-        o->given[k].overridden_by == NULL)
-      return 1; /* the file's or -P's */
-  cli_error("--types %s: --ic %s is a model, which has no particle types "
-            "(--types chooses among those of a snapshot file)",
-            o->types, o->ic);
-  return 0;
+/* The output list, from the run's start; a restart continues with the
+ * times after its step (those up to it were written before its
+ * checkpoint). Says how many lie past the end. */
+static int read_output_list(run *r) {
+  const run_options *o = &r->ro;
+  if (!mpi_cli_agree(output_list_read(o->output_times, r->time_initial,
+                                      run_step_length(o), &r->list)))
+    return 0;
+  if (o->restart_path != NULL)
+    output_list_skip_to(&r->list, tfmm_sim_syncs(r->sim));
+  const size_t after = output_list_after(&r->list, r->end);
+  if (after > 0)
+    fprintf(stderr,
+            "tilefmm run: note: %zu of the %zu times of %s are after the "
+            "end (t = %.17g): no snapshot for them\n",
+            after, r->list.n, o->output_times,
+            r->time_initial + (double)r->end * run_step_length(o));
+  return 1;
 }
 
 /* Settings, state and solver; for a restart, from the checkpoint. Returns
@@ -579,7 +563,8 @@ static int set_up(run *r) {
   int code = CLI_OK;
   if (o->restart_path != NULL) {
     code = from_checkpoint(r, &was);
-  } else if (!mpi_cli_agree(run_options_finish(o) && types_fit_ic(o))) {
+  } else if (!mpi_cli_agree(run_options_finish(o) &&
+                            run_options_types_fit_ic(o))) {
     code = CLI_USAGE_ERROR;
   } else {
     /* A file's, kept from every output ("-" is /dev/stdin when a file). */
@@ -614,6 +599,8 @@ static int set_up(run *r) {
               tfmm_sim_syncs(r->sim), r->end);
     code = CLI_USAGE_ERROR;
   }
+  if (code == CLI_OK && o->output_times != NULL && !read_output_list(r))
+    code = CLI_USAGE_ERROR;
   if (code == CLI_OK) {
     r->device = tfmm_device_name(tfmm_solver_device(tfmm_sim_solver(r->sim)));
     if (was != NULL && strcmp(was, r->device) != 0)
@@ -703,7 +690,7 @@ int cmd_run(int argc, char **argv) {
   if (code == CLI_OK) {
     const run_options *o = &r.ro;
     char solver[512];
-    describe_solver(&r, NULL, solver, sizeof solver);
+    run_describe_solver(&r.ro, NULL, solver, sizeof solver);
     char steps[160];
     int64_t bins[1];
     const int k = tfmm_sim_bins(r.sim, bins, 1);
@@ -728,9 +715,10 @@ int cmd_run(int argc, char **argv) {
                                              : " (from the units)");
     }
     /* Rank 0 writes statistics.csv; the others keep the same steps. */
-    r.report_open = mpi_cli_agree(run_report_open(
-        &r.report, mpi_cli_rank() == 0 ? o->out : NULL, tfmm_sim_syncs(r.sim),
-        r.end, o->restart_path != NULL, use_progress(o->progress)));
+    r.report_open = mpi_cli_agree(
+        run_report_open(&r.report, mpi_cli_rank() == 0 ? o->out : NULL,
+                        &o->units, tfmm_sim_syncs(r.sim), r.end,
+                        o->restart_path != NULL, use_progress(o->progress)));
     int ok = r.report_open;
     if (ok && o->restart_path == NULL)
       ok = start(&r);
@@ -741,7 +729,7 @@ int cmd_run(int argc, char **argv) {
     if (ok) {
       r.report_open = 0;
       r.report.last = tfmm_sim_syncs(r.sim); /* the step reached */
-      describe_solver(&r, solver_stats(&r), solver, sizeof solver);
+      run_describe_solver(&r.ro, solver_stats(&r), solver, sizeof solver);
       ok =
           mpi_cli_agree(run_report_close(&r.report, r.bodies, r.where, solver));
       char ranks[256];
@@ -753,7 +741,7 @@ int cmd_run(int argc, char **argv) {
       char title[256];
       snprintf(title, sizeof title, "tilefmm run: %zu bodies (%s), %s on %s",
                r.bodies, o->ic, o->sc.method, r.where);
-      ok = run_plots_write(o->out, r.sim, title);
+      ok = run_plots_write(o->out, r.sim, title, &o->units);
     }
     code = !ok ? CLI_RUNTIME_ERROR : stopped != 0 ? 128 + stopped : CLI_OK;
   }

@@ -90,6 +90,12 @@ static int png_complete(const char *path) {
 int gnuplot_draw(const char *png, const char *table,
                  void (*script)(FILE *gp, const char *tmp_path, void *ctx),
                  void *ctx) {
+  return gnuplot_draw_text(png, table, script, ctx, NULL, 0);
+}
+
+int gnuplot_draw_text(const char *png, const char *table,
+                      void (*script)(FILE *gp, const char *tmp_path, void *ctx),
+                      void *ctx, const png_write_text *text, size_t ntext) {
   atomic_file af;
   if (!atomic_file_open(&af, png))
     return 0;
@@ -118,7 +124,7 @@ int gnuplot_draw(const char *png, const char *table,
     cli_error("%s: gnuplot exited 0 but wrote no whole PNG (a full disk?); "
               "the data is in %s",
               png, table);
-  } else {
+  } else if (ntext == 0 || png_write_add_text(af.tmp_path, text, ntext)) {
     return atomic_file_commit(&af);
   }
   atomic_file_discard(&af);

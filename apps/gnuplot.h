@@ -4,6 +4,8 @@
 #ifndef TFMM_GNUPLOT_H
 #define TFMM_GNUPLOT_H
 
+#include "png_write.h"
+
 #include <stdio.h>
 
 /* Whether gnuplot is an executable in a directory of PATH. */
@@ -28,5 +30,11 @@ void gnuplot_png_terminal(FILE *gp, int width, int height,
 int gnuplot_draw(const char *png, const char *table,
                  void (*script)(FILE *gp, const char *tmp_path, void *ctx),
                  void *ctx);
+
+/* gnuplot_draw, with the ntext tEXt chunks text added to the picture
+ * before it replaces png (gnuplot writes none of its own). */
+int gnuplot_draw_text(const char *png, const char *table,
+                      void (*script)(FILE *gp, const char *tmp_path, void *ctx),
+                      void *ctx, const png_write_text *text, size_t ntext);
 
 #endif

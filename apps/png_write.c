@@ -5,8 +5,11 @@
 #include "atomic_file.h"
 #include "cli.h"
 
+#include <errno.h>
 #include <png.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* libpng reports errors through a callback that must not return: it
  * prints them in the tool's manner and jumps back to png_write_rgb. */
@@ -73,4 +76,83 @@ int png_write_rgb(const char *path, int width, int height,
     return atomic_file_commit(&af);
   atomic_file_discard(&af);
   return 0;
+}
+
+/* The CRC-32 of PNG chunks (PNG specification, annex D), over the type
+ * and data. */
+static uint32_t crc32_update(uint32_t c, const unsigned char *p, size_t n) {
+  for (size_t k = 0; k < n; k++) {
+    c ^= p[k];
+    for (int b = 0; b < 8; b++)
+      c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
+  }
+  return c;
+}
+
+static void put_u32(FILE *fp, uint32_t v) {
+  const unsigned char b[4] = {(unsigned char)(v >> 24),
+                              (unsigned char)(v >> 16), (unsigned char)(v >> 8),
+                              (unsigned char)v};
+  fwrite(b, 1, 4, fp);
+}
+
+/* A tEXt chunk: length, type, key NUL value, CRC. */
+static void put_text(FILE *fp, const png_write_text *t) {
+  const size_t klen = strlen(t->key), vlen = strlen(t->value);
+  put_u32(fp, (uint32_t)(klen + 1 + vlen));
+  const unsigned char type[4] = {'t', 'E', 'X', 't'}, nul = 0;
+  fwrite(type, 1, 4, fp);
+  fwrite(t->key, 1, klen, fp);
+  fwrite(&nul, 1, 1, fp);
+  fwrite(t->value, 1, vlen, fp);
+  uint32_t c = crc32_update(0xffffffffu, type, 4);
+  c = crc32_update(c, (const unsigned char *)t->key, klen);
+  c = crc32_update(c, &nul, 1);
+  c = crc32_update(c, (const unsigned char *)t->value, vlen);
+  put_u32(fp, c ^ 0xffffffffu);
+}
+
+int png_write_add_text(const char *path, const png_write_text *text,
+                       size_t ntext) {
+  FILE *fp = fopen(path, "rb");
+  unsigned char *buf = NULL;
+  size_t len = 0;
+  int ok = fp != NULL;
+  if (ok) {
+    ok = fseek(fp, 0, SEEK_END) == 0 && ftell(fp) > 0;
+    len = ok ? (size_t)ftell(fp) : 0;
+    buf = ok ? malloc(len) : NULL;
+    ok = buf != NULL && fseek(fp, 0, SEEK_SET) == 0 &&
+         fread(buf, 1, len, fp) == len;
+    fclose(fp);
+  }
+  if (!ok) {
+    cli_error("%s: cannot read the picture back: %s", path, strerror(errno));
+    free(buf);
+    return 0;
+  }
+  /* The signature, then IHDR: 8 + 4 + 4 + 13 + 4 bytes. */
+  static const unsigned char signature[8] = {0x89, 'P',  'N',  'G',
+                                             '\r', '\n', 0x1a, '\n'};
+  const size_t ihdr_end = 8 + 25;
+  if (len < ihdr_end || memcmp(buf, signature, 8) != 0 ||
+      memcmp(buf + 12, "IHDR", 4) != 0) {
+    cli_error("%s: not a PNG with an IHDR first", path);
+    free(buf);
+    return 0;
+  }
+  fp = fopen(path, "wb");
+  ok = fp != NULL;
+  if (ok) {
+    fwrite(buf, 1, ihdr_end, fp);
+    for (size_t k = 0; k < ntext; k++)
+      put_text(fp, &text[k]);
+    fwrite(buf + ihdr_end, 1, len - ihdr_end, fp);
+    ok = !ferror(fp);
+    ok = fclose(fp) == 0 && ok;
+  }
+  if (!ok)
+    cli_error("%s: cannot write: %s", path, strerror(errno));
+  free(buf);
+  return ok;
 }

@@ -19,4 +19,11 @@ int png_write_rgb(const char *path, int width, int height,
                   const unsigned char *rgb, const png_write_text *text,
                   size_t ntext);
 
+/* Adds the ntext tEXt chunks to the PNG file at path (one another program
+ * wrote: gnuplot's), right after its IHDR, rewriting the file in place.
+ * Prints "tilefmm: PATH: what is wrong" and returns 0 on failure (not a
+ * PNG, a read or write error), else 1. */
+int png_write_add_text(const char *path, const png_write_text *text,
+                       size_t ntext);
+
 #endif

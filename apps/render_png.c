@@ -31,9 +31,8 @@ static char *format(const char *fmt, ...) {
   return text;
 }
 
-/* The tEXt 'Description' of the picture. Free it. */
-static char *describe(const char *source, size_t n, double time, double decades,
-                      const render_result *r) {
+char *render_png_describe(const char *source, size_t n, double time,
+                          double decades, const render_result *r) {
   static const char axes[] = "xyz";
   int right, up;
   raster_plane_axes(r->view.axis, &right, &up);
@@ -71,31 +70,46 @@ static int choose_view(const render_spec *spec, size_t n, const double *pos,
   return 1;
 }
 
+double *render_png_density(const char *source, size_t n, const double *pos,
+                           const double *mass, const render_spec *spec,
+                           render_result *r) {
+  memset(r, 0, sizeof *r);
+  if (!choose_view(spec, n, pos, mass, &r->view))
+    return NULL;
+  const size_t pixels = (size_t)spec->size * (size_t)spec->size;
+  double *sigma = malloc(pixels * sizeof *sigma);
+  if (sigma == NULL) {
+    cli_error("render: out of memory for %d x %d pixels", spec->size,
+              spec->size);
+    return NULL;
+  }
+  r->in_view = raster_deposit(&r->view, n, pos, mass, sigma, &r->mass_in_view);
+  for (size_t k = 0; k < n; k++)
+    r->mass_total += mass[k];
+  r->sigma_max = raster_max(sigma, pixels);
+  if (r->in_view == 0)
+    cli_error("render: warning: no bodies of %s in view; the picture is "
+              "black",
+              source);
+  return sigma;
+}
+
 int render_png_write(const char *out, const char *source, const char *software,
                      size_t n, const double *pos, const double *mass,
                      double time, const render_spec *spec, render_result *r) {
-  memset(r, 0, sizeof *r);
-  if (!choose_view(spec, n, pos, mass, &r->view))
+  double *sigma = render_png_density(source, n, pos, mass, spec, r);
+  if (sigma == NULL)
     return 0;
   const size_t pixels = (size_t)spec->size * (size_t)spec->size;
-  double *sigma = malloc(pixels * sizeof *sigma);
   unsigned char *rgb = malloc(3 * pixels);
-  int ok = sigma != NULL && rgb != NULL;
+  int ok = rgb != NULL;
   if (!ok)
     cli_error("render: out of memory for %d x %d pixels", spec->size,
               spec->size);
   char *text = NULL;
   if (ok) {
-    r->in_view =
-        raster_deposit(&r->view, n, pos, mass, sigma, &r->mass_in_view);
-    for (size_t k = 0; k < n; k++)
-      r->mass_total += mass[k];
-    r->sigma_max = raster_to_rgb(sigma, spec->size, spec->decades, rgb);
-    if (r->in_view == 0)
-      cli_error("render: warning: no bodies of %s in view; the picture is "
-                "black",
-                source);
-    text = describe(source, n, time, spec->decades, r);
+    raster_to_rgb(sigma, spec->size, spec->decades, rgb);
+    text = render_png_describe(source, n, time, spec->decades, r);
     ok = text != NULL;
     if (!ok)
       cli_error("render: out of memory");

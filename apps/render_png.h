@@ -35,4 +35,16 @@ int render_png_write(const char *out, const char *source, const char *software,
                      size_t n, const double *pos, const double *mass,
                      double time, const render_spec *spec, render_result *r);
 
+/* The deposit of render_png_write: fills *r and returns the surface
+ * density (spec->size^2 pixels, row 0 the top, as raster_deposit; free
+ * it), or NULL (printed) when out of memory. */
+double *render_png_density(const char *source, size_t n, const double *pos,
+                           const double *mass, const render_spec *spec,
+                           render_result *r);
+
+/* The tEXt 'Description' of a picture of r (free it; NULL when out of
+ * memory). */
+char *render_png_describe(const char *source, size_t n, double time,
+                          double decades, const render_result *r);
+
 #endif

@@ -114,6 +114,7 @@ void run_options_init(run_options *ro) {
   ro->t_end = -1.0;
   ro->out = DEFAULT_OUT;
   ro->snapshot_every = 10;
+  ro->output_list_on = -1;
   ro->checkpoint_every = 100;
   ro->stats_every = 1;
   ro->progress = "auto";
@@ -224,6 +225,9 @@ void run_options_init(run_options *ro) {
        .value = &ro->snapshot_dt,
        .valid = non_negative_double,
        .expect = "a number >= 0"},
+      {.name = "--output-times",
+       .kind = ARGS_STRING,
+       .value = &ro->output_times},
       {.name = "--stats-dt",
        .kind = ARGS_DOUBLE,
        .value = &ro->stats_dt,
@@ -379,7 +383,9 @@ void run_options_help(FILE *fp, const run_options *d) {
       "                    statistics and parameters first (a restart,\n"
       "                    which continues its run, needs none)\n"
       "  --snapshot-every K  steps between snapshots, 0 for the initial one\n"
-      "                    only (default: %d)\n"
+      "                    only (default: %d); with this or --snapshot-dt\n"
+      "                    the end has one too, numbered after the last,\n"
+      "                    when the cadence missed it (docs/outputs.md)\n"
       "  --checkpoint-every K  steps between checkpoints; one is also\n"
       "                    written at the end (default: %d)\n"
       "  --stats-every K   steps between diagnostics, also done at every\n"
@@ -387,6 +393,14 @@ void run_options_help(FILE *fp, const run_options *d) {
       "  --snapshot-dt T   a snapshot at the first step at or after each\n"
       "                    multiple of T from the start (NNNN = that\n"
       "                    multiple), instead of --snapshot-every\n"
+      "  --output-times FILE  snapshots at the times FILE lists (one a\n"
+      "                    line in the run's time unit, '#' comments,\n"
+      "                    increasing, none before the start; SWIFT's\n"
+      "                    Snapshots:output_list), NNNN the line's rank\n"
+      "                    from 0: each the state of the step before it\n"
+      "                    carried to that time (x + v tau + a tau^2 / 2,\n"
+      "                    v + a tau), as SWIFT and GADGET-4 drift to an\n"
+      "                    output time; instead of --snapshot-every/-dt\n"
       "  --stats-dt T      diagnostics likewise, instead of --stats-every\n"
       "  --snapshot-fields LIST  the datasets of a snapshot: all, or a list\n"
       "                    of Velocities, Accelerations, Potentials "

@@ -16,7 +16,7 @@
 
 /* Every flag of 'run': its own, --params, --restart and --force, and the
  * solver's. */
-#define RUN_FLAGS (33 + SOLVER_CLI_FLAGS)
+#define RUN_FLAGS (34 + SOLVER_CLI_FLAGS)
 
 /* A parameter given by the file or by -P, as given (an alias keeps its
  * own name), and what became of it. */
@@ -29,35 +29,39 @@ typedef struct run_given {
 
 typedef struct run_options {
   const char *params_path, *restart_path;
-  const char *ic;          /* a model name or a file */
-  const char *types;       /* a snapshot's particle types to read (--types:
-                              "all" or "1,4"); NULL: one type, not gas */
-  uint64_t n, seed;        /* bodies of a model, its seed */
-  double model_mass;       /* a model's total mass, in the run's mass unit */
-  double model_radius;     /* its virial radius (the N-body unit of length),
-                              in the run's length unit: the model's N-body
-                              velocities are scaled by sqrt(G M / R) */
-  double max_energy_error; /* > 0: the run stops (exit 1) once |dE/E|
-                              passes it; 0: never */
-  double dt;               /* the fixed step (the longest with --eta, unless
-                              --dt-max) */
-  double eta;              /* > 0: individual time steps (tfmm_sim_config) */
-  double dt_max, dt_min;   /* their longest and shortest; 0: the library's
-                              defaults (dt, dt_max / 2^16) */
-  int steps;               /* the step at which the run ends (from the ICs) */
-  double t_end;            /* or the time at which it ends */
-  const char *out;         /* output directory */
-  int snapshot_every;      /* steps between snapshots; 0: none after 0000 */
-  int checkpoint_every;    /* steps between checkpoints (and one at the end) */
-  int stats_every;         /* steps between diagnostics lines and CSV rows */
-  double snapshot_dt;      /* > 0: a snapshot at the first step at or after
-                              each multiple of it (instead of snapshot_every) */
-  double stats_dt;         /* > 0: the same for the diagnostics */
-  const char *progress;    /* auto, on, off */
-  const char *plots;       /* on, off: picture.png and energy.png at the end */
-  int force;               /* start afresh in a directory that holds a run */
-  double time_begin;       /* TimeIntegration:time_begin, checked against the
-                              initial conditions' time (time_begin_given) */
+  const char *ic;           /* a model name or a file */
+  const char *types;        /* a snapshot's particle types to read (--types:
+                               "all" or "1,4"); NULL: one type, not gas */
+  uint64_t n, seed;         /* bodies of a model, its seed */
+  double model_mass;        /* a model's total mass, in the run's mass unit */
+  double model_radius;      /* its virial radius (the N-body unit of length),
+                               in the run's length unit: the model's N-body
+                               velocities are scaled by sqrt(G M / R) */
+  double max_energy_error;  /* > 0: the run stops (exit 1) once |dE/E|
+                               passes it; 0: never */
+  double dt;                /* the fixed step (the longest with --eta, unless
+                               --dt-max) */
+  double eta;               /* > 0: individual time steps (tfmm_sim_config) */
+  double dt_max, dt_min;    /* their longest and shortest; 0: the library's
+                               defaults (dt, dt_max / 2^16) */
+  int steps;                /* the step at which the run ends (from the ICs) */
+  double t_end;             /* or the time at which it ends */
+  const char *out;          /* output directory */
+  int snapshot_every;       /* steps between snapshots; 0: none after 0000 */
+  int checkpoint_every;     /* steps between checkpoints (and one at the end) */
+  int stats_every;          /* steps between diagnostics lines and CSV rows */
+  double snapshot_dt;       /* > 0: a snapshot at the first step at or after
+                               each multiple of it (instead of snapshot_every) */
+  double stats_dt;          /* > 0: the same for the diagnostics */
+  const char *output_times; /* an output list file (output_list.h): the
+                               snapshots at its times instead, or NULL */
+  int output_list_on;       /* SWIFT's Snapshots:output_list_on: 0 turns
+                               the list off, 1 needs one; -1: not given */
+  const char *progress;     /* auto, on, off */
+  const char *plots;        /* on, off: picture.png and energy.png at the end */
+  int force;                /* start afresh in a directory that holds a run */
+  double time_begin;        /* TimeIntegration:time_begin, checked against the
+                               initial conditions' time (time_begin_given) */
   int time_begin_given;
   units units; /* InternalUnitSystem (--unit-mass, ...): mass 0 for N-body
                   units; G derives from it unless given */
@@ -147,6 +151,12 @@ int run_options_adopt_units(run_options *ro, const units *u);
  * theta, names for the softening, precision and criterion). Prints what
  * is wrong and returns 0 on failure. */
 int run_options_finish(run_options *ro);
+
+/* Refuses the flag --types with a model, which has no particle types to
+ * choose among; from a parameter file or -P it is listed in
+ * unused_parameters.yml instead, as a shared file's settings are. Prints
+ * what is wrong and returns 0. */
+int run_options_types_fit_ic(const run_options *ro);
 
 /* The canonical list of settings ("InitialConditions:n" = "262144", ...),
  * numbers printed so that they read back to the same bits. The array and

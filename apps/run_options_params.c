@@ -60,6 +60,7 @@ const run_key run_keys[] = {
     {"Output", "progress", "--progress", 1},
     {"Output", "plots", "--plots", 1},
     {"Snapshots", "delta_time", "--snapshot-dt", 1},
+    {"Snapshots", "output_list", "--output-times", 1},
     {"Snapshots", "fields", "--snapshot-fields", 1},
     {"Snapshots", "precision", "--snapshot-precision", 1},
     {"Snapshots", "compression", "--snapshot-compression", 1},
@@ -84,6 +85,7 @@ static const run_key aliases[] = {
     {"InitialConditions", "file_name", "--ic", 0},
     {"TimeIntegration", "time_end", "--t-end", 1},
     {"TimeIntegration", "time_begin", NULL, 1},
+    {"Snapshots", "output_list_on", NULL, 1},
     {"Gravity", "comoving_DM_softening", "--eps", 0},
     {"Gravity", "max_physical_DM_softening", "--eps", 0},
     {"Gravity", "theta_cr", "--theta", 0},
@@ -263,6 +265,11 @@ static int set_by_override(const run_options *ro, const char *flag) {
   return 0;
 }
 
+static int zero_or_one(const void *v) {
+  const int k = *(const int *)v;
+  return k == 0 || k == 1;
+}
+
 /* Sets every given parameter that neither a flag nor a -P overrides.
  * Returns the number of errors printed. */
 static int apply_given(run_options *ro) {
@@ -271,6 +278,15 @@ static int apply_given(run_options *ro) {
     run_given *g = &ro->given[k];
     char where[600];
     snprintf(where, sizeof where, "%s: %s:%s", g->where, g->section, g->key);
+    if (g->opt == NULL && strcmp(g->key, "output_list_on") == 0) {
+      args_option o = {.name = "output_list_on",
+                       .kind = ARGS_INT,
+                       .value = &ro->output_list_on,
+                       .valid = zero_or_one,
+                       .expect = "0 or 1"};
+      errors += !args_set(&o, g->value, where);
+      continue;
+    }
     if (g->opt == NULL) { /* time_begin */
       args_option o = {.name = "time_begin",
                        .kind = ARGS_DOUBLE,

@@ -214,11 +214,13 @@ snapshot_attr *run_options_attrs(const run_options *ro, size_t *count) {
     for (size_t j = 0; j < RUN_FLAGS; j++)
       if (strcmp(ro->opts[j].name, run_keys[k].flag) == 0)
         o = &ro->opts[j];
-    /* Unset: no end time, no restart file. */
+    /* Unset: no end time, no restart file, no output list. */
     if ((strcmp(run_keys[k].flag, "--t-end") == 0 && ro->t_end < 0) ||
         (strcmp(run_keys[k].flag, "--restart") == 0 &&
          ro->restart_path == NULL) ||
         (strcmp(run_keys[k].flag, "--types") == 0 && ro->types == NULL) ||
+        (strcmp(run_keys[k].flag, "--output-times") == 0 &&
+         ro->output_times == NULL) ||
         (strncmp(run_keys[k].flag, "--unit-", 7) == 0 &&
          !units_physical(&ro->units)))
       continue;

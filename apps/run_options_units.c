@@ -126,6 +126,32 @@ static void model_defaults(run_options *ro) {
     ro->sc.cfg.eps = DEFAULT_EPS * R;
 }
 
+/* Which rule places the snapshots. SWIFT's Snapshots:output_list_on 0
+ * turns a list off, 1 needs one. On a restart the checkpoint's rule (a
+ * list, or --snapshot-dt) gives way to one given now. */
+static int snapshot_rule(run_options *ro) {
+  if (ro->output_list_on == 1 && ro->output_times == NULL) {
+    cli_error("Snapshots:output_list_on 1 needs Snapshots:output_list (or "
+              "--output-times)");
+    return 0;
+  }
+  if (ro->output_list_on == 0 && ro->output_times != NULL) {
+    fprintf(stderr,
+            "tilefmm run: note: Snapshots:output_list_on is 0: the output "
+            "list %s is not used\n",
+            ro->output_times);
+    ro->output_times = NULL;
+  }
+  const int list = run_options_explicit(ro, "--output-times");
+  const int cadence = run_options_explicit(ro, "--snapshot-every") ||
+                      run_options_explicit(ro, "--snapshot-dt");
+  if (ro->output_times != NULL && !list && cadence)
+    ro->output_times = NULL;
+  if (list && !cadence)
+    ro->snapshot_dt = 0;
+  return 1;
+}
+
 int run_options_finish(run_options *ro) {
   solver_cli_finish(&ro->sc);
   finish_output(ro);
@@ -145,6 +171,15 @@ int run_options_finish(run_options *ro) {
   }
   if (ro->snapshot_dt > 0 && run_options_explicit(ro, "--snapshot-every")) {
     cli_error("--snapshot-every and --snapshot-dt both given: choose one");
+    return 0;
+  }
+  if (!snapshot_rule(ro))
+    return 0;
+  if (ro->output_times != NULL &&
+      (ro->snapshot_dt > 0 || run_options_explicit(ro, "--snapshot-every"))) {
+    cli_error("--output-times (Snapshots:output_list) and %s both given: "
+              "choose one",
+              ro->snapshot_dt > 0 ? "--snapshot-dt" : "--snapshot-every");
     return 0;
   }
   if (ro->stats_dt > 0 && run_options_explicit(ro, "--stats-every")) {
@@ -198,4 +233,21 @@ int run_options_finish(run_options *ro) {
   ro->sc.theta = theta;
   ro->sc.order = order;
   return 1;
+}
+
+/* Refuses the flag --types with a model, which has no particle types to
+ * choose among; from a parameter file or -P it is listed in
+ * unused_parameters.yml instead, as a shared file's settings are. */
+int run_options_types_fit_ic(const run_options *o) {
+  if (o->types == NULL || !run_state_is_model(o->ic) ||
+      !run_options_explicit(o, "--types"))
+    return 1;
+  for (size_t k = 0; k < o->ngiven; k++)
+    if (o->given[k].opt != NULL && strcmp(o->given[k].opt, "--types") == 0 &&
+        o->given[k].overridden_by == NULL)
+      return 1; /* the file's or -P's */
+  cli_error("--types %s: --ic %s is a model, which has no particle types "
+            "(--types chooses among those of a snapshot file)",
+            o->types, o->ic);
+  return 0;
 }

@@ -4,7 +4,7 @@
 #include "cli.h"
 #include "gnuplot.h"
 #include "mpi_cli.h"
-#include "render_png.h"
+#include "render_figure.h"
 #include "run_ranks.h"
 
 #include <stdio.h>
@@ -27,7 +27,10 @@ static char *join(const char *dir, const char *name) {
 
 typedef struct energy_plot {
   const char *csv, *title;
+  char xlabel[160];
 } energy_plot;
+
+#define ENERGY_YLABEL "(E - E_0) / |E_0| (relative energy error)"
 
 /* (E - E0) / |E0| (column 6 of statistics.csv) against time (column 2). */
 static void energy_script(FILE *gp, const char *png_path, void *ctx) {
@@ -35,9 +38,11 @@ static void energy_script(FILE *gp, const char *png_path, void *ctx) {
   gnuplot_png_terminal(gp, 900, 500, png_path);
   fputs("set datafile separator ','\nset title ", gp);
   gnuplot_string(gp, e->title);
-  fputs("\nset xlabel 'time'\nset ylabel '(E - E_0) / |E_0|'\n"
-        "set grid\nset key off\nset format y '%.1e'\nplot ",
-        gp);
+  fputs("\nset xlabel ", gp);
+  gnuplot_string(gp, e->xlabel);
+  fputs("\nset ylabel ", gp);
+  gnuplot_string(gp, ENERGY_YLABEL);
+  fputs("\nset grid\nset key off\nset format y '%.1e'\nplot ", gp);
   gnuplot_string(gp, e->csv);
   fputs(" every ::1 using 2:6 with linespoints pt 7 ps 0.5 lw 2 "
         "lc rgb '#b5367a'\n",
@@ -46,7 +51,7 @@ static void energy_script(FILE *gp, const char *png_path, void *ctx) {
 
 /* Draws both from the bodies of s (every body: rank 0's under mpirun). */
 static int draw(const char *dir, tfmm_sim *sim, const tfmm_sim_state *sp,
-                const char *title) {
+                const char *title, const units *u) {
   const tfmm_sim_state s = *sp;
   char *picture = join(dir, RUN_PICTURE), *energy = join(dir, RUN_ENERGY_PLOT);
   char *csv = join(dir, "statistics.csv");
@@ -59,12 +64,24 @@ static int draw(const char *dir, tfmm_sim *sim, const tfmm_sim_state *sp,
                             .extent = 0.0,
                             .size = PICTURE_SIZE,
                             .decades = PICTURE_DECADES};
+  const render_figure_info info = {.source = source,
+                                   .software = software,
+                                   .title = title,
+                                   .units = u,
+                                   .time = tfmm_sim_time(sim)};
   render_result r;
-  ok = ok && render_png_write(picture, source, software, s.n, s.pos, s.mass,
-                              tfmm_sim_time(sim), &spec, &r);
+  ok = ok &&
+       render_figure_write(picture, &info, s.n, s.pos, s.mass, &spec, &r, NULL);
   if (ok && gnuplot_on_path()) {
-    energy_plot e = {csv, title};
-    ok = gnuplot_draw(energy, csv, energy_script, &e);
+    energy_plot e = {csv, title, ""};
+    units_labels l;
+    units_labels_make(u, &l);
+    snprintf(e.xlabel, sizeof e.xlabel, "time [%s]", l.time);
+    char labels[256];
+    snprintf(labels, sizeof labels, "x axis: %s; y axis: %s", e.xlabel,
+             ENERGY_YLABEL);
+    const png_write_text text[] = {{"Software", software}, {"Labels", labels}};
+    ok = gnuplot_draw_text(energy, csv, energy_script, &e, text, 2);
     if (ok)
       fprintf(stderr,
               "tilefmm run: pictures: %s (the bodies at t = %g, "
@@ -84,7 +101,8 @@ static int draw(const char *dir, tfmm_sim *sim, const tfmm_sim_state *sp,
   return ok;
 }
 
-int run_plots_write(const char *dir, tfmm_sim *sim, const char *title) {
+int run_plots_write(const char *dir, tfmm_sim *sim, const char *title,
+                    const units *u) {
   tfmm_sim_state s;
   if (tfmm_sim_save(sim, &s) != TFMM_OK) {
     cli_error("%s: cannot read the bodies for the picture: %s", dir,
@@ -94,7 +112,7 @@ int run_plots_write(const char *dir, tfmm_sim *sim, const char *title) {
   run_ranks_state all;
   if (!run_ranks_gather(&s, &all))
     return 0;
-  const int ok = mpi_cli_rank() != 0 || draw(dir, sim, &all.state, title);
+  const int ok = mpi_cli_rank() != 0 || draw(dir, sim, &all.state, title, u);
   run_ranks_free(&all);
   return mpi_cli_agree(ok);
 }

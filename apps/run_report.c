@@ -17,9 +17,11 @@
   "virial_ratio,com_x,com_y,com_z,leaf_size,wall_tree,wall_near,wall_far,"     \
   "wall_integrate,wall_io,wall_step"
 
-/* The measured error's columns came after the others: a file of an older
- * tilefmm (csv_before) is continued with them empty in its rows. */
-static const char csv_header[] =
+/* The headers of older tilefmm: without units (csv_plain), and before
+ * that without the measured error's columns (csv_before), whose rows are
+ * continued with those columns empty. A restart rewrites either as
+ * the header of the run's units (make_header). */
+static const char csv_plain[] =
     CSV_COLUMNS ",theta,order,error_p99,error_max,error_samples\n";
 static const char csv_before[] = CSV_COLUMNS "\n";
 #define CSV_EMPTY ",,,,,"
@@ -39,7 +41,8 @@ static char *join(const char *dir, const char *name) {
  * line with no newline is a row torn by a crash or a full disk: dropped.
  * Returns the step of the last row kept (-1 for none), or -2 when in is
  * not a statistics file. */
-static int64_t copy_rows(FILE *in, FILE *out, int64_t last) {
+static int64_t copy_rows(FILE *in, FILE *out, int64_t last,
+                         const char *header) {
   char line[MAX_ROW];
   int first = 1, older = 0;
   int64_t kept = -1;
@@ -53,9 +56,9 @@ static int64_t copy_rows(FILE *in, FILE *out, int64_t last) {
     if (first) {
       first = 0;
       older = strcmp(line, csv_before) == 0;
-      if (!older && strcmp(line, csv_header) != 0)
+      if (!older && strcmp(line, header) != 0 && strcmp(line, csv_plain) != 0)
         return -2;
-      fputs(csv_header, out);
+      fputs(header, out);
       continue;
     }
     char *end;
@@ -74,14 +77,15 @@ static int64_t copy_rows(FILE *in, FILE *out, int64_t last) {
   if (ferror(in))
     return -2;
   if (first)
-    fputs(csv_header, out);
+    fputs(header, out);
   return kept;
 }
 
 /* Cuts path back to the rows of steps <= last (the checkpoint's step),
  * which must end with that step's row: a run writes and syncs a row
  * before the checkpoint that covers it. */
-static int cut_csv(const char *path, int64_t last, int64_t *last_row) {
+static int cut_csv(const char *path, int64_t last, const char *header,
+                   int64_t *last_row) {
   FILE *in = fopen(path, "r");
   if (in == NULL)
     return 1; /* none: a new one is made */
@@ -89,7 +93,7 @@ static int cut_csv(const char *path, int64_t last, int64_t *last_row) {
   atomic_file af;
   int ok = atomic_file_open(&af, path);
   if (ok) {
-    const int64_t kept = copy_rows(in, af.fp, last);
+    const int64_t kept = copy_rows(in, af.fp, last, header);
     if (kept == -2)
       cli_error("%s: not a statistics file of tilefmm run (move it away to "
                 "restart here)",
@@ -107,9 +111,30 @@ static int cut_csv(const char *path, int64_t last, int64_t *last_row) {
   return ok;
 }
 
-int run_report_open(run_report *r, const char *dir, int64_t from_step,
-                    int64_t last_step, int restart, int progress) {
+/* The header: the columns with a dimension carry its unit in brackets,
+ * "time [kpc/(km/s)]", "com_x [N-body length]"; the dimensionless ones
+ * (step, rel_energy_error, virial_ratio, leaf_size, theta, order, the
+ * relative errors and the sample count) are bare (docs/formats.md). */
+static void make_header(const units *u, char *buf, size_t size) {
+  units_labels l;
+  units_labels_make(u, &l);
+  snprintf(buf, size,
+           "step,time [%s],kinetic [%s],potential [%s],total [%s],"
+           "rel_energy_error,px [%s],py [%s],pz [%s],lx [%s],ly [%s],lz [%s],"
+           "virial_ratio,com_x [%s],com_y [%s],com_z [%s],leaf_size,"
+           "wall_tree [s],wall_near [s],wall_far [s],wall_integrate [s],"
+           "wall_io [s],wall_step [s],theta,order,error_p99,error_max,"
+           "error_samples\n",
+           l.time, l.energy, l.energy, l.energy, l.momentum, l.momentum,
+           l.momentum, l.angular_momentum, l.angular_momentum,
+           l.angular_momentum, l.length, l.length, l.length);
+}
+
+int run_report_open(run_report *r, const char *dir, const units *u,
+                    int64_t from_step, int64_t last_step, int restart,
+                    int progress) {
   memset(r, 0, sizeof *r);
+  make_header(u, r->header, sizeof r->header);
   r->first = from_step;
   r->last = last_step;
   r->last_row = -1;
@@ -123,7 +148,7 @@ int run_report_open(run_report *r, const char *dir, int64_t from_step,
     cli_error("out of memory");
     return 0;
   }
-  if (restart && !cut_csv(r->csv_path, from_step, &r->last_row)) {
+  if (restart && !cut_csv(r->csv_path, from_step, r->header, &r->last_row)) {
     free(r->csv_path);
     return 0;
   }
@@ -134,7 +159,7 @@ int run_report_open(run_report *r, const char *dir, int64_t from_step,
     return 0;
   }
   if (ftell(r->csv) == 0)
-    fputs(csv_header, r->csv);
+    fputs(r->header, r->csv);
   r->started = cli_seconds();
   printf("%6s %12s %17s %10s %8s %8s %8s %8s %8s %8s\n", "step", "time", "E",
          "dE/E", "tree", "near", "far", "integr", "io", "step[s]");

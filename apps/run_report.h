@@ -5,6 +5,7 @@
 #define TFMM_RUN_REPORT_H
 
 #include "tilefmm.h"
+#include "units.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -33,21 +34,24 @@ typedef struct run_report {
   double worst_error;  /* max |dE/E| seen */
   double final_error;  /* the last |dE/E| */
   int energy_warned;   /* the warning of RUN_ENERGY_WARNING is printed */
+  char header[2560];   /* of the CSV, with the run's units */
 } run_report;
 
 /* |dE/E| past this is said on stderr, once: a leapfrog with a step that
  * resolves the orbits keeps it far below (docs/units.md). */
 #define RUN_ENERGY_WARNING 1e-2
 
-/* Opens DIR/statistics.csv: new (header) for a fresh run, else (restart)
+/* Opens DIR/statistics.csv: new (header, its column names carrying the
+ * units of u) for a fresh run, else (restart)
  * the existing file cut to its rows up to from_step (atomically), or a new
  * one if there is none, then appended to. A torn last row (no newline: a crash
  * or a full disk) is dropped; the rows kept must end with from_step's, as
  * a run writes and syncs every checkpoint's row before the checkpoint.
  * Prints what is wrong and returns 0. dir NULL: no file (a rank other
  * than 0 under mpirun keeps the same steps without one). */
-int run_report_open(run_report *r, const char *dir, int64_t from_step,
-                    int64_t last_step, int restart, int progress);
+int run_report_open(run_report *r, const char *dir, const units *u,
+                    int64_t from_step, int64_t last_step, int restart,
+                    int progress);
 
 /* Diagnostics of a step, err its relative energy error (E - E0) / |E0|
  * (tfmm_sim_diagnostics): a line on stdout and a CSV row, with the leaf

@@ -67,11 +67,42 @@ static int gather_params(snapshot_writer *w) {
   return 1;
 }
 
+/* The state carried to w->at (snapshot_writer_begin_at) in w->pos_at and
+ * w->vel_at: its arrays are the sim's, not to be written. Its time is
+ * time_initial + ticks * tick (run_state_write_saved), so at with no
+ * ticks; a snapshot holds no clock, only a checkpoint does. */
+static int predict(snapshot_writer *w) {
+  tfmm_sim_state *s = &w->state;
+  const double tau = w->at - (s->time_initial + (double)s->ticks * s->tick);
+  w->pos_at = malloc(3 * s->n * sizeof *w->pos_at);
+  w->vel_at = malloc(3 * s->n * sizeof *w->vel_at);
+  if (w->pos_at == NULL || w->vel_at == NULL) {
+    cli_error("%s: out of memory", w->path);
+    return 0;
+  }
+  for (size_t k = 0; k < 3 * s->n; k++) {
+    w->pos_at[k] = s->pos[k] + tau * (s->vel[k] + 0.5 * tau * s->acc[k]);
+    w->vel_at[k] = s->vel[k] + tau * s->acc[k];
+  }
+  s->pos = w->pos_at;
+  s->vel = w->vel_at;
+  s->time_initial = w->at;
+  s->ticks = 0;
+  return 1;
+}
+
+static void free_predicted(snapshot_writer *w) {
+  free(w->pos_at);
+  free(w->vel_at);
+  w->pos_at = w->vel_at = NULL;
+}
+
 /* Waits for the thread, if one writes. */
 static int join(snapshot_writer *w) {
   if (!w->running)
     return 1;
   pthread_join(w->thread, NULL);
+  free_predicted(w);
   w->running = 0;
   free(w->path);
   w->path = NULL;
@@ -103,10 +134,18 @@ int snapshot_writer_hand_off(snapshot_writer *w) {
     w->path = NULL;
   } else {
     w->state = w->ranks.state;
+    if (w->at_given && !predict(w)) {
+      free_predicted(w);
+      free(w->path);
+      w->path = NULL;
+      run_ranks_free(&w->ranks);
+      return mpi_cli_agree(0);
+    }
     w->running = 1;
     if (pthread_create(&w->thread, NULL, write_thread, w) != 0) {
       w->running = 0; /* no thread: write it here */
       write_thread(w);
+      free_predicted(w);
       free(w->path);
       w->path = NULL;
       run_ranks_free(&w->ranks);
@@ -126,8 +165,16 @@ int snapshot_writer_finish(snapshot_writer *w) {
   return ok;
 }
 
+int snapshot_writer_begin_at(snapshot_writer *w, char *path, double at) {
+  const int ok = snapshot_writer_begin(w, path);
+  w->at_given = 1;
+  w->at = at;
+  return ok;
+}
+
 int snapshot_writer_begin(snapshot_writer *w, char *path) {
   const int before = snapshot_writer_finish(w);
+  w->at_given = 0;
   if (!mpi_cli_agree(path != NULL && gather_params(w))) {
     free(path);
     return 0;

@@ -37,7 +37,12 @@ typedef struct snapshot_writer {
   char measured_text[6][32];
   snapshot_attr *all;
   size_t nall;
-  tfmm_sim_state state;  /* what the thread writes */
+  tfmm_sim_state state; /* what the thread writes */
+  /* A snapshot at a time of an output list: the state taken carried to
+   * time at (snapshot_writer_begin_at), into pos_at and vel_at. */
+  int at_given;
+  double at;
+  double *pos_at, *vel_at;
   run_ranks_state ranks; /* every rank's bodies, on rank 0 (MPI) */
   pthread_t thread;
 } snapshot_writer;
@@ -50,6 +55,14 @@ int snapshot_writer_begin(snapshot_writer *w, char *path);
  * error when it measured one), for the snapshots taken from then on. */
 void snapshot_writer_note(snapshot_writer *w, const tfmm_stats *s,
                           int64_t step);
+
+/* snapshot_writer_begin for a snapshot at time at, within a step of the
+ * state taken now: its positions and velocities carried from the state's
+ * time t to at by the second-order prediction x + v tau + a tau^2 / 2,
+ * v + a tau (tau = at - t, a the accelerations of the state), as SWIFT
+ * and GADGET-4 drift their particles to an output time between steps; its
+ * time is at. The run's own state does not change. */
+int snapshot_writer_begin_at(snapshot_writer *w, char *path, double at);
 
 /* Hands a taken state to the writing thread. Call once the sim has
  * stepped on (or at once: the state is the begin's either way). */

@@ -38,4 +38,23 @@ int units_same(const units *a, const units *b);
  * %.6g cm/s" or "N-body units (G = 1)". Returns buf. */
 const char *units_describe(const units *u, char *buf, unsigned long size);
 
+/* The names of a unit system's units, for axis labels and column names:
+ * "kpc", "1e10 Msun", "km/s", "kpc/(km/s)" where the cgs numbers are
+ * those of a named unit (within 1e-6), "3.0857e+21 cm" otherwise; in
+ * N-body units "N-body length", "N-body mass", ... Each is a whole unit,
+ * with no comma (they go into CSV column names). */
+typedef struct units_labels {
+  char length[48], mass[48], velocity[48], time[112];
+  char energy[160], momentum[112], angular_momentum[160];
+  char surface_density[112];
+} units_labels;
+
+void units_labels_make(const units *u, units_labels *l);
+
+/* The time t (in u's time unit) as text: "1.5 kpc/(km/s) (1.467 Gyr)" for
+ * a physical system, "1.5 N-body time units" for N-body units. Returns
+ * buf. */
+const char *units_time_text(const units *u, double t, char *buf,
+                            unsigned long size);
+
 #endif

@@ -22,11 +22,14 @@ TestSuite(render, .init = scratch_make, .fini = scratch_remove);
  * other n/2 spread over [0.02, 0.98)^3. Seen along any axis, a view
  * centred on the origin with extent 2 has mass only in its top right
  * quarter, and most of it around (0.5, 0.5). */
-static void write_snapshot(const char *name, size_t n) {
+static void write_snapshot_in(const char *name, size_t n,
+                              const units *units_of) {
   snapshot s;
   memset(&s, 0, sizeof s);
   s.n = n;
   s.time = 0.25;
+  if (units_of != NULL)
+    s.units = *units_of;
   s.pos = malloc(3 * n * sizeof *s.pos);
   s.vel = calloc(3 * n, sizeof *s.vel);
   s.mass = malloc(n * sizeof *s.mass);
@@ -49,12 +52,16 @@ static void write_snapshot(const char *name, size_t n) {
   free(s.ids);
 }
 
+static void write_snapshot(const char *name, size_t n) {
+  write_snapshot_in(name, n, NULL);
+}
+
 /* A PNG read back: RGB rows and its tEXt chunks. */
 typedef struct picture {
   unsigned width, height;
   int depth, colour;
   unsigned char *rgb; /* width * height * 3 */
-  char description[4096], software[256];
+  char description[4096], software[256], labels[1024];
 } picture;
 
 static picture *read_png(const char *name) {
@@ -87,6 +94,8 @@ static picture *read_png(const char *name) {
       snprintf(p->description, sizeof p->description, "%s", text[k].text);
     if (strcmp(text[k].key, "Software") == 0)
       snprintf(p->software, sizeof p->software, "%s", text[k].text);
+    if (strcmp(text[k].key, "Labels") == 0)
+      snprintf(p->labels, sizeof p->labels, "%s", text[k].text);
   }
   png_destroy_read_struct(&png, &info, NULL);
   fclose(fp);
@@ -113,6 +122,10 @@ static void assert_has(const char *text, const char *needle) {
   cr_assert_not_null(strstr(text, needle), "'%s' lacks '%s'", text, needle);
 }
 
+static int have_gnuplot(void) {
+  return system("command -v gnuplot >/dev/null 2>&1") == 0;
+}
+
 Test(render, listed_in_the_usage) {
   cr_assert_eq(RUN("--help"), 0);
   assert_stdout_has("render");
@@ -120,8 +133,8 @@ Test(render, listed_in_the_usage) {
 
 Test(render, help_documents_every_flag) {
   cr_assert_eq(RUN("render", "--help"), 0);
-  const char *flags[] = {"SNAPSHOT", "--out",  "--axis",   "--extent",
-                         "--centre", "--size", "--decades"};
+  const char *flags[] = {"SNAPSHOT", "--out",  "--axis",    "--extent",
+                         "--centre", "--size", "--decades", "--style"};
   for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
     assert_stdout_has(flags[k]);
   assert_stdout_has("default: 512");
@@ -137,7 +150,7 @@ Test(render, dense_region_is_bright) {
   for (int a = 0; a < 3; a++) {
     cr_assert_eq(RUN("render", sp("snap.h5"), "--out", sp("pic.png"), "--axis",
                      axes[a], "--extent", "2", "--centre", "0,0,0", "--size",
-                     "64"),
+                     "64", "--style", "bare"),
                  0, "axis %s", axes[a]);
     picture *p = read_png("pic.png");
     cr_assert(p->width == 64 && p->height == 64);
@@ -166,7 +179,7 @@ Test(render, text_chunk_describes_the_picture) {
   write_snapshot("snap.h5", 1000);
   cr_assert_eq(RUN("render", sp("snap.h5"), "--out", sp("pic.png"), "--axis",
                    "y", "--extent=1.5", "--centre=0.5,0.5,0.5", "--decades",
-                   "3", "--size", "40"),
+                   "3", "--size", "40", "--style=bare"),
                0);
   picture *p = read_png("pic.png");
   cr_assert(p->width == 40 && p->height == 40);
@@ -187,7 +200,9 @@ Test(render, text_chunk_describes_the_picture) {
 /* Defaults: the automatic view around the centre of mass, 512 pixels. */
 Test(render, defaults) {
   write_snapshot("snap.h5", 500);
-  cr_assert_eq(RUN("render", "--out", sp("pic.png"), sp("snap.h5")), 0);
+  cr_assert_eq(
+      RUN("render", "--out", sp("pic.png"), sp("snap.h5"), "--style", "bare"),
+      0);
   picture *p = read_png("pic.png");
   cr_assert(p->width == 512 && p->height == 512);
   assert_has(p->description, "projected along z");
@@ -200,7 +215,8 @@ Test(render, nothing_in_view_writes_black_and_warns) {
   write_snapshot("snap.h5", 100);
   write_text("pic.png", PRECIOUS);
   cr_assert_eq(RUN("render", sp("snap.h5"), "--out", sp("pic.png"), "--centre",
-                   "100,100,100", "--extent", "1", "--size", "16"),
+                   "100,100,100", "--extent", "1", "--size", "16", "--style",
+                   "bare"),
                0);
   assert_stderr_has("warning");
   assert_stderr_has("no bodies");
@@ -245,6 +261,7 @@ Test(render, bad_flags_are_usage_errors) {
   BAD("snap.h5", 2, "--centre", "'1,2'", "--centre", "1,2");
   BAD("snap.h5", 2, "--centre", "X,Y,Z", "--centre", "1,2,3,4");
   BAD("snap.h5", 2, "--centre", "'1, 2,3'", "--centre", "1, 2,3");
+  BAD("snap.h5", 2, "--style", "figure or bare", "--style", "pretty");
   BAD("snap.h5", 2, "unknown flag '--zoom'", NULL, "--zoom", "2");
   BAD("snap.h5", 2, "unexpected argument", "second.h5", "second.h5");
 }
@@ -283,10 +300,10 @@ Test(render, text_bodies_draw_as_the_snapshot_does) {
   cr_assert_eq(fclose(fp), 0);
   snapshot_free(&s);
   cr_assert_eq(RUN("render", sp("snap.h5"), "--out", sp("a.png"), "--size",
-                   "48", "--axis", "x"),
+                   "48", "--axis", "x", "--style", "bare"),
                0);
   cr_assert_eq(RUN("render", sp("bodies.txt"), "--out", sp("b.png"), "--size",
-                   "48", "--axis", "x"),
+                   "48", "--axis", "x", "--style", "bare"),
                0);
   assert_stderr_has("300 of 300 bodies in view");
   picture *a = read_png("a.png"), *b = read_png("b.png");
@@ -350,48 +367,87 @@ Test(render, output_never_replaces_the_snapshot) {
 }
 
 /* tilefmm run ends with its pictures: the bodies of its last step along z
- * (a Plummer sphere at the origin: a bright centre, dark corners) and,
- * where gnuplot is installed, the energy error against time. */
+ * and, where gnuplot is installed, the energy error against time, each
+ * labelled in the run's units (the labels drawn are in the tEXt chunk
+ * 'Labels'). Without gnuplot, the bare map (a Plummer sphere at the
+ * origin: a bright centre, dark corners). */
 Test(render, run_ends_with_its_picture_and_energy_plot) {
   cr_assert_eq(RUN("run", "--n", "3000", "--steps", "4", "--out", sp("out"),
                    "--progress", "off"),
                0);
   picture *p = read_png("out/picture.png");
-  cr_assert_eq(p->width, 600);
-  cr_assert_eq(p->height, 600);
   assert_has(p->description, "3000 bodies");
   assert_has(p->description, "projected along z");
   assert_has(p->software, "run");
-  const long centre = brightness(p, 270, 330, 270, 330);
-  const long corner = brightness(p, 0, 60, 0, 60);
-  cr_expect_gt(centre, 20 * (corner + 1), "centre %ld, corner %ld", centre,
-               corner);
-  picture_free(p);
-  if (system("command -v gnuplot >/dev/null 2>&1") == 0) {
+  if (have_gnuplot()) {
+    cr_expect_gt(p->width, 600);
+    assert_has(p->labels, "x axis: x [N-body length]; y axis: y [N-body "
+                          "length]");
+    assert_has(p->labels, "t = 0.03125 N-body time units");
     picture *e = read_png("out/energy.png");
     cr_expect_eq(e->width, 900);
     cr_expect_eq(e->height, 500);
+    assert_has(e->labels, "x axis: time [N-body time]");
+    assert_has(e->labels, "(E - E_0) / |E_0|");
     picture_free(e);
     assert_stderr_has("energy.png");
   } else {
+    cr_assert_eq(p->width, 600);
+    cr_assert_eq(p->height, 600);
+    const long centre = brightness(p, 270, 330, 270, 330);
+    const long corner = brightness(p, 0, 60, 0, 60);
+    cr_expect_gt(centre, 20 * (corner + 1), "centre %ld, corner %ld", centre,
+                 corner);
     cr_expect(!exists("out/energy.png"));
     assert_stderr_has("no energy plot: gnuplot is not installed");
   }
+  picture_free(p);
 }
 
-/* A gnuplot that exits 0 having written an energy plot cut short (its
+/* A run in galactic units labels its pictures in kpc and kpc/(km/s), and
+ * the columns of its statistics.csv with their units. */
+Test(render, run_pictures_in_the_runs_units) {
+  cr_assert_eq(RUN("run", "--n", "300", "--steps", "2", "--out", sp("out"),
+                   "--progress", "off", "--units", "galactic"),
+               0);
+  char *csv = read_text("out/statistics.csv");
+  cr_assert_not_null(csv);
+  cr_expect(strncmp(csv,
+                    "step,time [kpc/(km/s)],kinetic [1e10 Msun (km/s)^2],"
+                    "potential [1e10 Msun (km/s)^2],total [1e10 Msun "
+                    "(km/s)^2],rel_energy_error,px [1e10 Msun km/s],",
+                    147) == 0,
+            "%.300s", csv);
+  assert_has(csv, ",lx [1e10 Msun kpc km/s],");
+  assert_has(csv, ",virial_ratio,com_x [kpc],com_y [kpc],com_z [kpc],"
+                  "leaf_size,wall_tree [s],");
+  free(csv);
+  if (!have_gnuplot())
+    cr_skip_test("gnuplot is not installed: the pictures are bare maps");
+  picture *p = read_png("out/picture.png");
+  assert_has(p->labels, "x axis: x [kpc]; y axis: y [kpc]");
+  assert_has(p->labels, "surface density [1e10 Msun / kpc^2]");
+  assert_has(p->labels, "kpc/(km/s) (");
+  picture *e = read_png("out/energy.png");
+  assert_has(e->labels, "x axis: time [kpc/(km/s)]");
+  picture_free(p);
+  picture_free(e);
+}
+
+/* A gnuplot that exits 0 having written a picture cut short (its
  * signature and half an IHDR), as after a full disk: the run fails (exit
- * 1) naming it, and no energy.png is left. It was kept, and the run
- * exited 0 (issue 29). */
-Test(render, run_refuses_an_energy_plot_cut_short) {
+ * 1) naming it, and no picture is left. It was kept, and the run exited 0
+ * (issue 29). The picture of the bodies is the first gnuplot draws. */
+Test(render, run_refuses_a_picture_cut_short) {
   fake_gnuplot_writing("\\211PNG\\r\\n\\032\\n\\000\\000\\000\\015IHDR");
   const int rc = RUN("run", "--n", "300", "--steps", "2", "--out", sp("out"),
                      "--progress", "off");
   cr_assert_eq(rc, 1, "exit %d", rc);
-  assert_stderr_has("energy.png");
+  assert_stderr_has("picture.png");
   assert_stderr_has("no whole PNG");
+  cr_expect(!exists("out/picture.png"));
   cr_expect(!exists("out/energy.png"));
-  cr_expect(exists("out/picture.png"));
+  assert_no_temporaries();
 }
 
 Test(render, run_plots_off_writes_no_picture) {
@@ -405,4 +461,61 @@ Test(render, run_plots_off_writes_no_picture) {
                    "--plots", "maybe"),
                2);
   assert_stderr_has("--plots");
+}
+
+/* ---- the figure: axes, time and colour bar ------------------------------ */
+
+/* The figure (gnuplot's) is larger than its map, to hold the axes and the
+ * colour bar, and its tEXt chunk 'Labels' carries the labels it drew: in
+ * N-body units. */
+Test(render, figure_labels_in_nbody_units) {
+  if (!have_gnuplot())
+    cr_skip_test("gnuplot is not installed (the bare map is tested below)");
+  write_snapshot("snap.h5", 500);
+  cr_assert_eq(RUN("render", sp("snap.h5"), "--out", sp("pic.png"), "--size",
+                   "64", "--axis", "y"),
+               0);
+  picture *p = read_png("pic.png");
+  cr_assert_gt(p->width, 64u);
+  cr_assert_gt(p->height, 64u);
+  assert_has(p->labels, "x axis: z [N-body length]");
+  assert_has(p->labels, "y axis: x [N-body length]");
+  assert_has(p->labels, "colour bar: surface density [N-body mass / length^2]");
+  assert_has(p->labels, "t = 0.25 N-body time units");
+  assert_has(p->description, "projected along y (right z, up x)");
+  assert_has(p->software, "tilefmm");
+  picture_free(p);
+  assert_no_temporaries();
+}
+
+/* In a unit system: the length unit on the axes, the time in its unit and
+ * in years, the surface density's unit on the colour bar. */
+Test(render, figure_labels_in_galactic_units) {
+  if (!have_gnuplot())
+    cr_skip_test("gnuplot is not installed (the bare map is tested below)");
+  const units galactic = {1.98841e43, 3.0856775814913673e21, 1e5, 1, 1};
+  write_snapshot_in("snap.h5", 500, &galactic);
+  cr_assert_eq(RUN("render", sp("snap.h5"), "--out", sp("pic.png")), 0);
+  picture *p = read_png("pic.png");
+  cr_assert_gt(p->width, 512u);
+  assert_has(p->labels, "x axis: x [kpc]; y axis: y [kpc]");
+  assert_has(p->labels, "surface density [1e10 Msun / kpc^2]");
+  /* 0.25 kpc/(km/s) = 0.25 x 3.0857e16 s = 244.5 Myr. */
+  assert_has(p->labels, "t = 0.25 kpc/(km/s) (244.4 Myr)");
+  picture_free(p);
+}
+
+/* Without gnuplot: the bare map of --size pixels, and a note that says
+ * so. */
+Test(render, without_gnuplot_the_bare_map_and_a_note) {
+  write_snapshot("snap.h5", 500);
+  cr_assert_eq(setenv("PATH", sp("no-such-dir"), 1), 0);
+  cr_assert_eq(
+      RUN("render", sp("snap.h5"), "--out", sp("pic.png"), "--size", "32"), 0);
+  assert_stderr_has("gnuplot is not installed");
+  assert_stderr_has("without axes, time or colour bar");
+  picture *p = read_png("pic.png");
+  cr_assert(p->width == 32 && p->height == 32);
+  assert_has(p->description, "32 x 32 pixels");
+  picture_free(p);
 }

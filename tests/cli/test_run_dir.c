@@ -74,7 +74,7 @@ static long checkpoint_step(const char *name) {
 static int csv_steps(const char *name, long *steps, int max) {
   char *text = read_text(name);
   cr_assert_not_null(text, "%s missing", name);
-  cr_assert(strncmp(text, "step,time,", 10) == 0, "header of %s", name);
+  cr_assert(strncmp(text, "step,time [", 11) == 0, "header of %s", name);
   int count = 0;
   for (char *line = strchr(text, '\n'); line[1] != '\0';
        line = strchr(line + 1, '\n')) {

@@ -33,7 +33,9 @@ static int column(const char *header, const char *name) {
   int k = 0;
   const size_t len = strlen(name);
   for (const char *s = header; *s != '\0' && *s != '\n'; k++) {
-    if (strncmp(s, name, len) == 0 && (s[len] == ',' || s[len] == '\n'))
+    /* The name alone, or with its unit: "total [N-body energy]". */
+    if (strncmp(s, name, len) == 0 &&
+        (s[len] == ',' || s[len] == '\n' || strncmp(s + len, " [", 2) == 0))
       return k;
     s = strchr(s, ',');
     if (s == NULL)

@@ -70,7 +70,7 @@ static unsigned char *ic_result(size_t *len) {
 /* render FILE: the picture. */
 static void render_prepare(void) { remove(sp("m.png")); }
 static int render_run(void) {
-  return RUN("render", sp("m.hdf5"), "--out", sp("m.png"));
+  return RUN("render", sp("m.hdf5"), "--out", sp("m.png"), "--style", "bare");
 }
 static unsigned char *render_result(size_t *len) {
   return read_bytes(sp("m.png"), len);

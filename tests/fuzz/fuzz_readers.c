@@ -175,7 +175,7 @@ static int command(const char *kind, const char *file, char words[][512],
       argv[n++] = a[k];
   } else if (strcmp(kind, "render") == 0) {
     wp(out, "picture.png");
-    const char *a[] = {"render", file, "--out", out, NULL};
+    const char *a[] = {"render", file, "--out", out, "--style", "bare", NULL};
     for (int k = 0; a[k]; k++)
       argv[n++] = a[k];
   } else if (strcmp(kind, "ic") == 0 || strcmp(kind, "restart") == 0 ||

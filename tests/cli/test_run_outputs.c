@@ -1,0 +1,297 @@
+/* tilefmm run's outputs in time: an output list (--output-times,
+ * Snapshots:output_list) gives snapshots whose time is each listed time
+ * exactly, whose bodies are the run's own on a step and the step before
+ * carried to the time between steps (checked against x + v tau + a
+ * tau^2 / 2 computed here from that step's snapshot); bad lists are
+ * refused naming the file and line; a restart writes only the times after
+ * its checkpoint, the same bits as the run straight through. And a run to
+ * --t-end ends with a snapshot at its end time (issue 31). */
+#define _POSIX_C_SOURCE 200809L
+#include "harness.h"
+#include "snapshot.h"
+
+#include <criterion/criterion.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+TestSuite(run_outputs, .init = scratch_make, .fini = scratch_remove);
+
+static snapshot read_snap(const char *name) {
+  snapshot s;
+  cr_assert(snapshot_read(sp(name), &s), "cannot read %s", name);
+  return s;
+}
+
+#define LIST "# Time\n0\n0.01  # between steps 1 and 2\n\n0.03125\n0.05\n0.2\n"
+
+/* A run with steps of 1/128 to t = 1/16 and snapshots every step, and the
+ * same run with the list: on a step (0, 1/32) the list's snapshot is the
+ * step's bit for bit; between steps it is the step before carried to the
+ * time; the time past the end (0.2) has none. */
+Test(run_outputs, snapshots_at_exactly_the_listed_times) {
+  write_text("times.txt", LIST);
+  cr_assert_eq(RUN("run", "--n", "300", "--t-end", "0.0625", "--out", sp("l"),
+                   "--output-times", sp("times.txt"), "--method", "direct",
+                   "--progress", "off", "--plots", "off"),
+               0);
+  assert_stderr_has("1 of the 5 times");
+  cr_assert_eq(RUN("run", "--n", "300", "--t-end", "0.0625", "--out", sp("e"),
+                   "--snapshot-every", "1", "--method", "direct", "--progress",
+                   "off", "--plots", "off"),
+               0);
+  const double want[] = {0, 0.01, 0.03125, 0.05};
+  const int step_before[] = {0, 1, 4, 6};
+  for (int j = 0; j < 4; j++) {
+    char name[64], before[64];
+    snprintf(name, sizeof name, "l/snapshot_%04d.hdf5", j);
+    snprintf(before, sizeof before, "e/snapshot_%04d.hdf5", step_before[j]);
+    snapshot s = read_snap(name), b = read_snap(before);
+    cr_assert_eq(s.time, want[j], "%s: time %.17g", name, s.time);
+    cr_assert_eq(s.n, b.n);
+    cr_assert_not_null(b.acc);
+    const double tau = want[j] - b.time;
+    double worst = 0;
+    for (size_t k = 0; k < 3 * s.n; k++) {
+      const double x = b.pos[k] + tau * (b.vel[k] + 0.5 * tau * b.acc[k]);
+      const double v = b.vel[k] + b.acc[k] * tau;
+      /* Positions to round-off (the ones read back here went through the
+       * snapshot's layout once more), velocities exactly. */
+      worst = fmax(worst, fabs(s.pos[k] - x) / (1 + fabs(x)));
+      cr_assert_eq(s.vel[k], v, "%s: velocity %zu", name, k);
+      if (tau == 0)
+        cr_assert(s.pos[k] == b.pos[k] && s.vel[k] == b.vel[k],
+                  "%s: not the step's state bit for bit", name);
+    }
+    cr_assert_lt(worst, 1e-14, "%s: %.3g from the prediction", name, worst);
+    if (tau != 0) /* the bodies moved: not the step before itself */
+      cr_assert_neq(s.pos[0], b.pos[0]);
+    snapshot_free(&s);
+    snapshot_free(&b);
+  }
+  cr_assert(!exists("l/snapshot_0004.hdf5"), "a snapshot past the end");
+}
+
+/* The parameter file's Snapshots:output_list, with individual steps. */
+Test(run_outputs, parameter_file_and_individual_steps) {
+  write_text("times.txt", "0.01\n0.02\n");
+  char yml[512];
+  snprintf(yml, sizeof yml, "Snapshots:\n  output_list: %s\n", sp("times.txt"));
+  write_text("p.yml", yml);
+  cr_assert_eq(RUN("run", "--n", "200", "--t-end", "0.03125", "--eta", "0.025",
+                   "--dt", "0.0078125", "--out", sp("b"), "--params",
+                   sp("p.yml"), "--progress", "off", "--plots", "off"),
+               0);
+  for (int j = 0; j < 2; j++) {
+    char name[64];
+    snprintf(name, sizeof name, "b/snapshot_%04d.hdf5", j);
+    snapshot s = read_snap(name);
+    cr_assert_eq(s.time, 0.01 * (j + 1), "%s: time %.17g", name, s.time);
+    snapshot_free(&s);
+  }
+  char *used = read_text("b/used_parameters.yml");
+  cr_assert_not_null(strstr(used, "output_list:"), "%s", used);
+  free(used);
+}
+
+/* A restart continues with the times after its checkpoint: the one
+ * between (snapshot 0001, removed) is not written again, and the next is
+ * the run straight through's bit for bit. */
+Test(run_outputs, restart_continues_with_the_times_not_written) {
+  write_text("times.txt", "0\n0.01\n0.05\n");
+  const char *common[] = {"--n",           "300",        "--output-times",
+                          sp("times.txt"), "--progress", "off",
+                          "--plots",       "off"};
+  (void)common;
+  cr_assert_eq(RUN("run", "--n", "300", "--output-times", sp("times.txt"),
+                   "--t-end", "0.0625", "--out", sp("s"), "--progress", "off",
+                   "--plots", "off"),
+               0);
+  cr_assert_eq(RUN("run", "--n", "300", "--output-times", sp("times.txt"),
+                   "--t-end", "0.03125", "--out", sp("r"), "--progress", "off",
+                   "--plots", "off"),
+               0);
+  cr_assert(!exists("r/snapshot_0002.hdf5"));
+  cr_assert_eq(remove(sp("r/snapshot_0001.hdf5")), 0);
+  cr_assert_eq(RUN("run", "--restart", sp("r/checkpoint.hdf5"), "--t-end",
+                   "0.0625", "--progress", "off", "--plots", "off"),
+               0);
+  cr_assert(!exists("r/snapshot_0001.hdf5"), "an earlier time written again");
+  snapshot a = read_snap("s/snapshot_0002.hdf5"),
+           b = read_snap("r/snapshot_0002.hdf5");
+  cr_assert_eq(b.time, 0.05);
+  cr_assert_eq(a.n, b.n);
+  cr_assert_eq(memcmp(a.pos, b.pos, 3 * a.n * sizeof *a.pos), 0,
+               "the restart's snapshot differs from the straight run's");
+  snapshot_free(&a);
+  snapshot_free(&b);
+}
+
+/* Each bad list refused (exit 2) naming the file and the line. */
+Test(run_outputs, bad_lists_name_the_file_and_line) {
+  const struct {
+    const char *text, *needle;
+  } bad[] = {
+      {"0.1\nsoon\n", "times.txt:2: 'soon' is not a time"},
+      {"0.1\n0.2 0.3\n", "times.txt:2: '0.2 0.3' is not a time"},
+      {"# Time\n0.2\n0.1\n", "times.txt:3: the time 0.10000000000000001 is "
+                             "not after"},
+      {"0.2\n0.2\n", "times.txt:2: the time 0.20000000000000001 is not after"},
+      {"-0.5\n", "times.txt:1: the time -0.5 is before the start"},
+      {"0.1\nnan\n", "times.txt:2: the time nan is not finite"},
+      {"inf\n", "times.txt:1: the time inf is not finite"},
+      {"# only a comment\n\n", "times.txt: the output list holds no time"},
+      {"# Redshift\n3\n", "times.txt:1: '# Redshift': tilefmm has no "
+                          "cosmology"},
+  };
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+    write_text("times.txt", bad[k].text);
+    const int rc = RUN("run", "--n", "100", "--steps", "1", "--out", sp("x"),
+                       "--output-times", sp("times.txt"), "--progress", "off",
+                       "--plots", "off");
+    cr_assert_eq(rc, 2, "case %zu: exit %d", k, rc);
+    assert_stderr_has(bad[k].needle);
+    cr_assert(!exists("x/snapshot_0000.hdf5"), "case %zu: a snapshot", k);
+  }
+  cr_assert_eq(RUN("run", "--n", "100", "--steps", "1", "--out", sp("x"),
+                   "--output-times", sp("none.txt"), "--progress", "off"),
+               2);
+  assert_stderr_has("none.txt: cannot read the output list");
+  write_text("times.txt", "0\n");
+  cr_assert_eq(RUN("run", "--n", "100", "--steps", "1", "--out", sp("x"),
+                   "--output-times", sp("times.txt"), "--snapshot-every", "2"),
+               2);
+  assert_stderr_has("--output-times (Snapshots:output_list) and "
+                    "--snapshot-every both given");
+}
+
+/* A run to t = 1 with steps of 1/32 and a snapshot every 10 steps ends
+ * with one at t = 1, numbered after the last (it ended at t = 0.9375:
+ * issue 31); likewise by time. */
+Test(run_outputs, final_snapshot_at_the_end_time) {
+  cr_assert_eq(RUN("run", "--n", "100", "--dt", "0.03125", "--t-end", "1",
+                   "--snapshot-every", "10", "--method", "direct", "--out",
+                   sp("f"), "--progress", "off", "--plots", "off"),
+               0);
+  snapshot s = read_snap("f/snapshot_0003.hdf5");
+  cr_assert_eq(s.time, 0.9375);
+  snapshot_free(&s);
+  s = read_snap("f/snapshot_0004.hdf5");
+  cr_assert_eq(s.time, 1.0);
+  snapshot_free(&s);
+  cr_assert(!exists("f/snapshot_0005.hdf5"));
+  cr_assert_eq(RUN("run", "--n", "100", "--dt", "0.03125", "--t-end", "0.5",
+                   "--snapshot-dt", "0.15625", "--method", "direct", "--out",
+                   sp("g"), "--progress", "off", "--plots", "off"),
+               0);
+  s = read_snap("g/snapshot_0004.hdf5");
+  cr_assert_eq(s.time, 0.5);
+  snapshot_free(&s);
+  cr_assert(!exists("g/snapshot_0005.hdf5"));
+}
+
+/* SWIFT's Snapshots:output_list_on: 0 turns the list off (the cadence
+ * then), 1 needs a list, anything else is refused. */
+Test(run_outputs, swift_output_list_on) {
+  write_text("times.txt", "0.01\n");
+  char yml[512];
+  snprintf(yml, sizeof yml,
+           "Snapshots:\n  output_list_on: 0\n  output_list: %s\n",
+           sp("times.txt"));
+  write_text("off.yml", yml);
+  cr_assert_eq(RUN("run", "--n", "100", "--steps", "1", "--out", sp("o"),
+                   "--params", sp("off.yml"), "--progress", "off", "--plots",
+                   "off"),
+               0);
+  assert_stderr_has("output_list_on is 0");
+  snapshot s = read_snap("o/snapshot_0000.hdf5");
+  cr_assert_eq(s.time, 0.0, "the cadence's snapshot 0000 is the start");
+  snapshot_free(&s);
+  write_text("on.yml", "Snapshots:\n  output_list_on: 1\n");
+  cr_assert_eq(RUN("run", "--n", "100", "--steps", "1", "--out", sp("p"),
+                   "--params", sp("on.yml")),
+               2);
+  assert_stderr_has("output_list_on 1 needs Snapshots:output_list");
+  write_text("two.yml", "Snapshots:\n  output_list_on: 2\n");
+  cr_assert_eq(RUN("run", "--n", "100", "--steps", "1", "--out", sp("q"),
+                   "--params", sp("two.yml")),
+               2);
+  assert_stderr_has("output_list_on");
+  assert_stderr_has("0 or 1");
+}
+
+/* A restart may change the rule: the checkpoint's list gives way to a
+ * cadence given now, and a list given now to the checkpoint's cadence. */
+Test(run_outputs, restart_changes_the_rule) {
+  write_text("times.txt", "0\n0.01\n");
+  cr_assert_eq(RUN("run", "--n", "100", "--steps", "2", "--out", sp("a"),
+                   "--output-times", sp("times.txt"), "--method", "direct",
+                   "--progress", "off", "--plots", "off"),
+               0);
+  cr_assert_eq(RUN("run", "--restart", sp("a/checkpoint.hdf5"), "--steps", "4",
+                   "--snapshot-every", "4", "--progress", "off", "--plots",
+                   "off"),
+               0);
+  snapshot s = read_snap("a/snapshot_0001.hdf5");
+  cr_assert_eq(s.time, 4 * 0.0078125, "the cadence's snapshot of step 4");
+  snapshot_free(&s);
+  write_text("later.txt", "0.03\n");
+  cr_assert_eq(RUN("run", "--n", "100", "--steps", "2", "--out", sp("b"),
+                   "--snapshot-dt", "0.0078125", "--method", "direct",
+                   "--progress", "off", "--plots", "off"),
+               0);
+  cr_assert_eq(RUN("run", "--restart", sp("b/checkpoint.hdf5"), "--steps", "4",
+                   "--output-times", sp("later.txt"), "--progress", "off",
+                   "--plots", "off"),
+               0);
+  s = read_snap("b/snapshot_0000.hdf5");
+  cr_assert_eq(s.time, 0.03, "the list's snapshot 0000");
+  snapshot_free(&s);
+}
+
+/* statistics.csv's header carries the units; a restart in a directory
+ * whose file has the header of an older tilefmm (the same columns, no
+ * units) continues its rows under the header with units. */
+Test(run_outputs, statistics_header_with_units_and_an_older_one_continued) {
+  cr_assert_eq(RUN("run", "--n", "100", "--steps", "2", "--out", sp("c"),
+                   "--method", "direct", "--progress", "off", "--plots", "off"),
+               0);
+  const char header[] =
+      "step,time [N-body time],kinetic [N-body energy],potential [N-body "
+      "energy],total [N-body energy],rel_energy_error,px [N-body momentum],"
+      "py [N-body momentum],pz [N-body momentum],lx [N-body angular "
+      "momentum],ly [N-body angular momentum],lz [N-body angular momentum],"
+      "virial_ratio,com_x [N-body length],com_y [N-body length],com_z "
+      "[N-body length],leaf_size,wall_tree [s],wall_near [s],wall_far [s],"
+      "wall_integrate [s],wall_io [s],wall_step [s],theta,order,error_p99,"
+      "error_max,error_samples\n";
+  char *text = read_text("c/statistics.csv");
+  cr_assert_not_null(text);
+  cr_assert_eq(strncmp(text, header, strlen(header)), 0, "%s", text);
+  const char older[] =
+      "step,time,kinetic,potential,total,rel_energy_error,px,py,pz,lx,ly,lz,"
+      "virial_ratio,com_x,com_y,com_z,leaf_size,wall_tree,wall_near,wall_far,"
+      "wall_integrate,wall_io,wall_step,theta,order,error_p99,error_max,"
+      "error_samples\n";
+  const char *rows = strchr(text, '\n') + 1;
+  char *old = malloc(strlen(older) + strlen(rows) + 1);
+  cr_assert_not_null(old);
+  strcpy(old, older);
+  strcat(old, rows);
+  write_text("c/statistics.csv", old);
+  cr_assert_eq(RUN("run", "--restart", sp("c/checkpoint.hdf5"), "--steps", "3",
+                   "--progress", "off", "--plots", "off"),
+               0);
+  char *after = read_text("c/statistics.csv");
+  cr_assert_not_null(after);
+  cr_assert_eq(strncmp(after, header, strlen(header)), 0, "%s", after);
+  cr_assert_eq(strncmp(after + strlen(header), rows, strlen(rows)), 0,
+               "the older rows are not kept as they were");
+  cr_assert_eq(strncmp(after + strlen(header) + strlen(rows), "3,", 2), 0,
+               "no row of step 3 after them: %s", after);
+  free(text);
+  free(old);
+  free(after);
+}
