@@ -428,7 +428,9 @@ typedef struct tfmm_stats {
                                 sample's c-th largest error, c chosen from the
                                 binomial law (the largest error when the sample
                                 is too small for 0.95) */
-    double confidence;       /* of p99_bound: 0.95, or less for small samples */
+    double confidence;       /* of p99_bound: 0.95, or less for small samples;
+                                1 when every body was measured (the planner's
+                                choice up to 4,096 bodies): p99_bound is p99 */
     int64_t worst_body;      /* input index of the largest error */
     double time;             /* seconds the measurement took (in time_total) */
   } error;

@@ -16,6 +16,8 @@ static size_t watch_each(size_t k) {
 size_t tfmm_measure_sample_size(size_t n, int requested, int planning,
                                 int gpu) {
   size_t k = (size_t)requested;
+  if (requested <= 0 && planning && n <= TFMM_MEASURE_EVERY_BODY)
+    return n;
   if (requested <= 0) {
     /* Whole tiles of the reference (estimate and watch together). */
     double tiles = gpu ? floor(2.2e8 / (TFMM_MEASURE_TILE * (double)n)) : 1;
@@ -150,8 +152,8 @@ static int by_value(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-void tfmm_measure_judge(size_t k, size_t w, double *err, const int64_t *index,
-                        tfmm_stats *stats) {
+void tfmm_measure_judge(size_t k, size_t w, size_t n, double *err,
+                        const int64_t *index, tfmm_stats *stats) {
   stats->error.measured = 1;
   stats->error.samples = k + w;
   size_t worst = 0;
@@ -175,6 +177,10 @@ void tfmm_measure_judge(size_t k, size_t w, double *err, const int64_t *index,
   }
   stats->error.p99_bound = err[k - 1 - c];
   stats->error.confidence = conf < gamma ? conf : gamma;
+  if (k >= n) { /* the population: nothing to bound */
+    stats->error.p99_bound = stats->error.p99;
+    stats->error.confidence = 1;
+  }
 }
 
 /* |a - b| / |b| of 3-vectors; 0 when both are 0. */
@@ -232,7 +238,7 @@ static int measures(const tfmm_eval *e) {
 static void finish(tfmm_eval *e, sample *s, double t0) {
   for (size_t j = 0; j < s->k + s->w; j++)
     s->err[j] = relative(s->got + 3 * j, s->exact + 3 * j);
-  tfmm_measure_judge(s->k, s->w, s->err, s->input, e->stats);
+  tfmm_measure_judge(s->k, s->w, e->n, s->err, s->input, e->stats);
   e->stats->error.time = tfmm_wtime() - t0;
 }
 

@@ -66,7 +66,11 @@
  * whole measurement 0.4 to 0.5 ms at 10^6 on an H100 with the fast sums,
  * 0.73 ms with FP64 ones, bench/results/sample_cost; up to 16 at small N),
  * on the CPU one tile; four times as many tiles while the settings are
- * being chosen (planning: a bound at 95 %); never more than n. */
+ * being chosen (planning: a bound at 95 %), and every body while
+ * planning up to TFMM_MEASURE_EVERY_BODY bodies (no more pairs than 4
+ * tiles at 16,384 bodies: the choice then meets the target exactly,
+ * where a bound at 95 % let 1 choice in 20 miss it); never more than n. */
+#define TFMM_MEASURE_EVERY_BODY 4096
 size_t tfmm_measure_sample_size(size_t n, int requested, int planning, int gpu);
 
 /* The watch's leaves in each of its parts (the smallest, the largest,
@@ -92,9 +96,11 @@ size_t tfmm_measure_watch(int64_t nleaves, const int64_t *begin,
 
 /* The statistics of k errors of the estimate and w more of the watch
  * (err[0..k) then err[k..k+w); index[] their input indices) into
- * stats->error; sorts err[0..k) in place. */
-void tfmm_measure_judge(size_t k, size_t w, double *err, const int64_t *index,
-                        tfmm_stats *stats);
+ * stats->error, of n bodies in all; sorts err[0..k) in place. When k is
+ * n (every body) the p99 is the population's and its bound is itself,
+ * at confidence 1. */
+void tfmm_measure_judge(size_t k, size_t w, size_t n, double *err,
+                        const int64_t *index, tfmm_stats *stats);
 
 /* The stages (schedule.h): the measurement of the evaluation just made,
  * when e->measure_k > 0 and it is at every body. measure: the tree on the
