@@ -28,4 +28,16 @@ void tfmm_plan_stages(const tfmm_config *cfg, int near_gpu, size_t n,
                       tfmm_schedule_kind *schedule, tfmm_device *tree_device,
                       tfmm_device *far_device);
 
+/* The far field's kernel for cfg (checked), n bodies and the near field
+ * on the GPU (near_gpu) or the CPU: tfmm_config.far_kernel, auto resolved
+ * as tilefmm.h documents (TFMM_FAR_KERNEL_NEWTON or _SOFTENED; newton
+ * without Plummer softening or with eps 0). */
+tfmm_far_kernel tfmm_plan_far_kernel(const tfmm_config *cfg, int near_gpu,
+                                     size_t n);
+
+/* Appends to out (a string of size bytes) "; far field KERNEL (why)" when
+ * cfg softens with Plummer's kernel: the choice above and its reason. */
+void tfmm_plan_far_kernel_note(const tfmm_config *cfg, int near_gpu, size_t n,
+                               char *out, size_t size);
+
 #endif
