@@ -112,7 +112,14 @@ void tfmm_plan_stages(const tfmm_config *cfg, int near_gpu, size_t n,
 }
 
 /* Why tfmm_plan_far_kernel chose what it did for cfg, n bodies and the
- * near field on the GPU or not (*kernel: the choice). */
+ * near field on the GPU or not (*kernel: the choice), in a few words (the
+ * plan string is short). auto takes newton where the far field runs on
+ * the GPU (Newton's there), for bh and the other criteria (not measured),
+ * and where the planner does not measure (the softened rows are the
+ * worst of three inputs: at 1e-3 they give theta 0.3, p 8, 2-4x the
+ * settings a measurement finds on a Plummer sphere); softened at targets
+ * >= TFMM_SOFT_AUTO_MIN_TOL from TFMM_SOFT_AUTO_MIN_BODIES bodies
+ * (tilefmm.h; bench/results/soft_expansion). */
 static const char *far_kernel_reason(const tfmm_config *c, int near_gpu,
                                      size_t n, tfmm_far_kernel *kernel) {
   *kernel = TFMM_FAR_KERNEL_NEWTON;
@@ -128,21 +135,18 @@ static const char *far_kernel_reason(const tfmm_config *c, int near_gpu,
   tfmm_plan_stages(c, near_gpu, n, &schedule, &tree, &far);
   if (schedule == TFMM_SCHEDULE_GPU || tree == TFMM_DEVICE_GPU ||
       far == TFMM_DEVICE_GPU)
-    return "auto: the far field on the GPU is Newton's";
+    return "auto: on the GPU";
   if (c->method != TFMM_METHOD_FMM || c->mac != TFMM_MAC_GEOMETRIC)
-    return "auto: the softened kernel is measured for fmm and the "
-           "geometric criterion only";
+    return "auto: not fmm, geometric";
   if (!tfmm_planner_active(c))
-    return "auto: the softened kernel's calibration is worst-case, so it "
-           "is taken only where the planner measures";
+    return "auto: theta and order not measured";
   /* The target's rounding: 1e-3 given as 0.001 is 1e-3. */
   if (c->accuracy < TFMM_SOFT_AUTO_MIN_TOL * (1 - 1e-9))
-    return "auto: below the target 1e-3 Newton's was cheaper";
+    return "auto: target < 1e-3";
   if (n < TFMM_SOFT_AUTO_MIN_BODIES)
-    return "auto: below 50,000 bodies Newton's was cheaper";
+    return "auto: < 50,000 bodies";
   *kernel = TFMM_FAR_KERNEL_SOFTENED;
-  return "auto: from 50,000 bodies at targets >= 1e-3 the softened kernel "
-         "was cheaper";
+  return "auto: >= 50,000 bodies, target >= 1e-3";
 }
 
 tfmm_far_kernel tfmm_plan_far_kernel(const tfmm_config *cfg, int near_gpu,
