@@ -139,9 +139,10 @@ void solver_cli_help(FILE *fp, const tfmm_config *d, int with_leaf) {
       "                    are opened), softened (Plummer's kernel in\n"
       "                    Cartesian Taylor expansions to order 12, no\n"
       "                    separation; eps > 0, far field on the cpu) or\n"
-      "                    auto (softened from %d bodies at --accuracy\n"
-      "                    >= 1e-3 with theta and order auto and the far\n"
-      "                    field on the cpu, else newton) (default: %s)\n",
+      "                    auto (softened from %d bodies with eps >= 1e-4\n"
+      "                    of their size, --accuracy >= 1e-3, theta or\n"
+      "                    order auto and the far field on the cpu, else\n"
+      "                    newton) (default: %s)\n",
       theta_word(d->theta, theta), TFMM_MAX_ORDER, order_word(d->order, order),
       tfmm_mac_name(d->mac), TFMM_SOFT_AUTO_MIN_BODIES,
       tfmm_far_kernel_name(d->far_kernel));

@@ -131,11 +131,12 @@ typedef enum tfmm_far_kernel {
   /* newton where the far field runs on the GPU (the gpu schedule, or the
    * tree or far field on the GPU), without Plummer softening, with eps 0,
    * under the error or mass criterion, for bh and where the planner does
-   * not choose theta and order (measure off, or theta or order given);
-   * else softened for accuracy targets >= TFMM_SOFT_AUTO_MIN_TOL on at
-   * least TFMM_SOFT_AUTO_MIN_BODIES bodies, where the softened far field
-   * measured cheaper (bench/results/soft_expansion), newton below. The
-   * default. */
+   * not choose theta and order (measure off, or theta and order both
+   * given); else softened for accuracy targets >= TFMM_SOFT_AUTO_MIN_TOL
+   * on at least TFMM_SOFT_AUTO_MIN_BODIES bodies with eps at least
+   * TFMM_SOFT_AUTO_MIN_EPS of their size, where the softened far field
+   * measured cheaper, newton otherwise. tfmm_plan_resolve, without the
+   * bodies, takes their size from box_size, else as 1. The default. */
   TFMM_FAR_KERNEL_AUTO = 0,
   /* Newton's 1/r in solid harmonics, with the softening's separation:
    * cell pairs that come closer than the distance where Plummer's force is
@@ -151,14 +152,18 @@ typedef enum tfmm_far_kernel {
   TFMM_FAR_KERNEL_SOFTENED = 2
 } tfmm_far_kernel;
 
-/* tfmm_config.far_kernel auto: the least target and bodies for which it
- * takes the softened kernel (bench/results/soft_expansion: at 50,000
- * bodies and the target 1e-3 the softened far field was 1.7x cheaper on a
- * Plummer sphere and 2x on a line + coincident pile at eps 0.01, where the
- * calibration's Newton setting misses the target; at 20,000 bodies and at
- * 1e-4 the Newtonian one was cheaper). */
+/* tfmm_config.far_kernel auto: the least target, bodies and eps relative
+ * to the bodies' size (eps over the side of their bounding cube rounded up
+ * to a power of two; box_size's when given) for which it takes the
+ * softened kernel. Measured with both kernels measured by the planner, one
+ * CPU thread (docs/accuracy.md, "The softened far field in the solver"):
+ * at 200,000 bodies and the target 1e-3 the softened far field was
+ * 1.3-1.9x cheaper where eps was 1.6e-4 to 2.5e-3 of the cube (Plummer
+ * sphere and clusters) and 3.5x dearer at 1.6e-5; at 50,000 bodies
+ * Newton's was cheaper in 5 of 6 cases. */
 #define TFMM_SOFT_AUTO_MIN_TOL 1e-3
-#define TFMM_SOFT_AUTO_MIN_BODIES 50000
+#define TFMM_SOFT_AUTO_MIN_BODIES 200000
+#define TFMM_SOFT_AUTO_MIN_EPS 1e-4
 
 /* Floating-point precision of the pairwise sums (near field, direct). */
 typedef enum tfmm_precision {

@@ -2,6 +2,7 @@
 
 #include "accuracy_table.h"
 #include "accuracy_table_soft.h"
+#include "farfield/soft_taylor.h"
 #include "nearfield/interaction.h"
 
 #include <math.h>
@@ -158,6 +159,7 @@ void tfmm_accuracy_resolve(const tfmm_config *c, tfmm_far_kernel kernel,
           (closest == NULL || cpu_closest->error < closest->error))
         closest = cpu_closest;
     }
+    const int missed = r == NULL;
     if (r == NULL)
       r = closest;
     /* A theta or order outside the table: the most accurate end. */
@@ -165,6 +167,10 @@ void tfmm_accuracy_resolve(const tfmm_config *c, tfmm_far_kernel kernel,
       out->theta = r != NULL ? r->theta : 0.3;
     if (out->order < 0)
       out->order = r != NULL ? r->order : (c->order >= 0 ? c->order : 12);
+    /* The softened rows stop at about 1e-4 (theta 0.3, p 8: the bench's
+     * grid went no further): past them, the operators' highest order. */
+    if (soft && missed && c->order < 0)
+      out->order = TFMM_SOFT_TAYLOR_ORDER_MAX;
     /* Uncalibrated: the target itself per interaction. */
     if (error_mac && out->mac_epsilon < 0)
       out->mac_epsilon = r != NULL && r->epsilon > 0 ? r->epsilon : c->accuracy;

@@ -54,7 +54,10 @@ static tfmm_status run(tfmm_eval *e, const tfmm_schedule *schedule) {
   const tfmm_config *cfg = e->cfg;
   tfmm_stats *stats = e->stats;
   const int near_gpu = e->gpu != NULL;
-  tfmm_accuracy_resolve(cfg, tfmm_plan_far_kernel(cfg, near_gpu, e->n),
+  /* cfg is the run's (internal units: its eps is relative to the
+   * bodies), its kernel resolved by the planner. */
+  tfmm_accuracy_resolve(cfg,
+                        tfmm_plan_far_kernel(cfg, near_gpu, e->n, cfg->eps),
                         e->leaf_size, near_gpu, &e->set);
   stats->far_kernel = e->set.far_kernel;
   stats->theta = e->set.theta;

@@ -9,6 +9,7 @@
 #include "leaf_auto.h"
 #include "planner.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -121,7 +122,8 @@ void tfmm_plan_stages(const tfmm_config *cfg, int near_gpu, size_t n,
  * >= TFMM_SOFT_AUTO_MIN_TOL from TFMM_SOFT_AUTO_MIN_BODIES bodies
  * (tilefmm.h; bench/results/soft_expansion). */
 static const char *far_kernel_reason(const tfmm_config *c, int near_gpu,
-                                     size_t n, tfmm_far_kernel *kernel) {
+                                     size_t n, double eps_rel,
+                                     tfmm_far_kernel *kernel) {
   *kernel = TFMM_FAR_KERNEL_NEWTON;
   if (!tfmm_method_is_tree(c->method) ||
       c->softening != TFMM_SOFTENING_PLUMMER || !(c->eps > 0))
@@ -144,22 +146,32 @@ static const char *far_kernel_reason(const tfmm_config *c, int near_gpu,
   if (c->accuracy < TFMM_SOFT_AUTO_MIN_TOL * (1 - 1e-9))
     return "auto: target < 1e-3";
   if (n < TFMM_SOFT_AUTO_MIN_BODIES)
-    return "auto: < 50,000 bodies";
+    return "auto: < 200,000 bodies";
+  if (eps_rel < TFMM_SOFT_AUTO_MIN_EPS)
+    return "auto: eps < 1e-4 of the bodies' cube";
   *kernel = TFMM_FAR_KERNEL_SOFTENED;
-  return "auto: >= 50,000 bodies, target >= 1e-3";
+  return "auto: >= 200,000 bodies, eps >= 1e-4 of their cube";
 }
 
 tfmm_far_kernel tfmm_plan_far_kernel(const tfmm_config *cfg, int near_gpu,
-                                     size_t n) {
+                                     size_t n, double eps_rel) {
   tfmm_far_kernel kernel;
-  far_kernel_reason(cfg, near_gpu, n, &kernel);
+  far_kernel_reason(cfg, near_gpu, n, eps_rel, &kernel);
   return kernel;
 }
 
+double tfmm_plan_eps_rel(const tfmm_config *cfg) {
+  if (!(cfg->box_size > 0))
+    return cfg->eps;
+  int e = 0;
+  frexp(cfg->box_size, &e); /* as units.c scales lengths */
+  return ldexp(cfg->eps, -e);
+}
+
 void tfmm_plan_far_kernel_note(const tfmm_config *cfg, int near_gpu, size_t n,
-                               char *out, size_t size) {
+                               double eps_rel, char *out, size_t size) {
   tfmm_far_kernel kernel;
-  const char *why = far_kernel_reason(cfg, near_gpu, n, &kernel);
+  const char *why = far_kernel_reason(cfg, near_gpu, n, eps_rel, &kernel);
   const size_t used = strlen(out);
   if (used < size && tfmm_method_is_tree(cfg->method) &&
       cfg->softening == TFMM_SOFTENING_PLUMMER && cfg->eps > 0)
@@ -192,7 +204,8 @@ static void fill(const tfmm_config *c, tfmm_device device, size_t n,
                    &p->far_device);
   tfmm_resolved r;
   tfmm_config guessed = *c;
-  const tfmm_far_kernel kernel = tfmm_plan_far_kernel(c, near_gpu, n);
+  const tfmm_far_kernel kernel =
+      tfmm_plan_far_kernel(c, near_gpu, n, tfmm_plan_eps_rel(c));
   tfmm_planner_first_guess(c, kernel, p->leaf_size, near_gpu, &guessed.theta,
                            &guessed.order);
   tfmm_accuracy_resolve(&guessed, kernel, p->leaf_size, near_gpu, &r);
@@ -243,7 +256,8 @@ tfmm_status tfmm_config_resolve(const tfmm_config *cfg, double *theta,
     const int near_gpu = tree && device == TFMM_DEVICE_GPU;
     tfmm_config guessed = *cfg;
     /* n unknown: the kernel of small N. */
-    const tfmm_far_kernel kernel = tfmm_plan_far_kernel(cfg, near_gpu, 0);
+    const tfmm_far_kernel kernel =
+        tfmm_plan_far_kernel(cfg, near_gpu, 0, tfmm_plan_eps_rel(cfg));
     if (tree)
       tfmm_planner_first_guess(cfg, kernel, leaf, near_gpu, &guessed.theta,
                                &guessed.order);

@@ -199,7 +199,8 @@ tfmm_status tfmm_planner_run(tfmm_planner *p, const tfmm_config *cfg,
                              tfmm_planner_eval eval, void *ctx) {
   /* The kernel resolved once, for the evaluations below (run's theta and
    * order are set, so run would resolve auto differently). */
-  const tfmm_far_kernel kernel = tfmm_plan_far_kernel(cfg, near_gpu, n);
+  const tfmm_far_kernel kernel =
+      tfmm_plan_far_kernel(cfg, near_gpu, n, run->eps);
   run->far_kernel = kernel;
   const tfmm_accuracy_row *rows[MAX_ROWS];
   size_t tier = 0;
@@ -211,9 +212,10 @@ tfmm_status tfmm_planner_run(tfmm_planner *p, const tfmm_config *cfg,
   const double tol = cfg->accuracy;
   /* A kept setting is of the kernel it was chosen for (the kernel follows
    * n: tfmm_plan_far_kernel). */
-  if (p->chosen && (p->accuracy != tol || p->near_gpu != near_gpu ||
-                    p->precision != cfg->precision ||
-                    tfmm_plan_far_kernel(cfg, p->near_gpu, p->n) != kernel))
+  if (p->chosen &&
+      (p->accuracy != tol || p->near_gpu != near_gpu ||
+       p->precision != cfg->precision ||
+       tfmm_plan_far_kernel(cfg, p->near_gpu, p->n, run->eps) != kernel))
     p->chosen = 0;
   /* A setting's row: the first tier's where both tiers hold it (its cost
    * is what runs; taking the second's CPU cost made the kept setting look

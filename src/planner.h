@@ -93,7 +93,8 @@ int tfmm_planner_first_guess(const tfmm_config *cfg, tfmm_far_kernel kernel,
 
 /* Evaluates through eval, choosing theta and order into run (cfg: the
  * caller's configuration, run: what the evaluation uses) as above, from
- * the rows of the far field's kernel for n bodies (tfmm_plan_far_kernel), or
+ * the rows of the far field's kernel for n bodies (tfmm_plan_far_kernel,
+ * eps relative to the bodies' size from run's internal units), or
  * once with measurement as cfg asks when the planner is not active. n
  * bodies, leaf and near_gpu: the evaluation's. On return stats is the
  * last evaluation's, with stats->plan saying what was chosen and why;

@@ -265,8 +265,9 @@ Test(far_kernel, softened_subset_is_the_whole, .timeout = 60) {
 }
 
 /* auto: softened on the CPU from TFMM_SOFT_AUTO_MIN_BODIES bodies at
- * targets >= TFMM_SOFT_AUTO_MIN_TOL with theta and order measured, newton
- * otherwise (tilefmm.h); the plan says which. */
+ * targets >= TFMM_SOFT_AUTO_MIN_TOL with theta and order measured and eps
+ * at least TFMM_SOFT_AUTO_MIN_EPS of the bodies' size (the plan, without
+ * bodies: of box_size, else of 1), newton otherwise (tilefmm.h). */
 Test(far_kernel, auto_resolves) {
   const size_t big = TFMM_SOFT_AUTO_MIN_BODIES;
   struct {
@@ -291,6 +292,8 @@ Test(far_kernel, auto_resolves) {
        TFMM_FAR_KERNEL_NEWTON},
       {0.0, 1e-3, big, TFMM_MEASURE_AUTO, -1, TFMM_SOFTENING_PLUMMER,
        TFMM_FAR_KERNEL_NEWTON},
+      {5e-5, 1e-3, big, TFMM_MEASURE_AUTO, -1, TFMM_SOFTENING_PLUMMER,
+       TFMM_FAR_KERNEL_NEWTON},
       {0.01, 1e-3, big, TFMM_MEASURE_AUTO, -1, TFMM_SOFTENING_SPLINE,
        TFMM_FAR_KERNEL_NEWTON},
   };
@@ -313,6 +316,15 @@ Test(far_kernel, auto_resolves) {
     else if (cases[k].eps > 0)
       cr_expect_gt(plan.separation, 0.0, "case %zu", k);
   }
+  /* eps 0.01 in a cube of 1000: 1e-5 of the bodies' size; of 2: 5e-3. */
+  tfmm_config c = config(TFMM_METHOD_FMM, 0.01);
+  c.box_size = 1000;
+  tfmm_plan plan;
+  cr_assert_eq(tfmm_plan_resolve(&c, big, &plan, NULL, 0), TFMM_OK);
+  cr_expect_eq(plan.far_kernel, TFMM_FAR_KERNEL_NEWTON);
+  c.box_size = 2;
+  cr_assert_eq(tfmm_plan_resolve(&c, big, &plan, NULL, 0), TFMM_OK);
+  cr_expect_eq(plan.far_kernel, TFMM_FAR_KERNEL_SOFTENED);
 }
 
 /* What auto chose is in the plan string of the evaluation. */
@@ -323,7 +335,8 @@ Test(far_kernel, plan_says_which) {
   tfmm_stats st;
   p99_run(&c, &in, &st);
   cr_expect_eq(st.far_kernel, TFMM_FAR_KERNEL_NEWTON);
-  cr_expect(strstr(st.plan, "far field newton (auto: < 50,000 bodies)") != NULL,
+  cr_expect(strstr(st.plan, "far field newton (auto: < 200,000 bodies)") !=
+                NULL,
             "plan: %s", st.plan);
   c.far_kernel = TFMM_FAR_KERNEL_SOFTENED;
   p99_run(&c, &in, &st);
