@@ -365,10 +365,10 @@ typedef struct tfmm_config {
                            with TFMM_ERR_ACCURACY, its message naming the
                            figure and the setting (the outputs are then
                            written but not to be trusted); default 0 */
-  tfmm_far_kernel far_kernel; /* tree methods with Plummer softening: the
-                           kernel of the far field's expansions (see
-                           tfmm_far_kernel); default TFMM_FAR_KERNEL_AUTO.
-                           tfmm_stats.far_kernel says which ran */
+  /* Tree methods with Plummer softening: the kernel of the far field's
+   * expansions (see tfmm_far_kernel); default TFMM_FAR_KERNEL_AUTO.
+   * tfmm_stats.far_kernel says which ran. */
+  tfmm_far_kernel far_kernel;
 } tfmm_config;
 
 /* tfmm_config.tree_device and far_device auto: the fewest bodies for
