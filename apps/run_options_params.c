@@ -42,6 +42,7 @@ const run_key run_keys[] = {
     {"Gravity", "theta", "--theta", 0},
     {"Gravity", "order", "--order", 0},
     {"Gravity", "mac", "--mac", 0},
+    {"Gravity", "far_kernel", "--far-kernel", 0},
     {"Gravity", "leaf_size", "--leaf", 0},
     {"Gravity", "max_depth", "--max-depth", 0},
     {"Gravity", "device", "--device", 1},

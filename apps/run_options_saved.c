@@ -107,6 +107,12 @@ static const struct {
                       {"Gravity:error_sample", "0"},
                       {"Gravity:verify", "false"}};
 
+/* The settings a checkpoint of tilefmm before the softened far field
+ * lacks: its far field carried Newton's kernel. */
+static const struct {
+  const char *name, *value;
+} before_far_kernel[] = {{"Gravity:far_kernel", "newton"}};
+
 /* The settings a checkpoint of tilefmm before models in physical units
  * lacks: its model was made in N-body units, unscaled. */
 static const struct {
@@ -173,6 +179,14 @@ int run_options_upgrade_checkpoint(const char *path, snapshot_attr **attrs,
     mv[k] = before_measure[k].value;
   }
   if (add_missing(attrs, count, mn, mv, NMEASURE) < 0)
+    return 0;
+  enum { NFAR = sizeof before_far_kernel / sizeof before_far_kernel[0] };
+  const char *fn[NFAR], *fv[NFAR];
+  for (size_t k = 0; k < NFAR; k++) {
+    fn[k] = before_far_kernel[k].name;
+    fv[k] = before_far_kernel[k].value;
+  }
+  if (add_missing(attrs, count, fn, fv, NFAR) < 0)
     return 0;
   enum { NMODEL = sizeof before_model_units / sizeof before_model_units[0] };
   const char *un[NMODEL], *uv[NMODEL];
@@ -263,7 +277,8 @@ static const char *unused_reason(const run_options *ro, const run_given *g) {
   if (c->method != TFMM_METHOD_FMM && c->method != TFMM_METHOD_BH &&
       (strcmp(f, "--theta") == 0 || strcmp(f, "--order") == 0 ||
        strcmp(f, "--mac") == 0 || strcmp(f, "--accuracy") == 0 ||
-       strcmp(f, "--leaf") == 0 || strcmp(f, "--max-depth") == 0))
+       strcmp(f, "--far-kernel") == 0 || strcmp(f, "--leaf") == 0 ||
+       strcmp(f, "--max-depth") == 0))
     return "the method has no tree";
   if (c->device == TFMM_DEVICE_CPU && strncmp(f, "--gpu-", 6) == 0)
     return "the forces run on the CPU";

@@ -132,9 +132,20 @@ void solver_cli_help(FILE *fp, const tfmm_config *d, int with_leaf) {
       "                    cells), mass (theta grows for light cells,\n"
       "                    Dehnen 2002) or error (each interaction's error\n"
       "                    bound against the target's acceleration, Dehnen\n"
-      "                    2014; theta is then a cap) (default: %s)\n",
+      "                    2014; theta is then a cap) (default: %s)\n"
+      "  --far-kernel K    with plummer softening, the kernel the far\n"
+      "                    field's expansions carry: newton (1/r; cell\n"
+      "                    pairs closer than the softening's separation\n"
+      "                    are opened), softened (Plummer's kernel in\n"
+      "                    Cartesian Taylor expansions to order 12, no\n"
+      "                    separation; eps > 0, far field on the cpu) or\n"
+      "                    auto (softened from %d bodies with eps >= 1e-4\n"
+      "                    of their size, --accuracy >= 1e-3, theta or\n"
+      "                    order auto and the far field on the cpu, else\n"
+      "                    newton) (default: %s)\n",
       theta_word(d->theta, theta), TFMM_MAX_ORDER, order_word(d->order, order),
-      tfmm_mac_name(d->mac));
+      tfmm_mac_name(d->mac), TFMM_SOFT_AUTO_MIN_BODIES,
+      tfmm_far_kernel_name(d->far_kernel));
   if (with_leaf)
     fprintf(fp,
             "  --leaf L          most bodies a leaf holds: an integer >= 1, "
@@ -299,6 +310,11 @@ static int mac_ok(const void *v) {
   return tfmm_mac_parse(*(const char *const *)v, &x) == TFMM_OK;
 }
 
+static int far_kernel_ok(const void *v) {
+  tfmm_far_kernel x;
+  return tfmm_far_kernel_parse(*(const char *const *)v, &x) == TFMM_OK;
+}
+
 static const char *const measure_names[] = {"auto", "always", "off"};
 
 const char *solver_cli_measure_name(tfmm_measure m) {
@@ -327,6 +343,7 @@ void solver_cli_init(solver_cli *sc, args_option *opts) {
   tfmm_config_defaults(c);
   /* A word, so that run's parameters write and read it back. */
   sc->measure = solver_cli_measure_name(c->measure);
+  sc->far_kernel = tfmm_far_kernel_name(c->far_kernel);
   const args_option flags[SOLVER_CLI_FLAGS] = {
       {.name = "--method",
        .kind = ARGS_STRING,
@@ -398,6 +415,11 @@ void solver_cli_init(solver_cli *sc, args_option *opts) {
        .value = &sc->mac,
        .valid = mac_ok,
        .expect = "geometric, mass or error"},
+      {.name = "--far-kernel",
+       .kind = ARGS_STRING,
+       .value = &sc->far_kernel,
+       .valid = far_kernel_ok,
+       .expect = "auto, newton or softened"},
       {.name = "--leaf",
        .kind = ARGS_STRING,
        .value = &sc->leaf,
@@ -468,6 +490,8 @@ void solver_cli_finish(solver_cli *sc) {
     tfmm_precision_parse(sc->precision, &c->precision);
   if (sc->mac != NULL)
     tfmm_mac_parse(sc->mac, &c->mac);
+  if (sc->far_kernel != NULL)
+    tfmm_far_kernel_parse(sc->far_kernel, &c->far_kernel);
   if (sc->measure != NULL) {
     int m = TFMM_MEASURE_AUTO;
     parse_measure(sc->measure, &m);
@@ -635,11 +659,15 @@ static void print_tree_counts(FILE *fp, const tfmm_stats *s,
             (double)s->device_bytes / 1e6,
             (double)s->device_bytes / (double)s->n);
   if (s->method == TFMM_METHOD_FMM)
-    fprintf(fp, "  far field: %.6g M2L translations on the %s\n", s->m2l,
+    fprintf(fp, "  far field: %.6g M2L translations on the %s", s->m2l,
             tfmm_device_name(s->far_device));
   else
-    fprintf(fp, "  far field: %.6g M2P cell-body evaluations on the %s\n",
-            s->m2p, tfmm_device_name(s->far_device));
+    fprintf(fp, "  far field: %.6g M2P cell-body evaluations on the %s", s->m2p,
+            tfmm_device_name(s->far_device));
+  fprintf(fp, ", kernel %s%s, softening separation %g\n",
+          tfmm_far_kernel_name(s->far_kernel),
+          c->far_kernel == TFMM_FAR_KERNEL_AUTO ? " (auto)" : "",
+          s->softening_separation);
 }
 
 void solver_cli_print_counts(FILE *fp, const tfmm_stats *s,

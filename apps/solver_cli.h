@@ -15,14 +15,14 @@
 #include <stdio.h>
 
 /* The number of entries solver_cli_init writes. */
-#define SOLVER_CLI_FLAGS 23
+#define SOLVER_CLI_FLAGS 24
 
 typedef struct solver_cli {
   /* The words given, or NULL. theta and order: "auto" (TFMM_FROM_ACCURACY)
    * or a number. */
   const char *method, *device, *schedule, *tree_device, *far_device, *leaf,
       *theta, *order;
-  const char *softening, *precision, *mac, *measure;
+  const char *softening, *precision, *mac, *measure, *far_kernel;
   tfmm_config cfg;
 } solver_cli;
 

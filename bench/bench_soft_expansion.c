@@ -49,9 +49,13 @@
  *       [--eps 0.001,0.01] [--tol 1e-3,1e-4] [--seed S (default: fresh)]
  *       [--truth 1000] [--threads 1] [--leaf 48] [--calls 3]
  *       [--theta 0.3,0.4,0.5,0.6,0.7] [--order 2,3,4,5,6,8] [--lib 1]
- *       [--modes auto,off,fixed,fmm-soft]
+ *       [--modes auto,off,fixed,fmm-soft] [--far-kernel auto]
  *       [--soft-theta 0.3,0.4,0.5,0.6,0.7,0.8] [--soft-order 3,4,5,6,8,10]
  *       [--bh 1] [--ops 0]
+ *
+ * --far-kernel: the library's tfmm_config.far_kernel (default auto); a
+ * library row whose kernel is not auto's newton is named with it
+ * (lib-auto:softened, lib-off:newton).
  *
  * --ops 1: instead, the CPU microseconds of one M2L and one L2L of each
  * order in --soft-order, softened (soft_taylor.h) and Newton's
@@ -97,6 +101,7 @@ typedef struct options {
   list n, eps, tol, theta, order, soft_theta, soft_order;
   int nfamily, family[3], threads, leaf, calls, lib, bh, ops;
   int modes[4]; /* the library's modes run: auto, off, fixed; fmm-soft */
+  tfmm_far_kernel far_kernel; /* the library's far field (--far-kernel) */
   size_t truth;
   uint64_t seed;
 } options;
@@ -194,6 +199,8 @@ static int parse(int argc, char **argv, options *o) {
       o->ops = atoi(v);
     else if (!strcmp(a, "--modes"))
       bad = parse_modes(v, o);
+    else if (!strcmp(a, "--far-kernel"))
+      bad = tfmm_far_kernel_parse(v, &o->far_kernel) != TFMM_OK;
     else
       bad = 1;
     if (bad)
@@ -296,6 +303,7 @@ static int run_lib(const options *o, bench_case *b, double tol, int mode) {
   c.accuracy = tol;
   c.num_threads = o->threads;
   c.measure = mode == 1 ? TFMM_MEASURE_OFF : TFMM_MEASURE_AUTO;
+  c.far_kernel = o->far_kernel;
   if (mode == 2)
     c.theta = 0.6, c.order = 6;
   tfmm_solver *sv = NULL;
@@ -318,9 +326,20 @@ static int run_lib(const options *o, bench_case *b, double tol, int mode) {
   }
   const tfmm_stats st = *tfmm_solver_stats(sv);
   tfmm_solver_destroy(sv);
-  print_row(b, NAME[mode], tol, st.theta, st.order, st.softening_separation,
-            first, best, wall, st.interactions, st.m2l + st.m2p,
-            p99_of(b, b->acc));
+  /* With --far-kernel other than auto, or auto choosing softened: the
+   * kernel in the name (lib-auto:softened). */
+  char name[64];
+  snprintf(name, sizeof name, "%s%s%s", NAME[mode],
+           o->far_kernel == TFMM_FAR_KERNEL_AUTO &&
+                   st.far_kernel == TFMM_FAR_KERNEL_NEWTON
+               ? ""
+               : ":",
+           o->far_kernel == TFMM_FAR_KERNEL_AUTO &&
+                   st.far_kernel == TFMM_FAR_KERNEL_NEWTON
+               ? ""
+               : tfmm_far_kernel_name(st.far_kernel));
+  print_row(b, name, tol, st.theta, st.order, st.softening_separation, first,
+            best, wall, st.interactions, st.m2l + st.m2p, p99_of(b, b->acc));
   return 0;
 }
 
@@ -717,15 +736,17 @@ static void time_ops(const options *o) {
 int main(int argc, char **argv) {
   options o;
   if (parse(argc, argv, &o)) {
-    fprintf(stderr,
-            "usage: bench_soft_expansion [--family plummer,clusters,"
-            "line+pile] [--n LIST] [--eps LIST (>= 0; > 0 with line+pile)] "
-            "[--tol LIST] [--seed S] "
-            "[--truth K] [--threads T] [--leaf L] [--calls C >= 2] "
-            "[--theta LIST] [--order LIST (<= %d)] [--lib 0|1] [--bh 0|1] "
-            "[--modes auto,off,fixed,fmm-soft] [--soft-theta LIST] "
-            "[--soft-order LIST (1..%d)] [--ops 0|1]\n",
-            TFMM_SOFT_TAYLOR_ORDER_MAX, TFMM_SOFT_TAYLOR_ORDER_MAX);
+    fprintf(
+        stderr,
+        "usage: bench_soft_expansion [--family plummer,clusters,"
+        "line+pile] [--n LIST] [--eps LIST (>= 0; > 0 with line+pile)] "
+        "[--tol LIST] [--seed S] "
+        "[--truth K] [--threads T] [--leaf L] [--calls C >= 2] "
+        "[--theta LIST] [--order LIST (<= %d)] [--lib 0|1] [--bh 0|1] "
+        "[--modes auto,off,fixed,fmm-soft] [--far-kernel auto|newton|softened] "
+        "[--soft-theta LIST] "
+        "[--soft-order LIST (1..%d)] [--ops 0|1]\n",
+        TFMM_SOFT_TAYLOR_ORDER_MAX, TFMM_SOFT_TAYLOR_ORDER_MAX);
     return 2;
   }
   omp_set_num_threads(o.threads);

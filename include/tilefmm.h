@@ -124,6 +124,47 @@ typedef enum tfmm_softening {
   TFMM_SOFTENING_SPLINE = 1
 } tfmm_softening;
 
+/* The kernel the far field's expansions carry under Plummer softening
+ * (tfmm_config.far_kernel; issue 28, docs/accuracy.md "Plummer softening
+ * and the order"). */
+typedef enum tfmm_far_kernel {
+  /* newton where the far field runs on the GPU (the gpu schedule, or the
+   * tree or far field on the GPU), without Plummer softening, with eps 0,
+   * under the error or mass criterion, for bh and where the planner does
+   * not choose theta and order (measure off, or theta and order both
+   * given); else softened for accuracy targets >= TFMM_SOFT_AUTO_MIN_TOL
+   * on at least TFMM_SOFT_AUTO_MIN_BODIES bodies with eps at least
+   * TFMM_SOFT_AUTO_MIN_EPS of their size, where the softened far field
+   * measured cheaper, newton otherwise. tfmm_plan_resolve, without the
+   * bodies, takes their size from box_size, else as 1. The default. */
+  TFMM_FAR_KERNEL_AUTO = 0,
+  /* Newton's 1/r in solid harmonics, with the softening's separation:
+   * cell pairs that come closer than the distance where Plummer's force is
+   * within the target of Newton's are opened (tfmm_stats
+   * .softening_separation). Near pairs grow with eps. */
+  TFMM_FAR_KERNEL_NEWTON = 1,
+  /* The Plummer-softened kernel in Cartesian Taylor expansions (to order
+   * 12; the force an order lower than the expansion's, as for newton's
+   * local expansions), no separation: the error falls with the order at
+   * any eps. Needs Plummer softening with eps > 0 and the far field on the
+   * CPU (schedule hybrid or auto, tree_device and far_device cpu or auto:
+   * the GPU's far field is Newton's); not with the error criterion. */
+  TFMM_FAR_KERNEL_SOFTENED = 2
+} tfmm_far_kernel;
+
+/* tfmm_config.far_kernel auto: the least target, bodies and eps relative
+ * to the bodies' size (eps over the side of their bounding cube rounded up
+ * to a power of two; box_size's when given) for which it takes the
+ * softened kernel. Measured with both kernels measured by the planner, one
+ * CPU thread (docs/accuracy.md, "The softened far field in the solver"):
+ * at 200,000 bodies and the target 1e-3 the softened far field was
+ * 1.3-1.9x cheaper where eps was 1.6e-4 to 2.5e-3 of the cube (Plummer
+ * sphere and clusters) and 3.5x dearer at 1.6e-5; at 50,000 bodies
+ * Newton's was cheaper in 5 of 6 cases. */
+#define TFMM_SOFT_AUTO_MIN_TOL 1e-3
+#define TFMM_SOFT_AUTO_MIN_BODIES 200000
+#define TFMM_SOFT_AUTO_MIN_EPS 1e-4
+
 /* Floating-point precision of the pairwise sums (near field, direct). */
 typedef enum tfmm_precision {
   TFMM_PRECISION_SINGLE = 0, /* FP32 interactions: the near field's error
@@ -324,6 +365,10 @@ typedef struct tfmm_config {
                            with TFMM_ERR_ACCURACY, its message naming the
                            figure and the setting (the outputs are then
                            written but not to be trusted); default 0 */
+  /* Tree methods with Plummer softening: the kernel of the far field's
+   * expansions (see tfmm_far_kernel); default TFMM_FAR_KERNEL_AUTO.
+   * tfmm_stats.far_kernel says which ran. */
+  tfmm_far_kernel far_kernel;
 } tfmm_config;
 
 /* tfmm_config.tree_device and far_device auto: the fewest bodies for
@@ -370,6 +415,8 @@ typedef struct tfmm_stats {
   tfmm_precision precision;    /* of the pairwise sums (single or double) */
   double mac_epsilon;          /* the error criterion's epsilon used (0: another
                                   criterion) */
+  tfmm_far_kernel far_kernel;  /* the far field's kernel (newton or
+                                  softened; newton without softening) */
   double softening_separation; /* the closest two bodies of a far-field
                     cell pair may come: h for the spline, the distance at
                     which Plummer's force is within the target of Newton's
@@ -639,9 +686,11 @@ TFMM_API const char *tfmm_softening_name(tfmm_softening softening);
 TFMM_API const char *tfmm_precision_name(tfmm_precision precision);
 TFMM_API const char *tfmm_mac_name(tfmm_mac_kind mac);
 TFMM_API const char *tfmm_schedule_name(tfmm_schedule_kind schedule);
+TFMM_API const char *tfmm_far_kernel_name(tfmm_far_kernel kernel);
 
 /* Parse "reference"/"direct"/"fmm"/"bh", "auto"/"cpu"/"gpu",
- * "plummer"/"spline", "single"/"double"/"auto" and "geometric"/"mass". Return
+ * "plummer"/"spline", "single"/"double"/"auto", "geometric"/"mass"/"error",
+ * "auto"/"gpu"/"hybrid" and "auto"/"newton"/"softened". Return
  * TFMM_ERR_INVALID_ARGUMENT for anything else, leaving *out unchanged. */
 TFMM_API tfmm_status tfmm_method_parse(const char *name, tfmm_method *out);
 TFMM_API tfmm_status tfmm_device_parse(const char *name, tfmm_device *out);
@@ -652,6 +701,8 @@ TFMM_API tfmm_status tfmm_precision_parse(const char *name,
 TFMM_API tfmm_status tfmm_mac_parse(const char *name, tfmm_mac_kind *out);
 TFMM_API tfmm_status tfmm_schedule_parse(const char *name,
                                          tfmm_schedule_kind *out);
+TFMM_API tfmm_status tfmm_far_kernel_parse(const char *name,
+                                           tfmm_far_kernel *out);
 
 /* The opening angle and order that tfmm_solver_compute would use for cfg
  * (those it gives, the rest chosen from cfg->accuracy: with measure not
@@ -696,7 +747,9 @@ typedef struct tfmm_plan {
   double mac_epsilon;          /* TFMM_MAC_ERROR: per interaction; else 0 */
   double separation;           /* closest approach of a far-field cell pair
                                   that the softening allows, in the units of
-                                  cfg->eps */
+                                  cfg->eps (0 with the softened kernel) */
+  tfmm_far_kernel far_kernel;  /* the far field's kernel for n bodies:
+                                  newton or softened (auto resolved) */
 } tfmm_plan;
 
 /* Resolves cfg for n bodies (0 when not yet known: the plan of small N)

@@ -8,20 +8,30 @@
 
 /* What one tree evaluation uses. */
 typedef struct tfmm_resolved {
-  double theta;             /* opening angle */
-  int order;                /* expansion order */
-  double separation;        /* closest approach of far-field bodies (mac.h) */
-  double mac_epsilon;       /* the error criterion's epsilon (0: not used) */
-  tfmm_precision precision; /* of the near field: single or double */
+  double theta;               /* opening angle */
+  int order;                  /* expansion order */
+  double separation;          /* closest approach of far-field bodies (mac.h) */
+  double mac_epsilon;         /* the error criterion's epsilon (0: not used) */
+  tfmm_precision precision;   /* of the near field: single or double */
+  tfmm_far_kernel far_kernel; /* the far field's: newton or softened */
 } tfmm_resolved;
 
-/* Fills *out for cfg (a checked configuration) evaluated with leaves of
- * leaf_size bodies and the near field on the GPU (near_gpu) or the CPU.
- * The rows chosen from are those calibrated on that device at a leaf size
- * at most leaf_size (errors fall as leaves grow), else the CPU's. Tree
- * methods only. */
-void tfmm_accuracy_resolve(const tfmm_config *cfg, int leaf_size, int near_gpu,
-                           tfmm_resolved *out);
+/* Fills *out for cfg (a checked configuration) evaluated with the far
+ * field's kernel `kernel` (newton or softened, as the plan resolved it:
+ * tfmm_plan_far_kernel), leaves of leaf_size bodies and the near field on
+ * the GPU (near_gpu) or the CPU. The rows chosen from are the kernel's
+ * (tfmm_accuracy_rows) calibrated on that device at a leaf size at most
+ * leaf_size (errors fall as leaves grow), else the CPU's. With the
+ * softened kernel the separation is 0. Tree methods only. */
+void tfmm_accuracy_resolve(const tfmm_config *cfg, tfmm_far_kernel kernel,
+                           int leaf_size, int near_gpu, tfmm_resolved *out);
+
+struct tfmm_accuracy_row;
+
+/* The calibration rows of a far-field kernel: accuracy_table.h's for
+ * newton, accuracy_table_soft.h's for softened; *count of them. */
+const struct tfmm_accuracy_row *tfmm_accuracy_rows(tfmm_far_kernel kernel,
+                                                   size_t *count);
 
 /* The tightest target the error criterion's calibration reaches with its
  * margin (its most accurate row: p99 1.9e-6); tighter ones are refused

@@ -5,6 +5,7 @@
 
 #include "accuracy.h"
 #include "farfield/operators.h"
+#include "farfield/soft_taylor.h"
 #include "gpu.h"
 #include "tree/keys.h"
 
@@ -47,6 +48,7 @@ void tfmm_config_defaults(tfmm_config *cfg) {
       .measure = TFMM_MEASURE_AUTO,
       .error_sample = 0,
       .verify = 0,
+      .far_kernel = TFMM_FAR_KERNEL_AUTO,
   };
 }
 
@@ -222,6 +224,52 @@ static int bad_verify(const tfmm_config *c, char *msg, size_t size) {
          say(msg, size, "verify = 1 with measure off: verifying measures");
 }
 
+/* The softened far field (tfmm_far_kernel): Plummer's kernel, eps > 0,
+ * the Taylor operators' orders, the far field and its multipoles on the
+ * CPU, a criterion calibrated for it. */
+static int softened(const tfmm_config *c) {
+  return c->far_kernel == TFMM_FAR_KERNEL_SOFTENED;
+}
+static int bad_soft_plummer(const tfmm_config *c, char *msg, size_t size) {
+  return softened(c) && c->softening != TFMM_SOFTENING_PLUMMER &&
+         say(msg, size,
+             "far_kernel softened carries Plummer's kernel, not softening "
+             "spline's (Newtonian beyond 2.8 eps already): use far_kernel "
+             "newton or auto");
+}
+static int bad_soft_eps(const tfmm_config *c, char *msg, size_t size) {
+  return softened(c) && !(c->eps > 0) &&
+         say(msg, size,
+             "far_kernel softened needs eps > 0 (eps = %g: the kernel is "
+             "Newton's); use far_kernel newton or auto",
+             c->eps);
+}
+static int bad_soft_order(const tfmm_config *c, char *msg, size_t size) {
+  return softened(c) && c->order > TFMM_SOFT_TAYLOR_ORDER_MAX &&
+         say(msg, size,
+             "order = %d with far_kernel softened: its Taylor operators go "
+             "to order %d",
+             c->order, TFMM_SOFT_TAYLOR_ORDER_MAX);
+}
+static int bad_soft_mac(const tfmm_config *c, char *msg, size_t size) {
+  return softened(c) && c->mac == TFMM_MAC_ERROR &&
+         say(msg, size,
+             "far_kernel softened with the error criterion: its error "
+             "estimate is the Newtonian expansions'; use mac geometric or "
+             "mass");
+}
+static int bad_soft_gpu(const tfmm_config *c, char *msg, size_t size) {
+  return softened(c) && tfmm_method_is_tree(c->method) &&
+         (c->schedule == TFMM_SCHEDULE_GPU ||
+          c->tree_device == TFMM_DEVICE_GPU ||
+          c->far_device == TFMM_DEVICE_GPU) &&
+         say(msg, size,
+             "far_kernel softened runs on the CPU only: the GPU's far field "
+             "and multipoles (schedule gpu, tree_device or far_device gpu) "
+             "carry Newton's kernel; use schedule hybrid with tree_device "
+             "and far_device cpu or auto, or far_kernel newton");
+}
+
 /* One row of the table: an int field (an enum or a count) held to
  * [lo, hi], or a rule of its own (own != NULL). */
 typedef struct field_rule {
@@ -279,6 +327,13 @@ static const field_rule RULES[] = {
     RANGE(error_sample, 0, 1 << 24),
     {"verify", offsetof(tfmm_config, verify), 0, 1, NULL, 0},
     OWN(verify, bad_verify),
+    ENUM("far_kernel", far_kernel, TFMM_FAR_KERNEL_AUTO,
+         TFMM_FAR_KERNEL_SOFTENED),
+    OWN(far_kernel, bad_soft_plummer),
+    OWN(far_kernel, bad_soft_eps),
+    OWN(far_kernel, bad_soft_order),
+    OWN(far_kernel, bad_soft_mac),
+    OWN(far_kernel, bad_soft_gpu),
 };
 
 /* Whether c breaks rule r; if so its message in msg. */

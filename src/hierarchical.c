@@ -53,7 +53,13 @@ static const tfmm_schedule *schedule_for(const tfmm_config *cfg,
 static tfmm_status run(tfmm_eval *e, const tfmm_schedule *schedule) {
   const tfmm_config *cfg = e->cfg;
   tfmm_stats *stats = e->stats;
-  tfmm_accuracy_resolve(cfg, e->leaf_size, e->gpu != NULL, &e->set);
+  const int near_gpu = e->gpu != NULL;
+  /* cfg is the run's (internal units: its eps is relative to the
+   * bodies), its kernel resolved by the planner. */
+  tfmm_accuracy_resolve(cfg,
+                        tfmm_plan_far_kernel(cfg, near_gpu, e->n, cfg->eps),
+                        e->leaf_size, near_gpu, &e->set);
+  stats->far_kernel = e->set.far_kernel;
   stats->theta = e->set.theta;
   stats->order = e->set.order;
   stats->precision = e->set.precision;

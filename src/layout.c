@@ -47,6 +47,7 @@ static const layout_entry entries[] = {
     FIELD(tfmm_config, measure),
     FIELD(tfmm_config, error_sample),
     FIELD(tfmm_config, verify),
+    FIELD(tfmm_config, far_kernel),
 
     STRUCT(tfmm_stats),
     FIELD(tfmm_stats, method),
@@ -66,6 +67,7 @@ static const layout_entry entries[] = {
     FIELD(tfmm_stats, order),
     FIELD(tfmm_stats, precision),
     FIELD(tfmm_stats, mac_epsilon),
+    FIELD(tfmm_stats, far_kernel),
     FIELD(tfmm_stats, softening_separation),
     FIELD(tfmm_stats, schedule),
     FIELD(tfmm_stats, lists_device),
@@ -238,6 +240,7 @@ static const layout_entry entries[] = {
     FIELD(tfmm_plan, mac),
     FIELD(tfmm_plan, mac_epsilon),
     FIELD(tfmm_plan, separation),
+    FIELD(tfmm_plan, far_kernel),
 };
 
 static int same(const char *a, const char *b) {

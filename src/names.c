@@ -21,6 +21,7 @@ static const char *const softening_names[] = {"plummer", "spline"};
 static const char *const precision_names[] = {"single", "double", "auto"};
 static const char *const mac_names[] = {"geometric", "mass", "error"};
 static const char *const schedule_names[] = {"auto", "gpu", "hybrid"};
+static const char *const far_kernel_names[] = {"auto", "newton", "softened"};
 static const char *const phase_names[] = {
     "prepare", "upload", "near",  "download", "finish",
     "tree",    "upward", "lists", "far",      "downward"};
@@ -68,6 +69,10 @@ const char *tfmm_mac_name(tfmm_mac_kind mac) {
 
 const char *tfmm_schedule_name(tfmm_schedule_kind schedule) {
   return lookup(schedule_names, COUNT(schedule_names), (int)schedule);
+}
+
+const char *tfmm_far_kernel_name(tfmm_far_kernel kernel) {
+  return lookup(far_kernel_names, COUNT(far_kernel_names), (int)kernel);
 }
 
 const char *tfmm_phase_name(tfmm_phase phase) {
@@ -119,6 +124,14 @@ tfmm_status tfmm_schedule_parse(const char *name, tfmm_schedule_kind *out) {
   if (i < 0)
     return TFMM_ERR_INVALID_ARGUMENT;
   *out = (tfmm_schedule_kind)i;
+  return TFMM_OK;
+}
+
+tfmm_status tfmm_far_kernel_parse(const char *name, tfmm_far_kernel *out) {
+  int i = find(far_kernel_names, COUNT(far_kernel_names), name);
+  if (i < 0)
+    return TFMM_ERR_INVALID_ARGUMENT;
+  *out = (tfmm_far_kernel)i;
   return TFMM_OK;
 }
 

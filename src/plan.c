@@ -9,6 +9,7 @@
 #include "leaf_auto.h"
 #include "planner.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -90,6 +91,14 @@ static int gpu_schedule(const tfmm_config *cfg, int near_gpu, size_t n) {
 void tfmm_plan_stages(const tfmm_config *cfg, int near_gpu, size_t n,
                       tfmm_schedule_kind *schedule, tfmm_device *tree_device,
                       tfmm_device *far_device) {
+  /* The softened far field and its multipoles run on the CPU only (the
+   * configuration refuses it with any of them asked on the GPU). */
+  if (cfg->far_kernel == TFMM_FAR_KERNEL_SOFTENED &&
+      tfmm_method_is_tree(cfg->method)) {
+    *schedule = TFMM_SCHEDULE_HYBRID;
+    *tree_device = *far_device = TFMM_DEVICE_CPU;
+    return;
+  }
   if (gpu_schedule(cfg, near_gpu, n)) {
     *schedule = TFMM_SCHEDULE_GPU;
     *tree_device = *far_device = TFMM_DEVICE_GPU;
@@ -101,6 +110,73 @@ void tfmm_plan_stages(const tfmm_config *cfg, int near_gpu, size_t n,
   *far_device = tree_gpu && cfg->far_device != TFMM_DEVICE_CPU
                     ? TFMM_DEVICE_GPU
                     : TFMM_DEVICE_CPU;
+}
+
+/* Why tfmm_plan_far_kernel chose what it did for cfg, n bodies and the
+ * near field on the GPU or not (*kernel: the choice), in a few words (the
+ * plan string is short). auto takes newton where the far field runs on
+ * the GPU (Newton's there), for bh and the other criteria (not measured),
+ * and where the planner does not measure (the softened rows are the
+ * worst of three inputs: at 1e-3 they give theta 0.3, p 8, 2-4x the
+ * settings a measurement finds on a Plummer sphere); softened at targets
+ * >= TFMM_SOFT_AUTO_MIN_TOL from TFMM_SOFT_AUTO_MIN_BODIES bodies
+ * (tilefmm.h; bench/results/soft_expansion). */
+static const char *far_kernel_reason(const tfmm_config *c, int near_gpu,
+                                     size_t n, double eps_rel,
+                                     tfmm_far_kernel *kernel) {
+  *kernel = TFMM_FAR_KERNEL_NEWTON;
+  if (!tfmm_method_is_tree(c->method) ||
+      c->softening != TFMM_SOFTENING_PLUMMER || !(c->eps > 0))
+    return "no Plummer softening";
+  if (c->far_kernel != TFMM_FAR_KERNEL_AUTO) {
+    *kernel = c->far_kernel;
+    return "as given";
+  }
+  tfmm_schedule_kind schedule;
+  tfmm_device tree, far;
+  tfmm_plan_stages(c, near_gpu, n, &schedule, &tree, &far);
+  if (schedule == TFMM_SCHEDULE_GPU || tree == TFMM_DEVICE_GPU ||
+      far == TFMM_DEVICE_GPU)
+    return "auto: on the GPU";
+  if (c->method != TFMM_METHOD_FMM || c->mac != TFMM_MAC_GEOMETRIC)
+    return "auto: not fmm, geometric";
+  if (!tfmm_planner_active(c))
+    return "auto: theta and order not measured";
+  /* The target's rounding: 1e-3 given as 0.001 is 1e-3. */
+  if (c->accuracy < TFMM_SOFT_AUTO_MIN_TOL * (1 - 1e-9))
+    return "auto: target < 1e-3";
+  if (n < TFMM_SOFT_AUTO_MIN_BODIES)
+    return "auto: < 200,000 bodies";
+  if (eps_rel < TFMM_SOFT_AUTO_MIN_EPS)
+    return "auto: eps < 1e-4 of the bodies' cube";
+  *kernel = TFMM_FAR_KERNEL_SOFTENED;
+  return "auto: >= 200,000 bodies, eps >= 1e-4 of their cube";
+}
+
+tfmm_far_kernel tfmm_plan_far_kernel(const tfmm_config *cfg, int near_gpu,
+                                     size_t n, double eps_rel) {
+  tfmm_far_kernel kernel;
+  far_kernel_reason(cfg, near_gpu, n, eps_rel, &kernel);
+  return kernel;
+}
+
+double tfmm_plan_eps_rel(const tfmm_config *cfg) {
+  if (!(cfg->box_size > 0))
+    return cfg->eps;
+  int e = 0;
+  frexp(cfg->box_size, &e); /* as units.c scales lengths */
+  return ldexp(cfg->eps, -e);
+}
+
+void tfmm_plan_far_kernel_note(const tfmm_config *cfg, int near_gpu, size_t n,
+                               double eps_rel, char *out, size_t size) {
+  tfmm_far_kernel kernel;
+  const char *why = far_kernel_reason(cfg, near_gpu, n, eps_rel, &kernel);
+  const size_t used = strlen(out);
+  if (used < size && tfmm_method_is_tree(cfg->method) &&
+      cfg->softening == TFMM_SOFTENING_PLUMMER && cfg->eps > 0)
+    snprintf(out + used, size - used, "; far field %s (%s)",
+             tfmm_far_kernel_name(kernel), why);
 }
 
 /* The plan of a checked cfg on device, for n bodies. */
@@ -119,6 +195,7 @@ static void fill(const tfmm_config *c, tfmm_device device, size_t n,
                        : TFMM_PRECISION_SINGLE;
     p->schedule = TFMM_SCHEDULE_AUTO;
     p->tree_device = p->far_device = device;
+    p->far_kernel = TFMM_FAR_KERNEL_NEWTON;
     return;
   }
   const int near_gpu = device == TFMM_DEVICE_GPU;
@@ -127,9 +204,12 @@ static void fill(const tfmm_config *c, tfmm_device device, size_t n,
                    &p->far_device);
   tfmm_resolved r;
   tfmm_config guessed = *c;
-  tfmm_planner_first_guess(c, p->leaf_size, near_gpu, &guessed.theta,
+  const tfmm_far_kernel kernel =
+      tfmm_plan_far_kernel(c, near_gpu, n, tfmm_plan_eps_rel(c));
+  tfmm_planner_first_guess(c, kernel, p->leaf_size, near_gpu, &guessed.theta,
                            &guessed.order);
-  tfmm_accuracy_resolve(&guessed, p->leaf_size, near_gpu, &r);
+  tfmm_accuracy_resolve(&guessed, kernel, p->leaf_size, near_gpu, &r);
+  p->far_kernel = r.far_kernel;
   p->theta = r.theta;
   p->order = r.order;
   p->precision = r.precision;
@@ -175,10 +255,13 @@ tfmm_status tfmm_config_resolve(const tfmm_config *cfg, double *theta,
     const int leaf = tree ? tfmm_plan_leaf(cfg, device) : cfg->leaf_size;
     const int near_gpu = tree && device == TFMM_DEVICE_GPU;
     tfmm_config guessed = *cfg;
+    /* n unknown: the kernel of small N. */
+    const tfmm_far_kernel kernel =
+        tfmm_plan_far_kernel(cfg, near_gpu, 0, tfmm_plan_eps_rel(cfg));
     if (tree)
-      tfmm_planner_first_guess(cfg, leaf, near_gpu, &guessed.theta,
+      tfmm_planner_first_guess(cfg, kernel, leaf, near_gpu, &guessed.theta,
                                &guessed.order);
-    tfmm_accuracy_resolve(&guessed, leaf, near_gpu, &r);
+    tfmm_accuracy_resolve(&guessed, kernel, leaf, near_gpu, &r);
     if (theta != NULL)
       *theta = r.theta;
     if (order != NULL)

@@ -28,4 +28,24 @@ void tfmm_plan_stages(const tfmm_config *cfg, int near_gpu, size_t n,
                       tfmm_schedule_kind *schedule, tfmm_device *tree_device,
                       tfmm_device *far_device);
 
+/* The far field's kernel for cfg (checked), n bodies, the near field on
+ * the GPU (near_gpu) or the CPU and eps_rel, eps relative to the bodies'
+ * size (the solver's internal units, units.h: eps over the side of their
+ * cube rounded up to a power of two; tfmm_plan_eps_rel without bodies):
+ * tfmm_config.far_kernel, auto resolved as tilefmm.h documents
+ * (TFMM_FAR_KERNEL_NEWTON or _SOFTENED; newton without Plummer softening
+ * or with eps 0). */
+tfmm_far_kernel tfmm_plan_far_kernel(const tfmm_config *cfg, int near_gpu,
+                                     size_t n, double eps_rel);
+
+/* eps_rel before the bodies are seen: eps over box_size rounded up to a
+ * power of two when the cube is given, else eps itself (a system of size
+ * about 1, as N-body units make it). */
+double tfmm_plan_eps_rel(const tfmm_config *cfg);
+
+/* Appends to out (a string of size bytes) "; far field KERNEL (why)" when
+ * cfg softens with Plummer's kernel: the choice above and its reason. */
+void tfmm_plan_far_kernel_note(const tfmm_config *cfg, int near_gpu, size_t n,
+                               double eps_rel, char *out, size_t size);
+
 #endif

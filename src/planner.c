@@ -4,6 +4,7 @@
 #include "accuracy_table.h"
 #include "config.h"
 #include "pipeline/measure.h"
+#include "plan.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -21,13 +22,15 @@ enum { MAX_ROWS = 1024 };
  * reach further (smaller theta, higher orders) at costs of their own.
  * Held to the caller's theta or order when one is given. *tier: how many
  * rows the first tier holds. */
-static size_t candidates(const tfmm_config *cfg, int near_gpu,
-                         const tfmm_accuracy_row **rows, size_t *tier) {
-  size_t m = 0;
+static size_t candidates(const tfmm_config *cfg, tfmm_far_kernel kernel,
+                         int near_gpu, const tfmm_accuracy_row **rows,
+                         size_t *tier) {
+  size_t m = 0, count = 0;
+  const tfmm_accuracy_row *table = tfmm_accuracy_rows(kernel, &count);
   *tier = 0;
   for (int pass = near_gpu ? 1 : 0; pass >= 0; pass--) {
-    for (size_t k = 0; k < COUNT(TFMM_ACCURACY_TABLE) && m < MAX_ROWS; k++) {
-      const tfmm_accuracy_row *r = &TFMM_ACCURACY_TABLE[k];
+    for (size_t k = 0; k < count && m < MAX_ROWS; k++) {
+      const tfmm_accuracy_row *r = &table[k];
       if (r->method != cfg->method || r->mac != cfg->mac ||
           r->near_gpu != pass || r->epsilon != 0)
         continue;
@@ -107,19 +110,21 @@ static const tfmm_accuracy_row *next_cheaper(const tfmm_accuracy_row **rows,
   return probe;
 }
 
-static int planner_active(const tfmm_config *cfg) {
+int tfmm_planner_active(const tfmm_config *cfg) {
   return (cfg->theta < 0 || cfg->order < 0) &&
          cfg->measure != TFMM_MEASURE_OFF && cfg->mac != TFMM_MAC_ERROR &&
          tfmm_method_is_tree(cfg->method) && !cfg->near_only;
 }
 
-int tfmm_planner_first_guess(const tfmm_config *cfg, int leaf, int near_gpu,
-                             double *theta, int *order) {
+int tfmm_planner_first_guess(const tfmm_config *cfg, tfmm_far_kernel kernel,
+                             int leaf, int near_gpu, double *theta,
+                             int *order) {
   (void)leaf; /* the rows of every leaf size apply (candidates) */
   const tfmm_accuracy_row *rows[MAX_ROWS];
   size_t tier = 0;
-  const size_t m =
-      planner_active(cfg) ? candidates(cfg, near_gpu, rows, &tier) : 0;
+  const size_t m = tfmm_planner_active(cfg)
+                       ? candidates(cfg, kernel, near_gpu, rows, &tier)
+                       : 0;
   if (m == 0)
     return 0;
   const tfmm_accuracy_row *r =
@@ -192,15 +197,25 @@ tfmm_status tfmm_planner_run(tfmm_planner *p, const tfmm_config *cfg,
                              tfmm_config *run, size_t n, int leaf, int near_gpu,
                              int whole, tfmm_stats *stats, tfmm_error *err,
                              tfmm_planner_eval eval, void *ctx) {
+  /* The kernel resolved once, for the evaluations below (run's theta and
+   * order are set, so run would resolve auto differently). */
+  const tfmm_far_kernel kernel =
+      tfmm_plan_far_kernel(cfg, near_gpu, n, run->eps);
+  run->far_kernel = kernel;
   const tfmm_accuracy_row *rows[MAX_ROWS];
   size_t tier = 0;
-  const size_t m =
-      planner_active(cfg) ? candidates(cfg, near_gpu, rows, &tier) : 0;
+  const size_t m = tfmm_planner_active(cfg)
+                       ? candidates(cfg, kernel, near_gpu, rows, &tier)
+                       : 0;
   if (m == 0)
     return unplanned(p, cfg, n, near_gpu, stats, err, eval, ctx);
   const double tol = cfg->accuracy;
-  if (p->chosen && (p->accuracy != tol || p->near_gpu != near_gpu ||
-                    p->precision != cfg->precision))
+  /* A kept setting is of the kernel it was chosen for (the kernel follows
+   * n: tfmm_plan_far_kernel). */
+  if (p->chosen &&
+      (p->accuracy != tol || p->near_gpu != near_gpu ||
+       p->precision != cfg->precision ||
+       tfmm_plan_far_kernel(cfg, p->near_gpu, p->n, run->eps) != kernel))
     p->chosen = 0;
   /* A setting's row: the first tier's where both tiers hold it (its cost
    * is what runs; taking the second's CPU cost made the kept setting look
@@ -215,7 +230,7 @@ tfmm_status tfmm_planner_run(tfmm_planner *p, const tfmm_config *cfg,
     int order = 0;
     p->chosen = 0;
     p->factor = TFMM_PLAN_FIRST_FACTOR;
-    tfmm_planner_first_guess(cfg, leaf, near_gpu, &theta, &order);
+    tfmm_planner_first_guess(cfg, kernel, leaf, near_gpu, &theta, &order);
     for (size_t j = 0; pick == NULL && j < m; j++)
       if (rows[j]->theta == theta && rows[j]->order == order)
         pick = rows[j];

@@ -80,15 +80,21 @@ typedef tfmm_choice tfmm_planner;
 typedef tfmm_status (*tfmm_planner_eval)(void *ctx, size_t measure_k,
                                          uint64_t seed);
 
+/* Whether the planner chooses theta and order for cfg (above). */
+int tfmm_planner_active(const tfmm_config *cfg);
+
 /* Whether the planner chooses theta and order for cfg (whole: an
  * evaluation at every body), and if so its first guess for an evaluation
- * with leaves of leaf and the near field on the GPU (near_gpu) in *theta
- * and *order (what tfmm_plan_resolve reports). */
-int tfmm_planner_first_guess(const tfmm_config *cfg, int leaf, int near_gpu,
-                             double *theta, int *order);
+ * with the far field's kernel `kernel` (its rows: tfmm_accuracy_rows),
+ * leaves of leaf and the near field on the GPU (near_gpu) in *theta and
+ * *order (what tfmm_plan_resolve reports). */
+int tfmm_planner_first_guess(const tfmm_config *cfg, tfmm_far_kernel kernel,
+                             int leaf, int near_gpu, double *theta, int *order);
 
 /* Evaluates through eval, choosing theta and order into run (cfg: the
- * caller's configuration, run: what the evaluation uses) as above, or
+ * caller's configuration, run: what the evaluation uses) as above, from
+ * the rows of the far field's kernel for n bodies (tfmm_plan_far_kernel,
+ * eps relative to the bodies' size from run's internal units), or
  * once with measurement as cfg asks when the planner is not active. n
  * bodies, leaf and near_gpu: the evaluation's. On return stats is the
  * last evaluation's, with stats->plan saying what was chosen and why;

@@ -173,6 +173,8 @@ static tfmm_status run_tree(tfmm_solver *s, size_t n, const double *pos,
   tfmm_status st =
       tfmm_planner_run(&s->plan, &s->cfg, &s->run, n, s->leaf, s->gpu != NULL,
                        s->active == NULL, &s->stats, &s->err, eval_host, &h);
+  tfmm_plan_far_kernel_note(&s->cfg, s->gpu != NULL, n, s->run.eps,
+                            s->stats.plan, sizeof s->stats.plan);
   tfmm_solver_leaf_raise_note(s, &h.raise);
   if (st != TFMM_OK)
     return st;

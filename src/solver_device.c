@@ -6,6 +6,7 @@
 
 #include "hierarchical.h"
 #include "leaf_auto.h"
+#include "plan.h"
 
 #include <math.h>
 #include <omp.h>
@@ -130,6 +131,8 @@ static tfmm_status run_tree_device(tfmm_solver *s, size_t n,
                    .host_mass = host_mass};
   st = tfmm_planner_run(&s->plan, &s->cfg, &s->run, n, s->leaf, 1,
                         d_active == NULL, &s->stats, &s->err, eval_device, &h);
+  tfmm_plan_far_kernel_note(&s->cfg, 1, n, s->run.eps, s->stats.plan,
+                            sizeof s->stats.plan);
   tfmm_solver_use_prior(s, NULL);
   s->stats.softening_separation =
       ldexp(s->stats.softening_separation, s->units.length_exp);

@@ -29,7 +29,8 @@ _ENUM_NAMES = {"method": "tfmm_method_name", "device": "tfmm_device_name",
                "far_device": "tfmm_device_name",
                "softening": "tfmm_softening_name",
                "precision": "tfmm_precision_name", "mac": "tfmm_mac_name",
-               "schedule": "tfmm_schedule_name"}
+               "schedule": "tfmm_schedule_name",
+               "far_kernel": "tfmm_far_kernel_name"}
 
 
 def _enum_name(clib, field, value):
@@ -78,7 +79,8 @@ def test_cli_defaults_are_python_s():
                   "--gpu-threads-per-body": "gpu_threads_per_body",
                   "--gpu-unroll": "gpu_unroll",
                   "--gpu-bodies-per-thread": "gpu_bodies_per_thread",
-                  "--measure": "measure", "--error-sample": "error_sample"}
+                  "--measure": "measure", "--error-sample": "error_sample",
+                  "--far-kernel": "far_kernel"}
     entries = re.split(r"\n  (?=--)", text)
     seen = set()
     for entry in entries:
@@ -106,7 +108,8 @@ def test_plan_is_what_the_solver_runs(seed):
     # the solver may move from it (tests/test_plan.c): with measure off
     # both come from the calibration alone, as the plan says.
     for options in ({}, {"leaf_size": "auto"}, {"accuracy": 1e-5},
-                    {"method": "bh", "leaf_size": 16}):
+                    {"method": "bh", "leaf_size": 16},
+                    {"eps": 0.05, "far_kernel": "softened"}):
         options["measure"] = "off"
         plan = tilefmm.plan(n, **options)
         with tilefmm.Solver(**options) as s:
@@ -114,7 +117,7 @@ def test_plan_is_what_the_solver_runs(seed):
             s.forces(pos, mass)
             st = s.stats
         for key in ("leaf_size", "theta", "order", "precision", "schedule",
-                    "tree_device", "far_device"):
+                    "tree_device", "far_device", "far_kernel"):
             assert plan[key] == st[key], (options, key)
     assert tilefmm.plan(method="reference")["device"] == "cpu"
     assert tilefmm.plan(method="direct")["precision"] == "single"

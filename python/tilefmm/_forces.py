@@ -112,7 +112,8 @@ _INVALID_ARGUMENT = 1  # TFMM_ERR_INVALID_ARGUMENT
 
 def stats_dict(s):
     names = {"method": lib.tfmm_method_name, "precision": lib.tfmm_precision_name,
-             "schedule": lib.tfmm_schedule_name}
+             "schedule": lib.tfmm_schedule_name,
+             "far_kernel": lib.tfmm_far_kernel_name}
     out = {}
     for field, _ in type(s)._fields_:
         value = getattr(s, field)

@@ -54,6 +54,7 @@ class Config(ctypes.Structure):
         ("measure", c_int),
         ("error_sample", c_int),
         ("verify", c_int),
+        ("far_kernel", c_int),
     ]
 
 
@@ -101,6 +102,7 @@ class Stats(ctypes.Structure):
         ("order", c_int),
         ("precision", c_int),
         ("mac_epsilon", c_double),
+        ("far_kernel", c_int),
         ("softening_separation", c_double),
         ("schedule", c_int),
         ("lists_device", c_int),
@@ -229,6 +231,7 @@ class Plan(ctypes.Structure):
         ("mac", c_int),
         ("mac_epsilon", c_double),
         ("separation", c_double),
+        ("far_kernel", c_int),
     ]
 
 
@@ -261,6 +264,7 @@ PROTOTYPES = {
     "tfmm_precision_name": (c_char_p, [c_int]),
     "tfmm_mac_name": (c_char_p, [c_int]),
     "tfmm_schedule_name": (c_char_p, [c_int]),
+    "tfmm_far_kernel_name": (c_char_p, [c_int]),
     "tfmm_phase_name": (c_char_p, [c_int]),
     "tfmm_method_parse": (c_int, _cfg_parse),
     "tfmm_device_parse": (c_int, _cfg_parse),
@@ -268,6 +272,7 @@ PROTOTYPES = {
     "tfmm_precision_parse": (c_int, _cfg_parse),
     "tfmm_mac_parse": (c_int, _cfg_parse),
     "tfmm_schedule_parse": (c_int, _cfg_parse),
+    "tfmm_far_kernel_parse": (c_int, _cfg_parse),
     "tfmm_config_defaults": (None, [P(Config)]),
     "tfmm_config_resolve": (
         c_int,

@@ -23,6 +23,7 @@ _ENUMS = {
     "precision": ("tfmm_precision_parse", "tfmm_precision_name"),
     "mac": ("tfmm_mac_parse", "tfmm_mac_name"),
     "schedule": ("tfmm_schedule_parse", "tfmm_schedule_name"),
+    "far_kernel": ("tfmm_far_kernel_parse", "tfmm_far_kernel_name"),
 }
 _FLOATS = ("G", "eps", "accuracy", "box_size")
 # May be 'auto' (or None): chosen from accuracy (leaf_size: by the solver).
@@ -190,7 +191,8 @@ def describe(cfg):
 def plan(n=0, **options):
     """What the library makes of these options on this machine for n bodies
     (tfmm_plan_resolve): device, schedule, tree_device, far_device,
-    leaf_size, theta, order, precision, mac, mac_epsilon, separation, as a
+    leaf_size, theta, order, precision, mac, mac_epsilon, separation,
+    far_kernel, as a
     dict (enums by name). Raises as config() does, and NoDeviceError when
     the GPU asked for cannot be had."""
     cfg = config(options)
@@ -203,7 +205,8 @@ def plan(n=0, **options):
     names = {"method": "tfmm_method_name", "device": "tfmm_device_name",
              "schedule": "tfmm_schedule_name", "tree_device": "tfmm_device_name",
              "far_device": "tfmm_device_name",
-             "precision": "tfmm_precision_name", "mac": "tfmm_mac_name"}
+             "precision": "tfmm_precision_name", "mac": "tfmm_mac_name",
+             "far_kernel": "tfmm_far_kernel_name"}
     result = {}
     for field, _ in _lib.Plan._fields_:
         value = getattr(out, field)

@@ -70,6 +70,7 @@ _RESTART_KEYS = {
     "Gravity:theta": ("theta", _auto_or(float)),
     "Gravity:order": ("order", _auto_or(int)),
     "Gravity:mac": ("mac", str),
+    "Gravity:far_kernel": ("far_kernel", str),
     "Gravity:leaf_size": ("leaf_size", _auto_or(int)),
     "Gravity:max_depth": ("max_depth", int),
     "Gravity:device": ("device", str),
@@ -94,7 +95,8 @@ _RESTART_LEGACY = {
     "Gravity:accuracy": "0.001", "Gravity:mac": "geometric",
     "Gravity:eta": "0", "TimeIntegration:dt_max": "0",
     "TimeIntegration:dt_min": "0", "Gravity:measure": "auto",
-    "Gravity:error_sample": "0", "Gravity:verify": "false"}
+    "Gravity:error_sample": "0", "Gravity:verify": "false",
+    "Gravity:far_kernel": "newton"}
 
 
 def _same_setting(option, a, b):
@@ -385,8 +387,9 @@ class Simulation(Handle):
                     for k in ("dt", "dt_max", "dt_min")})
         out["Gravity:eta"] = repr(float(s["eta"]))
         for key in ("G", "eps", "softening", "method", "precision", "accuracy",
-                    "theta", "order", "mac", "leaf_size", "max_depth", "device",
-                    "schedule", "tree_device", "far_device"):
+                    "theta", "order", "mac", "far_kernel", "leaf_size",
+                    "max_depth", "device", "schedule", "tree_device",
+                    "far_device"):
             value = c[key]
             out[f"Gravity:{key}"] = repr(value) if isinstance(value, float) else str(value)
         for key in ("tile", "threads_per_body", "unroll", "bodies_per_thread"):

@@ -102,8 +102,9 @@ static tfmm_status let_params(eval *e) {
   const tfmm_config *c = &e->d->cfg;
   const int tree = c->method == TFMM_METHOD_FMM || c->method == TFMM_METHOD_BH;
   tfmm_resolved r;
+  /* Newton's kernel over ranks (solver_mpi.c refuses the softened). */
   tfmm_accuracy_resolve(
-      c, c->leaf_size,
+      c, TFMM_FAR_KERNEL_NEWTON, c->leaf_size,
       tree && tfmm_solver_device(e->d->local) == TFMM_DEVICE_GPU, &r);
   const double eps = ldexp(c->eps, -e->units.length_exp);
   e->lp.mac = c->mac;

@@ -23,6 +23,7 @@
 
 #include "domain/domain.h"
 
+#include "config.h"
 #include "domain/evaluate.h"
 #include "domain/exchange.h"
 #include "domain/state.h"
@@ -127,6 +128,14 @@ static tfmm_status domain_open(void *ctx, const tfmm_config *cfg,
                         "%s over MPI ranks: the measured error needs every "
                         "body on one process (measure auto or off)",
                         cfg->verify ? "verify" : "measure always");
+  /* The locally essential trees ship Newton's multipoles (let.c,
+   * remote.c): the softened far field is one process's. */
+  if (st == TFMM_OK && cfg->far_kernel == TFMM_FAR_KERNEL_SOFTENED &&
+      tfmm_method_is_tree(cfg->method))
+    st = tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                        "far_kernel softened over MPI ranks: the locally "
+                        "essential trees carry Newton's multipoles; use "
+                        "far_kernel newton or auto (newton over ranks)");
   d->split = calloc((size_t)d->size + 1, sizeof *d->split);
   d->cost = calloc((size_t)d->size, sizeof *d->cost);
   if (st == TFMM_OK && (d->split == NULL || d->cost == NULL))
@@ -138,6 +147,7 @@ static tfmm_status domain_open(void *ctx, const tfmm_config *cfg,
      * trees are cut (evaluate.c, let_params): a planner on one rank's part
      * would measure against that part alone and move away from them. */
     mine.measure = TFMM_MEASURE_OFF;
+    mine.far_kernel = TFMM_FAR_KERNEL_NEWTON;
     st = tfmm_solver_create(&d->local, &mine);
     if (st != TFMM_OK)
       tfmm_error_set(err, st, "%s",

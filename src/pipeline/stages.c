@@ -2,8 +2,8 @@
 
 #include "team.h"
 
-#include "farfield/expansion.h"
 #include "farfield/passes.h"
+#include "farfield/soft_passes.h"
 #include "nearfield/p2p_cpu.h"
 #include "tree/accel_estimate.h"
 #include "tree/coincident.h"
@@ -89,13 +89,19 @@ static void keep(tfmm_doubles *d, double *v, int64_t count) {
   d->cap = v != NULL ? (size_t)count : 0;
 }
 
+/* The far field's operators: the kernel the plan resolved. */
+static const tfmm_far_ops *far_ops(const tfmm_eval *e) {
+  return e->set.far_kernel == TFMM_FAR_KERNEL_SOFTENED ? &TFMM_FAR_OPS_SOFTENED
+                                                       : &TFMM_FAR_OPS_NEWTON;
+}
+
 /* The far field's and the CPU near field's buffers, for this tree. */
 static int reserve(tfmm_eval *e) {
   tfmm_workspace *w = e->w;
   const int fmm = e->cfg->method == TFMM_METHOD_FMM;
   const int far = !e->cfg->near_only, cpu_near = e->gpu == NULL;
   const size_t n = e->n, cells = (size_t)w->tree.ncells;
-  const size_t size = tfmm_expansion_size(e->set.order);
+  const size_t size = far_ops(e)->size(e->set.order);
   if ((far && tfmm_doubles_reserve(&w->M, cells * size) != 0) ||
       (far && fmm && tfmm_doubles_reserve(&w->L, cells * size) != 0) ||
       tfmm_doubles_reserve(&w->far_phi, n) != 0 ||
@@ -187,7 +193,7 @@ tfmm_status tfmm_stage_near_launch(tfmm_eval *e) {
 
 tfmm_status tfmm_stage_upward(tfmm_eval *e) {
   double t0 = tfmm_wtime();
-  tfmm_upward_pass(&e->w->tree, e->set.order, e->w->M.v);
+  tfmm_far_upward(far_ops(e), &e->w->tree, e->set.order, e->w->M.v);
   e->stats->time[TFMM_PHASE_UPWARD] = tfmm_wtime() - t0;
   return TFMM_OK;
 }
@@ -195,8 +201,8 @@ tfmm_status tfmm_stage_upward(tfmm_eval *e) {
 tfmm_status tfmm_stage_m2l(tfmm_eval *e) {
   double t0 = tfmm_wtime();
   if (e->cfg->method == TFMM_METHOD_FMM)
-    tfmm_m2l_pass(&e->w->tree, &e->w->lists.m2l, e->set.order, e->w->M.v,
-                  e->w->L.v);
+    tfmm_far_m2l(far_ops(e), &e->w->tree, &e->w->lists.m2l, e->set.order,
+                 e->cfg->eps, e->w->M.v, e->w->L.v);
   e->stats->time[TFMM_PHASE_FAR] += tfmm_wtime() - t0;
   return TFMM_OK;
 }
@@ -204,16 +210,17 @@ tfmm_status tfmm_stage_m2l(tfmm_eval *e) {
 tfmm_status tfmm_stage_downward(tfmm_eval *e) {
   double t0 = tfmm_wtime();
   if (e->cfg->method == TFMM_METHOD_FMM)
-    tfmm_downward_pass_at(&e->w->tree, e->set.order, cell_targets(e), e->w->L.v,
-                          e->w->far_phi.v, e->w->far_g.v);
+    tfmm_far_downward_at(far_ops(e), &e->w->tree, e->set.order, cell_targets(e),
+                         e->w->L.v, e->w->far_phi.v, e->w->far_g.v);
   e->stats->time[TFMM_PHASE_DOWNWARD] = tfmm_wtime() - t0;
   return TFMM_OK;
 }
 
 tfmm_status tfmm_stage_m2p(tfmm_eval *e) {
   double t0 = tfmm_wtime();
-  tfmm_m2p_pass_at(&e->w->tree, &e->w->lists.m2p, e->set.order, cell_targets(e),
-                   e->w->M.v, e->w->far_phi.v, e->w->far_g.v);
+  tfmm_far_m2p_at(far_ops(e), &e->w->tree, &e->w->lists.m2p, e->set.order,
+                  e->cfg->eps, cell_targets(e), e->w->M.v, e->w->far_phi.v,
+                  e->w->far_g.v);
   /* M2P counts as far. */
   e->stats->time[TFMM_PHASE_FAR] += tfmm_wtime() - t0;
   return TFMM_OK;

@@ -92,7 +92,7 @@ static void assert_help_defaults(const char *command) {
   cr_assert_eq(d.order, TFMM_FROM_ACCURACY);
   cr_assert_eq(d.accuracy, 1e-3);
   cr_assert_str_eq(tfmm_softening_name(d.softening), "plummer");
-  enum { FLAGS = 20 };
+  enum { FLAGS = 21 };
   const char *flags[FLAGS] = {"--method",      "--device",
                               "--eps",         "--softening",
                               "--G",           "--precision",
@@ -102,7 +102,8 @@ static void assert_help_defaults(const char *command) {
                               "--max-depth",   "--schedule",
                               "--tree-device", "--far-device",
                               "--gpu-tile",    "--gpu-threads-per-body",
-                              "--gpu-unroll",  "--gpu-bodies-per-thread"};
+                              "--gpu-unroll",  "--gpu-bodies-per-thread",
+                              "--far-kernel"};
   char want[FLAGS][64];
   const char *auto_word = "auto: chosen from --accuracy";
   snprintf(want[0], 64, "(default: %s)", tfmm_method_name(d.method));
@@ -125,6 +126,7 @@ static void assert_help_defaults(const char *command) {
   snprintf(want[17], 64, "(default: %d)", d.gpu_threads_per_body);
   snprintf(want[18], 64, "(default: %d)", d.gpu_unroll);
   snprintf(want[19], 64, "(default: %d)", d.gpu_bodies_per_thread);
+  snprintf(want[20], 64, "(default: %s)", tfmm_far_kernel_name(d.far_kernel));
   char *text = read_text("stdout.txt");
   for (int k = 0; k < FLAGS; k++) {
     /* tune varies the leaf size and refuses --leaf: its help omits it

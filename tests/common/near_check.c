@@ -1,5 +1,6 @@
 #include "near_check.h"
 #include "accuracy.h"
+#include "plan.h"
 
 #include "nearfield/near_frame.h"
 #include "tree/lists.h"
@@ -168,7 +169,8 @@ near_truth near_truth_make(const test_bodies *b, const tfmm_config *cfg) {
                                  cfg->max_depth, &err),
                TFMM_OK, "%s", err.message);
   tfmm_resolved set;
-  tfmm_accuracy_resolve(cfg, cfg->leaf_size, 0, &set);
+  tfmm_accuracy_resolve(cfg, tfmm_plan_far_kernel(cfg, 0, b->n, cfg->eps),
+                        cfg->leaf_size, 0, &set);
   cr_assert_eq(cfg->mac, TFMM_MAC_GEOMETRIC, "the truth's lists are geometric");
   const tfmm_mac mac = {.theta = set.theta, .separation = set.separation};
   tfmm_status st = cfg->method == TFMM_METHOD_FMM

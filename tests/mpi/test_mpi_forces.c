@@ -156,9 +156,30 @@ static void run(const input *in, tfmm_method method, uint64_t seed, int rank,
   free(pref), free(vs_ref), free(chosen), free(at), free(ref_sorted);
 }
 
+/* The locally essential trees carry Newton's multipoles: the softened far
+ * field is refused over ranks, by name (every rank agreeing), and auto
+ * runs Newton's there. */
+static void softened_refused(void) {
+  tfmm_config cfg;
+  tfmm_config_defaults(&cfg);
+  cfg.device = TFMM_DEVICE_CPU;
+  cfg.eps = 0.01;
+  cfg.far_kernel = TFMM_FAR_KERNEL_SOFTENED;
+  tfmm_solver *s = NULL;
+  const tfmm_status st = tfmm_solver_create_mpi(&s, &cfg, MPI_COMM_WORLD);
+  CHECK(st == TFMM_ERR_INVALID_ARGUMENT, "softened over ranks: status %d",
+        (int)st);
+  CHECK(s != NULL && strstr(tfmm_solver_message(s), "far_kernel softened") &&
+            strstr(tfmm_solver_message(s), "MPI"),
+        "softened over ranks: message '%s'",
+        s != NULL ? tfmm_solver_message(s) : "(none)");
+  tfmm_solver_destroy(s);
+}
+
 int main(int argc, char **argv) {
   int rank, size;
   const uint64_t seed = mpi_start(&argc, &argv, &rank, &size);
+  softened_refused();
   const input inputs[] = {
       {"plummer", 20000, 0.0},   {"merger", 20000, 0.01},
       {"hernquist", 20000, 0.0}, {"plummer", 20000, 0.3},
