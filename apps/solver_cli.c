@@ -694,13 +694,16 @@ void solver_cli_print_counts(FILE *fp, const tfmm_stats *s,
 
 void solver_cli_print_measured(FILE *fp, const tfmm_stats *s) {
   if (s->error.measured) {
+    /* Every body measured (confidence 1): the p99 itself, no bound. */
+    char seen[96] = "every body measured";
+    if (s->error.confidence < 1)
+      snprintf(seen, sizeof seen, "<= %.3g at %.0f %% confidence",
+               s->error.p99_bound, 100 * s->error.confidence);
     fprintf(fp,
-            "  measured error: median %.3g, p99 %.3g (<= %.3g at %.0f %% "
-            "confidence), max %.3g at body %" PRId64 "; %zu bodies sampled, "
-            "%.6f s\n",
-            s->error.median, s->error.p99, s->error.p99_bound,
-            100 * s->error.confidence, s->error.max, s->error.worst_body,
-            s->error.samples, s->error.time);
+            "  measured error: median %.3g, p99 %.3g (%s), max %.3g at body "
+            "%" PRId64 "; %zu bodies sampled, %.6f s\n",
+            s->error.median, s->error.p99, seen, s->error.max,
+            s->error.worst_body, s->error.samples, s->error.time);
   }
   if (s->plan[0] != '\0')
     fprintf(fp, "  plan: %s\n", s->plan);

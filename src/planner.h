@@ -11,7 +11,8 @@
  * A planning measurement (four tiles of the reference, about 1,000
  * bodies) decides by its bound on the 99th percentile at 95 %; a miss
  * evaluates again at the cheapest setting the new f says meets the target,
- * at most TFMM_PLAN_TRIES evaluations in one call. The setting is kept on
+ * at most TFMM_PLAN_TRIES evaluations in one call, then one more at the
+ * most accurate calibrated setting if all missed. The setting is kept on
  * the solver (tfmm_choice) and measured again once in TFMM_RECHECK_EVERY
  * evaluations (one tile, about 200 bodies: its 99th percentile decides),
  * and at once when the number of bodies or the leaf size changes. After
@@ -68,7 +69,8 @@
  * planner.c); one that misses goes back to the setting that met. */
 #define TFMM_PLAN_PROBE 2.0
 
-/* Evaluations one call may make while it chooses. */
+/* Evaluations one call may make while it chooses by the model (one more,
+ * the most accurate calibrated setting, when they all missed). */
 #define TFMM_PLAN_TRIES 4
 
 /* The planner's state is the public tfmm_choice (tilefmm.h), so that a
