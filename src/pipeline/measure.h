@@ -57,7 +57,8 @@
  * this, in FP64 below: errors at such a target are 40 / kappa times the
  * fast sums' worst case or more, and a measured p99 moves by at most
  * 2.5 % of the target where kappa <= 1 (tests/test_measure_fast_gpu.c
- * compares the two). */
+ * compares the two), and never when every body is measured (the p99 is
+ * then the population's, with no bound to absorb their error). */
 #define TFMM_MEASURE_FAST_ACCURACY 1e-4
 
 /* The bodies a measurement samples for the estimate: `requested` if > 0,
