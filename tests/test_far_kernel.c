@@ -64,28 +64,9 @@ static void make_bodies(family f, uint64_t seed, double *pos, double *mass) {
     mass[i] = 1.0 / N;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  const double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* The p99 (nearest rank over all N bodies) of |a - a_true| / |a_true|. */
 static double p99_of(const double *acc, const double *truth) {
-  double *e = malloc(N * sizeof *e);
-  cr_assert_not_null(e);
-  for (int i = 0; i < N; i++) {
-    double num = 0, den = 0;
-    for (int d = 0; d < 3; d++) {
-      const double diff = acc[3 * i + d] - truth[3 * i + d];
-      num += diff * diff;
-      den += truth[3 * i + d] * truth[3 * i + d];
-    }
-    e[i] = isfinite(num) ? sqrt(num / den) : INFINITY;
-  }
-  qsort(e, N, sizeof *e, cmp_double);
-  const double q = e[(size_t)ceil(0.99 * N) - 1];
-  free(e);
-  return q;
+  return test_p99_relative(N, acc, truth);
 }
 
 static tfmm_config config(tfmm_method m, double eps) {

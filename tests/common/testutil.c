@@ -29,6 +29,29 @@ uint64_t test_fresh_seed(void) {
   return splitmix64(&x);
 }
 
+static int by_value(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+double test_p99_relative(size_t n, const double *acc, const double *truth) {
+  double *e = malloc(n * sizeof *e);
+  cr_assert_not_null(e);
+  for (size_t i = 0; i < n; i++) {
+    double num = 0, den = 0;
+    for (int d = 0; d < 3; d++) {
+      const double diff = acc[3 * i + d] - truth[3 * i + d];
+      num += diff * diff;
+      den += truth[3 * i + d] * truth[3 * i + d];
+    }
+    e[i] = isfinite(num) ? sqrt(num / den) : INFINITY;
+  }
+  qsort(e, n, sizeof *e, by_value);
+  const double q = e[(size_t)ceil(0.99 * (double)n) - 1];
+  free(e);
+  return q;
+}
+
 double test_uniform(test_rng *rng) {
   return (double)(splitmix64(&rng->state) >> 11) * 0x1.0p-53;
 }

@@ -17,6 +17,11 @@ typedef struct test_rng {
 uint64_t test_fresh_seed(void);
 double test_uniform(test_rng *rng); /* in [0, 1) */
 
+/* The 99th percentile (nearest rank) over n bodies of the relative
+ * acceleration error |acc - truth| / |truth| (3n doubles each); a
+ * non-finite error counts as infinite. */
+double test_p99_relative(size_t n, const double *acc, const double *truth);
+
 typedef enum test_layout {
   TEST_UNIFORM,  /* uniform in the unit cube */
   TEST_CLUSTERED /* a few Plummer-like clumps of very different sizes */
