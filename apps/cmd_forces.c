@@ -111,26 +111,8 @@ static args_result parse_options(int argc, char **argv, forces_options *o) {
  * forces are then in the file's units. A --G given that contradicts it is
  * refused, naming both. Returns a CLI exit code. */
 static int take_units(forces_options *o, const units *u) {
-  if (!units_physical(u))
-    return CLI_OK; /* N-body units or none: --G as given */
-  char text[160];
-  units_describe(u, text, sizeof text);
-  const double G = units_G(u);
-  double *cfg_G = &o->solver.cfg.G;
-  if (o->G_given && fabs(*cfg_G - G) > UNITS_G_TOLERANCE * G) {
-    cli_error("--G %.9g contradicts the units of %s (%s), in which G = "
-              "%.9g: drop --G to compute in the file's units",
-              *cfg_G, o->in, text, G);
-    return CLI_USAGE_ERROR;
-  }
-  if (!o->G_given)
-    *cfg_G = G;
-  if (mpi_cli_rank() == 0)
-    fprintf(stderr,
-            "tilefmm forces: units of %s: %s; G = %.9g (%s): the forces are "
-            "in these units\n",
-            o->in, text, *cfg_G, o->G_given ? "--G" : "from the units");
-  return CLI_OK;
+  return units_settle_G("forces", o->in, u, o->G_given, &o->solver.cfg.G,
+                        mpi_cli_rank() == 0, ": the forces are in these units");
 }
 
 static void print_stats(const tfmm_stats *s, const tfmm_config *cfg,

@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "error_stats.h"
 #include "solver_cli.h"
+#include "units.h"
 
 #include "tilefmm.h"
 
@@ -55,6 +56,7 @@ typedef struct validate_options {
   uint64_t n, ic_seed; /* the model's bodies and seed */
   uint64_t sample, seed;
   int sample_given, near;
+  int G_given; /* --G was given */
   solver_cli solver;
 } validate_options;
 
@@ -64,14 +66,15 @@ static void print_help(const tfmm_config *d) {
       "                        [options]\n"
       "\n"
       "Computes the forces of the bodies in FILE (or of a Plummer sphere of\n"
-      "N bodies) with the chosen method and measures them against the\n"
-      "double-precision reference (compensated sums): per body, the\n"
-      "relative acceleration error |a - a_ref| / |a_ref| (the absolute\n"
-      "error where |a_ref| = 0, said so) and the relative potential error\n"
-      "|phi - phi_ref| / |phi_ref|, summarised by their median, 99th\n"
-      "percentile and maximum (nearest rank: the p-th of n errors is the\n"
-      "ceil(p n / 100)-th smallest). The 99th percentile of the\n"
-      "acceleration error is judged against the accuracy target\n"
+      "N bodies; a FILE in physical units is said with their G, and a --G\n"
+      "contradicting them refused) with the chosen method and measures them\n"
+      "against the double-precision reference (compensated sums): per\n"
+      "body, the relative acceleration error |a - a_ref| / |a_ref| (the\n"
+      "absolute error where |a_ref| = 0, said so) and the relative\n"
+      "potential error |phi - phi_ref| / |phi_ref|, summarised by their\n"
+      "median, 99th percentile and maximum (nearest rank: the p-th of n\n"
+      "errors is the ceil(p n / 100)-th smallest). The 99th percentile of\n"
+      "the acceleration error is judged against the accuracy target\n"
       "(--accuracy, from which the tree methods choose theta and order\n"
       "unless --theta and --order are given): 'target 1e-3: met' or\n"
       "'target 1e-3: NOT met'. The reference covers every body when\n"
@@ -233,15 +236,34 @@ static args_result parse_options(int argc, char **argv, validate_options *o) {
     r = ARGS_ERROR;
   if (r == ARGS_OK) {
     o->sample_given = opts[SAMPLE].seen;
+    for (size_t k = OWN; k < sizeof opts / sizeof opts[0]; k++)
+      if (opts[k].name != NULL && strcmp(opts[k].name, "--G") == 0)
+        o->G_given = opts[k].seen;
     solver_cli_finish(&o->solver);
   }
   return r;
 }
 
-/* The bodies: read from --in, or made by --ic plummer. */
-static int load_bodies(const validate_options *o, bodyio_bodies *b) {
-  if (o->in != NULL)
-    return body_input_read(o->in, o->types, b);
+/* The bodies: read from --in, or made by --ic plummer. A file's
+ * physical units are said with their G, and a --G that contradicts them
+ * is refused (*usage set); the errors measured are relative, the same in
+ * any units, so the solvers keep the G they were made with. */
+static int load_bodies(const validate_options *o, bodyio_bodies *b,
+                       int *usage) {
+  *usage = 0;
+  if (o->in != NULL) {
+    units u;
+    if (!body_input_read_units(o->in, o->types, b, &u))
+      return 0;
+    double G = o->solver.cfg.G;
+    if (units_settle_G("validate", o->in, &u, o->G_given, &G, 1,
+                       ": the errors are relative, the same in any units") !=
+        CLI_OK) {
+      *usage = 1;
+      return 0;
+    }
+    return 1;
+  }
   memset(b, 0, sizeof *b);
   const size_t n = (size_t)o->n;
   b->pos = malloc(3 * n * sizeof(double));
@@ -508,7 +530,8 @@ static int validate(tfmm_solver *solver, tfmm_solver *ref,
   memset(&c, 0, sizeof c);
   error_report r;
   memset(&r, 0, sizeof r);
-  int ok = load_bodies(o, &b) && run_method(solver, &b, &c) &&
+  int usage = 0;
+  int ok = load_bodies(o, &b, &usage) && run_method(solver, &b, &c) &&
            choose_targets(o, &c) && run_reference(ref, &b, &c) &&
            measure(&c, &r);
   int met = 0;
@@ -520,7 +543,10 @@ static int validate(tfmm_solver *solver, tfmm_solver *ref,
   }
   comparison_free(&c);
   bodyio_free(&b);
-  return !ok ? CLI_RUNTIME_ERROR : met ? CLI_OK : VALIDATE_CHECK_FAILED;
+  return usage ? CLI_USAGE_ERROR
+         : !ok ? CLI_RUNTIME_ERROR
+         : met ? CLI_OK
+               : VALIDATE_CHECK_FAILED;
 }
 
 /* ---- --near: two checks of the tree methods' near field ---------------- */
@@ -678,9 +704,10 @@ static check_outcome all_pairs_check(tfmm_solver *all, const tfmm_config *cfg,
 static int validate_near(tfmm_solver *all, const tfmm_config *all_cfg,
                          tfmm_solver *ref, const validate_options *o) {
   bodyio_bodies b;
-  if (!load_bodies(o, &b)) {
+  int usage = 0;
+  if (!load_bodies(o, &b, &usage)) {
     bodyio_free(&b);
-    return CLI_RUNTIME_ERROR;
+    return usage ? CLI_USAGE_ERROR : CLI_RUNTIME_ERROR;
   }
   if (b.n > NEAR_MAX) {
     cli_error("%s holds %zu bodies: --near is limited to %d (theta = 0 "

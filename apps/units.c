@@ -1,5 +1,6 @@
 /* Physical units (see units.h). */
 #include "units.h"
+#include "cli.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -141,4 +142,25 @@ const char *units_time_text(const units *u, double t, char *buf,
            : scale == 1e3 ? "kyr"
                           : "yr");
   return buf;
+}
+
+int units_settle_G(const char *command, const char *file, const units *u,
+                   int G_given, double *G, int say, const char *tail) {
+  if (!units_physical(u))
+    return CLI_OK; /* N-body units or none: --G as given */
+  char text[160];
+  units_describe(u, text, sizeof text);
+  const double G_units = units_G(u);
+  if (G_given && fabs(*G - G_units) > UNITS_G_TOLERANCE * G_units) {
+    cli_error("--G %.9g contradicts the units of %s (%s), in which G = "
+              "%.9g: drop --G to compute in the file's units",
+              *G, file, text, G_units);
+    return CLI_USAGE_ERROR;
+  }
+  if (!G_given)
+    *G = G_units;
+  if (say)
+    fprintf(stderr, "tilefmm %s: units of %s: %s; G = %.9g (%s)%s\n", command,
+            file, text, *G, G_given ? "--G" : "from the units", tail);
+  return CLI_OK;
 }

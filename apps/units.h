@@ -34,6 +34,16 @@ double units_G(const units *u);
  * unit: files written with one set of numbers read back the same. */
 int units_same(const units *a, const units *b);
 
+/* The G a command computes with for a file whose units are u: a
+ * physical system's (units_G) unless --G was given (G_given, *G its
+ * value), which must agree with it to UNITS_G_TOLERANCE; N-body units or
+ * none leave *G as it is. A contradiction is reported on stderr naming
+ * the command, the file, both values and the units, and returns 2 (a
+ * usage error); else 0, after saying the units and G on stderr, then
+ * `tail`, when say is nonzero and the units are physical. */
+int units_settle_G(const char *command, const char *file, const units *u,
+                   int G_given, double *G, int say, const char *tail);
+
 /* "1 kpc, 1e10 Msun, 1 km/s" style: each unit in cgs, "%.6g g, %.6g cm,
  * %.6g cm/s" or "N-body units (G = 1)". Returns buf. */
 const char *units_describe(const units *u, char *buf, unsigned long size);

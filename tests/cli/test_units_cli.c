@@ -389,6 +389,46 @@ Test(units, forces_says_the_file_units) {
   snapshot_free(&ic);
 }
 
+/* validate reads a file's units as forces does: said with their G; a
+ * --G that contradicts them refused naming both (exit 2); the relative
+ * errors are those of the same bodies in N-body numbers (G scales every
+ * force alike). */
+Test(units, validate_says_the_file_units) {
+  snapshot ic = write_ic("ic.h5", 1);
+  cr_assert_eq(RUN("validate", "--in", sp("ic.h5"), "--method", "bh", "--theta",
+                   "0.5", "--order", "1", "--eps", "0.01", "--device", "cpu"),
+               0, "%s", stderr_text());
+  assert_stderr_has("tilefmm validate: units of ");
+  assert_stderr_has("G = 43009.1755 (from the units): the errors are "
+                    "relative");
+  char *physical = read_text("stdout.txt");
+  cr_assert_eq(RUN("validate", "--in", sp("ic.h5"), "--method", "bh", "--theta",
+                   "0.5", "--order", "1", "--eps", "0.01", "--device", "cpu",
+                   "--G", "1"),
+               2, "%s", stderr_text());
+  assert_stderr_has("--G 1 contradicts the units of");
+  assert_stderr_has("in which G = 43009.1755");
+  /* The same numbers without units: the same errors, line for line. */
+  snapshot plain = write_ic("plain.h5", 0);
+  cr_assert_eq(RUN("validate", "--in", sp("plain.h5"), "--method", "bh",
+                   "--theta", "0.5", "--order", "1", "--eps", "0.01",
+                   "--device", "cpu"),
+               0, "%s", stderr_text());
+  char *nbody = read_text("stdout.txt");
+  const char *keys[] = {"acceleration", "potential"};
+  for (int k = 0; k < 2; k++) {
+    const char *a = strstr(physical, keys[k]), *b = strstr(nbody, keys[k]);
+    cr_assert(a != NULL && b != NULL, "%s\n---\n%s", physical, nbody);
+    const size_t la = strcspn(a, "\n"), lb = strcspn(b, "\n");
+    cr_expect(la == lb && strncmp(a, b, la) == 0, "%.*s\nagainst\n%.*s",
+              (int)la, a, (int)lb, b);
+  }
+  free(physical);
+  free(nbody);
+  snapshot_free(&plain);
+  snapshot_free(&ic);
+}
+
 /* SWIFT's snapshot keys that tilefmm does not take: refused with what to
  * do instead. */
 Test(units, swift_snapshot_unit_keys_refused) {
