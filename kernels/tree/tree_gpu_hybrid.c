@@ -226,8 +226,10 @@ static tfmm_status tree_built(const tfmm_tree_gpu_hybrid *h, tfmm_error *err) {
   return TFMM_OK;
 }
 
-tfmm_status tfmm_tree_gpu_hybrid_upward(tfmm_tree_gpu_hybrid *h, int p,
-                                        int fast, tfmm_error *err) {
+/* The upward pass on stream s in h's device, waited for when wait is
+ * nonzero: the two entries below. */
+static tfmm_status upward_entered(tfmm_tree_gpu_hybrid *h, int p, int fast,
+                                  cudaStream_t s, int wait, tfmm_error *err) {
   h->order = -1;
   tfmm_status st = tree_built(h, err);
   if (st != TFMM_OK)
@@ -235,22 +237,20 @@ tfmm_status tfmm_tree_gpu_hybrid_upward(tfmm_tree_gpu_hybrid *h, int p,
   int previous = -1;
   st = tfmm_tree_gpu_hybrid_enter(h, h->gpu, &previous, err);
   if (st == TFMM_OK)
-    st = upward(h, p, fast, stream_of(h), 1, err);
+    st = upward(h, p, fast, s, wait, err);
   return tfmm_tree_gpu_hybrid_leave(previous, st);
+}
+
+tfmm_status tfmm_tree_gpu_hybrid_upward(tfmm_tree_gpu_hybrid *h, int p,
+                                        int fast, tfmm_error *err) {
+  return upward_entered(h, p, fast, h->gpu != NULL ? stream_of(h) : NULL, 1,
+                        err);
 }
 
 tfmm_status tfmm_tree_gpu_hybrid_upward_on(tfmm_tree_gpu_hybrid *h, int p,
                                            int fast, void *stream,
                                            tfmm_error *err) {
-  h->order = -1;
-  tfmm_status st = tree_built(h, err);
-  if (st != TFMM_OK)
-    return st;
-  int previous = -1;
-  st = tfmm_tree_gpu_hybrid_enter(h, h->gpu, &previous, err);
-  if (st == TFMM_OK)
-    st = upward(h, p, fast, (cudaStream_t)stream, 0, err);
-  return tfmm_tree_gpu_hybrid_leave(previous, st);
+  return upward_entered(h, p, fast, (cudaStream_t)stream, 0, err);
 }
 
 tfmm_status tfmm_tree_gpu_hybrid_upward_download(tfmm_tree_gpu_hybrid *h,
