@@ -294,8 +294,15 @@ void note(State *s, size_t extra) {
   s->peak = now > s->peak ? now : s->peak;
 }
 
-/* Buffer k of at least `bytes` (contents kept only when large enough). */
+/* Buffer k of at least `bytes` (contents kept only when large enough).
+ * A buffer that grows at least doubles: the sweep's buffers grow round by
+ * round, and each growth is a cudaFree (a wait for the device) and a
+ * cudaMalloc; by a quarter at a time, a one-shot call at 10^6 bodies spent
+ * 11.7 ms in the lists against 2.3 ms once its buffers were kept. */
 tfmm_status reserve(State *s, int k, size_t bytes, tfmm_error *err) {
+  const State::Buffer &b = s->buf[k];
+  if (b.p != nullptr && bytes > b.bytes && bytes < 2 * b.bytes)
+    bytes = 2 * b.bytes;
   TRY(tfmm_device_buffer_reserve(&s->buf[k], bytes));
   note(s, 0);
   return TFMM_OK;
@@ -320,7 +327,10 @@ tfmm_status grow_keeping(State *s, int k, size_t need, size_t keep,
   }
   State::Buffer old = b;
   b = State::Buffer{};
-  tfmm_status st = reserve(s, k, need, err);
+  /* At least doubled, as reserve grows (old is moved out of b). */
+  const size_t want =
+      old.p != nullptr && need < 2 * old.bytes ? 2 * old.bytes : need;
+  tfmm_status st = reserve(s, k, want, err);
   if (st != TFMM_OK) {
     tfmm_device_buffer_free(&old);
     return st;
@@ -466,8 +476,17 @@ tfmm_status sweep(State *s, const tfmm_tree_gpu *tree, const Rule &rule,
   } else {
     TRY(cudaMemsetAsync(at<int2>(s, State::STACK), 0, sizeof(int2), stream));
   }
-  for (int o = 0; o < OUTPUTS; o++)
+  /* A fresh state (a one-shot call) starts its outputs at sizes the tree
+   * suggests, so that few rounds grow them (kept calls start from the
+   * last call's). */
+  const int64_t guess[OUTPUTS] = {
+      rule.barnes_hut ? 0 : 16 * tree->ncells, 16 * tree->nleaves,
+      rule.barnes_hut ? 32 * tree->nleaves : tree->nleaves};
+  for (int o = 0; o < OUTPUTS; o++) {
     out_n[o] = 0;
+    if (s->buf[State::OUT0 + o].p == nullptr && guess[o] > 0)
+      CHECK(reserve(s, State::OUT0 + o, list_bytes(guess[o]), err));
+  }
   lists->rounds = 0;
   lists->widest = 0;
   /* Segments [begin, begin + n) of the stack buffer, contiguous. */
