@@ -105,9 +105,12 @@ run() {
     printf 'seed %-20s %s %s\n' "${seeds[$i]}" \
       "$(grep -E 'tests passed|Total Test time' "$log" | tr '\n' ' ')" \
       "$(grep -qE 'tests passed' "$log" || echo "UNFINISHED: $(grep -cE 'Test +#[0-9]+:' "$log") tests done")"
-    grep -E '^\s+[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Not Run|Subprocess)' "$log" |
+    # Every test that ended badly, also in a copy cut off by the limit.
+    grep -aE 'Test +#[0-9]+: .*\*\*\*(Failed|Timeout|Exception|Not Run)' "$log" |
       sed 's/^/    /'
   done | tee -a "$out/summary.txt"
+  # One archive: the device tool returns only a few files a call.
+  tar -czf "$out/../seeds_logs.tgz" -C "$out" . && rm -f "$out"/seed_*.log
 }
 
 case $cmd in
