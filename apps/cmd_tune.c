@@ -15,6 +15,7 @@
 #include "solver_cli.h"
 #include "tune_options.h"
 #include "tune_report.h"
+#include "units.h"
 
 #include "tilefmm.h"
 
@@ -28,10 +29,25 @@
 
 /* ---- the bodies and the truth ------------------------------------------ */
 
-/* The bodies from --in, or the Plummer sphere of --ic. */
-static int load_bodies(const tune_options *o, bodyio_bodies *b) {
-  if (o->in != NULL)
-    return body_input_read(o->in, o->types, b);
+/* The bodies from --in, or the Plummer sphere of --ic. A file's
+ * physical units are said with their G, and a --G that contradicts them
+ * is refused (*usage set), as validate does; the errors and times
+ * measured are the same in any units, so the solvers keep their G. */
+static int load_bodies(const tune_options *o, bodyio_bodies *b, int *usage) {
+  *usage = 0;
+  if (o->in != NULL) {
+    units u;
+    if (!body_input_read_units(o->in, o->types, b, &u))
+      return 0;
+    double G = o->solver.cfg.G;
+    if (units_settle_G("tune", o->in, &u, o->G_given, &G, 1,
+                       ": the errors are relative, the same in any units") !=
+        CLI_OK) {
+      *usage = 1;
+      return 0;
+    }
+    return 1;
+  }
   memset(b, 0, sizeof *b);
   const size_t n = (size_t)o->n;
   double *vel = malloc(3 * n * sizeof *vel);
@@ -238,8 +254,9 @@ static int prepare(const tune_options *o, bodyio_bodies *b, truth *t) {
   int rc = solver_cli_create(&cfg, &solver);
   if (rc != CLI_OK)
     return rc;
-  if (!load_bodies(o, b) || !truth_compute(solver, b, o->sample, t))
-    rc = CLI_RUNTIME_ERROR;
+  int usage = 0;
+  if (!load_bodies(o, b, &usage) || !truth_compute(solver, b, o->sample, t))
+    rc = usage ? CLI_USAGE_ERROR : CLI_RUNTIME_ERROR;
   tfmm_solver_destroy(solver);
   return rc;
 }

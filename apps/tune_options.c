@@ -51,7 +51,9 @@ void tune_options_help(const tfmm_config *d) {
       "and the table to stderr.\n"
       "\n"
       "Options:\n"
-      "  --in FILE         bodies to read, as 'tilefmm forces' reads them\n"
+      "  --in FILE         bodies to read, as 'tilefmm forces' reads them;\n"
+      "                    a file in physical units is said with their G,\n"
+      "                    and a --G that contradicts them is refused\n"
       "  --types LIST      the particle types of a snapshot to read\n"
       "                    (0,1,4 or all), as 'tilefmm forces --types'\n"
       "  --ic plummer      or a Plummer sphere made here (instead of --in)\n"
@@ -206,6 +208,9 @@ args_result tune_options_parse(int argc, char **argv, tune_options *o) {
   if (r != ARGS_OK)
     return r;
   solver_cli_finish(&o->solver);
+  for (size_t k = OPT_OWN; k < sizeof opts / sizeof opts[0]; k++)
+    if (opts[k].name != NULL && strcmp(opts[k].name, "--G") == 0)
+      o->G_given = opts[k].seen;
   if (!opts[OPT_MAX_ERROR].seen)
     o->max_error = o->solver.cfg.accuracy;
   if (output_refuse_stdout("--png", o->png, "a PNG picture"))

@@ -26,6 +26,7 @@ typedef struct tune_options {
   const char *types; /* --types: a snapshot's types to read */
   uint64_t n, seed, sample;
   int leaf_min, leaf_max, repeat;
+  int G_given;      /* --G was given (a file's units must agree with it) */
   double max_error; /* the largest p99 error a chosen L may have */
   solver_cli solver;
   int argc; /* the command line, for the CSV's header */

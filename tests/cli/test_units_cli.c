@@ -429,6 +429,60 @@ Test(units, validate_says_the_file_units) {
   snapshot_free(&ic);
 }
 
+/* The p99 errors of tune's table on stdout (the next to last column of
+ * each row of a leaf size), in order; at most max. */
+static int tune_errors(const char *text, double *out, int max) {
+  int k = 0;
+  for (const char *line = text; *line != '\0' && k < max;) {
+    const size_t len = strcspn(line, "\n");
+    char row[512];
+    snprintf(row, sizeof row, "%.*s", (int)len, line);
+    char schedule[32], verdict[16];
+    int leaf;
+    double cols[6], p99;
+    if (sscanf(row, "%31s %d %lf %lf %lf %lf %lf %lf %lf %lf %15s", schedule,
+               &leaf, &cols[0], &cols[1], &cols[2], &cols[3], &cols[4],
+               &cols[5], &cols[5], &p99, verdict) == 11)
+      out[k++] = p99;
+    line += len + (line[len] == '\n');
+  }
+  return k;
+}
+
+/* tune, as validate: a file's units and G said, a contradicting --G
+ * refused naming both (exit 2), and the errors those of the same bodies in
+ * N-body numbers. */
+Test(units, tune_says_the_file_units) {
+  snapshot ic = write_ic("ic.h5", 1);
+#define TUNE_ARGS(file, ...)                                                   \
+  RUN("tune", "--in", sp(file), "--method", "bh", "--theta", "0.5", "--order", \
+      "1", "--eps", "0.01", "--device", "cpu", "--leaf-min", "16",             \
+      "--leaf-max", "32", "--repeat", "1", "--csv", sp("t.csv"), "--png",      \
+      sp("t.png"), "--max-error", "100", ##__VA_ARGS__)
+  cr_assert_eq(TUNE_ARGS("ic.h5"), 0, "%s", stderr_text());
+  assert_stderr_has("tilefmm tune: units of ");
+  assert_stderr_has("G = 43009.1755 (from the units): the errors are "
+                    "relative");
+  char *physical = read_text("stdout.txt");
+  cr_assert_eq(TUNE_ARGS("ic.h5", "--G", "1"), 2, "%s", stderr_text());
+  assert_stderr_has("--G 1 contradicts the units of");
+  assert_stderr_has("in which G = 43009.1755");
+  snapshot plain = write_ic("plain.h5", 0);
+  cr_assert_eq(TUNE_ARGS("plain.h5"), 0, "%s", stderr_text());
+  char *nbody = read_text("stdout.txt");
+#undef TUNE_ARGS
+  double a[8], b[8];
+  const int na = tune_errors(physical, a, 8), nb = tune_errors(nbody, b, 8);
+  cr_assert(na >= 2 && na == nb, "%d and %d errors:\n%s\n---\n%s", na, nb,
+            physical, nbody);
+  for (int k = 0; k < na; k++)
+    cr_expect_eq(a[k], b[k], "row %d: %.4g against %.4g", k, a[k], b[k]);
+  free(physical);
+  free(nbody);
+  snapshot_free(&plain);
+  snapshot_free(&ic);
+}
+
 /* SWIFT's snapshot keys that tilefmm does not take: refused with what to
  * do instead. */
 Test(units, swift_snapshot_unit_keys_refused) {
