@@ -71,25 +71,23 @@ static int allocate(run_state *s, size_t n) {
 static int from_model(run_state *s, ic_model make, const run_options *ro) {
   if (!allocate(s, (size_t)ro->n))
     return 0;
-  const tfmm_status st = make(s->n, ro->seed, s->pos, s->vel, s->mass);
+  tfmm_status st = make(s->n, ro->seed, s->pos, s->vel, s->mass);
   if (st != TFMM_OK) {
     cli_error("--ic %s with --n %" PRIu64 ": %s", ro->ic, ro->n,
               tfmm_status_name(st));
     run_state_free(s);
     return 0;
   }
-  /* N-body units (G = M = 1, virial radius 1) to the run's: the same
-   * model of mass M and virial radius R, whose velocities are then
-   * sqrt(G M / R) times the N-body ones. With M = R = G = 1 every factor
-   * is 1: the bits of the N-body model. */
-  const double M = ro->model_mass, R = ro->model_radius;
-  const double v = sqrt(ro->sc.cfg.G * M / R);
-  for (size_t i = 0; i < s->n; i++) {
-    s->mass[i] *= M;
-    for (int d = 0; d < 3; d++) {
-      s->pos[3 * i + d] *= R;
-      s->vel[3 * i + d] *= v;
-    }
+  /* N-body units to the run's: the same model of mass M and virial
+   * radius R (tfmm_ic_scale). */
+  st = tfmm_ic_scale(s->n, ro->model_mass, ro->model_radius, ro->sc.cfg.G,
+                     s->pos, s->vel, s->mass);
+  if (st != TFMM_OK) {
+    cli_error("--model-mass %g, --model-radius %g with G %g: %s",
+              ro->model_mass, ro->model_radius, ro->sc.cfg.G,
+              tfmm_status_name(st));
+    run_state_free(s);
+    return 0;
   }
   return 1;
 }

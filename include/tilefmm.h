@@ -817,7 +817,7 @@ TFMM_API tfmm_status tfmm_ic_uniform(size_t n, uint64_t seed, double *pos,
 
 /* The cold collapse: a homogeneous sphere of radius 12/5 at rest
  * (E = W = -3/(5 R) = -1/4), which falls in a free-fall time
- * pi / 2 * sqrt(R^3 / 2) = 2.95. */
+ * pi / 2 * sqrt(R^3 / 2) = 4.13. */
 TFMM_API tfmm_status tfmm_ic_cold(size_t n, uint64_t seed, double *pos,
                                   double *vel, double *mass);
 
@@ -831,6 +831,15 @@ TFMM_API tfmm_status tfmm_ic_cold(size_t n, uint64_t seed, double *pos,
  * (n = 2: the two point masses). */
 TFMM_API tfmm_status tfmm_ic_merger(size_t n, uint64_t seed, double *pos,
                                     double *vel, double *mass);
+
+/* A model made in N-body units (G = M = 1, virial radius 1) as the same
+ * physical model of total mass M and virial radius R in units where the
+ * gravitational constant is G: masses times M, positions times R,
+ * velocities times sqrt(G M / R), so that its time unit is
+ * sqrt(R^3 / (G M)) (Heggie & Mathieu 1986). M = R = G = 1 leaves every
+ * bit as it is. M, R and G must be finite and > 0. */
+TFMM_API tfmm_status tfmm_ic_scale(size_t n, double M, double R, double G,
+                                   double *pos, double *vel, double *mass);
 
 /* Time integration: the kick-drift-kick leapfrog, one step of length dt
  * being kick(dt/2), drift(dt), new accelerations, kick(dt/2). Each is an

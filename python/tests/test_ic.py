@@ -65,3 +65,46 @@ def test_merger_spheres_apart():
     assert mass[:1000].sum() == pytest.approx(0.5)
     # The first sphere on +x moving along +y: angular momentum along +z.
     assert np.median(first[:, 0]) > 0 and np.mean(vel[:1000, 1]) > 0
+
+
+G_KPC_KMS_MSUN = 4.30091e-6  # kpc (km/s)^2 / Msun
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_physical_units_scale_the_same_model(model, seed):
+    """mass=, radius=, G= scale the N-body model as `run --model-mass
+    --model-radius` does: masses x M, positions x R, velocities x
+    sqrt(G M / R), bit for bit against the same products in numpy."""
+    M, R, G = 1e10, 5.0, G_KPC_KMS_MSUN
+    gen = getattr(tilefmm.ic, model)
+    nbody = gen(500, seed=seed)
+    phys = gen(500, seed=seed, mass=M, radius=R, G=G)
+    v = np.sqrt(G * M / R)
+    assert np.array_equal(phys.masses, nbody.masses * M)
+    assert np.array_equal(phys.positions, nbody.positions * R)
+    assert np.array_equal(phys.velocities, nbody.velocities * v)
+    assert phys.masses.sum() == pytest.approx(M, rel=1e-12)
+
+
+def test_physical_plummer_is_in_virial_equilibrium(seed):
+    """A Plummer sphere of 1e10 Msun and virial radius 5 kpc in kpc, km/s
+    and Msun: 2K/|W| near 1 and E = -G M^2 / (4 R), by a float64 direct sum
+    with that G; the N-body figures would be off by G M / R = 8.6e3."""
+    M, R, G = 1e10, 5.0, G_KPC_KMS_MSUN
+    pos, vel, mass = tilefmm.ic.plummer(4000, seed=seed, mass=M, radius=R,
+                                        G=G)
+    _, pot = direct_sum(pos, mass, G=G)
+    kinetic = 0.5 * (mass * (vel**2).sum(axis=1)).sum()
+    potential = 0.5 * (mass * pot).sum()
+    assert 2 * kinetic / -potential == pytest.approx(1, abs=0.1), seed
+    assert kinetic + potential == pytest.approx(-G * M**2 / (4 * R),
+                                                rel=0.08), seed
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, float("nan"), float("inf")])
+def test_physical_scale_refused_by_name(bad):
+    for key in ("mass", "radius", "G"):
+        with pytest.raises(ValueError, match=key):
+            tilefmm.ic.plummer(10, **{key: bad})
+    with pytest.raises(TypeError, match="radius"):
+        tilefmm.ic.plummer(10, radius="5")

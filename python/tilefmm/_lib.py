@@ -298,6 +298,8 @@ PROTOTYPES = {
     "tfmm_ic_uniform": (c_int, [c_size_t, c_uint64] + _ic),
     "tfmm_ic_cold": (c_int, [c_size_t, c_uint64] + _ic),
     "tfmm_ic_merger": (c_int, [c_size_t, c_uint64] + _ic),
+    "tfmm_ic_scale": (c_int, [c_size_t, ctypes.c_double, ctypes.c_double,
+                              ctypes.c_double] + _ic),
     "tfmm_diagnostics_compute": (c_int, [c_size_t, _pd, _pd, _pd, _pd, P(Diagnostics)]),
     "tfmm_sim_config_defaults": (None, [P(SimConfig)]),
     "tfmm_sim_create": (

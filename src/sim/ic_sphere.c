@@ -77,3 +77,19 @@ tfmm_status tfmm_ic_cold(size_t n, uint64_t seed, double *pos, double *vel,
     vel[i] = 0.0;
   return TFMM_OK;
 }
+
+tfmm_status tfmm_ic_scale(size_t n, double M, double R, double G, double *pos,
+                          double *vel, double *mass) {
+  if (!tfmm_ic_args_ok(n, 0, pos, vel, mass) || !(M > 0) || !(R > 0) ||
+      !(G > 0) || !isfinite(M) || !isfinite(R) || !isfinite(G))
+    return TFMM_ERR_INVALID_ARGUMENT;
+  const double v = sqrt(G * M / R);
+  for (size_t i = 0; i < n; i++) {
+    mass[i] *= M;
+    for (int d = 0; d < 3; d++) {
+      pos[3 * i + d] *= R;
+      vel[3 * i + d] *= v;
+    }
+  }
+  return TFMM_OK;
+}
