@@ -280,25 +280,18 @@ using State = tfmm_traverse_gpu_state;
 static_assert((int)State::BUFFERS <= (int)TFMM_SLOTS_TRAVERSE_COUNT,
               "the traversal's buffers fit the TRAVERSE group of the arena");
 
-size_t held(const State *s) {
-  size_t sum = 0;
-  for (int k = 0; k < State::BUFFERS; k++)
-    sum += s->buf[k].bytes;
-  return sum;
-}
-
 /* The peak raised to what is held now plus `extra` (a buffer on its way
  * out). */
 void note(State *s, size_t extra) {
-  const size_t now = held(s) + extra;
+  size_t now = extra;
+  for (int k = 0; k < State::BUFFERS; k++)
+    now += s->buf[k].bytes;
   s->peak = now > s->peak ? now : s->peak;
 }
 
-/* Buffer k of at least `bytes` (contents kept only when large enough).
- * A buffer that grows at least doubles: the sweep's buffers grow round by
- * round, and each growth is a cudaFree (a wait for the device) and a
- * cudaMalloc; by a quarter at a time, a one-shot call at 10^6 bodies spent
- * 11.7 ms in the lists against 2.3 ms once its buffers were kept. */
+/* Buffer k of at least `bytes` (contents kept only when large enough),
+ * at least doubled when it grows: the sweep's grow round by round, each
+ * growth a cudaFree (a wait) and a cudaMalloc. */
 tfmm_status reserve(State *s, int k, size_t bytes, tfmm_error *err) {
   const State::Buffer &b = s->buf[k];
   if (b.p != nullptr && bytes > b.bytes && bytes < 2 * b.bytes)
@@ -327,8 +320,7 @@ tfmm_status grow_keeping(State *s, int k, size_t need, size_t keep,
   }
   State::Buffer old = b;
   b = State::Buffer{};
-  /* At least doubled, as reserve grows (old is moved out of b). */
-  const size_t want =
+  const size_t want = /* doubled, as reserve grows (old is out of b) */
       old.p != nullptr && need < 2 * old.bytes ? 2 * old.bytes : need;
   tfmm_status st = reserve(s, k, want, err);
   if (st != TFMM_OK) {
@@ -476,9 +468,7 @@ tfmm_status sweep(State *s, const tfmm_tree_gpu *tree, const Rule &rule,
   } else {
     TRY(cudaMemsetAsync(at<int2>(s, State::STACK), 0, sizeof(int2), stream));
   }
-  /* A fresh state (a one-shot call) starts its outputs at sizes the tree
-   * suggests, so that few rounds grow them (kept calls start from the
-   * last call's). */
+  /* A fresh state (a one-shot call): outputs at sizes the tree suggests. */
   const int64_t guess[OUTPUTS] = {
       rule.barnes_hut ? 0 : 16 * tree->ncells, 16 * tree->nleaves,
       rule.barnes_hut ? 32 * tree->nleaves : tree->nleaves};
