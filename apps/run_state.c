@@ -326,7 +326,8 @@ static int read_clock(run_state *s, const snapshot *cp, const char *path) {
  * back to the same bits. */
 typedef struct choice_text {
   char chosen[8], theta[32], order[16], factor[32], since[16], evaluations[32],
-      n[32], accuracy[32], leaf[16], near_gpu[8], precision[8], failed_cost[32];
+      n[32], accuracy[32], leaf[16], near_gpu[8], precision[8], failed_cost[32],
+      epsilon[32];
 } choice_text;
 
 static size_t choice_attrs(const tfmm_choice *c, choice_text *t,
@@ -343,6 +344,7 @@ static size_t choice_attrs(const tfmm_choice *c, choice_text *t,
   snprintf(t->near_gpu, sizeof t->near_gpu, "%d", c->near_gpu);
   snprintf(t->precision, sizeof t->precision, "%d", (int)c->precision);
   snprintf(t->failed_cost, sizeof t->failed_cost, "%.17g", c->failed_cost);
+  snprintf(t->epsilon, sizeof t->epsilon, "%.17g", c->epsilon);
   const snapshot_attr a[] = {{"ChoiceChosen", t->chosen},
                              {"ChoiceTheta", t->theta},
                              {"ChoiceOrder", t->order},
@@ -354,7 +356,8 @@ static size_t choice_attrs(const tfmm_choice *c, choice_text *t,
                              {"ChoiceLeaf", t->leaf},
                              {"ChoiceNearGpu", t->near_gpu},
                              {"ChoicePrecision", t->precision},
-                             {"ChoiceFailedCost", t->failed_cost}};
+                             {"ChoiceFailedCost", t->failed_cost},
+                             {"ChoiceEpsilon", t->epsilon}};
   memcpy(out, a, sizeof a);
   return sizeof a / sizeof a[0];
 }
@@ -399,7 +402,7 @@ static int read_choice(run_state *s, const snapshot *cp, const char *path) {
     return 0;
   }
   double chosen, theta, order, factor, since, n, accuracy, leaf, near_gpu,
-      precision, failed_cost = -1;
+      precision, failed_cost = -1, epsilon = 0;
   if (!state_int(cp, path, "ChoiceChosen", 0, 1, &chosen) ||
       !state_double(cp, path, "ChoiceTheta", &theta) ||
       !state_int(cp, path, "ChoiceOrder", 0, TFMM_MAX_ORDER, &order) ||
@@ -415,6 +418,10 @@ static int read_choice(run_state *s, const snapshot *cp, const char *path) {
   if (snapshot_attr_find(cp->state, cp->nstate, "ChoiceFailedCost") != NULL &&
       !state_double(cp, path, "ChoiceFailedCost", &failed_cost))
     return 0;
+  /* Later still (the error criterion's planned epsilon): without it, 0. */
+  if (snapshot_attr_find(cp->state, cp->nstate, "ChoiceEpsilon") != NULL &&
+      !state_double(cp, path, "ChoiceEpsilon", &epsilon))
+    return 0;
   s->choice = (tfmm_choice){.chosen = (int)chosen,
                             .theta = theta,
                             .order = (int)order,
@@ -426,7 +433,8 @@ static int read_choice(run_state *s, const snapshot *cp, const char *path) {
                             .leaf = (int)leaf,
                             .near_gpu = (int)near_gpu,
                             .precision = (tfmm_precision)precision,
-                            .failed_cost = failed_cost};
+                            .failed_cost = failed_cost,
+                            .epsilon = epsilon};
   return 1;
 }
 
@@ -545,7 +553,7 @@ int run_state_write_saved(const tfmm_sim_state *sp, int clock,
   snprintf(tick, sizeof tick, "%.17g", s.tick);
   /* The clock only with individual steps: a checkpoint of one global step
    * stays as it was. */
-  snapshot_attr state[8 + 12] = {{"format", CHECKPOINT_FORMAT},
+  snapshot_attr state[8 + 13] = {{"format", CHECKPOINT_FORMAT},
                                  {"step", step},
                                  {"time_initial", t0},
                                  {"energy_initial", e0},

@@ -509,6 +509,9 @@ typedef struct tfmm_choice {
   double failed_cost;       /* the calibration's cost of the dearest
                                setting measured to miss since the choice
                                began (-1: none): none as cheap is tried */
+  double epsilon;           /* the error criterion's mac_epsilon, chosen
+                               with theta and order from its calibrated
+                               rows (0: another criterion) */
 } tfmm_choice;
 
 /* Fills cfg with the documented defaults. */

@@ -119,6 +119,7 @@ static const layout_entry entries[] = {
     FIELD(tfmm_choice, near_gpu),
     FIELD(tfmm_choice, precision),
     FIELD(tfmm_choice, failed_cost),
+    FIELD(tfmm_choice, epsilon),
 
     STRUCT(tfmm_diagnostics),
     FIELD(tfmm_diagnostics, mass),
@@ -165,6 +166,7 @@ static const layout_entry entries[] = {
     FIELD(tfmm_sim_state, choice.near_gpu),
     FIELD(tfmm_sim_state, choice.precision),
     FIELD(tfmm_sim_state, choice.failed_cost),
+    FIELD(tfmm_sim_state, choice.epsilon),
 
     STRUCT(tfmm_step_stats),
     FIELD(tfmm_step_stats, steps),

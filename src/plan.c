@@ -207,7 +207,7 @@ static void fill(const tfmm_config *c, tfmm_device device, size_t n,
   const tfmm_far_kernel kernel =
       tfmm_plan_far_kernel(c, near_gpu, n, tfmm_plan_eps_rel(c));
   tfmm_planner_first_guess(c, kernel, p->leaf_size, near_gpu, &guessed.theta,
-                           &guessed.order);
+                           &guessed.order, &guessed.mac_epsilon);
   tfmm_accuracy_resolve(&guessed, kernel, p->leaf_size, near_gpu, &r);
   p->far_kernel = r.far_kernel;
   p->theta = r.theta;
@@ -260,7 +260,7 @@ tfmm_status tfmm_config_resolve(const tfmm_config *cfg, double *theta,
         tfmm_plan_far_kernel(cfg, near_gpu, 0, tfmm_plan_eps_rel(cfg));
     if (tree)
       tfmm_planner_first_guess(cfg, kernel, leaf, near_gpu, &guessed.theta,
-                               &guessed.order);
+                               &guessed.order, &guessed.mac_epsilon);
     tfmm_accuracy_resolve(&guessed, kernel, leaf, near_gpu, &r);
     if (theta != NULL)
       *theta = r.theta;

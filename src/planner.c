@@ -20,19 +20,24 @@ enum { MAX_ROWS = 1024 };
  * since the planner measures the error and needs of a row only its cost
  * and how its error compares with the others'; then the CPU's, which
  * reach further (smaller theta, higher orders) at costs of their own.
- * Held to the caller's theta or order when one is given. *tier: how many
- * rows the first tier holds. */
+ * Held to the caller's theta, order or (the error criterion) epsilon when
+ * one is given. *tier: how many rows the first tier holds. */
 static size_t candidates(const tfmm_config *cfg, tfmm_far_kernel kernel,
                          int near_gpu, const tfmm_accuracy_row **rows,
                          size_t *tier) {
   size_t m = 0, count = 0;
   const tfmm_accuracy_row *table = tfmm_accuracy_rows(kernel, &count);
+  /* The error criterion's rows carry their epsilon (> 0), the others 0. */
+  const int error_rows = cfg->mac == TFMM_MAC_ERROR;
   *tier = 0;
   for (int pass = near_gpu ? 1 : 0; pass >= 0; pass--) {
     for (size_t k = 0; k < count && m < MAX_ROWS; k++) {
       const tfmm_accuracy_row *r = &table[k];
       if (r->method != cfg->method || r->mac != cfg->mac ||
-          r->near_gpu != pass || r->epsilon != 0)
+          r->near_gpu != pass || (r->epsilon > 0) != error_rows)
+        continue;
+      if (error_rows && cfg->mac_epsilon >= 0 &&
+          fabs(r->epsilon - cfg->mac_epsilon) > 1e-12 * cfg->mac_epsilon)
         continue;
       if (cfg->theta >= 0 && fabs(r->theta - cfg->theta) > 1e-9)
         continue;
@@ -51,6 +56,10 @@ static size_t candidates(const tfmm_config *cfg, tfmm_far_kernel kernel,
  * worst input's, whose ratios between rows jump (at theta 0.6 on the GPU,
  * p 4 and 5 both 0.25): smooth ratios transfer better between settings. */
 static double model(const tfmm_accuracy_row *r) {
+  /* The error criterion's rows: their calibrated error (its epsilon and
+   * theta, a cap, act together; no smooth law in both was fitted). */
+  if (r->epsilon > 0)
+    return r->error;
   return pow(TFMM_PLAN_RATIO * r->theta, r->order);
 }
 
@@ -110,15 +119,32 @@ static const tfmm_accuracy_row *next_cheaper(const tfmm_accuracy_row **rows,
   return probe;
 }
 
+/* Whether row r is the setting (theta, order, epsilon); epsilon 0 for
+ * the criteria without one. */
+static int same_setting(const tfmm_accuracy_row *r, double theta, int order,
+                        double epsilon) {
+  return r->theta == theta && r->order == order && r->epsilon == epsilon;
+}
+
+/* The evaluation's settings from row r: theta and order, and the error
+ * criterion's epsilon with its row. */
+static void set_run(tfmm_config *run, const tfmm_accuracy_row *r) {
+  run->theta = r->theta;
+  run->order = r->order;
+  if (r->epsilon > 0)
+    run->mac_epsilon = r->epsilon;
+}
+
 int tfmm_planner_active(const tfmm_config *cfg) {
-  return (cfg->theta < 0 || cfg->order < 0) &&
-         cfg->measure != TFMM_MEASURE_OFF && cfg->mac != TFMM_MAC_ERROR &&
+  const int open = cfg->theta < 0 || cfg->order < 0 ||
+                   (cfg->mac == TFMM_MAC_ERROR && cfg->mac_epsilon < 0);
+  return open && cfg->measure != TFMM_MEASURE_OFF &&
          tfmm_method_is_tree(cfg->method) && !cfg->near_only;
 }
 
 int tfmm_planner_first_guess(const tfmm_config *cfg, tfmm_far_kernel kernel,
-                             int leaf, int near_gpu, double *theta,
-                             int *order) {
+                             int leaf, int near_gpu, double *theta, int *order,
+                             double *epsilon) {
   (void)leaf; /* the rows of every leaf size apply (candidates) */
   const tfmm_accuracy_row *rows[MAX_ROWS];
   size_t tier = 0;
@@ -134,6 +160,8 @@ int tfmm_planner_first_guess(const tfmm_config *cfg, tfmm_far_kernel kernel,
     r = most_accurate(rows, m, INFINITY);
   *theta = r->theta;
   *order = r->order;
+  if (epsilon != NULL && r->epsilon > 0)
+    *epsilon = r->epsilon;
   return 1;
 }
 
@@ -176,11 +204,15 @@ static tfmm_status unplanned(tfmm_planner *p, const tfmm_config *cfg, size_t n,
 
 static void describe(const tfmm_planner *p, const tfmm_stats *s, int tries,
                      int met, const char *next, char *out, size_t size) {
+  /* The error criterion's epsilon, with the setting it belongs to. */
+  char eps[48] = "";
+  if (p->epsilon > 0)
+    snprintf(eps, sizeof eps, ", epsilon %g", p->epsilon);
   if (!s->error.measured) {
     snprintf(out, size,
-             "theta %g, order %d: kept (measured %d evaluations ago, the "
+             "theta %g, order %d%s: kept (measured %d evaluations ago, the "
              "input's error %.3g of the calibration's)",
-             p->theta, p->order, p->since, p->factor);
+             p->theta, p->order, eps, p->since, p->factor);
     return;
   }
   /* Every body measured: the p99 itself, no bound. */
@@ -190,12 +222,12 @@ static void describe(const tfmm_planner *p, const tfmm_stats *s, int tries,
   else
     snprintf(seen, sizeof seen, "<= %.3g at %.0f %%, %zu bodies",
              s->error.p99_bound, 100 * s->error.confidence, s->error.samples);
-  const int len =
-      snprintf(out, size,
-               "theta %g, order %d: measured p99 %.3g (%s) %s %g after %d "
-               "evaluation%s; this input's error is %.3g of the calibration's",
-               s->theta, s->order, s->error.p99, seen, met ? "meets" : "MISSES",
-               p->accuracy, tries, tries == 1 ? "" : "s", p->factor);
+  const int len = snprintf(
+      out, size,
+      "theta %g, order %d%s: measured p99 %.3g (%s) %s %g after %d "
+      "evaluation%s; this input's error is %.3g of the calibration's",
+      s->theta, s->order, eps, s->error.p99, seen, met ? "meets" : "MISSES",
+      p->accuracy, tries, tries == 1 ? "" : "s", p->factor);
   if (len > 0 && (size_t)len < size)
     snprintf(out + len, size - (size_t)len, "%s", next);
 }
@@ -222,6 +254,7 @@ tfmm_status tfmm_planner_run(tfmm_planner *p, const tfmm_config *cfg,
   if (p->chosen &&
       (p->accuracy != tol || p->near_gpu != near_gpu ||
        p->precision != cfg->precision ||
+       (p->epsilon > 0) != (cfg->mac == TFMM_MAC_ERROR) ||
        tfmm_plan_far_kernel(cfg, p->near_gpu, p->n, run->eps) != kernel))
     p->chosen = 0;
   /* A setting's row: the first tier's where both tiers hold it (its cost
@@ -230,16 +263,17 @@ tfmm_status tfmm_planner_run(tfmm_planner *p, const tfmm_config *cfg,
    * measuring at every call). */
   const tfmm_accuracy_row *pick = NULL;
   for (size_t j = 0; p->chosen && pick == NULL && j < m; j++)
-    if (rows[j]->theta == p->theta && rows[j]->order == p->order)
+    if (same_setting(rows[j], p->theta, p->order, p->epsilon))
       pick = rows[j];
   if (pick == NULL) {
-    double theta = 0;
+    double theta = 0, epsilon = 0;
     int order = 0;
     p->chosen = 0;
     p->factor = TFMM_PLAN_FIRST_FACTOR;
-    tfmm_planner_first_guess(cfg, kernel, leaf, near_gpu, &theta, &order);
+    tfmm_planner_first_guess(cfg, kernel, leaf, near_gpu, &theta, &order,
+                             &epsilon);
     for (size_t j = 0; pick == NULL && j < m; j++)
-      if (rows[j]->theta == theta && rows[j]->order == order)
+      if (same_setting(rows[j], theta, order, epsilon))
         pick = rows[j];
   }
   if (!whole) {
@@ -247,10 +281,8 @@ tfmm_status tfmm_planner_run(tfmm_planner *p, const tfmm_config *cfg,
      * setting, so that it gives what the whole evaluation gives at its
      * targets; before any choice, the calibration's (made for its worst
      * input: safe unmeasured). */
-    if (p->chosen) {
-      run->theta = pick->theta;
-      run->order = pick->order;
-    }
+    if (p->chosen)
+      set_run(run, pick);
     tfmm_status st = eval(ctx, 0, p->evaluations);
     if (st == TFMM_OK)
       snprintf(stats->plan, sizeof stats->plan,
@@ -282,8 +314,7 @@ tfmm_status tfmm_planner_run(tfmm_planner *p, const tfmm_config *cfg,
   const char *next = "";
   int met = 0, tries = 0;
   for (;;) {
-    run->theta = pick->theta;
-    run->order = pick->order;
+    set_run(run, pick);
     const size_t k = measure ? tfmm_measure_sample_size(n, cfg->error_sample,
                                                         planning, near_gpu)
                              : 0;
@@ -295,6 +326,7 @@ tfmm_status tfmm_planner_run(tfmm_planner *p, const tfmm_config *cfg,
     p->chosen = 1;
     p->theta = pick->theta;
     p->order = pick->order;
+    p->epsilon = pick->epsilon;
     p->accuracy = tol;
     p->leaf = leaf;
     p->near_gpu = near_gpu;

@@ -82,16 +82,21 @@ typedef tfmm_choice tfmm_planner;
 typedef tfmm_status (*tfmm_planner_eval)(void *ctx, size_t measure_k,
                                          uint64_t seed);
 
-/* Whether the planner chooses theta and order for cfg (above). */
+/* Whether the planner chooses theta and order for cfg (above), and under
+ * the error criterion its epsilon with them, from the criterion's
+ * calibrated rows (each a theta cap, an order and an epsilon; their model
+ * is the calibrated error itself). */
 int tfmm_planner_active(const tfmm_config *cfg);
 
 /* Whether the planner chooses theta and order for cfg (whole: an
  * evaluation at every body), and if so its first guess for an evaluation
  * with the far field's kernel `kernel` (its rows: tfmm_accuracy_rows),
  * leaves of leaf and the near field on the GPU (near_gpu) in *theta and
- * *order (what tfmm_plan_resolve reports). */
+ * *order, and under the error criterion *epsilon (NULL: not wanted; what
+ * tfmm_plan_resolve reports). */
 int tfmm_planner_first_guess(const tfmm_config *cfg, tfmm_far_kernel kernel,
-                             int leaf, int near_gpu, double *theta, int *order);
+                             int leaf, int near_gpu, double *theta, int *order,
+                             double *epsilon);
 
 /* Evaluates through eval, choosing theta and order into run (cfg: the
  * caller's configuration, run: what the evaluation uses) as above, from

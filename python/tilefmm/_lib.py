@@ -173,6 +173,7 @@ class Choice(ctypes.Structure):
         ("near_gpu", c_int),
         ("precision", c_int),
         ("failed_cost", c_double),
+        ("epsilon", c_double),
     ]
 
 

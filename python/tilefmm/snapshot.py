@@ -58,6 +58,9 @@ def _choice_of(run):
     # without it, nothing measured a miss (-1).
     run = dict(run)
     run.setdefault(_choice_name("failed_cost"), "-1")
+    # ChoiceEpsilon came with the error criterion's planned epsilon: without
+    # it, another criterion (0).
+    run.setdefault(_choice_name("epsilon"), "0")
     return {k: kind(float(run[_choice_name(k)])) if kind is float
             else int(run[_choice_name(k)]) for k, kind in CHOICE_FIELDS}
 

@@ -43,4 +43,4 @@ CHOICE_FIELDS = (("chosen", int), ("theta", float), ("order", int),
                  ("factor", float), ("since", int), ("evaluations", int),
                  ("n", int), ("accuracy", float), ("leaf", int),
                  ("near_gpu", int), ("precision", int),
-                 ("failed_cost", float))
+                 ("failed_cost", float), ("epsilon", float))

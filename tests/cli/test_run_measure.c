@@ -111,7 +111,7 @@ Test(run_measure, checkpoint_before_the_planner_restarts_choosing_afresh) {
   snapshot cp;
   cr_assert(snapshot_read(sp("a/checkpoint.hdf5"), &cp));
   const char *state[] = {"Choice"};
-  cr_assert_eq(drop(cp.state, &cp.nstate, state, 1), 12); /* every field */
+  cr_assert_eq(drop(cp.state, &cp.nstate, state, 1), 13); /* every field */
   const char *params[] = {"Gravity:measure", "Gravity:error_sample",
                           "Gravity:verify"};
   cr_assert_eq(drop(cp.params, &cp.nparams, params, 3), 3);
@@ -162,4 +162,36 @@ Test(run_measure, checkpoint_before_the_planner_restarts_choosing_afresh) {
   cr_expect_eq(
       sscanf(row, "%lf,%d,%lf,%lf,%lu", &theta, &order, &p99, &max, &samples),
       5, "row 3: '%s'", row);
+}
+
+/* The error criterion's epsilon is chosen by the planner and kept in the
+ * checkpoint (ChoiceEpsilon), so that a restart continues bit for bit. */
+Test(run_measure, error_criterion_restart_is_bit_identical) {
+  cr_assert_eq(RUN("run", "--n", "1500", "--steps", "6", "--out", sp("a"),
+                   "--mac", "error", "--snapshot-every", "3", "--progress",
+                   "off", "--plots", "off"),
+               0);
+  cr_assert_eq(RUN("run", "--n", "1500", "--steps", "3", "--out", sp("b"),
+                   "--mac", "error", "--snapshot-every", "3", "--progress",
+                   "off", "--plots", "off"),
+               0);
+  snapshot cp;
+  cr_assert(snapshot_read(sp("b/checkpoint.hdf5"), &cp));
+  const char *eps = snapshot_attr_find(cp.state, cp.nstate, "ChoiceEpsilon");
+  cr_assert_not_null(eps);
+  cr_expect_gt(strtod(eps, NULL), 0, "ChoiceEpsilon %s", eps);
+  snapshot_free(&cp);
+  cr_assert_eq(RUN("run", "--restart", sp("b/checkpoint.hdf5"), "--steps", "6",
+                   "--progress", "off", "--plots", "off"),
+               0, "restart failed");
+  snapshot a, b;
+  cr_assert(snapshot_read(sp("a/checkpoint.hdf5"), &a));
+  cr_assert(snapshot_read(sp("b/checkpoint.hdf5"), &b));
+  cr_assert_eq(a.n, b.n);
+  for (size_t i = 0; i < 3 * a.n; i++) {
+    cr_expect_eq(a.pos[i], b.pos[i], "pos %zu", i);
+    cr_expect_eq(a.vel[i], b.vel[i], "vel %zu", i);
+  }
+  snapshot_free(&a);
+  snapshot_free(&b);
 }
