@@ -6,6 +6,7 @@
 #include "atomic_file.h"
 #include "cli.h"
 #include "snapshot.h"
+#include "units.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -172,4 +173,20 @@ int body_input_read_units(const char *path, const char *types,
   }
   atomic_file_protect(path); /* no output of this command may replace it */
   return from_snapshot(path, kind, mask, out, u);
+}
+
+int body_input_read_relative(const char *command, const char *path,
+                             const char *types, int G_given, double G,
+                             bodyio_bodies *out, int *usage) {
+  *usage = 0;
+  units u;
+  if (!body_input_read_units(path, types, out, &u))
+    return 0;
+  if (units_settle_G(command, path, &u, G_given, &G, 1,
+                     ": the errors are relative, the same in any units") !=
+      CLI_OK) {
+    *usage = 1;
+    return 0;
+  }
+  return 1;
 }

@@ -77,4 +77,13 @@ int body_input_read(const char *path, const char *types, bodyio_bodies *out);
 int body_input_read_units(const char *path, const char *types,
                           bodyio_bodies *out, units *u);
 
+/* body_input_read_units for a command whose errors are relative (validate,
+ * tune): the file's physical units said on stderr with their G, and a --G
+ * (G_given, G) that contradicts them refused naming both (units_settle_G);
+ * *usage is then set. The solvers keep their G: the errors are the same
+ * in any units. */
+int body_input_read_relative(const char *command, const char *path,
+                             const char *types, int G_given, double G,
+                             bodyio_bodies *out, int *usage);
+
 #endif

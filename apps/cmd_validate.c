@@ -15,7 +15,6 @@
 #include "cli.h"
 #include "error_stats.h"
 #include "solver_cli.h"
-#include "units.h"
 
 #include "tilefmm.h"
 
@@ -251,19 +250,9 @@ static args_result parse_options(int argc, char **argv, validate_options *o) {
 static int load_bodies(const validate_options *o, bodyio_bodies *b,
                        int *usage) {
   *usage = 0;
-  if (o->in != NULL) {
-    units u;
-    if (!body_input_read_units(o->in, o->types, b, &u))
-      return 0;
-    double G = o->solver.cfg.G;
-    if (units_settle_G("validate", o->in, &u, o->G_given, &G, 1,
-                       ": the errors are relative, the same in any units") !=
-        CLI_OK) {
-      *usage = 1;
-      return 0;
-    }
-    return 1;
-  }
+  if (o->in != NULL)
+    return body_input_read_relative("validate", o->in, o->types, o->G_given,
+                                    o->solver.cfg.G, b, usage);
   memset(b, 0, sizeof *b);
   const size_t n = (size_t)o->n;
   b->pos = malloc(3 * n * sizeof(double));
