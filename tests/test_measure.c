@@ -65,13 +65,7 @@ static void truth_errors(const tfmm_config *c, const test_bodies *b,
   cr_assert_eq(tfmm_solver_compute(s, n, b->pos, b->mass, ref, NULL), TFMM_OK);
   *worst = 0;
   for (size_t i = 0; i < n; i++) {
-    double d2 = 0, r2 = 0;
-    for (int d = 0; d < 3; d++) {
-      const double x = acc[3 * i + d] - ref[3 * i + d];
-      d2 += x * x;
-      r2 += ref[3 * i + d] * ref[3 * i + d];
-    }
-    err[i] = sqrt(d2 / r2);
+    err[i] = test_relative_error(acc + 3 * i, ref + 3 * i);
     if (err[i] > err[*worst])
       *worst = i;
   }

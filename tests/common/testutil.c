@@ -34,18 +34,21 @@ static int by_value(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+double test_relative_error(const double *a, const double *truth) {
+  double num = 0, den = 0;
+  for (int d = 0; d < 3; d++) {
+    const double diff = a[d] - truth[d];
+    num += diff * diff;
+    den += truth[d] * truth[d];
+  }
+  return isfinite(num) ? sqrt(num / den) : INFINITY;
+}
+
 double test_p99_relative(size_t n, const double *acc, const double *truth) {
   double *e = malloc(n * sizeof *e);
   cr_assert_not_null(e);
-  for (size_t i = 0; i < n; i++) {
-    double num = 0, den = 0;
-    for (int d = 0; d < 3; d++) {
-      const double diff = acc[3 * i + d] - truth[3 * i + d];
-      num += diff * diff;
-      den += truth[3 * i + d] * truth[3 * i + d];
-    }
-    e[i] = isfinite(num) ? sqrt(num / den) : INFINITY;
-  }
+  for (size_t i = 0; i < n; i++)
+    e[i] = test_relative_error(acc + 3 * i, truth + 3 * i);
   qsort(e, n, sizeof *e, by_value);
   const double q = e[(size_t)ceil(0.99 * (double)n) - 1];
   free(e);

@@ -17,6 +17,10 @@ typedef struct test_rng {
 uint64_t test_fresh_seed(void);
 double test_uniform(test_rng *rng); /* in [0, 1) */
 
+/* |a - truth| / |truth| of one body's 3-vectors; a non-finite error is
+ * infinite. */
+double test_relative_error(const double *a, const double *truth);
+
 /* The 99th percentile (nearest rank) over n bodies of the relative
  * acceleration error |acc - truth| / |truth| (3n doubles each); a
  * non-finite error counts as infinite. */
