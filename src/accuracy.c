@@ -167,8 +167,8 @@ void tfmm_accuracy_resolve(const tfmm_config *c, tfmm_far_kernel kernel,
       out->theta = r != NULL ? r->theta : 0.3;
     if (out->order < 0)
       out->order = r != NULL ? r->order : (c->order >= 0 ? c->order : 12);
-    /* The softened rows stop at about 1e-4 (theta 0.3, p 8: the bench's
-     * grid went no further): past them, the operators' highest order. */
+    /* The softened rows reach about 2e-7 (theta 0.3, p 12, the
+     * operators' highest order): past them, that order. */
     if (soft && missed && c->order < 0)
       out->order = TFMM_SOFT_TAYLOR_ORDER_MAX;
     /* Uncalibrated: the target itself per interaction. */
