@@ -88,7 +88,8 @@ def restart(straight, resumed, n, steps, dt, tol):
     body's position and velocity differ from the straight run's by less
     than force errors of TOL |a| over the time t run: |dx| <= TOL |a| t^2,
     |dv| <= 2 TOL |a| t (twice the leapfrog's growth of a constant error
-    of TOL |a|: 1/2 a t^2 and a t)."""
+    of TOL |a|: 1/2 a t^2 and a t); a body in another time bin (at most 1 %)
+    by less than one step's kick, |dv| <= |a| dt, |dx| <= |a| dt t."""
     ok = True
 
     def expect(cond, what):
@@ -114,21 +115,37 @@ def restart(straight, resumed, n, steps, dt, tol):
     for k in ("ParticleIDs", "Coordinates", "Velocities", "Masses"):
         expect(np.array_equal(s0a[k], s0b[k]),
                f"snapshot_0000 {k}: not the initial conditions bit for bit")
+    same = np.ones(n, dtype=bool)
     if "TimeBins" in a:
         # A body at a bin's edge may take the other bin, its forces being
         # those of another tree: a few, not many.
-        same = np.mean(b.get("TimeBins", -1) == a["TimeBins"])
-        print(f"bins: {same:.2%} of the bodies in the straight run's")
-        expect(same >= 0.99, "fewer than 99% of the bins agree")
+        same = np.asarray(b.get("TimeBins", -1) == a["TimeBins"])
+        same = same if same.shape == (n,) else np.zeros(n, dtype=bool)
+        print(f"bins: {same.mean():.2%} of the bodies in the straight run's")
+        expect(same.mean() >= 0.99, "fewer than 99% of the bins agree")
     acc = np.linalg.norm(a["Accelerations"], axis=1)
     dx = np.linalg.norm(b["Coordinates"] - a["Coordinates"], axis=1)
     dv = np.linalg.norm(b["Velocities"] - a["Velocities"], axis=1)
     rx, rv = dx / (tol * acc * t * t), dv / (2 * tol * acc * t)
-    print(f"positions: max |dx| {dx.max():.3e}, max |dx| / (TOL |a| t^2) "
-          f"{rx.max():.3e}; velocities: max |dv| {dv.max():.3e}, max |dv| / "
-          f"(2 TOL |a| t) {rv.max():.3e}")
-    expect(rx.max() <= 1 and rv.max() <= 1,
+    # The bodies in the straight run's bins: what the forces' errors allow.
+    print(f"positions: max |dx| {dx[same].max():.3e}, max |dx| / (TOL |a| "
+          f"t^2) {rx[same].max():.3e}; velocities: max |dv| "
+          f"{dv[same].max():.3e}, max |dv| / (2 TOL |a| t) "
+          f"{rv[same].max():.3e}")
+    expect(rx[same].max() <= 1 and rv[same].max() <= 1,
            "positions or velocities beyond the force accuracy's reach")
+    if not same.all():
+        # A body in another bin is integrated with another step: it differs
+        # by the integrator's error, not the forces' (seed 633454848237354:
+        # one body of 4,000 went from bin 1 to 2 and was 1.02x the bound
+        # above). Its kicks fall at other times: at most one step's kick
+        # apart, |dv| <= |a| dt, and so |dx| <= |a| dt t.
+        o = ~same
+        kx, kv = dx[o] / (acc[o] * dt * t), dv[o] / (acc[o] * dt)
+        print(f"other bins ({o.sum()}): max |dx| / (|a| dt t) {kx.max():.3e},"
+              f" max |dv| / (|a| dt) {kv.max():.3e}")
+        expect(kx.max() <= 1 and kv.max() <= 1,
+               "a body in another bin beyond one step's kick")
     ca, cb = read_csv(f"{straight}/statistics.csv"), read_csv(
         f"{resumed}/statistics.csv")
     expect(sorted(cb) == list(range(steps + 1)),
