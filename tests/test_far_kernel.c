@@ -4,14 +4,15 @@
  * On fresh seeds, against the double-precision reference summed over every
  * body (tfmm_solver_reference_at), the p99 (nearest rank over all N bodies)
  * of |a - a_true| / |a_true|:
- *  - meets the target at 1e-3, 1e-4 and 1e-5 on a Plummer sphere and on a line
- *    with a pile of coincident bodies (the calibration's degenerate set), at
- *    eps 0.01 and 0.05, theta and order from the target, measured (the
- *    planner) and from the softened rows alone (measure off);
+ *  - meets the target at 1e-3, 1e-4 and 1e-5 on a Plummer sphere and on a
+ *    line with a pile of coincident bodies (the calibration's degenerate
+ *    set), at eps 0.01 and 0.05, theta and order from the target, measured
+ *    (the planner) and from the softened rows alone (measure off);
  *  - with theta fixed falls every two orders (p 4 to 12), STEP-fold per
- *    two orders on average from p 4, while above FLOOR, on tight clusters and
- * on the line + pile, with no more pairs near than Newton's far field at that
- * setting; an evaluation at a subset gives the whole evaluation's forces at its
+ *    two orders on average from p 4, while above FLOOR, on tight clusters
+ *    and on the line + pile, with no more pairs near than Newton's far
+ *    field at that setting;
+ * an evaluation at a subset gives the whole evaluation's forces at its
  * targets bit for bit; auto resolves as tilefmm.h says; the
  * configurations it cannot serve are refused by name. */
 #include "active_check.h"
