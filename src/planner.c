@@ -166,8 +166,8 @@ int tfmm_planner_first_guess(const tfmm_config *cfg, tfmm_far_kernel kernel,
 }
 
 /* With verify: the measured 99th percentile against the target. */
-static tfmm_status verified(const tfmm_config *cfg, const tfmm_stats *s,
-                            tfmm_error *err) {
+tfmm_status tfmm_planner_verified(const tfmm_config *cfg, const tfmm_stats *s,
+                                  tfmm_error *err) {
   if (!cfg->verify || !s->error.measured || s->error.p99 <= cfg->accuracy)
     return TFMM_OK;
   return tfmm_error_set(
@@ -199,7 +199,7 @@ static tfmm_status unplanned(tfmm_planner *p, const tfmm_config *cfg, size_t n,
              : cfg->mac == TFMM_MAC_ERROR
                  ? "from the calibration (the error criterion)"
                  : "from the calibration (measure off)");
-  return verified(cfg, stats, err);
+  return tfmm_planner_verified(cfg, stats, err);
 }
 
 static void describe(const tfmm_planner *p, const tfmm_stats *s, int tries,
@@ -388,5 +388,5 @@ tfmm_status tfmm_planner_run(tfmm_planner *p, const tfmm_config *cfg,
     planning = 1;
   }
   describe(p, stats, tries, met, next, stats->plan, sizeof stats->plan);
-  return verified(cfg, stats, err);
+  return tfmm_planner_verified(cfg, stats, err);
 }

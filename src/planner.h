@@ -98,6 +98,12 @@ int tfmm_planner_first_guess(const tfmm_config *cfg, tfmm_far_kernel kernel,
                              int leaf, int near_gpu, double *theta, int *order,
                              double *epsilon);
 
+/* With cfg->verify, TFMM_ERR_ACCURACY (a message naming the measured 99th
+ * percentile and the setting) when s measured a 99th percentile above
+ * cfg->accuracy; else TFMM_OK. */
+tfmm_status tfmm_planner_verified(const tfmm_config *cfg, const tfmm_stats *s,
+                                  tfmm_error *err);
+
 /* Evaluates through eval, choosing theta and order into run (cfg: the
  * caller's configuration, run: what the evaluation uses) as above, from
  * the rows of the far field's kernel for n bodies (tfmm_plan_far_kernel,

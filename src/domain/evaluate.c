@@ -5,11 +5,14 @@
 #include "domain/domain.h"
 #include "domain/exchange.h"
 #include "domain/let.h"
+#include "domain/measure_ranks.h"
 #include "domain/remote.h"
 
 #include "accuracy.h"
 #include "bodies.h"
+#include "config.h"
 #include "farfield/passes.h"
+#include "planner.h"
 #include "tree/accel_estimate.h"
 #include "tree/keys.h"
 
@@ -566,6 +569,23 @@ static tfmm_status alone(tfmm_domain *d, size_t n, const double *pos,
   return TFMM_OK;
 }
 
+/* The evaluation's error measured when asked (measure always, verify),
+ * every body a target: a sample of every rank's bodies
+ * (measure_ranks.c); then verify's judgement. */
+static tfmm_status measured(tfmm_domain *d, size_t n, const double *pos,
+                            const double *mass, const unsigned char *active,
+                            const double *acc, double t0, tfmm_stats *stats,
+                            tfmm_error *err) {
+  const tfmm_config *c = &d->cfg;
+  const uint64_t seed = d->evaluations++;
+  if (active != NULL || !tfmm_method_is_tree(c->method) ||
+      (c->measure != TFMM_MEASURE_ALWAYS && !c->verify))
+    return TFMM_OK;
+  tfmm_status st = tfmm_domain_measure(d, n, pos, mass, acc, seed, stats, err);
+  d->stats.time_total = stats->time_total = tfmm_wtime() - t0;
+  return st == TFMM_OK ? tfmm_planner_verified(c, stats, err) : st;
+}
+
 tfmm_status tfmm_domain_compute(tfmm_domain *d, size_t n, const double *pos,
                                 const double *mass, const unsigned char *active,
                                 double *acc, double *pot, tfmm_stats *stats,
@@ -577,8 +597,12 @@ tfmm_status tfmm_domain_compute(tfmm_domain *d, size_t n, const double *pos,
   eval e = {.d = d, .err = err, .stats = stats, .n = n};
   tfmm_status st =
       tfmm_domain_agree(d, check_local(n, pos, mass, acc, err), err);
-  if (st == TFMM_OK && d->size == 1)
-    return alone(d, n, pos, mass, active, acc, pot, t[0], stats, err);
+  if (st == TFMM_OK && d->size == 1) {
+    st = alone(d, n, pos, mass, active, acc, pot, t[0], stats, err);
+    return st == TFMM_OK
+               ? measured(d, n, pos, mass, active, acc, t[0], stats, err)
+               : st;
+  }
   if (st == TFMM_OK)
     st = tfmm_domain_bounds(d, n, pos, mass, d->cfg.box_size, d->cube, &e.units,
                             &e.total, err);
@@ -626,5 +650,5 @@ tfmm_status tfmm_domain_compute(tfmm_domain *d, size_t n, const double *pos,
     targets += active == NULL || active[i];
   stats->targets = targets;
   stats->time_total = x->time_total;
-  return TFMM_OK;
+  return measured(d, n, pos, mass, active, acc, t[0], stats, err);
 }

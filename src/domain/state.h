@@ -30,6 +30,8 @@ struct tfmm_domain {
    * the next split. */
   double *cost;
   tfmm_dist_stats stats;
+  /* Evaluations made: the seed of the next measured one's sample. */
+  uint64_t evaluations;
 };
 
 #endif

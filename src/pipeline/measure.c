@@ -184,7 +184,7 @@ void tfmm_measure_judge(size_t k, size_t w, size_t n, double *err,
 }
 
 /* |a - b| / |b| of 3-vectors; 0 when both are 0. */
-static double relative(const double *a, const double *b) {
+double tfmm_measure_relative(const double *a, const double *b) {
   double d2 = 0, b2 = 0;
   for (int d = 0; d < 3; d++) {
     const double x = a[d] - b[d];
@@ -237,7 +237,7 @@ static int measures(const tfmm_eval *e) {
 
 static void finish(tfmm_eval *e, sample *s, double t0) {
   for (size_t j = 0; j < s->k + s->w; j++)
-    s->err[j] = relative(s->got + 3 * j, s->exact + 3 * j);
+    s->err[j] = tfmm_measure_relative(s->got + 3 * j, s->exact + 3 * j);
   tfmm_measure_judge(s->k, s->w, e->n, s->err, s->input, e->stats);
   e->stats->error.time = tfmm_wtime() - t0;
 }

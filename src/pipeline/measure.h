@@ -95,6 +95,10 @@ size_t tfmm_measure_watch(int64_t nleaves, const int64_t *begin,
                           const int32_t *count, size_t each, uint64_t seed,
                           const double *a2, int64_t *sorted);
 
+/* |a - b| / |b| of 3-vectors (a measured error); 0 when both are 0,
+ * infinite when b is 0 and a is not. */
+double tfmm_measure_relative(const double *a, const double *b);
+
 /* The statistics of k errors of the estimate and w more of the watch
  * (err[0..k) then err[k..k+w); index[] their input indices) into
  * stats->error, of n bodies in all; sorts err[0..k) in place. When k is

@@ -150,4 +150,51 @@ static inline void mpi_make(const input *in, uint64_t seed, double *pos,
   free(vel);
 }
 
+/* One input over the ranks, made alike on every rank: body idx[k] of the
+ * n is this rank's k-th of m (positions mp, masses mm); with `reference`,
+ * the double-precision reference at each of them (aref; every body over
+ * the ranks: no sample), else aref NULL. */
+typedef struct share {
+  size_t n, m, *idx;
+  double *pos, *mass, *mp, *mm, *aref;
+} share;
+
+static inline share mpi_share_make(const input *in, uint64_t seed, int rank,
+                                   int size, int reference) {
+  share sh = {.n = in->n};
+  const size_t n = in->n;
+  sh.pos = malloc(3 * n * sizeof *sh.pos);
+  sh.mass = malloc(n * sizeof *sh.mass);
+  mpi_make(in, seed, sh.pos, sh.mass);
+  sh.idx = malloc(n * sizeof *sh.idx);
+  for (size_t i = 0; i < n; i++)
+    if (mpi_share(i, size) == rank)
+      sh.idx[sh.m++] = i;
+  sh.mp = malloc((3 * sh.m + 1) * sizeof *sh.mp);
+  sh.mm = malloc((sh.m + 1) * sizeof *sh.mm);
+  for (size_t k = 0; k < sh.m; k++) {
+    memcpy(sh.mp + 3 * k, sh.pos + 3 * sh.idx[k], 3 * sizeof *sh.mp);
+    sh.mm[k] = sh.mass[sh.idx[k]];
+  }
+  if (!reference)
+    return sh;
+  tfmm_config cfg;
+  tfmm_config_defaults(&cfg);
+  cfg.eps = in->eps;
+  tfmm_solver *one = NULL;
+  tfmm_status st = tfmm_solver_create(&one, &cfg);
+  CHECK(st == TFMM_OK, "create: %s", tfmm_solver_message(one));
+  sh.aref = malloc((3 * sh.m + 1) * sizeof *sh.aref);
+  st = tfmm_solver_reference_at(one, n, sh.pos, sh.mass, sh.m, sh.idx, sh.aref,
+                                NULL);
+  CHECK(st == TFMM_OK, "reference: %s", tfmm_solver_message(one));
+  tfmm_solver_destroy(one);
+  return sh;
+}
+
+static inline void mpi_share_free(share *sh) {
+  free(sh->pos), free(sh->mass), free(sh->idx), free(sh->mp), free(sh->mm);
+  free(sh->aref);
+}
+
 #endif

@@ -45,24 +45,14 @@ static unsigned char *sample_bodies(size_t n, size_t k, uint64_t seed) {
 
 static void run(const input *in, tfmm_method method, uint64_t seed, int rank,
                 int size) {
-  const size_t n = in->n;
-  double *pos = malloc(3 * n * sizeof *pos), *mass = malloc(n * sizeof *mass);
-  mpi_make(in, seed, pos, mass);
-  /* This rank's share, and where each came from. */
-  size_t m = 0;
-  size_t *idx = malloc(n * sizeof *idx);
-  for (size_t i = 0; i < n; i++)
-    if (mpi_share(i, size) == rank)
-      idx[m++] = i;
-  double *mp = malloc((3 * m + 1) * sizeof *mp),
-         *mm = malloc((m + 1) * sizeof *mm);
+  share sh = mpi_share_make(in, seed, rank, size, 0);
+  const size_t n = sh.n, m = sh.m;
+  const double *pos = sh.pos, *mass = sh.mass, *mp = sh.mp, *mm = sh.mm;
+  const size_t *idx = sh.idx;
   double *acc = malloc((3 * m + 1) * sizeof *acc),
          *pot = malloc((m + 1) * sizeof *pot);
-  for (size_t k = 0; k < m; k++) {
-    memcpy(mp + 3 * k, pos + 3 * idx[k], 3 * sizeof *mp);
-    mm[k] = mass[idx[k]];
+  for (size_t k = 0; k < m; k++)
     acc[3 * k] = pot[k] = NAN; /* poisoned */
-  }
   tfmm_config cfg;
   tfmm_config_defaults(&cfg);
   cfg.eps = in->eps;
@@ -158,7 +148,8 @@ static void run(const input *in, tfmm_method method, uint64_t seed, int rank,
   }
   tfmm_solver_destroy(dist);
   tfmm_solver_destroy(one);
-  free(pos), free(mass), free(idx), free(mp), free(mm), free(acc), free(pot);
+  mpi_share_free(&sh);
+  free(acc), free(pot);
   free(a1), free(p1), free(vs_one), free(pot_one), free(targets), free(aref);
   free(pref), free(vs_ref), free(chosen), free(at), free(ref_sorted);
 }
@@ -183,10 +174,120 @@ static void softened_refused(void) {
   tfmm_solver_destroy(s);
 }
 
+/* The error measured over the ranks (measure always, verify:
+ * src/domain/measure_ranks.c) against the truth summed here in double:
+ * with every body sampled, the population's p99, median and max (the
+ * worst body its index in rank order), the same on every rank; with the
+ * default sample, a p99 between the population's 90th percentile and its
+ * max; verify failing at a target the setting misses, by name, and
+ * passing at one a tighter setting meets (theta 0.3, p 8 at 1e-2). A loose
+ * setting (theta 0.8, p 4) on a Hernquist cusp, so that the errors are far from
+ * rounding. */
+static void measured_over_ranks(uint64_t seed, int rank, int size) {
+  const input in = {"hernquist", 6000, 0.0};
+  share sh = mpi_share_make(&in, seed, rank, size, 1);
+  const size_t n = sh.n, m = sh.m;
+  const double *mp = sh.mp, *mm = sh.mm;
+  const double *truth = sh.aref;
+  double *acc = malloc((3 * m + 1) * sizeof *acc),
+         *e = malloc((m + 1) * sizeof *e);
+  tfmm_config cfg;
+  tfmm_config_defaults(&cfg);
+  cfg.device = TFMM_DEVICE_CPU;
+  /* Where this rank's bodies start in rank order. */
+  long long mine = (long long)m, first = 0;
+  MPI_Exscan(&mine, &first, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0)
+    first = 0;
+  cfg.theta = 0.8;
+  cfg.order = 4;
+  cfg.measure = TFMM_MEASURE_ALWAYS;
+  for (int every = 1; every >= 0; every--) {
+    cfg.error_sample = every ? (int)n : 0;
+    tfmm_solver *dist = NULL;
+    tfmm_status st = tfmm_solver_create_mpi(&dist, &cfg, MPI_COMM_WORLD);
+    CHECK(st == TFMM_OK, "measured: create_mpi: %s", tfmm_solver_message(dist));
+    st = tfmm_solver_compute(dist, m, mp, mm, acc, NULL);
+    CHECK(st == TFMM_OK, "measured: %s", tfmm_solver_message(dist));
+    const tfmm_stats *s = tfmm_solver_stats(dist);
+    double worst_here = -1;
+    for (size_t k = 0; k < m; k++) {
+      e[k] = rel3(acc + 3 * k, truth + 3 * k);
+      if (s->error.worst_body == first + (long long)k)
+        worst_here = e[k];
+    }
+    const double p90 = mpi_quantile(e, (int)m, 0.90),
+                 p50 = mpi_quantile(e, (int)m, 0.50),
+                 p99 = mpi_quantile(e, (int)m, 0.99),
+                 max = mpi_quantile(e, (int)m, 1.0);
+    double worst = worst_here, got[2] = {s->error.p99, -s->error.p99};
+    MPI_Allreduce(MPI_IN_PLACE, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, got, 2, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+    if (rank == 0)
+      printf("measured over %d ranks, %s: p99 %.4e (truth %.4e), median "
+             "%.4e (%.4e), max %.4e (%.4e; the worst body's %.4e), %zu "
+             "sampled, confidence %.2f\n",
+             size, every ? "every body" : "the default sample", s->error.p99,
+             p99, s->error.median, p50, s->error.max, max, worst,
+             s->error.samples, s->error.confidence);
+    CHECK(s->error.measured, "not measured over %d ranks", size);
+    CHECK(got[0] == -got[1], "ranks measured different p99s (%.6e, %.6e)",
+          got[0], -got[1]);
+    /* The measured worst body is in rank order, its error the max. */
+    CHECK(fabs(worst - s->error.max) <= 1e-9 * s->error.max,
+          "worst body %lld: error %.6e, measured max %.6e",
+          (long long)s->error.worst_body, worst, s->error.max);
+    if (every) {
+      CHECK(s->error.samples == n && s->error.confidence == 1,
+            "every body: %zu sampled, confidence %g", s->error.samples,
+            s->error.confidence);
+      CHECK(fabs(s->error.p99 - p99) <= 1e-9 * p99 &&
+                fabs(s->error.median - p50) <= 1e-9 * p50 &&
+                fabs(s->error.max - max) <= 1e-9 * max,
+            "every body: measured p99 %.9e median %.9e max %.9e, truth "
+            "%.9e %.9e %.9e",
+            s->error.p99, s->error.median, s->error.max, p99, p50, max);
+    } else {
+      CHECK(s->error.samples > 0 && s->error.samples < n &&
+                s->error.p99 >= p90 && s->error.p99 <= max,
+            "sampled: p99 %.4e of %zu, truth p90 %.4e max %.4e", s->error.p99,
+            s->error.samples, p90, max);
+    }
+    tfmm_solver_destroy(dist);
+  }
+  /* verify: fails (every rank, by name) where the setting misses the
+   * target, passes where it meets it. */
+  cfg.measure = TFMM_MEASURE_AUTO;
+  cfg.error_sample = 0;
+  cfg.verify = 1;
+  for (int pass = 0; pass < 2; pass++) {
+    cfg.accuracy = pass ? 1e-2 : 1e-6;
+    cfg.theta = pass ? 0.3 : 0.8;
+    cfg.order = pass ? 8 : 4;
+    tfmm_solver *dist = NULL;
+    tfmm_status st = tfmm_solver_create_mpi(&dist, &cfg, MPI_COMM_WORLD);
+    CHECK(st == TFMM_OK, "verify: create_mpi: %s", tfmm_solver_message(dist));
+    st = tfmm_solver_compute(dist, m, mp, mm, acc, NULL);
+    if (pass)
+      CHECK(st == TFMM_OK, "verify at 1e-2 (theta 0.3, order 8): %s",
+            tfmm_solver_message(dist));
+    else
+      CHECK(st == TFMM_ERR_ACCURACY &&
+                strstr(tfmm_solver_message(dist), "verify") &&
+                strstr(tfmm_solver_message(dist), "theta 0.8, order 4"),
+            "verify at 1e-6: status %d, '%s'", (int)st,
+            tfmm_solver_message(dist));
+    tfmm_solver_destroy(dist);
+  }
+  mpi_share_free(&sh);
+  free(acc), free(e);
+}
+
 int main(int argc, char **argv) {
   int rank, size;
   const uint64_t seed = mpi_start(&argc, &argv, &rank, &size);
   softened_refused();
+  measured_over_ranks(seed + 11, rank, size);
   const input inputs[] = {
       {"plummer", 20000, 0.0},   {"merger", 20000, 0.01},
       {"hernquist", 20000, 0.0}, {"plummer", 20000, 0.3},

@@ -8,50 +8,6 @@
  * solver of one process). */
 #include "mpi_check.h"
 
-/* One input over the ranks: each rank's share (idx, m bodies: mp, mm)
- * and the double-precision reference at it (aref), made once. */
-typedef struct share {
-  size_t n, m, *idx;
-  double *pos, *mass, *mp, *mm, *aref;
-} share;
-
-static share make_share(const input *in, uint64_t seed, int rank, int size) {
-  share sh = {.n = in->n};
-  const size_t n = in->n;
-  sh.pos = malloc(3 * n * sizeof *sh.pos);
-  sh.mass = malloc(n * sizeof *sh.mass);
-  mpi_make(in, seed, sh.pos, sh.mass);
-  sh.idx = malloc(n * sizeof *sh.idx);
-  for (size_t i = 0; i < n; i++)
-    if (mpi_share(i, size) == rank)
-      sh.idx[sh.m++] = i;
-  sh.mp = malloc((3 * sh.m + 1) * sizeof *sh.mp);
-  sh.mm = malloc((sh.m + 1) * sizeof *sh.mm);
-  for (size_t k = 0; k < sh.m; k++) {
-    memcpy(sh.mp + 3 * k, sh.pos + 3 * sh.idx[k], 3 * sizeof *sh.mp);
-    sh.mm[k] = sh.mass[sh.idx[k]];
-  }
-  /* The reference at every body of this rank's share (all bodies over the
-   * ranks: no sample). */
-  tfmm_config cfg;
-  tfmm_config_defaults(&cfg);
-  cfg.eps = in->eps;
-  tfmm_solver *one = NULL;
-  tfmm_status st = tfmm_solver_create(&one, &cfg);
-  CHECK(st == TFMM_OK, "create: %s", tfmm_solver_message(one));
-  sh.aref = malloc((3 * sh.m + 1) * sizeof *sh.aref);
-  st = tfmm_solver_reference_at(one, n, sh.pos, sh.mass, sh.m, sh.idx, sh.aref,
-                                NULL);
-  CHECK(st == TFMM_OK, "reference: %s", tfmm_solver_message(one));
-  tfmm_solver_destroy(one);
-  return sh;
-}
-
-static void free_share(share *sh) {
-  free(sh->pos), free(sh->mass), free(sh->idx), free(sh->mp), free(sh->mm);
-  free(sh->aref);
-}
-
 /* The p99 over all bodies of |a - a_ref| / |a_ref|, over the ranks and of
  * one process on all bodies, with criterion mac at the target accuracy. */
 static void run(const input *in, const share *sh, tfmm_mac_kind mac,
@@ -109,11 +65,11 @@ int main(int argc, char **argv) {
   const tfmm_mac_kind macs[] = {TFMM_MAC_MASS, TFMM_MAC_ERROR};
   const double targets[] = {1e-3, 1e-5};
   for (int k = 0; k < 2; k++) {
-    share sh = make_share(&inputs[k], seed + (uint64_t)k, rank, size);
+    share sh = mpi_share_make(&inputs[k], seed + (uint64_t)k, rank, size, 1);
     for (int q = 0; q < 2; q++)
       for (int a = 0; a < 2; a++)
         run(&inputs[k], &sh, macs[q], targets[a], rank, size);
-    free_share(&sh);
+    mpi_share_free(&sh);
   }
   return mpi_finish("test_mpi_mac");
 }

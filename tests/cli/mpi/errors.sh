@@ -58,11 +58,14 @@ expect 2 "rank 1: --eps" mpmd run --ic plummer --n 100 --steps 1 \
 [ ! -e runmpmd ] || fail "a run that never started left runmpmd"
 # Measuring one process: refused on several.
 expect 2 "measures one process" 2 validate --in good.txt
-# A measured error needs every body on one process: --verify and
-# --measure always are refused over ranks (a usage error, said once).
-expect 2 "verify over MPI ranks" 2 forces --in good.txt --out v.txt --verify
-expect 2 "measure always over MPI ranks" 2 forces --in good.txt \
-  --out m.txt --measure always
+# --verify measures over every rank's bodies: a setting that misses the
+# target fails naming the measured figure (once), after writing the forces,
+# as one process does.
+expect 1 "verify: the measured 99th percentile" 2 forces --in good.txt \
+  --out v.txt --verify --theta 0.9 --order 2 --accuracy 1e-6
+[ -s v.txt ] || fail "--verify's miss on 2 ranks wrote no forces"
+expect 0 "measured error: median" 2 forces --in good.txt --out m.txt \
+  --measure always
 mpi 2 --version >out.txt 2>err.txt || fail "--version on 2 ranks"
 [ "$(grep -c "MPI: yes, ranks: 2" out.txt)" -eq 1 ] || {
   cat out.txt

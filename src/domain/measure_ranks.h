@@ -1,0 +1,17 @@
+/* The measured error of an evaluation over ranks (measure_ranks.c). */
+#ifndef TFMM_DOMAIN_MEASURE_RANKS_H
+#define TFMM_DOMAIN_MEASURE_RANKS_H
+
+#include "domain/state.h"
+
+/* Collective. The error of the forces acc of this rank's n bodies (pos,
+ * mass, in the caller's units and order, as tfmm_domain_compute gives
+ * them back) at a sample of every rank's bodies drawn from seed, into
+ * stats->error alike on every rank; sample size from d->cfg.error_sample
+ * (0: one tile, as one process's routine measurement). */
+tfmm_status tfmm_domain_measure(tfmm_domain *d, size_t n, const double *pos,
+                                const double *mass, const double *acc,
+                                uint64_t seed, tfmm_stats *stats,
+                                tfmm_error *err);
+
+#endif
