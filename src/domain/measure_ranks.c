@@ -77,8 +77,10 @@ tfmm_status tfmm_domain_measure(tfmm_domain *d, size_t n, const double *pos,
     st = tfmm_domain_sum(d, got, (int)(6 * k), err);
   }
   if (st == TFMM_OK) {
-    memcpy(p2, pos, 3 * n * sizeof *p2);
-    memcpy(m2, mass, n * sizeof *m2);
+    if (n > 0) { /* a rank may hold no bodies (pos NULL) */
+      memcpy(p2, pos, 3 * n * sizeof *p2);
+      memcpy(m2, mass, n * sizeof *m2);
+    }
     size_t m = n;
     for (size_t j = 0; j < k; j++) {
       const int64_t i = sorted[j] - first;
