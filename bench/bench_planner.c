@@ -28,11 +28,14 @@
  * Usage: bench_planner [--n 262144,1048576] [--tol 1e-3] [--inputs 0,1,2]
  *   [--calls 32] [--reps 5] [--truth 4000] [--seed S] [--device gpu|cpu]
  *   [--grid-theta 0.5,0.6] [--grid-order 4,5,6] [--fixed 0.7:6,0.5:5]
- *   [--eps E] [--kernel plummer|spline] [--csv FILE]
+ *   [--eps E] [--kernel plummer|spline] [--far-kernel auto|newton|softened]
+ *   [--csv FILE]
  * --eps sets every input's softening (the line + pile needs E > 0);
  * --kernel its kernel (default Plummer): the softened families of issue
  * 28, and the cost of opening cells that softening brings (the same
- * input at eps 0 beside it). */
+ * input at eps 0 beside it); --far-kernel the far field's kernel
+ * (tfmm_config.far_kernel, default auto), which the CSV's last column
+ * names for the planner's rows. */
 #include "bench_common.h"
 #include "device_bodies.h"
 #include "held_out_inputs.h"
@@ -64,6 +67,7 @@ typedef struct opts {
   tfmm_device device;
   double eps; /* < 0: each input's own (HELD_OUT_EPS) */
   tfmm_softening kernel;
+  tfmm_far_kernel far_kernel;
   const char *csv;
 } opts;
 
@@ -119,7 +123,7 @@ static int parse(int argc, char **argv, opts *o) {
   static const char *const known[] = {
       "--n",     "--tol",   "--inputs", "--calls",      "--reps",
       "--truth", "--seed",  "--device", "--grid-theta", "--grid-order",
-      "--csv",   "--fixed", "--eps",    "--kernel"};
+      "--csv",   "--fixed", "--eps",    "--kernel",     "--far-kernel"};
   o->n[0] = 1 << 20;
   o->nn = 1;
   o->tol[0] = 1e-3;
@@ -134,6 +138,7 @@ static int parse(int argc, char **argv, opts *o) {
   o->device = TFMM_DEVICE_GPU;
   o->eps = -1;
   o->kernel = TFMM_SOFTENING_PLUMMER;
+  o->far_kernel = TFMM_FAR_KERNEL_AUTO;
   for (int i = 1; i < argc; i++) {
     char name[32];
     const char *v = NULL;
@@ -182,6 +187,8 @@ static int parse(int argc, char **argv, opts *o) {
       bad = end == v || *end != '\0' || !(o->eps >= 0) || !isfinite(o->eps);
     } else if (strcmp(name, "--kernel") == 0)
       bad = tfmm_softening_parse(v, &o->kernel) != TFMM_OK;
+    else if (strcmp(name, "--far-kernel") == 0)
+      bad = tfmm_far_kernel_parse(v, &o->far_kernel) != TFMM_OK;
     if (bad) {
       fprintf(stderr, "bench_planner: %s %s: not understood\n", name, v);
       return -1;
@@ -303,6 +310,7 @@ static tfmm_solver *solver(const opts *o, const problem *p, double tol,
   c.device = o->device;
   c.eps = p->eps;
   c.softening = p->kernel;
+  c.far_kernel = o->far_kernel;
   c.accuracy = tol;
   c.theta = theta;
   c.order = order;
@@ -353,7 +361,7 @@ static FILE *csv_open(const opts *o, int argc, char **argv) {
   static const char *const header =
       "input,n,tol,row,theta,order,time_ms,first_ms,kept_ms,measured_ms,"
       "sample_pct,true_p99,true_max,measured_p99,measured_bound,samples,"
-      "sample_ms,eps,kernel,near_pairs";
+      "sample_ms,eps,kernel,near_pairs,far_kernel";
   if (o->csv == NULL)
     return NULL;
   int existing = 0;
@@ -400,6 +408,7 @@ static int planner(const opts *o, problem *p, double tol, FILE *csv,
   const double theta = st->theta;
   const int order = st->order;
   const double interactions = st->interactions;
+  const tfmm_far_kernel far_kernel = st->far_kernel;
   printf("%-15s n %9zu tol %.0e planner: theta %.2f order %2d  mean %8.3f ms "
          "(kept %8.3f, measured %8.3f, first %8.3f)  true p99 %.3g max %.3g  "
          "measured p99 %.3g bound %.3g (%zu)  eps %g %s, separation %.3g, "
@@ -410,8 +419,12 @@ static int planner(const opts *o, problem *p, double tol, FILE *csv,
          st->softening_separation, st->interactions, st->plan);
   /* What a measurement adds at this setting. */
   double t_on = 0, t_off = 0, q, m;
-  if (fixed(o, p, tol, theta, order, TFMM_MEASURE_ALWAYS, &t_on, &q, &m) ||
-      fixed(o, p, tol, theta, order, TFMM_MEASURE_OFF, &t_off, &q, &m))
+  /* With the kernel the planner ran: auto with theta and order given
+   * resolves without the planner (to newton). */
+  opts same = *o;
+  same.far_kernel = far_kernel;
+  if (fixed(&same, p, tol, theta, order, TFMM_MEASURE_ALWAYS, &t_on, &q, &m) ||
+      fixed(&same, p, tol, theta, order, TFMM_MEASURE_OFF, &t_off, &q, &m))
     return -1;
   const double pct = 100 * (t_on - t_off) / t_off;
   printf(
@@ -420,11 +433,12 @@ static int planner(const opts *o, problem *p, double tol, FILE *csv,
   if (csv != NULL)
     fprintf(csv,
             "%s,%zu,%g,planner,%g,%d,%.6f,%.6f,%.6f,%.6f,%.2f,%.4g,%.4g,"
-            "%.4g,%.4g,%zu,,%g,%s,%.6g\n",
+            "%.4g,%.4g,%zu,,%g,%s,%.6g,%s\n",
             HELD_OUT_NAMES[p->w], p->n, tol, theta, order, 1e3 * sum / calls,
             1e3 * first, 1e3 * median(kept, nk), 1e3 * median(meas, nm), pct,
             p99, max, mp99, mbound, samples, p->eps,
-            tfmm_softening_name(p->kernel), interactions);
+            tfmm_softening_name(p->kernel), interactions,
+            tfmm_far_kernel_name(far_kernel));
   if (csv != NULL)
     fflush(csv); /* kept when a time limit ends the run */
   *time_out = sum / calls;
@@ -452,7 +466,7 @@ static int sample_rows(const opts *o, problem *p, double tol, FILE *csv) {
            1e3 * t_off, pct, k, 1e3 * ms, 100 * ms / t_off);
     if (csv != NULL) {
       fprintf(
-          csv, "%s,%zu,%g,fixed,%g,%d,%.6f,,,%.6f,%.2f,,,,,%zu,%.6f,%g,%s,\n",
+          csv, "%s,%zu,%g,fixed,%g,%d,%.6f,,,%.6f,%.2f,,,,,%zu,%.6f,%g,%s,,\n",
           HELD_OUT_NAMES[p->w], p->n, tol, theta, order, 1e3 * t_off,
           1e3 * t_on, pct, k, 1e3 * ms, p->eps, tfmm_softening_name(p->kernel));
       fflush(csv);
@@ -473,7 +487,7 @@ static int grid(const opts *o, problem *p, double tol, double t_planner,
                 &p99, &max))
         return -1;
       if (csv != NULL)
-        fprintf(csv, "%s,%zu,%g,grid,%g,%lld,%.6f,,,,,%.4g,%.4g,,,,,%g,%s,\n",
+        fprintf(csv, "%s,%zu,%g,grid,%g,%lld,%.6f,,,,,%.4g,%.4g,,,,,%g,%s,,\n",
                 HELD_OUT_NAMES[p->w], p->n, tol, o->theta[a], o->order[b],
                 1e3 * t, p99, max, p->eps, tfmm_softening_name(p->kernel));
       if (csv != NULL)

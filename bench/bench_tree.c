@@ -245,6 +245,7 @@ static tfmm_status run_point(const tree_options *o, const tree_config *c,
   cfg.order = c->order;
   cfg.accuracy = c->accuracy;
   cfg.softening = o->softening;
+  cfg.far_kernel = o->far_kernel;
   cfg.precision = o->precision;
   cfg.mac = o->mac;
   cfg.mac_epsilon = o->mac_epsilon;

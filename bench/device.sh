@@ -156,7 +156,12 @@ cmd_tests() {
     step test_active_gpu 300 "$t/test_active_gpu" --jobs 2 &
     step test_sim_gpu 300 "$t/test_sim_gpu" --jobs 2 &
     step test_simulation_gpu 400 "$t/test_simulation_gpu" --jobs 2 &
+    step test_soft_far_gpu 400 "$t/test_soft_far_gpu" --jobs 4 &
+    step test_measure_gpu 300 "$t/test_measure_gpu" --jobs 2 &
+    step test_measure_fast_gpu 300 "$t/test_measure_fast_gpu" --jobs 2 &
     wait
+    sanitize memcheck_soft_far 200 memcheck "$t/test_soft_far_gpu" \
+      'soft_far_gpu/subset_is_the_whole'
     sanitize memcheck_near 200 memcheck "$t/test_near_gpu" \
       'near_gpu/coincident*' --target-processes all
     sanitize memcheck_upward 200 memcheck "$t/test_upward_gpu" \

@@ -19,6 +19,8 @@ void tree_options_usage(FILE *f) {
       "                    each target (default: 1e-3 with the given theta",
       "                    and order)",
       "  --softening K     plummer or spline (default plummer)",
+      "  --far-kernel K    auto, newton or softened: the far field's kernel",
+      "                    under Plummer softening (default auto)",
       "  --precision P     single, double or auto near field (default auto:",
       "                    single for targets >= 3e-4, else double)",
       "  --mac M           opening criterion: geometric, mass or error",
@@ -122,6 +124,7 @@ static void options_defaults(tree_options *o) {
   o->theta.v[o->theta.n++] = 0.5;
   o->accuracy.v[o->accuracy.n++] = 1e-3;
   o->softening = TFMM_SOFTENING_PLUMMER;
+  o->far_kernel = TFMM_FAR_KERNEL_AUTO;
   o->precision = TFMM_PRECISION_AUTO;
   o->mac = TFMM_MAC_GEOMETRIC;
   o->mac_epsilon = TFMM_FROM_ACCURACY;
@@ -144,12 +147,12 @@ static void options_defaults(tree_options *o) {
 
 /* The options that take a value; --tree-only and --help take none. */
 static const char *const VALUE_OPTIONS[] = {
-    "--n",           "--method",     "--leaf",    "--order",
-    "--theta",       "--threads",    "--device",  "--reps",
-    "--warmup",      "--sample",     "--seed",    "--eps",
-    "--max-depth",   "--time-limit", "--csv",     "--accuracy",
-    "--softening",   "--precision",  "--mac",     "--mac-epsilon",
-    "--tree-device", "--far-device", "--schedule"};
+    "--n",           "--method",     "--leaf",     "--order",
+    "--theta",       "--threads",    "--device",   "--reps",
+    "--warmup",      "--sample",     "--seed",     "--eps",
+    "--max-depth",   "--time-limit", "--csv",      "--accuracy",
+    "--softening",   "--precision",  "--mac",      "--mac-epsilon",
+    "--tree-device", "--far-device", "--schedule", "--far-kernel"};
 
 /* Sets one option from its text; non-zero when the value is bad (the list
  * parsers say why themselves). */
@@ -175,6 +178,8 @@ static int apply_option(tree_options *o, const char *name, const char *val,
     *accuracy_given = 1;
   } else if (strcmp(name, "--softening") == 0) {
     bad = tfmm_softening_parse(val, &o->softening) != TFMM_OK;
+  } else if (strcmp(name, "--far-kernel") == 0) {
+    bad = tfmm_far_kernel_parse(val, &o->far_kernel) != TFMM_OK;
   } else if (strcmp(name, "--precision") == 0) {
     bad = tfmm_precision_parse(val, &o->precision) != TFMM_OK;
   } else if (strcmp(name, "--mac") == 0) {

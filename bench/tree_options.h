@@ -32,6 +32,7 @@ typedef struct tree_options {
   tree_dlist accuracy;         /* targets; with --accuracy and no --theta or
                                   --order, both are chosen from each */
   tfmm_softening softening;    /* default plummer */
+  tfmm_far_kernel far_kernel;  /* default auto */
   tfmm_precision precision;    /* of the near field; default single */
   tfmm_mac_kind mac;           /* opening criterion; default geometric */
   double mac_epsilon;          /* the error criterion's; default chosen */

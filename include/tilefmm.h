@@ -128,8 +128,8 @@ typedef enum tfmm_softening {
  * (tfmm_config.far_kernel; issue 28, docs/accuracy.md "Plummer softening
  * and the order"). */
 typedef enum tfmm_far_kernel {
-  /* newton where the far field runs on the GPU (the gpu schedule, or the
-   * tree or far field on the GPU), without Plummer softening, with eps 0,
+  /* newton where the hybrid schedule runs the far field or the tree on
+   * the GPU, without Plummer softening, with eps 0,
    * under the error or mass criterion, for bh and where the planner does
    * not choose theta and order (measure off, or theta and order both
    * given); else softened for accuracy targets >= TFMM_SOFT_AUTO_MIN_TOL
@@ -146,9 +146,10 @@ typedef enum tfmm_far_kernel {
   /* The Plummer-softened kernel in Cartesian Taylor expansions (to order
    * 12; the force an order lower than the expansion's, as for newton's
    * local expansions), no separation: the error falls with the order at
-   * any eps. Needs Plummer softening with eps > 0 and the far field on the
-   * CPU (schedule hybrid or auto, tree_device and far_device cpu or auto:
-   * the GPU's far field is Newton's); not with the error criterion. */
+   * any eps. Needs Plummer softening with eps > 0, and on the GPU the gpu
+   * schedule (the hybrid schedule's GPU far field is Newton's: there
+   * tree_device and far_device cpu or auto); not with the error
+   * criterion. */
   TFMM_FAR_KERNEL_SOFTENED = 2
 } tfmm_far_kernel;
 
@@ -160,7 +161,10 @@ typedef enum tfmm_far_kernel {
  * at 200,000 bodies and the target 1e-3 the softened far field was
  * 1.3-1.9x cheaper where eps was 1.6e-4 to 2.5e-3 of the cube (Plummer
  * sphere and clusters) and 3.5x dearer at 1.6e-5; at 50,000 bodies
- * Newton's was cheaper in 5 of 6 cases. */
+ * Newton's was cheaper in 5 of 6 cases. The gpu schedule takes the same
+ * rule: at 1M bodies on an H200 it chose the faster kernel in 6 of 6
+ * held-out cases, softened 1.3-8.5x faster at eps 1e-2, newton 5-14x
+ * faster at eps 1e-3 but on clusters (bench/results/soft_far_gpu). */
 #define TFMM_SOFT_AUTO_MIN_TOL 1e-3
 #define TFMM_SOFT_AUTO_MIN_BODIES 200000
 #define TFMM_SOFT_AUTO_MIN_EPS 1e-4

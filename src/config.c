@@ -225,8 +225,8 @@ static int bad_verify(const tfmm_config *c, char *msg, size_t size) {
 }
 
 /* The softened far field (tfmm_far_kernel): Plummer's kernel, eps > 0,
- * the Taylor operators' orders, the far field and its multipoles on the
- * CPU, a criterion calibrated for it. */
+ * the Taylor operators' orders, a criterion calibrated for it, and on
+ * the GPU the gpu schedule. */
 static int softened(const tfmm_config *c) {
   return c->far_kernel == TFMM_FAR_KERNEL_SOFTENED;
 }
@@ -260,14 +260,14 @@ static int bad_soft_mac(const tfmm_config *c, char *msg, size_t size) {
 }
 static int bad_soft_gpu(const tfmm_config *c, char *msg, size_t size) {
   return softened(c) && tfmm_method_is_tree(c->method) &&
-         (c->schedule == TFMM_SCHEDULE_GPU ||
-          c->tree_device == TFMM_DEVICE_GPU ||
+         c->schedule == TFMM_SCHEDULE_HYBRID &&
+         (c->tree_device == TFMM_DEVICE_GPU ||
           c->far_device == TFMM_DEVICE_GPU) &&
          say(msg, size,
-             "far_kernel softened runs on the CPU only: the GPU's far field "
-             "and multipoles (schedule gpu, tree_device or far_device gpu) "
-             "carry Newton's kernel; use schedule hybrid with tree_device "
-             "and far_device cpu or auto, or far_kernel newton");
+             "far_kernel softened on the GPU runs in the gpu schedule only: "
+             "the hybrid schedule's GPU far field and multipoles carry "
+             "Newton's kernel; use schedule gpu or auto, tree_device and "
+             "far_device cpu, or far_kernel newton");
 }
 
 /* One row of the table: an int field (an enum or a count) held to

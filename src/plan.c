@@ -91,20 +91,20 @@ static int gpu_schedule(const tfmm_config *cfg, int near_gpu, size_t n) {
 void tfmm_plan_stages(const tfmm_config *cfg, int near_gpu, size_t n,
                       tfmm_schedule_kind *schedule, tfmm_device *tree_device,
                       tfmm_device *far_device) {
-  /* The softened far field and its multipoles run on the CPU only (the
-   * configuration refuses it with any of them asked on the GPU). */
-  if (cfg->far_kernel == TFMM_FAR_KERNEL_SOFTENED &&
-      tfmm_method_is_tree(cfg->method)) {
-    *schedule = TFMM_SCHEDULE_HYBRID;
-    *tree_device = *far_device = TFMM_DEVICE_CPU;
-    return;
-  }
   if (gpu_schedule(cfg, near_gpu, n)) {
     *schedule = TFMM_SCHEDULE_GPU;
     *tree_device = *far_device = TFMM_DEVICE_GPU;
     return;
   }
   *schedule = TFMM_SCHEDULE_HYBRID;
+  /* The softened far field runs on the GPU in the gpu schedule only; in
+   * the hybrid one it and its multipoles are the CPU's (the configuration
+   * refuses schedule hybrid with either asked on the GPU). */
+  if (cfg->far_kernel == TFMM_FAR_KERNEL_SOFTENED &&
+      tfmm_method_is_tree(cfg->method)) {
+    *tree_device = *far_device = TFMM_DEVICE_CPU;
+    return;
+  }
   const int tree_gpu = tree_on_gpu(cfg, near_gpu, n);
   *tree_device = tree_gpu ? TFMM_DEVICE_GPU : TFMM_DEVICE_CPU;
   *far_device = tree_gpu && cfg->far_device != TFMM_DEVICE_CPU
@@ -114,8 +114,9 @@ void tfmm_plan_stages(const tfmm_config *cfg, int near_gpu, size_t n,
 
 /* Why tfmm_plan_far_kernel chose what it did for cfg, n bodies and the
  * near field on the GPU or not (*kernel: the choice), in a few words (the
- * plan string is short). auto takes newton where the far field runs on
- * the GPU (Newton's there), for bh and the other criteria (not measured),
+ * plan string is short). auto takes newton where the hybrid schedule
+ * runs the far field on the GPU (Newton's there), for bh and the other
+ * criteria (not measured),
  * and where the planner does not measure (the softened rows are the
  * worst of three inputs: at 1e-3 they give theta 0.3, p 8, 2-4x the
  * settings a measurement finds on a Plummer sphere); softened at targets
@@ -135,9 +136,9 @@ static const char *far_kernel_reason(const tfmm_config *c, int near_gpu,
   tfmm_schedule_kind schedule;
   tfmm_device tree, far;
   tfmm_plan_stages(c, near_gpu, n, &schedule, &tree, &far);
-  if (schedule == TFMM_SCHEDULE_GPU || tree == TFMM_DEVICE_GPU ||
-      far == TFMM_DEVICE_GPU)
-    return "auto: on the GPU";
+  if (schedule != TFMM_SCHEDULE_GPU &&
+      (tree == TFMM_DEVICE_GPU || far == TFMM_DEVICE_GPU))
+    return "auto: hybrid, far field on the GPU";
   if (c->method != TFMM_METHOD_FMM || c->mac != TFMM_MAC_GEOMETRIC)
     return "auto: not fmm, geometric";
   if (!tfmm_planner_active(c))

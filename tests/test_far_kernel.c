@@ -369,12 +369,20 @@ Test(far_kernel, refusals_are_named) {
   refused(config(TFMM_METHOD_FMM, 0.0), "eps > 0");
   c = config(TFMM_METHOD_FMM, 0.01);
   c.device = TFMM_DEVICE_AUTO;
-  c.schedule = TFMM_SCHEDULE_GPU;
-  refused(c, "CPU only");
+  c.schedule = TFMM_SCHEDULE_HYBRID;
+  c.far_device = TFMM_DEVICE_GPU;
+  refused(c, "gpu schedule only");
+  c.far_device = TFMM_DEVICE_AUTO;
+  c.tree_device = TFMM_DEVICE_GPU;
+  refused(c, "gpu schedule only");
+  /* The gpu schedule carries it (soft_far_gpu.h). */
   c = config(TFMM_METHOD_FMM, 0.01);
   c.device = TFMM_DEVICE_AUTO;
-  c.far_device = TFMM_DEVICE_GPU;
-  refused(c, "CPU only");
+  c.schedule = TFMM_SCHEDULE_GPU;
+  c.far_kernel = TFMM_FAR_KERNEL_SOFTENED;
+  char ok[256] = "";
+  cr_expect_eq(tfmm_config_resolve(&c, NULL, NULL, NULL, ok, sizeof ok),
+               TFMM_OK, "schedule gpu refused: %s", ok);
   c = config(TFMM_METHOD_FMM, 0.01);
   c.order = 13;
   refused(c, "order 12");

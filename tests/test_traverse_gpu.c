@@ -413,7 +413,7 @@ Test(traverse_gpu, near_items_equal_the_cpu_rule) {
                  err.message);
     const tfmm_traverse_gpu_params p = {
         .mac = TFMM_MAC_GEOMETRIC, .theta = 0.5, .order = 3, .m2p_bodies = 1};
-    cr_assert_eq(tfmm_pipeline_gpu_upward(&pl, 3, &err), TFMM_OK, "%s",
+    cr_assert_eq(tfmm_pipeline_gpu_upward(&pl, 3, NULL, &err), TFMM_OK, "%s",
                  err.message);
     cr_assert_eq(tfmm_pipeline_gpu_lists(&pl, &p, &err), TFMM_OK, "%s",
                  err.message);

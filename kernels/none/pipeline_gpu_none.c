@@ -56,8 +56,9 @@ tfmm_status tfmm_pipeline_gpu_count_targets(tfmm_pipeline_gpu *pl, size_t n,
 }
 
 tfmm_status tfmm_pipeline_gpu_upward(tfmm_pipeline_gpu *pl, int p,
+                                     const tfmm_pipeline_gpu_kernel *kernel,
                                      tfmm_error *err) {
-  (void)pl, (void)p;
+  (void)pl, (void)p, (void)kernel;
   return none(err);
 }
 
@@ -75,9 +76,10 @@ tfmm_status tfmm_pipeline_gpu_near(tfmm_pipeline_gpu *pl,
   return none(err);
 }
 
-tfmm_status tfmm_pipeline_gpu_far(tfmm_pipeline_gpu *pl, int p, int fmm,
-                                  int far, tfmm_error *err) {
-  (void)pl, (void)p, (void)fmm, (void)far;
+tfmm_status tfmm_pipeline_gpu_far(tfmm_pipeline_gpu *pl, int p,
+                                  const tfmm_pipeline_gpu_kernel *kernel,
+                                  int fmm, int far, tfmm_error *err) {
+  (void)pl, (void)p, (void)kernel, (void)fmm, (void)far;
   return none(err);
 }
 

@@ -18,6 +18,7 @@
 #include "near_inputs_gpu.h"
 #include "nearfield/near_items.h"
 #include "pipeline_gpu_state.cuh"
+#include "soft_far_gpu.h"
 #include "targets_gpu.h"
 #include "upward_gpu.h"
 
@@ -290,7 +291,37 @@ tfmm_status far_bodies(tfmm_pipeline_gpu *pl, double **phi, double **grad,
   return TFMM_OK;
 }
 
-tfmm_status far(tfmm_pipeline_gpu *pl, int p, int fmm, int far_on,
+/* The far field with Plummer's kernel in the expansions (soft_far_gpu.h):
+ * its multipoles from the upward pass (SOFT_M), L in the lent memory. */
+tfmm_status far_softened(tfmm_pipeline_gpu *pl, int p, double eps, int fmm,
+                         double *phi, double *grad, tfmm_error *err) {
+  State *s = pl->state;
+  const tfmm_tree_gpu *t = &pl->base.tree;
+  const tfmm_traverse_gpu_lists *l = &pl->lists.lists;
+  cudaStream_t st = stream_of(pl);
+  if (s->soft_order != p)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "gpu schedule: the softened far field of order %d "
+                          "without its upward pass",
+                          p);
+  const double *M = at<double>(s, State::SOFT_M);
+  TRY(cudaMemsetAsync(phi, 0, 4 * t->n * sizeof(double), st));
+  if (fmm) {
+    Lent a;
+    void *near_out = nullptr;
+    CHECK(stage_lent(pl, &a, &near_out, err));
+    double *L = nullptr;
+    CHECK(take(s, &a, State::FAR_L,
+               t->ncells * tfmm_soft_far_gpu_size(p) * sizeof(double), &L,
+               err));
+    CHECK(tfmm_soft_far_gpu_m2l(t, &l->m2l, p, eps, M, L, st, err));
+    CHECK(tfmm_soft_far_gpu_downward(t, p, L, phi, grad, st, err));
+  }
+  return tfmm_soft_far_gpu_m2p(t, &l->m2p, p, eps, M, phi, grad, st, err);
+}
+
+tfmm_status far(tfmm_pipeline_gpu *pl, int p,
+                const tfmm_pipeline_gpu_kernel *kernel, int fmm, int far_on,
                 tfmm_error *err) {
   State *s = pl->state;
   const tfmm_tree_gpu *t = &pl->base.tree;
@@ -298,6 +329,12 @@ tfmm_status far(tfmm_pipeline_gpu *pl, int p, int fmm, int far_on,
   cudaStream_t st = stream_of(pl);
   const size_t n = t->n;
   CHECK(join_upward(pl, err));
+  if (far_on && kernel != nullptr && kernel->softened) {
+    double *phi = nullptr, *grad = nullptr;
+    CHECK(far_bodies(pl, &phi, &grad, err));
+    CHECK(far_softened(pl, p, kernel->eps, fmm, phi, grad, err));
+    return mark(pl, State::EV_FAR, err);
+  }
   const double *M =
       (const double *)tfmm_arena_at(pl->base.gpu, TFMM_TREE_GPU_HYBRID_M);
   double *phi = nullptr, *grad = nullptr;
@@ -530,8 +567,10 @@ extern "C" tfmm_status tfmm_pipeline_gpu_targets(tfmm_pipeline_gpu *pl,
                  [&] { return targets(pl, active, on_device, err); });
 }
 
-extern "C" tfmm_status tfmm_pipeline_gpu_upward(tfmm_pipeline_gpu *pl, int p,
-                                                tfmm_error *err) {
+extern "C" tfmm_status
+tfmm_pipeline_gpu_upward(tfmm_pipeline_gpu *pl, int p,
+                         const tfmm_pipeline_gpu_kernel *kernel,
+                         tfmm_error *err) {
   CHECK(built(pl, err));
   /* M stays on the device: to rounding will do (fast). On its own
    * stream, after the tree (upward_stream). */
@@ -542,7 +581,18 @@ extern "C" tfmm_status tfmm_pipeline_gpu_upward(tfmm_pipeline_gpu *pl, int p,
       return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
                             "gpu schedule: the upward pass before the tree");
     TRY(cudaStreamWaitEvent(up, s->ev[State::EV_TREE], 0));
-    CHECK(tfmm_tree_gpu_hybrid_upward_on(&pl->base, p, 1, up, err));
+    s->soft_order = -1;
+    if (kernel != nullptr && kernel->softened) {
+      const tfmm_tree_gpu *t = &pl->base.tree;
+      CHECK(reserve(s, State::SOFT_M,
+                    t->ncells * tfmm_soft_far_gpu_size(p) * sizeof(double),
+                    err));
+      CHECK(tfmm_soft_far_gpu_upward(t, p, at<double>(s, State::SOFT_M), up,
+                                     err));
+      s->soft_order = p;
+    } else {
+      CHECK(tfmm_tree_gpu_hybrid_upward_on(&pl->base, p, 1, up, err));
+    }
     return mark_on(pl, State::EV_UPWARD, up, err);
   });
 }
@@ -571,12 +621,13 @@ extern "C" tfmm_status tfmm_pipeline_gpu_near(tfmm_pipeline_gpu *pl,
                  [&] { return near(pl, pair, potential, sm_count, err); });
 }
 
-extern "C" tfmm_status tfmm_pipeline_gpu_far(tfmm_pipeline_gpu *pl, int p,
-                                             int fmm, int far_on,
-                                             tfmm_error *err) {
+extern "C" tfmm_status
+tfmm_pipeline_gpu_far(tfmm_pipeline_gpu *pl, int p,
+                      const tfmm_pipeline_gpu_kernel *kernel, int fmm,
+                      int far_on, tfmm_error *err) {
   CHECK(built(pl, err));
   return entered(pl, pl->base.gpu, err,
-                 [&] { return far(pl, p, fmm, far_on, err); });
+                 [&] { return far(pl, p, kernel, fmm, far_on, err); });
 }
 
 extern "C" tfmm_status

@@ -123,9 +123,20 @@ tfmm_status tfmm_pipeline_gpu_count_targets(tfmm_pipeline_gpu *pl, size_t n,
                                             const unsigned char *d_active,
                                             size_t *count, tfmm_error *err);
 
-/* The multipoles of order p, enqueued on the upward stream after the tree
- * (the far field, and the next upload, wait for them). */
+/* The kernel the far field's expansions carry: Newton's (softened 0: the
+ * solid harmonics of farfield_gpu.h) or Plummer's with softening eps > 0
+ * (softened 1: the Cartesian Taylor expansions of soft_far_gpu.h). NULL
+ * where one is asked for: Newton's. The upward pass and the far field of
+ * one evaluation take the same. */
+typedef struct tfmm_pipeline_gpu_kernel {
+  int softened;
+  double eps;
+} tfmm_pipeline_gpu_kernel;
+
+/* The multipoles of order p for `kernel`, enqueued on the upward stream
+ * after the tree (the far field, and the next upload, wait for them). */
 tfmm_status tfmm_pipeline_gpu_upward(tfmm_pipeline_gpu *pl, int p,
+                                     const tfmm_pipeline_gpu_kernel *kernel,
                                      tfmm_error *err);
 
 /* The interaction lists (pl->lists.lists once it returns). */
@@ -140,10 +151,12 @@ tfmm_status tfmm_pipeline_gpu_near(tfmm_pipeline_gpu *pl,
                                    const tfmm_pair_params *pair, int potential,
                                    int sm_count, tfmm_error *err);
 
-/* The far field of order p enqueued (fmm: M2L and the downward pass, then
- * M2P; else M2P only); far 0: none (near field only). */
-tfmm_status tfmm_pipeline_gpu_far(tfmm_pipeline_gpu *pl, int p, int fmm,
-                                  int far, tfmm_error *err);
+/* The far field of order p for `kernel` (the upward pass's) enqueued (fmm:
+ * M2L and the downward pass, then M2P; else M2P only); far 0: none (near
+ * field only). */
+tfmm_status tfmm_pipeline_gpu_far(tfmm_pipeline_gpu *pl, int p,
+                                  const tfmm_pipeline_gpu_kernel *kernel,
+                                  int fmm, int far, tfmm_error *err);
 
 /* Where the results go and in what units. */
 typedef struct tfmm_pipeline_gpu_output {

@@ -51,6 +51,7 @@ struct tfmm_pipeline_gpu_state {
     MEASURE_TARGETS, /* the measured sample's sorted indices (measure_gpu.cu) */
     MEASURE_WORK,    /* the reference's partial sums */
     MEASURE_OUT,     /* the sample's input indices, exact and computed acc */
+    SOFT_M,          /* the softened far field's multipoles (soft_far_gpu.h) */
     BUFFERS
   };
   tfmm_device_buffer *buf = nullptr;  /* the context's SCHEDULE slots */
@@ -81,6 +82,7 @@ struct tfmm_pipeline_gpu_state {
   const unsigned char *active = nullptr; /* the targets' mask on the
                                             device, or NULL: every body */
   int64_t target_cells = 0; /* cells holding a target (with active) */
+  int soft_order = -1;      /* the order of SOFT_M's multipoles, or -1: none */
   size_t uploaded = 0;      /* bodies in the tree's buffer (upload), or 0 */
   /* Between finish and download: where the results are and go. */
   int finished = 0;

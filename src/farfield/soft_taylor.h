@@ -20,7 +20,8 @@
  * from it: the kernel's singularities are eps off the real axis, so
  * softening only widens the series' radius of convergence.
  *
- * Storage: entry n at tfmm_soft_taylor_index(n), tfmm_soft_taylor_size(p)
+ * Storage: entry n at tfmm_soft_taylor_index(n) (soft_taylor_ops.h, with
+ * the operators' arithmetic), tfmm_soft_taylor_size(p)
  * doubles, degree by degree. Operators are pure: explicit inputs, outputs
  * added to (+=), no state, no allocation, scratch on the stack (12 KiB at
  * most, in M2P), reentrant. Every operator needs eps >= 0 and
@@ -28,16 +29,11 @@
 #ifndef TFMM_SOFT_TAYLOR_H
 #define TFMM_SOFT_TAYLOR_H
 
+#include "farfield/soft_taylor_ops.h"
+
 #include <stddef.h>
 
 enum { TFMM_SOFT_TAYLOR_ORDER_MAX = 12 };
-
-/* Index of n = (a, b, c): the degrees below |n| first, then, within degree
- * t = |n|, j = b + c ascending and c ascending. */
-static inline int tfmm_soft_taylor_index(int a, int b, int c) {
-  const int t = a + b + c, j = b + c;
-  return t * (t + 1) * (t + 2) / 6 + j * (j + 1) / 2 + c;
-}
 
 /* Doubles per expansion of order p: (p + 1)(p + 2)(p + 3) / 6. */
 size_t tfmm_soft_taylor_size(int p);

@@ -166,8 +166,16 @@ tfmm_status tfmm_stage_gpu_targets(tfmm_eval *e) {
   return tfmm_pipeline_gpu_targets(&e->w->gpu, e->active, e->on_device, e->err);
 }
 
+/* The kernel of the far field's expansions (tfmm_far_kernel, resolved). */
+static tfmm_pipeline_gpu_kernel far_kernel(const tfmm_eval *e) {
+  const tfmm_pipeline_gpu_kernel k = {
+      e->set.far_kernel == TFMM_FAR_KERNEL_SOFTENED, e->cfg->eps};
+  return k;
+}
+
 tfmm_status tfmm_stage_gpu_upward(tfmm_eval *e) {
-  return tfmm_pipeline_gpu_upward(&e->w->gpu, e->set.order, e->err);
+  const tfmm_pipeline_gpu_kernel k = far_kernel(e);
+  return tfmm_pipeline_gpu_upward(&e->w->gpu, e->set.order, &k, e->err);
 }
 
 tfmm_status tfmm_stage_gpu_lists(tfmm_eval *e) {
@@ -199,7 +207,8 @@ tfmm_status tfmm_stage_gpu_near(tfmm_eval *e) {
 }
 
 tfmm_status tfmm_stage_gpu_far(tfmm_eval *e) {
-  return tfmm_pipeline_gpu_far(&e->w->gpu, e->set.order,
+  const tfmm_pipeline_gpu_kernel k = far_kernel(e);
+  return tfmm_pipeline_gpu_far(&e->w->gpu, e->set.order, &k,
                                e->cfg->method == TFMM_METHOD_FMM,
                                !e->cfg->near_only, e->err);
 }
