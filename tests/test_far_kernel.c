@@ -16,6 +16,7 @@
  * targets bit for bit; auto resolves as tilefmm.h says; the
  * configurations it cannot serve are refused by name. */
 #include "active_check.h"
+#include "soft_families.h"
 #include "testutil.h"
 
 #include <criterion/criterion.h>
@@ -27,43 +28,6 @@
 #include <tilefmm.h>
 
 enum { N = 3000 };
-
-typedef enum family { FAM_PLUMMER, FAM_CLUSTERS, FAM_LINE_PILE } family;
-static const char *const FAMILY_NAME[] = {"plummer", "clusters", "line+pile"};
-
-/* A Plummer sphere (tfmm_ic_plummer); four tight Plummer spheres (scale
- * 0.02 of it) 0.8 to 1.2 apart; or 90 % of the bodies on the x axis in
- * [-1, 1] and 10 % at one point (0.25, 0.1, 0). Masses 1 / N. */
-static void make_bodies(family f, uint64_t seed, double *pos, double *mass) {
-  double *vel = malloc(3 * N * sizeof *vel);
-  cr_assert_not_null(vel);
-  if (f == FAM_PLUMMER) {
-    cr_assert_eq(tfmm_ic_plummer(N, seed, pos, vel, mass), TFMM_OK);
-  } else if (f == FAM_CLUSTERS) {
-    static const double centre[4][3] = {
-        {0, 0, 0}, {1, 0, 0}, {0.2, 0.8, 0}, {0.4, 0.3, 0.9}};
-    for (int c = 0; c < 4; c++) {
-      double *x = pos + 3 * (N / 4) * c;
-      cr_assert_eq(tfmm_ic_plummer(N / 4, seed + (uint64_t)c, x, vel,
-                                   mass + (N / 4) * c),
-                   TFMM_OK);
-      for (int i = 0; i < N / 4; i++)
-        for (int d = 0; d < 3; d++)
-          x[3 * i + d] = centre[c][d] + 0.02 * x[3 * i + d];
-    }
-  } else {
-    test_rng r = {seed};
-    for (int i = 0; i < N; i++) {
-      const int pile = i >= N - N / 10;
-      pos[3 * i] = pile ? 0.25 : 2 * test_uniform(&r) - 1;
-      pos[3 * i + 1] = pile ? 0.1 : 0;
-      pos[3 * i + 2] = 0;
-    }
-  }
-  free(vel);
-  for (int i = 0; i < N; i++)
-    mass[i] = 1.0 / N;
-}
 
 /* The p99 (nearest rank over all N bodies) of |a - a_true| / |a_true|. */
 static double p99_of(const double *acc, const double *truth) {
@@ -84,14 +48,14 @@ typedef struct input {
   double *pos, *mass, *truth;
 } input;
 
-static input input_make(family f, double eps, uint64_t seed) {
+static input input_make(soft_family f, double eps, uint64_t seed) {
   input in = {malloc(3 * N * sizeof(double)), malloc(N * sizeof(double)),
               malloc(3 * N * sizeof(double))};
   size_t *all = malloc(N * sizeof *all);
   cr_assert(in.pos && in.mass && in.truth && all);
   for (size_t i = 0; i < N; i++)
     all[i] = i;
-  make_bodies(f, seed, in.pos, in.mass);
+  soft_family_bodies(f, N, seed, in.pos, in.mass);
   tfmm_config rc = config(TFMM_METHOD_REFERENCE, eps);
   tfmm_solver *ref = NULL;
   cr_assert_eq(tfmm_solver_create(&ref, &rc), TFMM_OK);
@@ -126,7 +90,7 @@ static double p99_run(const tfmm_config *c, const input *in, tfmm_stats *out) {
 
 Test(far_kernel, softened_meets_the_target, .timeout = 120) {
   const uint64_t seed = test_fresh_seed();
-  const family fams[] = {FAM_PLUMMER, FAM_LINE_PILE};
+  const soft_family fams[] = {SOFT_PLUMMER, SOFT_LINE_PILE};
   const double epss[] = {0.01, 0.05}, tols[] = {1e-3, 1e-4, 1e-5};
   const tfmm_measure measures[] = {TFMM_MEASURE_AUTO, TFMM_MEASURE_OFF};
   for (int f = 0; f < 2; f++)
@@ -148,7 +112,7 @@ Test(far_kernel, softened_meets_the_target, .timeout = 120) {
           const double e = p99_run(&c, &in, &st);
           cr_log_info("seed %llu %s eps %g TOL %g measure %s: theta %g p %d, "
                       "near pairs %.2f of N^2, p99 %.3g",
-                      (unsigned long long)s, FAMILY_NAME[fams[f]], epss[k],
+                      (unsigned long long)s, soft_family_name(fams[f]), epss[k],
                       tols[t], m == 0 ? "auto" : "off", st.theta, st.order,
                       st.interactions / ((double)N * N), e);
           cr_expect_eq(st.far_kernel, TFMM_FAR_KERNEL_SOFTENED);
@@ -156,9 +120,9 @@ Test(far_kernel, softened_meets_the_target, .timeout = 120) {
           cr_expect_leq(e, tols[t],
                         "seed %llu %s eps %g measure %s: p99 %.3g misses %g "
                         "(theta %g, p %d; plan: %s)",
-                        (unsigned long long)s, FAMILY_NAME[fams[f]], epss[k],
-                        m == 0 ? "auto" : "off", e, tols[t], st.theta, st.order,
-                        st.plan);
+                        (unsigned long long)s, soft_family_name(fams[f]),
+                        epss[k], m == 0 ? "auto" : "off", e, tols[t], st.theta,
+                        st.order, st.plan);
         }
       input_free(&in);
     }
@@ -177,7 +141,7 @@ static const double STEP = 2.0, FLOOR = 2e-6;
 
 Test(far_kernel, softened_falls_with_order, .timeout = 120) {
   const uint64_t seed = test_fresh_seed();
-  const family fams[] = {FAM_CLUSTERS, FAM_LINE_PILE};
+  const soft_family fams[] = {SOFT_CLUSTERS, SOFT_LINE_PILE};
   const double epss[] = {0.01, 0.05};
   for (int f = 0; f < 2; f++)
     for (int k = 0; k < 2; k++) {
@@ -195,23 +159,23 @@ Test(far_kernel, softened_falls_with_order, .timeout = 120) {
         const double e = p99_run(&c, &in, &st);
         cr_log_info("seed %llu %s eps %g theta 0.6 p %d: near pairs %.2f "
                     "of N^2, p99 %.3g",
-                    (unsigned long long)s, FAMILY_NAME[fams[f]], epss[k], p,
-                    st.interactions / ((double)N * N), e);
+                    (unsigned long long)s, soft_family_name(fams[f]), epss[k],
+                    p, st.interactions / ((double)N * N), e);
         if (p == 4)
           first = e;
         if (last > FLOOR) {
           cr_expect_lt(e, last,
                        "seed %llu %s eps %g theta 0.6: p99 %.3g at p %d "
                        "after %.3g at p %d (no fall)",
-                       (unsigned long long)s, FAMILY_NAME[fams[f]], epss[k], e,
-                       p, last, p - 2);
+                       (unsigned long long)s, soft_family_name(fams[f]),
+                       epss[k], e, p, last, p - 2);
           steps += p > 4;
           /* The fall from p 4 to p, STEP per two orders on average. */
           cr_expect_leq(e, first / pow(STEP, steps),
                         "seed %llu %s eps %g theta 0.6: p99 %.3g at p %d "
                         "after %.3g at p 4 (less than %gx per two orders)",
-                        (unsigned long long)s, FAMILY_NAME[fams[f]], epss[k], e,
-                        p, first, STEP);
+                        (unsigned long long)s, soft_family_name(fams[f]),
+                        epss[k], e, p, first, STEP);
         }
         last = e;
       }
@@ -231,7 +195,7 @@ Test(far_kernel, softened_falls_with_order, .timeout = 120) {
       cr_log_info("seed %llu %s eps %g theta 0.6 p 12: newton p99 %.3g with "
                   "%.2f of N^2 near (separation %.3g), softened %.3g with "
                   "%.2f",
-                  (unsigned long long)s, FAMILY_NAME[fams[f]], epss[k],
+                  (unsigned long long)s, soft_family_name(fams[f]), epss[k],
                   newton_e, newton_st.interactions / ((double)N * N),
                   newton_st.softening_separation, last,
                   soft_st.interactions / ((double)N * N));
@@ -333,7 +297,7 @@ Test(far_kernel, auto_resolves) {
 /* What auto chose is in the plan string of the evaluation. */
 Test(far_kernel, plan_says_which) {
   const uint64_t seed = test_fresh_seed();
-  input in = input_make(FAM_PLUMMER, 0.01, seed);
+  input in = input_make(SOFT_PLUMMER, 0.01, seed);
   tfmm_config c = config(TFMM_METHOD_FMM, 0.01);
   tfmm_stats st;
   p99_run(&c, &in, &st);

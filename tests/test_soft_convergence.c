@@ -14,6 +14,7 @@
  * 0.4 and 0.6 on a few tight Plummer clusters and on a line with a pile of
  * coincident bodies (the degenerate set of the calibration), at eps 0.01
  * and 0.001. */
+#include "soft_families.h"
 #include "testutil.h"
 
 #include <criterion/criterion.h>
@@ -30,42 +31,6 @@ enum { N = 3000, P_FIRST = 4, P_LAST = 12 };
  * 6x (0.4) a step; over five fresh seeds the least fall measured was 3.5x
  * (clusters, eps 0.01, theta 0.6, p 4 to 6). */
 static const double STEP = 2.0, FLOOR = 2e-6;
-
-typedef enum family { FAM_CLUSTERS, FAM_LINE_PILE } family;
-static const char *const FAMILY_NAME[] = {"clusters", "line+pile"};
-
-/* Four Plummer spheres of scale length 0.012 (tfmm_ic_plummer's 3 pi / 16
- * times 0.02), N / 4 bodies each, at fixed centres 0.8 to 1.2 apart; or
- * 90 % of the bodies on the x axis in [-1, 1] and 10 % at one point
- * (0.25, 0.1, 0), coincident. Masses 1 / N. */
-static void make_bodies(family f, uint64_t seed, double *pos, double *mass) {
-  if (f == FAM_CLUSTERS) {
-    static const double centre[4][3] = {
-        {0, 0, 0}, {1, 0, 0}, {0.2, 0.8, 0}, {0.4, 0.3, 0.9}};
-    double *vel = malloc(3 * N * sizeof *vel);
-    cr_assert_not_null(vel);
-    for (int c = 0; c < 4; c++) {
-      double *x = pos + 3 * (N / 4) * c;
-      cr_assert_eq(tfmm_ic_plummer(N / 4, seed + (uint64_t)c, x, vel,
-                                   mass + (N / 4) * c),
-                   TFMM_OK);
-      for (int i = 0; i < N / 4; i++)
-        for (int d = 0; d < 3; d++)
-          x[3 * i + d] = centre[c][d] + 0.02 * x[3 * i + d];
-    }
-    free(vel);
-  } else {
-    test_rng r = {seed};
-    for (int i = 0; i < N; i++) {
-      const int pile = i >= N - N / 10;
-      pos[3 * i] = pile ? 0.25 : 2 * test_uniform(&r) - 1;
-      pos[3 * i + 1] = pile ? 0.1 : 0;
-      pos[3 * i + 2] = 0;
-    }
-  }
-  for (int i = 0; i < N; i++)
-    mass[i] = 1.0 / N;
-}
 
 /* The p99 (nearest rank over all N bodies) of |a - a_true| / |a_true|. */
 static double p99_of(const double *acc, const double *truth) {
@@ -96,10 +61,11 @@ static void check_falls(tfmm_softening soft) {
   cr_assert(pos && mass && acc && truth && all);
   for (size_t i = 0; i < N; i++)
     all[i] = i;
-  for (int f = FAM_CLUSTERS; f <= FAM_LINE_PILE; f++)
+  const soft_family fams[] = {SOFT_CLUSTERS, SOFT_LINE_PILE};
+  for (int f = 0; f < 2; f++)
     for (int k = 0; k < 2; k++) {
       const uint64_t s = seed + (uint64_t)(2 * f + k);
-      make_bodies((family)f, s, pos, mass);
+      soft_family_bodies(fams[f], N, s, pos, mass);
       tfmm_config rc = config(TFMM_METHOD_REFERENCE, epss[k], soft);
       tfmm_solver *ref = NULL;
       cr_assert_eq(tfmm_solver_create(&ref, &rc), TFMM_OK);
@@ -124,16 +90,16 @@ static void check_falls(tfmm_softening soft) {
           const double e = p99_of(acc, truth);
           cr_log_info("seed %llu %s eps %g %s theta %.1f p %d: separation "
                       "%.3g, near pairs %.2f of N^2, p99 %.3g",
-                      (unsigned long long)s, FAMILY_NAME[f], epss[k],
+                      (unsigned long long)s, soft_family_name(fams[f]), epss[k],
                       tfmm_softening_name(soft), thetas[t], p, sep,
                       near / ((double)N * N), e);
           if (last > FLOOR)
             cr_expect_leq(e, last / STEP,
                           "seed %llu %s eps %g %s theta %.1f: p99 %.3g at p "
                           "%d after %.3g at p %d (less than %gx)",
-                          (unsigned long long)s, FAMILY_NAME[f], epss[k],
-                          tfmm_softening_name(soft), thetas[t], e, p, last,
-                          p - 2, STEP);
+                          (unsigned long long)s, soft_family_name(fams[f]),
+                          epss[k], tfmm_softening_name(soft), thetas[t], e, p,
+                          last, p - 2, STEP);
           last = e;
         }
       }

@@ -17,6 +17,7 @@
  *    targets.
  * Skips without a GPU. */
 #include "active_check.h"
+#include "soft_families.h"
 #include "testutil.h"
 
 #include <criterion/criterion.h>
@@ -35,57 +36,17 @@ enum { N = 20000 };
  * body's pulls than their sum. */
 static const double TOL_SAME = 1e-9;
 
-typedef enum family { FAM_PLUMMER, FAM_CLUSTERS, FAM_LINE_PILE } family;
-static const char *const FAMILY_NAME[] = {"plummer", "clusters", "line+pile"};
-
-/* A Plummer sphere; four tight Plummer spheres (scale 0.02) 0.8 to 1.2
- * apart; or 90 % of the bodies on the x axis in [-1, 1] and 10 % at one
- * point. Masses 1 / n. */
-static void make_bodies(family f, size_t n, uint64_t seed, double *pos,
-                        double *mass) {
-  double *vel = malloc(3 * n * sizeof *vel);
-  cr_assert_not_null(vel);
-  if (f == FAM_PLUMMER) {
-    cr_assert_eq(tfmm_ic_plummer(n, seed, pos, vel, mass), TFMM_OK);
-  } else if (f == FAM_CLUSTERS) {
-    static const double centre[4][3] = {
-        {0, 0, 0}, {1, 0, 0}, {0.2, 0.8, 0}, {0.4, 0.3, 0.9}};
-    const size_t q = n / 4;
-    for (int c = 0; c < 4; c++) {
-      const size_t count = c < 3 ? q : n - 3 * q;
-      double *x = pos + 3 * q * (size_t)c;
-      cr_assert_eq(tfmm_ic_plummer(count, seed + (uint64_t)c, x, vel,
-                                   mass + q * (size_t)c),
-                   TFMM_OK);
-      for (size_t i = 0; i < count; i++)
-        for (int d = 0; d < 3; d++)
-          x[3 * i + d] = centre[c][d] + 0.02 * x[3 * i + d];
-    }
-  } else {
-    test_rng r = {seed};
-    for (size_t i = 0; i < n; i++) {
-      const int pile = i >= n - n / 10;
-      pos[3 * i] = pile ? 0.25 : 2 * test_uniform(&r) - 1;
-      pos[3 * i + 1] = pile ? 0.1 : 0;
-      pos[3 * i + 2] = 0;
-    }
-  }
-  free(vel);
-  for (size_t i = 0; i < n; i++)
-    mass[i] = 1.0 / (double)n;
-}
-
 typedef struct input {
   size_t n;
   double *pos, *mass, *truth; /* truth: NULL unless asked */
 } input;
 
-static input input_make(family f, size_t n, double eps, uint64_t seed,
+static input input_make(soft_family f, size_t n, double eps, uint64_t seed,
                         int truth) {
   input in = {n, malloc(3 * n * sizeof(double)), malloc(n * sizeof(double)),
               truth ? malloc(3 * n * sizeof(double)) : NULL};
   cr_assert(in.pos && in.mass && (!truth || in.truth));
-  make_bodies(f, n, seed, in.pos, in.mass);
+  soft_family_bodies(f, n, seed, in.pos, in.mass);
   if (truth) {
     size_t *all = malloc(n * sizeof *all);
     cr_assert_not_null(all);
@@ -193,12 +154,12 @@ static void same_as_cpu(const input *in, tfmm_method method, double eps, int p,
 
 Test(soft_far_gpu, same_as_the_cpu, .init = test_require_gpu, .timeout = 600) {
   const uint64_t seed = test_fresh_seed();
-  const family fams[] = {FAM_PLUMMER, FAM_CLUSTERS, FAM_LINE_PILE};
+  const soft_family fams[] = {SOFT_PLUMMER, SOFT_CLUSTERS, SOFT_LINE_PILE};
   for (int f = 0; f < 3; f++) {
-    const double eps = f == FAM_LINE_PILE ? 0.05 : 0.01;
+    const double eps = f == SOFT_LINE_PILE ? 0.05 : 0.01;
     input in = input_make(fams[f], N, eps, seed + (uint64_t)f, 0);
     char name[64];
-    snprintf(name, sizeof name, "%s seed %llu", FAMILY_NAME[fams[f]],
+    snprintf(name, sizeof name, "%s seed %llu", soft_family_name(fams[f]),
              (unsigned long long)(seed + (uint64_t)f));
     for (int p = 1; p <= 12; p += f == 0 ? 1 : 4)
       same_as_cpu(&in, TFMM_METHOD_FMM, eps, p, name);
@@ -214,7 +175,7 @@ static double p99_of(const input *in, const double *acc) {
 
 Test(soft_far_gpu, meets_the_target, .init = test_require_gpu, .timeout = 600) {
   const uint64_t seed = test_fresh_seed();
-  const family fams[] = {FAM_PLUMMER, FAM_LINE_PILE};
+  const soft_family fams[] = {SOFT_PLUMMER, SOFT_LINE_PILE};
   const double epss[] = {0.01, 0.05}, tols[] = {1e-3, 1e-4, 1e-5};
   for (int f = 0; f < 2; f++)
     for (int k = 0; k < 2; k++) {
@@ -228,7 +189,8 @@ Test(soft_far_gpu, meets_the_target, .init = test_require_gpu, .timeout = 600) {
         c.error_sample = N;
         char label[160];
         snprintf(label, sizeof label, "seed %llu %s eps %g TOL %g",
-                 (unsigned long long)s, FAMILY_NAME[fams[f]], epss[k], tols[t]);
+                 (unsigned long long)s, soft_family_name(fams[f]), epss[k],
+                 tols[t]);
         result r = run(&c, &in, label);
         const double e = p99_of(&in, r.acc);
         cr_log_info("%s: theta %g p %d %s, near pairs %.3g of N^2, p99 %.3g",
@@ -251,7 +213,7 @@ static const double STEP = 2.0, FLOOR = 2e-6;
 
 Test(soft_far_gpu, falls_with_order, .init = test_require_gpu, .timeout = 600) {
   const uint64_t seed = test_fresh_seed();
-  const family fams[] = {FAM_CLUSTERS, FAM_LINE_PILE};
+  const soft_family fams[] = {SOFT_CLUSTERS, SOFT_LINE_PILE};
   const double epss[] = {0.01, 0.05};
   for (int f = 0; f < 2; f++)
     for (int k = 0; k < 2; k++) {
@@ -266,7 +228,7 @@ Test(soft_far_gpu, falls_with_order, .init = test_require_gpu, .timeout = 600) {
         c.order = p;
         char label[160];
         snprintf(label, sizeof label, "seed %llu %s eps %g theta 0.6 p %d",
-                 (unsigned long long)s, FAMILY_NAME[fams[f]], epss[k], p);
+                 (unsigned long long)s, soft_family_name(fams[f]), epss[k], p);
         result r = run(&c, &in, label);
         const double e = p99_of(&in, r.acc);
         cr_log_info("%s: near pairs %.3g of N^2, p99 %.3g", label,
