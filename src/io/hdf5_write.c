@@ -3,6 +3,7 @@
  * (hdf5_read.c) share: the signature, HDF5 quieted, HDF5's reasons. */
 #define _POSIX_C_SOURCE 200809L
 #include "io/hdf5.h"
+#include "io/hdf5_chunks.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -188,8 +189,14 @@ static int put_dataset(hid_t group, const tfmm_snapshot *s,
   const hid_t set =
       H5Dcreate2(group, name, file_type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
   const tfmm_hdf5_dimension d = tfmm_hdf5_dimension_of(name);
+  /* Uncompressed, in memory as in the file: the chunks and their
+   * checksums directly (hdf5_chunks.h); else through HDF5's filters. */
+  const int direct = level == 0 && H5Tequal(file_type, mem_type) > 0;
   int ok = set >= 0 &&
-           H5Dwrite(set, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0 &&
+           (direct ? tfmm_hdf5_write_chunks(set, rows, row_bytes,
+                                            (size_t)chunk[0], data)
+                   : H5Dwrite(set, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                              data) >= 0) &&
            tfmm_hdf5_put_unit_attrs(set, s, &d, level > 0);
   if (set >= 0 && H5Dclose(set) < 0)
     ok = 0;
