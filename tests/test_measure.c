@@ -206,7 +206,8 @@ Test(measure, verify_fails_on_a_setting_that_misses, .timeout = 300) {
 Test(measure, planner_measures_keeps_and_rechecks, .timeout = 300) {
   REQUIRE_DEVICE();
   const size_t n = 2000;
-  test_bodies b = test_bodies_make(n, TEST_CLUSTERED, test_fresh_seed());
+  const uint64_t seed = test_fresh_seed();
+  test_bodies b = test_bodies_make(n, TEST_CLUSTERED, seed);
   double *acc = malloc(3 * n * sizeof *acc);
   tfmm_config c = config();
   tfmm_solver *s = NULL;
@@ -227,7 +228,8 @@ Test(measure, planner_measures_keeps_and_rechecks, .timeout = 300) {
   for (int k = 0; k < 2 * TFMM_RECHECK_EVERY + 2; k++)
     count += measured[k];
   cr_expect(count >= 2 && count <= (2 * TFMM_RECHECK_EVERY + 2) / 3,
-            "%d of %d evaluations measured", count, 2 * TFMM_RECHECK_EVERY + 2);
+            "seed %llu: %d of %d evaluations measured",
+            (unsigned long long)seed, count, 2 * TFMM_RECHECK_EVERY + 2);
   free(acc);
   test_bodies_free(&b);
   tfmm_solver_destroy(s);
