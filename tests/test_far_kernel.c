@@ -51,19 +51,9 @@ typedef struct input {
 static input input_make(soft_family f, double eps, uint64_t seed) {
   input in = {malloc(3 * N * sizeof(double)), malloc(N * sizeof(double)),
               malloc(3 * N * sizeof(double))};
-  size_t *all = malloc(N * sizeof *all);
-  cr_assert(in.pos && in.mass && in.truth && all);
-  for (size_t i = 0; i < N; i++)
-    all[i] = i;
+  cr_assert(in.pos && in.mass && in.truth);
   soft_family_bodies(f, N, seed, in.pos, in.mass);
-  tfmm_config rc = config(TFMM_METHOD_REFERENCE, eps);
-  tfmm_solver *ref = NULL;
-  cr_assert_eq(tfmm_solver_create(&ref, &rc), TFMM_OK);
-  cr_assert_eq(
-      tfmm_solver_reference_at(ref, N, in.pos, in.mass, N, all, in.truth, NULL),
-      TFMM_OK, "%s", tfmm_solver_message(ref));
-  tfmm_solver_destroy(ref);
-  free(all);
+  soft_family_truth(N, in.pos, in.mass, eps, TFMM_SOFTENING_PLUMMER, in.truth);
   return in;
 }
 

@@ -47,24 +47,9 @@ static input input_make(soft_family f, size_t n, double eps, uint64_t seed,
               truth ? malloc(3 * n * sizeof(double)) : NULL};
   cr_assert(in.pos && in.mass && (!truth || in.truth));
   soft_family_bodies(f, n, seed, in.pos, in.mass);
-  if (truth) {
-    size_t *all = malloc(n * sizeof *all);
-    cr_assert_not_null(all);
-    for (size_t i = 0; i < n; i++)
-      all[i] = i;
-    tfmm_config rc;
-    tfmm_config_defaults(&rc);
-    rc.method = TFMM_METHOD_REFERENCE;
-    rc.device = TFMM_DEVICE_CPU;
-    rc.eps = eps;
-    tfmm_solver *ref = NULL;
-    cr_assert_eq(tfmm_solver_create(&ref, &rc), TFMM_OK);
-    cr_assert_eq(tfmm_solver_reference_at(ref, n, in.pos, in.mass, n, all,
-                                          in.truth, NULL),
-                 TFMM_OK, "%s", tfmm_solver_message(ref));
-    tfmm_solver_destroy(ref);
-    free(all);
-  }
+  if (truth)
+    soft_family_truth(n, in.pos, in.mass, eps, TFMM_SOFTENING_PLUMMER,
+                      in.truth);
   return in;
 }
 

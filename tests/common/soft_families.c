@@ -44,3 +44,23 @@ void soft_family_bodies(soft_family f, size_t n, uint64_t seed, double *pos,
   for (size_t i = 0; i < n; i++)
     mass[i] = 1.0 / (double)n;
 }
+
+void soft_family_truth(size_t n, const double *pos, const double *mass,
+                       double eps, tfmm_softening softening, double *truth) {
+  size_t *all = malloc(n * sizeof *all);
+  cr_assert_not_null(all);
+  for (size_t i = 0; i < n; i++)
+    all[i] = i;
+  tfmm_config rc;
+  tfmm_config_defaults(&rc);
+  rc.method = TFMM_METHOD_REFERENCE;
+  rc.device = TFMM_DEVICE_CPU;
+  rc.eps = eps;
+  rc.softening = softening;
+  tfmm_solver *ref = NULL;
+  cr_assert_eq(tfmm_solver_create(&ref, &rc), TFMM_OK);
+  cr_assert_eq(tfmm_solver_reference_at(ref, n, pos, mass, n, all, truth, NULL),
+               TFMM_OK, "%s", tfmm_solver_message(ref));
+  tfmm_solver_destroy(ref);
+  free(all);
+}

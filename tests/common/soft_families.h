@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <tilefmm.h>
 
 typedef enum soft_family {
   SOFT_PLUMMER,  /* a Plummer sphere (tfmm_ic_plummer) */
@@ -21,5 +22,11 @@ const char *soft_family_name(soft_family f);
  * asserted by Criterion. */
 void soft_family_bodies(soft_family f, size_t n, uint64_t seed, double *pos,
                         double *mass);
+
+/* The double-precision truth at every one of n bodies: the reference
+ * method (tfmm_solver_reference_at) with softening eps of kind softening,
+ * into truth (3n), asserted by Criterion. */
+void soft_family_truth(size_t n, const double *pos, const double *mass,
+                       double eps, tfmm_softening softening, double *truth);
 
 #endif
