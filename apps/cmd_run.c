@@ -117,16 +117,6 @@ static char *out_path(const run *r, const char *fmt, int64_t k) {
   return p;
 }
 
-static int write_state(const run *r, const char *fmt, int64_t k,
-                       int checkpoint) {
-  char *path = out_path(r, fmt, k);
-  const int ok =
-      path != NULL && run_state_write(r->sim, &r->ro, path, r->attrs, r->nattrs,
-                                      checkpoint, r->device);
-  free(path);
-  return ok;
-}
-
 static int write_used_parameters(const run *r) {
   char *path = out_path(r, "used_parameters.yml", 0);
   char note[256] = "";
@@ -223,8 +213,6 @@ static int record_row(run *r, run_times *t, double step_started) {
  * it) and synced first, so that a checkpoint is never ahead of the
  * statistics a restart continues. */
 static int write_checkpoint(run *r) {
-  if (!snapshot_writer_finish(&r->writer))
-    return 0;
   run_times late = r->last_times;
   const int64_t step = tfmm_sim_syncs(r->sim);
   if (r->report.last_row != step && !r->mid_way && !record_row(r, &late, 0))
@@ -241,8 +229,12 @@ static int write_checkpoint(run *r) {
                 step);
     return 0;
   }
+  /* Written by the writer's thread, after the snapshot of this step when
+   * there is one, while the run steps on. */
   return mpi_cli_agree(run_report_sync(&r->report)) &&
-         write_state(r, "checkpoint.hdf5", 0, 1);
+         snapshot_writer_checkpoint(&r->writer,
+                                    out_path(r, "checkpoint.hdf5", 0),
+                                    tfmm_sim_bins(r->sim, NULL, 0) > 0);
 }
 
 /* The snapshots of step: with an output list, each listed time within
@@ -614,8 +606,11 @@ static int set_up(run *r) {
                       "follows measured times, so the continuation is not bit "
                       "for bit the run straight through\n");
     r->attrs = run_options_attrs(o, &r->nattrs);
-    r->writer = (snapshot_writer){
-        .sim = r->sim, .ro = o, .params = r->attrs, .nparams = r->nattrs};
+    r->writer = (snapshot_writer){.sim = r->sim,
+                                  .ro = o,
+                                  .params = r->attrs,
+                                  .nparams = r->nattrs,
+                                  .device = r->device};
     if (r->attrs == NULL)
       cli_error("out of memory");
     if (!mpi_cli_agree(r->attrs != NULL))
@@ -653,15 +648,17 @@ static int run_steps(run *r, int *stopped) {
   while (ok && tfmm_sim_syncs(r->sim) < r->end &&
          mpi_cli_max_int(run_stop_signal()) == 0)
     ok = step(r);
+  const double t0 = cli_seconds();
   if (!snapshot_writer_finish(&r->writer))
     ok = 0;
+  r->report.last_writes = cli_seconds() - t0;
   const int64_t reached = tfmm_sim_syncs(r->sim);
   const int mid_way = r->mid_way;
   *stopped = reached < r->end ? mpi_cli_max_int(run_stop_signal()) : 0;
   if (ok && *stopped != 0) {
     if (o->checkpoint_every == 0 || reached % o->checkpoint_every != 0 ||
         reached == 0 || mid_way)
-      ok = write_checkpoint(r);
+      ok = write_checkpoint(r) && snapshot_writer_finish(&r->writer);
     if (ok)
       fprintf(stderr,
               "\ntilefmm run: stopped by signal %d at step %" PRId64

@@ -310,6 +310,9 @@ int run_report_close(run_report *r, size_t n, const char *device,
          "integrate %.4f s, io %.4f s, step %.4f s\n",
          r->sum.tree / k, r->sum.near / k, r->sum.far / k, r->sum.integrate / k,
          r->sum.io / k, r->sum.step / k);
+  printf("  output: %.3f s after the last step, waiting for the snapshot "
+         "and checkpoint writes under way\n",
+         r->last_writes);
   printf("  energy: final dE/E %.3e, worst |dE/E| %.3e\n", r->final_error,
          r->worst_error);
   int ok = 1;

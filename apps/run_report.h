@@ -31,6 +31,8 @@ typedef struct run_report {
   double started;      /* cli_seconds() at the first step */
   run_times sum;       /* over this invocation's steps */
   int64_t steps_timed; /* steps summed in sum */
+  double last_writes;  /* seconds waited after the last step for the
+                          snapshot and checkpoint writes still under way */
   double worst_error;  /* max |dE/E| seen */
   double final_error;  /* the last |dE/E| */
   int energy_warned;   /* the warning of RUN_ENERGY_WARNING is printed */

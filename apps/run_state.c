@@ -520,26 +520,6 @@ int run_state_make_sim(run_state *s, const run_options *ro, tfmm_sim **sim) {
   return st == TFMM_ERR_INVALID_ARGUMENT ? CLI_USAGE_ERROR : CLI_RUNTIME_ERROR;
 }
 
-int run_state_write(tfmm_sim *sim, const run_options *ro, const char *path,
-                    const snapshot_attr *params, size_t nparams, int checkpoint,
-                    const char *device) {
-  tfmm_sim_state s;
-  if (tfmm_sim_save(sim, &s) != TFMM_OK) {
-    cli_error("%s: %s", path, tfmm_sim_message(sim));
-    return 0;
-  }
-  /* Under mpirun every rank's bodies, written by rank 0. */
-  run_ranks_state all;
-  if (!run_ranks_gather(&s, &all))
-    return 0;
-  int ok = 1;
-  if (mpi_cli_rank() == 0)
-    ok = run_state_write_saved(&all.state, tfmm_sim_bins(sim, NULL, 0) > 0, ro,
-                               path, params, nparams, checkpoint, device);
-  run_ranks_free(&all);
-  return mpi_cli_agree(ok);
-}
-
 int run_state_write_saved(const tfmm_sim_state *sp, int clock,
                           const run_options *ro, const char *path,
                           const snapshot_attr *params, size_t nparams,

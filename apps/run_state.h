@@ -63,20 +63,15 @@ int run_state_from_checkpoint(run_state *s, snapshot *cp, const char *path);
  * *sim ready (NULL otherwise). */
 int run_state_make_sim(run_state *s, const run_options *ro, tfmm_sim **sim);
 
-/* Writes the simulation's state to path as a snapshot with params in
- * /Parameters, and with /RunState (its step, time_initial and
- * energy_initial) when checkpoint is nonzero (device names the device that
- * computed the forces). ro gives the units and G, and for a snapshot
- * (not a checkpoint) its fields, precision and compression. Atomic;
- * prints what is wrong and returns 0. */
-int run_state_write(tfmm_sim *sim, const run_options *ro, const char *path,
-                    const snapshot_attr *params, size_t nparams, int checkpoint,
-                    const char *device);
-
-/* run_state_write of a state already saved (tfmm_sim_save or
- * tfmm_sim_save_end), at its own time; clock: it was saved with
- * individual steps (the clock goes into a checkpoint). Touches no sim,
- * so that a thread may write while the sim steps on. */
+/* Writes a state saved (tfmm_sim_save or tfmm_sim_save_end), at its own
+ * time, to path as a snapshot with params in /Parameters, and with
+ * /RunState (its step, time_initial and energy_initial) when checkpoint
+ * is nonzero (device names the device that computed the forces); clock:
+ * it was saved with individual steps (the clock goes into a checkpoint).
+ * ro gives the units and G, and for a snapshot (not a checkpoint) its
+ * fields, precision and compression. Atomic; prints what is wrong and
+ * returns 0. Touches no sim, so that a thread may write while the sim
+ * steps on. */
 int run_state_write_saved(const tfmm_sim_state *s, int clock,
                           const run_options *ro, const char *path,
                           const snapshot_attr *params, size_t nparams,

@@ -10,11 +10,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The snapshot, then the checkpoint; each is tried, either failing fails
+ * the job (each prints why). */
 static void *write_thread(void *arg) {
   snapshot_writer *w = arg;
-  w->ok = run_state_write_saved(&w->state, 0, w->ro, w->path, w->all, w->nall,
-                                0, NULL);
+  w->ok = w->path == NULL || run_state_write_saved(&w->state, 0, w->ro, w->path,
+                                                   w->all, w->nall, 0, NULL);
+  if (w->checkpoint != NULL &&
+      !run_state_write_saved(&w->taken, w->clock, w->ro, w->checkpoint,
+                             w->params, w->nparams, 1, w->device))
+    w->ok = 0;
   return NULL;
+}
+
+/* The job's files, freed. */
+static void free_paths(snapshot_writer *w) {
+  free(w->path);
+  free(w->checkpoint);
+  w->path = w->checkpoint = NULL;
 }
 
 void snapshot_writer_note(snapshot_writer *w, const tfmm_stats *s,
@@ -104,8 +117,7 @@ static int join(snapshot_writer *w) {
   pthread_join(w->thread, NULL);
   free_predicted(w);
   w->running = 0;
-  free(w->path);
-  w->path = NULL;
+  free_paths(w);
   run_ranks_free(&w->ranks);
   return w->ok;
 }
@@ -114,30 +126,27 @@ int snapshot_writer_hand_off(snapshot_writer *w) {
   if (!w->begun)
     return 1;
   w->begun = 0;
+  const char *name = w->path != NULL ? w->path : w->checkpoint;
   tfmm_sim_state mine;
   if (tfmm_sim_save_end(w->sim, &mine) != TFMM_OK) {
-    cli_error("%s: %s", w->path, tfmm_sim_message(w->sim));
-    free(w->path);
-    w->path = NULL;
+    cli_error("%s: %s", name, tfmm_sim_message(w->sim));
+    free_paths(w);
     return 0;
   }
   /* Every rank's bodies to rank 0, which alone writes; with one process,
    * mine as it is. */
   if (!run_ranks_gather(&mine, &w->ranks)) {
-    free(w->path); /* the gather's failure is every rank's */
-    w->path = NULL;
+    free_paths(w); /* the gather's failure is every rank's */
     return 0;
   }
   int ok = 1;
   if (mpi_cli_rank() != 0) {
-    free(w->path);
-    w->path = NULL;
+    free_paths(w);
   } else {
-    w->state = w->ranks.state;
-    if (w->at_given && !predict(w)) {
+    w->state = w->taken = w->ranks.state;
+    if (w->at_given && w->path != NULL && !predict(w)) {
       free_predicted(w);
-      free(w->path);
-      w->path = NULL;
+      free_paths(w);
       run_ranks_free(&w->ranks);
       return mpi_cli_agree(0);
     }
@@ -146,8 +155,7 @@ int snapshot_writer_hand_off(snapshot_writer *w) {
       w->running = 0; /* no thread: write it here */
       write_thread(w);
       free_predicted(w);
-      free(w->path);
-      w->path = NULL;
+      free_paths(w);
       run_ranks_free(&w->ranks);
       ok = w->ok;
     }
@@ -172,19 +180,43 @@ int snapshot_writer_begin_at(snapshot_writer *w, char *path, double at) {
   return ok;
 }
 
-int snapshot_writer_begin(snapshot_writer *w, char *path) {
+/* Takes the state now, after the state before it is written: for a
+ * snapshot to path (for_snapshot), else for a checkpoint alone (path
+ * NULL). */
+static int take(snapshot_writer *w, char *path, int for_snapshot) {
   const int before = snapshot_writer_finish(w);
   w->at_given = 0;
-  if (!mpi_cli_agree(path != NULL && gather_params(w))) {
+  if (!mpi_cli_agree((path != NULL || !for_snapshot) && gather_params(w))) {
     free(path);
     return 0;
   }
   if (tfmm_sim_save_begin(w->sim) != TFMM_OK) {
-    cli_error("%s: %s", path, tfmm_sim_message(w->sim));
+    cli_error("%s: %s", path != NULL ? path : "checkpoint",
+              tfmm_sim_message(w->sim));
     free(path);
     return 0;
   }
   w->path = path;
   w->begun = 1;
   return before;
+}
+
+int snapshot_writer_begin(snapshot_writer *w, char *path) {
+  return take(w, path, 1);
+}
+
+int snapshot_writer_checkpoint(snapshot_writer *w, char *path, int clock) {
+  if (!mpi_cli_agree(path != NULL)) {
+    free(path);
+    return 0;
+  }
+  /* No snapshot taken at this step: a state of its own. */
+  if (!w->begun && !take(w, NULL, 0)) {
+    free(path);
+    return 0;
+  }
+  free(w->checkpoint);
+  w->checkpoint = path;
+  w->clock = clock;
+  return 1;
 }

@@ -1,9 +1,11 @@
-/* Snapshots of a run written while the simulation steps on: the state is
- * taken with tfmm_sim_save_begin (on the GPU, copied out on a stream of its
- * own during the next step), handed after that step to a thread that
- * writes the HDF5 file, and waited for before the next snapshot, before
- * any other HDF5 file is written (the HDF5 library is not thread-safe) and
- * at the end. At most one snapshot is in flight. Under mpirun every rank
+/* Snapshots and checkpoints of a run written while the simulation steps
+ * on: the state is taken with tfmm_sim_save_begin (on the GPU, copied out
+ * on a stream of its own during the next step), handed after that step to
+ * a thread that writes the HDF5 files (the snapshot, then the checkpoint
+ * when one is due at the same step: one state for both), and waited for
+ * before the next state is taken, before any other HDF5 file is written
+ * (the HDF5 library is not thread-safe) and at the end. At most one state
+ * is in flight. Under mpirun every rank
  * takes its state and hands it to rank 0 (run_ranks_gather), whose thread
  * writes every body; the calls are collective and their results every
  * rank's. */
@@ -23,10 +25,13 @@ typedef struct snapshot_writer {
   const run_options *ro;       /* the units, G and the snapshots' output */
   const snapshot_attr *params; /* the run's parameters, for /Parameters */
   size_t nparams;
-  int begun;   /* a state is taken (tfmm_sim_save_begin), not yet handed */
-  char *path;  /* its file */
-  int running; /* the thread writes path */
-  int ok;      /* the thread's result */
+  const char *device; /* the device named in a checkpoint */
+  int begun;        /* a state is taken (tfmm_sim_save_begin), not yet handed */
+  char *path;       /* its snapshot's file, or NULL (a checkpoint alone) */
+  char *checkpoint; /* its checkpoint's file, or NULL */
+  int clock;        /* the checkpoint holds the clock of individual steps */
+  int running;      /* the thread writes path */
+  int ok;           /* the thread's result */
   /* The setting of the latest evaluation and the last error measured
    * (snapshot_writer_note), written into each snapshot's /Parameters as
    * Measured:* (text kept in measured_text, the whole list in all). */
@@ -38,6 +43,7 @@ typedef struct snapshot_writer {
   snapshot_attr *all;
   size_t nall;
   tfmm_sim_state state; /* what the thread writes */
+  tfmm_sim_state taken; /* the same as taken: the checkpoint's */
   /* A snapshot at a time of an output list: the state taken carried to
    * time at (snapshot_writer_begin_at), into pos_at and vel_at. */
   int at_given;
@@ -63,6 +69,14 @@ void snapshot_writer_note(snapshot_writer *w, const tfmm_stats *s,
  * and GADGET-4 drift their particles to an output time between steps; its
  * time is at. The run's own state does not change. */
 int snapshot_writer_begin_at(snapshot_writer *w, char *path, double at);
+
+/* A checkpoint of the state now to path (allocated; the writer frees
+ * it), written after the snapshot taken at this step if there is one
+ * (from the same state, never one carried to an output time), else from
+ * a state taken for it alone; clock: the sim takes individual steps.
+ * Whoever needs it on disk calls snapshot_writer_finish. Returns 0 on a
+ * failure (printed), as snapshot_writer_begin. */
+int snapshot_writer_checkpoint(snapshot_writer *w, char *path, int clock);
 
 /* Hands a taken state to the writing thread. Call once the sim has
  * stepped on (or at once: the state is the begin's either way). */

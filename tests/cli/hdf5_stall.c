@@ -1,0 +1,43 @@
+/* Stand-ins for libhdf5's H5Dwrite and H5Dwrite_chunk, preloaded into the
+ * tool by test_run_kill.c: a write into a file whose name holds
+ * $TFMM_HDF5_STALL creates the file $TFMM_HDF5_STALL_MARK and then waits
+ * for ever, so that the test can kill the run in the middle of that
+ * file's write; every other write is libhdf5's own. */
+#define _GNU_SOURCE
+#include <hdf5.h>
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void stall_if_named(hid_t object) {
+  const char *want = getenv("TFMM_HDF5_STALL");
+  char name[4096];
+  if (want == NULL || want[0] == '\0' ||
+      H5Fget_name(object, name, sizeof name) < 0 || strstr(name, want) == NULL)
+    return;
+  const char *mark = getenv("TFMM_HDF5_STALL_MARK");
+  FILE *fp = mark != NULL ? fopen(mark, "w") : NULL;
+  if (fp != NULL)
+    fclose(fp);
+  for (;;)
+    pause();
+}
+
+herr_t H5Dwrite(hid_t set, hid_t memory_type, hid_t memory_space,
+                hid_t file_space, hid_t transfer, const void *buf) {
+  stall_if_named(set);
+  herr_t (*real)(hid_t, hid_t, hid_t, hid_t, hid_t, const void *);
+  *(void **)&real = dlsym(RTLD_NEXT, "H5Dwrite");
+  return real(set, memory_type, memory_space, file_space, transfer, buf);
+}
+
+herr_t H5Dwrite_chunk(hid_t set, hid_t transfer, uint32_t filters,
+                      const hsize_t *offset, size_t size, const void *buf) {
+  stall_if_named(set);
+  herr_t (*real)(hid_t, hid_t, uint32_t, const hsize_t *, size_t, const void *);
+  *(void **)&real = dlsym(RTLD_NEXT, "H5Dwrite_chunk");
+  return real(set, transfer, filters, offset, size, buf);
+}
