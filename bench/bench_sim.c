@@ -10,7 +10,10 @@
  *     time of a step split into tree, lists, near, far, integrate and the
  *     rest, and one diagnostics call.
  *   bench_sim hernquist N T_END ETA [LEAF [THETA ORDER [EPS]]]
- *     a Hernquist sphere of N bodies, spline eps 0.01 (or EPS), to T_END:
+ *   bench_sim cold|merger N T_END ETA [LEAF [THETA ORDER [EPS]]]
+ *     a Hernquist sphere of N bodies (or the cold collapse, which falls in
+ *     t = 4.13, or the merger, first pericentre t = 10.6: systems with close
+ *     encounters), spline eps 0.01 (or EPS), to T_END:
  *     block
  *     steps (ETA, dt_max 1/16, dt_min 2^-16) against the fixed steps 2^-k,
  *     each with its largest |dE/E| at the multiples of 1/16 and its wall
@@ -69,15 +72,30 @@ typedef struct bodies {
   double *pos, *vel, *mass;
 } bodies;
 
-static int make_bodies(bodies *b, size_t n, int hernquist) {
+/* The models of the block-step runs, by name; NULL: the fixed runs'
+ * Plummer sphere. */
+typedef tfmm_status (*model_fn)(size_t, uint64_t, double *, double *, double *);
+
+static model_fn model_named(const char *name) {
+  if (name == NULL)
+    return tfmm_ic_plummer;
+  if (strcmp(name, "hernquist") == 0)
+    return tfmm_ic_hernquist;
+  if (strcmp(name, "cold") == 0)
+    return tfmm_ic_cold;
+  if (strcmp(name, "merger") == 0)
+    return tfmm_ic_merger;
+  return NULL;
+}
+
+static int make_bodies(bodies *b, size_t n, model_fn model) {
   b->n = n;
   b->pos = malloc(3 * n * sizeof(double));
   b->vel = malloc(3 * n * sizeof(double));
   b->mass = malloc(n * sizeof(double));
   if (b->pos == NULL || b->vel == NULL || b->mass == NULL)
     return 0;
-  return (hernquist ? tfmm_ic_hernquist : tfmm_ic_plummer)(
-             n, 2026, b->pos, b->vel, b->mass) == TFMM_OK;
+  return model(n, 2026, b->pos, b->vel, b->mass) == TFMM_OK;
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -93,7 +111,7 @@ static void free_bodies(bodies *b) {
 
 static int fixed(size_t n, int steps, int leaf, double theta, int order) {
   bodies b;
-  if (!make_bodies(&b, n, 0)) {
+  if (!make_bodies(&b, n, tfmm_ic_plummer)) {
     fprintf(stderr, "bench_sim: no memory for %zu bodies\n", n);
     return 1;
   }
@@ -182,9 +200,10 @@ static int hernquist_run(const bodies *b, const settings *x, double eta,
   return 0;
 }
 
-static int hernquist(size_t n, double t_end, double eta, const settings *x) {
+static int hernquist(const char *name, size_t n, double t_end, double eta,
+                     const settings *x) {
   bodies b;
-  if (!make_bodies(&b, n, 1)) {
+  if (!make_bodies(&b, n, model_named(name))) {
     fprintf(stderr, "bench_sim: no memory for %zu bodies\n", n);
     return 1;
   }
@@ -193,13 +212,13 @@ static int hernquist(size_t n, double t_end, double eta, const settings *x) {
   if (hernquist_run(&b, x, 0.0, 1.0 / 16, 1.0 / 16, &warm) != 0 ||
       hernquist_run(&b, x, eta, 1.0 / 16, t_end, &block) != 0)
     return 1;
-  printf("sim: hernquist n %zu t_end %g leaf %d theta %g order %d eps %g\n", n,
+  printf("sim: %s n %zu t_end %g leaf %d theta %g order %d eps %g\n", name, n,
          t_end, x->leaf, x->theta, x->order, x->eps);
   printf("sim: block eta %g: worst |dE/E| %.3e  %.3f s (forces %.3f s)  "
          "evaluations %lld  updates/body %.1f\n",
          eta, block.worst, block.seconds, block.forces,
          (long long)block.evaluations, (double)block.updates / (double)n);
-  for (int k = 5; k <= 13; k++) {
+  for (int k = 5; k <= 14; k++) {
     outcome f;
     if (hernquist_run(&b, x, 0.0, ldexp(1.0, -k), t_end, &f) != 0)
       return 1;
@@ -340,15 +359,16 @@ int main(int argc, char **argv) {
     return fixed((size_t)atoll(argv[2]), atoi(argv[3]),
                  argc > 4 ? atoi(argv[4]) : 64, argc > 6 ? atof(argv[5]) : -1,
                  argc > 6 ? atoi(argv[6]) : -1);
-  if (argc >= 5 && strcmp(argv[1], "hernquist") == 0) {
+  if (argc >= 5 && model_named(argv[1]) != NULL) {
     const settings x = {
         argc > 5 ? atoi(argv[5]) : 64, argc > 7 ? atoi(argv[7]) : -1,
         argc > 7 ? atof(argv[6]) : -1, argc > 8 ? atof(argv[8]) : 0.01};
-    return hernquist((size_t)atoll(argv[2]), atof(argv[3]), atof(argv[4]), &x);
+    return hernquist(argv[1], (size_t)atoll(argv[2]), atof(argv[3]),
+                     atof(argv[4]), &x);
   }
   fprintf(stderr, "usage: bench_sim fixed N STEPS [LEAF [THETA ORDER]]\n"
-                  "       bench_sim hernquist N T_END ETA [LEAF [THETA ORDER "
-                  "[EPS]]]\n"
+                  "       bench_sim hernquist|cold|merger N T_END ETA [LEAF "
+                  "[THETA ORDER [EPS]]]\n"
                   "       bench_sim criterion N INPUT [STEPS [SAMPLE]]\n");
   return 2;
 }

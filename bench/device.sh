@@ -22,9 +22,13 @@
 #   tree      [tests|bench]    the GPU tree build (bench_tree_gpu)
 #   upward    [tests|bench|far|hybrid|all]  upward pass and far field
 #   active                     forces at a subset (bench_active)
-#   sim       [bench|merger|gpu|tests|fixed|hernquist|all]
+#   sim       [bench|merger|gpu|tests|fixed|hernquist|io|cold|all]
 #                              tilefmm run's speed, the merger with its
-#                              pictures, the sim's GPU module, bench_sim
+#                              pictures, the sim's GPU module, bench_sim;
+#                              io: run at its defaults with output
+#                              (bench/run_io.sh; RUN_IO_BEFORE: another
+#                              CLI beside it); cold: block steps on the
+#                              cold collapse
 #   mpi       [tests|bench|all]  the MPI tests on CPU ranks and with the
 #                              GPU per rank; bench_mpi (needs ompi.tgz)
 #   python    [PYTEST ARGS]    the Python package's tests (pytest: .devpy)
@@ -483,6 +487,19 @@ cmd_sim() {
     sanitize memcheck_simulation 300 memcheck "$t/test_simulation_gpu" \
       'simulation_gpu/restart_mid*'
     step test_run 300 "$t/cli/test_run" --jobs 8
+  fi
+  if has io; then
+    # What the snapshots, checkpoints and statistics cost tilefmm run at
+    # its defaults (bench/results/run_io), beside RUN_IO_BEFORE if given.
+    local clis=("new=$TFMM_CLI")
+    [ -n "${RUN_IO_BEFORE:-}" ] && clis=("before=$RUN_IO_BEFORE" "${clis[@]}")
+    step run_io 580 bash "$here/run_io.sh" "$out/run_io" "${clis[@]}"
+  fi
+  if has cold; then
+    # Block steps against fixed steps through a cold collapse (close
+    # encounters in its core): issue 31's second system.
+    step blocks_cold 580 "$b/bench/bench_sim" cold "${COLD_N:-262144}" 5 \
+      0.025 64 0.6 5 "${COLD_EPS:-0.003}"
   fi
   if has fixed; then
     # bench_sim fixed N STEPS LEAF [THETA ORDER]: the defaults, then
