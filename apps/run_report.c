@@ -17,14 +17,20 @@
   "virial_ratio,com_x,com_y,com_z,leaf_size,wall_tree,wall_near,wall_far,"     \
   "wall_integrate,wall_io,wall_step"
 
-/* The headers of older tilefmm: without units (csv_plain), and before
- * that without the measured error's columns (csv_before), whose rows are
- * continued with those columns empty. A restart rewrites either as
- * the header of the run's units (make_header). */
-static const char csv_plain[] =
-    CSV_COLUMNS ",theta,order,error_p99,error_max,error_samples\n";
+/* The measured error's columns, then the worst group's. */
+#define CSV_MEASURED ",theta,order,error_p99,error_max,error_samples"
+#define CSV_GROUP ",error_group_p99,error_group_max"
+
+/* The headers of older tilefmm: with units but without the worst group's
+ * columns (the header of the run's units without CSV_GROUP), without
+ * units (csv_plain), and before that without the measured error's
+ * columns (csv_before); their rows are continued with the columns they
+ * lack empty. A restart rewrites each as the header of the run's units
+ * (make_header). */
+static const char csv_plain[] = CSV_COLUMNS CSV_MEASURED "\n";
 static const char csv_before[] = CSV_COLUMNS "\n";
 #define CSV_EMPTY ",,,,,"
+#define CSV_EMPTY_GROUP ",,"
 
 static char *join(const char *dir, const char *name) {
   const size_t len = strlen(dir) + strlen(name) + 2;
@@ -44,8 +50,15 @@ static char *join(const char *dir, const char *name) {
 static int64_t copy_rows(FILE *in, FILE *out, int64_t last,
                          const char *header) {
   char line[MAX_ROW];
-  int first = 1, older = 0;
+  int first = 1;
+  /* The empty columns an older row lacks. */
+  const char *missing = "";
   int64_t kept = -1;
+  /* The header of the run's units before the worst group's columns. */
+  char no_group[sizeof line];
+  const size_t group = strlen(CSV_GROUP "\n"), head = strlen(header);
+  snprintf(no_group, sizeof no_group, "%.*s\n",
+           (int)(head >= group ? head - group : 0), header);
   while (fgets(line, sizeof line, in) != NULL) {
     const size_t len = strlen(line);
     if (len == 0 || line[len - 1] != '\n') {
@@ -55,8 +68,11 @@ static int64_t copy_rows(FILE *in, FILE *out, int64_t last,
     }
     if (first) {
       first = 0;
-      older = strcmp(line, csv_before) == 0;
-      if (!older && strcmp(line, header) != 0 && strcmp(line, csv_plain) != 0)
+      if (strcmp(line, csv_before) == 0)
+        missing = CSV_EMPTY CSV_EMPTY_GROUP;
+      else if (strcmp(line, csv_plain) == 0 || strcmp(line, no_group) == 0)
+        missing = CSV_EMPTY_GROUP;
+      else if (strcmp(line, header) != 0)
         return -2;
       fputs(header, out);
       continue;
@@ -67,8 +83,8 @@ static int64_t copy_rows(FILE *in, FILE *out, int64_t last,
     if (end == line || *end != ',' || errno != 0 || step < 0 || step <= kept)
       return -2;
     if (step <= last) {
-      if (older) /* its row without the newline, then the empty columns */
-        fprintf(out, "%.*s" CSV_EMPTY "\n", (int)(len - 1), line);
+      if (missing[0] != '\0') /* the row, then the empty columns */
+        fprintf(out, "%.*s%s\n", (int)(len - 1), line, missing);
       else
         fputs(line, out);
       kept = step;
@@ -123,8 +139,7 @@ static void make_header(const units *u, char *buf, size_t size) {
            "rel_energy_error,px [%s],py [%s],pz [%s],lx [%s],ly [%s],lz [%s],"
            "virial_ratio,com_x [%s],com_y [%s],com_z [%s],leaf_size,"
            "wall_tree [s],wall_near [s],wall_far [s],wall_integrate [s],"
-           "wall_io [s],wall_step [s],theta,order,error_p99,error_max,"
-           "error_samples\n",
+           "wall_io [s],wall_step [s]" CSV_MEASURED CSV_GROUP "\n",
            l.time, l.energy, l.energy, l.energy, l.momentum, l.momentum,
            l.momentum, l.angular_momentum, l.angular_momentum,
            l.angular_momentum, l.length, l.length, l.length);
@@ -174,20 +189,28 @@ static void clear_progress(run_report *r) {
 }
 
 /* The columns of the setting and the measured error: theta and order
- * for the tree methods, the error when the evaluation measured it; empty
- * otherwise. */
+ * for the tree methods, the error when the evaluation measured it, the
+ * worst group's when it measured that; empty otherwise. */
 static void measured_columns(const tfmm_stats *s, char *buf, size_t size) {
   const int tree = s->method == TFMM_METHOD_FMM || s->method == TFMM_METHOD_BH;
   if (!tree || s->n == 0) {
-    snprintf(buf, size, "%s", CSV_EMPTY);
+    snprintf(buf, size, "%s", CSV_EMPTY CSV_EMPTY_GROUP);
     return;
   }
   if (!s->error.measured) {
-    snprintf(buf, size, ",%.9g,%d,,,", s->theta, s->order);
+    snprintf(buf, size, ",%.9g,%d,,," CSV_EMPTY_GROUP, s->theta, s->order);
     return;
   }
-  snprintf(buf, size, ",%.9g,%d,%.17g,%.17g,%zu", s->theta, s->order,
-           s->error.p99, s->error.max, s->error.samples);
+  const int len =
+      snprintf(buf, size, ",%.9g,%d,%.17g,%.17g,%zu", s->theta, s->order,
+               s->error.p99, s->error.max, s->error.samples);
+  if (len < 0 || (size_t)len >= size)
+    return;
+  if (s->error.group_measured > 0)
+    snprintf(buf + len, size - (size_t)len, ",%.17g,%.17g", s->error.group_p99,
+             s->error.group_max);
+  else
+    snprintf(buf + len, size - (size_t)len, "%s", CSV_EMPTY_GROUP);
 }
 
 int run_report_step(run_report *r, int64_t step, double time, double err,
@@ -205,7 +228,7 @@ int run_report_step(run_report *r, int64_t step, double time, double err,
     r->last_row = step;
     return 1;
   }
-  char measured[160];
+  char measured[256];
   measured_columns(s, measured, sizeof measured);
   fprintf(r->csv,
           "%" PRId64 ",%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,"

@@ -44,15 +44,19 @@ void snapshot_writer_note(snapshot_writer *w, const tfmm_stats *s,
     w->max = s->error.max;
     w->samples = s->error.samples;
     w->measured_step = step;
+    w->group = s->error.group_measured > 0;
+    w->group_p99 = s->error.group_p99;
+    w->group_max = s->error.group_max;
   }
 }
 
 /* The run's parameters and, for a tree method, Measured:theta and order
  * (the latest evaluation's) and the last error measured (its p99, max,
- * sample and step): a reader of the snapshot sees what the forces met. */
+ * sample and step, and its worst group's p99 and max when measured): a
+ * reader of the snapshot sees what the forces met. */
 static int gather_params(snapshot_writer *w) {
   free(w->all);
-  w->all = malloc((w->nparams + 6) * sizeof *w->all);
+  w->all = malloc((w->nparams + 8) * sizeof *w->all);
   if (w->all == NULL) {
     cli_error("out of memory");
     return 0;
@@ -77,6 +81,12 @@ static int gather_params(snapshot_writer *w) {
   w->all[w->nall++] = (snapshot_attr){"Measured:error_max", t[3]};
   w->all[w->nall++] = (snapshot_attr){"Measured:error_samples", t[4]};
   w->all[w->nall++] = (snapshot_attr){"Measured:error_step", t[5]};
+  if (!w->group)
+    return 1;
+  snprintf(t[6], 32, "%.17g", w->group_p99);
+  snprintf(t[7], 32, "%.17g", w->group_max);
+  w->all[w->nall++] = (snapshot_attr){"Measured:error_group_p99", t[6]};
+  w->all[w->nall++] = (snapshot_attr){"Measured:error_group_max", t[7]};
   return 1;
 }
 

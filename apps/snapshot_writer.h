@@ -34,12 +34,13 @@ typedef struct snapshot_writer {
   int ok;           /* the thread's result */
   /* The setting of the latest evaluation and the last error measured
    * (snapshot_writer_note), written into each snapshot's /Parameters as
-   * Measured:* (text kept in measured_text, the whole list in all). */
-  int tree, order, measured;
-  double theta, p99, max;
+   * Measured:* (text kept in measured_text, the whole list in all); the
+   * worst group's when that measurement measured it (group). */
+  int tree, order, measured, group;
+  double theta, p99, max, group_p99, group_max;
   size_t samples;
   int64_t measured_step;
-  char measured_text[6][32];
+  char measured_text[8][32];
   snapshot_attr *all;
   size_t nall;
   tfmm_sim_state state; /* what the thread writes */

@@ -704,6 +704,13 @@ void solver_cli_print_measured(FILE *fp, const tfmm_stats *s) {
             "%" PRId64 "; %zu bodies sampled, %.6f s\n",
             s->error.median, s->error.p99, seen, s->error.max,
             s->error.worst_body, s->error.samples, s->error.time);
+    if (s->error.group_measured > 0)
+      fprintf(fp,
+              "  worst group: the leaf of body %" PRId64 ", %zu bodies, %zu "
+              "measured: median %.3g, p99 %.3g, max %.3g\n",
+              s->error.worst_body, s->error.group_bodies,
+              s->error.group_measured, s->error.group_median,
+              s->error.group_p99, s->error.group_max);
   }
   if (s->plan[0] != '\0')
     fprintf(fp, "  plan: %s\n", s->plan);

@@ -484,6 +484,15 @@ typedef struct tfmm_stats {
                                 choice up to 4,096 bodies): p99_bound is p99 */
     int64_t worst_body;      /* input index of the largest error */
     double time;             /* seconds the measurement took (in time_total) */
+    /* The worst group: the bodies of the leaf that holds worst_body, each
+     * measured up to 256 of them (a larger leaf: 256 stratified along it,
+     * worst_body among them), so that a group wrong together shows beside
+     * the figures over every body: the bodies it holds, those measured,
+     * and their median, 99th percentile (nearest rank) and largest error.
+     * group_measured 0: not measured (the gpu schedule and MPI ranks do
+     * not yet). */
+    size_t group_bodies, group_measured;
+    double group_median, group_p99, group_max;
   } error;
   /* What the solver chose for theta and order and why (the planner:
    * measured error, the calibration's first guess, or the caller's

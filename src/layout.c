@@ -104,6 +104,11 @@ static const layout_entry entries[] = {
     FIELD(tfmm_stats, error.confidence),
     FIELD(tfmm_stats, error.worst_body),
     FIELD(tfmm_stats, error.time),
+    FIELD(tfmm_stats, error.group_bodies),
+    FIELD(tfmm_stats, error.group_measured),
+    FIELD(tfmm_stats, error.group_median),
+    FIELD(tfmm_stats, error.group_p99),
+    FIELD(tfmm_stats, error.group_max),
     FIELD(tfmm_stats, plan),
 
     STRUCT(tfmm_choice),

@@ -161,6 +161,12 @@ def test_measured_error_and_plan_in_stats(seed):
     worst = e["worst_body"]
     err = np.linalg.norm(acc[worst] - ref[worst]) / np.linalg.norm(ref[worst])
     assert err == pytest.approx(e["max"], rel=1e-6, abs=1e-15)
+    # The worst group: its leaf's bodies, measured by the host tree's stage
+    # (0 where the gpu schedule ran: not measured there yet).
+    if e["group_measured"] > 0:
+        assert 1 <= e["group_measured"] <= e["group_bodies"]
+        assert e["group_median"] <= e["group_p99"] <= e["group_max"]
+        assert e["group_max"] >= e["max"] * (1 - 1e-12)
     assert f"theta {st['theta']:g}, order {st['order']}" in st["plan"]
     assert "measured p99" in st["plan"]
     with tilefmm.Solver(accuracy=1e-3, measure="off") as s:

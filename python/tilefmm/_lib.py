@@ -75,6 +75,11 @@ class MeasuredError(ctypes.Structure):
         ("confidence", c_double),
         ("worst_body", ctypes.c_int64),
         ("time", c_double),
+        ("group_bodies", c_size_t),
+        ("group_measured", c_size_t),
+        ("group_median", c_double),
+        ("group_p99", c_double),
+        ("group_max", c_double),
     ]
 
 

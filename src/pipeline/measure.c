@@ -183,6 +183,19 @@ void tfmm_measure_judge(size_t k, size_t w, size_t n, double *err,
   }
 }
 
+void tfmm_measure_group_judge(size_t m, size_t bodies, double *err,
+                              tfmm_stats *stats) {
+  stats->error.group_bodies = bodies;
+  stats->error.group_measured = m;
+  if (m == 0)
+    return;
+  qsort(err, m, sizeof *err, by_value);
+  const size_t rank = (size_t)ceil(0.99 * (double)m); /* nearest rank */
+  stats->error.group_p99 = err[(rank < 1 ? 1 : rank) - 1];
+  stats->error.group_median = err[(m - 1) / 2];
+  stats->error.group_max = err[m - 1];
+}
+
 /* |a - b| / |b| of 3-vectors; 0 when both are 0. */
 double tfmm_measure_relative(const double *a, const double *b) {
   double d2 = 0, b2 = 0;
@@ -235,11 +248,74 @@ static int measures(const tfmm_eval *e) {
   return e->measure_k > 0 && e->active == NULL && !e->cfg->near_only;
 }
 
-static void finish(tfmm_eval *e, sample *s, double t0) {
-  for (size_t j = 0; j < s->k + s->w; j++)
+/* The errors, judged; returns the position in the sample of the largest
+ * (the first of equals, as tfmm_measure_judge takes it). */
+static size_t finish(tfmm_eval *e, sample *s, double t0) {
+  size_t worst = 0;
+  for (size_t j = 0; j < s->k + s->w; j++) {
     s->err[j] = tfmm_measure_relative(s->got + 3 * j, s->exact + 3 * j);
+    if (!(s->err[j] <= s->err[worst]))
+      worst = j;
+  }
   tfmm_measure_judge(s->k, s->w, e->n, s->err, s->input, e->stats);
   e->stats->error.time = tfmm_wtime() - t0;
+  return worst;
+}
+
+/* The leaf position of t holding sorted body i: the last whose first body
+ * is at or before it (the leaves hold the bodies in key order). */
+static int64_t leaf_of(const tfmm_octree *t, int64_t i) {
+  int64_t lo = 0, hi = t->nleaves - 1;
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo + 1) / 2;
+    if (t->cells[t->leaves[mid]].body_begin <= i)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
+}
+
+/* The worst group (tfmm_stats.error.group_*): the bodies of the leaf of
+ * sorted body worst, each up to TFMM_MEASURE_GROUP_MAX, else that many
+ * stratified along the leaf with worst in place of its stratum's. */
+static tfmm_status measure_group(tfmm_eval *e, int64_t worst, double t0) {
+  const tfmm_octree *t = &e->w->tree;
+  const tfmm_cell *c = &t->cells[t->leaves[leaf_of(t, worst)]];
+  const size_t count = (size_t)(c->body_end - c->body_begin);
+  const size_t m =
+      count < TFMM_MEASURE_GROUP_MAX ? count : TFMM_MEASURE_GROUP_MAX;
+  int64_t *pick = malloc(m * sizeof *pick);
+  size_t *targets = malloc(m * sizeof *targets);
+  double *exact = malloc(3 * m * sizeof *exact);
+  double *err = malloc(m * sizeof *err);
+  tfmm_status st = TFMM_OK;
+  if (pick == NULL || targets == NULL || exact == NULL || err == NULL) {
+    st = tfmm_error_set(e->err, TFMM_ERR_NO_MEMORY,
+                        "no memory to measure the error at %zu bodies", m);
+  } else {
+    tfmm_measure_pick(count, m, ~e->measure_seed ^ 0x9e3779b97f4a7c15ull, pick);
+    const int64_t mine = worst - c->body_begin;
+    for (size_t j = 0; j < m; j++)
+      if ((int64_t)(j * count / m) <= mine &&
+          mine < (int64_t)((j + 1) * count / m))
+        pick[j] = mine;
+    for (size_t j = 0; j < m; j++)
+      targets[j] = (size_t)t->order[c->body_begin + pick[j]];
+    st = tfmm_allpairs_reference_at(e->cfg, e->n, e->pos, e->mass, m, targets,
+                                    exact, NULL, e->err);
+  }
+  if (st == TFMM_OK) {
+    for (size_t j = 0; j < m; j++)
+      err[j] = tfmm_measure_relative(e->acc + 3 * targets[j], exact + 3 * j);
+    tfmm_measure_group_judge(m, count, err, e->stats);
+    e->stats->error.time = tfmm_wtime() - t0;
+  }
+  free(pick);
+  free(targets);
+  free(exact);
+  free(err);
+  return st;
 }
 
 /* The scratch of e's measurement, the estimate's sorted indices drawn. */
@@ -297,7 +373,7 @@ tfmm_status tfmm_stage_measure(tfmm_eval *e) {
     memcpy(s.got + 3 * j, e->acc + 3 * targets[j], 3 * sizeof(double));
   }
   if (st == TFMM_OK)
-    finish(e, &s, t0);
+    st = measure_group(e, s.sorted[finish(e, &s, t0)], t0);
   sample_free(&s);
   return st;
 }

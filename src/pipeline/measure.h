@@ -74,6 +74,15 @@
 #define TFMM_MEASURE_EVERY_BODY 4096
 size_t tfmm_measure_sample_size(size_t n, int requested, int planning, int gpu);
 
+/* The worst group's bodies measured at most (tfmm_stats.error.group_*):
+ * one tile of the reference. */
+#define TFMM_MEASURE_GROUP_MAX TFMM_MEASURE_TILE
+
+/* The statistics of the m errors err[] (sorted in place) of a group of
+ * `bodies` into stats->error.group_*. */
+void tfmm_measure_group_judge(size_t m, size_t bodies, double *err,
+                              tfmm_stats *stats);
+
 /* The watch's leaves in each of its parts (the smallest, the largest,
  * those of least |a|): at most this many. */
 #define TFMM_MEASURE_WATCH_MAX 32

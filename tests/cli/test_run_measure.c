@@ -17,7 +17,9 @@
 
 TestSuite(run_measure, .init = scratch_make, .fini = scratch_remove);
 
-#define NEW_COLUMNS ",theta,order,error_p99,error_max,error_samples\n"
+#define NEW_COLUMNS                                                            \
+  ",theta,order,error_p99,error_max,error_samples,error_group_p99,"            \
+  "error_group_max\n"
 
 /* Row k (0: the first after the header) of a CSV, its columns from the
  * 24th on (theta, order, error_p99, error_max, error_samples) in out. */
@@ -56,6 +58,15 @@ Test(run_measure, statistics_and_snapshots_carry_the_measured_error) {
       5, "row 0: '%s'", row);
   cr_expect(theta > 0 && theta <= 1 && order >= 0, "row 0: '%s'", row);
   cr_expect(p99 > 0 && p99 <= max && samples > 0, "row 0: '%s'", row);
+  /* The worst group's (the CPU measures it): its largest error is at
+   * least the sample's, the worst body being one of its bodies. */
+  double group_p99, group_max;
+  cr_assert_eq(sscanf(row, "%lf,%d,%lf,%lf,%lu,%lf,%lf", &theta, &order, &p99,
+                      &max, &samples, &group_p99, &group_max),
+               7, "row 0: '%s'", row);
+  cr_expect(group_p99 > 0 && group_p99 <= group_max &&
+                group_max >= (1 - 1e-12) * max,
+            "row 0: '%s'", row);
   /* Snapshot 0000 says the same. */
   snapshot s;
   cr_assert(snapshot_read(sp("o/snapshot_0000.hdf5"), &s));
@@ -67,6 +78,10 @@ Test(run_measure, statistics_and_snapshots_carry_the_measured_error) {
   cr_expect(v != NULL && atoi(v) == order);
   v = snapshot_attr_find(s.params, s.nparams, "Measured:error_samples");
   cr_expect(v != NULL && strtoul(v, NULL, 10) == samples);
+  v = snapshot_attr_find(s.params, s.nparams, "Measured:error_group_max");
+  cr_expect(v != NULL && strtod(v, NULL) == group_max,
+            "Measured:error_group_max %s, row 0 %.17g", v ? v : "(none)",
+            group_max);
   snapshot_free(&s);
   /* measure off: the setting, nothing measured. */
   cr_assert_eq(RUN("run", "--n", "800", "--steps", "1", "--out", sp("off"),
@@ -80,7 +95,7 @@ Test(run_measure, statistics_and_snapshots_carry_the_measured_error) {
                    "--progress", "off", "--plots", "off", "--method", "direct"),
                0);
   measured_columns("d/statistics.csv", 0, row, sizeof row);
-  cr_expect_str_eq(row, ",,,,");
+  cr_expect_str_eq(row, ",,,,,,");
 }
 
 /* Drops the attributes of attrs[0 .. *count) whose names start with one
@@ -153,7 +168,7 @@ Test(run_measure, checkpoint_before_the_planner_restarts_choosing_afresh) {
   free(text);
   char row[256];
   measured_columns("a/statistics.csv", 0, row, sizeof row);
-  cr_expect_str_eq(row, ",,,,", "an older row continues empty");
+  cr_expect_str_eq(row, ",,,,,,", "an older row continues empty");
   /* The restart's step measured again: its row has the error. */
   measured_columns("a/statistics.csv", 3, row, sizeof row);
   double theta, p99, max;
