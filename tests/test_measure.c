@@ -288,28 +288,6 @@ static size_t mirrored_sphere(test_bodies *b, size_t h, double delta,
   return 2 * h;
 }
 
-/* Newton's accelerations (G = 1, eps = 0) at every body, summed in long
- * double: the truth, apart from the library's reference. */
-static void newton(const test_bodies *b, double *acc) {
-  for (size_t i = 0; i < b->n; i++) {
-    long double a[3] = {0, 0, 0};
-    for (size_t j = 0; j < b->n; j++) {
-      if (j == i)
-        continue;
-      long double d[3], r2 = 0;
-      for (int c = 0; c < 3; c++) {
-        d[c] = (long double)b->pos[3 * j + c] - b->pos[3 * i + c];
-        r2 += d[c] * d[c];
-      }
-      const long double f = b->mass[j] / (r2 * sqrtl(r2));
-      for (int c = 0; c < 3; c++)
-        a[c] += f * d[c];
-    }
-    for (int c = 0; c < 3; c++)
-      acc[3 * i + c] = (double)a[c];
-  }
-}
-
 Test(measure, watch_sees_a_cancellation_point, .timeout = 300) {
   REQUIRE_DEVICE();
   const uint64_t seed = test_fresh_seed();
@@ -329,7 +307,7 @@ Test(measure, watch_sees_a_cancellation_point, .timeout = 300) {
   cr_assert_eq(tfmm_solver_compute(s, n, b.pos, b.mass, acc, NULL), TFMM_OK,
                "%s", tfmm_solver_message(s));
   const tfmm_stats *st = tfmm_solver_stats(s);
-  newton(&b, ref);
+  test_newton_long_double(&b, ref);
   size_t worst = 0;
   double top = 0, second = 0;
   for (size_t i = 0; i < n; i++) {

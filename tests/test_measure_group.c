@@ -24,26 +24,15 @@ static int by_value(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Each body's relative error of acc against Newton's accelerations (G =
- * 1, eps = 0) summed in long double, sorted into err. */
+/* Each body's relative error of acc against Newton's accelerations
+ * summed in long double (test_newton_long_double), sorted into err. */
 static void truth_errors(const test_bodies *b, const double *acc, double *err) {
-  for (size_t i = 0; i < b->n; i++) {
-    long double a[3] = {0, 0, 0};
-    for (size_t j = 0; j < b->n; j++) {
-      if (j == i)
-        continue;
-      long double d[3], r2 = 0;
-      for (int c = 0; c < 3; c++) {
-        d[c] = (long double)b->pos[3 * j + c] - b->pos[3 * i + c];
-        r2 += d[c] * d[c];
-      }
-      const long double f = b->mass[j] / (r2 * sqrtl(r2));
-      for (int c = 0; c < 3; c++)
-        a[c] += f * d[c];
-    }
-    const double ref[3] = {(double)a[0], (double)a[1], (double)a[2]};
-    err[i] = test_rel_l2(acc + 3 * i, ref, 3);
-  }
+  double *ref = malloc(3 * b->n * sizeof *ref);
+  cr_assert_not_null(ref);
+  test_newton_long_double(b, ref);
+  for (size_t i = 0; i < b->n; i++)
+    err[i] = test_rel_l2(acc + 3 * i, ref + 3 * i, 3);
+  free(ref);
   qsort(err, b->n, sizeof *err, by_value);
 }
 
@@ -78,70 +67,72 @@ static void expect_close(double got, double want, const char *what,
             (unsigned long long)seed, what, got, want);
 }
 
-Test(measure_group, one_leaf_is_every_body, .timeout = 120) {
-  const uint64_t seed = test_fresh_seed();
-  const size_t n = 200;
-  test_bodies b = test_bodies_make(n, TEST_UNIFORM, seed);
-  double *acc = malloc(3 * n * sizeof *acc), *err = malloc(n * sizeof *err);
-  const tfmm_stats st = evaluate(&b, 256, acc);
-  truth_errors(&b, acc, err);
-  cr_expect_eq(st.error.group_bodies, n);
-  cr_expect_eq(st.error.group_measured, n);
-  const size_t rank = (size_t)ceil(0.99 * (double)n);
-  expect_close(st.error.group_p99, err[rank - 1], "p99", seed);
-  expect_close(st.error.group_median, err[(n - 1) / 2], "median", seed);
-  expect_close(st.error.group_max, err[n - 1], "max", seed);
-  cr_expect(err[(n - 1) / 2] > 1e-9, "seed %llu: no error to compare (%g)",
-            (unsigned long long)seed, err[(n - 1) / 2]);
+/* The group's figures in order and within the population's sorted
+ * err[n], its largest at least the sample's (the worst body is one of
+ * its bodies). */
+static void expect_within(const tfmm_stats *st, const double *err, size_t n,
+                          uint64_t seed) {
+  cr_expect_geq(st->error.group_max, (1 - 1e-12) * st->error.max);
+  cr_expect(st->error.group_max <= (1 + 1e-6) * err[n - 1] &&
+                st->error.group_median >= (1 - 1e-6) * err[0] &&
+                st->error.group_median <= st->error.group_p99 &&
+                st->error.group_p99 <= st->error.group_max,
+            "seed %llu: group median %g p99 %g max %g, truth %g .. %g",
+            (unsigned long long)seed, st->error.group_median,
+            st->error.group_p99, st->error.group_max, err[0], err[n - 1]);
+}
+
+/* One case: n bodies of layout on a fresh seed, evaluated with leaves of
+ * `leaf`; its stats and the population's sorted errors. */
+typedef struct group_case {
+  uint64_t seed;
+  size_t n;
+  tfmm_stats st;
+  double *err;
+} group_case;
+
+static group_case run_case(size_t n, test_layout layout, int leaf) {
+  group_case c = {test_fresh_seed(), n, {0}, malloc(n * sizeof(double))};
+  test_bodies b = test_bodies_make(n, layout, c.seed);
+  double *acc = malloc(3 * n * sizeof *acc);
+  cr_assert(acc != NULL && c.err != NULL);
+  c.st = evaluate(&b, leaf, acc);
+  truth_errors(&b, acc, c.err);
   free(acc);
-  free(err);
   test_bodies_free(&b);
+  return c;
+}
+
+Test(measure_group, one_leaf_is_every_body, .timeout = 120) {
+  group_case c = run_case(200, TEST_UNIFORM, 256);
+  const size_t n = c.n, rank = (size_t)ceil(0.99 * (double)n);
+  cr_expect_eq(c.st.error.group_bodies, n);
+  cr_expect_eq(c.st.error.group_measured, n);
+  expect_close(c.st.error.group_p99, c.err[rank - 1], "p99", c.seed);
+  expect_close(c.st.error.group_median, c.err[(n - 1) / 2], "median", c.seed);
+  expect_close(c.st.error.group_max, c.err[n - 1], "max", c.seed);
+  cr_expect(c.err[(n - 1) / 2] > 1e-9, "seed %llu: no error to compare (%g)",
+            (unsigned long long)c.seed, c.err[(n - 1) / 2]);
+  free(c.err);
 }
 
 Test(measure_group, a_large_leaf_is_sampled, .timeout = 120) {
-  const uint64_t seed = test_fresh_seed();
-  const size_t n = 1000;
-  test_bodies b = test_bodies_make(n, TEST_UNIFORM, seed);
-  double *acc = malloc(3 * n * sizeof *acc), *err = malloc(n * sizeof *err);
-  const tfmm_stats st = evaluate(&b, 1000, acc);
-  truth_errors(&b, acc, err);
-  cr_expect_eq(st.error.group_bodies, n);
-  cr_expect_eq(st.error.group_measured, 256);
+  group_case c = run_case(1000, TEST_UNIFORM, 1000);
+  cr_expect_eq(c.st.error.group_bodies, c.n);
+  cr_expect_eq(c.st.error.group_measured, 256);
   /* The worst body is among them; every figure is one of the bodies'. */
-  cr_expect_geq(st.error.group_max, (1 - 1e-12) * st.error.max);
-  cr_expect(st.error.group_max <= (1 + 1e-6) * err[n - 1] &&
-                st.error.group_median >= (1 - 1e-6) * err[0] &&
-                st.error.group_median <= st.error.group_p99 &&
-                st.error.group_p99 <= st.error.group_max,
-            "seed %llu: group median %g p99 %g max %g, truth %g .. %g",
-            (unsigned long long)seed, st.error.group_median, st.error.group_p99,
-            st.error.group_max, err[0], err[n - 1]);
-  free(acc);
-  free(err);
-  test_bodies_free(&b);
+  expect_within(&c.st, c.err, c.n, c.seed);
+  free(c.err);
 }
 
 Test(measure_group, many_leaves, .timeout = 120) {
-  const uint64_t seed = test_fresh_seed();
-  const size_t n = 3000;
-  test_bodies b = test_bodies_make(n, TEST_CLUSTERED, seed);
-  double *acc = malloc(3 * n * sizeof *acc), *err = malloc(n * sizeof *err);
-  const tfmm_stats st = evaluate(&b, 64, acc);
-  truth_errors(&b, acc, err);
-  cr_expect(st.error.group_bodies >= 1 &&
-                st.error.group_bodies <= (size_t)st.leaf_max,
+  group_case c = run_case(3000, TEST_CLUSTERED, 64);
+  cr_expect(c.st.error.group_bodies >= 1 &&
+                c.st.error.group_bodies <= (size_t)c.st.leaf_max,
             "seed %llu: a group of %zu bodies, leaves of at most %lld",
-            (unsigned long long)seed, st.error.group_bodies,
-            (long long)st.leaf_max);
-  cr_expect_eq(st.error.group_measured, st.error.group_bodies);
-  cr_expect_geq(st.error.group_max, (1 - 1e-12) * st.error.max);
-  cr_expect(st.error.group_max <= (1 + 1e-6) * err[n - 1] &&
-                st.error.group_median <= st.error.group_p99 &&
-                st.error.group_p99 <= st.error.group_max,
-            "seed %llu: group median %g p99 %g max %g, truth max %g",
-            (unsigned long long)seed, st.error.group_median, st.error.group_p99,
-            st.error.group_max, err[n - 1]);
-  free(acc);
-  free(err);
-  test_bodies_free(&b);
+            (unsigned long long)c.seed, c.st.error.group_bodies,
+            (long long)c.st.leaf_max);
+  cr_expect_eq(c.st.error.group_measured, c.st.error.group_bodies);
+  expect_within(&c.st, c.err, c.n, c.seed);
+  free(c.err);
 }

@@ -120,9 +120,7 @@ void assert_no_temporaries(void) {
   closedir(dir);
 }
 
-/* The program under test: the build's, or TFMM_CLI where the build tree
- * was moved (the GPU machine runs a copy of it at another path). */
-static const char *cli_path(void) {
+const char *cli_path(void) {
   const char *moved = getenv("TFMM_CLI");
   return moved != NULL && moved[0] != '\0' ? moved : TFMM_CLI_PATH;
 }

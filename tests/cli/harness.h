@@ -30,6 +30,10 @@ int exists(const char *name);
  * only names the tool makes that start with '.'. */
 void assert_no_temporaries(void);
 
+/* The program under test: the build's, or TFMM_CLI where the build tree
+ * was moved (the GPU machine runs a copy of it at another path). */
+const char *cli_path(void);
+
 /* Runs the tool with the NULL-terminated args, its standard output and
  * error in stdout.txt and stderr.txt. Returns the exit status, or 128 +
  * the signal that killed it. */

@@ -1,5 +1,5 @@
 /* Stand-ins for libhdf5's H5Dwrite and H5Dwrite_chunk, preloaded into the
- * tool by test_run_kill.c: a write into a file whose name holds
+ * tool by test_run_stop.c: a write into a file whose name holds
  * $TFMM_HDF5_STALL creates the file $TFMM_HDF5_STALL_MARK and then waits
  * for ever, so that the test can kill the run in the middle of that
  * file's write; every other write is libhdf5's own. */

@@ -22,11 +22,6 @@
 
 TestSuite(run_dir, .init = scratch_make, .fini = scratch_remove);
 
-static const char *cli(void) {
-  const char *moved = getenv("TFMM_CLI");
-  return moved != NULL && moved[0] != '\0' ? moved : TFMM_CLI_PATH;
-}
-
 /* A finished run of 600 bodies in dir, to step steps, with extra flags. */
 #define SMALL_RUN(dir, steps, ...)                                             \
   cr_assert_eq(RUN("run", "--n", "600", "--steps", steps, "--out", sp(dir),    \
@@ -196,7 +191,7 @@ Test(run_dir, hangup_writes_a_checkpoint_and_its_row) {
            "2>%s & pid=$!; i=0; "
            "while [ $i -lt 600 ] && [ ! -e %s ]; do sleep 0.05; "
            "i=$((i + 1)); done; kill -HUP $pid; wait $pid",
-           cli(), sp("h"), sp("stdout.txt"), sp("stderr.txt"),
+           cli_path(), sp("h"), sp("stdout.txt"), sp("stderr.txt"),
            sp("h/snapshot_0003.hdf5"));
   const int status = system(cmd);
   cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGHUP,
@@ -293,12 +288,12 @@ Test(run_dir, restart_from_another_working_directory) {
   snprintf(cmd, sizeof cmd,
            "cd %s && %s run --n 600 --steps 2 --out rel --progress off "
            ">/dev/null 2>&1",
-           sp(""), cli());
+           sp(""), cli_path());
   cr_assert_eq(system(cmd), 0);
   snprintf(cmd, sizeof cmd,
            "cd %s && %s run --restart ../rel/checkpoint.hdf5 --steps 4 "
            "--progress off >/dev/null 2>%s",
-           sp("elsewhere"), cli(), sp("stderr.txt"));
+           sp("elsewhere"), cli_path(), sp("stderr.txt"));
   cr_assert_eq(system(cmd), 0, "%s", read_text("stderr.txt"));
   cr_expect(!exists("elsewhere/rel"), "the restart made a new directory");
   cr_expect_eq(checkpoint_step("rel/checkpoint.hdf5"), 4);
@@ -353,13 +348,13 @@ Test(run_dir, no_leak_under_valgrind, .timeout = 600) {
   snprintf(cmd, sizeof cmd,
            "%s %s run --params %s --steps 1 --threads 1 --out %s >/dev/null "
            "2>%s",
-           vg, cli(), sp("p.yml"), sp("v"), sp("stderr.txt"));
+           vg, cli_path(), sp("p.yml"), sp("v"), sp("stderr.txt"));
   int status = system(cmd);
   cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "run: status %d\n%s",
             status, read_text("stderr.txt"));
   snprintf(cmd, sizeof cmd,
            "%s %s run --restart %s --steps 2 --threads 1 >/dev/null 2>%s", vg,
-           cli(), sp("v/checkpoint.hdf5"), sp("stderr.txt"));
+           cli_path(), sp("v/checkpoint.hdf5"), sp("stderr.txt"));
   status = system(cmd);
   cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0,
             "restart: status %d\n%s", status, read_text("stderr.txt"));

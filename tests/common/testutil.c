@@ -174,3 +174,23 @@ long test_gpu_max_shared(void) {
 #endif
   return most;
 }
+
+void test_newton_long_double(const test_bodies *b, double *acc) {
+  for (size_t i = 0; i < b->n; i++) {
+    long double a[3] = {0, 0, 0};
+    for (size_t j = 0; j < b->n; j++) {
+      if (j == i)
+        continue;
+      long double d[3], r2 = 0;
+      for (int c = 0; c < 3; c++) {
+        d[c] = (long double)b->pos[3 * j + c] - b->pos[3 * i + c];
+        r2 += d[c] * d[c];
+      }
+      const long double f = b->mass[j] / (r2 * sqrtl(r2));
+      for (int c = 0; c < 3; c++)
+        a[c] += f * d[c];
+    }
+    for (int c = 0; c < 3; c++)
+      acc[3 * i + c] = (double)a[c];
+  }
+}

@@ -62,6 +62,11 @@ long test_gpu_max_shared(void);
 /* ||x - ref||_2 / ||ref||_2 */
 double test_rel_l2(const double *x, const double *ref, size_t n);
 
+/* Newton's accelerations (G = 1, eps = 0) at each of b's bodies, summed
+ * in long double over every other body: a truth apart from the library's
+ * reference (3n doubles into acc). */
+void test_newton_long_double(const test_bodies *b, double *acc);
+
 /* |sum_i m_i a_i| / sum_i m_i |a_i|: zero for exact pairwise forces. */
 double test_momentum_drift(const double *mass, const double *acc, size_t n);
 
