@@ -137,8 +137,7 @@ Test(far_kernel, softened_falls_with_order, .timeout = 120) {
     for (int k = 0; k < 2; k++) {
       const uint64_t s = seed + (uint64_t)(2 * f + k);
       input in = input_make(fams[f], epss[k], s);
-      double last = INFINITY, first = INFINITY;
-      int steps = 0;
+      soft_fall fall = soft_fall_begin(STEP, FLOOR);
       for (int p = 4; p <= 12; p += 2) {
         tfmm_config c = config(TFMM_METHOD_FMM, epss[k]);
         c.far_kernel = TFMM_FAR_KERNEL_SOFTENED;
@@ -147,27 +146,12 @@ Test(far_kernel, softened_falls_with_order, .timeout = 120) {
         c.order = p;
         tfmm_stats st;
         const double e = p99_run(&c, &in, &st);
-        cr_log_info("seed %llu %s eps %g theta 0.6 p %d: near pairs %.2f "
-                    "of N^2, p99 %.3g",
-                    (unsigned long long)s, soft_family_name(fams[f]), epss[k],
-                    p, st.interactions / ((double)N * N), e);
-        if (p == 4)
-          first = e;
-        if (last > FLOOR) {
-          cr_expect_lt(e, last,
-                       "seed %llu %s eps %g theta 0.6: p99 %.3g at p %d "
-                       "after %.3g at p %d (no fall)",
-                       (unsigned long long)s, soft_family_name(fams[f]),
-                       epss[k], e, p, last, p - 2);
-          steps += p > 4;
-          /* The fall from p 4 to p, STEP per two orders on average. */
-          cr_expect_leq(e, first / pow(STEP, steps),
-                        "seed %llu %s eps %g theta 0.6: p99 %.3g at p %d "
-                        "after %.3g at p 4 (less than %gx per two orders)",
-                        (unsigned long long)s, soft_family_name(fams[f]),
-                        epss[k], e, p, first, STEP);
-        }
-        last = e;
+        char label[160];
+        snprintf(label, sizeof label, "seed %llu %s eps %g theta 0.6",
+                 (unsigned long long)s, soft_family_name(fams[f]), epss[k]);
+        cr_log_info("%s p %d: near pairs %.2f of N^2, p99 %.3g", label, p,
+                    st.interactions / ((double)N * N), e);
+        soft_fall_expect(&fall, p, e, label);
       }
       /* Newton's far field at the same theta and order converges only by
        * opening the pairs within the softening's separation (accuracy.c):
@@ -187,7 +171,7 @@ Test(far_kernel, softened_falls_with_order, .timeout = 120) {
                   "%.2f",
                   (unsigned long long)s, soft_family_name(fams[f]), epss[k],
                   newton_e, newton_st.interactions / ((double)N * N),
-                  newton_st.softening_separation, last,
+                  newton_st.softening_separation, fall.last,
                   soft_st.interactions / ((double)N * N));
       cr_expect_gt(newton_st.softening_separation, 0.0);
       cr_expect_leq(soft_st.interactions, newton_st.interactions);

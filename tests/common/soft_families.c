@@ -3,6 +3,7 @@
 #include "testutil.h"
 
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdlib.h>
 #include <tilefmm.h>
 
@@ -63,4 +64,25 @@ void soft_family_truth(size_t n, const double *pos, const double *mass,
                TFMM_OK, "%s", tfmm_solver_message(ref));
   tfmm_solver_destroy(ref);
   free(all);
+}
+
+soft_fall soft_fall_begin(double step, double floor) {
+  return (soft_fall){step, floor, INFINITY, INFINITY, 0};
+}
+
+void soft_fall_expect(soft_fall *f, int p, double p99, const char *label) {
+  if (f->first == INFINITY)
+    f->first = p99;
+  if (f->last > f->floor) {
+    cr_expect_lt(p99, f->last,
+                 "%s: p99 %.3g at p %d after %.3g at p %d (no "
+                 "fall)",
+                 label, p99, p, f->last, p - 2);
+    f->steps += f->last != INFINITY;
+    cr_expect_leq(p99, f->first / pow(f->step, f->steps),
+                  "%s: p99 %.3g at p %d after %.3g at p 4 (less than %gx per "
+                  "two orders)",
+                  label, p99, p, f->first, f->step);
+  }
+  f->last = p99;
 }

@@ -29,4 +29,16 @@ void soft_family_bodies(soft_family f, size_t n, uint64_t seed, double *pos,
 void soft_family_truth(size_t n, const double *pos, const double *mass,
                        double eps, tfmm_softening softening, double *truth);
 
+/* The p99's fall with the order at theta fixed (issue 28): orders 4, 6,
+ * ..., given in turn to soft_fall_expect, which expects, while the p99
+ * before is above floor, a fall from it and at least step per two orders
+ * on average from order 4 (the first given). */
+typedef struct soft_fall {
+  double step, floor, first, last;
+  int steps;
+} soft_fall;
+
+soft_fall soft_fall_begin(double step, double floor);
+void soft_fall_expect(soft_fall *f, int p, double p99, const char *label);
+
 #endif
