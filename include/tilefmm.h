@@ -489,8 +489,7 @@ typedef struct tfmm_stats {
      * worst_body among them), so that a group wrong together shows beside
      * the figures over every body: the bodies it holds, those measured,
      * and their median, 99th percentile (nearest rank) and largest error.
-     * group_measured 0: not measured (the gpu schedule and MPI ranks do
-     * not yet). */
+     * group_measured 0: not measured (MPI ranks do not yet). */
     size_t group_bodies, group_measured;
     double group_median, group_p99, group_max;
   } error;

@@ -10,14 +10,23 @@
  * - Many leaves: the group is a leaf's bodies, each measured, and its
  *   largest error is at least the sample's.
  *
- * The CPU's measurement (the host tree's stage); the gpu schedule does
- * not measure the group yet. Fresh seeds. */
+ * Built twice: test_measure_group on the CPU (the host tree's stage),
+ * test_measure_group_gpu (TFMM_MEASURE_GPU) under the gpu schedule,
+ * skipping without a GPU. Fresh seeds. */
 #include "testutil.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
 #include <tilefmm.h>
+
+#ifdef TFMM_MEASURE_GPU
+#define DEVICE TFMM_DEVICE_GPU
+#define REQUIRE_DEVICE() test_require_gpu()
+#else
+#define DEVICE TFMM_DEVICE_CPU
+#define REQUIRE_DEVICE() ((void)0)
+#endif
 
 static int by_value(const void *a, const void *b) {
   const double x = *(const double *)a, y = *(const double *)b;
@@ -41,7 +50,7 @@ static void truth_errors(const test_bodies *b, const double *acc, double *err) {
 static tfmm_stats evaluate(const test_bodies *b, int leaf, double *acc) {
   tfmm_config c;
   tfmm_config_defaults(&c);
-  c.device = TFMM_DEVICE_CPU;
+  c.device = DEVICE;
   c.eps = 0;
   c.theta = 0.6;
   c.order = 4;
@@ -92,6 +101,7 @@ typedef struct group_case {
 } group_case;
 
 static group_case run_case(size_t n, test_layout layout, int leaf) {
+  REQUIRE_DEVICE();
   group_case c = {test_fresh_seed(), n, {0}, malloc(n * sizeof(double))};
   test_bodies b = test_bodies_make(n, layout, c.seed);
   double *acc = malloc(3 * n * sizeof *acc);

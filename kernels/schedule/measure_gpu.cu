@@ -107,6 +107,7 @@ tfmm_status measure(tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair,
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
                           "gpu schedule: measure before a tree was built");
   const size_t m = k + TFMM_MEASURE_WATCH_PARTS * each;
+  s->measure_slots = m; /* the layout measure_group reads again */
   const int64_t nleaves = t->nleaves;
   /* The results of the evaluation just made (finish: the caller's device
    * arrays or the RESULT buffer, input order) give the watch's keys. */
@@ -164,7 +165,99 @@ tfmm_status measure(tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair,
   return status;
 }
 
+/* The worst group's targets (measure.h, TFMM_MEASURE_GROUP_MAX = G of
+ * them, one block of G threads): the leaf of sorted body sorted[worst]
+ * (the leaves' spans begin and count, begin increasing), its bodies
+ * each up to G, else G stratified along it with the worst body in place
+ * of its stratum's; the G - m slots left repeat the worst body (one tile
+ * of the reference either way). *mb: m, then the leaf's bodies. */
+__global__ void group_targets(const int64_t *sorted, int64_t worst,
+                              int64_t nleaves, const int64_t *begin,
+                              const int32_t *count, uint64_t seed,
+                              int64_t *group, int64_t *mb) {
+  __shared__ int64_t leaf;
+  const int64_t body = sorted[worst];
+  if (threadIdx.x == 0) {
+    int64_t lo = 0, hi = nleaves - 1;
+    while (lo < hi) {
+      const int64_t mid = lo + (hi - lo + 1) / 2;
+      if (begin[mid] <= body)
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    leaf = lo;
+  }
+  __syncthreads();
+  const size_t c = (size_t)count[leaf];
+  const size_t G = TFMM_MEASURE_GROUP_MAX, m = c < G ? c : G;
+  const int64_t mine = body - begin[leaf];
+  const size_t j = threadIdx.x;
+  if (j == 0) {
+    mb[0] = (int64_t)m;
+    mb[1] = (int64_t)c;
+  }
+  int64_t pick = mine;
+  if (j < m) {
+    pick = tfmm_measure_stratum(c, m, seed, j);
+    const int64_t lo = (int64_t)((double)j * (double)c / (double)m);
+    const int64_t hi = (int64_t)((double)(j + 1) * (double)c / (double)m);
+    if (lo <= mine && mine < hi)
+      pick = mine;
+  }
+  group[j] = begin[leaf] + pick;
+}
+
+tfmm_status measure_group(tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair,
+                          int fast, size_t worst, uint64_t seed,
+                          const double *d_acc, void *h_block, tfmm_error *err) {
+  State *s = pl->state;
+  const tfmm_tree_gpu *t = &pl->base.tree;
+  cudaStream_t st = stream_of(pl);
+  const int64_t nleaves = t->nleaves;
+  const size_t G = TFMM_MEASURE_GROUP_MAX;
+  if (nleaves < 1 || s->buf[State::MEASURE_TARGETS].p == nullptr)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "gpu schedule: the group measured before its sample");
+  /* The sample's sorted indices and the leaves' spans, as measure left
+   * them in MEASURE_TARGETS (its layout). */
+  char *base = (char *)s->buf[State::MEASURE_TARGETS].p;
+  const size_t m = s->measure_slots;
+  const int64_t *d_sorted = (const int64_t *)base;
+  const int64_t *d_begin = (const int64_t *)(base + up(m * sizeof(int64_t)));
+  const int32_t *d_count =
+      (const int32_t *)(base + up(m * sizeof(int64_t)) +
+                        up((size_t)nleaves * sizeof(int64_t)));
+  /* MEASURE_OUT: the host block (7 G + 2 words), then the G targets. */
+  const size_t block_bytes = (7 * G + 2) * sizeof(int64_t);
+  CHECK(reserve(s, State::MEASURE_OUT, block_bytes + G * sizeof(int64_t), err));
+  int64_t *d_input = at<int64_t>(s, State::MEASURE_OUT);
+  double *d_exact = (double *)(d_input + G), *d_got = d_exact + 3 * G;
+  int64_t *d_mb = (int64_t *)(d_got + 3 * G);
+  int64_t *d_group = d_mb + 2;
+  group_targets<<<1, (unsigned)G, 0, st>>>(
+      d_sorted, (int64_t)worst, nleaves, d_begin, d_count, seed, d_group, d_mb);
+  TRY(cudaGetLastError());
+  gather_sample<<<1, (unsigned)G, 0, st>>>((int64_t)G, d_group, t->d_order,
+                                           d_acc, d_input, d_got);
+  TRY(cudaGetLastError());
+  tfmm_status status = sums(pl, pair, fast, G, d_group, d_exact, d_input,
+                            h_block, block_bytes, err);
+  if (status == TFMM_ERR_NONFINITE && fast)
+    status = sums(pl, pair, 0, G, d_group, d_exact, d_input, h_block,
+                  block_bytes, err);
+  return status;
+}
+
 } // namespace
+
+extern "C" tfmm_status tfmm_pipeline_gpu_measure_group(
+    tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair, int fast, size_t worst,
+    uint64_t seed, const double *d_acc, void *h_block, tfmm_error *err) {
+  return entered(pl, pl->base.gpu, err, [&] {
+    return measure_group(pl, pair, fast, worst, seed, d_acc, h_block, err);
+  });
+}
 
 extern "C" tfmm_status
 tfmm_pipeline_gpu_measure(tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair,

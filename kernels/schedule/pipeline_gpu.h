@@ -239,6 +239,18 @@ tfmm_status tfmm_pipeline_gpu_measure(tfmm_pipeline_gpu *pl,
                                       const double *d_acc, void *h_block,
                                       tfmm_error *err);
 
+/* The worst group of the sample tfmm_pipeline_gpu_measure just drew
+ * (measure.h): the bodies of the leaf holding its slot worst, each up to
+ * G = TFMM_MEASURE_GROUP_MAX, else G stratified along the leaf with that
+ * body among them (seed); their exact accelerations as there, to h_block
+ * of 7 G + 2 words: int64 input[G], double exact[3 G], double got[3 G],
+ * int64 m (the slots that count: [0, m)), int64 the leaf's bodies. Waits. */
+tfmm_status tfmm_pipeline_gpu_measure_group(tfmm_pipeline_gpu *pl,
+                                            const tfmm_pair_params *pair,
+                                            int fast, size_t worst,
+                                            uint64_t seed, const double *d_acc,
+                                            void *h_block, tfmm_error *err);
+
 /* The near field's work items and splits of the last evaluation, copied
  * to the host (malloc'd; free them) with their sizes in *sz: what the
  * tests compare with the CPU's rule (p2p_gpu.h). */

@@ -83,6 +83,7 @@ struct tfmm_pipeline_gpu_state {
                                             device, or NULL: every body */
   int64_t target_cells = 0; /* cells holding a target (with active) */
   int soft_order = -1;      /* the order of SOFT_M's multipoles, or -1: none */
+  size_t measure_slots = 0; /* the last sample's m (measure_gpu.cu) */
   size_t uploaded = 0;      /* bodies in the tree's buffer (upload), or 0 */
   /* Between finish and download: where the results are and go. */
   int finished = 0;

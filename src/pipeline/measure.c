@@ -378,6 +378,43 @@ tfmm_status tfmm_stage_measure(tfmm_eval *e) {
   return st;
 }
 
+/* The worst group on the device (tfmm_pipeline_gpu_measure_group) after
+ * the sample whose slot worst held the largest error; f takes the exact
+ * sums to the results' units. */
+static tfmm_status gpu_group(tfmm_eval *e, const tfmm_pair_params *pair,
+                             int fast, size_t worst, int on_device, double f,
+                             double t0) {
+  enum { G = TFMM_MEASURE_GROUP_MAX };
+  int64_t *block = malloc((7 * G + 2) * sizeof *block);
+  double *err = malloc(G * sizeof *err);
+  tfmm_status st = TFMM_OK;
+  if (block == NULL || err == NULL)
+    st = tfmm_error_set(e->err, TFMM_ERR_NO_MEMORY,
+                        "no memory to measure the error at %d bodies", G);
+  else
+    st = tfmm_pipeline_gpu_measure_group(
+        &e->w->gpu, pair, fast, worst, ~e->measure_seed ^ 0x9e3779b97f4a7c15ull,
+        on_device ? e->acc : NULL, block, e->err);
+  if (st == TFMM_OK) {
+    const int64_t *input = block;
+    double *exact = (double *)(block + G), *got = (double *)(block + 4 * G);
+    const size_t m = (size_t)block[7 * G], bodies = (size_t)block[7 * G + 1];
+    for (size_t j = 0; j < m; j++) {
+      for (int d = 0; d < 3; d++) {
+        exact[3 * j + d] *= f;
+        if (!on_device)
+          got[3 * j + d] = e->acc[3 * input[j] + d];
+      }
+      err[j] = tfmm_measure_relative(got + 3 * j, exact + 3 * j);
+    }
+    tfmm_measure_group_judge(m, bodies, err, e->stats);
+    e->stats->error.time = tfmm_wtime() - t0;
+  }
+  free(block);
+  free(err);
+  return st;
+}
+
 tfmm_status tfmm_stage_gpu_measure(tfmm_eval *e) {
   if (!measures(e))
     return TFMM_OK;
@@ -422,7 +459,8 @@ tfmm_status tfmm_stage_gpu_measure(tfmm_eval *e) {
         if (!on_device)
           s.got[3 * j + d] = e->acc[3 * s.input[j] + d];
       }
-    finish(e, &s, t0);
+    const size_t worst = finish(e, &s, t0);
+    st = gpu_group(e, &pair, fast, worst, on_device, f, t0);
   }
   free(block);
   free(errs);
