@@ -6,15 +6,22 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The temporary being written, for the signal handler: an interrupted run
- * must not leave it behind either. One output file at a time. */
-static char *volatile pending_tmp;
+/* The temporaries being written, for the signal handler: an interrupted
+ * run must not leave them behind either. A run's writer thread may write
+ * one while the file before it is synced and renamed (snapshot_writer.c):
+ * a few at a time, registered under the lock; the handler only reads the
+ * slots. The signals are watched while any is registered. */
+enum { PENDING_MAX = 8 };
+static char *volatile pending_tmp[PENDING_MAX];
+static int watchers;
+static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const int watched[] = {SIGINT, SIGTERM, SIGHUP};
 #define WATCHED (sizeof watched / sizeof watched[0])
@@ -49,34 +56,53 @@ static int pass_on(int sig) {
 static void on_signal(int sig) {
   if (pass_on(sig))
     return;
-  char *tmp = pending_tmp;
-  if (tmp != NULL)
-    unlink(tmp); /* async-signal-safe */
+  for (int k = 0; k < PENDING_MAX; k++) {
+    char *tmp = pending_tmp[k];
+    if (tmp != NULL)
+      unlink(tmp); /* async-signal-safe */
+  }
   signal(sig, SIG_DFL);
   raise(sig);
 }
 
 /* Removes tmp if a signal ends the program. A signal the caller ignores
- * (nohup ignores SIGHUP) stays ignored. */
-static void watch_signals(char *tmp) {
-  pending_tmp = tmp;
-  for (size_t k = 0; k < WATCHED; k++) {
-    sigaction(watched[k], NULL, &saved[k]);
-    if (saved[k].sa_handler == SIG_IGN)
-      continue;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(watched[k], &sa, NULL);
-  }
+ * (nohup ignores SIGHUP) stays ignored. The slot taken, 1-based (0: all
+ * taken, the temporary then not removed on a signal; a later run sweeps
+ * it, atomic_file_temporary_base). */
+static int watch_signals(char *tmp) {
+  pthread_mutex_lock(&pending_lock);
+  int slot = 0;
+  for (int k = 0; k < PENDING_MAX && slot == 0; k++)
+    if (pending_tmp[k] == NULL) {
+      pending_tmp[k] = tmp;
+      slot = k + 1;
+    }
+  if (slot != 0 && watchers++ == 0)
+    for (size_t k = 0; k < WATCHED; k++) {
+      sigaction(watched[k], NULL, &saved[k]);
+      if (saved[k].sa_handler == SIG_IGN)
+        continue;
+      struct sigaction sa;
+      memset(&sa, 0, sizeof sa);
+      sa.sa_handler = on_signal;
+      sigemptyset(&sa.sa_mask);
+      sigaction(watched[k], &sa, NULL);
+    }
+  pthread_mutex_unlock(&pending_lock);
+  return slot;
 }
 
-/* Gives the signals back their dispositions from before watch_signals. */
-static void unwatch_signals(void) {
-  for (size_t k = 0; k < WATCHED; k++)
-    sigaction(watched[k], &saved[k], NULL);
-  pending_tmp = NULL;
+/* Frees the slot; the last gives the signals back their dispositions
+ * from before the first watch_signals. */
+static void unwatch_signals(int slot) {
+  if (slot == 0)
+    return;
+  pthread_mutex_lock(&pending_lock);
+  pending_tmp[slot - 1] = NULL;
+  if (--watchers == 0)
+    for (size_t k = 0; k < WATCHED; k++)
+      sigaction(watched[k], &saved[k], NULL);
+  pthread_mutex_unlock(&pending_lock);
 }
 
 /* "<dir>/.<name>.tmp-XXXXXX" next to path, so that rename stays within one
@@ -286,7 +312,7 @@ int atomic_file_open(atomic_file *af, const char *path) {
   /* From here on tmp exists, and discard removes it. */
   af->tmp_path = tmp;
   set_default_mode(fd);
-  watch_signals(tmp);
+  af->watch = watch_signals(tmp);
   af->fp = fdopen(fd, "w");
   if (af->fp == NULL) {
     cli_error("%s: cannot open: %s", tmp, strerror(errno));
@@ -392,7 +418,8 @@ int atomic_file_commit(atomic_file *af) {
     atomic_file_discard(af);
     return 0;
   }
-  unwatch_signals();
+  unwatch_signals(af->watch);
+  af->watch = 0;
   free(af->tmp_path);
   af->tmp_path = NULL;
   sync_directory(af->path);
@@ -407,7 +434,8 @@ void atomic_file_discard(atomic_file *af) {
   af->fp = NULL;
   if (af->tmp_path != NULL && !af->direct) {
     unlink(af->tmp_path);
-    unwatch_signals();
+    unwatch_signals(af->watch);
+    af->watch = 0;
   }
   free(af->tmp_path);
   af->tmp_path = NULL;

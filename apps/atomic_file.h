@@ -29,6 +29,7 @@ typedef struct atomic_file {
    * written through; NULL after commit or discard. */
   char *tmp_path;
   int direct; /* written through: no temporary, no rename */
+  int watch;  /* its slot among the temporaries removed on a signal */
 } atomic_file;
 
 /* Creates the temporary (or opens a special file for writing). Prints
@@ -44,7 +45,10 @@ int atomic_file_open(atomic_file *af, const char *path);
 int atomic_file_check(const char *flag, const char *path);
 
 /* Flushes, syncs and renames the temporary over the destination. Prints
- * what is wrong, removes the temporary and returns 0 on failure. */
+ * what is wrong, removes the temporary and returns 0 on failure. A thread
+ * other than the one that opened a file may commit or discard it, and
+ * several may be open at a time (a run's snapshot is synced while the
+ * next one is written). */
 int atomic_file_commit(atomic_file *af);
 
 /* Closes and removes the temporary; harmless after commit or on a zeroed

@@ -523,7 +523,8 @@ int run_state_make_sim(run_state *s, const run_options *ro, tfmm_sim **sim) {
 int run_state_write_saved(const tfmm_sim_state *sp, int clock,
                           const run_options *ro, const char *path,
                           const snapshot_attr *params, size_t nparams,
-                          int checkpoint, const char *device) {
+                          int checkpoint, const char *device,
+                          atomic_file *uncommitted) {
   const tfmm_sim_state s = *sp;
   char step[32], t0[32], e0[32], ticks[32], tick[32];
   snprintf(step, sizeof step, "%" PRId64, s.step);
@@ -572,5 +573,7 @@ int run_state_write_saved(const tfmm_sim_state *sp, int clock,
                          .units = ro->units,
                          .G = ro->sc.cfg.G,
                          .output = checkpoint ? NULL : &ro->output};
-  return snapshot_write(path, &snap);
+  return uncommitted != NULL
+             ? snapshot_write_uncommitted(path, &snap, uncommitted)
+             : snapshot_write(path, &snap);
 }

@@ -71,11 +71,13 @@ int run_state_make_sim(run_state *s, const run_options *ro, tfmm_sim **sim);
  * ro gives the units and G, and for a snapshot (not a checkpoint) its
  * fields, precision and compression. Atomic; prints what is wrong and
  * returns 0. Touches no sim, so that a thread may write while the sim
- * steps on. */
+ * steps on. uncommitted: NULL, or where the file is left written but not
+ * yet synced and renamed (snapshot_write_uncommitted). */
 int run_state_write_saved(const tfmm_sim_state *s, int clock,
                           const run_options *ro, const char *path,
                           const snapshot_attr *params, size_t nparams,
-                          int checkpoint, const char *device);
+                          int checkpoint, const char *device,
+                          atomic_file *uncommitted);
 
 void run_state_free(run_state *s);
 

@@ -139,26 +139,33 @@ static void from_library(tfmm_snapshot *t, snapshot *out) {
   tfmm_snapshot_free(t);
 }
 
-int snapshot_write(const char *path, const snapshot *s) {
+int snapshot_write_uncommitted(const char *path, const snapshot *s,
+                               atomic_file *af) {
   const tfmm_snapshot t = to_library(s);
   char message[MESSAGE_SIZE];
+  memset(af, 0, sizeof *af);
   if (tfmm_snapshot_check(path, &t, message, sizeof message) != TFMM_OK) {
     print_message(message);
     return 0;
   }
   /* atomic_file makes the temporary (removed on a signal too) and, once
-   * the library has written and closed it, syncs it through its own
-   * descriptor (the same inode), renames it and syncs the directory. */
-  atomic_file af;
-  if (!atomic_file_open(&af, path))
+   * the library has written and closed it, atomic_file_commit syncs it
+   * through its own descriptor (the same inode), renames it and syncs the
+   * directory. */
+  if (!atomic_file_open(af, path))
     return 0;
-  if (tfmm_snapshot_write_file(path, af.tmp_path, &t, s->output, message,
+  if (tfmm_snapshot_write_file(path, af->tmp_path, &t, s->output, message,
                                sizeof message) != TFMM_OK) {
     print_message(message);
-    atomic_file_discard(&af);
+    atomic_file_discard(af);
     return 0;
   }
-  return atomic_file_commit(&af);
+  return 1;
+}
+
+int snapshot_write(const char *path, const snapshot *s) {
+  atomic_file af;
+  return snapshot_write_uncommitted(path, s, &af) && atomic_file_commit(&af);
 }
 
 /* Reads path with the library, an HDF5 file in a child process

@@ -8,6 +8,7 @@
 #ifndef TFMM_SNAPSHOT_H
 #define TFMM_SNAPSHOT_H
 
+#include "atomic_file.h"
 #include "units.h"
 
 #include "tilefmm.h"
@@ -76,6 +77,13 @@ typedef struct snapshot {
  * atomic_file. Prints "tilefmm: PATH: what is wrong" and returns 0 on
  * failure (path untouched, no temporary left), else 1. */
 int snapshot_write(const char *path, const snapshot *s);
+
+/* snapshot_write up to the commit: s written to a temporary beside path,
+ * closed, which atomic_file_commit(af) syncs and renames over path (from
+ * any thread; atomic_file_discard abandons it). On failure, printed as
+ * snapshot_write, nothing is left and 0 is returned. */
+int snapshot_write_uncommitted(const char *path, const snapshot *s,
+                               atomic_file *af);
 
 /* Reads the HDF5 snapshot path into out (zeroed first; release with
  * snapshot_free, also after a failure): the whole file, as tilefmm's

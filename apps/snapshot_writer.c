@@ -10,17 +10,75 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* One write's thread: the thread of the write before it, which it joins
+ * before its own files take their names, and its result. */
+typedef struct write_job {
+  snapshot_writer *w;
+  int has_before;
+  pthread_t before;
+  int ok;
+} write_job;
+
+/* The thread before job's, joined once: its result and all before it. */
+static int join_before(write_job *job) {
+  if (!job->has_before)
+    return 1;
+  job->has_before = 0;
+  void *ret = NULL;
+  pthread_join(job->before, &ret);
+  write_job *b = ret;
+  const int ok = b != NULL && b->ok;
+  free(b);
+  return ok;
+}
+
+/* A file written, synced and renamed in order (after every file before
+ * it); failures noted on the writer at once. */
+static int commit(write_job *job, atomic_file *af, int written) {
+  int ok = join_before(job);
+  if (written)
+    ok = atomic_file_commit(af) && ok;
+  return ok;
+}
+
 /* The snapshot, then the checkpoint; each is tried, either failing fails
- * the job (each prints why). */
+ * the job (each prints why). The data are written to temporaries; then
+ * the main thread may take the next state (w->writing cleared), while
+ * this thread syncs and renames them, after the write before: the sync,
+ * the disk's share, overlaps the next steps and the next write. A
+ * checkpoint follows its step's snapshot on disk: the snapshot is synced
+ * and renamed before the checkpoint is written. After w->writing is
+ * cleared the thread touches only w->lock and w->failed. */
 static void *write_thread(void *arg) {
-  snapshot_writer *w = arg;
-  w->ok = w->path == NULL || run_state_write_saved(&w->state, 0, w->ro, w->path,
-                                                   w->all, w->nall, 0, NULL);
-  if (w->checkpoint != NULL &&
-      !run_state_write_saved(&w->taken, w->clock, w->ro, w->checkpoint,
-                             w->params, w->nparams, 1, w->device))
-    w->ok = 0;
-  return NULL;
+  write_job *job = arg;
+  snapshot_writer *w = job->w;
+  atomic_file snap = {0}, cp = {0};
+  int snap_written = 0, cp_written = 0, ok = 1;
+  if (w->path != NULL) {
+    snap_written = run_state_write_saved(&w->state, 0, w->ro, w->path, w->all,
+                                         w->nall, 0, NULL, &snap);
+    ok = snap_written;
+  }
+  if (w->checkpoint != NULL) {
+    ok = commit(job, &snap, snap_written) && ok;
+    snap_written = 0;
+    cp_written =
+        run_state_write_saved(&w->taken, w->clock, w->ro, w->checkpoint,
+                              w->params, w->nparams, 1, w->device, &cp);
+    ok = cp_written && ok;
+  }
+  pthread_mutex_lock(&w->lock);
+  w->writing = 0;
+  w->failed |= !ok;
+  pthread_cond_signal(&w->written);
+  pthread_mutex_unlock(&w->lock);
+  ok = commit(job, &snap, snap_written) && ok;
+  ok = commit(job, &cp, cp_written) && ok;
+  pthread_mutex_lock(&w->lock);
+  w->failed |= !ok;
+  pthread_mutex_unlock(&w->lock);
+  job->ok = ok;
+  return job;
 }
 
 /* The job's files, freed. */
@@ -120,16 +178,38 @@ static void free_predicted(snapshot_writer *w) {
   w->pos_at = w->vel_at = NULL;
 }
 
-/* Waits for the thread, if one writes. */
-static int join(snapshot_writer *w) {
-  if (!w->running)
-    return 1;
-  pthread_join(w->thread, NULL);
+/* Waits until the thread has written its files' data (their syncs may
+ * go on), and frees what it read. */
+static void wait_written(snapshot_writer *w) {
+  if (!w->synced)
+    return;
+  pthread_mutex_lock(&w->lock);
+  while (w->writing)
+    pthread_cond_wait(&w->written, &w->lock);
+  pthread_mutex_unlock(&w->lock);
   free_predicted(w);
-  w->running = 0;
   free_paths(w);
   run_ranks_free(&w->ranks);
-  return w->ok;
+}
+
+/* Waits for every write, its sync and rename included. */
+static int join(snapshot_writer *w) {
+  wait_written(w);
+  if (!w->running)
+    return 1;
+  write_job last = {.has_before = 1, .before = w->thread};
+  w->running = 0;
+  return join_before(&last);
+}
+
+/* No write has failed so far. */
+static int none_failed(snapshot_writer *w) {
+  if (!w->synced)
+    return 1;
+  pthread_mutex_lock(&w->lock);
+  const int ok = !w->failed;
+  pthread_mutex_unlock(&w->lock);
+  return ok;
 }
 
 int snapshot_writer_hand_off(snapshot_writer *w) {
@@ -160,14 +240,29 @@ int snapshot_writer_hand_off(snapshot_writer *w) {
       run_ranks_free(&w->ranks);
       return mpi_cli_agree(0);
     }
-    w->running = 1;
-    if (pthread_create(&w->thread, NULL, write_thread, w) != 0) {
-      w->running = 0; /* no thread: write it here */
-      write_thread(w);
+    if (!w->synced) {
+      pthread_mutex_init(&w->lock, NULL);
+      pthread_cond_init(&w->written, NULL);
+      w->synced = 1;
+    }
+    write_job *job = malloc(sizeof *job);
+    if (job == NULL) {
+      cli_error("%s: out of memory", name);
       free_predicted(w);
       free_paths(w);
       run_ranks_free(&w->ranks);
-      ok = w->ok;
+      return mpi_cli_agree(0);
+    }
+    *job = (write_job){.w = w, .has_before = w->running, .before = w->thread};
+    w->writing = 1;
+    w->with_checkpoint = w->checkpoint != NULL;
+    w->running = 1;
+    if (pthread_create(&w->thread, NULL, write_thread, job) != 0) {
+      w->running = 0; /* no thread: written here, the one before joined */
+      write_thread(job);
+      ok = job->ok;
+      free(job);
+      wait_written(w);
     }
   }
   return mpi_cli_agree(ok);
@@ -176,11 +271,34 @@ int snapshot_writer_hand_off(snapshot_writer *w) {
 int snapshot_writer_finish(snapshot_writer *w) {
   const int handed = snapshot_writer_hand_off(w);
   /* Rank 0's write is every rank's result. */
-  const int ok = mpi_cli_agree(join(w) && handed);
+  const int ok = mpi_cli_agree(join(w) && none_failed(w) && handed);
   free(w->all);
   w->all = NULL;
   w->nall = 0;
+  if (w->synced) {
+    pthread_mutex_destroy(&w->lock);
+    pthread_cond_destroy(&w->written);
+    w->synced = 0;
+    w->failed = 0;
+  }
   return ok;
+}
+
+/* Before a state is taken: the one taken before handed off and its data
+ * written (the state's copy is then free); after a write with a
+ * checkpoint, every file before on disk (a run killed later finds the
+ * checkpoint and the snapshots before it in place). Returns 0 when a
+ * write has failed. */
+static int settle(snapshot_writer *w) {
+  const int handed = snapshot_writer_hand_off(w);
+  int ok = 1;
+  if (w->with_checkpoint) {
+    ok = join(w);
+    w->with_checkpoint = 0;
+  } else {
+    wait_written(w);
+  }
+  return mpi_cli_agree(ok && none_failed(w) && handed);
 }
 
 int snapshot_writer_begin_at(snapshot_writer *w, char *path, double at) {
@@ -194,7 +312,7 @@ int snapshot_writer_begin_at(snapshot_writer *w, char *path, double at) {
  * snapshot to path (for_snapshot), else for a checkpoint alone (path
  * NULL). */
 static int take(snapshot_writer *w, char *path, int for_snapshot) {
-  const int before = snapshot_writer_finish(w);
+  const int before = settle(w);
   w->at_given = 0;
   if (!mpi_cli_agree((path != NULL || !for_snapshot) && gather_params(w))) {
     free(path);

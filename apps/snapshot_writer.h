@@ -2,10 +2,15 @@
  * on: the state is taken with tfmm_sim_save_begin (on the GPU, copied out
  * on a stream of its own during the next step), handed after that step to
  * a thread that writes the HDF5 files (the snapshot, then the checkpoint
- * when one is due at the same step: one state for both), and waited for
- * before the next state is taken, before any other HDF5 file is written
- * (the HDF5 library is not thread-safe) and at the end. At most one state
- * is in flight. Under mpirun every rank
+ * when one is due at the same step: one state for both) to temporaries,
+ * and waited for, up to the end of that writing, before the next state is
+ * taken and before any other HDF5 file is written (the HDF5 library is not
+ * thread-safe). The thread then syncs and renames its files, while the
+ * steps and the next write go on: the files take their names in order,
+ * each whole on disk (fsync) before its name, and a checkpoint after its
+ * step's snapshot; after a write with a checkpoint, the next state is
+ * taken only once every file is in place. At most one state is in
+ * flight; at the end every write is waited for. Under mpirun every rank
  * takes its state and hands it to rank 0 (run_ranks_gather), whose thread
  * writes every body; the calls are collective and their results every
  * rank's. */
@@ -30,8 +35,13 @@ typedef struct snapshot_writer {
   char *path;       /* its snapshot's file, or NULL (a checkpoint alone) */
   char *checkpoint; /* its checkpoint's file, or NULL */
   int clock;        /* the checkpoint holds the clock of individual steps */
-  int running;      /* the thread writes path */
-  int ok;           /* the thread's result */
+  /* The latest write's thread (each joins the one before); its data
+   * being written (cleared by the thread, under lock, signalling
+   * written); a write failed; the latest write had a checkpoint; lock
+   * and written made (synced). */
+  int running, writing, failed, with_checkpoint, synced;
+  pthread_mutex_t lock;
+  pthread_cond_t written;
   /* The setting of the latest evaluation and the last error measured
    * (snapshot_writer_note), written into each snapshot's /Parameters as
    * Measured:* (text kept in measured_text, the whole list in all); the

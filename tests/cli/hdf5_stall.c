@@ -2,11 +2,14 @@
  * tool by test_run_stop.c: a write into a file whose name holds
  * $TFMM_HDF5_STALL creates the file $TFMM_HDF5_STALL_MARK and then waits
  * for ever, so that the test can kill the run in the middle of that
- * file's write; every other write is libhdf5's own. */
+ * file's write; every other write is libhdf5's own. And for fsync: the
+ * sync of a file whose name holds $TFMM_FSYNC_STALL waits for ever (a
+ * disk that never finishes); every other is the C library's. */
 #define _GNU_SOURCE
 #include <hdf5.h>
 
 #include <dlfcn.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,4 +43,22 @@ herr_t H5Dwrite_chunk(hid_t set, hid_t transfer, uint32_t filters,
   herr_t (*real)(hid_t, hid_t, uint32_t, const hsize_t *, size_t, const void *);
   *(void **)&real = dlsym(RTLD_NEXT, "H5Dwrite_chunk");
   return real(set, transfer, filters, offset, size, buf);
+}
+
+int fsync(int fd) {
+  const char *want = getenv("TFMM_FSYNC_STALL");
+  if (want != NULL && want[0] != '\0') {
+    char link[64], name[PATH_MAX];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    const ssize_t len = readlink(link, name, sizeof name - 1);
+    if (len > 0) {
+      name[len] = '\0';
+      if (strstr(name, want) != NULL)
+        for (;;)
+          pause();
+    }
+  }
+  int (*real)(int);
+  *(void **)&real = dlsym(RTLD_NEXT, "fsync");
+  return real(fd);
 }

@@ -146,7 +146,8 @@ TestSuite(run_kill, .init = scratch_make, .fini = scratch_remove);
  * (SIGKILL: nothing of the tool runs after) and returns. Skips where the
  * preload cannot take: no library (a build tree moved elsewhere), or a
  * run that ended on its own (libhdf5 linked statically). */
-static void kill_mid_write(const char *command, const char *stall) {
+static void kill_mid_write_with(const char *env, const char *command,
+                                const char *stall) {
   if (access(TFMM_HDF5_STALL, R_OK) != 0)
     cr_skip_test("no %s", TFMM_HDF5_STALL);
   /* scripts/sanitize: the preload comes before ASan's runtime, which ASan
@@ -158,24 +159,36 @@ static void kill_mid_write(const char *command, const char *stall) {
 #endif
   char cmd[4096];
   snprintf(cmd, sizeof cmd,
-           "%sTFMM_HDF5_STALL=%s TFMM_HDF5_STALL_MARK=%s LD_PRELOAD=%s %s "
+           "%s%s TFMM_HDF5_STALL=%s TFMM_HDF5_STALL_MARK=%s LD_PRELOAD=%s %s "
            ">%s 2>%s & pid=$!; i=0; while [ $i -lt 1200 ] && [ ! -e %s ] && "
            "kill -0 $pid 2>/dev/null; do sleep 0.05; i=$((i + 1)); done; "
            "kill -KILL $pid 2>/dev/null; { wait $pid; } 2>/dev/null; "
-           "[ -e %s ]",
-           asan, stall, sp("mark"), TFMM_HDF5_STALL, command, sp("stdout.txt"),
-           sp("stderr.txt"), sp("mark"), sp("mark"));
+           "rc=$?; [ -e %s ] && exit 0; [ $rc -eq 137 ] && exit 3; exit 4",
+           asan, env, stall, sp("mark"), TFMM_HDF5_STALL, command,
+           sp("stdout.txt"), sp("stderr.txt"), sp("mark"), sp("mark"));
+  /* 0: the write began; 3: killed before it began (the run waited);
+   * 4: the run ended on its own. */
   const int status = system(cmd);
   if (status != 0) {
     char *err = read_text("stderr.txt");
-    const int ended = err != NULL && strstr(err, "ERROR") == NULL &&
+    const int ended = WIFEXITED(status) && WEXITSTATUS(status) == 4 &&
+                      err != NULL && strstr(err, "ERROR") == NULL &&
                       strstr(err, "error") == NULL;
     free(err);
     if (ended)
       cr_skip_test("the writes could not be held (libhdf5 linked "
                    "statically?)");
-    cr_assert_fail("the write of %s never began; see stderr.txt", stall);
+    cr_assert_fail("the write of %s never began (the run %s); see "
+                   "stderr.txt",
+                   stall,
+                   WIFEXITED(status) && WEXITSTATUS(status) == 3
+                       ? "was still waiting after 60 s"
+                       : "ended");
   }
+}
+
+static void kill_mid_write(const char *command, const char *stall) {
+  kill_mid_write_with("", command, stall);
 }
 
 /* The checkpoint is step 10's: the bodies of snapshot_0001 (step 10),
@@ -234,4 +247,25 @@ Test(run_kill, in_a_checkpoint_write, .timeout = 300) {
             "snapshot 2 is written before the checkpoint of its step");
   assert_checkpoint_of_step_10();
   assert_restart_is_straight(KILL_RUN, "30");
+}
+
+/* A snapshot's sync overlaps the next snapshot's write: with the sync of
+ * snapshot 1 held for ever (a disk that never finishes), the run still
+ * steps on and writes snapshot 2 (where it is killed); snapshot 1, never
+ * whole on disk, never took its name, and snapshot 0 is whole. With no
+ * checkpoint between them (one every 100 steps), nothing waits for
+ * snapshot 1's sync before snapshot 2. */
+Test(run_kill, a_sync_overlaps_the_next_write, .timeout = 300) {
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd,
+           "%s run --n 2000 --snapshot-every 10 --checkpoint-every 100 "
+           "--progress off --plots off --steps 30 --out %s",
+           cli_path(), sp("s"));
+  kill_mid_write_with("TFMM_FSYNC_STALL=snapshot_0001", cmd, "snapshot_0002");
+  cr_assert(!exists("s/snapshot_0001.hdf5"),
+            "snapshot 1 took its name before its sync ended");
+  cr_assert(!exists("s/snapshot_0002.hdf5"));
+  snapshot s0 = read_snap("s/snapshot_0000.hdf5");
+  cr_assert_eq(s0.n, 2000);
+  snapshot_free(&s0);
 }
