@@ -591,7 +591,8 @@ static void print_time_note(FILE *fp, const char *name, double seconds,
 }
 
 /* The near and far fields measured apart, and how long they overlapped:
- * on the GPU the near field runs during the far field. */
+ * on the GPU the near field runs during the far field (the gpu schedule:
+ * two streams from the lists on). */
 static void print_near_far(FILE *fp, const tfmm_stats *s) {
   if (s->schedule == TFMM_SCHEDULE_GPU) {
     print_time_note(fp, "near field", s->near_time,
@@ -599,7 +600,7 @@ static void print_near_far(FILE *fp, const tfmm_stats *s) {
     print_time_note(fp, "far field", s->far_time,
                     "gpu: multipoles, M2L, L2L, L2P, M2P");
     print_time_note(fp, "overlap", s->overlap,
-                    "none: one stream, one stage after the other");
+                    "near and far fields both running, two streams");
     return;
   }
   const int gpu = s->near_device == TFMM_DEVICE_GPU;

@@ -78,8 +78,9 @@ tfmm_status tfmm_pipeline_gpu_near(tfmm_pipeline_gpu *pl,
 
 tfmm_status tfmm_pipeline_gpu_far(tfmm_pipeline_gpu *pl, int p,
                                   const tfmm_pipeline_gpu_kernel *kernel,
-                                  int fmm, int far, tfmm_error *err) {
-  (void)pl, (void)p, (void)kernel, (void)fmm, (void)far;
+                                  int fmm, int far, tfmm_precision precision,
+                                  tfmm_error *err) {
+  (void)pl, (void)p, (void)kernel, (void)fmm, (void)far, (void)precision;
   return none(err);
 }
 

@@ -43,17 +43,23 @@ tfmm_status mark(tfmm_pipeline_gpu *pl, int k, tfmm_error *err) {
 }
 
 /* The upward pass runs on a stream of its own beside the lists (which
- * need only the tree's cells, and wait on the host once a round): the
- * solve stream waits for it before the far field reads M, and before the
- * next evaluation replaces the tree it reads. */
+ * need only the tree's cells, and wait on the host once a round), and the
+ * far field after it on the same stream beside the near field (which
+ * waits on the host once too): the solve stream waits for the far field
+ * before it combines the two, and for the whole stream before the next
+ * evaluation replaces the tree they read. */
 cudaStream_t upward_stream(tfmm_pipeline_gpu *pl) {
   return (cudaStream_t)tfmm_gpu_stream(pl->base.gpu, TFMM_STREAM_UPWARD);
 }
 
+/* The solve stream waits for everything enqueued on the upward stream
+ * (the upward pass, and the far field beside the near field). */
 tfmm_status join_upward(tfmm_pipeline_gpu *pl, tfmm_error *err) {
   State *s = pl->state;
-  if (s->recorded[State::EV_UPWARD])
-    TRY(cudaStreamWaitEvent(stream_of(pl), s->ev[State::EV_UPWARD], 0));
+  if (!s->recorded[State::EV_UPWARD])
+    return TFMM_OK;
+  CHECK(mark_on(pl, State::EV_SIDE, upward_stream(pl), err));
+  TRY(cudaStreamWaitEvent(stream_of(pl), s->ev[State::EV_SIDE], 0));
   return TFMM_OK;
 }
 
@@ -89,6 +95,22 @@ tfmm_status stage_lent(tfmm_pipeline_gpu *pl, Lent *a, void **near_out,
   a->count = tfmm_traverse_gpu_spare(&pl->lists, a->r);
   return take(pl->state, a, State::NEAR_OUT, pl->state->near_out_bytes,
               near_out, err);
+}
+
+/* The near field's lent memory: what follows the far field's when the
+ * far field was enqueued first for these lists (the two then run at
+ * once, in memory apart), else the stage's own. */
+tfmm_status near_lent(tfmm_pipeline_gpu *pl, Lent *a, tfmm_error *err) {
+  State *s = pl->state;
+  if (!s->far_taken || s->far_run != pl->lists.runs)
+    return stage_lent(pl, a, &s->near_out, err);
+  *a = Lent{};
+  a->count = s->far_lent_count;
+  for (int i = 0; i < a->count; i++) {
+    a->r[i] = s->far_lent_r[i];
+    a->used[i] = s->far_lent_used[i];
+  }
+  return TFMM_OK; /* s->near_out placed by the far field's stage_lent */
 }
 
 tfmm_status built(tfmm_pipeline_gpu *pl, tfmm_error *err) {
@@ -177,10 +199,15 @@ tfmm_status near(tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair,
   const int64_t nentries = l->near_count;
   const int f64 = pair->precision == TFMM_PRECISION_DOUBLE;
   const size_t real = f64 ? sizeof(double) : sizeof(float);
+  if (s->far_taken && s->far_run == pl->lists.runs &&
+      (s->precision != pair->precision || s->near_out_bytes != 4 * n * real))
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "gpu schedule: the far field was enqueued for "
+                          "another precision than the near field's");
   s->near_out_bytes = 4 * n * real;
   s->near_run = pl->lists.runs;
   Lent a;
-  CHECK(stage_lent(pl, &a, &s->near_out, err));
+  CHECK(near_lent(pl, &a, err));
   void *body = nullptr;
   double *centre = nullptr, *frame = nullptr;
   int32_t *leaf_begin = nullptr, *position = nullptr, *list_leaf = nullptr,
@@ -292,13 +319,13 @@ tfmm_status far_bodies(tfmm_pipeline_gpu *pl, double **phi, double **grad,
 }
 
 /* The far field with Plummer's kernel in the expansions (soft_far_gpu.h):
- * its multipoles from the upward pass (SOFT_M), L in the lent memory. */
-tfmm_status far_softened(tfmm_pipeline_gpu *pl, int p, double eps, int fmm,
-                         double *phi, double *grad, tfmm_error *err) {
+ * its multipoles from the upward pass (SOFT_M), L in the lent memory a. */
+tfmm_status far_softened(tfmm_pipeline_gpu *pl, Lent *a, int p, double eps,
+                         int fmm, double *phi, double *grad, cudaStream_t st,
+                         tfmm_error *err) {
   State *s = pl->state;
   const tfmm_tree_gpu *t = &pl->base.tree;
   const tfmm_traverse_gpu_lists *l = &pl->lists.lists;
-  cudaStream_t st = stream_of(pl);
   if (s->soft_order != p)
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
                           "gpu schedule: the softened far field of order %d "
@@ -307,11 +334,8 @@ tfmm_status far_softened(tfmm_pipeline_gpu *pl, int p, double eps, int fmm,
   const double *M = at<double>(s, State::SOFT_M);
   TRY(cudaMemsetAsync(phi, 0, 4 * t->n * sizeof(double), st));
   if (fmm) {
-    Lent a;
-    void *near_out = nullptr;
-    CHECK(stage_lent(pl, &a, &near_out, err));
     double *L = nullptr;
-    CHECK(take(s, &a, State::FAR_L,
+    CHECK(take(s, a, State::FAR_L,
                t->ncells * tfmm_soft_far_gpu_size(p) * sizeof(double), &L,
                err));
     CHECK(tfmm_soft_far_gpu_m2l(t, &l->m2l, p, eps, M, L, st, err));
@@ -320,35 +344,29 @@ tfmm_status far_softened(tfmm_pipeline_gpu *pl, int p, double eps, int fmm,
   return tfmm_soft_far_gpu_m2p(t, &l->m2p, p, eps, M, phi, grad, st, err);
 }
 
-tfmm_status far(tfmm_pipeline_gpu *pl, int p,
-                const tfmm_pipeline_gpu_kernel *kernel, int fmm, int far_on,
-                tfmm_error *err) {
+/* The far field's kernels on the upward stream after the multipoles and
+ * the lists, in lent memory of its own (the near field's results placed
+ * first, as every stage places them; the near field then takes what
+ * follows). */
+tfmm_status far_kernels(tfmm_pipeline_gpu *pl, Lent *a, int p,
+                        const tfmm_pipeline_gpu_kernel *kernel, int fmm,
+                        int far_on, cudaStream_t st, tfmm_error *err) {
   State *s = pl->state;
   const tfmm_tree_gpu *t = &pl->base.tree;
   const tfmm_traverse_gpu_lists *l = &pl->lists.lists;
-  cudaStream_t st = stream_of(pl);
   const size_t n = t->n;
-  CHECK(join_upward(pl, err));
-  if (far_on && kernel != nullptr && kernel->softened) {
-    double *phi = nullptr, *grad = nullptr;
-    CHECK(far_bodies(pl, &phi, &grad, err));
-    CHECK(far_softened(pl, p, kernel->eps, fmm, phi, grad, err));
-    return mark(pl, State::EV_FAR, err);
-  }
-  const double *M =
-      (const double *)tfmm_arena_at(pl->base.gpu, TFMM_TREE_GPU_HYBRID_M);
   double *phi = nullptr, *grad = nullptr;
   CHECK(far_bodies(pl, &phi, &grad, err));
+  if (far_on && kernel != nullptr && kernel->softened)
+    return far_softened(pl, a, p, kernel->eps, fmm, phi, grad, st, err);
+  const double *M =
+      (const double *)tfmm_arena_at(pl->base.gpu, TFMM_TREE_GPU_HYBRID_M);
   if (!far_on || !fmm) /* M2P adds; no far field is zero */
     TRY(cudaMemsetAsync(phi, 0, 4 * n * sizeof(double), st));
   if (far_on && fmm) {
     const size_t size = (size_t)(p + 1) * (size_t)(p + 2);
-    Lent a;
-    void *near_out = nullptr;
-    CHECK(stage_lent(pl, &a, &near_out, err));
     double *L = nullptr;
-    CHECK(
-        take(s, &a, State::FAR_L, t->ncells * size * sizeof(double), &L, err));
+    CHECK(take(s, a, State::FAR_L, t->ncells * size * sizeof(double), &L, err));
     /* At a subset, the lanes of the cells that hold a target: they alone
      * have M2L lists (0: the whole tree's). */
     const int lanes = s->active != nullptr
@@ -360,7 +378,7 @@ tfmm_status far(tfmm_pipeline_gpu *pl, int p,
     if (s->precision == TFMM_PRECISION_SINGLE &&
         p <= TFMM_FARFIELD_GPU_FLOAT_ORDER_MAX) {
       float *Ms = nullptr;
-      CHECK(take(s, &a, State::FAR_MS,
+      CHECK(take(s, a, State::FAR_MS,
                  tfmm_farfield_gpu_m2l_float_bytes(t->ncells, p), &Ms, err));
       CHECK(
           tfmm_farfield_gpu_m2l_float(t, &l->m2l, p, lanes, M, Ms, L, st, err));
@@ -372,7 +390,37 @@ tfmm_status far(tfmm_pipeline_gpu *pl, int p,
   }
   if (far_on)
     CHECK(tfmm_farfield_gpu_m2p_fast(t, &l->m2p, p, M, phi, grad, st, err));
-  return mark(pl, State::EV_FAR, err);
+  return TFMM_OK;
+}
+
+tfmm_status far(tfmm_pipeline_gpu *pl, int p,
+                const tfmm_pipeline_gpu_kernel *kernel, int fmm, int far_on,
+                tfmm_precision precision, tfmm_error *err) {
+  State *s = pl->state;
+  const size_t n = pl->base.tree.n;
+  if (!s->recorded[State::EV_LISTS]) /* the upward pass: this stream's */
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "gpu schedule: the far field before the lists");
+  cudaStream_t st = upward_stream(pl);
+  TRY(cudaStreamWaitEvent(st, s->ev[State::EV_LISTS], 0));
+  /* The near field's precision, which the M2L follows and which sizes the
+   * near field's results placed first in the lent memory. */
+  s->precision = precision;
+  s->near_out_bytes =
+      4 * n *
+      (precision == TFMM_PRECISION_DOUBLE ? sizeof(double) : sizeof(float));
+  s->far_taken = 0;
+  Lent a;
+  CHECK(stage_lent(pl, &a, &s->near_out, err));
+  CHECK(far_kernels(pl, &a, p, kernel, fmm, far_on, st, err));
+  s->far_lent_count = a.count;
+  for (int i = 0; i < a.count; i++) {
+    s->far_lent_r[i] = a.r[i];
+    s->far_lent_used[i] = a.used[i];
+  }
+  s->far_run = pl->lists.runs;
+  s->far_taken = 1;
+  return mark_on(pl, State::EV_FAR, st, err);
 }
 
 double elapsed(State *s, int a, int b) {
@@ -396,6 +444,8 @@ tfmm_status finish(tfmm_pipeline_gpu *pl, const tfmm_pipeline_gpu_output *out,
     return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
                           "gpu schedule: the lists were made again after the "
                           "near field");
+  /* The far field ran on the upward stream beside the near field. */
+  TRY(cudaStreamWaitEvent(st, s->ev[State::EV_FAR], 0));
   Lent a;
   void *near_out = nullptr;
   CHECK(stage_lent(pl, &a, &near_out, err));
@@ -453,9 +503,15 @@ tfmm_status download(tfmm_pipeline_gpu *pl, tfmm_pipeline_gpu_times *times,
     times->tree = elapsed(s, State::EV_UPLOADED, State::EV_TREE);
     times->upward = elapsed(s, State::EV_TREE, State::EV_UPWARD);
     times->lists = elapsed(s, State::EV_TREE, State::EV_LISTS);
+    /* The near and far fields both begin after the lists, on two
+     * streams: each its span from there; the finish from the later. */
     times->near = elapsed(s, State::EV_LISTS, State::EV_NEAR);
-    times->far = elapsed(s, State::EV_NEAR, State::EV_FAR);
-    times->finish = elapsed(s, State::EV_FAR, State::EV_END);
+    times->far = elapsed(s, State::EV_LISTS, State::EV_FAR);
+    const double both = times->near > times->far ? times->near : times->far;
+    times->finish = elapsed(s, State::EV_LISTS, State::EV_END) - both;
+    if (times->finish < 0)
+      times->finish = 0;
+    times->overlap = times->near + times->far - both;
   }
   return TFMM_OK;
 }
@@ -624,10 +680,11 @@ extern "C" tfmm_status tfmm_pipeline_gpu_near(tfmm_pipeline_gpu *pl,
 extern "C" tfmm_status
 tfmm_pipeline_gpu_far(tfmm_pipeline_gpu *pl, int p,
                       const tfmm_pipeline_gpu_kernel *kernel, int fmm,
-                      int far_on, tfmm_error *err) {
+                      int far_on, tfmm_precision precision, tfmm_error *err) {
   CHECK(built(pl, err));
-  return entered(pl, pl->base.gpu, err,
-                 [&] { return far(pl, p, kernel, fmm, far_on, err); });
+  return entered(pl, pl->base.gpu, err, [&] {
+    return far(pl, p, kernel, fmm, far_on, precision, err);
+  });
 }
 
 extern "C" tfmm_status

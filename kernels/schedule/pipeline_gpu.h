@@ -69,6 +69,7 @@ typedef struct tfmm_pipeline_gpu {
 /* Milliseconds of each stage on the device (CUDA events). */
 typedef struct tfmm_pipeline_gpu_times {
   double upload, tree, upward, lists, near, far, finish;
+  double overlap; /* of near and far, which run at once */
 } tfmm_pipeline_gpu_times;
 
 /* The n bodies (checked by the caller) into the tree's buffer on gpu's
@@ -153,10 +154,13 @@ tfmm_status tfmm_pipeline_gpu_near(tfmm_pipeline_gpu *pl,
 
 /* The far field of order p for `kernel` (the upward pass's) enqueued (fmm:
  * M2L and the downward pass, then M2P; else M2P only); far 0: none (near
- * field only). */
+ * field only). Enqueued after the lists and before the near field, on
+ * the upward stream: the two run at once, in memory apart; precision is
+ * the near field's to come (its M2L follows it). */
 tfmm_status tfmm_pipeline_gpu_far(tfmm_pipeline_gpu *pl, int p,
                                   const tfmm_pipeline_gpu_kernel *kernel,
-                                  int fmm, int far, tfmm_error *err);
+                                  int fmm, int far, tfmm_precision precision,
+                                  tfmm_error *err);
 
 /* Where the results go and in what units. */
 typedef struct tfmm_pipeline_gpu_output {

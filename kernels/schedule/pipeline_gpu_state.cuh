@@ -67,6 +67,7 @@ struct tfmm_pipeline_gpu_state {
     EV_NEAR,
     EV_FAR,
     EV_END,
+    EV_SIDE, /* the upward stream's last work, for a wait on all of it */
     EVS
   };
   cudaEvent_t ev[EVS] = {};
@@ -78,6 +79,14 @@ struct tfmm_pipeline_gpu_state {
   int device = 0;           /* where the events are (the context's device) */
   void *near_out = nullptr; /* the near field's results (4n) */
   size_t near_out_bytes = 0;
+  /* The far field runs on the upward stream beside the near field: the
+   * lent memory it took (the near field takes what follows) and the
+   * traversal run it was taken for. */
+  tfmm_traverse_gpu_region far_lent_r[TFMM_TRAVERSE_GPU_SPARES] = {};
+  size_t far_lent_used[TFMM_TRAVERSE_GPU_SPARES] = {};
+  int far_lent_count = 0;
+  uint64_t far_run = 0;
+  int far_taken = 0;
   uint64_t near_run = 0; /* the traversal run the near field followed */
   const unsigned char *active = nullptr; /* the targets' mask on the
                                             device, or NULL: every body */

@@ -63,17 +63,18 @@ const tfmm_schedule TFMM_STAGES_HYBRID_GPU_FAR = {
     "hybrid", HYBRID_GPU_FAR,
     (int)(sizeof HYBRID_GPU_FAR / sizeof HYBRID_GPU_FAR[0])};
 
-/* Every stage on the GPU, one stream (kernels/schedule/pipeline_gpu.h). The far
- * stage stays when the far field is skipped (near_only): it then zeroes
- * the far field's sums. */
+/* Every stage on the GPU (kernels/schedule/pipeline_gpu.h): the far field
+ * enqueued before the near field on a stream of its own, the two at once.
+ * The far stage stays when the far field is skipped (near_only): it then
+ * zeroes the far field's sums. */
 static const tfmm_stage GPU[] = {
     {"gpu_upload", tfmm_stage_gpu_upload, 0},
     {"gpu_tree", tfmm_stage_gpu_tree, 0},
     {"gpu_targets", tfmm_stage_gpu_targets, 0},
     {"gpu_upward", tfmm_stage_gpu_upward, 1},
     {"gpu_lists", tfmm_stage_gpu_lists, 0},
-    {"gpu_near", tfmm_stage_gpu_near, 0},
     {"gpu_far", tfmm_stage_gpu_far, 0},
+    {"gpu_near", tfmm_stage_gpu_near, 0},
     {"gpu_finish", tfmm_stage_gpu_finish, 0},
     {"gpu_download", tfmm_stage_gpu_download, 0},
     {"gpu_measure", tfmm_stage_gpu_measure, 0},

@@ -210,7 +210,7 @@ tfmm_status tfmm_stage_gpu_far(tfmm_eval *e) {
   const tfmm_pipeline_gpu_kernel k = far_kernel(e);
   return tfmm_pipeline_gpu_far(&e->w->gpu, e->set.order, &k,
                                e->cfg->method == TFMM_METHOD_FMM,
-                               !e->cfg->near_only, e->err);
+                               !e->cfg->near_only, e->set.precision, e->err);
 }
 
 tfmm_status tfmm_stage_gpu_finish(tfmm_eval *e) {
@@ -260,7 +260,7 @@ tfmm_status tfmm_stage_gpu_download(tfmm_eval *e) {
     s->time[TFMM_PHASE_DOWNLOAD] = 0;
   s->near_time = s->near_kernel_time = 1e-3 * t.near;
   s->far_time = 1e-3 * (t.upward + t.far);
-  s->overlap = 0;
+  s->overlap = 1e-3 * t.overlap;
   const tfmm_traverse_gpu_lists *l = &g->lists.lists;
   s->interactions = l->near_interactions;
   if (s->near_kernel_time > 0)
