@@ -21,6 +21,7 @@
  * CPU reference), test_measure_gpu (TFMM_MEASURE_GPU) with the solver on
  * the GPU (the gpu schedule's stage, the GPU reference), skipping without
  * a GPU. */
+#include "measure_device.h"
 #include "sample_quantile.h"
 #include "testutil.h"
 
@@ -29,14 +30,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <tilefmm.h>
-
-#ifdef TFMM_MEASURE_GPU
-#define DEVICE TFMM_DEVICE_GPU
-#define REQUIRE_DEVICE() test_require_gpu()
-#else
-#define DEVICE TFMM_DEVICE_CPU
-#define REQUIRE_DEVICE() ((void)0)
-#endif
 
 static tfmm_config config(void) {
   tfmm_config c;

@@ -13,20 +13,13 @@
  * Built twice: test_measure_group on the CPU (the host tree's stage),
  * test_measure_group_gpu (TFMM_MEASURE_GPU) under the gpu schedule,
  * skipping without a GPU. Fresh seeds. */
+#include "measure_device.h"
 #include "testutil.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
 #include <tilefmm.h>
-
-#ifdef TFMM_MEASURE_GPU
-#define DEVICE TFMM_DEVICE_GPU
-#define REQUIRE_DEVICE() test_require_gpu()
-#else
-#define DEVICE TFMM_DEVICE_CPU
-#define REQUIRE_DEVICE() ((void)0)
-#endif
 
 static int by_value(const void *a, const void *b) {
   const double x = *(const double *)a, y = *(const double *)b;

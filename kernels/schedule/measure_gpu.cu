@@ -96,6 +96,28 @@ tfmm_status sums(tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair, int fast,
   return tfmm_gpu_reference_check(work, n, m, d_sorted, st, err);
 }
 
+/* The evaluation's results at the m targets d_sorted (sorted indices)
+ * gathered beside their input indices, then the exact sums there
+ * (sums); a float 1/r^3 can overflow where the double one does not
+ * (eps = 0, two bodies closer than about 1e-13): then the FP64 sums. */
+tfmm_status gathered_sums(tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair,
+                          int fast, size_t m, const int64_t *d_sorted,
+                          const double *d_acc, int64_t *d_input, double *d_got,
+                          double *d_exact, void *h_block, size_t block_bytes,
+                          tfmm_error *err) {
+  const int threads = 128;
+  gather_sample<<<(unsigned)((m + threads - 1) / threads), threads, 0,
+                  stream_of(pl)>>>((int64_t)m, d_sorted, pl->base.tree.d_order,
+                                   d_acc, d_input, d_got);
+  TRY(cudaGetLastError());
+  tfmm_status status = sums(pl, pair, fast, m, d_sorted, d_exact, d_input,
+                            h_block, block_bytes, err);
+  if (status == TFMM_ERR_NONFINITE && fast)
+    status = sums(pl, pair, 0, m, d_sorted, d_exact, d_input, h_block,
+                  block_bytes, err);
+  return status;
+}
+
 tfmm_status measure(tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair,
                     int fast, size_t k, size_t each, uint64_t seed,
                     const double *d_acc, void *h_block, tfmm_error *err) {
@@ -151,18 +173,8 @@ tfmm_status measure(tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair,
   CHECK(tfmm_gpu_measure_targets(base + at_draw, &draw, n, k, each, seed,
                                  nleaves, d_begin, d_count, d_a2, d_sorted,
                                  d_watched, st, err));
-  const int threads = 128;
-  gather_sample<<<(unsigned)((m + threads - 1) / threads), threads, 0, st>>>(
-      (int64_t)m, d_sorted, t->d_order, d_acc, d_input, d_got);
-  TRY(cudaGetLastError());
-  tfmm_status status = sums(pl, pair, fast, m, d_sorted, d_exact, d_input,
-                            h_block, block_bytes, err);
-  /* A float 1/r^3 can overflow where the double one does not (eps = 0,
-   * two bodies closer than about 1e-13): then the FP64 sums. */
-  if (status == TFMM_ERR_NONFINITE && fast)
-    status = sums(pl, pair, 0, m, d_sorted, d_exact, d_input, h_block,
-                  block_bytes, err);
-  return status;
+  return gathered_sums(pl, pair, fast, m, d_sorted, d_acc, d_input, d_got,
+                       d_exact, h_block, block_bytes, err);
 }
 
 /* The worst group's targets (measure.h, TFMM_MEASURE_GROUP_MAX = G of
@@ -238,15 +250,8 @@ tfmm_status measure_group(tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair,
   group_targets<<<1, (unsigned)G, 0, st>>>(
       d_sorted, (int64_t)worst, nleaves, d_begin, d_count, seed, d_group, d_mb);
   TRY(cudaGetLastError());
-  gather_sample<<<1, (unsigned)G, 0, st>>>((int64_t)G, d_group, t->d_order,
-                                           d_acc, d_input, d_got);
-  TRY(cudaGetLastError());
-  tfmm_status status = sums(pl, pair, fast, G, d_group, d_exact, d_input,
-                            h_block, block_bytes, err);
-  if (status == TFMM_ERR_NONFINITE && fast)
-    status = sums(pl, pair, 0, G, d_group, d_exact, d_input, h_block,
-                  block_bytes, err);
-  return status;
+  return gathered_sums(pl, pair, fast, G, d_group, d_acc, d_input, d_got,
+                       d_exact, h_block, block_bytes, err);
 }
 
 } // namespace
