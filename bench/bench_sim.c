@@ -10,12 +10,14 @@
  *     time of a step split into tree, lists, near, far, integrate and the
  *     rest, and one diagnostics call.
  *   bench_sim hernquist N T_END ETA [LEAF [THETA ORDER [EPS]]]
- *   bench_sim cold|merger N T_END ETA [LEAF [THETA ORDER [EPS]]]
+ *   bench_sim cold|merger N T_END ETA [LEAF [THETA ORDER [EPS [DT_MAX
+ *             [block]]]]]
  *     a Hernquist sphere of N bodies (or the cold collapse, which falls in
  *     t = 4.13, or the merger, first pericentre t = 10.6: systems with close
  *     encounters), spline eps 0.01 (or EPS), to T_END:
  *     block
- *     steps (ETA, dt_max 1/16, dt_min 2^-16) against the fixed steps 2^-k,
+ *     steps (ETA, dt_max DT_MAX, default 1/16, dt_min 2^-16; "block":
+ *     them alone) against the fixed steps 2^-k,
  *     each with its largest |dE/E| at the multiples of 1/16 and its wall
  *     time; the fixed step that reaches the block steps' error, and the
  *     ratio of the times.
@@ -53,10 +55,17 @@ static int fail(const char *what, const tfmm_sim *sim) {
   return 1;
 }
 
-/* theta, order: < 0 for the library's choice from the accuracy. */
+/* theta, order: < 0 for the library's choice from the accuracy. The
+ * environment's BENCH_SIM_PRECISION (single or double) sets the pairwise
+ * sums' precision, else the library's choice. */
 static tfmm_sim_config config(int leaf, double theta, int order, double eps) {
   tfmm_sim_config c;
   tfmm_sim_config_defaults(&c);
+  const char *precision = getenv("BENCH_SIM_PRECISION");
+  if (precision != NULL && strcmp(precision, "double") == 0)
+    c.solver.precision = TFMM_PRECISION_DOUBLE;
+  if (precision != NULL && strcmp(precision, "single") == 0)
+    c.solver.precision = TFMM_PRECISION_SINGLE;
   c.solver.softening = TFMM_SOFTENING_SPLINE;
   c.solver.eps = eps;
   c.solver.leaf_size = leaf;
@@ -167,6 +176,8 @@ typedef struct outcome {
 typedef struct settings {
   int leaf, order;
   double theta, eps;
+  double dt_max;  /* the block steps' longest step */
+  int block_only; /* no fixed steps after them */
 } settings;
 
 static int hernquist_run(const bodies *b, const settings *x, double eta,
@@ -210,15 +221,15 @@ static int hernquist(const char *name, size_t n, double t_end, double eta,
   outcome warm, block;
   /* A short run first, so that neither side pays the GPU's start. */
   if (hernquist_run(&b, x, 0.0, 1.0 / 16, 1.0 / 16, &warm) != 0 ||
-      hernquist_run(&b, x, eta, 1.0 / 16, t_end, &block) != 0)
+      hernquist_run(&b, x, eta, x->dt_max, t_end, &block) != 0)
     return 1;
   printf("sim: %s n %zu t_end %g leaf %d theta %g order %d eps %g\n", name, n,
          t_end, x->leaf, x->theta, x->order, x->eps);
-  printf("sim: block eta %g: worst |dE/E| %.3e  %.3f s (forces %.3f s)  "
-         "evaluations %lld  updates/body %.1f\n",
-         eta, block.worst, block.seconds, block.forces,
+  printf("sim: block eta %g dt_max %g: worst |dE/E| %.3e  %.3f s (forces "
+         "%.3f s)  evaluations %lld  updates/body %.1f\n",
+         eta, x->dt_max, block.worst, block.seconds, block.forces,
          (long long)block.evaluations, (double)block.updates / (double)n);
-  for (int k = 5; k <= 14; k++) {
+  for (int k = 5; k <= 14 && !x->block_only; k++) {
     outcome f;
     if (hernquist_run(&b, x, 0.0, ldexp(1.0, -k), t_end, &f) != 0)
       return 1;
@@ -360,15 +371,18 @@ int main(int argc, char **argv) {
                  argc > 4 ? atoi(argv[4]) : 64, argc > 6 ? atof(argv[5]) : -1,
                  argc > 6 ? atoi(argv[6]) : -1);
   if (argc >= 5 && model_named(argv[1]) != NULL) {
-    const settings x = {
-        argc > 5 ? atoi(argv[5]) : 64, argc > 7 ? atoi(argv[7]) : -1,
-        argc > 7 ? atof(argv[6]) : -1, argc > 8 ? atof(argv[8]) : 0.01};
+    const settings x = {argc > 5 ? atoi(argv[5]) : 64,
+                        argc > 7 ? atoi(argv[7]) : -1,
+                        argc > 7 ? atof(argv[6]) : -1,
+                        argc > 8 ? atof(argv[8]) : 0.01,
+                        argc > 9 ? atof(argv[9]) : 1.0 / 16,
+                        argc > 10 && strcmp(argv[10], "block") == 0};
     return hernquist(argv[1], (size_t)atoll(argv[2]), atof(argv[3]),
                      atof(argv[4]), &x);
   }
   fprintf(stderr, "usage: bench_sim fixed N STEPS [LEAF [THETA ORDER]]\n"
                   "       bench_sim hernquist|cold|merger N T_END ETA [LEAF "
-                  "[THETA ORDER [EPS]]]\n"
+                  "[THETA ORDER [EPS [DT_MAX [block]]]]]\n"
                   "       bench_sim criterion N INPUT [STEPS [SAMPLE]]\n");
   return 2;
 }
