@@ -9,9 +9,8 @@
  *     per second over STEPS steps after step 0, the
  *     time of a step split into tree, lists, near, far, integrate and the
  *     rest, and one diagnostics call.
- *   bench_sim hernquist N T_END ETA [LEAF [THETA ORDER [EPS]]]
- *   bench_sim cold|merger N T_END ETA [LEAF [THETA ORDER [EPS [DT_MAX
- *             [block]]]]]
+ *   bench_sim hernquist|cold|merger N T_END ETA [LEAF [THETA ORDER [EPS
+ *             [DT_MAX [block]]]]]
  *     a Hernquist sphere of N bodies (or the cold collapse, which falls in
  *     t = 4.13, or the merger, first pericentre t = 10.6: systems with close
  *     encounters), spline eps 0.01 (or EPS), to T_END:
