@@ -53,10 +53,12 @@ cudaStream_t upward_stream(tfmm_pipeline_gpu *pl) {
 }
 
 /* The solve stream waits for everything enqueued on the upward stream
- * (the upward pass, and the far field beside the near field). */
+ * (the upward pass, and the far field beside the near field, which runs
+ * without the upward pass when only the near field is asked: it then
+ * zeroes the far sums there). */
 tfmm_status join_upward(tfmm_pipeline_gpu *pl, tfmm_error *err) {
   State *s = pl->state;
-  if (!s->recorded[State::EV_UPWARD])
+  if (!s->recorded[State::EV_UPWARD] && !s->recorded[State::EV_FAR])
     return TFMM_OK;
   CHECK(mark_on(pl, State::EV_SIDE, upward_stream(pl), err));
   TRY(cudaStreamWaitEvent(stream_of(pl), s->ev[State::EV_SIDE], 0));
