@@ -4,6 +4,7 @@
  * the restart test runs there. */
 #define _POSIX_C_SOURCE 200809L
 #include "harness.h"
+#include "read_snap.h"
 #include "snapshot.h"
 #include "tilefmm.h"
 
@@ -26,12 +27,6 @@ void cli_error(const char *fmt, ...) {
   vfprintf(stderr, fmt, ap);
   fputc('\n', stderr);
   va_end(ap);
-}
-
-static snapshot read_snap(const char *name) {
-  snapshot s;
-  cr_assert(snapshot_read(sp(name), &s), "cannot read %s", name);
-  return s;
 }
 
 /* Every particle array of a and b has the same bits. */

@@ -8,6 +8,7 @@
  * --t-end ends with a snapshot at its end time (issue 31). */
 #define _POSIX_C_SOURCE 200809L
 #include "harness.h"
+#include "read_snap.h"
 #include "snapshot.h"
 
 #include <criterion/criterion.h>
@@ -18,12 +19,6 @@
 #include <string.h>
 
 TestSuite(run_outputs, .init = scratch_make, .fini = scratch_remove);
-
-static snapshot read_snap(const char *name) {
-  snapshot s;
-  cr_assert(snapshot_read(sp(name), &s), "cannot read %s", name);
-  return s;
-}
 
 #define LIST "# Time\n0\n0.01  # between steps 1 and 2\n\n0.03125\n0.05\n0.2\n"
 

@@ -7,6 +7,7 @@
  * the middle of a write (run_kill, below). */
 #define _POSIX_C_SOURCE 200809L
 #include "harness.h"
+#include "read_snap.h"
 #include "snapshot.h"
 
 #include <criterion/criterion.h>
@@ -45,12 +46,6 @@ static char *first_fields(const char *name, int k) {
   *o = '\0';
   free(text);
   return out;
-}
-
-static snapshot read_snap(const char *name) {
-  snapshot s;
-  cr_assert(snapshot_read(sp(name), &s), "cannot read %s", name);
-  return s;
 }
 
 /* Restarts s/checkpoint.hdf5 to step `steps`, runs `run` (the flags of

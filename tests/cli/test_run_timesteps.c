@@ -5,6 +5,7 @@
  * refused. */
 #define _POSIX_C_SOURCE 200809L
 #include "harness.h"
+#include "read_snap.h"
 #include "snapshot.h"
 #include "tilefmm.h"
 
@@ -15,12 +16,6 @@
 #include <string.h>
 
 TestSuite(run_timesteps, .init = scratch_make, .fini = scratch_remove);
-
-static snapshot read_snap(const char *name) {
-  snapshot s;
-  cr_assert(snapshot_read(sp(name), &s), "cannot read %s", name);
-  return s;
-}
 
 static void assert_same_state(const snapshot *a, const snapshot *b) {
   cr_assert_eq(a->n, b->n);
