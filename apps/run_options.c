@@ -441,13 +441,15 @@ void run_options_help(FILE *fp, const run_options *d) {
       "                    (default: %g). A warning is printed once |dE/E|\n"
       "                    passes %g\n"
       "Solver (the leaf size defaults to %d on the CPU, %d with the gpu\n"
-      "schedule and %d with hybrid; --eps defaults to %g here, and the\n"
-      "softening to the spline, as in GADGET and SWIFT, where 'forces' and\n"
-      "'validate' use Plummer's):\n",
+      "schedule and %d with hybrid; --eps defaults to %g here, times\n"
+      "(%d / N)^(1/3) for a model of N > %d bodies, and the softening to\n"
+      "the spline, as in GADGET and SWIFT, where 'forces' and 'validate'\n"
+      "use Plummer's):\n",
       d->ic, d->n, d->seed, DEFAULT_DT, DEFAULT_EPS, d->dt, DEFAULT_STEPS,
       d->out, d->snapshot_every, d->checkpoint_every, d->stats_every,
       d->progress, d->plots, DEFAULT_MAX_ENERGY_ERROR, RUN_ENERGY_WARNING,
-      d->sc.cfg.leaf_size, d->sc.cfg.leaf_size, LEAF_HYBRID, DEFAULT_EPS);
+      d->sc.cfg.leaf_size, d->sc.cfg.leaf_size, LEAF_HYBRID, DEFAULT_EPS,
+      EPS_BODIES, EPS_BODIES);
   solver_cli_help(fp, &d->sc.cfg, 1);
   fprintf(fp, "  -h, --help        show this help\n"
               "\n"

@@ -9,12 +9,28 @@
 
 #include "run_options.h"
 
+#include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define DEFAULT_N 262144
 #define DEFAULT_STEPS 20
 #define DEFAULT_DT 0.0078125 /* 1/128: t = step * dt exactly */
 #define DEFAULT_EPS 0.01
+/* Above this many bodies a model's default softening shrinks with the
+ * mean distance between bodies, DEFAULT_EPS (EPS_BODIES / N)^(1/3), so
+ * that a softening sphere holds as many bodies as at 2^20 (cosmological
+ * runs tie eps to the mean spacing the same way). Kept at 0.01, a 16M
+ * Plummer sphere puts 16 times the bodies inside each softening length:
+ * the near field (pairs closer than 2.8 eps) grows with N, 158 against 97
+ * ms a step with eps 0.004 on an H200 (bench/results/run_io). */
+#define EPS_BODIES 1048576
+
+/* A model's default softening for n bodies, in its N-body units (above). */
+static inline double run_default_eps(uint64_t n) {
+  return n > EPS_BODIES ? DEFAULT_EPS * cbrt((double)EPS_BODIES / (double)n)
+                        : DEFAULT_EPS;
+}
 /* --max-energy-error: |dE/E| of 100 % is no longer the system that was
  * started (a model in the wrong units reached +770 %: issue 30). */
 #define DEFAULT_MAX_ENERGY_ERROR 1.0

@@ -113,9 +113,9 @@ int run_options_adopt_units(run_options *ro, const units *u) {
 /* A model is the same physical model in every unit system: N-body units
  * mapped to mass M = --model-mass and length R = --model-radius, so its
  * time unit is sqrt(R^3 / (G M)) (Heggie & Mathieu 1986). --dt and --eps,
- * unless given, are DEFAULT_DT and DEFAULT_EPS of those units, so that the
- * default run of a model takes the same steps in every unit system. A
- * restart keeps the checkpoint's. */
+ * unless given, are DEFAULT_DT and run_default_eps of those units, so that the
+ * default run of a model takes the same steps in every unit system. A restart
+ * keeps the checkpoint's. */
 static void model_defaults(run_options *ro) {
   if (ro->restart_path != NULL || !run_state_is_model(ro->ic))
     return;
@@ -123,7 +123,7 @@ static void model_defaults(run_options *ro) {
   if (!run_options_explicit(ro, "--dt"))
     ro->dt = DEFAULT_DT * sqrt(R * R * R / (G * M));
   if (!run_options_explicit(ro, "--eps"))
-    ro->sc.cfg.eps = DEFAULT_EPS * R;
+    ro->sc.cfg.eps = run_default_eps(ro->n) * R;
 }
 
 /* Which rule places the snapshots. SWIFT's Snapshots:output_list_on 0

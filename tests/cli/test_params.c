@@ -3,11 +3,13 @@
  * checks values with the options' own rules and leaves flags alone. */
 #define _POSIX_C_SOURCE 200809L
 #include "params.h"
+#include "run_options_internal.h"
 
 #include "cli.h"
 
 #include <criterion/criterion.h>
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -470,4 +472,18 @@ Test(params, repeats_found_among_many_keys, .timeout = 600) {
   cr_assert_eq(p.count, 200000, "every key was read, the repeat dropped");
   assert_entry(&p, 199999, "S", "k199999", "199999", 200001);
   params_free(&p);
+}
+
+/* A model's default softening: 0.01 up to 2^20 bodies, then shrinking
+ * with the mean distance between bodies, (2^20 / N)^(1/3): 8 times the
+ * bodies halve it, 16 times the bodies take it to 0.01 / 16^(1/3). */
+Test(params, default_eps_follows_the_mean_spacing_above_a_million) {
+  cr_expect_eq(run_default_eps(1), 0.01);
+  cr_expect_eq(run_default_eps(262144), 0.01);
+  cr_expect_eq(run_default_eps(1048576), 0.01);
+  cr_expect_eq(run_default_eps(8 * 1048576), 0.005);
+  const double e16 = run_default_eps(16 * 1048576);
+  cr_expect(fabs(e16 - 0.01 / 2.5198420997897464) < 1e-17, "%.17g", e16);
+  cr_expect(run_default_eps(1048577) < 0.01);
+  cr_expect(run_default_eps(1048577) > 0.0099999);
 }
