@@ -73,7 +73,8 @@ static void same_both_ways(hid_t type, size_t elem, size_t rows, int cols,
               direct = make_set(file, "direct", type, rows, cols, chunk_rows);
   cr_assert(H5Dwrite(filtered, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0);
   cr_assert_eq(
-      tfmm_hdf5_write_chunks(direct, rows, row_bytes, chunk_rows, data), 1);
+      tfmm_hdf5_write_chunks(direct, rows, row_bytes, chunk_rows, data, NULL),
+      1);
   const size_t most = chunk_rows * row_bytes + 4,
                chunks = (rows + chunk_rows - 1) / chunk_rows;
   unsigned char *a = malloc(most), *b = malloc(most);
@@ -122,7 +123,7 @@ Test(hdf5_chunks, a_changed_byte_is_refused) {
     data[i] = i * 0.5;
   hid_t file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   hid_t set = make_set(file, "x", H5T_NATIVE_DOUBLE, 300, 0, 100);
-  cr_assert_eq(tfmm_hdf5_write_chunks(set, 300, 8, 100, data), 1);
+  cr_assert_eq(tfmm_hdf5_write_chunks(set, 300, 8, 100, data, NULL), 1);
   const hsize_t offset[1] = {100};
   haddr_t addr = 0;
   cr_assert(H5Dget_chunk_info_by_coord(set, offset, NULL, &addr, NULL) >= 0);

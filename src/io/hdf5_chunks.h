@@ -20,9 +20,14 @@ uint32_t tfmm_hdf5_fletcher32(const unsigned char *data, size_t n);
 /* The rows x row_bytes bytes of data (row-major, the file's type in
  * memory's byte order) into set, a dataset chunked by chunk_rows whole
  * rows whose only filter is Fletcher-32: each chunk (the last padded with
- * zeros to a whole chunk) and its checksum, little-endian, after it.
- * Returns 1 on success, 0 on failure (memory, or HDF5's error). */
+ * zeros to a whole chunk) and its checksum, little-endian, after it, one
+ * H5Dwrite_chunk (one pwrite) a chunk, in order. shift NULL: the bytes as
+ * they are; else data holds doubles (row_bytes a multiple of 8) and each
+ * is written plus *shift, the bits of data[i] + *shift (a shift of 0
+ * would turn -0 into +0: pass NULL for none). Returns 1 on success, 0 on
+ * failure (memory, or HDF5's error). */
 int tfmm_hdf5_write_chunks(hid_t set, size_t rows, size_t row_bytes,
-                           size_t chunk_rows, const void *data);
+                           size_t chunk_rows, const void *data,
+                           const double *shift);
 
 #endif

@@ -153,14 +153,32 @@ static H5D_fill_time_t fill_time(const tfmm_snapshot_output *o) {
   return o != NULL ? H5D_FILL_TIME_IFSET : H5D_FILL_TIME_NEVER;
 }
 
+/* count values of data through HDF5's filters and its conversion to the
+ * file's type, each double plus *shift first when shift is not NULL. */
+static int write_filtered(hid_t set, hid_t mem_type, size_t count,
+                          const void *data, const double *shift) {
+  if (shift == NULL)
+    return H5Dwrite(set, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0;
+  double *shifted = malloc(count * sizeof *shifted);
+  if (shifted == NULL)
+    return 0;
+  const double *x = data;
+  for (size_t i = 0; i < count; i++)
+    shifted[i] = x[i] + *shift;
+  const int ok =
+      H5Dwrite(set, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, shifted) >= 0;
+  free(shifted);
+  return ok;
+}
+
 /* One dataset of PartType1: rows x cols (cols 0: a vector of rows), in
  * one write, with SWIFT's unit attributes; gzip and shuffle at the
  * output's level, float32 when it asks for single precision (floats
- * only). */
+ * only); doubles plus *shift when shift is not NULL. */
 static int put_dataset(hid_t group, const tfmm_snapshot *s,
                        const tfmm_snapshot_output *o, const char *name,
                        hid_t file_type, hid_t mem_type, size_t rows, int cols,
-                       const void *data) {
+                       const void *data, const double *shift) {
 
   if (o != NULL && o->single && H5Tequal(file_type, H5T_IEEE_F64LE) > 0)
     file_type = H5T_IEEE_F32LE;
@@ -192,11 +210,11 @@ static int put_dataset(hid_t group, const tfmm_snapshot *s,
   /* Uncompressed, in memory as in the file: the chunks and their
    * checksums directly (hdf5_chunks.h); else through HDF5's filters. */
   const int direct = level == 0 && H5Tequal(file_type, mem_type) > 0;
+  const size_t count = rows * (size_t)(cols > 0 ? cols : 1);
   int ok = set >= 0 &&
            (direct ? tfmm_hdf5_write_chunks(set, rows, row_bytes,
-                                            (size_t)chunk[0], data)
-                   : H5Dwrite(set, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT,
-                              data) >= 0) &&
+                                            (size_t)chunk[0], data, shift)
+                   : write_filtered(set, mem_type, count, data, shift)) &&
            tfmm_hdf5_put_unit_attrs(set, s, &d, level > 0);
   if (set >= 0 && H5Dclose(set) < 0)
     ok = 0;
@@ -205,22 +223,14 @@ static int put_dataset(hid_t group, const tfmm_snapshot *s,
   return ok;
 }
 
-/* The coordinates as written: shifted into the box for a snapshot. */
+/* The coordinates as written: shifted into the box for a snapshot (the
+ * shift added as the chunks are filled), as they are for a checkpoint. */
 static int put_coordinates(hid_t group, const tfmm_snapshot *s,
                            const tfmm_snapshot_output *o, double box) {
   const double shift = shift_of(o, box);
-  if (shift == 0)
-    return put_dataset(group, s, o, "Coordinates", H5T_IEEE_F64LE,
-                       H5T_NATIVE_DOUBLE, s->n, 3, s->pos);
-  double *shifted = malloc(3 * s->n * sizeof *shifted);
-  if (shifted == NULL)
-    return 0;
-  for (size_t i = 0; i < 3 * s->n; i++)
-    shifted[i] = s->pos[i] + shift;
-  const int ok = put_dataset(group, s, o, "Coordinates", H5T_IEEE_F64LE,
-                             H5T_NATIVE_DOUBLE, s->n, 3, shifted);
-  free(shifted);
-  return ok;
+  return put_dataset(group, s, o, "Coordinates", H5T_IEEE_F64LE,
+                     H5T_NATIVE_DOUBLE, s->n, 3, s->pos,
+                     shift != 0 ? &shift : NULL);
 }
 
 /* Whether the optional dataset field is written. */
@@ -238,16 +248,18 @@ static int put_bodies(hid_t file, const tfmm_snapshot *s,
   int ok =
       put_coordinates(group, s, o, box) &&
       (!wanted(o, TFMM_SNAPSHOT_VELOCITIES) ||
-       put_dataset(group, s, o, "Velocities", f64, d, s->n, 3, s->vel)) &&
-      put_dataset(group, s, o, "Masses", f64, d, s->n, 0, s->mass) &&
+       put_dataset(group, s, o, "Velocities", f64, d, s->n, 3, s->vel, NULL)) &&
+      put_dataset(group, s, o, "Masses", f64, d, s->n, 0, s->mass, NULL) &&
       put_dataset(group, s, o, "ParticleIDs", H5T_STD_U64LE, H5T_NATIVE_UINT64,
-                  s->n, 0, s->ids) &&
+                  s->n, 0, s->ids, NULL) &&
       (s->acc == NULL || !wanted(o, TFMM_SNAPSHOT_ACCELERATIONS) ||
-       put_dataset(group, s, o, "Accelerations", f64, d, s->n, 3, s->acc)) &&
+       put_dataset(group, s, o, "Accelerations", f64, d, s->n, 3, s->acc,
+                   NULL)) &&
       (s->pot == NULL || !wanted(o, TFMM_SNAPSHOT_POTENTIALS) ||
-       put_dataset(group, s, o, "Potentials", f64, d, s->n, 0, s->pot)) &&
-      (s->bins == NULL || put_dataset(group, s, o, "TimeBins", H5T_STD_I8LE,
-                                      H5T_NATIVE_SCHAR, s->n, 0, s->bins));
+       put_dataset(group, s, o, "Potentials", f64, d, s->n, 0, s->pot, NULL)) &&
+      (s->bins == NULL ||
+       put_dataset(group, s, o, "TimeBins", H5T_STD_I8LE, H5T_NATIVE_SCHAR,
+                   s->n, 0, s->bins, NULL));
   if (H5Gclose(group) < 0)
     ok = 0;
   return ok;
