@@ -17,8 +17,10 @@ int tfmm_hdf5_read(tfmm_io_report *r, const char *path,
 }
 
 int tfmm_hdf5_write(tfmm_io_report *r, const char *path, const char *file,
-                    const tfmm_snapshot *s, const tfmm_snapshot_output *o) {
+                    const tfmm_snapshot *s, const tfmm_snapshot_output *o,
+                    double extent) {
   (void)file;
+  (void)extent;
   (void)s;
   (void)o;
   tfmm_io_fail_status(r, TFMM_ERR_UNSUPPORTED,

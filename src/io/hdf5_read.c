@@ -584,7 +584,7 @@ static int read_bodies(const reader *r, tfmm_snapshot *out) {
     for (size_t i = 0; i < n; i++)
       for (int c = 0; c < 3; c++)
         out->pos[3 * i + c] -= r->shift[c];
-  return tfmm_io_check_bodies(r->report, r->path, out, TFMM_ERR_FILE);
+  return tfmm_io_check_bodies(r->report, r->path, out, TFMM_ERR_FILE, NULL);
 }
 
 /* Opens path, telling a missing file from one that is not HDF5. */

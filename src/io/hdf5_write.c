@@ -5,7 +5,6 @@
 #include "io/hdf5.h"
 #include "io/hdf5_chunks.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,14 +70,11 @@ static int put_double(hid_t loc, const char *name, double value) {
 }
 
 /* Non-periodic bodies have no box: BoxSize is the edge of the smallest
- * origin-centred cube that holds them all, 2 max |coordinate|, made a
- * little larger (2^-20) so that the bodies shifted by half of it lie
- * inside [0, BoxSize), where yt looks for them; 1 for bodies all at the
- * origin. */
-static double box_size(const tfmm_snapshot *s) {
-  double extent = 0;
-  for (size_t i = 0; i < 3 * s->n; i++)
-    extent = fmax(extent, fabs(s->pos[i]));
+ * origin-centred cube that holds them all, 2 max |coordinate| (extent,
+ * found while the bodies were checked), made a little larger (2^-20) so
+ * that the bodies shifted by half of it lie inside [0, BoxSize), where yt
+ * looks for them; 1 for bodies all at the origin. */
+static double box_size(double extent) {
   return extent > 0 ? 2 * extent * (1 + 0x1p-20) : 1;
 }
 
@@ -297,8 +293,9 @@ static const char *reason(const char *first) {
 }
 
 static int write_parts(hid_t file, const tfmm_snapshot *s,
-                       const tfmm_snapshot_output *o, const char **part) {
-  const double box = box_size(s);
+                       const tfmm_snapshot_output *o, double extent,
+                       const char **part) {
+  const double box = box_size(extent);
   *part = "/Header";
   if (!put_header(file, s, o, box))
     return 0;
@@ -338,7 +335,8 @@ static hid_t file_access(void) {
 }
 
 int tfmm_hdf5_write(tfmm_io_report *r, const char *path, const char *file,
-                    const tfmm_snapshot *s, const tfmm_snapshot_output *o) {
+                    const tfmm_snapshot *s, const tfmm_snapshot_output *o,
+                    double extent) {
   tfmm_hdf5_quiet quiet;
   tfmm_hdf5_quiet_begin(&quiet);
   char first[TFMM_HDF5_REASON_SIZE] = "";
@@ -353,7 +351,7 @@ int tfmm_hdf5_write(tfmm_io_report *r, const char *path, const char *file,
     tfmm_io_fail(r, "%s: cannot create %s: %s", path, file, reason(first));
   } else {
     const char *part;
-    ok = write_parts(f, s, o, &part);
+    ok = write_parts(f, s, o, extent, &part);
     if (!ok)
       tfmm_io_fail(r, "%s: cannot write %s: %s", path, part, reason(first));
     if (H5Fclose(f) < 0 && ok) {

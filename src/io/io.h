@@ -64,9 +64,13 @@ const char *tfmm_io_body_fault(const double *x, const double *v, double m);
 
 /* Checks every body of s (tfmm_io_body_fault), naming path, the first at
  * fault, its index and ParticleID; status TFMM_ERR_FILE on read,
- * TFMM_ERR_INVALID_ARGUMENT on write. */
+ * TFMM_ERR_INVALID_ARGUMENT on write. With extent not NULL, the largest
+ * |coordinate| of the bodies (all sound) into *extent, found in the same
+ * pass: a writer's box. One pass over the bodies on several threads
+ * (io_threads.h). */
 int tfmm_io_check_bodies(tfmm_io_report *r, const char *path,
-                         const tfmm_snapshot *s, tfmm_status status);
+                         const tfmm_snapshot *s, tfmm_status status,
+                         double *extent);
 
 /* Keeps path among the files read (out->files). Returns 0 when out of
  * memory (reported). */
@@ -100,8 +104,10 @@ char *tfmm_gadget2_first_part(const char *path);
  * either byte order. */
 int tfmm_tipsy_probe(const unsigned char *head, size_t len);
 
-/* Writes the HDF5 snapshot file (s checked), naming path in messages. */
+/* Writes the HDF5 snapshot file (s checked, extent its largest
+ * |coordinate| from tfmm_io_check_bodies), naming path in messages. */
 int tfmm_hdf5_write(tfmm_io_report *r, const char *path, const char *file,
-                    const tfmm_snapshot *s, const tfmm_snapshot_output *o);
+                    const tfmm_snapshot *s, const tfmm_snapshot_output *o,
+                    double extent);
 
 #endif

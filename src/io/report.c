@@ -2,6 +2,7 @@
  * the checks of a body, shared by every format (see io.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "io/io.h"
+#include "io/io_threads.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -172,17 +173,122 @@ const char *tfmm_io_body_fault(const double *x, const double *v, double m) {
   return NULL;
 }
 
+/* Bodies looked at together: a block's sums are tested once, and a block
+ * at fault is looked at again body by body for its first fault. */
+enum { SCAN_BLOCK = 4096, LANES = 8 };
+
+/* The sum of x - x over x[0 .. n): 0 when every x is finite, else NaN
+ * (x - x is NaN for an infinity or a NaN, and a NaN stays in a sum). LANES
+ * sums side by side have no chain from one value to the next. */
+static double non_finite(const double *x, size_t n) {
+  double bad[LANES] = {0};
+  size_t i = 0;
+  for (; i + LANES <= n; i += LANES)
+    for (int k = 0; k < LANES; k++)
+      bad[k] += x[i + k] - x[i + k];
+  for (; i < n; i++)
+    bad[0] += x[i] - x[i];
+  double sum = 0;
+  for (int k = 0; k < LANES; k++)
+    sum += bad[k];
+  return sum;
+}
+
+/* The largest |x| over x[0 .. n) and *extent (a non-finite x aside). */
+static double largest(const double *x, size_t n, double extent) {
+  double big[LANES] = {0};
+  size_t i = 0;
+  for (; i + LANES <= n; i += LANES)
+    for (int k = 0; k < LANES; k++)
+      big[k] = fabs(x[i + k]) > big[k] ? fabs(x[i + k]) : big[k];
+  for (; i < n; i++)
+    big[0] = fabs(x[i]) > big[0] ? fabs(x[i]) : big[0];
+  for (int k = 0; k < LANES; k++)
+    extent = big[k] > extent ? big[k] : extent;
+  return extent;
+}
+
+/* The least of x[0 .. n) and 1. */
+static double least(const double *x, size_t n) {
+  double low[LANES] = {1, 1, 1, 1, 1, 1, 1, 1}, min = 1;
+  size_t i = 0;
+  for (; i + LANES <= n; i += LANES)
+    for (int k = 0; k < LANES; k++)
+      low[k] = x[i + k] < low[k] ? x[i + k] : low[k];
+  for (; i < n; i++)
+    low[0] = x[i] < low[0] ? x[i] : low[0];
+  for (int k = 0; k < LANES; k++)
+    min = low[k] < min ? low[k] : min;
+  return min;
+}
+
+/* Whether bodies [lo, hi) of s are all sound (tfmm_io_body_fault finds
+ * nothing), raising *extent to their max |coordinate|: a block's sums
+ * tested at once, where testing body after body (and fmax, a call) was a
+ * fifth of a 1M-body write on one thread. A block is in cache for its
+ * second and third pass. */
+static int block_sound(const tfmm_snapshot *s, size_t lo, size_t hi,
+                       double *extent) {
+  const size_t n = hi - lo;
+  const double bad = non_finite(s->pos + 3 * lo, 3 * n) +
+                     (s->vel != NULL ? non_finite(s->vel + 3 * lo, 3 * n) : 0) +
+                     non_finite(s->mass + lo, n);
+  if (!(bad == 0 && least(s->mass + lo, n) > 0))
+    return 0;
+  *extent = largest(s->pos + 3 * lo, 3 * n, *extent);
+  return 1;
+}
+
+/* A scan of the bodies, a part a thread: each part's first body at fault
+ * (its end when none) and max |coordinate|. */
+typedef struct scan {
+  const tfmm_snapshot *s;
+  size_t fault[TFMM_IO_THREADS_MAX];
+  double extent[TFMM_IO_THREADS_MAX];
+} scan;
+
+static void scan_part(void *arg, size_t part, size_t parts) {
+  scan *w = arg;
+  const tfmm_snapshot *s = w->s;
+  const size_t lo = s->n * part / parts, hi = s->n * (part + 1) / parts;
+  w->fault[part] = hi;
+  w->extent[part] = 0;
+  for (size_t b = lo; b < hi; b += SCAN_BLOCK) {
+    const size_t end = hi - b < SCAN_BLOCK ? hi : b + SCAN_BLOCK;
+    if (block_sound(s, b, end, &w->extent[part]))
+      continue;
+    for (size_t i = b; i < end; i++)
+      if (tfmm_io_body_fault(s->pos + 3 * i,
+                             s->vel != NULL ? s->vel + 3 * i : NULL,
+                             s->mass[i]) != NULL) {
+        w->fault[part] = i;
+        return;
+      }
+  }
+}
+
 int tfmm_io_check_bodies(tfmm_io_report *r, const char *path,
-                         const tfmm_snapshot *s, tfmm_status status) {
-  for (size_t i = 0; i < s->n; i++) {
-    const char *what =
-        tfmm_io_body_fault(s->pos + 3 * i, s->vel + 3 * i, s->mass[i]);
-    if (what != NULL) {
+                         const tfmm_snapshot *s, tfmm_status status,
+                         double *extent) {
+  /* A part of at least 16 blocks (64K bodies, 3.5 MB): fewer bodies are
+   * checked before a thread would start. */
+  const size_t parts = tfmm_io_threads_for(s->n / (16 * SCAN_BLOCK));
+  scan w = {.s = s};
+  tfmm_io_threads_run(scan_part, &w, parts);
+  double most = 0;
+  for (size_t k = 0; k < parts; k++) {
+    const size_t end = s->n * (k + 1) / parts, i = w.fault[k];
+    if (i < end) { /* the first part at fault holds the first body */
+      const char *what = tfmm_io_body_fault(
+          s->pos + 3 * i, s->vel != NULL ? s->vel + 3 * i : NULL, s->mass[i]);
       tfmm_io_fail_status(r, status, "%s: body %zu (ParticleID %llu) has %s",
                           path, i, (unsigned long long)s->ids[i], what);
       return 0;
     }
+    most = w.extent[k] > most ? w.extent[k] : most;
   }
+  if (extent != NULL)
+    *extent = most;
   return 1;
 }
 

@@ -149,8 +149,10 @@ static int check_attrs(tfmm_io_report *r, const char *path, const char *group,
   return 1;
 }
 
+/* Checks s for writing; its largest |coordinate| into *extent (NULL: not
+ * wanted), the writer's box, found by the same pass over the bodies. */
 static int check_for_writing(tfmm_io_report *r, const char *path,
-                             const tfmm_snapshot *s) {
+                             const tfmm_snapshot *s, double *extent) {
   const tfmm_status bad = TFMM_ERR_INVALID_ARGUMENT;
   if (s == NULL) {
     tfmm_io_fail_status(r, bad, "%s: cannot write: no snapshot", path);
@@ -171,7 +173,7 @@ static int check_for_writing(tfmm_io_report *r, const char *path,
                         path);
     return 0;
   }
-  return tfmm_io_check_bodies(r, path, s, bad) &&
+  return tfmm_io_check_bodies(r, path, s, bad, extent) &&
          check_attrs(r, path, "Parameters", s->params, s->nparams) &&
          check_attrs(r, path, "RunState", s->state, s->nstate);
 }
@@ -179,7 +181,7 @@ static int check_for_writing(tfmm_io_report *r, const char *path,
 tfmm_status tfmm_snapshot_check(const char *path, const tfmm_snapshot *s,
                                 char *message, size_t size) {
   tfmm_io_report r = {.status = TFMM_OK};
-  check_for_writing(&r, path != NULL ? path : "snapshot", s);
+  check_for_writing(&r, path != NULL ? path : "snapshot", s, NULL);
   return tfmm_io_report_finish(&r, message, size);
 }
 
@@ -188,12 +190,13 @@ tfmm_status tfmm_snapshot_write_file(const char *path, const char *file,
                                      const tfmm_snapshot_output *output,
                                      char *message, size_t size) {
   tfmm_io_report r = {.status = TFMM_OK};
+  double extent = 0;
   if (path == NULL || file == NULL)
     tfmm_io_fail_status(&r, TFMM_ERR_INVALID_ARGUMENT,
                         "tfmm_snapshot_write_file: path and file are "
                         "required");
-  else if (check_for_writing(&r, path, s))
-    tfmm_hdf5_write(&r, path, file, s, output);
+  else if (check_for_writing(&r, path, s, &extent))
+    tfmm_hdf5_write(&r, path, file, s, output, extent);
   return tfmm_io_report_finish(&r, message, size);
 }
 
@@ -243,7 +246,7 @@ static mode_t current_umask(void) {
  * mkstemp makes it 0600: it gets 0666 less the umask, as fopen's files. */
 static void write_atomic(tfmm_io_report *r, const char *path,
                          const tfmm_snapshot *s,
-                         const tfmm_snapshot_output *output) {
+                         const tfmm_snapshot_output *output, double extent) {
   char *dir = directory_of(path);
   const char *slash = strrchr(path, '/');
   const char *base = slash != NULL ? slash + 1 : path;
@@ -262,7 +265,7 @@ static void write_atomic(tfmm_io_report *r, const char *path,
   } else {
     fchmod(fd, 0666 & ~current_umask());
     close(fd);
-    int ok = tfmm_hdf5_write(r, path, tmp, s, output);
+    int ok = tfmm_hdf5_write(r, path, tmp, s, output, extent);
     if (ok && !sync_path(tmp, O_RDONLY)) {
       tfmm_io_fail(r, "%s: cannot sync %s: %s", path, tmp, strerror(errno));
       ok = 0;
@@ -285,6 +288,7 @@ tfmm_status tfmm_snapshot_write(const char *path, const tfmm_snapshot *s,
                                 const tfmm_snapshot_output *output,
                                 char *message, size_t size) {
   tfmm_io_report r = {.status = TFMM_OK};
+  double extent = 0;
   if (path == NULL)
     tfmm_io_fail_status(&r, TFMM_ERR_INVALID_ARGUMENT,
                         "tfmm_snapshot_write: no path");
@@ -293,8 +297,8 @@ tfmm_status tfmm_snapshot_write(const char *path, const tfmm_snapshot *s,
                         "%s: this library was built without HDF5: snapshots "
                         "cannot be written (rebuild with libhdf5-dev)",
                         path);
-  else if (check_for_writing(&r, path, s))
-    write_atomic(&r, path, s, output);
+  else if (check_for_writing(&r, path, s, &extent))
+    write_atomic(&r, path, s, output, extent);
   return tfmm_io_report_finish(&r, message, size);
 }
 
