@@ -78,48 +78,64 @@ static const tfmm_accuracy_row *cheapest_meeting(const synthetic *x, int gpu,
   return best;
 }
 
-static void settles(double c, double f, double tol) {
-  tfmm_config cfg;
-  tfmm_config_defaults(&cfg);
-  cfg.accuracy = tol;
+/* A planner on the synthetic input (c, f) at target tol, called as an
+ * evaluation at every body of 2^20 would call it. */
+typedef struct trial {
+  tfmm_config cfg, run;
   tfmm_planner p;
-  memset(&p, 0, sizeof p);
   tfmm_stats stats;
   tfmm_error err;
-  memset(&err, 0, sizeof err);
-  tfmm_config run = cfg;
-  synthetic x = {&run, &stats, c, f, 0, 0};
+  synthetic x;
+} trial;
+
+static void trial_begin(trial *t, double c, double f, double tol) {
+  memset(t, 0, sizeof *t);
+  tfmm_config_defaults(&t->cfg);
+  t->cfg.accuracy = tol;
+  t->run = t->cfg;
+  t->x = (synthetic){&t->run, &t->stats, c, f, 0, 0};
+}
+
+static void trial_call(trial *t) {
+  memset(&t->stats, 0, sizeof t->stats);
+  t->run = t->cfg;
+  cr_assert_eq(tfmm_planner_run(&t->p, &t->cfg, &t->run, 1 << 20, 64, 1, 1,
+                                &t->stats, &t->err, evaluate, &t->x),
+               TFMM_OK);
+}
+
+static void settles(double c, double f, double tol) {
+  trial t;
+  trial_begin(&t, c, f, tol);
+  const tfmm_planner *pl = &t.p;
+  const synthetic *xs = &t.x;
   enum { CALLS = 40, SETTLED = 10 };
   int measured_late = 0;
   for (int call = 0; call < CALLS; call++) {
-    memset(&stats, 0, sizeof stats);
-    run = cfg;
-    const int before = x.measured;
-    cr_assert_eq(tfmm_planner_run(&p, &cfg, &run, 1 << 20, 64, 1, 1, &stats,
-                                  &err, evaluate, &x),
-                 TFMM_OK);
+    const int before = t.x.measured;
+    trial_call(&t);
     if (call >= SETTLED)
-      measured_late += x.measured - before;
+      measured_late += t.x.measured - before;
   }
-  const char *what = stats.plan;
+  const char *what = t.stats.plan;
   /* After SETTLED calls only the rechecks, one in TFMM_RECHECK_EVERY. */
   cr_expect_leq(measured_late, (CALLS - SETTLED) / TFMM_RECHECK_EVERY + 1,
                 "c %g f %g: %d of the last %d calls measured (%s)", c, f,
                 measured_late, CALLS - SETTLED, what);
-  cr_expect_leq(1.3 * truth(&x, p.theta, p.order), tol,
-                "c %g f %g: theta %g order %d misses %g", c, f, p.theta,
-                p.order, tol);
-  const tfmm_accuracy_row *kept = row_of(p.theta, p.order, 1);
+  cr_expect_leq(1.3 * truth(xs, pl->theta, pl->order), tol,
+                "c %g f %g: theta %g order %d misses %g", c, f, pl->theta,
+                pl->order, tol);
+  const tfmm_accuracy_row *kept = row_of(pl->theta, pl->order, 1);
   cr_assert_not_null(kept, "c %g f %g: theta %g order %d is not a GPU row", c,
-                     f, p.theta, p.order);
-  const tfmm_accuracy_row *best = cheapest_meeting(&x, 1, tol);
+                     f, pl->theta, pl->order);
+  const tfmm_accuracy_row *best = cheapest_meeting(xs, 1, tol);
   cr_assert_not_null(best);
   /* Close to the cheapest: the descent stops at the first miss below a
    * setting that met, and the model is only a model. */
   cr_expect_leq(kept->cost, 1.6 * best->cost,
                 "c %g f %g tol %g: kept theta %g p %d (cost %g), cheapest "
                 "meeting theta %g p %d (cost %g)",
-                c, f, tol, p.theta, p.order, kept->cost, best->theta,
+                c, f, tol, pl->theta, pl->order, kept->cost, best->theta,
                 best->order, best->cost);
 }
 
@@ -138,29 +154,17 @@ Test(planner, settles_near_the_cheapest_gpu_row) {
  * many evaluations at the setting finally kept. */
 static double early_cost(double c, double f, double tol) {
   enum { EARLY = 4, CALLS = 30 };
-  tfmm_config cfg;
-  tfmm_config_defaults(&cfg);
-  cfg.accuracy = tol;
-  tfmm_planner p;
-  memset(&p, 0, sizeof p);
-  tfmm_stats stats;
-  tfmm_error err;
-  memset(&err, 0, sizeof err);
-  tfmm_config run = cfg;
-  synthetic x = {&run, &stats, c, f, 0, 0};
+  trial t;
+  trial_begin(&t, c, f, tol);
   double early = 0, first = 0;
   for (int call = 0; call < CALLS; call++) {
-    memset(&stats, 0, sizeof stats);
-    run = cfg;
-    cr_assert_eq(tfmm_planner_run(&p, &cfg, &run, 1 << 20, 64, 1, 1, &stats,
-                                  &err, evaluate, &x),
-                 TFMM_OK);
+    trial_call(&t);
     if (call == 0)
-      first = x.cost;
+      first = t.x.cost;
     if (call == EARLY - 1)
-      early = x.cost - first;
+      early = t.x.cost - first;
   }
-  const tfmm_accuracy_row *kept = row_of(p.theta, p.order, 1);
+  const tfmm_accuracy_row *kept = row_of(t.p.theta, t.p.order, 1);
   cr_assert_not_null(kept);
   return early / ((EARLY - 1) * kept->cost);
 }
