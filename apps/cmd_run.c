@@ -726,6 +726,7 @@ int cmd_run(int argc, char **argv) {
     if (ok) {
       r.report_open = 0;
       r.report.last = tfmm_sim_syncs(r.sim); /* the step reached */
+      r.report.output = r.writer.totals;
       run_describe_solver(&r.ro, solver_stats(&r), solver, sizeof solver);
       ok =
           mpi_cli_agree(run_report_close(&r.report, r.bodies, r.where, solver));

@@ -333,8 +333,12 @@ int run_report_close(run_report *r, size_t n, const char *device,
          "integrate %.4f s, io %.4f s, step %.4f s\n",
          r->sum.tree / k, r->sum.near / k, r->sum.far / k, r->sum.integrate / k,
          r->sum.io / k, r->sum.step / k);
-  printf("  output: %.3f s after the last step, waiting for the snapshot "
-         "and checkpoint writes under way\n",
+  const run_output *o = &r->output;
+  printf("  output: %" PRId64 " files, %.1f MB, written in %.3f s (%.2f GB/s) "
+         "and synced in %.3f s by the writer's thread; the steps waited "
+         "%.3f s for it, the end %.3f s\n",
+         o->files, 1e-6 * o->bytes, o->write,
+         o->write > 0 ? 1e-9 * o->bytes / o->write : 0.0, o->sync, o->waited,
          r->last_writes);
   printf("  energy: final dE/E %.3e, worst |dE/E| %.3e\n", r->final_error,
          r->worst_error);

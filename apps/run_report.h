@@ -21,6 +21,15 @@ typedef struct run_times {
   double step;      /* the whole step */
 } run_times;
 
+/* What the run's output cost (the snapshot writer's thread, summed over
+ * its files): the files written and their bytes, the thread's seconds
+ * writing their data and syncing and renaming them, and the main
+ * thread's seconds waiting for it before taking the next state. */
+typedef struct run_output {
+  int64_t files;
+  double bytes, write, sync, waited;
+} run_output;
+
 typedef struct run_report {
   FILE *csv;
   char *csv_path;
@@ -33,6 +42,7 @@ typedef struct run_report {
   int64_t steps_timed; /* steps summed in sum */
   double last_writes;  /* seconds waited after the last step for the
                           snapshot and checkpoint writes still under way */
+  run_output output;   /* the writer's totals, for the summary */
   double worst_error;  /* max |dE/E| seen */
   double final_error;  /* the last |dE/E| */
   int energy_warned;   /* the warning of RUN_ENERGY_WARNING is printed */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* One write's thread: the thread of the write before it, which it joins
  * before its own files take their names, and its result. */
@@ -32,12 +33,46 @@ static int join_before(write_job *job) {
   return ok;
 }
 
+/* Adds a file's bytes (its temporary's size) and the seconds its data
+ * took, or the seconds of a sync and rename (bytes 0, files 0), to the
+ * writer's totals. */
+static void count(snapshot_writer *w, const atomic_file *af, int files,
+                  double write, double sync) {
+  struct stat st;
+  const double bytes =
+      files > 0 && af->tmp_path != NULL && stat(af->tmp_path, &st) == 0
+          ? (double)st.st_size
+          : 0.0;
+  pthread_mutex_lock(&w->lock);
+  w->totals.files += files;
+  w->totals.bytes += bytes;
+  w->totals.write += write;
+  w->totals.sync += sync;
+  pthread_mutex_unlock(&w->lock);
+}
+
 /* A file written, synced and renamed in order (after every file before
  * it); failures noted on the writer at once. */
 static int commit(write_job *job, atomic_file *af, int written) {
   int ok = join_before(job);
-  if (written)
+  if (written) {
+    const double t0 = cli_seconds();
     ok = atomic_file_commit(af) && ok;
+    count(job->w, af, 0, 0.0, cli_seconds() - t0);
+  }
+  return ok;
+}
+
+/* One file's data to its temporary (run_state_write_saved), counted. */
+static int write_file(snapshot_writer *w, const tfmm_sim_state *s, int clock,
+                      const char *path, const snapshot_attr *params,
+                      size_t nparams, int checkpoint, atomic_file *af) {
+  const double t0 = cli_seconds();
+  const int ok =
+      run_state_write_saved(s, clock, w->ro, path, params, nparams, checkpoint,
+                            checkpoint ? w->device : NULL, af);
+  if (ok)
+    count(w, af, 1, cli_seconds() - t0, 0.0);
   return ok;
 }
 
@@ -55,16 +90,15 @@ static void *write_thread(void *arg) {
   atomic_file snap = {0}, cp = {0};
   int snap_written = 0, cp_written = 0, ok = 1;
   if (w->path != NULL) {
-    snap_written = run_state_write_saved(&w->state, 0, w->ro, w->path, w->all,
-                                         w->nall, 0, NULL, &snap);
+    snap_written =
+        write_file(w, &w->state, 0, w->path, w->all, w->nall, 0, &snap);
     ok = snap_written;
   }
   if (w->checkpoint != NULL) {
     ok = commit(job, &snap, snap_written) && ok;
     snap_written = 0;
-    cp_written =
-        run_state_write_saved(&w->taken, w->clock, w->ro, w->checkpoint,
-                              w->params, w->nparams, 1, w->device, &cp);
+    cp_written = write_file(w, &w->taken, w->clock, w->checkpoint, w->params,
+                            w->nparams, 1, &cp);
     ok = cp_written && ok;
   }
   pthread_mutex_lock(&w->lock);
@@ -255,7 +289,6 @@ int snapshot_writer_hand_off(snapshot_writer *w) {
     }
     *job = (write_job){.w = w, .has_before = w->running, .before = w->thread};
     w->writing = 1;
-    w->with_checkpoint = w->checkpoint != NULL;
     w->running = 1;
     if (pthread_create(&w->thread, NULL, write_thread, job) != 0) {
       w->running = 0; /* no thread: written here, the one before joined */
@@ -285,20 +318,18 @@ int snapshot_writer_finish(snapshot_writer *w) {
 }
 
 /* Before a state is taken: the one taken before handed off and its data
- * written (the state's copy is then free); after a write with a
- * checkpoint, every file before on disk (a run killed later finds the
- * checkpoint and the snapshots before it in place). Returns 0 when a
- * write has failed. */
+ * written (the state's copy is then free), the time waited counted. The
+ * syncs and renames of the files before go on: they take their names in
+ * order, a checkpoint after its step's snapshot and before any later
+ * file, so a run killed at any point finds the checkpoints and snapshots
+ * that have names whole and in sequence. Returns 0 when a write has
+ * failed. */
 static int settle(snapshot_writer *w) {
+  const double t0 = cli_seconds();
   const int handed = snapshot_writer_hand_off(w);
-  int ok = 1;
-  if (w->with_checkpoint) {
-    ok = join(w);
-    w->with_checkpoint = 0;
-  } else {
-    wait_written(w);
-  }
-  return mpi_cli_agree(ok && none_failed(w) && handed);
+  wait_written(w);
+  w->totals.waited += cli_seconds() - t0;
+  return mpi_cli_agree(none_failed(w) && handed);
 }
 
 int snapshot_writer_begin_at(snapshot_writer *w, char *path, double at) {

@@ -8,9 +8,9 @@
  * thread-safe). The thread then syncs and renames its files, while the
  * steps and the next write go on: the files take their names in order,
  * each whole on disk (fsync) before its name, and a checkpoint after its
- * step's snapshot; after a write with a checkpoint, the next state is
- * taken only once every file is in place. At most one state is in
- * flight; at the end every write is waited for. Under mpirun every rank
+ * step's snapshot and before any later file. At most one state is in
+ * flight; at the end every write is waited for. What the writing cost is
+ * summed in totals. Under mpirun every rank
  * takes its state and hands it to rank 0 (run_ranks_gather), whose thread
  * writes every body; the calls are collective and their results every
  * rank's. */
@@ -19,6 +19,7 @@
 
 #include "run_options.h"
 #include "run_ranks.h"
+#include "run_report.h"
 #include "snapshot.h"
 
 #include "tilefmm.h"
@@ -37,11 +38,13 @@ typedef struct snapshot_writer {
   int clock;        /* the checkpoint holds the clock of individual steps */
   /* The latest write's thread (each joins the one before); its data
    * being written (cleared by the thread, under lock, signalling
-   * written); a write failed; the latest write had a checkpoint; lock
-   * and written made (synced). */
-  int running, writing, failed, with_checkpoint, synced;
+   * written); a write failed; lock and written made (synced). */
+  int running, writing, failed, synced;
   pthread_mutex_t lock;
   pthread_cond_t written;
+  /* What the writing cost so far (under lock while a thread runs; read
+   * after snapshot_writer_finish). */
+  run_output totals;
   /* The setting of the latest evaluation and the last error measured
    * (snapshot_writer_note), written into each snapshot's /Parameters as
    * Measured:* (text kept in measured_text, the whole list in all); the

@@ -5,7 +5,8 @@
  * tau^2 / 2 computed here from that step's snapshot); bad lists are
  * refused naming the file and line; a restart writes only the times after
  * its checkpoint, the same bits as the run straight through. And a run to
- * --t-end ends with a snapshot at its end time (issue 31). */
+ * --t-end ends with a snapshot at its end time (issue 31), and its summary
+ * counts the files and bytes it wrote. */
 #define _POSIX_C_SOURCE 200809L
 #include "harness.h"
 #include "read_snap.h"
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 TestSuite(run_outputs, .init = scratch_make, .fini = scratch_remove);
 
@@ -185,6 +187,47 @@ Test(run_outputs, final_snapshot_at_the_end_time) {
   cr_assert_eq(s.time, 0.5);
   snapshot_free(&s);
   cr_assert(!exists("g/snapshot_0005.hdf5"));
+}
+
+static double file_bytes(const char *name) {
+  struct stat st;
+  cr_assert_eq(stat(sp(name), &st), 0, "%s: not written", name);
+  return (double)st.st_size;
+}
+
+/* The summary's output line counts what the writer wrote: snapshots 0-4
+ * and the checkpoints of steps 0 and 20 (the second replaces the first,
+ * and is as large: the same datasets and attributes), as stat sees them. */
+Test(run_outputs, summary_counts_the_files_written) {
+  cr_assert_eq(RUN("run", "--n", "3000", "--steps", "20", "--snapshot-every",
+                   "5", "--method", "direct", "--out", sp("o"), "--progress",
+                   "off", "--plots", "off"),
+               0);
+  double want = 2 * file_bytes("o/checkpoint.hdf5");
+  char name[64];
+  for (int k = 0; k < 5; k++) {
+    snprintf(name, sizeof name, "o/snapshot_%04d.hdf5", k);
+    want += file_bytes(name);
+  }
+  cr_assert(!exists("o/snapshot_0005.hdf5"));
+  char *out = read_text("stdout.txt");
+  const char *line = strstr(out, "  output: ");
+  cr_assert(line != NULL, "no output line:\n%s", out);
+  long long files = 0;
+  double mb = 0, write = -1, rate = -1, sync = -1, waited = -1, end = -1;
+  const int got =
+      sscanf(line,
+             "  output: %lld files, %lf MB, written in %lf s (%lf GB/s) and "
+             "synced in %lf s by the writer's thread; the steps waited %lf s "
+             "for it, the end %lf s",
+             &files, &mb, &write, &rate, &sync, &waited, &end);
+  cr_assert_eq(got, 7, "output line not as documented: %s", line);
+  cr_assert_eq(files, 7, "%lld files counted, 7 written", files);
+  /* The line prints MB to one decimal: within half of the last. */
+  cr_assert(fabs(mb - 1e-6 * want) <= 0.05 + 1e-9, "%.1f MB, want %.6f", mb,
+            1e-6 * want);
+  cr_assert(write > 0 && sync >= 0 && waited >= 0 && end >= 0, "%s", line);
+  free(out);
 }
 
 /* SWIFT's Snapshots:output_list_on: 0 turns the list off (the cadence
