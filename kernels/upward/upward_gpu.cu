@@ -17,12 +17,8 @@ namespace {
 constexpr int P2M_THREADS = 128;
 constexpr int M2M_THREADS = 64;
 constexpr int M2M_FAST_THREADS = 128;
-/* The fast M2M (a thread a parent) spills 408 bytes a thread at 5 and
- * 1.4 KB at 6; from 6 on a group of threads a parent (m2m_grouped), up to
- * M2M_GROUP_ORDER_MAX. */
+/* The fast M2M spills 408 bytes a thread at 5 and 1.4 KB at 6. */
 constexpr int M2M_FAST_ORDER_MAX = 5;
-constexpr int M2M_GROUP_THREADS = 128;
-constexpr int M2M_GROUP_ORDER_MAX = 10;
 constexpr int MAX_CHILDREN = 8;
 
 /* The arrays of the tree the pass reads. */
@@ -253,86 +249,6 @@ __global__ void __launch_bounds__(M2M_FAST_THREADS)
   }
 }
 
-/* M2M for the gpu schedule from order M2M_FAST_ORDER_MAX + 1: a group of
- * TRI threads a parent cell, GROUPS parents a block, one thread an
- * output coefficient (n, m). The group puts the shift's regular harmonics
- * of each child (one thread an entry) in shared memory; each thread then
- * sums its coefficient over the children in order, with the same formula
- * and order of sums as m2m_cells and tfmm_op_m2m_coeff, reading the
- * children's coefficients by tfmm_op_coeff_full. m2m_level (a block a
- * cell, full arrays in shared memory, a block for every leaf of the
- * level) left the SMs 18 % busy: 0.69 ms a step at 2^20 bodies, order 6.
- * Shared memory: 2 GROUPS MAX_CHILDREN TRI doubles (11.5 KB at 8). */
-template <int P>
-__global__ void __launch_bounds__(M2M_GROUP_THREADS)
-    m2m_grouped(tree_view t, int64_t begin, int64_t end, double *M) {
-  constexpr int TRI = (P + 1) * (P + 2) / 2;
-  constexpr int GROUPS = M2M_GROUP_THREADS / TRI;
-  static_assert(GROUPS >= 1, "a parent's coefficients exceed a block");
-  __shared__ double diag[P + 1], degree[TRI];
-  __shared__ double hr[GROUPS][MAX_CHILDREN][TRI],
-      hi[GROUPS][MAX_CHILDREN][TRI];
-  if (threadIdx.x == 0)
-    tfmm_op_regular_factors(P, diag, degree);
-  const int g = (int)threadIdx.x / TRI, e = (int)threadIdx.x % TRI;
-  const int64_t cell = begin + (int64_t)blockIdx.x * GROUPS + g;
-  const int count = g < GROUPS && cell < end ? t.child_count[cell] : 0;
-  const int first = count > 0 ? t.child_begin[cell] : 0;
-  int n, m;
-  tfmm_op_triangle_entry(e, &n, &m);
-  __syncthreads();
-  for (int c = 0; c < count; c++) {
-    const int64_t ch = first + c;
-    tfmm_op_regular_term_by(n, m, t.center[3 * ch] - t.center[3 * cell],
-                            t.center[3 * ch + 1] - t.center[3 * cell + 1],
-                            t.center[3 * ch + 2] - t.center[3 * cell + 2], diag,
-                            degree, &hr[g][c][e], &hi[g][c][e]);
-  }
-  __syncthreads();
-  if (count == 0)
-    return; /* a leaf (P2M's), or past the level */
-  double accr = 0.0, acci = 0.0;
-  for (int c = 0; c < count; c++) {
-    const double *rr = hr[g][c], *ri = hi[g][c];
-    const double *Mc = M + (size_t)(first + c) * (size_t)(2 * TRI);
-    double sr = 0.0, si = 0.0;
-    for (int j = 0; j <= n; j++) {
-      const int l = n - j;
-      const int k0 = -j > m - l ? -j : m - l, k1 = j < m + l ? j : m + l;
-      for (int k = k0; k <= k1; k++) {
-        double ar, ai, br, bi;
-        tfmm_op_harmonic_full(rr, ri, j, k, &ar, &ai);
-        tfmm_op_coeff_full(Mc, 1.0, l, m - k, &br, &bi);
-        sr += ar * br - ai * bi;
-        si += ar * bi + ai * br;
-      }
-    }
-    accr += sr;
-    if (m > 0)
-      acci += si;
-  }
-  double *Mp = M + (size_t)cell * (size_t)(2 * TRI);
-  Mp[2 * e] = accr;
-  Mp[2 * e + 1] = acci;
-}
-
-template <int P>
-tfmm_status m2m_group_levels(const tfmm_tree_gpu *tree, double *d_M,
-                             cudaStream_t s, tfmm_error *err) {
-  constexpr int GROUPS = M2M_GROUP_THREADS / ((P + 1) * (P + 2) / 2);
-  const tree_view t = view_of(tree);
-  for (int level = tree->depth - 1; level >= 0; level--) {
-    const int64_t begin = tree->level_begin[level],
-                  end = tree->level_begin[level + 1];
-    if (end <= begin)
-      continue;
-    m2m_grouped<P><<<grid_for(end - begin, GROUPS), M2M_GROUP_THREADS, 0, s>>>(
-        t, begin, end, d_M);
-    TFMM_CUDA_TRY(cudaGetLastError(), err);
-  }
-  return TFMM_OK;
-}
-
 template <int P>
 tfmm_status m2m_fast(const tfmm_tree_gpu *tree, double *d_M, cudaStream_t s,
                      tfmm_error *err) {
@@ -406,23 +322,17 @@ extern "C" tfmm_status tfmm_upward_gpu(const tfmm_tree_gpu *tree, int p,
 extern "C" tfmm_status tfmm_upward_gpu_fast(const tfmm_tree_gpu *tree, int p,
                                             double *d_M, void *stream,
                                             tfmm_error *err) {
-  if (tree == NULL || d_M == NULL || p < 0 || p > M2M_GROUP_ORDER_MAX ||
+  if (tree == NULL || d_M == NULL || p < 0 || p > M2M_FAST_ORDER_MAX ||
       tree->ncells < 1 || tree->nleaves < 1 || tree->depth < 0 ||
       tree->depth >= TFMM_TREE_GPU_LEVELS)
     return tfmm_upward_gpu(tree, p, d_M, stream, err);
   cudaStream_t s = (cudaStream_t)stream;
   const tree_view t = view_of(tree);
-  tfmm_status st = p <= 4   ? p2m<4>(t, p, tree->nleaves, d_M, s, err)
-                   : p <= 8 ? p2m<8>(t, p, tree->nleaves, d_M, s, err)
-                            : p2m<12>(t, p, tree->nleaves, d_M, s, err);
+  tfmm_status st = p <= 4 ? p2m<4>(t, p, tree->nleaves, d_M, s, err)
+                          : p2m<8>(t, p, tree->nleaves, d_M, s, err);
   if (st != TFMM_OK)
     return st;
-  if (p > M2M_FAST_ORDER_MAX)
-    return tfmm_order_dispatch<M2M_GROUP_ORDER_MAX, M2M_FAST_ORDER_MAX + 1>(
-        p, [&](auto order) {
-          return m2m_group_levels<decltype(order)::value>(tree, d_M, s, err);
-        });
-  return tfmm_order_dispatch<M2M_FAST_ORDER_MAX>(p, [&](auto order) {
+  return tfmm_order_dispatch<5>(p, [&](auto order) {
     return m2m_fast<decltype(order)::value>(tree, d_M, s, err);
   });
 }
