@@ -11,10 +11,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* One write's thread: the thread of the write before it, which it joins
- * before its own files take their names, and its result. */
+/* One write's thread: its slot and number, the thread of the write
+ * before it, which it joins before its own files take their names, and
+ * its result. */
 typedef struct write_job {
   snapshot_writer *w;
+  writer_slot *slot;
+  int64_t number;
   int has_before;
   pthread_t before;
   int ok;
@@ -76,35 +79,50 @@ static int write_file(snapshot_writer *w, const tfmm_sim_state *s, int clock,
   return ok;
 }
 
+/* Waits until the writes numbered up to number have written their data
+ * (their syncs may go on). */
+static void wait_written(snapshot_writer *w, int64_t number) {
+  if (!w->synced)
+    return;
+  pthread_mutex_lock(&w->lock);
+  while (w->written_jobs < number)
+    pthread_cond_wait(&w->written, &w->lock);
+  pthread_mutex_unlock(&w->lock);
+}
+
 /* The snapshot, then the checkpoint; each is tried, either failing fails
- * the job (each prints why). The data are written to temporaries; then
- * the main thread may take the next state (w->writing cleared), while
- * this thread syncs and renames them, after the write before: the sync,
- * the disk's share, overlaps the next steps and the next write. A
+ * the job (each prints why). The thread writes after the write numbered
+ * before it has written its data (one HDF5 writer at a time, in the
+ * order the states were taken). The data are written to temporaries;
+ * then the main thread may take a state into this slot again, while this
+ * thread syncs and renames them, after the write before: the sync, the
+ * disk's share, overlaps the next steps and the next writes. A
  * checkpoint follows its step's snapshot on disk: the snapshot is synced
- * and renamed before the checkpoint is written. After w->writing is
- * cleared the thread touches only w->lock and w->failed. */
+ * and renamed before the checkpoint is written. After its data are
+ * written the thread touches only w->lock, w->failed and w->totals. */
 static void *write_thread(void *arg) {
   write_job *job = arg;
   snapshot_writer *w = job->w;
+  writer_slot *s = job->slot;
+  wait_written(w, job->number - 1);
   atomic_file snap = {0}, cp = {0};
   int snap_written = 0, cp_written = 0, ok = 1;
-  if (w->path != NULL) {
+  if (s->path != NULL) {
     snap_written =
-        write_file(w, &w->state, 0, w->path, w->all, w->nall, 0, &snap);
+        write_file(w, &s->state, 0, s->path, s->all, s->nall, 0, &snap);
     ok = snap_written;
   }
-  if (w->checkpoint != NULL) {
+  if (s->checkpoint != NULL) {
     ok = commit(job, &snap, snap_written) && ok;
     snap_written = 0;
-    cp_written = write_file(w, &w->taken, w->clock, w->checkpoint, w->params,
+    cp_written = write_file(w, &s->taken, s->clock, s->checkpoint, w->params,
                             w->nparams, 1, &cp);
     ok = cp_written && ok;
   }
   pthread_mutex_lock(&w->lock);
-  w->writing = 0;
+  w->written_jobs = job->number;
   w->failed |= !ok;
-  pthread_cond_signal(&w->written);
+  pthread_cond_broadcast(&w->written);
   pthread_mutex_unlock(&w->lock);
   ok = commit(job, &snap, snap_written) && ok;
   ok = commit(job, &cp, cp_written) && ok;
@@ -115,11 +133,15 @@ static void *write_thread(void *arg) {
   return job;
 }
 
-/* The job's files, freed. */
-static void free_paths(snapshot_writer *w) {
-  free(w->path);
-  free(w->checkpoint);
-  w->path = w->checkpoint = NULL;
+/* What a slot holds, freed (its data written, or never handed). */
+static void free_slot(writer_slot *s) {
+  free(s->path);
+  free(s->checkpoint);
+  free(s->all);
+  free(s->pos_at);
+  free(s->vel_at);
+  run_ranks_free(&s->ranks);
+  *s = (writer_slot){0};
 }
 
 void snapshot_writer_note(snapshot_writer *w, const tfmm_stats *s,
@@ -144,96 +166,79 @@ void snapshot_writer_note(snapshot_writer *w, const tfmm_stats *s,
 
 /* The run's parameters and, for a tree method, Measured:theta and order
  * (the latest evaluation's) and the last error measured (its p99, max,
- * sample and step, and its worst group's p99 and max when measured): a
- * reader of the snapshot sees what the forces met. */
-static int gather_params(snapshot_writer *w) {
-  free(w->all);
-  w->all = malloc((w->nparams + 8) * sizeof *w->all);
-  if (w->all == NULL) {
+ * sample and step, and its worst group's p99 and max when measured), in
+ * slot s: a reader of the snapshot sees what the forces met. */
+static int gather_params(const snapshot_writer *w, writer_slot *s) {
+  free(s->all);
+  s->all = malloc((w->nparams + 8) * sizeof *s->all);
+  if (s->all == NULL) {
     cli_error("out of memory");
     return 0;
   }
   for (size_t k = 0; k < w->nparams; k++)
-    w->all[k] = w->params[k];
-  w->nall = w->nparams;
+    s->all[k] = w->params[k];
+  s->nall = w->nparams;
   if (!w->tree)
     return 1;
-  char(*t)[32] = w->measured_text;
+  char(*t)[32] = s->measured_text;
   snprintf(t[0], 32, "%.17g", w->theta);
   snprintf(t[1], 32, "%d", w->order);
-  w->all[w->nall++] = (snapshot_attr){"Measured:theta", t[0]};
-  w->all[w->nall++] = (snapshot_attr){"Measured:order", t[1]};
+  s->all[s->nall++] = (snapshot_attr){"Measured:theta", t[0]};
+  s->all[s->nall++] = (snapshot_attr){"Measured:order", t[1]};
   if (!w->measured)
     return 1;
   snprintf(t[2], 32, "%.17g", w->p99);
   snprintf(t[3], 32, "%.17g", w->max);
   snprintf(t[4], 32, "%zu", w->samples);
   snprintf(t[5], 32, "%" PRId64, w->measured_step);
-  w->all[w->nall++] = (snapshot_attr){"Measured:error_p99", t[2]};
-  w->all[w->nall++] = (snapshot_attr){"Measured:error_max", t[3]};
-  w->all[w->nall++] = (snapshot_attr){"Measured:error_samples", t[4]};
-  w->all[w->nall++] = (snapshot_attr){"Measured:error_step", t[5]};
+  s->all[s->nall++] = (snapshot_attr){"Measured:error_p99", t[2]};
+  s->all[s->nall++] = (snapshot_attr){"Measured:error_max", t[3]};
+  s->all[s->nall++] = (snapshot_attr){"Measured:error_samples", t[4]};
+  s->all[s->nall++] = (snapshot_attr){"Measured:error_step", t[5]};
   if (!w->group)
     return 1;
   snprintf(t[6], 32, "%.17g", w->group_p99);
   snprintf(t[7], 32, "%.17g", w->group_max);
-  w->all[w->nall++] = (snapshot_attr){"Measured:error_group_p99", t[6]};
-  w->all[w->nall++] = (snapshot_attr){"Measured:error_group_max", t[7]};
+  s->all[s->nall++] = (snapshot_attr){"Measured:error_group_p99", t[6]};
+  s->all[s->nall++] = (snapshot_attr){"Measured:error_group_max", t[7]};
   return 1;
 }
 
-/* The state carried to w->at (snapshot_writer_begin_at) in w->pos_at and
- * w->vel_at: its arrays are the sim's, not to be written. Its time is
- * time_initial + ticks * tick (run_state_write_saved), so at with no
- * ticks; a snapshot holds no clock, only a checkpoint does. */
-static int predict(snapshot_writer *w) {
-  tfmm_sim_state *s = &w->state;
-  const double tau = w->at - (s->time_initial + (double)s->ticks * s->tick);
-  w->pos_at = malloc(3 * s->n * sizeof *w->pos_at);
-  w->vel_at = malloc(3 * s->n * sizeof *w->vel_at);
-  if (w->pos_at == NULL || w->vel_at == NULL) {
-    cli_error("%s: out of memory", w->path);
+/* Slot s's state carried to s->at (snapshot_writer_begin_at) in
+ * s->pos_at and s->vel_at: its arrays are the sim's, not to be written.
+ * Its time is time_initial + ticks * tick (run_state_write_saved), so at
+ * with no ticks; a snapshot holds no clock, only a checkpoint does. */
+static int predict(writer_slot *s) {
+  tfmm_sim_state *st = &s->state;
+  const double tau = s->at - (st->time_initial + (double)st->ticks * st->tick);
+  s->pos_at = malloc(3 * st->n * sizeof *s->pos_at);
+  s->vel_at = malloc(3 * st->n * sizeof *s->vel_at);
+  if (s->pos_at == NULL || s->vel_at == NULL) {
+    cli_error("%s: out of memory", s->path);
     return 0;
   }
-  for (size_t k = 0; k < 3 * s->n; k++) {
-    w->pos_at[k] = s->pos[k] + tau * (s->vel[k] + 0.5 * tau * s->acc[k]);
-    w->vel_at[k] = s->vel[k] + tau * s->acc[k];
+  for (size_t k = 0; k < 3 * st->n; k++) {
+    s->pos_at[k] = st->pos[k] + tau * (st->vel[k] + 0.5 * tau * st->acc[k]);
+    s->vel_at[k] = st->vel[k] + tau * st->acc[k];
   }
-  s->pos = w->pos_at;
-  s->vel = w->vel_at;
-  s->time_initial = w->at;
-  s->ticks = 0;
+  st->pos = s->pos_at;
+  st->vel = s->vel_at;
+  st->time_initial = s->at;
+  st->ticks = 0;
   return 1;
-}
-
-static void free_predicted(snapshot_writer *w) {
-  free(w->pos_at);
-  free(w->vel_at);
-  w->pos_at = w->vel_at = NULL;
-}
-
-/* Waits until the thread has written its files' data (their syncs may
- * go on), and frees what it read. */
-static void wait_written(snapshot_writer *w) {
-  if (!w->synced)
-    return;
-  pthread_mutex_lock(&w->lock);
-  while (w->writing)
-    pthread_cond_wait(&w->written, &w->lock);
-  pthread_mutex_unlock(&w->lock);
-  free_predicted(w);
-  free_paths(w);
-  run_ranks_free(&w->ranks);
 }
 
 /* Waits for every write, its sync and rename included. */
 static int join(snapshot_writer *w) {
-  wait_written(w);
-  if (!w->running)
+  wait_written(w, w->jobs);
+  if (w->jobs == 0 || !w->synced)
     return 1;
   write_job last = {.has_before = 1, .before = w->thread};
-  w->running = 0;
-  return join_before(&last);
+  const int ok = join_before(&last);
+  w->jobs = w->written_jobs = 0;
+  for (int k = 0; k < 2; k++)
+    free_slot(&w->slot[k]);
+  return ok;
 }
 
 /* No write has failed so far. */
@@ -250,53 +255,57 @@ int snapshot_writer_hand_off(snapshot_writer *w) {
   if (!w->begun)
     return 1;
   w->begun = 0;
-  const char *name = w->path != NULL ? w->path : w->checkpoint;
+  writer_slot *s = &w->slot[w->cur];
+  w->cur = 1 - w->cur;
+  const char *name = s->path != NULL ? s->path : s->checkpoint;
   tfmm_sim_state mine;
   if (tfmm_sim_save_end(w->sim, &mine) != TFMM_OK) {
     cli_error("%s: %s", name, tfmm_sim_message(w->sim));
-    free_paths(w);
+    free_slot(s);
     return 0;
   }
   /* Every rank's bodies to rank 0, which alone writes; with one process,
    * mine as it is. */
-  if (!run_ranks_gather(&mine, &w->ranks)) {
-    free_paths(w); /* the gather's failure is every rank's */
+  if (!run_ranks_gather(&mine, &s->ranks)) {
+    free_slot(s); /* the gather's failure is every rank's */
     return 0;
   }
-  int ok = 1;
   if (mpi_cli_rank() != 0) {
-    free_paths(w);
-  } else {
-    w->state = w->taken = w->ranks.state;
-    if (w->at_given && w->path != NULL && !predict(w)) {
-      free_predicted(w);
-      free_paths(w);
-      run_ranks_free(&w->ranks);
-      return mpi_cli_agree(0);
-    }
-    if (!w->synced) {
-      pthread_mutex_init(&w->lock, NULL);
-      pthread_cond_init(&w->written, NULL);
-      w->synced = 1;
-    }
-    write_job *job = malloc(sizeof *job);
-    if (job == NULL) {
-      cli_error("%s: out of memory", name);
-      free_predicted(w);
-      free_paths(w);
-      run_ranks_free(&w->ranks);
-      return mpi_cli_agree(0);
-    }
-    *job = (write_job){.w = w, .has_before = w->running, .before = w->thread};
-    w->writing = 1;
-    w->running = 1;
-    if (pthread_create(&w->thread, NULL, write_thread, job) != 0) {
-      w->running = 0; /* no thread: written here, the one before joined */
-      write_thread(job);
-      ok = job->ok;
-      free(job);
-      wait_written(w);
-    }
+    free_slot(s);
+    return mpi_cli_agree(1);
+  }
+  s->state = s->taken = s->ranks.state;
+  if (s->at_given && s->path != NULL && !predict(s)) {
+    free_slot(s);
+    return mpi_cli_agree(0);
+  }
+  if (!w->synced) {
+    pthread_mutex_init(&w->lock, NULL);
+    pthread_cond_init(&w->written, NULL);
+    w->synced = 1;
+  }
+  write_job *job = malloc(sizeof *job);
+  if (job == NULL) {
+    cli_error("%s: out of memory", name);
+    free_slot(s);
+    return mpi_cli_agree(0);
+  }
+  *job = (write_job){.w = w,
+                     .slot = s,
+                     .number = w->jobs + 1,
+                     .has_before = w->jobs > 0,
+                     .before = w->thread};
+  s->job = job->number;
+  w->jobs++;
+  int ok = 1;
+  if (pthread_create(&w->thread, NULL, write_thread, job) != 0) {
+    /* No thread: written here, the one before joined. */
+    write_thread(job);
+    ok = job->ok;
+    free(job);
+    w->jobs = w->written_jobs = 0; /* every write before is joined */
+    free_slot(&w->slot[0]);
+    free_slot(&w->slot[1]);
   }
   return mpi_cli_agree(ok);
 }
@@ -305,9 +314,8 @@ int snapshot_writer_finish(snapshot_writer *w) {
   const int handed = snapshot_writer_hand_off(w);
   /* Rank 0's write is every rank's result. */
   const int ok = mpi_cli_agree(join(w) && none_failed(w) && handed);
-  free(w->all);
-  w->all = NULL;
-  w->nall = 0;
+  free_slot(&w->slot[0]);
+  free_slot(&w->slot[1]);
   if (w->synced) {
     pthread_mutex_destroy(&w->lock);
     pthread_cond_destroy(&w->written);
@@ -317,35 +325,36 @@ int snapshot_writer_finish(snapshot_writer *w) {
   return ok;
 }
 
-/* Before a state is taken: the one taken before handed off and its data
- * written (the state's copy is then free), the time waited counted. The
- * syncs and renames of the files before go on: they take their names in
- * order, a checkpoint after its step's snapshot and before any later
- * file, so a run killed at any point finds the checkpoints and snapshots
- * that have names whole and in sequence. Returns 0 when a write has
- * failed. */
+/* Before a state is taken into the current slot: the one taken before
+ * handed off, and the write that last held this slot (the state taken two
+ * before, whose buffer the sim now reuses) has written its data; the time
+ * waited counted. The syncs and renames of the files before go on: they
+ * take their names in order, so a run killed at any point finds the
+ * checkpoints and snapshots that have names whole and in sequence.
+ * Returns 0 when a write has failed. */
 static int settle(snapshot_writer *w) {
   const double t0 = cli_seconds();
   const int handed = snapshot_writer_hand_off(w);
-  wait_written(w);
+  writer_slot *s = &w->slot[w->cur];
+  wait_written(w, s->job);
+  free_slot(s);
   w->totals.waited += cli_seconds() - t0;
   return mpi_cli_agree(none_failed(w) && handed);
 }
 
 int snapshot_writer_begin_at(snapshot_writer *w, char *path, double at) {
   const int ok = snapshot_writer_begin(w, path);
-  w->at_given = 1;
-  w->at = at;
+  w->slot[w->cur].at_given = 1;
+  w->slot[w->cur].at = at;
   return ok;
 }
 
-/* Takes the state now, after the state before it is written: for a
- * snapshot to path (for_snapshot), else for a checkpoint alone (path
- * NULL). */
+/* Takes the state now, once a slot is free: for a snapshot to path
+ * (for_snapshot), else for a checkpoint alone (path NULL). */
 static int take(snapshot_writer *w, char *path, int for_snapshot) {
   const int before = settle(w);
-  w->at_given = 0;
-  if (!mpi_cli_agree((path != NULL || !for_snapshot) && gather_params(w))) {
+  writer_slot *s = &w->slot[w->cur];
+  if (!mpi_cli_agree((path != NULL || !for_snapshot) && gather_params(w, s))) {
     free(path);
     return 0;
   }
@@ -355,7 +364,7 @@ static int take(snapshot_writer *w, char *path, int for_snapshot) {
     free(path);
     return 0;
   }
-  w->path = path;
+  s->path = path;
   w->begun = 1;
   return before;
 }
@@ -374,8 +383,9 @@ int snapshot_writer_checkpoint(snapshot_writer *w, char *path, int clock) {
     free(path);
     return 0;
   }
-  free(w->checkpoint);
-  w->checkpoint = path;
-  w->clock = clock;
+  writer_slot *s = &w->slot[w->cur];
+  free(s->checkpoint);
+  s->checkpoint = path;
+  s->clock = clock;
   return 1;
 }

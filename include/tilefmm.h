@@ -1130,8 +1130,10 @@ TFMM_API tfmm_status tfmm_sim_save(tfmm_sim *sim, tfmm_sim_state *out);
  * state on the GPU, a copy on the device and then to pinned host memory on
  * a second stream; on the CPU, a copy) and returns without waiting for
  * the copy; tfmm_sim_save_end waits for it and gives the state of the
- * begin, whatever steps were taken since, as views valid until the next
- * tfmm_sim_save_begin or the sim's destruction. The failures of
+ * begin, whatever steps were taken since, as views valid until the second
+ * tfmm_sim_save_begin after that begin, or the sim's destruction: the
+ * states of two begins are held at once (the last one's views may be read,
+ * by a writer, while the next is taken and copied). The failures of
  * tfmm_sim_save; tfmm_sim_save_end without a begin is refused
  * (TFMM_ERR_INVALID_ARGUMENT). */
 TFMM_API tfmm_status tfmm_sim_save_begin(tfmm_sim *sim);

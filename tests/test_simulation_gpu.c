@@ -187,7 +187,8 @@ Test(simulation_gpu, gpu_steps_follow_the_cpu_steps) {
 
 /* The state saved in two halves on the GPU (the copy out runs on its own
  * stream while the steps go on) is the state of the begin, bit for bit:
- * that of a twin sim stepped as far. */
+ * that of a twin sim stepped as far; its views stay that state through
+ * the next begin and end (two host buffers in turn). */
 Test(simulation_gpu, save_in_two_halves_keeps_the_state_of_the_begin) {
   test_require_gpu();
   bodies b = hernquist(40000, 99);
@@ -211,6 +212,17 @@ Test(simulation_gpu, save_in_two_halves_keeps_the_state_of_the_begin) {
   cr_expect(memcmp(mid.vel, t.vel, 3 * n * sizeof(double)) == 0);
   cr_expect(memcmp(mid.acc, t.acc, 3 * n * sizeof(double)) == 0);
   cr_expect(memcmp(mid.pot, t.pot, n * sizeof(double)) == 0);
+  cr_expect(memcmp(mid.bins, t.bins, n) == 0);
+  cr_assert_eq(tfmm_sim_save_begin(sim), TFMM_OK, "%s", tfmm_sim_message(sim));
+  cr_assert_eq(tfmm_sim_step(sim, 2), TFMM_OK, "%s", tfmm_sim_message(sim));
+  tfmm_sim_state later;
+  cr_assert_eq(tfmm_sim_save_end(sim, &later), TFMM_OK, "%s",
+               tfmm_sim_message(sim));
+  cr_expect_eq(later.step, 9);
+  cr_expect(later.pos != mid.pos, "the second state in the first's buffer");
+  cr_expect(memcmp(mid.pos, t.pos, 3 * n * sizeof(double)) == 0,
+            "the first state's views changed at the second begin");
+  cr_expect(memcmp(mid.acc, t.acc, 3 * n * sizeof(double)) == 0);
   cr_expect(memcmp(mid.bins, t.bins, n) == 0);
   tfmm_sim_destroy(twin);
   tfmm_sim_destroy(sim);

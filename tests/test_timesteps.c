@@ -429,7 +429,8 @@ Test(timesteps, state_with_another_clock_is_refused) {
  */
 
 /* tfmm_sim_save_begin, steps, then tfmm_sim_save_end: the state of the
- * begin, bit for bit, whatever the steps changed since. */
+ * begin, bit for bit, whatever the steps changed since; and its views
+ * stay that state through the next begin and end (two states held). */
 Test(timesteps, save_in_two_halves_keeps_the_state_of_the_begin) {
   const size_t n = 300;
   double *pos = malloc(3 * n * sizeof *pos), *vel = malloc(3 * n * sizeof *vel),
@@ -459,6 +460,19 @@ Test(timesteps, save_in_two_halves_keeps_the_state_of_the_begin) {
   cr_expect_eq(got.step, step);
   cr_expect_neq(tfmm_sim_steps(sim), step, "the sim went on");
   cr_expect(memcmp(got.pos, want, 3 * n * sizeof *want) == 0);
+  cr_expect(memcmp(got.vel, want + 3 * n, 3 * n * sizeof *want) == 0);
+  cr_expect(memcmp(got.acc, want + 6 * n, 3 * n * sizeof *want) == 0);
+  cr_expect(memcmp(got.pot, want + 9 * n, n * sizeof *want) == 0);
+  cr_expect(memcmp(got.bins, bins, n) == 0);
+  cr_assert_eq(tfmm_sim_save_begin(sim), TFMM_OK, "%s", tfmm_sim_message(sim));
+  cr_assert_eq(tfmm_sim_step(sim, 2), TFMM_OK, "%s", tfmm_sim_message(sim));
+  tfmm_sim_state later;
+  cr_assert_eq(tfmm_sim_save_end(sim, &later), TFMM_OK, "%s",
+               tfmm_sim_message(sim));
+  cr_expect_eq(later.step, step + 4);
+  cr_expect(later.pos != got.pos, "the second state in the first's buffer");
+  cr_expect(memcmp(got.pos, want, 3 * n * sizeof *want) == 0,
+            "the first state's views changed at the second begin");
   cr_expect(memcmp(got.vel, want + 3 * n, 3 * n * sizeof *want) == 0);
   cr_expect(memcmp(got.acc, want + 6 * n, 3 * n * sizeof *want) == 0);
   cr_expect(memcmp(got.pot, want + 9 * n, n * sizeof *want) == 0);

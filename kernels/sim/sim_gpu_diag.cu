@@ -100,11 +100,15 @@ tfmm_status allocate_shadow(tfmm_sim_gpu *g, tfmm_error *err) {
   if (g->d_shadow != NULL)
     return TFMM_OK;
   const size_t bytes = shadow_bytes(g);
-  void *d = NULL, *h = NULL;
+  void *d = NULL, *h[2] = {NULL, NULL};
   CHECK(tfmm_arena_reserve(g->gpu, TFMM_SIM_SLOT_SHADOW, bytes, 0, &d, err));
-  CHECK(tfmm_arena_pinned(g->gpu, TFMM_SIM_PINNED_SHADOW, bytes, 0, &h, err));
+  for (int k = 0; k < 2; k++)
+    CHECK(tfmm_arena_pinned(g->gpu, TFMM_SIM_PINNED_SHADOW + k, bytes, 0, &h[k],
+                            err));
   g->d_shadow = d;
-  g->h_shadow = h;
+  g->h_shadow[0] = h[0];
+  g->h_shadow[1] = h[1];
+  g->copied = 1; /* the first snapshot goes to buffer 0 */
   return TFMM_OK;
 }
 
@@ -150,8 +154,12 @@ extern "C" tfmm_status tfmm_sim_gpu_snapshot_begin(tfmm_sim_gpu *g,
   TRY(cudaMemcpyAsync(shadow + 10 * n, g->bin, n, d2d, g->stream));
   TRY(cudaEventRecord(g->shadow_done, g->stream));
   TRY(cudaStreamWaitEvent(g->copy_stream, g->shadow_done, 0));
-  TRY(cudaMemcpyAsync(g->h_shadow, g->d_shadow, shadow_bytes(g),
+  /* The other host buffer than the last snapshot's, which its caller may
+   * still be reading (tfmm_sim_save_end's views). */
+  const int k = 1 - g->copied;
+  TRY(cudaMemcpyAsync(g->h_shadow[k], g->d_shadow, shadow_bytes(g),
                       cudaMemcpyDeviceToHost, g->copy_stream));
+  g->copied = k;
   TRY(cudaEventRecord(g->copy_done, g->copy_stream));
   g->snapshot_begun = 1;
   return TFMM_OK;
@@ -168,7 +176,7 @@ extern "C" tfmm_status tfmm_sim_gpu_snapshot_wait(
   TRY(scope.status);
   TRY(cudaEventSynchronize(g->copy_done));
   const size_t n = g->n;
-  const double *h = (const double *)g->h_shadow;
+  const double *h = (const double *)g->h_shadow[g->copied];
   if (pos != NULL)
     *pos = h;
   if (vel != NULL)

@@ -51,8 +51,8 @@ enum tfmm_sim_gpu_pinned {
   TFMM_SIM_PINNED_COUNTS = TFMM_PINNED_SIM,
   TFMM_SIM_PINNED_SUMS,
   TFMM_SIM_PINNED_HIST,
-  TFMM_SIM_PINNED_SHADOW,
-  TFMM_SIM_PINNED_END
+  TFMM_SIM_PINNED_SHADOW, /* two: the snapshots alternate */
+  TFMM_SIM_PINNED_END = TFMM_SIM_PINNED_SHADOW + 2
 };
 static_assert(TFMM_SIM_SLOT_END <= TFMM_SLOTS_SIM + TFMM_SLOTS_SIM_COUNT,
               "arena.h: too few device slots for the simulation");
@@ -74,12 +74,13 @@ struct tfmm_sim_gpu {
   tfmm_sim_gpu_sums *d_sums, *h_sums;       /* device, pinned host */
   unsigned long long *d_hist, *h_hist;      /* bodies per bin: device, pinned */
   /* The snapshots: pos, vel, acc, pot (10n doubles), then bin (n bytes),
-   * on the device (shadow) and in pinned host memory, reserved at the
-   * first snapshot. shadow_done: the shadow is written (stream);
-   * copy_done: it is on the host (copy_stream). */
-  void *d_shadow, *h_shadow;
+   * on the device (shadow) and in two pinned host buffers, used in turn
+   * (h_shadow[copied], the last one copied to), reserved at the first
+   * snapshot. shadow_done: the shadow is written (stream); copy_done: it
+   * is on the host (copy_stream). */
+  void *d_shadow, *h_shadow[2];
   cudaEvent_t shadow_done, copy_done;
-  int snapshot_begun;
+  int snapshot_begun, copied;
 };
 
 /* TFMM_ERR_INVALID_ARGUMENT for a NULL object. */

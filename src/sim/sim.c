@@ -215,7 +215,8 @@ void tfmm_sim_destroy(tfmm_sim *s) {
   if (s == NULL)
     return;
   tfmm_sim_gpu_destroy(s->gpu);
-  free(s->snap_copy);
+  free(s->snap_copy[0]);
+  free(s->snap_copy[1]);
   tfmm_solver_destroy(s->solver);
   free(s->pos);
   free(s->vel);
@@ -332,12 +333,16 @@ tfmm_status tfmm_sim_save_begin(tfmm_sim *s) {
     if (st != TFMM_OK)
       return st;
   } else {
-    if (s->snap_copy == NULL)
-      s->snap_copy = malloc(10 * n * sizeof(double) + n);
-    if (s->snap_copy == NULL)
+    /* The other buffer than the last one's, whose views the caller may
+     * still read. */
+    const int k = 1 - s->snap_last;
+    if (s->snap_copy[k] == NULL)
+      s->snap_copy[k] = malloc(10 * n * sizeof(double) + n);
+    if (s->snap_copy[k] == NULL)
       return tfmm_error_set(&s->err, TFMM_ERR_NO_MEMORY,
                             "no memory for a snapshot of %zu bodies", n);
-    double *c = s->snap_copy;
+    s->snap_last = k;
+    double *c = s->snap_copy[k];
     memcpy(c, s->pos, 3 * n * sizeof *c);
     memcpy(c + 3 * n, s->vel, 3 * n * sizeof *c);
     memcpy(c + 6 * n, s->acc, 3 * n * sizeof *c);
@@ -368,7 +373,7 @@ tfmm_status tfmm_sim_save_end(tfmm_sim *s, tfmm_sim_state *out) {
       return r;
   } else {
     const size_t n = s->n;
-    const double *c = s->snap_copy;
+    const double *c = s->snap_copy[s->snap_last];
     st.pos = c;
     st.vel = c + 3 * n;
     st.acc = c + 6 * n;

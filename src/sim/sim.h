@@ -38,10 +38,11 @@ struct tfmm_sim {
   tfmm_sim_gpu *gpu;
   int host_current;
   /* tfmm_sim_save_begin's state: its scalars, and on the CPU its copy of
-   * pos, vel, acc, pot (10n doubles) and the bins (n bytes). */
-  int snap_pending;
+   * pos, vel, acc, pot (10n doubles) and the bins (n bytes), in two
+   * buffers used in turn (snap_copy[snap_last], the last one written). */
+  int snap_pending, snap_last;
   tfmm_sim_state snap;
-  double *snap_copy;
+  double *snap_copy[2];
   double energy_initial; /* E at step 0; NaN until known */
   int forces_known;      /* acc and pot are the forces at pos */
   /* A force evaluation failed in the middle of a step: the bodies are

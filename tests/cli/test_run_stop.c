@@ -244,6 +244,47 @@ Test(run_kill, in_a_checkpoint_write, .timeout = 300) {
   assert_restart_is_straight(KILL_RUN, "30");
 }
 
+/* Two states are held at once: with the data of snapshot 1 held for ever
+ * in their write, the run still takes snapshot 2's state at step 20 and
+ * steps on (its row of step 25 is written; a writer of one state waited
+ * at step 20 for snapshot 1 for ever); snapshot 2 waits behind snapshot 1
+ * and neither takes its name; snapshot 0 is whole. */
+Test(run_kill, a_state_is_taken_while_the_one_before_is_written,
+     .timeout = 300) {
+  if (access(TFMM_HDF5_STALL, R_OK) != 0)
+    cr_skip_test("no %s", TFMM_HDF5_STALL);
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd,
+           "TFMM_HDF5_STALL=snapshot_0001 TFMM_HDF5_STALL_MARK=%s "
+           "LD_PRELOAD=%s %s run --n 2000 --snapshot-every 10 "
+           "--checkpoint-every 100 --progress off --plots off --steps 40 "
+           "--out %s >%s 2>%s & pid=$!; i=0; while [ $i -lt 1200 ] && "
+           "! grep -q '^25,' %s 2>/dev/null && kill -0 $pid 2>/dev/null; do "
+           "sleep 0.05; i=$((i + 1)); done; kill -KILL $pid 2>/dev/null; "
+           "{ wait $pid; } 2>/dev/null; grep -q '^25,' %s",
+           sp("mark"), TFMM_HDF5_STALL, cli_path(), sp("s"), sp("stdout.txt"),
+           sp("stderr.txt"), sp("s/statistics.csv"), sp("s/statistics.csv"));
+  const int status = system(cmd);
+  if (!exists("mark")) {
+    char *err = read_text("stderr.txt");
+    const int clean = err != NULL && strstr(err, "rror") == NULL;
+    free(err);
+    if (clean)
+      cr_skip_test("the writes could not be held (libhdf5 linked "
+                   "statically?)");
+  }
+  cr_assert(exists("mark"), "the write of snapshot 1 never began");
+  cr_assert_eq(status, 0,
+               "no row of step 25: the run waited at step 20 for snapshot "
+               "1's data");
+  cr_assert(!exists("s/snapshot_0001.hdf5"));
+  cr_assert(!exists("s/snapshot_0002.hdf5"),
+            "snapshot 2 took its name before snapshot 1");
+  snapshot s0 = read_snap("s/snapshot_0000.hdf5");
+  cr_assert_eq(s0.n, 2000);
+  snapshot_free(&s0);
+}
+
 /* A snapshot's sync overlaps the next snapshot's write: with the sync of
  * snapshot 1 held for ever (a disk that never finishes), the run still
  * steps on and writes snapshot 2 (where it is killed); snapshot 1, never
