@@ -328,7 +328,12 @@ tfmm_status tfmm_sim_save_begin(tfmm_sim *s) {
   if (st != TFMM_OK)
     return st;
   const size_t n = s->n;
-  if (s->gpu != NULL && !s->host_current) {
+  /* From the device whenever it holds the state (the host's copy, when
+   * current, is the same bits): the copy out then overlaps the steps, and
+   * the device's buffers are reserved at the first snapshot, not at a
+   * later one mid-run. Before the forces are known the device has none. */
+  const int on_gpu = s->gpu != NULL && (!s->host_current || s->forces_known);
+  if (on_gpu) {
     st = tfmm_sim_gpu_snapshot_begin(s->gpu, &s->err);
     if (st != TFMM_OK)
       return st;
@@ -350,7 +355,7 @@ tfmm_status tfmm_sim_save_begin(tfmm_sim *s) {
     memcpy(c + 10 * n, s->bin, n);
   }
   s->snap = host_state(s); /* its arrays replaced by the copy's at the end */
-  s->snap_pending = s->gpu != NULL && !s->host_current ? 2 : 1;
+  s->snap_pending = on_gpu ? 2 : 1;
   s->err.message[0] = '\0';
   return TFMM_OK;
 }
