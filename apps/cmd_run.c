@@ -727,6 +727,9 @@ int cmd_run(int argc, char **argv) {
       r.report_open = 0;
       r.report.last = tfmm_sim_syncs(r.sim); /* the step reached */
       r.report.output = r.writer.totals;
+      r.report.output.snapshot_every =
+          o->output_times == NULL && o->snapshot_dt <= 0 ? o->snapshot_every
+                                                         : 0;
       run_describe_solver(&r.ro, solver_stats(&r), solver, sizeof solver);
       ok =
           mpi_cli_agree(run_report_close(&r.report, r.bodies, r.where, solver));

@@ -320,6 +320,35 @@ void run_report_tick(run_report *r, int64_t step, double time,
   r->progress_drawn = 1;
 }
 
+int64_t run_output_cadence(double bytes, double rate, double step_s) {
+  if (!(rate > 0) || !(step_s > 0) || !(bytes > 0))
+    return 1;
+  const double steps = ceil(bytes / rate / step_s);
+  return steps < 1 ? 1 : steps > 1e15 ? (int64_t)1e15 : (int64_t)steps;
+}
+
+/* When the steps waited for the writer more than 5 % of their time: what
+ * the snapshots ask and what the writer gave, and the cadence that would
+ * not wait. */
+static void output_advice(const run_report *r) {
+  const run_output *o = &r->output;
+  if (o->files == 0 || !(o->write > 0) || !(o->waited > 0.05 * r->sum.step) ||
+      r->steps_timed == 0)
+    return;
+  const double rate = o->bytes / o->write, per_file = o->bytes / o->files;
+  const double step = (r->sum.step - o->waited) / (double)r->steps_timed;
+  printf("  note: the steps waited %.2f s (%.0f %%) for the writer, which "
+         "wrote %.1f MB/s; a file is %.1f MB",
+         o->waited, 100.0 * o->waited / r->sum.step, 1e-6 * rate,
+         1e-6 * per_file);
+  if (o->snapshot_every > 0)
+    printf(": a snapshot every %" PRId64 " or more steps "
+           "(--snapshot-every), fewer fields or single precision "
+           "(--snapshot-fields, --snapshot-precision single) would not wait",
+           run_output_cadence(per_file, rate, step));
+  printf("\n");
+}
+
 int run_report_close(run_report *r, size_t n, const char *device,
                      const char *solver) {
   clear_progress(r);
@@ -340,6 +369,7 @@ int run_report_close(run_report *r, size_t n, const char *device,
          o->files, 1e-6 * o->bytes, o->write,
          o->write > 0 ? 1e-9 * o->bytes / o->write : 0.0, o->sync, o->waited,
          r->last_writes);
+  output_advice(r);
   printf("  energy: final dE/E %.3e, worst |dE/E| %.3e\n", r->final_error,
          r->worst_error);
   int ok = 1;

@@ -2,7 +2,9 @@
  * tool by test_run_stop.c: a write into a file whose name holds
  * $TFMM_HDF5_STALL creates the file $TFMM_HDF5_STALL_MARK and then waits
  * for ever, so that the test can kill the run in the middle of that
- * file's write; every other write is libhdf5's own. And for fsync: the
+ * file's write; every other write is libhdf5's own. A write into a file
+ * whose name holds $TFMM_HDF5_SLOW sleeps 0.1 s first (a slow disk). And
+ * for fsync: the
  * sync of a file whose name holds $TFMM_FSYNC_STALL waits for ever (a
  * disk that never finishes); every other is the C library's. */
 #define _GNU_SOURCE
@@ -16,8 +18,12 @@
 #include <unistd.h>
 
 static void stall_if_named(hid_t object) {
-  const char *want = getenv("TFMM_HDF5_STALL");
+  const char *slow = getenv("TFMM_HDF5_SLOW");
   char name[4096];
+  if (slow != NULL && slow[0] != '\0' &&
+      H5Fget_name(object, name, sizeof name) >= 0 && strstr(name, slow) != NULL)
+    usleep(100000);
+  const char *want = getenv("TFMM_HDF5_STALL");
   if (want == NULL || want[0] == '\0' ||
       H5Fget_name(object, name, sizeof name) < 0 || strstr(name, want) == NULL)
     return;

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 TestSuite(run_outputs, .init = scratch_make, .fini = scratch_remove);
 
@@ -227,6 +228,37 @@ Test(run_outputs, summary_counts_the_files_written) {
   cr_assert(fabs(mb - 1e-6 * want) <= 0.05 + 1e-9, "%.1f MB, want %.6f", mb,
             1e-6 * want);
   cr_assert(write > 0 && sync >= 0 && waited >= 0 && end >= 0, "%s", line);
+  cr_assert(strstr(out, "  note: the steps waited") == NULL,
+            "a note of waiting where the writer keeps up:\n%s", out);
+  free(out);
+}
+
+/* A writer slower than the steps (each dataset write of the snapshots
+ * held 0.1 s: hdf5_stall.c's slow disk): the summary says the steps
+ * waited and names a cadence, one above the run's every 2 steps (at the
+ * writer's speed the note is silent: summary_counts_the_files_written). */
+Test(run_outputs, a_slow_writer_is_named_with_a_cadence) {
+  if (access(TFMM_HDF5_STALL, R_OK) != 0)
+    cr_skip_test("no %s", TFMM_HDF5_STALL);
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd,
+           "TFMM_HDF5_SLOW=snapshot_ LD_PRELOAD=%s %s run --n 2000 --steps 12 "
+           "--snapshot-every 2 --method direct --progress off --plots off "
+           "--out %s >%s 2>%s",
+           TFMM_HDF5_STALL, cli_path(), sp("o"), sp("stdout.txt"),
+           sp("stderr.txt"));
+  cr_assert_eq(system(cmd), 0);
+  char *out = read_text("stdout.txt");
+  const char *note = strstr(out, "  note: the steps waited ");
+  if (note == NULL && strstr(out, "the steps waited 0.000 s") != NULL)
+    cr_skip_test("the writes could not be slowed (libhdf5 linked "
+                 "statically?)");
+  cr_assert(note != NULL, "no note of the wait:\n%s", out);
+  const char *every = strstr(note, "a snapshot every ");
+  cr_assert(every != NULL, "no cadence named: %s", note);
+  long long k = 0;
+  cr_assert_eq(sscanf(every, "a snapshot every %lld or more steps", &k), 1);
+  cr_assert_gt(k, 2, "%s", note);
   free(out);
 }
 
