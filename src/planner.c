@@ -102,21 +102,34 @@ static const tfmm_accuracy_row *most_accurate(const tfmm_accuracy_row **rows,
  * between neighbouring settings; a miss goes back to from and bars every
  * setting as cheap (failed). Only rows of from's tier: the tiers' costs
  * are of different devices. NULL: none cheaper. */
-static const tfmm_accuracy_row *next_cheaper(const tfmm_accuracy_row **rows,
-                                             size_t m, double f, double tol,
-                                             const tfmm_accuracy_row *from,
-                                             double failed) {
+static const tfmm_accuracy_row *cheaper_within(const tfmm_accuracy_row **rows,
+                                               size_t m, double f, double limit,
+                                               const tfmm_accuracy_row *from,
+                                               double failed) {
   const tfmm_accuracy_row *probe = NULL;
   for (size_t j = 0; j < m; j++) {
     const tfmm_accuracy_row *c = rows[j];
     if (c->near_gpu != from->near_gpu || c->cost >= from->cost ||
-        c->cost <= failed || f * model(c) > TFMM_PLAN_PROBE * tol)
+        c->cost <= failed || f * model(c) > limit)
       continue;
     if (probe == NULL || c->cost < probe->cost ||
         (c->cost == probe->cost && model(c) < model(probe)))
       probe = c;
   }
   return probe;
+}
+
+static const tfmm_accuracy_row *next_cheaper(const tfmm_accuracy_row **rows,
+                                             size_t m, double f, double tol,
+                                             const tfmm_accuracy_row *from,
+                                             double failed) {
+  const tfmm_accuracy_row *sure = cheaper_within(rows, m, f, tol, from, failed),
+                          *maybe = cheaper_within(
+                              rows, m, f, TFMM_PLAN_PROBE * tol, from, failed);
+  return sure != NULL && maybe != NULL &&
+                 maybe->cost * TFMM_PLAN_SURE_SAVING >= sure->cost
+             ? sure
+             : maybe;
 }
 
 /* Whether row r is the setting (theta, order, epsilon); epsilon 0 for

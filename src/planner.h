@@ -69,6 +69,15 @@
  * planner.c); one that misses goes back to the setting that met. */
 #define TFMM_PLAN_PROBE 2.0
 
+/* Of the settings next_cheaper may try, the cheapest the model says meets
+ * the target is tried first, unless one it puts within TFMM_PLAN_PROBE
+ * of the target costs this many times less: a sure step down is one
+ * evaluation, a probe that misses two (at 16M bodies the first guess,
+ * order 8, went to a probe that missed, then to the order 6 between them,
+ * and a second probe below order 6 missed again: two steps of two
+ * evaluations; a sure step to order 6 leaves one). */
+#define TFMM_PLAN_SURE_SAVING 2.0
+
 /* Evaluations one call may make while it chooses by the model (one more,
  * the most accurate calibrated setting, when they all missed). */
 #define TFMM_PLAN_TRIES 4
