@@ -161,8 +161,8 @@ extern "C" tfmm_status tfmm_sim_gpu_snapshot_begin(tfmm_sim_gpu *g,
                       cudaMemcpyDeviceToHost, g->copy_stream));
   g->copied = k;
   /* The other buffer copied to once now, after this one (its contents are
-   * not read: the next begin copies into it again), so that the first
-   * snapshot pays for both buffers' pages and not the second, mid-run;
+   * not read: the next begin copies into it again), so that both buffers'
+   * first use is the first snapshot's and not a later one's, mid-run;
    * copy_done then covers both copies. */
   if (!g->warmed) {
     TRY(cudaMemcpyAsync(g->h_shadow[1 - k], g->d_shadow, shadow_bytes(g),

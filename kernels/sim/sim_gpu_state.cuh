@@ -78,9 +78,10 @@ struct tfmm_sim_gpu {
    * (h_shadow[copied], the last one copied to), reserved at the first
    * snapshot. shadow_done: the shadow is written (stream); copy_done: it
    * is on the host (copy_stream); warmed: the second buffer has been
-   * copied to once (the first copy into pinned memory pays for its
-   * pages: about 1 s for 1.4 GB on the H200 machine, on the host thread
-   * that enqueues it). */
+   * copied to once, at the first snapshot (so that nothing of either
+   * buffer's first use falls mid-run; what the reservation costs, 0.5-0.7
+   * s a buffer at 16M bodies on the H200 machine, was measured, a first
+   * copy's share of it was not). */
   void *d_shadow, *h_shadow[2];
   cudaEvent_t shadow_done, copy_done;
   int snapshot_begun, copied, warmed;
