@@ -125,6 +125,15 @@ const char *cli_path(void) {
   return moved != NULL && moved[0] != '\0' ? moved : TFMM_CLI_PATH;
 }
 
+const char *preload_prefix(void) {
+#ifdef __SANITIZE_ADDRESS__
+  return "ASAN_OPTIONS=\"${ASAN_OPTIONS:+$ASAN_OPTIONS:}"
+         "verify_asan_link_order=0\" ";
+#else
+  return "";
+#endif
+}
+
 /* argv for the tool: its path, then args (NULL-ended), then NULL. */
 static void cli_argv(const char *const *args, char *argv[MAX_ARGS + 2]) {
   int argc = 0;

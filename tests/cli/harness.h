@@ -34,6 +34,12 @@ void assert_no_temporaries(void);
  * was moved (the GPU machine runs a copy of it at another path). */
 const char *cli_path(void);
 
+/* What a shell line that preloads a stand-in library (LD_PRELOAD) into
+ * the tool puts before it: under AddressSanitizer (scripts/sanitize) the
+ * preload comes before ASan's runtime, which ASan refuses unless told;
+ * elsewhere "". */
+const char *preload_prefix(void);
+
 /* Runs the tool with the NULL-terminated args, its standard output and
  * error in stdout.txt and stderr.txt. Returns the exit status, or 128 +
  * the signal that killed it. */

@@ -241,12 +241,13 @@ Test(run_outputs, a_slow_writer_is_named_with_a_cadence) {
   if (access(TFMM_HDF5_STALL, R_OK) != 0)
     cr_skip_test("no %s", TFMM_HDF5_STALL);
   char cmd[4096];
-  snprintf(cmd, sizeof cmd,
-           "TFMM_HDF5_SLOW=snapshot_ LD_PRELOAD=%s %s run --n 2000 --steps 12 "
-           "--snapshot-every 2 --method direct --progress off --plots off "
-           "--out %s >%s 2>%s",
-           TFMM_HDF5_STALL, cli_path(), sp("o"), sp("stdout.txt"),
-           sp("stderr.txt"));
+  snprintf(
+      cmd, sizeof cmd,
+      "%sTFMM_HDF5_SLOW=snapshot_ LD_PRELOAD=%s %s run --n 2000 --steps 12 "
+      "--snapshot-every 2 --method direct --progress off --plots off "
+      "--out %s >%s 2>%s",
+      preload_prefix(), TFMM_HDF5_STALL, cli_path(), sp("o"), sp("stdout.txt"),
+      sp("stderr.txt"));
   cr_assert_eq(system(cmd), 0);
   char *out = read_text("stdout.txt");
   const char *note = strstr(out, "  note: the steps waited ");

@@ -145,13 +145,7 @@ static void kill_mid_write_with(const char *env, const char *command,
                                 const char *stall) {
   if (access(TFMM_HDF5_STALL, R_OK) != 0)
     cr_skip_test("no %s", TFMM_HDF5_STALL);
-  /* scripts/sanitize: the preload comes before ASan's runtime, which ASan
-   * refuses unless told. */
-  const char *asan = "";
-#ifdef __SANITIZE_ADDRESS__
-  asan = "ASAN_OPTIONS=\"${ASAN_OPTIONS:+$ASAN_OPTIONS:}"
-         "verify_asan_link_order=0\" ";
-#endif
+  const char *asan = preload_prefix();
   char cmd[4096];
   snprintf(cmd, sizeof cmd,
            "%s%s TFMM_HDF5_STALL=%s TFMM_HDF5_STALL_MARK=%s LD_PRELOAD=%s %s "
@@ -255,15 +249,16 @@ Test(run_kill, a_state_is_taken_while_the_one_before_is_written,
     cr_skip_test("no %s", TFMM_HDF5_STALL);
   char cmd[4096];
   snprintf(cmd, sizeof cmd,
-           "TFMM_HDF5_STALL=snapshot_0001 TFMM_HDF5_STALL_MARK=%s "
+           "%sTFMM_HDF5_STALL=snapshot_0001 TFMM_HDF5_STALL_MARK=%s "
            "LD_PRELOAD=%s %s run --n 2000 --snapshot-every 10 "
            "--checkpoint-every 100 --progress off --plots off --steps 40 "
            "--out %s >%s 2>%s & pid=$!; i=0; while [ $i -lt 1200 ] && "
            "! grep -q '^25,' %s 2>/dev/null && kill -0 $pid 2>/dev/null; do "
            "sleep 0.05; i=$((i + 1)); done; kill -KILL $pid 2>/dev/null; "
            "{ wait $pid; } 2>/dev/null; grep -q '^25,' %s",
-           sp("mark"), TFMM_HDF5_STALL, cli_path(), sp("s"), sp("stdout.txt"),
-           sp("stderr.txt"), sp("s/statistics.csv"), sp("s/statistics.csv"));
+           preload_prefix(), sp("mark"), TFMM_HDF5_STALL, cli_path(), sp("s"),
+           sp("stdout.txt"), sp("stderr.txt"), sp("s/statistics.csv"),
+           sp("s/statistics.csv"));
   const int status = system(cmd);
   if (!exists("mark")) {
     char *err = read_text("stderr.txt");
