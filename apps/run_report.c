@@ -320,7 +320,10 @@ void run_report_tick(run_report *r, int64_t step, double time,
   r->progress_drawn = 1;
 }
 
-int64_t run_output_cadence(double bytes, double rate, double step_s) {
+/* The cadence at which a writer of rate bytes a second keeps up with
+ * snapshots of `bytes` each and steps of step_s seconds: the fewest steps
+ * between snapshots whose time covers one snapshot's write (at least 1). */
+static int64_t output_cadence(double bytes, double rate, double step_s) {
   if (!(rate > 0) || !(step_s > 0) || !(bytes > 0))
     return 1;
   const double steps = ceil(bytes / rate / step_s);
@@ -345,7 +348,7 @@ static void output_advice(const run_report *r) {
     printf(": a snapshot every %" PRId64 " or more steps "
            "(--snapshot-every), fewer fields or single precision "
            "(--snapshot-fields, --snapshot-precision single) would not wait",
-           run_output_cadence(per_file, rate, step));
+           output_cadence(per_file, rate, step));
   printf("\n");
 }
 

@@ -31,11 +31,6 @@ typedef struct run_output {
   int64_t snapshot_every; /* the run's cadence in steps, 0: by time or list */
 } run_output;
 
-/* The cadence at which a writer of rate bytes a second keeps up with
- * snapshots of `bytes` each and steps of step_s seconds: the fewest steps
- * between snapshots whose time covers one snapshot's write (at least 1). */
-int64_t run_output_cadence(double bytes, double rate, double step_s);
-
 typedef struct run_report {
   FILE *csv;
   char *csv_path;
