@@ -489,7 +489,9 @@ typedef struct tfmm_stats {
      * worst_body among them), so that a group wrong together shows beside
      * the figures over every body: the bodies it holds, those measured,
      * and their median, 99th percentile (nearest rank) and largest error.
-     * group_measured 0: not measured (MPI ranks do not yet). */
+     * Over MPI ranks the leaf is that of the octree of every rank's bodies
+     * in their common cube, its bodies taken in rank order. group_measured
+     * 0: not measured. */
     size_t group_bodies, group_measured;
     double group_median, group_p99, group_max;
   } error;

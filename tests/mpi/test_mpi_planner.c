@@ -270,12 +270,163 @@ static void planner_meets(family f, double tol, uint64_t seed, int rank,
   bodies_free(&b);
 }
 
+static int by_value(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The grid cell along each axis at the deepest level (2^21 a side) of the
+ * cube (lo, side), as the domain's cube is cut (decompose.c's bounds: the
+ * bodies' extent, a 2^-20 larger). */
+static void cell_of(const double *p, const double lo[3], double side,
+                    uint32_t out[3]) {
+  const double scale = (double)(1u << 21) / side;
+  for (int d = 0; d < 3; d++) {
+    double u = (p[d] - lo[d]) * scale;
+    u = u > 0 ? u : 0;
+    u = u < (1u << 21) - 1 ? u : (1u << 21) - 1;
+    out[d] = (uint32_t)u;
+  }
+}
+
+/* The worst group over the ranks (every body sampled: the worst body is
+ * the worst of all) against the leaf found here and its bodies' errors
+ * against the truth. */
+static void worst_group(family f, int leaf, uint64_t seed, int rank, int size) {
+  bodies b = bodies_make(f, seed, rank, size);
+  tfmm_config cfg;
+  tfmm_config_defaults(&cfg);
+  cfg.device = TFMM_DEVICE_CPU;
+  cfg.eps = b.eps;
+  cfg.theta = 0.7;
+  cfg.order = 3; /* errors far above the sums' rounding */
+  cfg.leaf_size = leaf;
+  cfg.measure = TFMM_MEASURE_ALWAYS;
+  cfg.error_sample = N;
+  tfmm_solver *s = NULL;
+  tfmm_status st = tfmm_solver_create_mpi(&s, &cfg, MPI_COMM_WORLD);
+  CHECK(st == TFMM_OK, "create_mpi: %s", tfmm_solver_message(s));
+  double *acc = malloc((3 * b.m + 1) * sizeof *acc);
+  for (size_t k = 0; k < 3 * b.m; k++)
+    acc[k] = NAN;
+  st = tfmm_solver_compute(s, b.m, b.mp, b.mm, acc, NULL);
+  CHECK(st == TFMM_OK, "%s: %s", family_name[f], tfmm_solver_message(s));
+  const tfmm_stats x = *tfmm_solver_stats(s);
+  CHECK(same_choice(s), "%s: the ranks report different groups",
+        family_name[f]);
+  /* Every body's error, by body, on every rank. */
+  double *mine = calloc(N, sizeof *mine), *err = malloc(N * sizeof *err);
+  double *e = malloc((b.m + 1) * sizeof *e);
+  errors(&b, acc, e);
+  for (size_t k = 0; k < b.m; k++)
+    mine[b.idx[k]] = e[k];
+  MPI_Allreduce(mine, err, N, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  size_t worst = N;
+  for (size_t i = 0; i < N; i++)
+    if ((int64_t)b.ordered[i] == x.error.worst_body)
+      worst = i;
+  CHECK(worst < N, "%s: worst body %lld is no body", family_name[f],
+        (long long)x.error.worst_body);
+  if (worst == N)
+    worst = 0;
+  /* The leaf: the first cell on the worst body's path holding at most
+   * leaf bodies, or bodies all in its deepest cell. */
+  double lo[3] = {INFINITY, INFINITY, INFINITY},
+         hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+  for (size_t i = 0; i < N; i++)
+    for (int d = 0; d < 3; d++) {
+      lo[d] = fmin(lo[d], b.pos[3 * i + d]);
+      hi[d] = fmax(hi[d], b.pos[3 * i + d]);
+    }
+  double side = fmax(hi[0] - lo[0], fmax(hi[1] - lo[1], hi[2] - lo[2]));
+  side *= 1.0 + 0x1p-20;
+  uint32_t *cell = malloc(3 * N * sizeof *cell);
+  for (size_t i = 0; i < N; i++)
+    cell_of(b.pos + 3 * i, lo, side, cell + 3 * i);
+  size_t count[22] = {0};
+  for (int level = 0; level <= 21; level++)
+    for (size_t i = 0; i < N; i++) {
+      int in = 1;
+      for (int d = 0; d < 3; d++)
+        in &= cell[3 * i + d] >> (21 - level) ==
+              cell[3 * worst + d] >> (21 - level);
+      count[level] += in;
+    }
+  int level = 0;
+  while (count[level] > (size_t)leaf && count[level] != count[21])
+    level++;
+  double *group = malloc(N * sizeof *group);
+  size_t g = 0;
+  for (size_t i = 0; i < N; i++) {
+    int in = 1;
+    for (int d = 0; d < 3; d++)
+      in &= cell[3 * i + d] >> (21 - level) ==
+            cell[3 * worst + d] >> (21 - level);
+    if (in)
+      group[g++] = err[i];
+  }
+  qsort(group, g, sizeof *group, by_value);
+  if (rank == 0)
+    printf("%-9s eps %-5g leaf %d, %d ranks: worst body %lld (error %.3e, "
+           "measured "
+           "max %.3e); its leaf: level %d, %zu bodies (reported %zu, %zu "
+           "measured): median %.4e p99 %.4e max %.4e (reported %.4e %.4e "
+           "%.4e)\n",
+           family_name[f], b.eps, leaf, size, (long long)x.error.worst_body,
+           err[worst], x.error.max, level, g, x.error.group_bodies,
+           x.error.group_measured, group[(g - 1) / 2],
+           group[(size_t)ceil(0.99 * g) - 1], group[g - 1],
+           x.error.group_median, x.error.group_p99, x.error.group_max);
+  CHECK(fabs(err[worst] - x.error.max) <= 1e-6 * x.error.max,
+        "%s: the worst body's error %.9e, measured max %.9e", family_name[f],
+        err[worst], x.error.max);
+  CHECK(x.error.group_bodies == g, "%s: group of %zu bodies, here %zu",
+        family_name[f], x.error.group_bodies, g);
+#define NEAR(a, b) (fabs((a) - (b)) <= 1e-6 * fabs(b) + 1e-15)
+  if (g <= GROUP_MAX) {
+    /* Every body of the group measured: its figures are the leaf's. */
+    CHECK(x.error.group_measured == g &&
+              NEAR(x.error.group_median, group[(g - 1) / 2]) &&
+              NEAR(x.error.group_p99, group[(size_t)ceil(0.99 * g) - 1]) &&
+              NEAR(x.error.group_max, group[g - 1]),
+          "%s: group of %zu: measured %zu, median %.9e p99 %.9e max %.9e; "
+          "here %.9e %.9e %.9e",
+          family_name[f], g, x.error.group_measured, x.error.group_median,
+          x.error.group_p99, x.error.group_max, group[(g - 1) / 2],
+          group[(size_t)ceil(0.99 * g) - 1], group[g - 1]);
+  } else {
+    /* GROUP_MAX of them stratified along it, the worst among them: its
+     * largest the worst body's, the p99 within the leaf's errors, and the
+     * median of more than half the leaf between its 10th and 90th
+     * percentiles. */
+    const double q10 = group[(size_t)ceil(0.1 * g) - 1],
+                 q90 = group[(size_t)ceil(0.9 * g) - 1];
+    CHECK(x.error.group_measured == GROUP_MAX &&
+              NEAR(x.error.group_max, err[worst]) &&
+              x.error.group_median >= q10 * (1 - 1e-6) &&
+              x.error.group_median <= q90 * (1 + 1e-6) &&
+              x.error.group_p99 >= group[0] * (1 - 1e-6) &&
+              x.error.group_p99 <= group[g - 1] * (1 + 1e-6),
+          "%s: group of %zu: measured %zu, median %.9e p99 %.9e max %.9e; "
+          "leaf's 10th and 90th percentiles %.9e %.9e, least %.9e, worst "
+          "%.9e",
+          family_name[f], g, x.error.group_measured, x.error.group_median,
+          x.error.group_p99, x.error.group_max, q10, q90, group[0], err[worst]);
+  }
+  tfmm_solver_destroy(s);
+  free(acc), free(mine), free(err), free(e), free(cell), free(group);
+  bodies_free(&b);
+}
+
 int main(int argc, char **argv) {
   int rank, size;
   const uint64_t seed = mpi_start(&argc, &argv, &rank, &size);
   for (family f = CLUSTERS; f < UNIFORM; f++) {
     planner_meets(f, 1e-3, seed + 10 * f, rank, size);
     planner_meets(f, 1e-4, seed + 10 * f + 1, rank, size);
+    worst_group(f, LEAF, seed + 10 * f + 2, rank, size);
   }
+  /* A group larger than GROUP_MAX. */
+  worst_group(UNIFORM, 512, seed + 40, rank, size);
   return mpi_finish("test_mpi_planner");
 }
