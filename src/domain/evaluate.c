@@ -1,4 +1,6 @@
-/* One evaluation over the ranks, stage by stage (domain.c lists them). */
+/* One call over the ranks: the planner of one process (planner.h) over an
+ * evaluation that runs the stages (solver_mpi.c lists them) at the setting
+ * it asks for and measures the error over the ranks (measure_ranks.c). */
 #include "domain/evaluate.h"
 
 #include "domain/decompose.h"

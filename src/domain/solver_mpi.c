@@ -16,7 +16,10 @@
  *   remote     the multipoles received, at the bodies owned
  *   gather     the forces back to the ranks that gave the bodies
  *
- * Sizes and times of the stages go to tfmm_dist_stats. */
+ * Sizes and times of the stages go to tfmm_dist_stats. theta and order
+ * are the planner's (planner.h) over the ranks, run by evaluate.c with
+ * these stages as its evaluation, the error measured over every rank's
+ * bodies (measure_ranks.c). */
 /* mpi.h before tilefmm.h: it declares (and exports) the calls with
  * MPI_Comm only then. */
 #include <mpi.h>
