@@ -17,12 +17,14 @@ typedef struct body_record {
 } body_record;
 
 /* The scalars of a run_state or a tfmm_sim_state, and which optional
- * arrays it has. */
+ * arrays it has; the planner's choice over the ranks (a checkpoint's), so
+ * that the restored sim goes on at its setting. */
 typedef struct state_scalars {
   uint64_t n;
   int64_t step, ticks;
   double time_initial, energy_initial, tick;
   int has_forces, has_bins;
+  tfmm_choice choice;
 } state_scalars;
 
 static int allocated(const void *p, size_t n) {
@@ -41,7 +43,8 @@ int run_ranks_scatter(run_state *s) {
                      .energy_initial = s->energy_initial,
                      .tick = s->tick,
                      .has_forces = s->acc != NULL,
-                     .has_bins = s->bins != NULL};
+                     .has_bins = s->bins != NULL,
+                     .choice = s->choice};
   mpi_cli_bcast(&k, sizeof k);
   body_record *all = NULL;
   if (mpi_cli_rank() == 0) {
@@ -109,6 +112,7 @@ int run_ranks_scatter(run_state *s) {
   s->time_initial = k.time_initial;
   s->energy_initial = k.energy_initial;
   s->tick = k.tick;
+  s->choice = k.choice;
   return 1;
 }
 

@@ -489,7 +489,9 @@ typedef struct tfmm_stats {
      * worst_body among them), so that a group wrong together shows beside
      * the figures over every body: the bodies it holds, those measured,
      * and their median, 99th percentile (nearest rank) and largest error.
-     * group_measured 0: not measured (MPI ranks do not yet). */
+     * Over MPI ranks the leaf is that of the octree of every rank's bodies
+     * in their common cube, its bodies taken in rank order. group_measured
+     * 0: not measured. */
     size_t group_bodies, group_measured;
     double group_median, group_p99, group_max;
   } error;
@@ -1185,11 +1187,12 @@ TFMM_API const char *tfmm_sim_message(const tfmm_sim *sim);
  * multipoles through M2L into its tree and M2P at leaves. The forces equal
  * one process's within the accuracy asked for (not bit for bit: the trees
  * differ). With the direct and reference methods every body reaches every
- * rank: the sums of one process to rounding. theta and order auto come
- * from the calibration (the planner does not run over ranks); with
- * measure always or verify the error is measured at a sample of every
- * rank's bodies, the same figures on every rank (tfmm_stats.error; the
- * worst body is its index in rank order: rank 0's bodies, then rank 1's).
+ * rank: the sums of one process to rounding. theta and order auto are
+ * chosen by the planner over the ranks (tfmm_config.measure; one choice,
+ * the same on every rank, which tfmm_solver_choice reads and a
+ * checkpoint keeps); the error is measured at a sample of every rank's
+ * bodies, the same figures on every rank (tfmm_stats.error; the worst
+ * body is its index in rank order: rank 0's bodies, then rank 1's).
  *
  * A solver on the GPU uses GPU cfg.gpu_id + (the rank's index among the
  * ranks of its host) modulo the GPUs it sees: one GPU per rank. */

@@ -42,6 +42,17 @@ void tfmm_solver_set_prior_accel(tfmm_solver *s, const double *acc,
  * (src/solver_device.c). For tests, which reach the limit at small N. */
 void tfmm_solver_set_list_cap(tfmm_solver *s, int64_t cap);
 
+/* Fixes the setting of s's next evaluations, as if its configuration had
+ * given theta, order and (under the error criterion) mac_epsilon: its
+ * planner then chooses nothing (tfmm_planner_active) and each evaluation
+ * resolves that setting as one process resolves a given one
+ * (tfmm_accuracy_resolve). The domain (src/domain/evaluate.c) calls it
+ * before each evaluation of its rank's solver with the setting its own
+ * planner chose over the ranks, so that the rank's near and far fields and
+ * the multipoles it sends and receives take one setting. */
+void tfmm_solver_set_setting(tfmm_solver *s, double theta, int order,
+                             double mac_epsilon);
+
 #ifdef __cplusplus
 }
 #endif

@@ -63,10 +63,17 @@ tfmm_gpu *tfmm_solver_gpu_context(const tfmm_solver *s) {
   return s != NULL && s->device == TFMM_DEVICE_GPU ? s->gpu : NULL;
 }
 
+/* The planner state the evaluations of s use: the layer's above for a
+ * handle over one (solver_over.h), else the solver's own. */
+static tfmm_choice *plan_of(tfmm_solver *s) {
+  tfmm_choice *above = s->over != NULL ? s->over->choice(s->over_ctx) : NULL;
+  return above != NULL ? above : &s->plan;
+}
+
 tfmm_status tfmm_solver_choice(const tfmm_solver *s, tfmm_choice *out) {
   if (s == NULL || out == NULL)
     return TFMM_ERR_INVALID_ARGUMENT;
-  *out = s->plan;
+  *out = *plan_of((tfmm_solver *)s);
   return TFMM_OK;
 }
 
@@ -82,8 +89,18 @@ tfmm_status tfmm_solver_set_choice(tfmm_solver *s, const tfmm_choice *c) {
                           "choice: theta %g, order %d, factor %g, since %d "
                           "out of range",
                           c->theta, c->order, c->factor, c->since);
-  s->plan = *c;
+  *plan_of(s) = *c;
   return TFMM_OK;
+}
+
+void tfmm_solver_set_setting(tfmm_solver *s, double theta, int order,
+                             double mac_epsilon) {
+  if (s == NULL)
+    return;
+  s->cfg.theta = theta;
+  s->cfg.order = order;
+  if (s->cfg.mac == TFMM_MAC_ERROR)
+    s->cfg.mac_epsilon = mac_epsilon;
 }
 
 const char *tfmm_solver_message(const tfmm_solver *s) {

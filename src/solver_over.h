@@ -24,6 +24,11 @@ typedef struct tfmm_solver_over {
                          const double *mass, const unsigned char *active,
                          double *acc, double *pot, tfmm_stats *stats,
                          tfmm_dist_stats *dist, tfmm_error *err);
+  /* The layer's planner state (the domain's, chosen over the ranks), which
+   * tfmm_solver_choice reads and tfmm_solver_set_choice writes in place of
+   * the handle's own: a checkpoint keeps the choice that the evaluations
+   * use. */
+  tfmm_choice *(*choice)(void *ctx);
   /* tfmm_solver_ranks and tfmm_solver_rank. */
   int (*ranks)(const void *ctx);
   int (*rank)(const void *ctx);

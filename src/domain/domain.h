@@ -33,7 +33,8 @@ int tfmm_domain_rank(const tfmm_domain *d);
  * "rank r: <message>". */
 tfmm_status tfmm_domain_agree(tfmm_domain *d, tfmm_status st, tfmm_error *err);
 
-/* In-place sums (and a maximum) over the ranks. */
+/* In-place sums (and a maximum) over the ranks; tfmm_domain_sum's are
+ * the same bits on every rank. */
 tfmm_status tfmm_domain_sum(tfmm_domain *d, double *v, int count,
                             tfmm_error *err);
 tfmm_status tfmm_domain_sum_i64(tfmm_domain *d, int64_t *v, int count,

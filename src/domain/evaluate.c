@@ -1,4 +1,6 @@
-/* One evaluation over the ranks, stage by stage (domain.c lists them). */
+/* One call over the ranks: the planner of one process (planner.h) over an
+ * evaluation that runs the stages (solver_mpi.c lists them) at the setting
+ * it asks for and measures the error over the ranks (measure_ranks.c). */
 #include "domain/evaluate.h"
 
 #include "domain/decompose.h"
@@ -97,28 +99,22 @@ static tfmm_status check_local(size_t n, const double *pos, const double *mass,
   return tfmm_bodies_check(n, pos, mass, err);
 }
 
-/* The opening criterion of the evaluation as one process resolves it
- * (accuracy.h: theta, order, the softening's separation, the error
- * criterion's epsilon), for the rows of the device this rank's solver
- * runs on; in internal units. */
-static tfmm_status let_params(eval *e) {
+/* The opening criterion of the evaluation at the setting r (theta, order,
+ * the softening's separation, the error criterion's epsilon: resolved()),
+ * in internal units. */
+static tfmm_status let_params(eval *e, const tfmm_resolved *r) {
   const tfmm_config *c = &e->d->cfg;
-  const int tree = c->method == TFMM_METHOD_FMM || c->method == TFMM_METHOD_BH;
-  tfmm_resolved r;
-  /* Newton's kernel over ranks (solver_mpi.c refuses the softened). */
-  tfmm_accuracy_resolve(
-      c, TFMM_FAR_KERNEL_NEWTON, c->leaf_size,
-      tree && tfmm_solver_device(e->d->local) == TFMM_DEVICE_GPU, &r);
+  const int tree = tfmm_method_is_tree(c->method);
   const double eps = ldexp(c->eps, -e->units.length_exp);
   e->lp.mac = c->mac;
-  e->lp.theta = r.theta;
+  e->lp.theta = r->theta;
   e->lp.send_share = 0.5;
-  e->lp.order = r.order;
+  e->lp.order = r->order;
   e->lp.rule =
-      (tfmm_mac_rule){.separation = ldexp(r.separation, -e->units.length_exp),
+      (tfmm_mac_rule){.separation = ldexp(r->separation, -e->units.length_exp),
                       .error = c->mac == TFMM_MAC_ERROR,
-                      .epsilon = r.mac_epsilon,
-                      .order = r.order,
+                      .epsilon = r->mac_epsilon,
+                      .order = r->order,
                       .soft_term = tfmm_mac_soft_term(
                           c->mac == TFMM_MAC_ERROR,
                           c->softening == TFMM_SOFTENING_PLUMMER, eps)};
@@ -545,74 +541,56 @@ static tfmm_status measure(eval *e, double seconds) {
   return TFMM_OK;
 }
 
+/* One call of tfmm_domain_compute, which its planner may evaluate a few
+ * times (tfmm_planner_run). */
+typedef struct call {
+  tfmm_domain *d;
+  size_t n;
+  const double *pos, *mass;
+  const unsigned char *active;
+  double *acc, *pot;
+  tfmm_stats *stats;
+  tfmm_error *err;
+  tfmm_units units; /* of every rank's bodies (tfmm_domain_bounds) */
+  size_t total;     /* bodies over the ranks */
+  int whole;        /* no rank evaluates a subset: measured when asked */
+  double t0;
+} call;
+
 /* One rank: its solver on its bodies, nothing moved. */
-static tfmm_status alone(tfmm_domain *d, size_t n, const double *pos,
-                         const double *mass, const unsigned char *active,
-                         double *acc, double *pot, double t0, tfmm_stats *stats,
-                         tfmm_error *err) {
+static tfmm_status alone(const call *c) {
+  tfmm_domain *d = c->d;
   tfmm_dist_stats *x = &d->stats;
-  x->bodies = x->owned = n;
+  x->bodies = x->owned = c->n;
   tfmm_solver *local = d->local;
-  tfmm_status st =
-      n == 0 ? tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
-                              "no bodies on any rank")
-      : active == NULL
-          ? tfmm_solver_compute(local, n, pos, mass, acc, pot)
-          : tfmm_solver_compute_active(local, n, pos, mass, active, acc, pot);
-  if (st != TFMM_OK && n > 0)
-    return tfmm_error_set(err, st, "%s", tfmm_solver_message(local));
+  const tfmm_status st =
+      c->active == NULL
+          ? tfmm_solver_compute(local, c->n, c->pos, c->mass, c->acc, c->pot)
+          : tfmm_solver_compute_active(local, c->n, c->pos, c->mass, c->active,
+                                       c->acc, c->pot);
   if (st != TFMM_OK)
-    return st;
-  *stats = *tfmm_solver_stats(local);
-  x->time_local = x->time_total = tfmm_wtime() - t0;
+    return tfmm_error_set(c->err, st, "%s", tfmm_solver_message(local));
+  *c->stats = *tfmm_solver_stats(local);
+  x->time_local = tfmm_wtime() - c->t0;
   x->imbalance = 1.0;
   return TFMM_OK;
 }
 
-/* The evaluation's error measured when asked (measure always, verify),
- * every body a target: a sample of every rank's bodies
- * (measure_ranks.c); then verify's judgement. */
-static tfmm_status measured(tfmm_domain *d, size_t n, const double *pos,
-                            const double *mass, const unsigned char *active,
-                            const double *acc, double t0, tfmm_stats *stats,
-                            tfmm_error *err) {
-  const tfmm_config *c = &d->cfg;
-  const uint64_t seed = d->evaluations++;
-  if (active != NULL || !tfmm_method_is_tree(c->method) ||
-      (c->measure != TFMM_MEASURE_ALWAYS && !c->verify))
-    return TFMM_OK;
-  tfmm_status st = tfmm_domain_measure(d, n, pos, mass, acc, seed, stats, err);
-  d->stats.time_total = stats->time_total = tfmm_wtime() - t0;
-  return st == TFMM_OK ? tfmm_planner_verified(c, stats, err) : st;
-}
-
-tfmm_status tfmm_domain_compute(tfmm_domain *d, size_t n, const double *pos,
-                                const double *mass, const unsigned char *active,
-                                double *acc, double *pot, tfmm_stats *stats,
-                                tfmm_error *err) {
+/* The stages over the ranks (solver_mpi.c lists them) at the setting r. */
+static tfmm_status over_ranks(const call *c, const tfmm_resolved *r) {
+  tfmm_domain *d = c->d;
+  tfmm_error *err = c->err;
   double t[6];
   t[0] = tfmm_wtime();
-  err->message[0] = '\0';
-  memset(&d->stats, 0, sizeof d->stats);
-  eval e = {.d = d, .err = err, .stats = stats, .n = n};
-  tfmm_status st =
-      tfmm_domain_agree(d, check_local(n, pos, mass, acc, err), err);
-  if (st == TFMM_OK && d->size == 1) {
-    st = alone(d, n, pos, mass, active, acc, pot, t[0], stats, err);
-    return st == TFMM_OK
-               ? measured(d, n, pos, mass, active, acc, t[0], stats, err)
-               : st;
-  }
+  eval e = {.d = d,
+            .err = err,
+            .stats = c->stats,
+            .n = c->n,
+            .units = c->units,
+            .total = c->total};
+  tfmm_status st = tfmm_domain_agree(d, let_params(&e, r), err);
   if (st == TFMM_OK)
-    st = tfmm_domain_bounds(d, n, pos, mass, d->cfg.box_size, d->cube, &e.units,
-                            &e.total, err);
-  if (st == TFMM_OK && e.total == 0)
-    st =
-        tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT, "no bodies on any rank");
-  if (st == TFMM_OK)
-    st = tfmm_domain_agree(d, let_params(&e), err);
-  if (st == TFMM_OK)
-    st = scatter(&e, pos, mass, active);
+    st = scatter(&e, c->pos, c->mass, c->active);
   t[1] = tfmm_wtime();
   if (st == TFMM_OK)
     st = tfmm_domain_agree(d, timed(&e, build_tree), err);
@@ -626,12 +604,12 @@ tfmm_status tfmm_domain_compute(tfmm_domain *d, size_t n, const double *pos,
     st = tfmm_domain_agree(d, timed(&e, remote_forces), err);
   t[4] = tfmm_wtime();
   if (st == TFMM_OK)
-    st = gather(&e, active, acc, pot);
+    st = gather(&e, c->active, c->acc, c->pot);
   t[5] = tfmm_wtime();
   if (st == TFMM_OK)
     st = measure(&e, e.work);
   tfmm_dist_stats *x = &d->stats;
-  x->bodies = n;
+  x->bodies = c->n;
   x->owned = e.nown;
   x->ghosts = e.nghosts;
   x->let_cells = e.ncells;
@@ -640,15 +618,113 @@ tfmm_status tfmm_domain_compute(tfmm_domain *d, size_t n, const double *pos,
   x->time_local = t[3] - t[2];
   x->time_remote = t[4] - t[3];
   x->time_exchange = t[5] - t[4];
-  x->time_total = tfmm_wtime() - t[0];
   release(&e);
+  return st;
+}
+
+/* The setting of the next evaluation: the planner's theta and order in
+ * d->run (or, where it does not choose, the caller's or the calibration's
+ * for them, TFMM_FROM_ACCURACY), resolved as one process resolves them
+ * (tfmm_accuracy_resolve) from the caller's configuration, with Newton's
+ * kernel and the leaf size and device agreed over the ranks: the same on
+ * every rank. */
+static void resolved(const tfmm_domain *d, tfmm_resolved *r) {
+  tfmm_config c = d->cfg;
+  c.theta = d->run.theta;
+  c.order = d->run.order;
+  c.mac_epsilon = d->run.mac_epsilon;
+  tfmm_accuracy_resolve(&c, TFMM_FAR_KERNEL_NEWTON, d->leaf, d->near_gpu, r);
+}
+
+/* The planner's evaluation (tfmm_planner_eval): every stage at its
+ * setting, the rank's solver taking it too (tfmm_solver_set_setting), then
+ * with measure_k > 0 and every body a target on every rank the error
+ * measured over the ranks, its sample of measure_k bodies drawn from seed
+ * (measure_ranks.c). */
+static tfmm_status evaluate(void *ctx, size_t measure_k, uint64_t seed) {
+  const call *c = ctx;
+  tfmm_domain *d = c->d;
+  tfmm_resolved r;
+  resolved(d, &r);
+  tfmm_solver_set_setting(d->local, r.theta, r.order, r.mac_epsilon);
+  memset(&d->stats, 0, sizeof d->stats);
+  tfmm_status st = d->size == 1 ? alone(c) : over_ranks(c, &r);
   if (st != TFMM_OK)
     return st;
-  stats->n = n;
+  tfmm_stats *stats = c->stats;
+  /* A rank without targets ran no solver: the setting said alike. */
+  stats->theta = r.theta;
+  stats->order = r.order;
+  stats->mac_epsilon = r.mac_epsilon;
+  stats->n = c->n;
   size_t targets = 0;
-  for (size_t i = 0; i < n; i++)
-    targets += active == NULL || active[i];
+  for (size_t i = 0; i < c->n; i++)
+    targets += c->active == NULL || c->active[i];
   stats->targets = targets;
-  stats->time_total = x->time_total;
-  return measured(d, n, pos, mass, active, acc, t[0], stats, err);
+  if (measure_k > 0 && c->whole && tfmm_method_is_tree(d->cfg.method))
+    st = tfmm_domain_measure(d, c->n, c->pos, c->mass, c->acc, measure_k, seed,
+                             stats, c->err);
+  d->stats.time_total = stats->time_total = tfmm_wtime() - c->t0;
+  return st;
+}
+
+/* d->run for the bodies of units: the caller's configuration with eps and
+ * the cube in internal units and G = 1, as the solver's (set_run). */
+static void set_run(tfmm_domain *d, const tfmm_units *u) {
+  d->run = d->cfg;
+  d->run.eps = ldexp(d->cfg.eps, -u->length_exp);
+  d->run.box_size = ldexp(d->cfg.box_size, -u->length_exp);
+  for (int k = 0; k < 3; k++)
+    d->run.box_min[k] = ldexp(d->cfg.box_min[k], -u->length_exp);
+  d->run.G = 1;
+}
+
+/* Collective: rank 0's planner state on every rank, so that the ranks
+ * start each call from one state (a caller may have set the choice on one
+ * rank only: tfmm_solver_set_choice is not collective); from there they
+ * judge the same measurements (tfmm_domain_sum's sums are the same bits
+ * on every rank) and so choose alike, call after call. */
+static tfmm_status agree_plan(tfmm_domain *d, tfmm_error *err) {
+  return tfmm_domain_check(
+      MPI_Bcast(&d->plan, (int)sizeof d->plan, MPI_BYTE, 0, d->comm),
+      "MPI_Bcast (the planner)", err);
+}
+
+tfmm_status tfmm_domain_compute(tfmm_domain *d, size_t n, const double *pos,
+                                const double *mass, const unsigned char *active,
+                                double *acc, double *pot, tfmm_stats *stats,
+                                tfmm_error *err) {
+  call c = {.d = d,
+            .n = n,
+            .pos = pos,
+            .mass = mass,
+            .active = active,
+            .acc = acc,
+            .pot = pot,
+            .stats = stats,
+            .err = err,
+            .t0 = tfmm_wtime()};
+  err->message[0] = '\0';
+  memset(&d->stats, 0, sizeof d->stats);
+  tfmm_status st =
+      tfmm_domain_agree(d, check_local(n, pos, mass, acc, err), err);
+  if (st == TFMM_OK)
+    st = tfmm_domain_bounds(d, n, pos, mass, d->cfg.box_size, d->cube, &c.units,
+                            &c.total, err);
+  if (st == TFMM_OK && c.total == 0)
+    st =
+        tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT, "no bodies on any rank");
+  /* A subset on any rank makes the evaluation a subset's (whole = 0 for
+   * the planner: the kept setting, not measured). */
+  int64_t subsets = active != NULL;
+  if (st == TFMM_OK)
+    st = tfmm_domain_sum_i64(d, &subsets, 1, err);
+  if (st == TFMM_OK)
+    st = agree_plan(d, err);
+  if (st != TFMM_OK)
+    return st;
+  c.whole = subsets == 0;
+  set_run(d, &c.units);
+  return tfmm_planner_run(&d->plan, &d->cfg, &d->run, c.total, d->leaf,
+                          d->near_gpu, c.whole, stats, err, evaluate, &c);
 }

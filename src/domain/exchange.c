@@ -58,9 +58,22 @@ static tfmm_status reduce(tfmm_domain *d, void *v, int count, MPI_Datatype type,
       err);
 }
 
+/* Summed on rank 0 and broadcast: MPI lets an Allreduce give the ranks
+ * sums that differ in their last bits (its order of additions may differ
+ * from rank to rank), and what every rank judges from these sums (the
+ * measured error, and from it the planner's choice: measure_ranks.c) must
+ * be the same on every rank, or the ranks would choose apart and their
+ * collectives no longer match. */
 tfmm_status tfmm_domain_sum(tfmm_domain *d, double *v, int count,
                             tfmm_error *err) {
-  return reduce(d, v, count, MPI_DOUBLE, MPI_SUM, err);
+  if (d == NULL)
+    return TFMM_OK;
+  const int root = d->rank == 0;
+  TFMM_MPI_TRY(MPI_Reduce(root ? MPI_IN_PLACE : v, root ? v : NULL, count,
+                          MPI_DOUBLE, MPI_SUM, 0, d->comm),
+               "MPI_Reduce (sums)", err);
+  return tfmm_domain_check(MPI_Bcast(v, count, MPI_DOUBLE, 0, d->comm),
+                           "MPI_Bcast (sums)", err);
 }
 
 tfmm_status tfmm_domain_sum_i64(tfmm_domain *d, int64_t *v, int count,

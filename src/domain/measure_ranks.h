@@ -6,11 +6,13 @@
 
 /* Collective. The error of the forces acc of this rank's n bodies (pos,
  * mass, in the caller's units and order, as tfmm_domain_compute gives
- * them back) at a sample of every rank's bodies drawn from seed, into
- * stats->error alike on every rank; sample size from d->cfg.error_sample
- * (0: one tile, as one process's routine measurement). */
+ * them back) at a sample of k of every rank's bodies (at most all of
+ * them) drawn from seed, and at the worst group (the bodies of the leaf
+ * that holds the sample's largest error), into stats->error alike on every
+ * rank. The leaves are those of the octree of every rank's bodies in the
+ * common cube d->cube with leaves of d->leaf bodies. */
 tfmm_status tfmm_domain_measure(tfmm_domain *d, size_t n, const double *pos,
-                                const double *mass, const double *acc,
+                                const double *mass, const double *acc, size_t k,
                                 uint64_t seed, tfmm_stats *stats,
                                 tfmm_error *err);
 

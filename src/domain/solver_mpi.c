@@ -16,7 +16,10 @@
  *   remote     the multipoles received, at the bodies owned
  *   gather     the forces back to the ranks that gave the bodies
  *
- * Sizes and times of the stages go to tfmm_dist_stats. */
+ * Sizes and times of the stages go to tfmm_dist_stats. theta and order
+ * are the planner's (planner.h) over the ranks, run by evaluate.c with
+ * these stages as its evaluation, the error measured over every rank's
+ * bodies (measure_ranks.c). */
 /* mpi.h before tilefmm.h: it declares (and exports) the calls with
  * MPI_Comm only then. */
 #include <mpi.h>
@@ -27,6 +30,7 @@
 #include "domain/evaluate.h"
 #include "domain/exchange.h"
 #include "domain/state.h"
+#include "plan.h"
 #include "solver_over.h"
 
 #include <math.h>
@@ -58,6 +62,12 @@ static int domain_rank(const void *ctx) {
   return tfmm_domain_rank((const tfmm_domain *)ctx);
 }
 
+/* NULL (the handle's own, unused) when the domain was never made. */
+static tfmm_choice *domain_choice(void *ctx) {
+  tfmm_domain *d = ctx;
+  return d != NULL ? &d->plan : NULL;
+}
+
 static tfmm_status domain_open(void *ctx, const tfmm_config *cfg,
                                tfmm_device *device, tfmm_error *err);
 
@@ -76,6 +86,7 @@ static tfmm_status domain_compute(void *ctx, size_t n, const double *pos,
 static const tfmm_solver_over DOMAIN_CALLS = {
     .open = domain_open,
     .compute = domain_compute,
+    .choice = domain_choice,
     .ranks = domain_ranks,
     .rank = domain_rank,
     .destroy = domain_destroy,
@@ -97,6 +108,21 @@ static int rank_gpu(MPI_Comm comm, const tfmm_config *cfg) {
   }
   const int count = tfmm_gpu_count();
   return count > 0 ? (cfg->gpu_id + local) % count : cfg->gpu_id;
+}
+
+/* Collective: what the planner over the ranks goes by, alike on every
+ * rank: the near field on the GPU when every rank's solver runs it there
+ * (the planner's first tier of rows is the GPU's: planner.c), and the
+ * leaf size the configuration gives or, automatic, the first one it
+ * gives on that device (tfmm_plan_leaf). */
+static tfmm_status agree_device(tfmm_domain *d, tfmm_error *err) {
+  int gpu = tfmm_method_is_tree(d->cfg.method) &&
+            tfmm_solver_device(d->local) == TFMM_DEVICE_GPU;
+  TFMM_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, &gpu, 1, MPI_INT, MPI_MIN, d->comm),
+               "MPI_Allreduce (devices)", err);
+  d->near_gpu = gpu;
+  d->leaf = tfmm_plan_leaf(&d->cfg, gpu ? TFMM_DEVICE_GPU : TFMM_DEVICE_CPU);
+  return TFMM_OK;
 }
 
 /* Collective: the communicator duplicated, cfg checked and this rank's
@@ -137,9 +163,10 @@ static tfmm_status domain_open(void *ctx, const tfmm_config *cfg,
   if (st == TFMM_OK) {
     tfmm_config mine = *cfg;
     mine.gpu_id = rank_gpu(d->comm, cfg);
-    /* theta and order from the calibration, as the locally essential
-     * trees are cut (evaluate.c, let_params): a planner on one rank's part
-     * would measure against that part alone and move away from them. */
+    /* No planner of its own: a planner on one rank's part would measure
+     * against that part alone. Each evaluation takes the setting the
+     * domain's planner chose over the ranks (tfmm_solver_set_setting,
+     * evaluate.c), as the locally essential trees are cut. */
     mine.measure = TFMM_MEASURE_OFF;
     mine.verify = 0; /* measured and judged over the ranks */
     mine.far_kernel = TFMM_FAR_KERNEL_NEWTON;
@@ -151,7 +178,11 @@ static tfmm_status domain_open(void *ctx, const tfmm_config *cfg,
     else
       *device = tfmm_solver_device(d->local);
   }
-  return tfmm_domain_agree(d, st, err);
+  st = tfmm_domain_agree(d, st, err);
+  /* auto is Newton's over ranks (above): the planner's rows are its. */
+  if (tfmm_method_is_tree(d->cfg.method))
+    d->cfg.far_kernel = TFMM_FAR_KERNEL_NEWTON;
+  return st == TFMM_OK ? agree_device(d, err) : st;
 }
 
 tfmm_status tfmm_solver_create_mpi(tfmm_solver **out, const tfmm_config *cfg,

@@ -199,10 +199,16 @@ tfmm_status tfmm_sim_restore_by(tfmm_sim **out, const tfmm_sim_config *cfg,
   if (cfg == NULL || (make == NULL && st != TFMM_OK))
     return st;
   st = finish(s, cfg, st, make, ctx);
-  if (st == TFMM_OK && make == NULL)
+  /* The planner's state, over ranks the domain's (every rank given the
+   * checkpoint's, which its rank 0 wrote): the evaluations go on at the
+   * settings and with the measurements they had. */
+  const int choose = st == TFMM_OK;
+  if (choose)
     st = tfmm_solver_set_choice(s->solver, &state->choice);
-  if (st != TFMM_OK && make == NULL && s->solver != NULL)
+  if (st != TFMM_OK && (make == NULL || choose) && s->solver != NULL)
     tfmm_error_set(&s->err, st, "%s", tfmm_solver_message(s->solver));
+  if (choose && make != NULL)
+    st = tfmm_domain_agree(s->domain, st, &s->err);
   return st;
 }
 

@@ -71,13 +71,17 @@ static void run(const input *in, tfmm_method method, uint64_t seed, int rank,
   CHECK(tfmm_solver_ranks(dist) == size, "ranks %d", tfmm_solver_ranks(dist));
   const tfmm_dist_stats *ds = tfmm_solver_dist_stats(dist);
   /* One process on all bodies, at this rank's share, at the setting the
-   * ranks evaluate at (the calibration's: over ranks the planner does not
-   * choose), so that the difference is the decomposition's. With its
-   * planner the one process could take a setting of p99 just over the
-   * target (a 95 % bound): a plane of 12,000 bodies differed by 1.1e-3 while
-   * the ranks were 3.7e-5 from the truth (seed 4766965472497236687). */
+   * ranks evaluated at (their planner's choice, the same on every rank), so
+   * that the difference is the decomposition's. With its own planner the
+   * one process could take another setting of p99 just under the target
+   * (a 95 % bound): a plane of 12,000 bodies differed by 1.1e-3 while the
+   * ranks were 3.7e-5 from the truth (seed 4766965472497236687). */
   tfmm_config one_cfg = cfg;
   one_cfg.measure = TFMM_MEASURE_OFF;
+  if (method != TFMM_METHOD_DIRECT) {
+    one_cfg.theta = tfmm_solver_stats(dist)->theta;
+    one_cfg.order = tfmm_solver_stats(dist)->order;
+  }
   tfmm_solver_create(&one, &one_cfg);
   double *a1 = malloc(3 * n * sizeof *a1), *p1 = malloc(n * sizeof *p1);
   st = tfmm_solver_compute(one, n, pos, mass, a1, p1);
@@ -135,10 +139,13 @@ static void run(const input *in, tfmm_method method, uint64_t seed, int rank,
           one_max);
     CHECK(pot_max < 1e-12, "%s direct: pot max %.3e", in->name, pot_max);
   } else {
-    /* Within the accuracy asked for (the default, 1e-3 at p99), of one
-     * process and of the truth. */
-    CHECK(one_p99 <= cfg.accuracy, "%s: p99 %.3e vs one process > %.1e",
-          in->name, one_p99, cfg.accuracy);
+    /* Within the accuracy asked for (the default, 1e-3 at p99) of the
+     * truth; of one process at the same setting, within twice it: the
+     * planner takes settings whose p99 is near the target, and the two
+     * trees' errors differ (the ranks' plummer at 20,000 bodies: 4.7e-4
+     * from one process at the ranks' setting, 1.9e-4 from the truth). */
+    CHECK(one_p99 <= 2 * cfg.accuracy, "%s: p99 %.3e vs one process > %.1e",
+          in->name, one_p99, 2 * cfg.accuracy);
     CHECK(allowed < (size_t)sampled, "%s: %d bodies cannot judge a p99",
           in->name, sampled);
     CHECK(ref_judged <= cfg.accuracy,

@@ -176,6 +176,21 @@ static void restart_elsewhere(const tfmm_sim_config *cfg, const double *pos,
     tfmm_sim *again = NULL;
     tfmm_status s2 = tfmm_sim_restore_mpi(&again, cfg, sub, &part);
     CHECK(s2 == TFMM_OK, "restore over %d: %s", half, tfmm_sim_message(again));
+    /* The planner's state over the ranks came with the checkpoint: the
+     * next steps go on at its setting and its measurements' schedule. */
+    tfmm_choice c = {0};
+    tfmm_solver_choice(tfmm_sim_solver(again), &c);
+    const tfmm_choice *was = &scalars.choice;
+    CHECK(was->chosen && c.chosen == was->chosen && c.theta == was->theta &&
+              c.order == was->order && c.factor == was->factor &&
+              c.since == was->since && c.evaluations == was->evaluations &&
+              c.n == was->n && c.failed_cost == was->failed_cost,
+          "restored choice: chosen %d theta %g order %d factor %.17g since %d "
+          "evaluations %llu; saved %d %g %d %.17g %d %llu",
+          c.chosen, c.theta, c.order, c.factor, c.since,
+          (unsigned long long)c.evaluations, was->chosen, was->theta,
+          was->order, was->factor, was->since,
+          (unsigned long long)was->evaluations);
     CHECK(tfmm_sim_step(again, 4) == TFMM_OK, "steps: %s",
           tfmm_sim_message(again));
     double *continued = gather_by_id(again, sub);

@@ -18,12 +18,10 @@ case_() {
   local name=$1 half=$2 end=$3 dt=$4
   shift 4
   mkdir "$name" && cd "$name" || exit 1
-  # --measure off: over the ranks theta and order come from the
-  # calibration (a measured error needs every body on one process), so the
-  # runs of one process compared with them take theta and order from it
-  # too; measured, one process would take the cheapest setting meeting TOL
-  # at the 99th percentile, whose largest errors the bound below does not
-  # allow.
+  # --measure off: the ranks and one process take theta and order from
+  # the calibration alike; measured, each would take the cheapest setting
+  # meeting TOL at the 99th percentile, whose largest errors the bound
+  # below does not allow (the planner over the ranks: planned below).
   local run=(run --ic merger --n "$N" --seed "$SEED" --dt "$dt" --accuracy "$TOL"
     --measure off --snapshot-every "$half" --plots off --progress off "$@")
   "$TILEFMM" "${run[@]}" --steps "$end" --out straight >straight.log 2>&1 || {
@@ -66,6 +64,53 @@ PY
   cd ..
 }
 
+# The planner over the ranks (measure auto): the checkpoint of 2 ranks
+# holds its choice (/RunState Choice*, the setting of the last step), and a
+# restart on 2 ranks goes on from it: its first evaluation measures only
+# where the saved choice said the next one would (since + 1 >= 16,
+# TFMM_RECHECK_EVERY), and otherwise keeps the saved setting. Restarted
+# without the choice, the planner would choose anew, measuring at once.
+planned() {
+  mkdir planned && cd planned || exit 1
+  local run=(run --ic merger --n "$N" --seed "$SEED" --dt 0.0078125
+    --accuracy "$TOL" --snapshot-every 6 --plots off --progress off)
+  mpi 2 "${run[@]}" --steps 6 --out ranks >ranks.log 2>&1 || {
+    cat ranks.log
+    fail "planned: the run on 2 ranks"
+  }
+  # (the restart writes its own checkpoint over this one at its end)
+  cp ranks/statistics.csv first.csv
+  cp ranks/checkpoint.hdf5 first.hdf5
+  mpi 2 run --restart ranks/checkpoint.hdf5 --steps 10 --plots off \
+    --progress off >restart.log 2>&1 || {
+    cat restart.log
+    fail "planned: the restart on 2 ranks"
+  }
+  "$PY" - <<'PY' || fail "planned: the planner's choice over a restart"
+import csv, h5py
+with h5py.File("first.hdf5", "r") as f:
+    c = {k: v.decode() for k, v in f["RunState"].attrs.items()
+         if k.startswith("Choice")}
+first = list(csv.DictReader(open("first.csv")))
+rows = {int(r["step"]): r for r in csv.DictReader(open("ranks/statistics.csv"))}
+assert c["ChoiceChosen"] == "1", c
+last = first[-1]
+assert float(c["ChoiceTheta"]) == float(last["theta"]), (c, last["theta"])
+assert int(c["ChoiceOrder"]) == int(last["order"]), (c, last["order"])
+nxt = rows[int(last["step"]) + 1]
+measures = int(c["ChoiceSince"]) + 1 >= 16
+print("planned: choice theta %s order %s since %s; the restart's first step:"
+      " theta %s order %s, error_p99 '%s'" % (c["ChoiceTheta"], c["ChoiceOrder"],
+      c["ChoiceSince"], nxt["theta"], nxt["order"], nxt["error_p99"]))
+assert (nxt["error_p99"] != "") == measures, nxt["error_p99"]
+if not measures:
+    assert float(nxt["theta"]) == float(c["ChoiceTheta"]), nxt["theta"]
+    assert int(nxt["order"]) == int(c["ChoiceOrder"]), nxt["order"]
+PY
+  cd ..
+}
+
+planned
 case_ global 10 20 0.0078125
 # Synchronisation points every dt_max = 1/32, bodies in up to 3 bins.
 case_ individual 3 6 0.03125 --eta 0.025 --dt-min 0.005
