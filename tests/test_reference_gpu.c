@@ -457,3 +457,65 @@ Test(reference_gpu, the_check_names_bad_indices_and_nonfinite_forces) {
   test_bodies_free(&b);
 #endif
 }
+
+/* The same sums from host arrays (tfmm_gpu_reference_host_at, what the
+ * error measured over MPI ranks uses): against the CPU's compensated sums
+ * at drawn targets, Plummer and the spline, with massless bodies among
+ * the sources (a rank's copies of the other ranks' targets); the caller's
+ * current device kept; an index past n and, with eps = 0, a target at the
+ * same point as another body refused by name. */
+Test(reference_gpu, host_arrays_match_the_cpu) {
+  test_require_gpu();
+#if TFMM_HAVE_CUDA
+  const tfmm_softening kinds[] = {TFMM_SOFTENING_PLUMMER,
+                                  TFMM_SOFTENING_SPLINE};
+  int before = -1, after = -2;
+  CUDA_OK(cudaGetDevice(&before));
+  for (int s = 0; s < 2; s++) {
+    const uint64_t seed = test_fresh_seed();
+    test_bodies b = test_bodies_make(30011, TEST_CLUSTERED, seed);
+    for (size_t i = 3; i < b.n; i += 97)
+      b.mass[i] = 0;
+    const size_t k = 500;
+    size_t *targets = draw_targets(b.n, k, seed);
+    targets[2] = 3; /* a massless one */
+    const tfmm_pair_params pair = {kinds[s], 0.01, TFMM_PRECISION_DOUBLE};
+    double *aref = malloc(3 * k * sizeof *aref);
+    double *acc = malloc(3 * k * sizeof *acc);
+    test_poison(aref, 3 * k);
+    test_poison(acc, 3 * k);
+    cpu_reference(&b, k, targets, &pair, aref, NULL);
+    tfmm_error err = {{0}};
+    cr_assert_eq(tfmm_gpu_reference_host_at(0, b.n, b.pos, b.mass, k, targets,
+                                            &pair, acc, &err),
+                 TFMM_OK, "%s", err.message);
+    const double e = worst_relative(k, acc, aref, 3);
+    cr_assert(e <= TOL, "host arrays, %s (seed %#llx): worst relative %.3g",
+              tfmm_softening_name(kinds[s]), (unsigned long long)seed, e);
+    free(targets);
+    free(aref);
+    free(acc);
+    test_bodies_free(&b);
+  }
+  CUDA_OK(cudaGetDevice(&after));
+  cr_assert_eq(after, before, "the caller's device is kept");
+
+  test_bodies b = test_bodies_make(2000, TEST_UNIFORM, test_fresh_seed());
+  const tfmm_pair_params newton = {TFMM_SOFTENING_PLUMMER, 0,
+                                   TFMM_PRECISION_DOUBLE};
+  double acc[9];
+  tfmm_error err = {{0}};
+  const size_t past[3] = {4, 2000, 9};
+  refused(tfmm_gpu_reference_host_at(0, b.n, b.pos, b.mass, 3, past, &newton,
+                                     acc, &err),
+          &err, "index 2000", "an index past n from the host");
+  memcpy(b.pos + 3 * 50, b.pos + 3 * 49, 3 * sizeof(double));
+  const size_t pile[2] = {1, 50};
+  err.message[0] = '\0';
+  cr_assert_eq(tfmm_gpu_reference_host_at(0, b.n, b.pos, b.mass, 2, pile,
+                                          &newton, acc, &err),
+               TFMM_ERR_NONFINITE, "%s", err.message);
+  cr_assert(strstr(err.message, "target 1") != NULL, "%s", err.message);
+  test_bodies_free(&b);
+#endif
+}

@@ -45,6 +45,7 @@
 
 #define CUDA_TRY_WHO "reference at targets"
 #include "cuda_try.cuh"
+#include "gpu_context.h"
 
 #include <cuda_runtime.h>
 #include <limits.h>
@@ -588,5 +589,67 @@ extern "C" tfmm_status tfmm_gpu_reference_check(const void *workspace, size_t n,
                           "force is not finite (with eps = 0, a body at the "
                           "same point as another?)",
                           found.nonfinite);
+  return TFMM_OK;
+}
+
+namespace {
+
+/* The device memory and stream of one tfmm_gpu_reference_host_at call,
+ * released whatever path leaves it. */
+struct host_call {
+  double *pos = nullptr, *mass = nullptr, *acc = nullptr;
+  int64_t *targets = nullptr;
+  void *work = nullptr;
+  cudaStream_t stream = nullptr;
+  ~host_call() {
+    if (stream != nullptr)
+      cudaStreamSynchronize(stream);
+    cudaFree(pos), cudaFree(mass), cudaFree(acc), cudaFree(targets);
+    cudaFree(work);
+    if (stream != nullptr)
+      cudaStreamDestroy(stream);
+  }
+};
+
+} // namespace
+
+extern "C" tfmm_status
+tfmm_gpu_reference_host_at(int device, size_t n, const double *pos,
+                           const double *mass, size_t k, const size_t *targets,
+                           const tfmm_pair_params *pair, double *acc,
+                           tfmm_error *err) {
+  if (n == 0 || k == 0)
+    return k == 0 ? TFMM_OK : refuse(err, "no bodies for the targets");
+  if (pos == NULL || mass == NULL || targets == NULL || acc == NULL ||
+      pair == NULL)
+    return refuse(err, "an array or the pair parameters is NULL");
+  tfmm_device_scope scope(device);
+  TRY(scope.status);
+  host_call c;
+  TRY(cudaStreamCreateWithFlags(&c.stream, cudaStreamNonBlocking));
+  TRY(cudaMalloc(&c.pos, 3 * n * sizeof(double)));
+  TRY(cudaMalloc(&c.mass, n * sizeof(double)));
+  TRY(cudaMalloc(&c.acc, 3 * k * sizeof(double)));
+  TRY(cudaMalloc(&c.targets, k * sizeof(int64_t)));
+  /* size_t and int64_t indices alike in width (the targets' copy is a
+   * plain copy): a size_t index past INT64_MAX reads as negative, and the
+   * kernels name it. */
+  static_assert(sizeof(size_t) == sizeof(int64_t), "64-bit indices");
+  TRY(cudaMemcpyAsync(c.pos, pos, 3 * n * sizeof(double),
+                      cudaMemcpyHostToDevice, c.stream));
+  TRY(cudaMemcpyAsync(c.mass, mass, n * sizeof(double), cudaMemcpyHostToDevice,
+                      c.stream));
+  TRY(cudaMemcpyAsync(c.targets, targets, k * sizeof(int64_t),
+                      cudaMemcpyHostToDevice, c.stream));
+  size_t bytes = 0;
+  CHECK(tfmm_gpu_reference_at(nullptr, &bytes, n, c.pos, c.mass, k, c.targets,
+                              pair, c.acc, nullptr, c.stream, err));
+  TRY(cudaMalloc(&c.work, bytes));
+  CHECK(tfmm_gpu_reference_at(c.work, &bytes, n, c.pos, c.mass, k, c.targets,
+                              pair, c.acc, nullptr, c.stream, err));
+  CHECK(tfmm_gpu_reference_check(c.work, n, k, c.targets, c.stream, err));
+  TRY(cudaMemcpyAsync(acc, c.acc, 3 * k * sizeof(double),
+                      cudaMemcpyDeviceToHost, c.stream));
+  TRY(cudaStreamSynchronize(c.stream));
   return TFMM_OK;
 }

@@ -115,6 +115,24 @@ tfmm_status tfmm_gpu_reference_check(const void *workspace, size_t n, size_t k,
                                      const int64_t *d_targets, void *stream,
                                      tfmm_error *err);
 
+/* The FP64 sums above at k targets of n bodies held on the host, on GPU
+ * `device` (its ordinal), with G = 1: the bodies (pos: 3n, mass: n) and
+ * the targets (k indices into [0, n)) uploaded into memory of the call's
+ * own, the sums made on a stream of its own and the accelerations acc (3k,
+ * host, in the order of targets) downloaded; everything is released and
+ * the caller's current device kept. For a caller whose bodies are on the
+ * host while a GPU is there: the measured error over MPI ranks
+ * (src/domain/measure_ranks.c), whose k n pairs (10^9 at 10^6 bodies
+ * while planning) take the CPU seconds and these kernels about a
+ * millisecond (the upload of 32 bytes a body besides). An index outside
+ * [0, n) is TFMM_ERR_INVALID_ARGUMENT, a non-finite result (eps = 0 and
+ * two bodies at one point) TFMM_ERR_NONFINITE, each naming the target. */
+tfmm_status tfmm_gpu_reference_host_at(int device, size_t n, const double *pos,
+                                       const double *mass, size_t k,
+                                       const size_t *targets,
+                                       const tfmm_pair_params *pair,
+                                       double *acc, tfmm_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -162,6 +162,16 @@ tfmm_status tfmm_gpu_reference_fast_at(void *workspace, size_t *workspace_bytes,
   return unsupported(err);
 }
 
+tfmm_status tfmm_gpu_reference_host_at(int device, size_t n, const double *pos,
+                                       const double *mass, size_t k,
+                                       const size_t *targets,
+                                       const tfmm_pair_params *pair,
+                                       double *acc, tfmm_error *err) {
+  (void)device, (void)n, (void)pos, (void)mass, (void)k, (void)targets,
+      (void)pair, (void)acc;
+  return unsupported(err);
+}
+
 tfmm_status tfmm_gpu_reference_check(const void *workspace, size_t n, size_t k,
                                      const int64_t *d_targets, void *stream,
                                      tfmm_error *err) {

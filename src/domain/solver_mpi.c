@@ -163,6 +163,7 @@ static tfmm_status domain_open(void *ctx, const tfmm_config *cfg,
   if (st == TFMM_OK) {
     tfmm_config mine = *cfg;
     mine.gpu_id = rank_gpu(d->comm, cfg);
+    d->gpu_id = mine.gpu_id;
     /* No planner of its own: a planner on one rank's part would measure
      * against that part alone. Each evaluation takes the setting the
      * domain's planner chose over the ranks (tfmm_solver_set_setting,

@@ -34,6 +34,9 @@ struct tfmm_domain {
    * and the worst group go by (the configuration's, or its first automatic
    * one: each rank's solver may move its own). */
   int near_gpu, leaf;
+  /* This rank's GPU (its solver's): where the measured error's exact sums
+   * run when near_gpu (measure_ranks.c). */
+  int gpu_id;
   /* The split of the last evaluation: rank r owns the keys in
    * [split[r], split[r + 1]) of the cube (lowest corner, side); split has
    * size + 1 entries, split[0] = 0 and split[size] = UINT64_MAX. */
