@@ -550,8 +550,8 @@ int run_state_write_saved(const tfmm_sim_state *sp, int clock,
   snprintf(ranks, sizeof ranks, "%d", mpi_cli_ranks());
   if (mpi_cli_on())
     state[nstate++] = (snapshot_attr){"ranks", ranks};
-  /* The planner's state, so that a restart evaluates as the run straight
-   * through does (over ranks there is none: every field 0). */
+  /* The planner's state (over ranks the domain's, alike on every rank),
+   * so that a restart evaluates as the run straight through does. */
   choice_text choice;
   nstate += choice_attrs(&s.choice, &choice, state + nstate);
   /* snapshot_write reads the arrays only. */

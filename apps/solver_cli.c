@@ -516,13 +516,11 @@ int solver_cli_planned(const tfmm_config *cfg) {
          (cfg->theta == TFMM_FROM_ACCURACY ||
           cfg->order == TFMM_FROM_ACCURACY) &&
          cfg->measure != TFMM_MEASURE_OFF && cfg->mac != TFMM_MAC_ERROR &&
-         !cfg->near_only && !mpi_cli_on();
+         !cfg->near_only;
 }
 
 void solver_cli_resolve(const tfmm_config *cfg, double *theta, int *order) {
   tfmm_config c = *cfg;
-  if (mpi_cli_on())
-    c.measure = TFMM_MEASURE_OFF; /* what each rank's solver is given */
   if (tfmm_config_resolve(&c, theta, order, NULL, NULL, 0) != TFMM_OK) {
     *theta = cfg->theta;
     *order = cfg->order;

@@ -48,8 +48,8 @@ const char *solver_cli_tol(double tol, char buf[32]);
 const char *solver_cli_theta_order(const tfmm_config *cfg, double theta,
                                    int order, char *buf, size_t size);
 
-/* What tfmm_config_resolve says cfg will use (under mpirun with measure
- * off: the ranks evaluate at the calibration's setting); on a
+/* What tfmm_config_resolve says cfg will use (the planner's first guess
+ * when solver_cli_planned, alone or over the ranks of mpirun); on a
  * configuration it refuses, cfg's own theta and order. */
 void solver_cli_resolve(const tfmm_config *cfg, double *theta, int *order);
 
@@ -91,9 +91,10 @@ void solver_cli_print_measured(FILE *fp, const tfmm_stats *s);
 
 /* Whether the solver of cfg chooses theta and order by measuring its
  * error (the planner: a tree method, theta or order auto, measure not
- * off, the geometric or mass criterion, one process: over the ranks of
- * mpirun they come from the calibration); then solver_cli_resolve gives
- * its first guess, and tfmm_stats what each evaluation used. */
+ * off, the geometric or mass criterion; one process or the ranks of
+ * mpirun, whose planner measures over every rank's bodies); then
+ * solver_cli_resolve gives its first guess, and tfmm_stats what each
+ * evaluation used. */
 int solver_cli_planned(const tfmm_config *cfg);
 
 /* "auto", "always" or "off": the word of --measure for m. */
