@@ -559,6 +559,7 @@ typedef struct call {
 
 /* One rank: its solver on its bodies, nothing moved. */
 static tfmm_status alone(const call *c) {
+  const double t0 = tfmm_wtime();
   tfmm_domain *d = c->d;
   tfmm_dist_stats *x = &d->stats;
   x->bodies = x->owned = c->n;
@@ -571,7 +572,7 @@ static tfmm_status alone(const call *c) {
   if (st != TFMM_OK)
     return tfmm_error_set(c->err, st, "%s", tfmm_solver_message(local));
   *c->stats = *tfmm_solver_stats(local);
-  x->time_local = tfmm_wtime() - c->t0;
+  x->time_local = tfmm_wtime() - t0;
   x->imbalance = 1.0;
   return TFMM_OK;
 }
