@@ -521,6 +521,8 @@ int solver_cli_planned(const tfmm_config *cfg) {
 
 void solver_cli_resolve(const tfmm_config *cfg, double *theta, int *order) {
   tfmm_config c = *cfg;
+  if (mpi_cli_ranks() > 1) /* what the ranks' planner aims at */
+    c.accuracy = cfg->accuracy / TFMM_SPLIT_MARGIN;
   if (tfmm_config_resolve(&c, theta, order, NULL, NULL, 0) != TFMM_OK) {
     *theta = cfg->theta;
     *order = cfg->order;

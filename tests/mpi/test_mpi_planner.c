@@ -6,9 +6,9 @@
  *
  * - The planner over the ranks: theta and order chosen from the error
  *   measured over every rank's bodies, the p99 over all bodies within the
- *   target at every measured call (below TFMM_MEASURE_EVERY_BODY bodies
- *   the planner measures every one: its p99 is the population's; a call
- *   at the kept setting unmeasured within twice it), and every
+ *   target at every call, measured or keeping the setting (below
+ *   TFMM_MEASURE_EVERY_BODY bodies the planner measures every one: its
+ *   p99 is the population's), and every
  *   rank holding the same choice, the same statistics and the same plan
  *   line after every call.
  * - The worst group over the ranks: the leaf, in the octree of every
@@ -254,22 +254,23 @@ static void planner_meets(family f, double tol, uint64_t seed, int rank,
           "%s call %d: chose nothing or another setting: chosen %d theta %g "
           "order %d, evaluated at theta %g order %d",
           family_name[f], call, c.chosen, c.theta, c.order, x->theta, x->order);
-    /* Measured, every body: within the target. Kept unmeasured, the
-     * same setting over another split (the split follows measured times:
-     * docs/mpi.md), whose p99 moves with it: over 41 runs of these inputs
-     * the kept call's p99 was up to 1.12 times the measured one's on 2
-     * ranks and 1.68 times on 4 (clusters at 1e-3: 7.4e-4 measured, 1.14e-3
-     * kept), so within twice the target. */
-    const double allowed = x->error.measured ? tol : 2 * tol;
-    CHECK(p99 <= allowed, "%s call %d over %d ranks: p99 %.4e > %.3g (%s)",
-          family_name[f], call, size, p99, allowed, x->plan);
+    /* Every call within the target, the kept ones unmeasured too: the
+     * planner over two or more ranks aims at the target over
+     * TFMM_SPLIT_MARGIN (tilefmm.h), since a kept setting is evaluated
+     * over another split than the one it was measured on. */
+    CHECK(p99 <= tol, "%s call %d over %d ranks: p99 %.4e > %.0e (%s)",
+          family_name[f], call, size, p99, tol, x->plan);
     CHECK(same_choice(s), "%s call %d: the ranks hold different choices",
           family_name[f], call);
     /* The first call measured every body: the p99 the planner judged is
-     * the population's, within the sums' rounding of the truth's. */
+     * the population's, within the sums' rounding of the truth's: 1e-6 of
+     * it, and 1e-13 besides, the double-precision reference's own error
+     * relative to |a| (reference_gpu.h; the CPU's compensated sums do
+     * better), which is all there is where the planner fell back to its
+     * most accurate setting and every pair is summed (errors ~1e-14). */
     if (call == 0)
       CHECK(x->error.measured && x->error.samples == N &&
-                fabs(x->error.p99 - p99) <= 1e-6 * p99,
+                fabs(x->error.p99 - p99) <= 1e-6 * p99 + 1e-13,
             "%s: measured p99 %.9e of %zu bodies, truth %.9e", family_name[f],
             x->error.p99, x->error.samples, p99);
   }
