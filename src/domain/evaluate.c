@@ -729,12 +729,17 @@ tfmm_status tfmm_domain_compute(tfmm_domain *d, size_t n, const double *pos,
   /* Over ranks the planner aims at the target over TFMM_SPLIT_MARGIN
    * (tilefmm.h: over 41 runs of tests/mpi/test_mpi_planner.c's inputs a
    * kept setting's p99 on another split was up to 1.12 times the measured
-   * one's on 2 ranks and 1.68 times on 4); verify judges the caller's. */
+   * one's on 2 ranks and 1.68 times on 4); verify judges the caller's
+   * target (a measured p99 between the aim and the target is no failure). */
   tfmm_config aim = d->cfg;
-  if (d->size > 1)
+  if (d->size > 1 && tfmm_planner_active(&d->cfg))
     aim.accuracy = d->cfg.accuracy / TFMM_SPLIT_MARGIN;
-  aim.verify = 0;
   st = tfmm_planner_run(&d->plan, &aim, &d->run, c.total, d->leaf, d->near_gpu,
                         c.whole, stats, err, evaluate, &c);
-  return st == TFMM_OK ? tfmm_planner_verified(&d->cfg, stats, err) : st;
+  if (st == TFMM_ERR_ACCURACY && aim.accuracy != d->cfg.accuracy) {
+    st = tfmm_planner_verified(&d->cfg, stats, err);
+    if (st == TFMM_OK)
+      err->message[0] = '\0';
+  }
+  return st;
 }
