@@ -565,6 +565,9 @@ cmd_mpi() {
         "${mpi[@]}" "$np" -x TFMM_TEST_DEVICE "$t/mpi/test_mpi_forces"
       TFMM_TEST_DEVICE=gpu OMP_NUM_THREADS=8 step "mpi_sim_gpu_np$np" 300 \
         "${mpi[@]}" "$np" -x TFMM_TEST_DEVICE "$t/mpi/test_mpi_sim"
+      # the planner over the ranks, its exact sums on the GPU
+      TFMM_TEST_DEVICE=gpu OMP_NUM_THREADS=8 step "mpi_planner_gpu_np$np" 300 \
+        "${mpi[@]}" "$np" -x TFMM_TEST_DEVICE "$t/mpi/test_mpi_planner"
     done
     OMP_NUM_THREADS=4 step mpi_sim_cpu_np4 300 "${mpi[@]}" 4 \
       "$t/mpi/test_mpi_sim"

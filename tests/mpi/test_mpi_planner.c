@@ -219,6 +219,15 @@ static void errors(const bodies *b, const double *acc, double *e) {
     e[k] = rel3(acc + 3 * k, b->truth + 3 * k);
 }
 
+/* The device of every rank's solver: the CPU, or with
+ * TFMM_TEST_DEVICE=gpu one GPU per rank (the device run: the measured
+ * error's exact sums then run on it, measure_ranks.c). */
+static tfmm_device test_device(void) {
+  const char *dev = getenv("TFMM_TEST_DEVICE");
+  return dev != NULL && strcmp(dev, "gpu") == 0 ? TFMM_DEVICE_GPU
+                                                : TFMM_DEVICE_CPU;
+}
+
 /* Three calls of the planner over the ranks at target tol: each within
  * it at every body, every rank alike. */
 static void planner_meets(family f, double tol, uint64_t seed, int rank,
@@ -226,7 +235,7 @@ static void planner_meets(family f, double tol, uint64_t seed, int rank,
   bodies b = bodies_make(f, seed, rank, size);
   tfmm_config cfg;
   tfmm_config_defaults(&cfg);
-  cfg.device = TFMM_DEVICE_CPU;
+  cfg.device = test_device();
   cfg.eps = b.eps;
   cfg.accuracy = tol;
   tfmm_solver *s = NULL;
@@ -305,7 +314,7 @@ static void worst_group(family f, int leaf, uint64_t seed, int rank, int size) {
   bodies b = bodies_make(f, seed, rank, size);
   tfmm_config cfg;
   tfmm_config_defaults(&cfg);
-  cfg.device = TFMM_DEVICE_CPU;
+  cfg.device = test_device();
   cfg.eps = b.eps;
   cfg.theta = 0.7;
   cfg.order = 3; /* errors far above the sums' rounding */
