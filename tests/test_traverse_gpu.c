@@ -185,6 +185,7 @@ static void check_input_capped(size_t n, const double *pos, const double *mass,
   tfmm_traverse_gpu state = {0};
   const tfmm_mac_kind macs[] = {TFMM_MAC_GEOMETRIC, TFMM_MAC_MASS,
                                 TFMM_MAC_ERROR};
+  const int64_t narrows[] = {0, -1, 37};
   for (int bh = 0; bh <= 1; bh++)
     for (int k = 0; k < 3; k++) {
       const double eps = separation > 0 ? separation / 2 : 0;
@@ -198,12 +199,17 @@ static void check_input_capped(size_t n, const double *pos, const double *mass,
           .soft_term = macs[k] == TFMM_MAC_ERROR ? 1.5 * eps * eps : 0,
           .eps = eps,
           .m2p_bodies = m2p_bodies,
-          .frontier_cap = frontier_cap};
+          .frontier_cap = frontier_cap,
+          /* rounds in one cooperative launch (the default's tile a block),
+           * every round the host's, or both in turn */
+          .narrow = narrows[(3 * bh + k) % 3]};
       char label[256];
       snprintf(label, sizeof label,
-               "%s, n %zu, leaf %d, %s, %s, theta %g, s %g, cap %lld", name, n,
-               leaf_size, bh ? "bh" : "fmm", tfmm_mac_name(macs[k]), p.theta,
-               separation, (long long)frontier_cap);
+               "%s, n %zu, leaf %d, %s, %s, theta %g, s %g, cap %lld, narrow "
+               "%lld",
+               name, n, leaf_size, bh ? "bh" : "fmm", tfmm_mac_name(macs[k]),
+               p.theta, separation, (long long)frontier_cap,
+               (long long)p.narrow);
       check_tree(&state, gpu, &g, &p, label);
     }
   tfmm_traverse_gpu_release(&state);

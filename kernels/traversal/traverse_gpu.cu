@@ -1,12 +1,15 @@
 /* The interaction lists on the GPU (traverse_gpu.h): the criterion's
  * per-cell inputs, the breadth-first sweep over a frontier of pairs, and
- * the lists in CSR form. Scans, compaction, sorts and sums are CUB's.
+ * the lists in CSR form. Scans, sorts and sums are CUB's (the sweep's
+ * scans its block scan, traverse_gpu_sweep.cuh).
  * Built with --fmad=false: the criterion's arithmetic (mac_rule.h) and the
  * acceleration estimate then round as on the CPU.
  *
  * Cost: a round reads its frontier once (8 bytes a pair) and the two
- * cells of each pair (~100 bytes, mostly cached), scans one count a pair
- * and compacts three flag arrays; the sort moves each list entry a few
+ * cells of each pair (~100 bytes, mostly cached), writes and reads one
+ * tally a pair (16 bytes) and waits on the grid twice; the rounds run in
+ * one launch (a wait on the host each, before); the sort moves each list
+ * entry a few
  * times. The estimate walk is O(leaves log N), one thread a leaf; the
  * previous |a| instead reads 24 bytes a body, gathered through the tree's
  * order, in one CUB segmented reduction over the leaves (memory-bound),
@@ -18,7 +21,7 @@
 #include "cuda_try.cuh"
 
 #include "gpu_context.h"
-#include "traverse_gpu_cells.cuh"
+#include "traverse_gpu_sweep.cuh"
 
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
@@ -40,145 +43,7 @@ unsigned blocks(int64_t count) {
   return (unsigned)((count + THREADS - 1) / THREADS);
 }
 
-/* ---- The sweep ----------------------------------------------------------- */
-
-enum { OUT_M2L = 0, OUT_NEAR = 1, OUT_M2P = 2, OUTPUTS = 3 };
-
-/* Segments the stack holds at most (each a level deeper, or the rest of
- * one below): well past 2 x 21 levels. */
-constexpr int STACK_SEGMENTS = 256;
-
-struct Rule {
-  Cells c;
-  tfmm_mac_rule mac;
-  int64_t m2p_bodies;
-  int64_t frontier_cap;
-  int barnes_hut;
-};
-
-/* A pair's tally: the pairs it opens into, and 1 in the output it
- * joins. Their exclusive scan (one pass for the four counts, AddTally)
- * gives every pair its place in the next segment and in its output. The
- * opened count saturates at INT32_MAX: only the prefix within the cap
- * (at most 2^31 - 1) is ever placed, and a saturating sum of counts >= 0
- * stays associative and non-decreasing. */
-struct alignas(16) Tally {
-  int32_t opens;
-  int32_t out[OUTPUTS];
-};
-
-struct AddTally {
-  __host__ __device__ Tally operator()(const Tally &a, const Tally &b) const {
-    Tally t;
-    const int64_t opens = (int64_t)a.opens + b.opens;
-    t.opens = opens > INT32_MAX ? INT32_MAX : (int32_t)opens;
-    for (int o = 0; o < OUTPUTS; o++)
-      t.out[o] = a.out[o] + b.out[o];
-    return t;
-  }
-};
-
-/* The outputs' next free entries, for emit. */
-struct Outputs {
-  int2 *at[OUTPUTS];
-};
-
-/* The pair's fate as its tally: the output it goes to, or the pairs it
- * opens into (0 when finished); tally[n] = 0 for the scan. */
-__global__ void classify(int64_t n, const int2 *pairs, Rule r, Tally *tally) {
-  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-  if (i == n)
-    tally[n] = Tally{};
-  if (i >= n)
-    return;
-  const Cells &c = r.c;
-  const int32_t a = pairs[i].x, b = pairs[i].y;
-  int out = -1;
-  int32_t opens = 0;
-  if (c.targets != nullptr && c.targets[a] == 0) {
-    /* A target without targets: dropped with every pair below it, and
-     * only it; the others' entries keep the whole sweep's order. */
-  } else if (r.barnes_hut) {
-    if (b != a && accept(c, r.mac, a, b))
-      out = OUT_M2P;
-    else if (is_leaf(c, b))
-      out = OUT_NEAR;
-    else
-      opens = c.child_count[b];
-  } else if (a == b) {
-    if (is_leaf(c, a))
-      out = OUT_NEAR;
-    else
-      opens = c.child_count[a] * c.child_count[a];
-  } else if (accept(c, r.mac, a, b)) {
-    out = c.body_end[a] - c.body_begin[a] <= r.m2p_bodies ? OUT_M2P : OUT_M2L;
-  } else if (is_leaf(c, a) && is_leaf(c, b)) {
-    out = OUT_NEAR;
-  } else if (is_leaf(c, b) || (!is_leaf(c, a) && c.radius[a] >= c.radius[b])) {
-    opens = c.child_count[a];
-  } else {
-    opens = c.child_count[b];
-  }
-  Tally t;
-  t.opens = opens;
-  for (int o = 0; o < OUTPUTS; o++)
-    t.out[o] = out == o;
-  tally[i] = t;
-}
-
-/* Whether pair i is in the prefix taken this round: its children end
- * within cap (at[i + 1].opens <= cap), or it is the first (whose
- * children are at most 64). The rest of the segment comes back later. */
-__device__ bool taken(int64_t i, const Tally *at, int64_t cap) {
-  return i == 0 || at[i + 1].opens <= cap;
-}
-
-/* The round's sizes from the last pair taken: sums[0] = the children of
- * the prefix, sums[1 + o] = its pairs of output o, sums[OUTPUTS + 1] = its
- * pairs. */
-__global__ void cut_prefix(int64_t n, const Tally *at, int64_t cap,
-                           int64_t *sums) {
-  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-  if (i >= n || !taken(i, at, cap) || (i + 1 < n && taken(i + 1, at, cap)))
-    return;
-  sums[0] = at[i + 1].opens;
-  for (int o = 0; o < OUTPUTS; o++)
-    sums[1 + o] = at[i + 1].out[o];
-  sums[OUTPUTS + 1] = i + 1;
-}
-
-/* Each taken pair to its place: a finished one appended to its output in
- * the segment's order, an opened one's children in the new segment in the
- * CPU's order: the self pair's children i-major, one side's in octant
- * order. */
-__global__ void emit(int64_t n, const int2 *pairs, Rule r, const Tally *at,
-                     int64_t cap, Outputs outs, int2 *next) {
-  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-  if (i >= n || !taken(i, at, cap))
-    return;
-  const Tally p = at[i], q = at[i + 1];
-  const int32_t a = pairs[i].x, b = pairs[i].y;
-  for (int o = 0; o < OUTPUTS; o++)
-    if (q.out[o] != p.out[o])
-      outs.at[o][p.out[o]] = make_int2(a, b);
-  if (q.opens == p.opens)
-    return;
-  const Cells &c = r.c;
-  int2 *out = next + p.opens;
-  if (!r.barnes_hut && a == b) {
-    const int32_t k = c.child_count[a], first = c.child_begin[a];
-    for (int32_t x = 0; x < k; x++)
-      for (int32_t y = 0; y < k; y++)
-        out[x * k + y] = make_int2(first + x, first + y);
-  } else if (!r.barnes_hut && (is_leaf(c, b) || (!is_leaf(c, a) &&
-                                                 c.radius[a] >= c.radius[b]))) {
-    for (int32_t x = 0; x < c.child_count[a]; x++)
-      out[x] = make_int2(c.child_begin[a] + x, b);
-  } else {
-    for (int32_t y = 0; y < c.child_count[b]; y++)
-      out[y] = make_int2(a, c.child_begin[b] + y);
-  }
-}
+/* ---- The sweep (traverse_gpu_sweep.cuh) ------------------------------- */
 
 __global__ void start_leaves(int64_t nleaves, const int32_t *leaves,
                              int2 *pairs) {
@@ -251,8 +116,9 @@ struct tfmm_traverse_gpu_state {
   using Buffer = tfmm_device_buffer;
   enum {
     STACK, /* the frontier's segments */
-    COUNT, /* the round's tallies */
-    AT,    /* their exclusive scan */
+    COUNT, /* the tallies of the cooperative launch's rounds */
+    AT,    /* their exclusive scan; or their sum over each block of
+              the cooperative launch */
     OUT0,  /* OUT0 + o: the finished pairs of output o; then its
               CSR index, and the sort's second keys after it */
     PAIRS = OUT0 + OUTPUTS, /* the sort's keys and values: the scratch */
@@ -261,17 +127,18 @@ struct tfmm_traverse_gpu_state {
     ACCEL,
     POSITION,
     WORK, /* the two sums of count_work */
-    SUMS, /* the round's sizes: next frontier, then one per output */
+    SUMS, /* the sweep's state between launches (SweepState) */
     TEMP,
     BUFFERS
   };
   tfmm_gpu *gpu = nullptr;     /* the context of the first run */
   Buffer *buf = nullptr;       /* its TRAVERSE slots */
-  int64_t *host = nullptr;     /* pinned (TFMM_PINNED_TRAVERSE): SUMS */
+  SweepState *host = nullptr;  /* pinned (TFMM_PINNED_TRAVERSE): SUMS */
   double *host_work = nullptr; /* pinned: the two sums */
   size_t peak = 0;             /* the most bytes held at once */
   int64_t count[OUTPUTS] = {}; /* entries of each list of the last run */
   int lent = 0;                /* whether the last run succeeded */
+  int blocks = 0;              /* of the sweep's launch, once known */
 };
 
 namespace {
@@ -438,10 +305,134 @@ tfmm_status criterion_inputs(State *s, const tfmm_tree_gpu *tree,
 /* An output buffer for `count` pairs: the pairs (8 bytes each), later
  * the CSR index and the sorted keys (4 bytes each, the keys aligned). */
 size_t list_bytes(int64_t count) {
-  const size_t pairs = (size_t)count * sizeof(int2);
-  const size_t sorted = aligned((size_t)count * sizeof(int32_t)) +
-                        (size_t)count * sizeof(int32_t);
-  return pairs > sorted ? pairs : sorted;
+  return (size_t)count * sizeof(int2) + ALIGN;
+}
+
+/* The pairs an output buffer of `bytes` has room for (list_bytes'
+ * inverse). */
+int64_t list_room(size_t bytes) {
+  return bytes < ALIGN ? 0 : (int64_t)((bytes - ALIGN) / sizeof(int2));
+}
+
+/* Blocks of the sweep's cooperative launch: one an SM, so that the
+ * upward pass beside it keeps most of every SM; 0 where the device cannot
+ * launch one (every round is then the host's). */
+tfmm_status sweep_blocks(State *s, tfmm_error *err) {
+  if (s->blocks != 0)
+    return TFMM_OK;
+  int cooperative = 0, per_sm = 0;
+  TRY(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch,
+                             s->gpu->device));
+  if (cooperative)
+    TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, sweep_rounds,
+                                                      SWEEP_THREADS, 0));
+  s->blocks = cooperative && per_sm >= 1 ? s->gpu->sm_count : -1;
+  return TFMM_OK;
+}
+
+/* Room for a round of n pairs from segment end `end`: the outputs and
+ * the stack grown keeping what they hold (the pairs found so far, the
+ * segments below). */
+tfmm_status make_room(State *s, const SweepState *h, int64_t n, int64_t end,
+                      int64_t cap, cudaStream_t stream, tfmm_error *err) {
+  for (int k = 0; k <= OUTPUTS; k++) {
+    const int id = k < OUTPUTS ? State::OUT0 + k : State::STACK;
+    const size_t keep =
+        k < OUTPUTS ? h->out_n[k] * sizeof(int2) : end * sizeof(int2);
+    const size_t need =
+        k < OUTPUTS ? list_bytes(h->out_n[k] + n) : (end + cap) * sizeof(int2);
+    CHECK(grow_keeping(s, id, need, keep, stream, err));
+  }
+  return TFMM_OK;
+}
+
+/* One round of the top segment (n pairs, at most 2^31 - 1) driven by the
+ * host: CUB's scan over the tallies, the round's sizes waited for. */
+tfmm_status host_round(State *s, const Rule &rule, SweepState *h, int64_t cap,
+                       cudaStream_t stream, tfmm_error *err) {
+  const Segment seg = h->stack[h->top - 1];
+  const int64_t n = seg.n, end = seg.begin + seg.n;
+  CHECK(make_room(s, h, n, end, cap, stream, err));
+  CHECK(reserve(s, State::AT, (n + 1) * sizeof(Tally), err));
+  const int2 *pairs = at<int2>(s, State::STACK) + seg.begin;
+  Tally *place = at<Tally>(s, State::AT);
+  SweepState *d = at<SweepState>(s, State::SUMS);
+  const TallyIter tally(thrust::counting_iterator<int64_t>(0),
+                        ClassifyPair{pairs, rule, n});
+  size_t bytes = 0;
+  TRY(cub::DeviceScan::ExclusiveScan(nullptr, bytes, tally, place, AddTally{},
+                                     Tally{}, (int)(n + 1), stream));
+  CHECK(temp(s, bytes, err));
+  TRY(cub::DeviceScan::ExclusiveScan(s->buf[State::TEMP].p, bytes, tally, place,
+                                     AddTally{}, Tally{}, (int)(n + 1),
+                                     stream));
+  cut_prefix<<<1, 1, 0, stream>>>(n, place, cap, d->sums);
+  TRY(cudaGetLastError());
+  Outputs outs;
+  for (int o = 0; o < OUTPUTS; o++)
+    outs.at[o] = at<int2>(s, State::OUT0 + o) + h->out_n[o];
+  emit_pairs<<<blocks(n), THREADS, 0, stream>>>(
+      n, pairs, rule, place, cap, outs, at<int2>(s, State::STACK) + end);
+  TRY(cudaGetLastError());
+  TRY(cudaMemcpyAsync(h->sums, d->sums, sizeof h->sums, cudaMemcpyDeviceToHost,
+                      stream));
+  TRY(cudaStreamSynchronize(stream));
+  const int64_t children = h->sums[0], took = h->sums[OUTPUTS + 1];
+  for (int o = 0; o < OUTPUTS; o++)
+    h->out_n[o] += h->sums[1 + o];
+  h->rounds++;
+  h->widest = n > h->widest ? n : h->widest;
+  h->top--;
+  if (took < n) /* the rest of the segment, later */
+    h->stack[h->top++] = Segment{seg.begin + took, n - took};
+  if (children > 0) {
+    if (h->top == STACK_SEGMENTS)
+      return tfmm_error_set(err, TFMM_ERR_UNSUPPORTED,
+                            "traverse_gpu: more than %d frontier segments",
+                            STACK_SEGMENTS);
+    h->stack[h->top++] = Segment{end, children};
+  }
+  return TFMM_OK;
+}
+
+/* Rounds in one cooperative launch while the top segment is narrow
+ * (at most a tile a block), growing buffers between launches; the state
+ * goes to the device and back. */
+tfmm_status narrow_rounds(State *s, const Rule &rule, SweepState *h,
+                          int64_t cap, int64_t narrow, cudaStream_t stream,
+                          tfmm_error *err) {
+  SweepState *d = at<SweepState>(s, State::SUMS);
+  TRY(cudaMemcpyAsync(d, h, sizeof *h, cudaMemcpyHostToDevice, stream));
+  for (;;) {
+    SweepRoom room{};
+    room.state = d;
+    room.stack = at<int2>(s, State::STACK);
+    room.stack_room = (int64_t)(s->buf[State::STACK].bytes / sizeof(int2));
+    for (int o = 0; o < OUTPUTS; o++) {
+      room.out[o] = at<int2>(s, State::OUT0 + o);
+      room.out_room[o] = list_room(s->buf[State::OUT0 + o].bytes);
+    }
+    room.tally = at<Tally>(s, State::COUNT);
+    room.tally_room = (int64_t)(s->buf[State::COUNT].bytes / sizeof(Tally));
+    room.aggregate = at<Tally>(s, State::AT);
+    room.cap = cap;
+    room.narrow = narrow;
+    Rule r = rule;
+    void *args[] = {&r, &room};
+    TRY(cudaLaunchCooperativeKernel((const void *)sweep_rounds, s->blocks,
+                                    SWEEP_THREADS, args, 0, stream));
+    TRY(cudaMemcpyAsync(h, d, sizeof *h, cudaMemcpyDeviceToHost, stream));
+    TRY(cudaStreamSynchronize(stream));
+    if (h->status == SWEEP_TOO_DEEP)
+      return tfmm_error_set(err, TFMM_ERR_UNSUPPORTED,
+                            "traverse_gpu: more than %d frontier segments",
+                            STACK_SEGMENTS);
+    if (h->status != SWEEP_GROW)
+      return TFMM_OK; /* done, or the next round is the host's */
+    const Segment seg = h->stack[h->top - 1];
+    CHECK(reserve(s, State::COUNT, seg.n * sizeof(Tally), err));
+    CHECK(make_room(s, h, seg.n, seg.begin + seg.n, cap, stream, err));
+  }
 }
 
 /* The sweep: every output's pairs in OUT0 + o, their counts in out_n.
@@ -450,7 +441,10 @@ size_t list_bytes(int64_t count) {
  * pairs gives its outputs and opens into a new segment pushed on top, the
  * rest stays below for later. Breadth first while the frontier is
  * narrower than the cap, depth first by slices past it: memory is bounded
- * by the cap times the depth, whatever N. One wait a round. */
+ * by the cap times the depth, whatever N. Narrow rounds (the top and the
+ * bottom of the tree) run in one cooperative launch
+ * (traverse_gpu_sweep.cuh), a wait for the host each launch; wide ones
+ * one at a time, a wait each. */
 tfmm_status sweep(State *s, const tfmm_tree_gpu *tree, const Rule &rule,
                   int64_t out_n[OUTPUTS], tfmm_traverse_gpu_lists *lists,
                   cudaStream_t stream, tfmm_error *err) {
@@ -460,7 +454,11 @@ tfmm_status sweep(State *s, const tfmm_tree_gpu *tree, const Rule &rule,
   /* Below INT32_MAX, the saturated tally of a pair past the cap. */
   const int64_t wanted = asked > first ? asked : first;
   const int64_t cap = wanted < INT32_MAX - 1 ? wanted : INT32_MAX - 1;
+  CHECK(sweep_blocks(s, err));
   CHECK(reserve(s, State::STACK, (first + cap) * sizeof(int2), err));
+  CHECK(reserve(s, State::SUMS, sizeof(SweepState), err));
+  if (s->blocks > 0)
+    CHECK(reserve(s, State::AT, s->blocks * sizeof(Tally), err));
   if (rule.barnes_hut) {
     start_leaves<<<blocks(first), THREADS, 0, stream>>>(
         first, tree->d_leaves, at<int2>(s, State::STACK));
@@ -472,83 +470,33 @@ tfmm_status sweep(State *s, const tfmm_tree_gpu *tree, const Rule &rule,
   const int64_t guess[OUTPUTS] = {
       rule.barnes_hut ? 0 : 16 * tree->ncells, 16 * tree->nleaves,
       rule.barnes_hut ? 32 * tree->nleaves : tree->nleaves};
-  for (int o = 0; o < OUTPUTS; o++) {
-    out_n[o] = 0;
+  for (int o = 0; o < OUTPUTS; o++)
     if (s->buf[State::OUT0 + o].p == nullptr && guess[o] > 0)
       CHECK(reserve(s, State::OUT0 + o, list_bytes(guess[o]), err));
-  }
-  lists->rounds = 0;
-  lists->widest = 0;
-  /* Segments [begin, begin + n) of the stack buffer, contiguous. */
-  struct segment {
-    int64_t begin, n;
-  };
-  segment stack[STACK_SEGMENTS];
-  int top = 0;
-  stack[top++] = segment{0, first};
-  while (top > 0) {
-    const segment seg = stack[top - 1];
-    const int64_t n = seg.n, end = seg.begin + seg.n;
-    lists->rounds++;
-    lists->widest = n > lists->widest ? n : lists->widest;
+  SweepState *h = s->host;
+  *h = SweepState{};
+  h->stack[0] = Segment{0, first};
+  h->top = 1;
+  const int64_t narrow = s->blocks <= 0 || rule.narrow < 0 ? 0
+                         : rule.narrow > 0                 ? rule.narrow
+                                           : (int64_t)s->blocks * SWEEP_TILE;
+  while (h->top > 0) {
+    const int64_t n = h->stack[h->top - 1].n;
     if (n > INT32_MAX)
       return tfmm_error_set(err, TFMM_ERR_UNSUPPORTED,
                             "traverse_gpu: a frontier of %lld pairs; the "
                             "sweep takes at most 2^31 - 1 (use a larger leaf "
                             "size)",
                             (long long)n);
-    CHECK(reserve(s, State::COUNT, (n + 1) * sizeof(Tally), err));
-    CHECK(reserve(s, State::AT, (n + 1) * sizeof(Tally), err));
-    CHECK(reserve(s, State::SUMS, (OUTPUTS + 2) * sizeof(int64_t), err));
-    /* Growing keeps what the buffers hold: the pairs found so far, the
-     * segments below. An output's buffer has room for its CSR index and
-     * the sorted keys, each aligned (list_bytes). */
-    for (int k = 0; k <= OUTPUTS; k++) {
-      const int id = k < OUTPUTS ? State::OUT0 + k : State::STACK;
-      const size_t keep =
-          k < OUTPUTS ? out_n[k] * sizeof(int2) : end * sizeof(int2);
-      const size_t need =
-          k < OUTPUTS ? list_bytes(out_n[k] + n) : (end + cap) * sizeof(int2);
-      CHECK(grow_keeping(s, id, need, keep, stream, err));
-    }
-    const int2 *pairs = at<int2>(s, State::STACK) + seg.begin;
-    Tally *tally = at<Tally>(s, State::COUNT);
-    Tally *place = at<Tally>(s, State::AT);
-    int64_t *sums = at<int64_t>(s, State::SUMS);
-    classify<<<blocks(n + 1), THREADS, 0, stream>>>(n, pairs, rule, tally);
-    TRY(cudaGetLastError());
-    size_t bytes = 0;
-    TRY(cub::DeviceScan::ExclusiveScan(nullptr, bytes, tally, place, AddTally{},
-                                       Tally{}, (int)(n + 1), stream));
-    CHECK(temp(s, bytes, err));
-    TRY(cub::DeviceScan::ExclusiveScan(s->buf[State::TEMP].p, bytes, tally,
-                                       place, AddTally{}, Tally{}, (int)(n + 1),
-                                       stream));
-    cut_prefix<<<blocks(n), THREADS, 0, stream>>>(n, place, cap, sums);
-    TRY(cudaGetLastError());
-    Outputs outs;
-    for (int o = 0; o < OUTPUTS; o++)
-      outs.at[o] = at<int2>(s, State::OUT0 + o) + out_n[o];
-    emit<<<blocks(n), THREADS, 0, stream>>>(n, pairs, rule, place, cap, outs,
-                                            at<int2>(s, State::STACK) + end);
-    TRY(cudaGetLastError());
-    TRY(cudaMemcpyAsync(s->host, sums, (OUTPUTS + 2) * sizeof(int64_t),
-                        cudaMemcpyDeviceToHost, stream));
-    TRY(cudaStreamSynchronize(stream));
-    const int64_t children = s->host[0], taken = s->host[OUTPUTS + 1];
-    for (int o = 0; o < OUTPUTS; o++)
-      out_n[o] += s->host[1 + o];
-    top--;
-    if (taken < n) /* the rest of the segment, later */
-      stack[top++] = segment{seg.begin + taken, n - taken};
-    if (children > 0) {
-      if (top == STACK_SEGMENTS)
-        return tfmm_error_set(err, TFMM_ERR_UNSUPPORTED,
-                              "traverse_gpu: more than %d frontier segments",
-                              STACK_SEGMENTS);
-      stack[top++] = segment{end, children};
-    }
+    if (n <= narrow)
+      CHECK(narrow_rounds(s, rule, h, cap, narrow, stream, err));
+    else
+      CHECK(host_round(s, rule, h, cap, stream, err));
   }
+  for (int o = 0; o < OUTPUTS; o++)
+    out_n[o] = h->out_n[o];
+  lists->rounds = h->rounds;
+  lists->widest = h->widest;
   return TFMM_OK;
 }
 
@@ -654,11 +602,11 @@ tfmm_status make_state(tfmm_traverse_gpu *t, tfmm_gpu *gpu, tfmm_error *err) {
   s->gpu = gpu;
   s->buf = tfmm_arena_slot(gpu, TFMM_SLOTS_TRAVERSE);
   void *host = nullptr, *work = nullptr;
-  CHECK(tfmm_arena_pinned(gpu, TFMM_PINNED_TRAVERSE,
-                          (OUTPUTS + 2) * sizeof(int64_t), 0, &host, err));
+  CHECK(tfmm_arena_pinned(gpu, TFMM_PINNED_TRAVERSE, sizeof(SweepState), 0,
+                          &host, err));
   CHECK(tfmm_arena_pinned(gpu, TFMM_PINNED_TRAVERSE + 1, 2 * sizeof(double), 0,
                           &work, err));
-  s->host = (int64_t *)host;
+  s->host = (SweepState *)host;
   s->host_work = (double *)work;
   return TFMM_OK;
 }
@@ -689,6 +637,7 @@ tfmm_status run(tfmm_traverse_gpu *t, tfmm_gpu *gpu, const tfmm_tree_gpu *tree,
                            p->order, p->soft_term};
   rule.m2p_bodies = p->m2p_bodies;
   rule.frontier_cap = p->frontier_cap;
+  rule.narrow = p->narrow;
   rule.barnes_hut = p->barnes_hut != 0;
   CHECK(criterion_inputs(s, tree, p, &rule.c, stream, err));
   l->d_theta = rule.c.theta;

@@ -96,6 +96,11 @@ typedef struct tfmm_traverse_gpu_params {
   int64_t frontier_cap;    /* the most pairs a round opens into (>= 64); 0:
                               TFMM_TRAVERSE_GPU_FRONTIER_CAP. Smaller: less
                               memory, more rounds; the lists are the same */
+  int64_t narrow;          /* rounds of at most this many pairs run in one
+                              cooperative launch, the rest one a host wait;
+                              0: a tile a block, one block an SM (135,168
+                              pairs on 132 SMs); < 0: every round the
+                              host's. The lists are the same */
   int64_t list_cap;        /* the most entries a list may hold (<= 2^31 - 1,
                               the index's range); 0: 2^31 - 1. Smaller: for
                               tests of what the callers do past it */
