@@ -5,14 +5,14 @@
  * Built with --fmad=false: the criterion's arithmetic (mac_rule.h) and the
  * acceleration estimate then round as on the CPU.
  *
- * Cost: a round reads its frontier once (8 bytes a pair) and the two
- * cells of each pair (~100 bytes, mostly cached), writes and reads one
- * tally a pair (16 bytes) and waits on the grid twice; the rounds run in
- * one launch (a wait on the host each, before); the sort moves each list
- * entry a few
- * times. The estimate walk is O(leaves log N), one thread a leaf; the
- * previous |a| instead reads 24 bytes a body, gathered through the tree's
- * order, in one CUB segmented reduction over the leaves (memory-bound),
+ * Cost: a wide round (the host's) reads its frontier (8 bytes a pair)
+ * and the two cells of each pair (~100 bytes, mostly cached) as CUB's
+ * scan classifies them, writes the scan (16 bytes a pair) and reads it
+ * back to place the pairs, then waits for the host; the narrow rounds at
+ * the top of the tree run in one cooperative launch. The sort moves each
+ * list entry a few times. The estimate walk is O(leaves log N), one thread a
+ * leaf; the previous |a| instead reads 24 bytes a body, gathered through the
+ * tree's order, in one CUB segmented reduction over the leaves (memory-bound),
  * the parents 8 doubles a cell: the lists of 1M bodies on an H100 took
  * 4.3 ms so against 5.3 ms with the estimate (bench/results/criterion_sim). */
 #include "traverse_gpu.h"
@@ -315,8 +315,8 @@ int64_t list_room(size_t bytes) {
 }
 
 /* Blocks of the sweep's cooperative launch: one an SM, so that the
- * upward pass beside it keeps most of every SM; 0 where the device cannot
- * launch one (every round is then the host's). */
+ * upward pass beside it keeps most of every SM; -1 where the device
+ * cannot launch one (every round is then the host's). */
 tfmm_status sweep_blocks(State *s, tfmm_error *err) {
   if (s->blocks != 0)
     return TFMM_OK;
