@@ -241,6 +241,53 @@ Test(traverse_gpu, frontier_by_slices) {
 #endif
 }
 
+/* Every round in the cooperative launch, the wide ones too: a block then
+ * scans several tiles of its chunk in turn (the default takes the wide
+ * rounds on the host, so only this reaches that path); with the frontier
+ * cap small as well, its stack holds many segments. */
+Test(traverse_gpu, every_round_in_one_launch) {
+  test_require_gpu();
+#if TFMM_HAVE_CUDA
+  const uint64_t seed = test_fresh_seed();
+  test_bodies b = test_bodies_make(150000, TEST_CLUSTERED, seed);
+  const tfmm_tree_gpu_params tp = {.leaf_size = 4, .max_depth = TFMM_MAX_DEPTH};
+  test_gpu_tree g;
+  char name[96];
+  snprintf(name, sizeof name, "clustered seed %llu", (unsigned long long)seed);
+  test_gpu_tree_build(&g, b.n, b.pos, b.mass, &tp, name);
+  tfmm_gpu *gpu = new_context();
+  tfmm_traverse_gpu state = {0};
+  int sms = 0; /* the launch's blocks: one an SM */
+  cr_assert_eq(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0),
+               cudaSuccess);
+  const int64_t caps[] = {0, 20000};
+  for (int bh = 0; bh <= 1; bh++)
+    for (int k = 0; k < 2; k++) {
+      const tfmm_traverse_gpu_params p = {.barnes_hut = bh,
+                                          .mac = TFMM_MAC_GEOMETRIC,
+                                          .theta = 0.6,
+                                          .order = 4,
+                                          .m2p_bodies = 2,
+                                          .frontier_cap = caps[k],
+                                          .narrow = INT32_MAX};
+      char label[160];
+      snprintf(label, sizeof label,
+               "%s, %s, cap %lld, every round in one launch", name,
+               bh ? "bh" : "fmm", (long long)caps[k]);
+      check_tree(&state, gpu, &g, &p, label);
+      if (caps[k] == 0) /* the premise: chunks of several tiles */
+        cr_assert(state.lists.widest > (int64_t)sms * 1024,
+                  "%s: the widest round (%lld pairs) gives each of %d "
+                  "blocks one tile at most",
+                  label, (long long)state.lists.widest, sms);
+    }
+  tfmm_traverse_gpu_release(&state);
+  tfmm_gpu_destroy(gpu);
+  test_gpu_tree_free(&g);
+  test_bodies_free(&b);
+#endif
+}
+
 Test(traverse_gpu, plummer) {
   test_require_gpu();
 #if TFMM_HAVE_CUDA
