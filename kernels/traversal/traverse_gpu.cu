@@ -397,7 +397,9 @@ tfmm_status host_round(State *s, const Rule &rule, SweepState *h, int64_t cap,
 
 /* Rounds in one cooperative launch while the top segment is narrow
  * (at most a tile a block), growing buffers between launches; the state
- * goes to the device and back. */
+ * goes to the device and back. A launch the device refuses as too large
+ * (fewer SMs than it counts, as under an MPS share) leaves the state as
+ * it was and sets s->blocks to -1: the host takes every round after. */
 tfmm_status narrow_rounds(State *s, const Rule &rule, SweepState *h,
                           int64_t cap, int64_t narrow, cudaStream_t stream,
                           tfmm_error *err) {
@@ -419,8 +421,16 @@ tfmm_status narrow_rounds(State *s, const Rule &rule, SweepState *h,
     room.narrow = narrow;
     Rule r = rule;
     void *args[] = {&r, &room};
-    TRY(cudaLaunchCooperativeKernel((const void *)sweep_rounds, s->blocks,
-                                    SWEEP_THREADS, args, 0, stream));
+    const cudaError_t launched = cudaLaunchCooperativeKernel(
+        (const void *)sweep_rounds, s->blocks, SWEEP_THREADS, args, 0, stream);
+    if (launched == cudaErrorCooperativeLaunchTooLarge) {
+      /* Fewer SMs than the device has (an MPS share, say): every round
+       * the host's from here on; the state is as it was. */
+      (void)cudaGetLastError();
+      s->blocks = -1;
+      return TFMM_OK;
+    }
+    TRY(launched);
     TRY(cudaMemcpyAsync(h, d, sizeof *h, cudaMemcpyDeviceToHost, stream));
     TRY(cudaStreamSynchronize(stream));
     if (h->status == SWEEP_TOO_DEEP)
@@ -477,10 +487,10 @@ tfmm_status sweep(State *s, const tfmm_tree_gpu *tree, const Rule &rule,
   *h = SweepState{};
   h->stack[0] = Segment{0, first};
   h->top = 1;
-  const int64_t narrow = s->blocks <= 0 || rule.narrow < 0 ? 0
-                         : rule.narrow > 0                 ? rule.narrow
-                                           : (int64_t)s->blocks * SWEEP_TILE;
   while (h->top > 0) {
+    const int64_t narrow = s->blocks <= 0 || rule.narrow < 0 ? 0
+                           : rule.narrow > 0                 ? rule.narrow
+                                             : (int64_t)s->blocks * SWEEP_TILE;
     const int64_t n = h->stack[h->top - 1].n;
     if (n > INT32_MAX)
       return tfmm_error_set(err, TFMM_ERR_UNSUPPORTED,
