@@ -13,10 +13,15 @@
  *   bench_reference_gpu [--n 1048576,4194304] [--k 1000,2000,4000]
  *                       [--reps 10] [--eps 0.01] [--spline 0|1]
  *                       [--potential 0|1] [--check 8] [--fast 0|1]
+ *                       [--upto U]
  *
  * --fast 1 times tfmm_gpu_reference_fast_at instead (FP32 pairs, no
  * potential): the rate is then against the FP32 pipe's limit (18 FP32
  * instructions a pair, 128 lanes an SM).
+ *
+ * --upto U > 0 sums only the first U of each k targets (the d_upto of
+ * reference_gpu.h, as a measurement's worst group does); the rate counts
+ * those.
  *
  * --leaves L > 0 adds what a measurement pays around the sums, each the
  * median host wall time of reps (a wait at the end of each): the sample
@@ -62,6 +67,7 @@ enum {
 typedef struct options {
   size_t n[MAX_LIST], k[MAX_LIST];
   int nn, nk, reps, spline, potential, check, fast, leaves;
+  long long upto; /* > 0: only the first upto targets summed (d_upto) */
   double eps;
 } options;
 
@@ -98,6 +104,8 @@ static int parse(int argc, char **argv, options *o) {
       o->fast = atoi(v);
     else if (strcmp(f, "--leaves") == 0)
       o->leaves = atoi(v);
+    else if (strcmp(f, "--upto") == 0)
+      o->upto = atoll(v);
     else
       bad = 1;
     if (bad) {
@@ -142,7 +150,7 @@ static int cmp_double(const void *a, const void *b) {
 /* The device arrays of the largest N and k. */
 typedef struct arrays {
   double *pos, *mass, *acc, *pot;
-  int64_t *targets;
+  int64_t *targets, *upto; /* upto: NULL, or the count --upto gives */
   void *ws;
   size_t ws_bytes;
 } arrays;
@@ -190,9 +198,10 @@ static tfmm_status sums(const options *o, void *ws, size_t *bytes, size_t n,
                         double *d_pot, cudaStream_t s, tfmm_error *err) {
   if (o->fast)
     return tfmm_gpu_reference_fast_at(ws, bytes, n, d->pos, d->mass, k,
-                                      d->targets, pair, d->acc, s, err);
+                                      d->targets, d->upto, pair, d->acc, s,
+                                      err);
   return tfmm_gpu_reference_at(ws, bytes, n, d->pos, d->mass, k, d->targets,
-                               pair, d->acc, d_pot, s, err);
+                               d->upto, pair, d->acc, d_pot, s, err);
 }
 
 /* Times one N and k: best and median ms of reps runs. */
@@ -397,6 +406,11 @@ int main(int argc, char **argv) {
   CHECK_CUDA(cudaMalloc((void **)&d.acc, 3 * kmax * sizeof(double)));
   CHECK_CUDA(cudaMalloc((void **)&d.pot, kmax * sizeof(double)));
   CHECK_CUDA(cudaMalloc((void **)&d.targets, kmax * sizeof(int64_t)));
+  if (o.upto > 0) {
+    const int64_t upto = o.upto;
+    CHECK_CUDA(cudaMalloc((void **)&d.upto, sizeof upto));
+    CHECK_CUDA(cudaMemcpy(d.upto, &upto, sizeof upto, cudaMemcpyHostToDevice));
+  }
   CHECK_CUDA(cudaMemcpy(d.pos, pos, 3 * nmax * sizeof(double),
                         cudaMemcpyHostToDevice));
   CHECK_CUDA(
@@ -423,9 +437,11 @@ int main(int argc, char **argv) {
       double best = 0, median = 0;
       if (time_case(&o, n, k, &d, s, &best, &median) != 0)
         return 1;
-      const size_t m = (size_t)o.check < k ? (size_t)o.check : k;
+      const size_t summed =
+          o.upto > 0 && (size_t)o.upto < k ? (size_t)o.upto : k;
+      const size_t m = (size_t)o.check < summed ? (size_t)o.check : summed;
       const double e = m > 0 ? check_cpu(&o, n, pos, mass, t64, &d, m) : 0;
-      const double rate = (double)n * (double)k / (best * 1e-3);
+      const double rate = (double)n * (double)summed / (best * 1e-3);
       printf("%10zu %6zu %10.3f %10.3f %12.4g %7.1f%% %10.1f %12.3g\n", n, k,
              best, median, rate, 100 * rate / limit, d.ws_bytes / 1048576.0, e);
       fflush(stdout);
@@ -438,6 +454,7 @@ int main(int argc, char **argv) {
   cudaFree(d.acc);
   cudaFree(d.pot);
   cudaFree(d.targets);
+  cudaFree(d.upto);
   cudaFree(d.ws);
   free(pos);
   free(mass);

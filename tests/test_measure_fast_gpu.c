@@ -127,11 +127,11 @@ static void fast_sums(const test_bodies *b, size_t k, const int64_t *t64,
   tfmm_error err = {{0}};
   size_t bytes = 0;
   cr_assert_eq(tfmm_gpu_reference_fast_at(NULL, &bytes, b->n, NULL, NULL, k,
-                                          NULL, pair, NULL, NULL, &err),
+                                          NULL, NULL, pair, NULL, NULL, &err),
                TFMM_OK, "%s", err.message);
   CUDA_OK(cudaMalloc(&ws, bytes));
   cr_assert_eq(tfmm_gpu_reference_fast_at(ws, &bytes, b->n, d_pos, d_mass, k,
-                                          d_t, pair, d_acc, NULL, &err),
+                                          d_t, NULL, pair, d_acc, NULL, &err),
                TFMM_OK, "%s", err.message);
   cr_assert_eq(tfmm_gpu_reference_check(ws, b->n, k, d_t, NULL, &err), TFMM_OK,
                "%s", err.message);

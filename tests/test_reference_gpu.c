@@ -103,7 +103,7 @@ static void gpu_reference(device_case *d, const test_bodies *b, size_t k,
   size_t bytes = 0;
   double *d_pot = pot != NULL ? d->pot : NULL;
   cr_assert_eq(tfmm_gpu_reference_at(NULL, &bytes, b->n, NULL, NULL, k, NULL,
-                                     pair, NULL, d_pot, NULL, &err),
+                                     NULL, pair, NULL, d_pot, NULL, &err),
                TFMM_OK, "%s", err.message);
   cr_assert_gt(bytes, 0, "the check's words live in the workspace");
   if (bytes > d->workspace_bytes) {
@@ -116,7 +116,7 @@ static void gpu_reference(device_case *d, const test_bodies *b, size_t k,
   CUDA_OK(cudaMemsetAsync(d->acc, 0xff, 3 * k * sizeof(double), s));
   CUDA_OK(cudaMemsetAsync(d->pot, 0xff, k * sizeof(double), s));
   cr_assert_eq(tfmm_gpu_reference_at(d->workspace, &d->workspace_bytes, b->n,
-                                     d->pos, d->mass, k, d->targets, pair,
+                                     d->pos, d->mass, k, d->targets, NULL, pair,
                                      d->acc, d_pot, s, &err),
                TFMM_OK, "%s", err.message);
   cr_assert_eq(
@@ -346,15 +346,15 @@ Test(reference_gpu, invalid_arguments_are_refused) {
                                  TFMM_PRECISION_DOUBLE};
   tfmm_error err = {{0}};
   size_t bytes = 0;
-  cr_assert_eq(tfmm_gpu_reference_at(NULL, &bytes, n, NULL, NULL, k, NULL,
+  cr_assert_eq(tfmm_gpu_reference_at(NULL, &bytes, n, NULL, NULL, k, NULL, NULL,
                                      &pair, NULL, d.pot, NULL, &err),
                TFMM_OK, "%s", err.message);
   CUDA_OK(cudaMalloc(&d.workspace, bytes));
   d.workspace_bytes = bytes;
   void *ws = d.workspace;
 #define CALL(N, POS, MASS, K, TG, PAIR, ACC, WSB)                              \
-  tfmm_gpu_reference_at(ws, WSB, N, POS, MASS, K, TG, PAIR, ACC, d.pot, NULL,  \
-                        &err)
+  tfmm_gpu_reference_at(ws, WSB, N, POS, MASS, K, TG, NULL, PAIR, ACC, d.pot,  \
+                        NULL, &err)
   refused(CALL(n, d.pos, d.mass, 0, d.targets, &pair, d.acc, &bytes), &err,
           "targets", "k = 0");
   refused(CALL(0, d.pos, d.mass, k, d.targets, &pair, d.acc, &bytes), &err,
@@ -383,8 +383,8 @@ Test(reference_gpu, invalid_arguments_are_refused) {
       &err, "bodies", "n = 2^31");
 #undef CALL
   /* The size query refuses what it cannot size. */
-  refused(tfmm_gpu_reference_at(NULL, &bytes, n, NULL, NULL, 0, NULL, &pair,
-                                NULL, NULL, NULL, &err),
+  refused(tfmm_gpu_reference_at(NULL, &bytes, n, NULL, NULL, 0, NULL, NULL,
+                                &pair, NULL, NULL, NULL, &err),
           &err, "targets", "the query with k = 0");
   refused(tfmm_gpu_reference_check(NULL, n, k, d.targets, NULL, &err), &err,
           "workspace", "the check without a workspace");
@@ -405,12 +405,12 @@ static tfmm_status run_unchecked(const test_bodies *b, size_t k,
   device_case d = device_make_raw(b, k, t64);
   size_t bytes = 0;
   cr_assert_eq(tfmm_gpu_reference_at(NULL, &bytes, b->n, NULL, NULL, k, NULL,
-                                     &pair, NULL, NULL, NULL, err),
+                                     NULL, &pair, NULL, NULL, NULL, err),
                TFMM_OK, "%s", err->message);
   CUDA_OK(cudaMalloc(&d.workspace, bytes));
   cr_assert_eq(tfmm_gpu_reference_at(d.workspace, &bytes, b->n, d.pos, d.mass,
-                                     k, d.targets, &pair, d.acc, NULL, NULL,
-                                     err),
+                                     k, d.targets, NULL, &pair, d.acc, NULL,
+                                     NULL, err),
                TFMM_OK, "%s", err->message);
   tfmm_status st =
       tfmm_gpu_reference_check(d.workspace, b->n, k, d.targets, NULL, err);
@@ -454,6 +454,101 @@ Test(reference_gpu, the_check_names_bad_indices_and_nonfinite_forces) {
   cr_assert_eq(st, TFMM_ERR_NONFINITE, "a coincident pair with eps = 0: %d",
                (int)st);
   cr_assert(strstr(err.message, "target 1") != NULL, "%s", err.message);
+  test_bodies_free(&b);
+#endif
+}
+
+#if TFMM_HAVE_CUDA
+/* The sums at k targets (fast: the FP32 pairs) with d_upto (NULL: every
+ * target) into acc; the check's status. */
+static tfmm_status run_upto(device_case *d, const test_bodies *b, size_t k,
+                            const int64_t *d_upto, int fast, double *acc,
+                            tfmm_error *err) {
+  const tfmm_pair_params pair = {TFMM_SOFTENING_PLUMMER, 1e-3,
+                                 TFMM_PRECISION_DOUBLE};
+  size_t bytes = 0;
+  tfmm_status st =
+      fast ? tfmm_gpu_reference_fast_at(NULL, &bytes, b->n, NULL, NULL, k, NULL,
+                                        NULL, &pair, NULL, NULL, err)
+           : tfmm_gpu_reference_at(NULL, &bytes, b->n, NULL, NULL, k, NULL,
+                                   NULL, &pair, NULL, NULL, NULL, err);
+  cr_assert_eq(st, TFMM_OK, "%s", err->message);
+  if (bytes > d->workspace_bytes) {
+    cudaFree(d->workspace);
+    CUDA_OK(cudaMalloc(&d->workspace, bytes));
+    d->workspace_bytes = bytes;
+  }
+  CUDA_OK(cudaMemset(d->acc, 0xff, 3 * k * sizeof(double))); /* NaN */
+  st = fast ? tfmm_gpu_reference_fast_at(d->workspace, &d->workspace_bytes,
+                                         b->n, d->pos, d->mass, k, d->targets,
+                                         d_upto, &pair, d->acc, NULL, err)
+            : tfmm_gpu_reference_at(d->workspace, &d->workspace_bytes, b->n,
+                                    d->pos, d->mass, k, d->targets, d_upto,
+                                    &pair, d->acc, NULL, NULL, err);
+  cr_assert_eq(st, TFMM_OK, "%s", err->message);
+  st = tfmm_gpu_reference_check(d->workspace, b->n, k, d->targets, NULL, err);
+  CUDA_OK(
+      cudaMemcpy(acc, d->acc, 3 * k * sizeof(double), cudaMemcpyDeviceToHost));
+  return st;
+}
+#endif
+
+/* d_upto, a count on the device: the first min(k, count) targets get the
+ * very bits the sums at every target give them (the chunks are those of
+ * k), the rest zeros; an index past n among the rest is not looked at,
+ * one among the first is named. Counts at and around a warp's slots (64),
+ * a block's (256), past k, 0 and negative; FP64 and FP32 pairs. */
+Test(reference_gpu, sums_up_to_a_count_on_the_device) {
+  test_require_gpu();
+#if TFMM_HAVE_CUDA
+  const uint64_t seed = test_fresh_seed();
+  test_bodies b = test_bodies_make(20011, TEST_CLUSTERED, seed);
+  enum { K = 600 };
+  size_t *targets = draw_targets(b.n, K, seed);
+  device_case d = device_make(&b, K, targets);
+  int64_t *d_upto = NULL;
+  CUDA_OK(cudaMalloc((void **)&d_upto, sizeof *d_upto));
+  double *all = malloc(3 * K * sizeof *all), *got = malloc(3 * K * sizeof *got);
+  const int64_t counts[] = {1,   31,  33,  64,  65, 200, 256,
+                            257, 599, 600, 900, 0,  -5};
+  tfmm_error err = {{0}};
+  for (int fast = 0; fast < 2; fast++) {
+    cr_assert_eq(run_upto(&d, &b, K, NULL, fast, all, &err), TFMM_OK, "%s",
+                 err.message);
+    for (size_t c = 0; c < sizeof counts / sizeof *counts; c++) {
+      const int64_t u = counts[c];
+      CUDA_OK(cudaMemcpy(d_upto, &u, sizeof u, cudaMemcpyHostToDevice));
+      cr_assert_eq(run_upto(&d, &b, K, d_upto, fast, got, &err), TFMM_OK,
+                   "upto %lld: %s", (long long)u, err.message);
+      const size_t m = u < 0 ? 0 : u > K ? K : (size_t)u;
+      cr_assert(memcmp(got, all, 3 * m * sizeof *got) == 0,
+                "upto %lld (fast %d, seed %#llx): the first %zu differ from "
+                "the sums at every target",
+                (long long)u, fast, (unsigned long long)seed, m);
+      for (size_t j = 3 * m; j < 3 * K; j++)
+        cr_assert(got[j] == 0, "upto %lld (fast %d): slot %zu is %g, not 0",
+                  (long long)u, fast, j / 3, got[j]);
+    }
+    /* A bad index past the count is not read; one before it is named. */
+    const int64_t bad = (int64_t)b.n, good = (int64_t)targets[450];
+    CUDA_OK(
+        cudaMemcpy(d.targets + 450, &bad, sizeof bad, cudaMemcpyHostToDevice));
+    const int64_t u = 400;
+    CUDA_OK(cudaMemcpy(d_upto, &u, sizeof u, cudaMemcpyHostToDevice));
+    cr_assert_eq(run_upto(&d, &b, K, d_upto, fast, got, &err), TFMM_OK,
+                 "a bad index past the count: %s", err.message);
+    const int64_t u2 = 451;
+    CUDA_OK(cudaMemcpy(d_upto, &u2, sizeof u2, cudaMemcpyHostToDevice));
+    refused(run_upto(&d, &b, K, d_upto, fast, got, &err), &err, "target 450",
+            "a bad index before the count");
+    CUDA_OK(cudaMemcpy(d.targets + 450, &good, sizeof good,
+                       cudaMemcpyHostToDevice));
+  }
+  free(all);
+  free(got);
+  cudaFree(d_upto);
+  device_free(&d);
+  free(targets);
   test_bodies_free(&b);
 #endif
 }

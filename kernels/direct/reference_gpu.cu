@@ -60,6 +60,21 @@ typedef tfmm_vec4_f64 vec;
 constexpr int THREADS = 128; /* a block; also the sources of a tile */
 constexpr int R = 2;         /* targets a thread: one LDS feeds two pairs */
 constexpr int GROUP = THREADS * R; /* targets a block */
+
+/* Thread x's r-th target slot in its block: a warp's R * 32 slots are
+ * consecutive, so that where only the first `upto` slots are summed
+ * (tfmm_gpu_reference_at's d_upto) the warps past them skip the pairs. */
+__device__ __forceinline__ int slot(int x, int r) {
+  return (x / 32) * (32 * R) + r * 32 + x % 32;
+}
+
+/* The targets summed: the first min(k, *d_upto) (d_upto NULL: k). */
+__device__ __forceinline__ int summed(int k, const int64_t *d_upto) {
+  if (d_upto == nullptr)
+    return k;
+  const int64_t u = *d_upto;
+  return u < 0 ? 0 : u < k ? (int)u : k;
+}
 /* At most 128 registers a thread (65536 / (128 x 4)): the targets, the
  * sums and an unrolled pair or two, without spilling. */
 constexpr int MIN_BLOCKS = 4;
@@ -132,16 +147,25 @@ sum_tile(const vec *src, int count, int first, const double (&tx)[R],
  * group blockIdx.x; partial[chunk * groups * GROUP + t] = its sums on
  * target t. A target past k or with an index outside [0, n) is computed
  * on body 0 (every thread reaches every barrier and reads only valid
- * addresses) and excluded nowhere; the finish kernel discards it. Without
+ * addresses) and excluded nowhere; the finish kernel discards it. Slots
+ * from upto (summed()) on are not summed: a block wholly past it leaves
+ * at once, a warp wholly past it only loads its share of each tile; the
+ * finish writes those targets zeros without reading their sums. Without
  * POT the potential is never stored and its adds are dropped as dead. */
 template <bool SPLINE, bool POT>
 __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     partial_sums(const double *__restrict__ pos,
                  const double *__restrict__ mass, int n,
-                 const int64_t *__restrict__ targets, int k, tfmm_soft_f64 kern,
+                 const int64_t *__restrict__ targets, int k,
+                 const int64_t *__restrict__ d_upto, tfmm_soft_f64 kern,
                  vec *__restrict__ partial) {
   __shared__ vec tile[THREADS];
   const int x = threadIdx.x;
+  const int upto = summed(k, d_upto);
+  if ((int)blockIdx.x * GROUP >= upto)
+    return; /* the whole block: every thread leaves, no barrier waits */
+  /* Whether the warp's first slot is summed. */
+  const bool busy = (int)blockIdx.x * GROUP + slot(x - x % 32, 0) < upto;
   const int tiles = (int)(((int64_t)n + THREADS - 1) / THREADS);
   const int chunk = blockIdx.y, chunks = gridDim.y;
   const int tile0 = (int)((int64_t)tiles * chunk / chunks);
@@ -152,7 +176,7 @@ __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
   tfmm_acc_f64 acc[R];
 #pragma unroll
   for (int r = 0; r < R; r++) {
-    const int t = blockIdx.x * GROUP + r * THREADS + x;
+    const int t = blockIdx.x * GROUP + slot(x, r);
     const int64_t i = t < k ? targets[t] : -1;
     const bool valid = i >= 0 && i < n;
     const size_t at = valid ? (size_t)i : 0;
@@ -177,7 +201,10 @@ __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 #pragma unroll
     for (int r = 0; r < R; r++)
       mine |= (unsigned)(self[r] - first) < (unsigned)count;
-    /* count is the block's, so every lane of a warp votes or none. */
+    /* count and busy are the warp's, so every lane of a warp votes or
+     * none. */
+    if (!busy)
+      continue;
     if (count == THREADS && !__any_sync(0xffffffffu, mine))
       sum_tile<SPLINE, false>(tile, THREADS, first, tx, ty, tz, self, kern,
                               acc);
@@ -188,7 +215,7 @@ __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
   const size_t row = (size_t)chunk * gridDim.x * GROUP;
 #pragma unroll
   for (int r = 0; r < R; r++) {
-    const int t = blockIdx.x * GROUP + r * THREADS + x;
+    const int t = blockIdx.x * GROUP + slot(x, r);
     partial[row + t] = vec{acc[r].x, acc[r].y, acc[r].z, POT ? acc[r].w : 0};
   }
 }
@@ -266,9 +293,14 @@ __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     partial_sums_fast(const double *__restrict__ pos,
                       const double *__restrict__ mass, int n,
                       const int64_t *__restrict__ targets, int k,
-                      tfmm_soft_f32 kern, vec *__restrict__ partial) {
+                      const int64_t *__restrict__ d_upto, tfmm_soft_f32 kern,
+                      vec *__restrict__ partial) {
   __shared__ fast_source tile[THREADS];
   const int x = threadIdx.x;
+  const int upto = summed(k, d_upto);
+  if ((int)blockIdx.x * GROUP >= upto)
+    return; /* as partial_sums */
+  const bool busy = (int)blockIdx.x * GROUP + slot(x - x % 32, 0) < upto;
   const int tiles = (int)(((int64_t)n + THREADS - 1) / THREADS);
   const int chunk = blockIdx.y, chunks = gridDim.y;
   const int tile0 = (int)((int64_t)tiles * chunk / chunks);
@@ -288,7 +320,7 @@ __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
   tfmm_acc_f64 acc[R];
 #pragma unroll
   for (int r = 0; r < R; r++) {
-    const int t = blockIdx.x * GROUP + r * THREADS + x;
+    const int t = blockIdx.x * GROUP + slot(x, r);
     const int64_t i = t < k ? targets[t] : -1;
     const bool valid = i >= 0 && i < n;
     const size_t at = valid ? (size_t)i : 0;
@@ -312,6 +344,8 @@ __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 #pragma unroll
     for (int r = 0; r < R; r++)
       mine |= (unsigned)(self[r] - first) < (unsigned)count;
+    if (!busy)
+      continue;
     if (count == THREADS && !__any_sync(0xffffffffu, mine)) {
       for (int j0 = 0; j0 < THREADS; j0 += FAST_RUN)
         fast_run<SPLINE, false>(tile, j0, j0 + FAST_RUN, first, th, tl, self,
@@ -326,7 +360,7 @@ __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
   const size_t row = (size_t)chunk * gridDim.x * GROUP;
 #pragma unroll
   for (int r = 0; r < R; r++) {
-    const int t = blockIdx.x * GROUP + r * THREADS + x;
+    const int t = blockIdx.x * GROUP + slot(x, r);
     partial[row + t] = vec{acc[r].x, acc[r].y, acc[r].z, 0};
   }
 }
@@ -336,12 +370,19 @@ __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
  * the first with a non-finite result in the check's words. */
 __global__ void __launch_bounds__(FINISH_THREADS)
     finish(const vec *__restrict__ partial, int chunks, size_t stride,
-           const int64_t *__restrict__ targets, int k, int n,
-           double *__restrict__ acc, double *__restrict__ pot,
-           check_words *check) {
+           const int64_t *__restrict__ targets, int k,
+           const int64_t *__restrict__ d_upto, int n, double *__restrict__ acc,
+           double *__restrict__ pot, check_words *check) {
   const int t = blockIdx.x * FINISH_THREADS + threadIdx.x;
   if (t >= k)
     return;
+  if (t >= summed(k, d_upto)) { /* not summed: zeros, nothing checked */
+    for (int d = 0; d < 3; d++)
+      acc[3 * (size_t)t + d] = 0;
+    if (pot != nullptr)
+      pot[t] = 0;
+    return;
+  }
   tfmm_acc_f64 s = {0, 0, 0, 0};
   for (int c = 0; c < chunks; c++)
     tfmm_add(s, partial[c * stride + t]);
@@ -367,13 +408,19 @@ __global__ void __launch_bounds__(FINISH_THREADS)
  * same bits run to run. Checks as finish. */
 __global__ void __launch_bounds__(FINISH_THREADS)
     finish_warp(const vec *__restrict__ partial, int chunks, size_t stride,
-                const int64_t *__restrict__ targets, int k, int n,
+                const int64_t *__restrict__ targets, int k,
+                const int64_t *__restrict__ d_upto, int n,
                 double *__restrict__ acc, check_words *check) {
   const int t = (int)((blockIdx.x * (size_t)FINISH_THREADS + threadIdx.x) /
                       32); /* one per warp: the warp leaves together */
   const int lane = threadIdx.x % 32;
   if (t >= k)
     return;
+  if (t >= summed(k, d_upto)) { /* as finish */
+    if (lane < 3)
+      acc[3 * (size_t)t + lane] = 0;
+    return;
+  }
   double x = 0, y = 0, z = 0;
   for (int c = lane; c < chunks; c += 32) {
     const vec v = partial[c * stride + t];
@@ -402,7 +449,7 @@ __global__ void __launch_bounds__(FINISH_THREADS)
 }
 
 typedef void (*partial_fn)(const double *, const double *, int, const int64_t *,
-                           int, tfmm_soft_f64, vec *);
+                           int, const int64_t *, tfmm_soft_f64, vec *);
 
 partial_fn pick(int spline, int potential) {
   if (spline)
@@ -469,7 +516,7 @@ tfmm_status check_sizes(size_t n, size_t k, const tfmm_pair_params *pair,
 
 /* The FP32 pairs' kernel of a softening kind. */
 typedef void (*fast_fn)(const double *, const double *, int, const int64_t *,
-                        int, tfmm_soft_f32, vec *);
+                        int, const int64_t *, tfmm_soft_f32, vec *);
 
 fast_fn pick_fast(int spline) {
   return spline ? partial_sums_fast<true> : partial_sums_fast<false>;
@@ -479,8 +526,9 @@ fast_fn pick_fast(int spline) {
  * (FP64, or with fast the FP32 pairs) and the finish. */
 tfmm_status reference_at(void *workspace, size_t *workspace_bytes, size_t n,
                          const double *d_pos, const double *d_mass, size_t k,
-                         const int64_t *d_targets, const tfmm_pair_params *pair,
-                         double *d_acc, double *d_pot, int fast, void *stream,
+                         const int64_t *d_targets, const int64_t *d_upto,
+                         const tfmm_pair_params *pair, double *d_acc,
+                         double *d_pot, int fast, void *stream,
                          tfmm_error *err) {
   if (workspace_bytes == NULL)
     return refuse(err, "workspace_bytes is NULL");
@@ -518,23 +566,23 @@ tfmm_status reference_at(void *workspace, size_t *workspace_bytes, size_t n,
   const dim3 grid((unsigned)sh.groups, (unsigned)sh.chunks);
   if (fast)
     kernel_fast<<<grid, THREADS, 0, s>>>(
-        d_pos, d_mass, (int)n, d_targets, (int)k,
+        d_pos, d_mass, (int)n, d_targets, (int)k, d_upto,
         tfmm_soft_make_f32(spline, pair->eps), partial);
   else
-    kernel<<<grid, THREADS, 0, s>>>(d_pos, d_mass, (int)n, d_targets, (int)k,
-                                    tfmm_soft_make_f64(spline, pair->eps),
-                                    partial);
+    kernel<<<grid, THREADS, 0, s>>>(
+        d_pos, d_mass, (int)n, d_targets, (int)k, d_upto,
+        tfmm_soft_make_f64(spline, pair->eps), partial);
   TRY(cudaGetLastError());
   if (fast)
     finish_warp<<<(unsigned)((32 * k + FINISH_THREADS - 1) / FINISH_THREADS),
                   FINISH_THREADS, 0, s>>>(partial, sh.chunks,
                                           (size_t)sh.groups * GROUP, d_targets,
-                                          (int)k, (int)n, d_acc, check);
+                                          (int)k, d_upto, (int)n, d_acc, check);
   else
     finish<<<(unsigned)((k + FINISH_THREADS - 1) / FINISH_THREADS),
-             FINISH_THREADS, 0, s>>>(partial, sh.chunks,
-                                     (size_t)sh.groups * GROUP, d_targets,
-                                     (int)k, (int)n, d_acc, d_pot, check);
+             FINISH_THREADS, 0, s>>>(
+        partial, sh.chunks, (size_t)sh.groups * GROUP, d_targets, (int)k,
+        d_upto, (int)n, d_acc, d_pot, check);
   TRY(cudaGetLastError());
   return TFMM_OK;
 }
@@ -544,21 +592,21 @@ tfmm_status reference_at(void *workspace, size_t *workspace_bytes, size_t n,
 extern "C" tfmm_status
 tfmm_gpu_reference_at(void *workspace, size_t *workspace_bytes, size_t n,
                       const double *d_pos, const double *d_mass, size_t k,
-                      const int64_t *d_targets, const tfmm_pair_params *pair,
-                      double *d_acc, double *d_pot, void *stream,
-                      tfmm_error *err) {
+                      const int64_t *d_targets, const int64_t *d_upto,
+                      const tfmm_pair_params *pair, double *d_acc,
+                      double *d_pot, void *stream, tfmm_error *err) {
   return reference_at(workspace, workspace_bytes, n, d_pos, d_mass, k,
-                      d_targets, pair, d_acc, d_pot, 0, stream, err);
+                      d_targets, d_upto, pair, d_acc, d_pot, 0, stream, err);
 }
 
 extern "C" tfmm_status
 tfmm_gpu_reference_fast_at(void *workspace, size_t *workspace_bytes, size_t n,
                            const double *d_pos, const double *d_mass, size_t k,
-                           const int64_t *d_targets,
+                           const int64_t *d_targets, const int64_t *d_upto,
                            const tfmm_pair_params *pair, double *d_acc,
                            void *stream, tfmm_error *err) {
   return reference_at(workspace, workspace_bytes, n, d_pos, d_mass, k,
-                      d_targets, pair, d_acc, NULL, 1, stream, err);
+                      d_targets, d_upto, pair, d_acc, NULL, 1, stream, err);
 }
 
 extern "C" tfmm_status tfmm_gpu_reference_check(const void *workspace, size_t n,
@@ -643,10 +691,10 @@ tfmm_gpu_reference_host_at(int device, size_t n, const double *pos,
                       cudaMemcpyHostToDevice, c.stream));
   size_t bytes = 0;
   CHECK(tfmm_gpu_reference_at(nullptr, &bytes, n, c.pos, c.mass, k, c.targets,
-                              pair, c.acc, nullptr, c.stream, err));
+                              nullptr, pair, c.acc, nullptr, c.stream, err));
   TRY(cudaMalloc(&c.work, bytes));
   CHECK(tfmm_gpu_reference_at(c.work, &bytes, n, c.pos, c.mass, k, c.targets,
-                              pair, c.acc, nullptr, c.stream, err));
+                              nullptr, pair, c.acc, nullptr, c.stream, err));
   CHECK(tfmm_gpu_reference_check(c.work, n, k, c.targets, c.stream, err));
   TRY(cudaMemcpyAsync(acc, c.acc, 3 * k * sizeof(double),
                       cudaMemcpyDeviceToHost, c.stream));

@@ -46,11 +46,19 @@ extern "C" {
  * The indices are on the device, so an index outside [0, n) is found by
  * the kernels, not here: that target's results are NaN and the check
  * below names it. So are non-finite results (with eps = 0, a target at
- * the same point as another body: the CPU reference refuses those). */
+ * the same point as another body: the CPU reference refuses those).
+ *
+ * d_upto (NULL: every target) is a count on the device, read by the
+ * kernels: only the first min(k, *d_upto) targets are summed and
+ * checked, the rest get zeros at almost no cost (a warp wholly past it
+ * skips the pairs). For a caller that sizes k before it knows how many
+ * targets it has (the worst group of a measurement, its count written by
+ * a kernel). */
 tfmm_status tfmm_gpu_reference_at(void *workspace, size_t *workspace_bytes,
                                   size_t n, const double *d_pos,
                                   const double *d_mass, size_t k,
                                   const int64_t *d_targets,
+                                  const int64_t *d_upto,
                                   const tfmm_pair_params *pair, double *d_acc,
                                   double *d_pot, void *stream, tfmm_error *err);
 
@@ -98,13 +106,15 @@ tfmm_status tfmm_gpu_reference_at(void *workspace, size_t *workspace_bytes,
  * 1.9e12 pairs a second on an H100 SXM (2.1 times the FP64 kernel's
  * limit); two LDS.128 a source (shared by two targets); a run's 3 F2F and
  * 3 DADD per 16 pairs on other pipes. Memory: as above (the sources are
- * read in double and split once a target group). Same arguments and
- * workspace sizing as tfmm_gpu_reference_at without d_pot (pair's
- * precision ignored); the same check. */
-tfmm_status tfmm_gpu_reference_fast_at(
-    void *workspace, size_t *workspace_bytes, size_t n, const double *d_pos,
-    const double *d_mass, size_t k, const int64_t *d_targets,
-    const tfmm_pair_params *pair, double *d_acc, void *stream, tfmm_error *err);
+ * read in double and split once a target group). Same arguments (d_upto
+ * too) and workspace sizing as tfmm_gpu_reference_at without d_pot
+ * (pair's precision ignored); the same check. */
+tfmm_status
+tfmm_gpu_reference_fast_at(void *workspace, size_t *workspace_bytes, size_t n,
+                           const double *d_pos, const double *d_mass, size_t k,
+                           const int64_t *d_targets, const int64_t *d_upto,
+                           const tfmm_pair_params *pair, double *d_acc,
+                           void *stream, tfmm_error *err);
 
 /* Waits for `stream`, then says what the kernels of the last
  * tfmm_gpu_reference_at or _fast_at on this workspace (with these n, k and

@@ -137,28 +137,27 @@ tfmm_status tfmm_gpu_near_device_run(void *workspace, size_t *workspace_bytes,
   return unsupported(err);
 }
 
-tfmm_status tfmm_gpu_reference_at(void *workspace, size_t *workspace_bytes,
-                                  size_t n, const double *d_pos,
-                                  const double *d_mass, size_t k,
-                                  const int64_t *d_targets,
-                                  const tfmm_pair_params *pair, double *d_acc,
-                                  double *d_pot, void *stream,
-                                  tfmm_error *err) {
+tfmm_status
+tfmm_gpu_reference_at(void *workspace, size_t *workspace_bytes, size_t n,
+                      const double *d_pos, const double *d_mass, size_t k,
+                      const int64_t *d_targets, const int64_t *d_upto,
+                      const tfmm_pair_params *pair, double *d_acc,
+                      double *d_pot, void *stream, tfmm_error *err) {
   (void)workspace, (void)workspace_bytes, (void)n, (void)d_pos, (void)d_mass,
-      (void)k, (void)d_targets, (void)pair, (void)d_acc, (void)d_pot,
-      (void)stream;
+      (void)k, (void)d_targets, (void)d_upto, (void)pair, (void)d_acc,
+      (void)d_pot, (void)stream;
   return unsupported(err);
 }
 
-tfmm_status tfmm_gpu_reference_fast_at(void *workspace, size_t *workspace_bytes,
-                                       size_t n, const double *d_pos,
-                                       const double *d_mass, size_t k,
-                                       const int64_t *d_targets,
-                                       const tfmm_pair_params *pair,
-                                       double *d_acc, void *stream,
-                                       tfmm_error *err) {
+tfmm_status
+tfmm_gpu_reference_fast_at(void *workspace, size_t *workspace_bytes, size_t n,
+                           const double *d_pos, const double *d_mass, size_t k,
+                           const int64_t *d_targets, const int64_t *d_upto,
+                           const tfmm_pair_params *pair, double *d_acc,
+                           void *stream, tfmm_error *err) {
   (void)workspace, (void)workspace_bytes, (void)n, (void)d_pos, (void)d_mass,
-      (void)k, (void)d_targets, (void)pair, (void)d_acc, (void)stream;
+      (void)k, (void)d_targets, (void)d_upto, (void)pair, (void)d_acc,
+      (void)stream;
   return unsupported(err);
 }
 

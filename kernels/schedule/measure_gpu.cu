@@ -9,10 +9,11 @@
  * 0.26 ms); the draw took 0.09 ms before the watch's third part
  * (bench/results/sample_cost), which adds a pass over the n results
  * (body_keys: 28 bytes a body, the rows gathered), a segmented argmin
- * over 8 n bytes and a sort of the leaves' (double, int) pairs: not yet
- * timed, estimated at 50 to 100 us at 10^6 on an H100; the gather below
- * moves 48 bytes a target, and one copy brings the results back: one
- * wait in all. */
+ * over 8 n bytes and a sort of the leaves' (double, int) pairs: the
+ * whole draw 0.26 ms at 10^6 bodies (55,000 leaves) on an H200; the
+ * gather below moves 48 bytes a target, and one copy brings the results
+ * back: one wait in all. Then the worst group (measure_group): the sums
+ * at its own bodies only (0.12 ms for 52 at 10^6), a second wait. */
 #include "pipeline_gpu.h"
 
 #define CUDA_TRY_WHO "gpu schedule"
@@ -69,9 +70,9 @@ __global__ void leaf_spans(int64_t nleaves, const int32_t *leaves,
 /* The exact sums at the m targets d_sorted into d_exact, FP32 pairs with
  * fast, then the results to the host block and the check. */
 tfmm_status sums(tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair, int fast,
-                 size_t m, const int64_t *d_sorted, double *d_exact,
-                 const void *d_block, void *h_block, size_t block_bytes,
-                 tfmm_error *err) {
+                 size_t m, const int64_t *d_sorted, const int64_t *d_upto,
+                 double *d_exact, const void *d_block, void *h_block,
+                 size_t block_bytes, tfmm_error *err) {
   State *s = pl->state;
   const tfmm_tree_gpu *t = &pl->base.tree;
   cudaStream_t st = stream_of(pl);
@@ -79,18 +80,20 @@ tfmm_status sums(tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair, int fast,
   size_t bytes = 0;
   if (fast)
     CHECK(tfmm_gpu_reference_fast_at(nullptr, &bytes, n, t->d_pos, t->d_mass, m,
-                                     d_sorted, pair, d_exact, st, err));
+                                     d_sorted, d_upto, pair, d_exact, st, err));
   else
     CHECK(tfmm_gpu_reference_at(nullptr, &bytes, n, t->d_pos, t->d_mass, m,
-                                d_sorted, pair, d_exact, nullptr, st, err));
+                                d_sorted, d_upto, pair, d_exact, nullptr, st,
+                                err));
   CHECK(reserve(s, State::MEASURE_WORK, bytes, err));
   void *work = s->buf[State::MEASURE_WORK].p;
   if (fast)
     CHECK(tfmm_gpu_reference_fast_at(work, &bytes, n, t->d_pos, t->d_mass, m,
-                                     d_sorted, pair, d_exact, st, err));
+                                     d_sorted, d_upto, pair, d_exact, st, err));
   else
     CHECK(tfmm_gpu_reference_at(work, &bytes, n, t->d_pos, t->d_mass, m,
-                                d_sorted, pair, d_exact, nullptr, st, err));
+                                d_sorted, d_upto, pair, d_exact, nullptr, st,
+                                err));
   TRY(cudaMemcpyAsync(h_block, d_block, block_bytes, cudaMemcpyDeviceToHost,
                       st));
   return tfmm_gpu_reference_check(work, n, m, d_sorted, st, err);
@@ -98,22 +101,23 @@ tfmm_status sums(tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair, int fast,
 
 /* The evaluation's results at the m targets d_sorted (sorted indices)
  * gathered beside their input indices, then the exact sums there
- * (sums); a float 1/r^3 can overflow where the double one does not
+ * (sums; with d_upto, a count on the device, only at the first
+ * *d_upto); a float 1/r^3 can overflow where the double one does not
  * (eps = 0, two bodies closer than about 1e-13): then the FP64 sums. */
 tfmm_status gathered_sums(tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair,
                           int fast, size_t m, const int64_t *d_sorted,
-                          const double *d_acc, int64_t *d_input, double *d_got,
-                          double *d_exact, void *h_block, size_t block_bytes,
-                          tfmm_error *err) {
+                          const int64_t *d_upto, const double *d_acc,
+                          int64_t *d_input, double *d_got, double *d_exact,
+                          void *h_block, size_t block_bytes, tfmm_error *err) {
   const int threads = 128;
   gather_sample<<<(unsigned)((m + threads - 1) / threads), threads, 0,
                   stream_of(pl)>>>((int64_t)m, d_sorted, pl->base.tree.d_order,
                                    d_acc, d_input, d_got);
   TRY(cudaGetLastError());
-  tfmm_status status = sums(pl, pair, fast, m, d_sorted, d_exact, d_input,
-                            h_block, block_bytes, err);
+  tfmm_status status = sums(pl, pair, fast, m, d_sorted, d_upto, d_exact,
+                            d_input, h_block, block_bytes, err);
   if (status == TFMM_ERR_NONFINITE && fast)
-    status = sums(pl, pair, 0, m, d_sorted, d_exact, d_input, h_block,
+    status = sums(pl, pair, 0, m, d_sorted, d_upto, d_exact, d_input, h_block,
                   block_bytes, err);
   return status;
 }
@@ -173,16 +177,16 @@ tfmm_status measure(tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair,
   CHECK(tfmm_gpu_measure_targets(base + at_draw, &draw, n, k, each, seed,
                                  nleaves, d_begin, d_count, d_a2, d_sorted,
                                  d_watched, st, err));
-  return gathered_sums(pl, pair, fast, m, d_sorted, d_acc, d_input, d_got,
-                       d_exact, h_block, block_bytes, err);
+  return gathered_sums(pl, pair, fast, m, d_sorted, nullptr, d_acc, d_input,
+                       d_got, d_exact, h_block, block_bytes, err);
 }
 
 /* The worst group's targets (measure.h, TFMM_MEASURE_GROUP_MAX = G of
  * them, one block of G threads): the leaf of sorted body sorted[worst]
  * (the leaves' spans begin and count, begin increasing), its bodies
  * each up to G, else G stratified along it with the worst body in place
- * of its stratum's; the G - m slots left repeat the worst body (one tile
- * of the reference either way). *mb: m, then the leaf's bodies. */
+ * of its stratum's; the G - m slots left repeat the worst body, and the
+ * sums skip them (mb[0] their d_upto). *mb: m, then the leaf's bodies. */
 __global__ void group_targets(const int64_t *sorted, int64_t worst,
                               int64_t nleaves, const int64_t *begin,
                               const int32_t *count, uint64_t seed,
@@ -250,7 +254,9 @@ tfmm_status measure_group(tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair,
   group_targets<<<1, (unsigned)G, 0, st>>>(
       d_sorted, (int64_t)worst, nleaves, d_begin, d_count, seed, d_group, d_mb);
   TRY(cudaGetLastError());
-  return gathered_sums(pl, pair, fast, G, d_group, d_acc, d_input, d_got,
+  /* Only the group's m distinct bodies are summed (mb[0]): at leaf 64
+   * a quarter of the tile or less. */
+  return gathered_sums(pl, pair, fast, G, d_group, d_mb, d_acc, d_input, d_got,
                        d_exact, h_block, block_bytes, err);
 }
 
