@@ -29,13 +29,14 @@
  *   [--calls 32] [--reps 5] [--truth 4000] [--seed S] [--device gpu|cpu]
  *   [--grid-theta 0.5,0.6] [--grid-order 4,5,6] [--fixed 0.7:6,0.5:5]
  *   [--eps E] [--kernel plummer|spline] [--far-kernel auto|newton|softened]
- *   [--csv FILE]
+ *   [--csv FILE] [--trace 0|1]
  * --eps sets every input's softening (the line + pile needs E > 0);
  * --kernel its kernel (default Plummer): the softened families of issue
  * 28, and the cost of opening cells that softening brings (the same
  * input at eps 0 beside it); --far-kernel the far field's kernel
  * (tfmm_config.far_kernel, default auto), which the CSV's last column
- * names for the planner's rows. */
+ * names for the planner's rows; --trace 1 prints each measured call's
+ * figures and the planner's account of its choice (tfmm_stats.plan). */
 #include "bench_common.h"
 #include "device_bodies.h"
 #include "held_out_inputs.h"
@@ -62,6 +63,7 @@ typedef struct opts {
   double fixed_theta[BENCH_LIST_CAP];
   int fixed_order[BENCH_LIST_CAP], nfixed;
   int calls, reps;
+  int trace; /* 1: each measured call's choice (tfmm_stats.plan) printed */
   size_t truth;
   uint64_t seed;
   tfmm_device device;
@@ -121,9 +123,9 @@ static int parse_fixed(const char *s, opts *o) {
 
 static int parse(int argc, char **argv, opts *o) {
   static const char *const known[] = {
-      "--n",     "--tol",   "--inputs", "--calls",      "--reps",
-      "--truth", "--seed",  "--device", "--grid-theta", "--grid-order",
-      "--csv",   "--fixed", "--eps",    "--kernel",     "--far-kernel"};
+      "--n",    "--tol",    "--inputs",     "--calls",      "--reps", "--truth",
+      "--seed", "--device", "--grid-theta", "--grid-order", "--csv",  "--fixed",
+      "--eps",  "--kernel", "--far-kernel", "--trace"};
   o->n[0] = 1 << 20;
   o->nn = 1;
   o->tol[0] = 1e-3;
@@ -179,7 +181,10 @@ static int parse(int argc, char **argv, opts *o) {
       bad = tfmm_device_parse(v, &o->device) != TFMM_OK;
     else if (strcmp(name, "--csv") == 0)
       o->csv = v;
-    else if (strcmp(name, "--fixed") == 0)
+    else if (strcmp(name, "--trace") == 0) {
+      bad = bench_parse_ll(v, 0, 1, &x);
+      o->trace = (int)x;
+    } else if (strcmp(name, "--fixed") == 0)
       bad = parse_fixed(v, o);
     else if (strcmp(name, "--eps") == 0) {
       char *end = NULL;
@@ -389,6 +394,9 @@ static int planner(const opts *o, problem *p, double tol, FILE *csv,
    * measured). */
   double mp99 = st->error.p99, mbound = st->error.p99_bound;
   size_t samples = st->error.samples;
+  if (o->trace)
+    printf("  call 0: %.3f ms, p99 %.3g bound %.3g (%zu): %s\n",
+           1e3 * st->time_total, mp99, mbound, samples, st->plan);
   double kept[1024], meas[1024], sum = 0;
   int nk = 0, nm = 0, calls = o->calls < 1024 ? o->calls : 1024;
   for (int c = 0; c < calls; c++) {
@@ -400,6 +408,9 @@ static int planner(const opts *o, problem *p, double tol, FILE *csv,
       mp99 = st->error.p99;
       mbound = st->error.p99_bound;
       samples = st->error.samples;
+      if (o->trace)
+        printf("  call %d: %.3f ms, p99 %.3g bound %.3g (%zu): %s\n", c + 1,
+               1e3 * st->time_total, mp99, mbound, samples, st->plan);
     } else
       kept[nk++] = st->time_total;
   }

@@ -507,7 +507,7 @@ typedef struct tfmm_stats {
   /* What the solver chose for theta and order and why (the planner:
    * measured error, the calibration's first guess, or the caller's
    * settings), one line. */
-  char plan[256];
+  char plan[512];
 } tfmm_stats;
 
 typedef struct tfmm_solver tfmm_solver;

@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 enum { MAX_ROWS = 1024 };
 
@@ -216,7 +217,8 @@ static tfmm_status unplanned(tfmm_planner *p, const tfmm_config *cfg, size_t n,
 }
 
 static void describe(const tfmm_planner *p, const tfmm_stats *s, int tries,
-                     int met, const char *next, char *out, size_t size) {
+                     int met, const char *next, const char *missed, char *out,
+                     size_t size) {
   /* The error criterion's epsilon, with the setting it belongs to. */
   char eps[48] = "";
   if (p->epsilon > 0)
@@ -242,7 +244,24 @@ static void describe(const tfmm_planner *p, const tfmm_stats *s, int tries,
       s->theta, s->order, eps, s->error.p99, seen, met ? "meets" : "MISSES",
       p->accuracy, tries, tries == 1 ? "" : "s", p->factor);
   if (len > 0 && (size_t)len < size)
-    snprintf(out + len, size - (size_t)len, "%s", next);
+    snprintf(out + len, size - (size_t)len, "%s%s", missed, next);
+}
+
+/* The settings this call tried and left, for describe: "; before, theta
+ * T, order P: p99 X (<= B at 95 %), missed" each, as long as room lasts. */
+static void note_missed(const tfmm_stats *s, char *missed, size_t size) {
+  const size_t used = strlen(missed);
+  if (used + 1 >= size)
+    return;
+  char seen[64];
+  if (s->error.confidence >= 1)
+    snprintf(seen, sizeof seen, "every body");
+  else
+    snprintf(seen, sizeof seen, "<= %.3g at %.0f %%", s->error.p99_bound,
+             100 * s->error.confidence);
+  snprintf(missed + used, size - used,
+           "; before, theta %g, order %d: p99 %.3g (%s, %zu bodies) missed",
+           s->theta, s->order, s->error.p99, seen, s->error.samples);
 }
 
 tfmm_status tfmm_planner_run(tfmm_planner *p, const tfmm_config *cfg,
@@ -325,6 +344,7 @@ tfmm_status tfmm_planner_run(tfmm_planner *p, const tfmm_config *cfg,
   if (!p->chosen)
     p->failed_cost = -1;
   const char *next = "";
+  char missed[256] = "";
   int met = 0, tries = 0;
   for (;;) {
     set_run(run, pick);
@@ -366,6 +386,7 @@ tfmm_status tfmm_planner_run(tfmm_planner *p, const tfmm_config *cfg,
       }
       break;
     }
+    note_missed(stats, missed, sizeof missed);
     /* A cheaper setting tried after one that met bars every setting as
      * cheap as it; a miss while no setting has met bars nothing (costs are
      * not monotone in accuracy: p 9 and 10 cost 4-8x p 8). */
@@ -414,6 +435,6 @@ tfmm_status tfmm_planner_run(tfmm_planner *p, const tfmm_config *cfg,
     measure = 1;
     planning = 1;
   }
-  describe(p, stats, tries, met, next, stats->plan, sizeof stats->plan);
+  describe(p, stats, tries, met, next, missed, stats->plan, sizeof stats->plan);
   return tfmm_planner_verified(cfg, stats, err);
 }

@@ -130,7 +130,7 @@ class Stats(ctypes.Structure):
         ("device_name", ctypes.c_char * 128),
         ("targets", c_size_t),
         ("error", MeasuredError),
-        ("plan", ctypes.c_char * 256),
+        ("plan", ctypes.c_char * 512),
     ]
 
 
