@@ -195,3 +195,44 @@ Test(planner, first_calls_settle_without_going_back) {
                       cs[i], fs[j], tol, r);
       }
 }
+
+/* The plan's account names each setting a call tried and left ("; before,
+ * theta T, order P: p99 X (<= B at 95 %, K bodies) missed"), and only
+ * those its measurement turned down: each named setting's bound (the
+ * synthetic measurement's, above) lies above the target, and its p99 is
+ * the one the measurement gave. Over the grid of inputs some calls name
+ * one (probes below a setting that met). */
+Test(planner, the_plan_names_the_settings_it_left) {
+  const double cs[] = {0.45, 0.55, 0.65, 0.8, 0.9};
+  const double fs[] = {0.05, 0.3, 1};
+  int named = 0;
+  for (size_t i = 0; i < COUNT(cs); i++)
+    for (size_t j = 0; j < COUNT(fs); j++) {
+      trial t;
+      trial_begin(&t, cs[i], fs[j], 1e-3);
+      for (int call = 0; call < 24; call++) {
+        trial_call(&t);
+        for (const char *at = strstr(t.stats.plan, "; before, theta ");
+             at != NULL; at = strstr(at + 1, "; before, theta ")) {
+          double theta = 0, p99 = 0, bound = 0;
+          int order = 0;
+          size_t k = 0;
+          cr_assert_eq(sscanf(at,
+                              "; before, theta %lf, order %d: p99 %lf (<= %lf "
+                              "at 95 %%, %zu bodies) missed",
+                              &theta, &order, &p99, &bound, &k),
+                       5, "c %g f %g call %d: \"%s\"", cs[i], fs[j], call,
+                       t.stats.plan);
+          const double e = truth(&t.x, theta, order);
+          cr_expect(fabs(p99 - e) <= 5e-3 * e, /* printed to 3 digits */
+                    "c %g f %g: theta %g p %d named with p99 %g, its error "
+                    "%g",
+                    cs[i], fs[j], theta, order, p99, e);
+          cr_expect_gt(bound, 1e-3, "c %g f %g: theta %g p %d left at %g",
+                       cs[i], fs[j], theta, order, bound);
+          named++;
+        }
+      }
+    }
+  cr_expect_gt(named, 0, "no call named a setting it left");
+}
