@@ -75,6 +75,7 @@ __device__ __forceinline__ int summed(int k, const int64_t *d_upto) {
   const int64_t u = *d_upto;
   return u < 0 ? 0 : u < k ? (int)u : k;
 }
+
 /* At most 128 registers a thread (65536 / (128 x 4)): the targets, the
  * sums and an unrolled pair or two, without spilling. */
 constexpr int MIN_BLOCKS = 4;
