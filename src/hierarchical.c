@@ -94,7 +94,8 @@ static tfmm_eval eval_of(const tfmm_config *cfg, int leaf_size, tfmm_gpu *gpu,
                        .stats = stats,
                        .err = err,
                        .measure_k = w->measure_k,
-                       .measure_seed = w->measure_seed};
+                       .measure_seed = w->measure_seed,
+                       .measure_confidence = w->measure_confidence};
   return e;
 }
 

@@ -78,6 +78,22 @@
  * evaluations; a sure step to order 6 leaves one). */
 #define TFMM_PLAN_SURE_SAVING 2.0
 
+/* A setting tried with a planning sample is judged by its bound in up to
+ * two looks, where the second can take at least twice the bodies (on a
+ * GPU below ~6M bodies; measure.h, tfmm_measure_sample_size's planning
+ * 2): the first with the planning sample, its bound at the first
+ * confidence; where its p99 meets the target and its bound does not, a
+ * second at a fresh sample as large as TFMM_MEASURE_LOOK_PAIRS allows,
+ * its bound at the second. At most one false acceptance in
+ * 1 / (1 - first + 1 - second) = 20 settings whose true p99 misses, as
+ * one look at 95 %. One look at 95 % over ~1,000 bodies (its bound the
+ * ~99.5th percentile) turned down order 6 on 1M Plummer bodies (p99
+ * 7-9e-4, bound 1.0-1.8e-3) where its true p99 meets 1e-3; the second
+ * look's ~12,000 bodies put its bound near the 99.2nd. Where no larger
+ * sample fits, one look at TFMM_MEASURE_CONFIDENCE. */
+#define TFMM_PLAN_FIRST_LOOK_CONFIDENCE 0.96
+#define TFMM_PLAN_SECOND_LOOK_CONFIDENCE 0.99
+
 /* Evaluations one call may make while it chooses by the model (one more,
  * the most accurate calibrated setting, when they all missed). */
 #define TFMM_PLAN_TRIES 4
@@ -87,9 +103,10 @@
 typedef tfmm_choice tfmm_planner;
 
 /* One evaluation, as the planner asks for it: run (theta and order set,
- * the measurement asked for in measure_k and seed) into stats. */
+ * the measurement asked for in measure_k, its bound's confidence (0: the
+ * measurement's own, TFMM_MEASURE_CONFIDENCE) and seed) into stats. */
 typedef tfmm_status (*tfmm_planner_eval)(void *ctx, size_t measure_k,
-                                         uint64_t seed);
+                                         double confidence, uint64_t seed);
 
 /* Whether the planner chooses theta and order for cfg (above), and under
  * the error criterion its epsilon with them, from the criterion's

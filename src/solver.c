@@ -170,11 +170,13 @@ void tfmm_solver_leaf_raise_note(tfmm_solver *s, const tfmm_leaf_raise *r) {
            r->leaf_from, s->leaf, (double)r->entries, (double)cap);
 }
 
-static tfmm_status eval_host(void *ctx, size_t measure_k, uint64_t seed) {
+static tfmm_status eval_host(void *ctx, size_t measure_k, double confidence,
+                             uint64_t seed) {
   host_eval *h = ctx;
   tfmm_solver *s = h->s;
   s->work.measure_k = measure_k;
   s->work.measure_seed = seed;
+  s->work.measure_confidence = confidence;
   tfmm_status st;
   do
     st = tfmm_hierarchical_compute(&s->run, s->leaf, s->gpu, &s->work, h->n,

@@ -46,7 +46,8 @@ static tfmm_status rescale(device_eval *h) {
   return st;
 }
 
-static tfmm_status eval_device(void *ctx, size_t measure_k, uint64_t seed) {
+static tfmm_status eval_device(void *ctx, size_t measure_k, double confidence,
+                               uint64_t seed) {
   device_eval *h = ctx;
   tfmm_solver *s = h->s;
   for (;;) {
@@ -58,6 +59,7 @@ static tfmm_status eval_device(void *ctx, size_t measure_k, uint64_t seed) {
     h->evaluated = 1;
     s->work.measure_k = measure_k;
     s->work.measure_seed = seed;
+    s->work.measure_confidence = confidence;
     tfmm_status st = tfmm_hierarchical_compute_device(
         &s->run, s->leaf, s->gpu, &s->work, h->n, h->pos, h->mass, h->active,
         h->acc, h->pot, h->out, &s->stats, &s->err);

@@ -9,6 +9,7 @@
  * cost and the planner alternated between two settings, measuring every
  * call. */
 #include "accuracy_table.h"
+#include "pipeline/measure.h"
 #include "planner.h"
 
 #include <criterion/criterion.h>
@@ -42,10 +43,37 @@ static const tfmm_accuracy_row *row_of(double theta, int order, int gpu) {
   return NULL;
 }
 
-/* A measurement: the p99 itself; its 95 % bound 1.3x it with a planning
- * sample (over 1,000 bodies), 1.6x with a routine one. */
-static tfmm_status evaluate(void *ctx, size_t k, uint64_t seed) {
+/* The bound a sample of k bodies gives at `confidence` on the 99th
+ * percentile of errors with a power-law tail (the fraction above x falls
+ * as x^-2: Plummer spheres' measured 99.5th percentiles lie ~1.4x their
+ * 99th, bench/results/planner): the (c + 1)-th largest of k, c the largest
+ * with P(Binomial(k, 0.01) > c) >= confidence, lies near the quantile
+ * 1 - (c + 1) / k, which is (0.01 k / (c + 1))^(1/2) times the p99: 1.43x
+ * over 1,024 bodies at 95 % (and at 96 %), 1.12x over ~12,000 at 99 %;
+ * 1.6x over 256 at 95 % (c 0: the largest). Summed here independently of
+ * the measurement's own (pipeline/measure.c). */
+static double bound_factor(size_t k, double confidence) {
+  const double p = 0.01;
+  double term = pow(1 - p, (double)k), below = term; /* P(X <= c) */
+  size_t c = 0;
+  for (;;) {
+    const double next = term * (double)(k - c) / (double)(c + 1) * p / (1 - p);
+    if (1 - (below + next) < confidence)
+      break;
+    term = next;
+    below += next;
+    c++;
+  }
+  /* P(X > 0) below the confidence: the largest sampled, its quantile
+   * 1 - 1 / k taken as the bound */
+  return sqrt(p * (double)k / (double)(c + 1));
+}
+
+/* A measurement: the p99 itself, its bound bound_factor times it. */
+static tfmm_status evaluate(void *ctx, size_t k, double confidence,
+                            uint64_t seed) {
   (void)seed;
+  const double gamma = confidence > 0 ? confidence : TFMM_MEASURE_CONFIDENCE;
   synthetic *x = ctx;
   const double e = truth(x, x->run->theta, x->run->order);
   memset(&x->stats->error, 0, sizeof x->stats->error);
@@ -54,15 +82,23 @@ static tfmm_status evaluate(void *ctx, size_t k, uint64_t seed) {
   x->stats->error.measured = k > 0;
   x->stats->error.samples = k;
   x->stats->error.p99 = e;
-  x->stats->error.p99_bound = e * (k >= 1000 ? 1.3 : 1.6);
-  x->stats->error.confidence = 0.95;
+  x->stats->error.p99_bound = k > 0 ? e * bound_factor(k, gamma) : 0;
+  x->stats->error.confidence = gamma;
   x->measured += k > 0;
   const tfmm_accuracy_row *r = row_of(x->run->theta, x->run->order, 1);
   x->cost += r != NULL ? r->cost : 0;
   return TFMM_OK;
 }
 
-/* The cheapest row of the tier whose bound (1.3x) meets tol. */
+/* The least factor a bound that accepted a setting can carry here: the
+ * larger sample's at 99 % (1.12x over ~12,000 bodies), where a planning
+ * sample at 95 % carries 1.43x. */
+static double least_margin(void) {
+  return bound_factor(tfmm_measure_sample_size(1 << 20, 0, 2, 1),
+                      TFMM_PLAN_SECOND_LOOK_CONFIDENCE);
+}
+
+/* The cheapest row of the tier whose bound (least_margin) meets tol. */
 static const tfmm_accuracy_row *cheapest_meeting(const synthetic *x, int gpu,
                                                  double tol) {
   const tfmm_accuracy_row *best = NULL;
@@ -71,7 +107,7 @@ static const tfmm_accuracy_row *cheapest_meeting(const synthetic *x, int gpu,
     if (r->method != TFMM_METHOD_FMM || r->mac != TFMM_MAC_GEOMETRIC ||
         r->near_gpu != gpu || r->epsilon != 0)
       continue;
-    if (1.3 * truth(x, r->theta, r->order) <= tol &&
+    if (least_margin() * truth(x, r->theta, r->order) <= tol &&
         (best == NULL || r->cost < best->cost))
       best = r;
   }
@@ -122,7 +158,7 @@ static void settles(double c, double f, double tol) {
   cr_expect_leq(measured_late, (CALLS - SETTLED) / TFMM_RECHECK_EVERY + 1,
                 "c %g f %g: %d of the last %d calls measured (%s)", c, f,
                 measured_late, CALLS - SETTLED, what);
-  cr_expect_leq(1.3 * truth(xs, pl->theta, pl->order), tol,
+  cr_expect_leq(least_margin() * truth(xs, pl->theta, pl->order), tol,
                 "c %g f %g: theta %g order %d misses %g", c, f, pl->theta,
                 pl->order, tol);
   const tfmm_accuracy_row *kept = row_of(pl->theta, pl->order, 1);
@@ -131,8 +167,10 @@ static void settles(double c, double f, double tol) {
   const tfmm_accuracy_row *best = cheapest_meeting(xs, 1, tol);
   cr_assert_not_null(best);
   /* Close to the cheapest: the descent stops at the first miss below a
-   * setting that met, and the model is only a model. */
-  cr_expect_leq(kept->cost, 1.6 * best->cost,
+   * setting that met, and the model is only a model. With one look at
+   * 95 % 15 of these 40 points kept a dearer setting (the mean 1.059x the
+   * cheapest); with two looks none. */
+  cr_expect_leq(kept->cost, 1.1 * best->cost,
                 "c %g f %g tol %g: kept theta %g p %d (cost %g), cheapest "
                 "meeting theta %g p %d (cost %g)",
                 c, f, tol, pl->theta, pl->order, kept->cost, best->theta,
@@ -176,11 +214,18 @@ static double early_cost(double c, double f, double tol) {
  * once per probe: calls 1 to 3 cost up to 2.81 times three calls at the
  * setting finally kept over this grid (and the 16M Plummer run evaluated
  * order 8 again at two steps). A call then tried the setting between
- * them first: at most 2.04. Now a step down the model is sure of comes
- * before a probe (TFMM_PLAN_SURE_SAVING): at most 1.94, and the settings
- * kept are the same as before on every point of the grid; the bound 2.0
- * lies between. Inputs harder than the calibration start below their
- * target and descend less, so are not held to it. */
+ * them first: at most 2.04. Then a step down the model is sure of came
+ * before a probe (TFMM_PLAN_SURE_SAVING): at most 1.94 against a bound of
+ * 2.0. A setting whose p99 meets the target and whose bound does not is
+ * now looked at again with a larger sample
+ * (TFMM_PLAN_SECOND_LOOK_CONFIDENCE): one more evaluation in a call that
+ * chooses, for a setting kept nearer the cheapest. Over this grid calls
+ * 1 to 3 cost 2.64 times three calls at the setting kept at most, 8 %
+ * more in all than one look's (whose kept settings cost 4.4 % more a
+ * call: the two looks pay back after ~13 calls here); the bound 2.7 lies
+ * above it. Inputs harder
+ * than the calibration start below their target and descend less, so
+ * are not held to it. */
 Test(planner, first_calls_settle_without_going_back) {
   const double cs[] = {0.45, 0.55, 0.65, 0.8, 0.9};
   const double fs[] = {0.05, 0.1, 0.3};
@@ -189,7 +234,7 @@ Test(planner, first_calls_settle_without_going_back) {
       for (int t = 0; t < 2; t++) {
         const double tol = t ? 1e-2 : 1e-3;
         const double r = early_cost(cs[i], fs[j], tol);
-        cr_expect_leq(r, 2.0,
+        cr_expect_leq(r, 2.7,
                       "c %g f %g tol %g: the first calls cost %.2f times "
                       "as many at the setting kept",
                       cs[i], fs[j], tol, r);
@@ -197,15 +242,16 @@ Test(planner, first_calls_settle_without_going_back) {
 }
 
 /* The plan's account names each setting a call tried and left ("; before,
- * theta T, order P: p99 X (<= B at 95 %, K bodies) missed"), and only
- * those its measurement turned down: each named setting's bound (the
- * synthetic measurement's, above) lies above the target, and its p99 is
- * the one the measurement gave. Over the grid of inputs some calls name
- * one (probes below a setting that met). */
+ * theta T, order P: p99 X (<= B at C %, K bodies) missed", or "looked at
+ * again" for a probe's first look), and only those its measurement turned
+ * down: each missed setting's bound lies above the target, each looked
+ * at again has its p99 within it and its bound above it (at the probe's
+ * confidence), and its p99 is the one the measurement gave. Over the grid
+ * of inputs some calls name one of each. */
 Test(planner, the_plan_names_the_settings_it_left) {
   const double cs[] = {0.45, 0.55, 0.65, 0.8, 0.9};
   const double fs[] = {0.05, 0.3, 1};
-  int named = 0;
+  int named[2] = {0, 0};
   for (size_t i = 0; i < COUNT(cs); i++)
     for (size_t j = 0; j < COUNT(fs); j++) {
       trial t;
@@ -214,15 +260,18 @@ Test(planner, the_plan_names_the_settings_it_left) {
         trial_call(&t);
         for (const char *at = strstr(t.stats.plan, "; before, theta ");
              at != NULL; at = strstr(at + 1, "; before, theta ")) {
-          double theta = 0, p99 = 0, bound = 0;
-          int order = 0;
+          double theta = 0, p99 = 0, bound = 0, conf = 0;
+          int order = 0, used = 0;
           size_t k = 0;
           cr_assert_eq(sscanf(at,
                               "; before, theta %lf, order %d: p99 %lf (<= %lf "
-                              "at 95 %%, %zu bodies) missed",
-                              &theta, &order, &p99, &bound, &k),
-                       5, "c %g f %g call %d: \"%s\"", cs[i], fs[j], call,
+                              "at %lf %%, %zu bodies) %n",
+                              &theta, &order, &p99, &bound, &conf, &k, &used),
+                       6, "c %g f %g call %d: \"%s\"", cs[i], fs[j], call,
                        t.stats.plan);
+          const int again = strncmp(at + used, "looked at again", 15) == 0;
+          cr_assert(again || strncmp(at + used, "missed", 6) == 0, "\"%s\"",
+                    at);
           const double e = truth(&t.x, theta, order);
           cr_expect(fabs(p99 - e) <= 5e-3 * e, /* printed to 3 digits */
                     "c %g f %g: theta %g p %d named with p99 %g, its error "
@@ -230,9 +279,15 @@ Test(planner, the_plan_names_the_settings_it_left) {
                     cs[i], fs[j], theta, order, p99, e);
           cr_expect_gt(bound, 1e-3, "c %g f %g: theta %g p %d left at %g",
                        cs[i], fs[j], theta, order, bound);
-          named++;
+          if (again) {
+            cr_expect_leq(p99, 1e-3, "c %g f %g: theta %g p %d", cs[i], fs[j],
+                          theta, order);
+            cr_expect_eq(conf, 100 * TFMM_PLAN_FIRST_LOOK_CONFIDENCE);
+          }
+          named[again]++;
         }
       }
     }
-  cr_expect_gt(named, 0, "no call named a setting it left");
+  cr_expect_gt(named[0], 0, "no call named a setting it left");
+  cr_expect_gt(named[1], 0, "no setting was looked at again");
 }

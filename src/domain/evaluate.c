@@ -642,7 +642,8 @@ static void resolved(const tfmm_domain *d, tfmm_resolved *r) {
  * with measure_k > 0 and every body a target on every rank the error
  * measured over the ranks, its sample of measure_k bodies drawn from seed
  * (measure_ranks.c). */
-static tfmm_status evaluate(void *ctx, size_t measure_k, uint64_t seed) {
+static tfmm_status evaluate(void *ctx, size_t measure_k, double confidence,
+                            uint64_t seed) {
   const call *c = ctx;
   tfmm_domain *d = c->d;
   tfmm_resolved r;
@@ -663,8 +664,8 @@ static tfmm_status evaluate(void *ctx, size_t measure_k, uint64_t seed) {
     targets += c->active == NULL || c->active[i];
   stats->targets = targets;
   if (measure_k > 0 && c->whole && tfmm_method_is_tree(d->cfg.method))
-    st = tfmm_domain_measure(d, c->n, c->pos, c->mass, c->acc, measure_k, seed,
-                             stats, c->err);
+    st = tfmm_domain_measure(d, c->n, c->pos, c->mass, c->acc, measure_k,
+                             confidence, seed, stats, c->err);
   d->stats.time_total = stats->time_total = tfmm_wtime() - c->t0;
   return st;
 }

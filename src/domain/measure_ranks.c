@@ -251,8 +251,8 @@ static tfmm_status measure_group(tfmm_domain *d, size_t n, const double *pos,
 
 tfmm_status tfmm_domain_measure(tfmm_domain *d, size_t n, const double *pos,
                                 const double *mass, const double *acc, size_t k,
-                                uint64_t seed, tfmm_stats *stats,
-                                tfmm_error *err) {
+                                double confidence, uint64_t seed,
+                                tfmm_stats *stats, tfmm_error *err) {
   const double t0 = tfmm_wtime();
   int64_t first = 0, total = 0;
   tfmm_status st = in_rank_order(d, n, &first, &total, err);
@@ -295,7 +295,7 @@ tfmm_status tfmm_domain_measure(tfmm_domain *d, size_t n, const double *pos,
       if (!(err_of[j] <= err_of[worst]))
         worst = j;
     }
-    tfmm_measure_judge(k, 0, N, err_of, sorted, stats);
+    tfmm_measure_judge(k, 0, N, confidence, err_of, sorted, stats);
     st = measure_group(d, n, pos, mass, acc, got + 6 * worst, mine[worst], seed,
                        stats, err);
     stats->error.time = tfmm_wtime() - t0;

@@ -13,7 +13,7 @@
  * common cube d->cube with leaves of d->leaf bodies. */
 tfmm_status tfmm_domain_measure(tfmm_domain *d, size_t n, const double *pos,
                                 const double *mass, const double *acc, size_t k,
-                                uint64_t seed, tfmm_stats *stats,
-                                tfmm_error *err);
+                                double confidence, uint64_t seed,
+                                tfmm_stats *stats, tfmm_error *err);
 
 #endif

@@ -40,6 +40,7 @@ typedef struct tfmm_eval {
    * size (0: none) and its seed. */
   size_t measure_k;
   uint64_t measure_seed;
+  double measure_confidence; /* its bound's (0: TFMM_MEASURE_CONFIDENCE) */
   /* Set by the stages. */
   tfmm_resolved set;         /* theta, order, separation, precision */
   tfmm_p2p_gpu_run near;     /* the GPU near field in flight */

@@ -67,11 +67,22 @@
  * whole measurement 0.4 to 0.5 ms at 10^6 on an H100 with the fast sums,
  * 0.73 ms with FP64 ones, bench/results/sample_cost; up to 16 at small N),
  * on the CPU one tile; four times as many tiles while the settings are
- * being chosen (planning: a bound at 95 %), and every body while
- * planning up to TFMM_MEASURE_EVERY_BODY bodies (no more pairs than 4
- * tiles at 16,384 bodies: the choice then meets the target exactly,
- * where a bound at 95 % let 1 choice in 20 miss it); never more than n. */
+ * being chosen (planning 1: a bound at 95 %), and on a GPU for a second
+ * look at a setting (planning 2, planner.h) up to TFMM_MEASURE_LOOK_TILES
+ * times, as many as TFMM_MEASURE_LOOK_PAIRS pairs allow (48 tiles at 10^6,
+ * 144 at 262,144, 12 at 4M, the planning's 4 from 6.3M on): a setting's
+ * p99 may lie near the target, where a bound at 95 % from ~900 bodies
+ * (about their 99.5th percentile) turned down settings whose true p99
+ * met it (order 6 at 1M Plummer bodies, measured p99 7.2e-4 and 8.8e-4,
+ * bounds 1.02e-3 and 1.53e-3, bench/results/planner); 1.3e10 pairs take
+ * ~9 ms of the fast sums on an H200, once while choosing. Every body
+ * while planning up to TFMM_MEASURE_EVERY_BODY bodies (no more pairs
+ * than 4 tiles at 16,384 bodies: the choice then meets the target
+ * exactly, where a bound at 95 % let 1 choice in 20 miss it); never more
+ * than n. */
 #define TFMM_MEASURE_EVERY_BODY 4096
+#define TFMM_MEASURE_LOOK_PAIRS 1.3e10
+#define TFMM_MEASURE_LOOK_TILES 48
 size_t tfmm_measure_sample_size(size_t n, int requested, int planning, int gpu);
 
 /* The worst group's bodies measured at most (tfmm_stats.error.group_*):
@@ -108,13 +119,20 @@ size_t tfmm_measure_watch(int64_t nleaves, const int64_t *begin,
  * infinite when b is 0 and a is not. */
 double tfmm_measure_relative(const double *a, const double *b);
 
+/* The rank from the top, c + 1, of the sampled error that bounds the
+ * 99th percentile at `confidence` among k: c the largest below k with
+ * P(Binomial(k, 0.01) > c) >= confidence, or 0 when none is (the
+ * largest error then); that probability in *achieved (if not NULL). */
+size_t tfmm_measure_bound_rank(size_t k, double confidence, double *achieved);
+
 /* The statistics of k errors of the estimate and w more of the watch
  * (err[0..k) then err[k..k+w); index[] their input indices) into
- * stats->error, of n bodies in all; sorts err[0..k) in place. When k is
- * n (every body) the p99 is the population's and its bound is itself,
- * at confidence 1. */
-void tfmm_measure_judge(size_t k, size_t w, size_t n, double *err,
-                        const int64_t *index, tfmm_stats *stats);
+ * stats->error, of n bodies in all, the bound on the p99 at `confidence`
+ * (0: TFMM_MEASURE_CONFIDENCE); sorts err[0..k) in place. When k is n
+ * (every body) the p99 is the population's and its bound is itself, at
+ * confidence 1. */
+void tfmm_measure_judge(size_t k, size_t w, size_t n, double confidence,
+                        double *err, const int64_t *index, tfmm_stats *stats);
 
 /* The stages (schedule.h): the measurement of the evaluation just made,
  * when e->measure_k > 0 and it is at every body. measure: the tree on the

@@ -45,6 +45,7 @@ typedef struct tfmm_workspace {
    * the estimate's sample size (0: none) and seed, set by the solver. */
   size_t measure_k;
   uint64_t measure_seed;
+  double measure_confidence; /* its bound's (0: TFMM_MEASURE_CONFIDENCE) */
   /* The next evaluation's error criterion (TFMM_MAC_ERROR): the bodies'
    * accelerations at their previous evaluation (3n, input order, the
    * caller's units; a device array under the gpu schedule, else a host
