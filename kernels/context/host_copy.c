@@ -51,7 +51,7 @@ static void copy_team(char *dst, const char *src, size_t bytes) {
     memcpy(dst, src, bytes);
     return;
   }
-  const size_t slice = (bytes / (size_t)team + 63) / 64 * 64;
+  const size_t slice = tfmm_team_slice(bytes, team);
 #pragma omp parallel for schedule(static) num_threads(team)
   for (int t = 0; t < team; t++) {
     const size_t begin = (size_t)t * slice;
