@@ -6,7 +6,9 @@
 #include "team.h"
 
 #include <cuda_runtime.h>
+#include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 static tfmm_status failed(tfmm_error *err, cudaError_t code, const char *what) {
   cudaGetLastError(); /* clear a non-sticky error */
@@ -150,4 +152,22 @@ tfmm_status tfmm_gpu_copy_host(tfmm_gpu *g, void *dst, const void *src,
   }
   return to_device ? stage_up(g, dst, src, bytes, chunk, buf, s, err)
                    : stage_down(g, dst, src, bytes, chunk, buf, s, err);
+}
+
+void tfmm_host_touch(void *p, size_t bytes) {
+  if (p == NULL || bytes == 0)
+    return;
+  const long got = sysconf(_SC_PAGESIZE);
+  const size_t page = got > 0 ? (size_t)got : 4096;
+  /* p's own page, then every page that begins inside the range. */
+  *(volatile char *)p = 0;
+  const uintptr_t begin = (uintptr_t)p, end = begin + bytes;
+  const uintptr_t first = (begin / page + 1) * page;
+  const size_t pages = first < end ? (end - first + page - 1) / page : 0;
+  /* One fault costs about a microsecond (map and zero a page): the team's
+   * grain is 64 pages. */
+  const int team = tfmm_team((double)pages, 64.0);
+#pragma omp parallel for schedule(static) num_threads(team)
+  for (size_t i = 0; i < pages; i++)
+    *(volatile char *)(first + i * page) = 0;
 }
