@@ -577,6 +577,24 @@ TFMM_API tfmm_status tfmm_solver_compute(tfmm_solver *solver, size_t n,
                                          const double *pos, const double *mass,
                                          double *acc, double *pot);
 
+/* Set-up apart from evaluation, as an FFT plan is made before the
+ * transforms: takes now what the solver's first tfmm_solver_compute of
+ * n host bodies would otherwise take inside its call, so that a one-shot
+ * evaluation is timed as a kept one is. Under the gpu schedule on a GPU:
+ * the device buffer of n bodies, the pinned buffers that stage pageable
+ * arrays and the OpenMP team that copies through them (at 1M bodies on an
+ * H200, 4-6 ms that were the first call's, most of it the pinned
+ * buffers'; bench/results/host_transfer). Buffers whose size depends on
+ * the bodies (the tree's cells, the interaction lists) are still taken by
+ * the first evaluation. Optional: without it, or for more than n bodies,
+ * an evaluation takes what it lacks; results are the same bits either
+ * way. Nothing to do for the CPU, the hybrid schedule or a solver over
+ * several processes: TFMM_OK. 1 <= n <= 2^31 - 1, else
+ * TFMM_ERR_INVALID_ARGUMENT; TFMM_ERR_NO_MEMORY (or TFMM_ERR_CUDA) with
+ * the message set when the device or host memory cannot be had, the
+ * solver still usable. */
+TFMM_API tfmm_status tfmm_solver_reserve(tfmm_solver *solver, size_t n);
+
 /* Host memory for the arrays of tfmm_solver_compute (bodies in, results
  * out): `bytes` (0 counts as 1), aligned for any type, pinned
  * (page-locked, cudaHostAlloc) when this build has CUDA and a GPU can be

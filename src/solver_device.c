@@ -214,6 +214,27 @@ tfmm_status tfmm_solver_compute_host_gpu(tfmm_solver *s, size_t n,
   return st;
 }
 
+tfmm_status tfmm_solver_reserve(tfmm_solver *s, size_t n) {
+  if (s == NULL)
+    return TFMM_ERR_INVALID_ARGUMENT;
+  s->err.message[0] = '\0';
+  if (n == 0 || n > ((size_t)1 << 31) - 1)
+    return tfmm_error_set(&s->err, TFMM_ERR_INVALID_ARGUMENT,
+                          "reserve: %zu bodies: 1 to 2^31 - 1 are supported",
+                          n);
+  /* Only the gpu schedule on host arrays takes memory before it
+   * computes; a solver over several processes reserves in its ranks'
+   * evaluations. */
+  if (s->over != NULL || !tfmm_solver_host_on_gpu(s, n))
+    return TFMM_OK;
+  int saved_threads = omp_get_max_threads();
+  if (s->cfg.num_threads > 0)
+    omp_set_num_threads(s->cfg.num_threads);
+  tfmm_status st = tfmm_pipeline_gpu_reserve(&s->work.gpu, s->gpu, n, &s->err);
+  omp_set_num_threads(saved_threads);
+  return st;
+}
+
 /* Otherwise through the host: the bodies (and targets, d_active not NULL,
  * with the results they leave as they are) down, the host's call, the
  * results up. */

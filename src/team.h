@@ -11,6 +11,7 @@
 #define TFMM_TEAM_H
 
 #include <omp.h>
+#include <stddef.h>
 
 /* The least work for each thread, per kind of unit: */
 #define TFMM_GRAIN_BODIES 16384.0 /* O(1) work per body (copies, checks) */
@@ -27,6 +28,16 @@ static inline int tfmm_team(double work, double grain) {
   const int most = omp_get_max_threads();
   const double t = work / grain;
   return t >= most ? most : t < 1 ? 1 : (int)t;
+}
+
+/* The bytes of each slice when `team` threads split a range of `bytes`:
+ * thread t takes [t s, min((t + 1) s, bytes)), s a whole number of 64-byte
+ * cache lines, and the team's slices cover the range. (Rounding bytes /
+ * team down before rounding up to 64 left the last bytes % team bytes of
+ * a staged copy unwritten whenever bytes / team was a multiple of 64.) */
+static inline size_t tfmm_team_slice(size_t bytes, int team) {
+  const size_t t = team > 1 ? (size_t)team : 1;
+  return ((bytes + t - 1) / t + 63) / 64 * 64;
 }
 
 #endif

@@ -6,7 +6,9 @@
 #include "team.h"
 
 #include <cuda_runtime.h>
+#include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 static tfmm_status failed(tfmm_error *err, cudaError_t code, const char *what) {
   cudaGetLastError(); /* clear a non-sticky error */
@@ -51,7 +53,7 @@ static void copy_team(char *dst, const char *src, size_t bytes) {
     memcpy(dst, src, bytes);
     return;
   }
-  const size_t slice = (bytes / (size_t)team + 63) / 64 * 64;
+  const size_t slice = tfmm_team_slice(bytes, team);
 #pragma omp parallel for schedule(static) num_threads(team)
   for (int t = 0; t < team; t++) {
     const size_t begin = (size_t)t * slice;
@@ -123,6 +125,21 @@ static tfmm_status stage_down(tfmm_gpu *g, char *dst, const char *src,
   return e == cudaSuccess ? TFMM_OK : failed(err, e, "staging from the device");
 }
 
+/* The two pinned slots of a staged copy of `bytes` (a chunk each). */
+static tfmm_status staging_slots(tfmm_gpu *g, size_t bytes, char *buf[2],
+                                 tfmm_error *err) {
+  const size_t chunk = bytes < TFMM_HOST_CHUNK ? bytes : TFMM_HOST_CHUNK;
+  for (int k = 0; k < 2; k++) {
+    void *p = NULL;
+    tfmm_status st =
+        tfmm_arena_pinned(g, TFMM_PINNED_HOST + k, chunk, 0, &p, err);
+    if (st != TFMM_OK)
+      return st;
+    buf[k] = p;
+  }
+  return TFMM_OK;
+}
+
 tfmm_status tfmm_gpu_copy_host(tfmm_gpu *g, void *dst, const void *src,
                                size_t bytes, int to_device, void *stream,
                                tfmm_error *err) {
@@ -140,14 +157,45 @@ tfmm_status tfmm_gpu_copy_host(tfmm_gpu *g, void *dst, const void *src,
   }
   const size_t chunk = bytes < TFMM_HOST_CHUNK ? bytes : TFMM_HOST_CHUNK;
   char *buf[2];
-  for (int k = 0; k < 2; k++) {
-    void *p = NULL;
-    tfmm_status st =
-        tfmm_arena_pinned(g, TFMM_PINNED_HOST + k, chunk, 0, &p, err);
-    if (st != TFMM_OK)
-      return st;
-    buf[k] = p;
-  }
+  tfmm_status st = staging_slots(g, bytes, buf, err);
+  if (st != TFMM_OK)
+    return st;
   return to_device ? stage_up(g, dst, src, bytes, chunk, buf, s, err)
                    : stage_down(g, dst, src, bytes, chunk, buf, s, err);
+}
+
+tfmm_status tfmm_gpu_copy_host_reserve(tfmm_gpu *g, size_t bytes,
+                                       tfmm_error *err) {
+  char *buf[2];
+  tfmm_status st = staging_slots(g, bytes > 0 ? bytes : 1, buf, err);
+  if (st != TFMM_OK)
+    return st;
+  /* The team copy_team starts for a chunk, started once (its threads are
+   * kept by the OpenMP runtime for the regions that follow). */
+  const size_t chunk = bytes < TFMM_HOST_CHUNK ? bytes : TFMM_HOST_CHUNK;
+  const int team = tfmm_team((double)chunk, 256.0 * 1024);
+  if (team > 1) {
+#pragma omp parallel num_threads(team)
+    { /* nothing: the threads' start is what is paid here */
+    }
+  }
+  return TFMM_OK;
+}
+
+void tfmm_host_touch(void *p, size_t bytes) {
+  if (p == NULL || bytes == 0)
+    return;
+  const long got = sysconf(_SC_PAGESIZE);
+  const size_t page = got > 0 ? (size_t)got : 4096;
+  /* p's own page, then every page that begins inside the range. */
+  *(volatile char *)p = 0;
+  const uintptr_t begin = (uintptr_t)p, end = begin + bytes;
+  const uintptr_t first = (begin / page + 1) * page;
+  const size_t pages = first < end ? (end - first + page - 1) / page : 0;
+  /* One fault costs about a microsecond (map and zero a page): the team's
+   * grain is 64 pages. */
+  const int team = tfmm_team((double)pages, 64.0);
+#pragma omp parallel for schedule(static) num_threads(team)
+  for (size_t i = 0; i < pages; i++)
+    *(volatile char *)(first + i * page) = 0;
 }

@@ -50,6 +50,23 @@ tfmm_status tfmm_gpu_copy_host(tfmm_gpu *g, void *dst, const void *src,
                                size_t bytes, int to_device, void *stream,
                                tfmm_error *err);
 
+/* What a staged copy of `bytes` takes on its first call, taken now: the
+ * two pinned slots (cudaMallocHost: 2.1-2.3 ms for each 4 MiB on an
+ * H200) and the
+ * OpenMP team that copies through them (its threads' start). g's device
+ * must be current. A solver's reserve (tfmm_solver_reserve). */
+tfmm_status tfmm_gpu_copy_host_reserve(tfmm_gpu *g, size_t bytes,
+                                       tfmm_error *err);
+
+/* One byte written in each page of the host memory [p, p + bytes), by the
+ * OpenMP team: the pages of an array that malloc has just returned are
+ * mapped on their first write, a fault each (32 MB of results: 8,192
+ * faults). Called on the results' host arrays while the device still
+ * computes them, so that the faults are paid beside the device's work and
+ * by the whole team, not one chunk at a time inside the staged copy. The
+ * contents written are not kept. */
+void tfmm_host_touch(void *p, size_t bytes);
+
 #ifdef __cplusplus
 }
 #endif

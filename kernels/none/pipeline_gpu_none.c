@@ -138,6 +138,12 @@ tfmm_status tfmm_pipeline_gpu_put(tfmm_pipeline_gpu *pl, tfmm_gpu *gpu,
   return none(err);
 }
 
+tfmm_status tfmm_pipeline_gpu_reserve(tfmm_pipeline_gpu *pl, tfmm_gpu *gpu,
+                                      size_t n, tfmm_error *err) {
+  (void)pl, (void)gpu, (void)n;
+  return none(err);
+}
+
 tfmm_status tfmm_pipeline_gpu_scale(tfmm_pipeline_gpu *pl, size_t n,
                                     const double *d_pos, const double *d_mass,
                                     int length_exp, int mass_exp,

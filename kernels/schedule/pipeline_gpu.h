@@ -212,6 +212,18 @@ tfmm_status tfmm_pipeline_gpu_put(tfmm_pipeline_gpu *pl, tfmm_gpu *gpu,
                                   const double *mass, const double **d_pos,
                                   const double **d_mass, tfmm_error *err);
 
+/* What the first evaluation of n host bodies (tfmm_pipeline_gpu_put,
+ * then the stages) would allocate before it computes, taken now on gpu's
+ * device: the state (its events and pinned words), the tree's BODIES slot
+ * for n bodies, and the pinned chunks and OpenMP team that stage the
+ * copies (host_copy.h). What depends on the tree (its cells, the lists,
+ * the near and far fields' buffers) is still taken by the evaluation that
+ * needs it: taking the traversal's fixed buffers here too moved 1-2 ms
+ * into the set-up and took none off the first lists (bench/results/
+ * host_transfer). pl keeps gpu, as tfmm_pipeline_gpu_put does. */
+tfmm_status tfmm_pipeline_gpu_reserve(tfmm_pipeline_gpu *pl, tfmm_gpu *gpu,
+                                      size_t n, tfmm_error *err);
+
 /* Those bodies scaled by 2^-length_exp and 2^-mass_exp (exactly, as
  * tfmm_units_scale) into the buffer the tree takes its bodies from
  * (its BODIES slot, tree_gpu_hybrid.h; then no copy); *pos and *mass point at

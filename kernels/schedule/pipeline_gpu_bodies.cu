@@ -96,6 +96,13 @@ tfmm_status put(tfmm_pipeline_gpu *pl, size_t n, const double *pos,
   return TFMM_OK;
 }
 
+/* The room put takes (tfmm_pipeline_gpu_reserve). */
+tfmm_status reserve_put(tfmm_pipeline_gpu *pl, size_t n, tfmm_error *err) {
+  double *out = nullptr;
+  CHECK(tfmm_tree_gpu_hybrid_bodies(&pl->base, n, &out, err));
+  return tfmm_gpu_copy_host_reserve(pl->base.gpu, 3 * n * sizeof(double), err);
+}
+
 tfmm_status scale(tfmm_pipeline_gpu *pl, size_t n, const double *pos,
                   const double *mass, int k, int j, const double **spos,
                   const double **smass, tfmm_error *err) {
@@ -160,4 +167,14 @@ tfmm_pipeline_gpu_put(tfmm_pipeline_gpu *pl, tfmm_gpu *gpu, size_t n,
                           "gpu schedule: no state, no bodies or too many");
   return entered(pl, gpu, err,
                  [&] { return put(pl, n, pos, mass, d_pos, d_mass, err); });
+}
+
+extern "C" tfmm_status tfmm_pipeline_gpu_reserve(tfmm_pipeline_gpu *pl,
+                                                 tfmm_gpu *gpu, size_t n,
+                                                 tfmm_error *err) {
+  if (pl == nullptr || gpu == nullptr || n == 0 || n > (size_t)INT32_MAX)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "gpu schedule: no state, no device, no bodies or "
+                          "too many");
+  return entered(pl, gpu, err, [&] { return reserve_put(pl, n, err); });
 }

@@ -53,6 +53,21 @@ def test_same_bits_from_numpy_and_host_arrays(seed, device):
     assert np.array_equal(acc, one_acc) and np.array_equal(pot, one_pot)
 
 
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=needs_gpu)])
+def test_reserve_gives_the_same_bits(seed, device):
+    rng = np.random.default_rng(seed)
+    pos, mass = clustered(rng, 6000)
+    with tilefmm.Solver(device=device, eps=0.01, measure="off") as plain:
+        want = plain.forces(pos, mass), plain.forces(pos[:4000], mass[:4000])
+    with tilefmm.Solver(device=device, eps=0.01, measure="off") as s:
+        s.reserve(5000)  # then more bodies than reserved, and fewer
+        got = s.forces(pos, mass), s.forces(pos[:4000], mass[:4000])
+        with pytest.raises(ValueError, match="reserve"):
+            s.reserve(0)
+    for (a, p), (wa, wp) in zip(got, want):
+        assert np.array_equal(a, wa) and np.array_equal(p, wp)
+
+
 @needs_gpu
 def test_kept_solver_reuses_its_pinned_blocks(seed):
     rng = np.random.default_rng(seed)

@@ -2,6 +2,7 @@
 double-precision reference (tfmm_solver_reference_at)."""
 
 import ctypes
+import operator
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,6 +57,18 @@ class Solver(Handle):
     def device(self):
         """Where the solver runs: 'cpu' or 'gpu'."""
         return lib.tfmm_device_name(lib.tfmm_solver_device(self._live())).decode()
+
+    def reserve(self, n):
+        """Takes now what the first forces() of n bodies would take inside
+        its call (tfmm_solver_reserve): on the GPU, the device buffer of n
+        bodies and the pinned buffers that stage numpy's arrays. Optional;
+        the results are the same bits either way."""
+        n = operator.index(n)
+        if not 1 <= n < 2**31:
+            raise ValueError(f"reserve: {n} bodies: 1 to 2^31 - 1 are supported")
+        status = lib.tfmm_solver_reserve(self._live(), n)
+        if status != 0:
+            self._fail(status)
 
     def forces(self, positions, masses):
         """(accelerations (N, 3), potentials (N,)), float64, G applied.

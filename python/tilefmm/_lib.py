@@ -289,6 +289,7 @@ PROTOTYPES = {
     "tfmm_solver_create": (c_int, [P(ctypes.c_void_p), P(Config)]),
     "tfmm_solver_destroy": (None, [ctypes.c_void_p]),
     "tfmm_solver_compute": (c_int, [ctypes.c_void_p, c_size_t, _pd, _pd, _pd, _pd]),
+    "tfmm_solver_reserve": (c_int, [ctypes.c_void_p, c_size_t]),
     "tfmm_host_alloc": (ctypes.c_void_p, [c_size_t]),
     "tfmm_host_free": (None, [ctypes.c_void_p]),
     "tfmm_host_pinned": (c_int, [ctypes.c_void_p]),
