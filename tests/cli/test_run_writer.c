@@ -131,6 +131,19 @@ static void assert_restart_is_straight(void) {
   }
 }
 
+/* The snapshots' and checkpoints' names in the order they were taken
+ * (renames.txt), each followed by a space. */
+static void renamed(char *got, size_t size) {
+  char *log = read_text("renames.txt");
+  cr_assert_not_null(log, "no rename logged: the preload did not take");
+  got[0] = '\0';
+  for (char *line = strtok(log, "\n"); line != NULL; line = strtok(NULL, "\n"))
+    if (strncmp(line, "snapshot_", 9) == 0 ||
+        strcmp(line, "checkpoint.hdf5") == 0)
+      snprintf(got + strlen(got), size - strlen(got), "%s ", line);
+  free(log);
+}
+
 /* Files take their names in the order their states were taken, a
  * checkpoint after its step's snapshot, with the snapshots' writes slowed
  * (0.1 s a dataset) so that writes wait in the queue while the fast
@@ -144,14 +157,8 @@ Test(run_writer, files_take_their_names_in_order, .timeout = 300) {
                      "--steps", "20", "--out", sp("s"));
   no_preload("TFMM_RENAME_LOG");
   cr_assert_eq(rc, 0, "%s", read_text("stderr.txt"));
-  char *log = read_text("renames.txt");
-  cr_assert_not_null(log, "no rename logged: the preload did not take");
-  char got[1024] = "";
-  for (char *line = strtok(log, "\n"); line != NULL; line = strtok(NULL, "\n"))
-    if (strncmp(line, "snapshot_", 9) == 0 ||
-        strcmp(line, "checkpoint.hdf5") == 0)
-      snprintf(got + strlen(got), sizeof got - strlen(got), "%s ", line);
-  free(log);
+  char got[1024];
+  renamed(got, sizeof got);
   cr_assert_str_eq(got, "snapshot_0000.hdf5 checkpoint.hdf5 snapshot_0001.hdf5 "
                         "snapshot_0002.hdf5 checkpoint.hdf5 snapshot_0003.hdf5 "
                         "snapshot_0004.hdf5 checkpoint.hdf5 ");
@@ -238,5 +245,49 @@ Test(run_writer, a_failure_stops_the_files_behind_it, .timeout = 300) {
   snapshot s0 = read_snap("s/snapshot_0000.hdf5");
   cr_assert_eq(s0.n, 2000);
   snapshot_free(&s0);
+  assert_no_temporaries();
+}
+
+/* A stop signal while the writer is behind (the snapshots' writes slowed
+ * to 0.1 s a dataset, a snapshot every 2 steps: states wait in the queue):
+ * the run still writes every snapshot taken, in order, then the
+ * checkpoint of the step reached, and exits 128 + 15 with no temporary
+ * left. */
+Test(run_writer, a_stop_waits_for_the_writes_queued, .timeout = 300) {
+  preload("TFMM_RENAME_LOG", sp("renames.txt"));
+  cr_assert_eq(setenv("TFMM_HDF5_SLOW", "snapshot_", 1), 0);
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd,
+           "%s run --n 2000 --steps 1000000 --snapshot-every 2 "
+           "--checkpoint-every 0 --progress off --plots off --out %s >%s "
+           "2>%s & pid=$!; i=0; while [ $i -lt 1200 ] && "
+           "[ \"$( (wc -l <%s) 2>/dev/null || echo 0)\" -lt 8 ]; do "
+           "sleep 0.05; i=$((i + 1)); done; kill -TERM $pid; wait $pid",
+           cli_path(), sp("s"), sp("stdout.txt"), sp("stderr.txt"),
+           sp("s/statistics.csv"));
+  const int status = system(cmd);
+  no_preload("TFMM_RENAME_LOG");
+  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 128 + 15,
+            "status %d: %s", status, read_text("stderr.txt"));
+  char *err = read_text("stderr.txt");
+  const char *at = strstr(err, "stopped by signal 15 at step ");
+  cr_assert_not_null(at, "%s", err);
+  const long k = strtol(at + strlen("stopped by signal 15 at step "), NULL, 10);
+  free(err);
+  cr_assert_geq(k, 6, "stopped at step %ld", k);
+  char want[1024] = "snapshot_0000.hdf5 checkpoint.hdf5 ";
+  for (long j = 1; 2 * j <= k; j++)
+    snprintf(want + strlen(want), sizeof want - strlen(want),
+             "snapshot_%04ld.hdf5 ", j);
+  snprintf(want + strlen(want), sizeof want - strlen(want), "checkpoint.hdf5 ");
+  char got[1024];
+  renamed(got, sizeof got);
+  cr_assert_str_eq(got, want);
+  cr_assert_eq(checkpoint_step("s/checkpoint.hdf5"), k);
+  char last[64];
+  snprintf(last, sizeof last, "s/snapshot_%04ld.hdf5", k / 2);
+  snapshot s = read_snap(last);
+  cr_assert_eq(s.n, 2000);
+  snapshot_free(&s);
   assert_no_temporaries();
 }
