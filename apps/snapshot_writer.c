@@ -54,15 +54,30 @@ static void count(snapshot_writer *w, const atomic_file *af, int files,
   pthread_mutex_unlock(&w->lock);
 }
 
+/* Says that path was not written (a write before it failed). */
+static void not_written(const char *path) {
+  cli_error("%s: not written: a file before it failed", path);
+}
+
 /* A file written, synced and renamed in order (after every file before
- * it); failures noted on the writer at once. */
-static int commit(write_job *job, atomic_file *af, int written) {
-  int ok = join_before(job);
-  if (written) {
-    const double t0 = cli_seconds();
-    ok = atomic_file_commit(af) && ok;
-    count(job->w, af, 0, 0.0, cli_seconds() - t0);
+ * it); ok: no file before it in this job failed. After a failure (this
+ * job's or one before it) the file is discarded instead, its temporary
+ * removed: no later file takes its name, so the files in place stay in
+ * sequence and the checkpoint in place is older than the file missing (a
+ * restart from it writes that file again). Failures noted on the writer
+ * at once. */
+static int commit(write_job *job, atomic_file *af, int written, int ok) {
+  ok = join_before(job) && ok;
+  if (!written)
+    return ok;
+  if (!ok) {
+    not_written(af->path);
+    atomic_file_discard(af);
+    return 0;
   }
+  const double t0 = cli_seconds();
+  ok = atomic_file_commit(af);
+  count(job->w, af, 0, 0.0, cli_seconds() - t0);
   return ok;
 }
 
@@ -90,42 +105,58 @@ static void wait_written(snapshot_writer *w, int64_t number) {
   pthread_mutex_unlock(&w->lock);
 }
 
-/* The snapshot, then the checkpoint; each is tried, either failing fails
- * the job (each prints why). The thread writes after the write numbered
- * before it has written its data (one HDF5 writer at a time, in the
- * order the states were taken). The data are written to temporaries;
- * then the main thread may take a state into this slot again, while this
- * thread syncs and renames them, after the write before: the sync, the
- * disk's share, overlaps the next steps and the next writes. A
- * checkpoint follows its step's snapshot on disk: the snapshot is synced
- * and renamed before the checkpoint is written. After its data are
- * written the thread touches only w->lock, w->failed and w->totals. */
+/* Whether a write has failed (under lock: the threads set it). */
+static int any_failed(snapshot_writer *w) {
+  pthread_mutex_lock(&w->lock);
+  const int failed = w->failed;
+  pthread_mutex_unlock(&w->lock);
+  return failed;
+}
+
+/* The snapshot, then the checkpoint, after the write numbered before it
+ * has written its data (one HDF5 writer at a time, in the order the
+ * states were taken). Once a write has failed nothing more is written
+ * (printed by the write that failed): the run stops at its next step. A
+ * checkpoint is written only after its step's snapshot has its name, so
+ * a snapshot that failed leaves the checkpoint before it in place. The
+ * data are written to temporaries; then the main thread may take a state
+ * into this slot again, while this thread syncs and renames them, after
+ * the write before: the sync, the disk's share, overlaps the next steps
+ * and the next writes. After its data are written the thread touches
+ * only w->lock, w->failed and w->totals. */
 static void *write_thread(void *arg) {
   write_job *job = arg;
   snapshot_writer *w = job->w;
   writer_slot *s = job->slot;
   wait_written(w, job->number - 1);
   atomic_file snap = {0}, cp = {0};
-  int snap_written = 0, cp_written = 0, ok = 1;
+  int snap_written = 0, cp_written = 0;
+  int ok = !any_failed(w);
   if (s->path != NULL) {
-    snap_written =
-        write_file(w, &s->state, 0, s->path, s->all, s->nall, 0, &snap);
+    if (ok)
+      snap_written =
+          write_file(w, &s->state, 0, s->path, s->all, s->nall, 0, &snap);
+    else
+      not_written(s->path);
     ok = snap_written;
   }
   if (s->checkpoint != NULL) {
-    ok = commit(job, &snap, snap_written) && ok;
+    ok = commit(job, &snap, snap_written, ok);
     snap_written = 0;
-    cp_written = write_file(w, &s->taken, s->clock, s->checkpoint, w->params,
-                            w->nparams, 1, &cp);
-    ok = cp_written && ok;
+    if (ok)
+      cp_written = write_file(w, &s->taken, s->clock, s->checkpoint, w->params,
+                              w->nparams, 1, &cp);
+    else
+      not_written(s->checkpoint);
+    ok = cp_written;
   }
   pthread_mutex_lock(&w->lock);
   w->written_jobs = job->number;
   w->failed |= !ok;
   pthread_cond_broadcast(&w->written);
   pthread_mutex_unlock(&w->lock);
-  ok = commit(job, &snap, snap_written) && ok;
-  ok = commit(job, &cp, cp_written) && ok;
+  ok = commit(job, &snap, snap_written, ok);
+  ok = commit(job, &cp, cp_written, ok);
   pthread_mutex_lock(&w->lock);
   w->failed |= !ok;
   pthread_mutex_unlock(&w->lock);
@@ -243,12 +274,7 @@ static int join(snapshot_writer *w) {
 
 /* No write has failed so far. */
 static int none_failed(snapshot_writer *w) {
-  if (!w->synced)
-    return 1;
-  pthread_mutex_lock(&w->lock);
-  const int ok = !w->failed;
-  pthread_mutex_unlock(&w->lock);
-  return ok;
+  return !w->synced || !any_failed(w);
 }
 
 int snapshot_writer_hand_off(snapshot_writer *w) {
@@ -352,9 +378,11 @@ int snapshot_writer_begin_at(snapshot_writer *w, char *path, double at) {
 /* Takes the state now, once a slot is free: for a snapshot to path
  * (for_snapshot), else for a checkpoint alone (path NULL). */
 static int take(snapshot_writer *w, char *path, int for_snapshot) {
+  /* After a failed write no state is taken: nothing more is written. */
   const int before = settle(w);
   writer_slot *s = &w->slot[w->cur];
-  if (!mpi_cli_agree((path != NULL || !for_snapshot) && gather_params(w, s))) {
+  if (!before ||
+      !mpi_cli_agree((path != NULL || !for_snapshot) && gather_params(w, s))) {
     free(path);
     return 0;
   }
@@ -366,7 +394,7 @@ static int take(snapshot_writer *w, char *path, int for_snapshot) {
   }
   s->path = path;
   w->begun = 1;
-  return before;
+  return 1;
 }
 
 int snapshot_writer_begin(snapshot_writer *w, char *path) {

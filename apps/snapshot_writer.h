@@ -11,11 +11,14 @@
  * after the other, in the order the states were taken (the HDF5 library
  * is not thread-safe), and the files take their names in that order,
  * each whole on disk (fsync) before its name, a checkpoint after its
- * step's snapshot and before any later file. At the end every write is
- * waited for. What the writing cost is summed in totals. Under mpirun
- * every rank takes its state and hands it to rank 0 (run_ranks_gather),
- * whose threads write every body; the calls are collective and their
- * results every rank's. */
+ * step's snapshot and before any later file. A write that fails stops
+ * the files behind it: none takes its name (a checkpoint due with a
+ * failed snapshot is not written), so the checkpoint in place is older
+ * than any file missing, and no state is taken after the failure is
+ * seen. At the end every write is waited for. What the writing cost is
+ * summed in totals. Under mpirun every rank takes its state and hands it
+ * to rank 0 (run_ranks_gather), whose threads write every body; the calls
+ * are collective and their results every rank's. */
 #ifndef TFMM_SNAPSHOT_WRITER_H
 #define TFMM_SNAPSHOT_WRITER_H
 
