@@ -445,6 +445,25 @@ tfmm_status narrow_rounds(State *s, const Rule &rule, SweepState *h,
   }
 }
 
+/* The outputs' sizes for a fresh state: per cell (M2L) and per leaf (the
+ * near list) about c / theta^3 for the root's theta, from the counts of an
+ * octree's dual traversal (Plummer, 1M bodies, leaf 64, theta 0.7: 133
+ * M2L a cell and ~50 near entries a leaf), at most 2^28 entries (2 GB) a
+ * list; the error criterion, whose theta says nothing, as at theta 0.7. */
+void first_guess(const tfmm_tree_gpu *tree, const Rule &rule,
+                 int64_t guess[OUTPUTS]) {
+  double theta = rule.mac.error ? 0.7 : rule.c.theta0;
+  theta = theta < 0.3 ? 0.3 : theta > 1.0 ? 1.0 : theta;
+  const double per = 1.0 / (theta * theta * theta);
+  const double most = (double)((int64_t)1 << 28);
+  const double m2l = fmin(48 * per * (double)tree->ncells, most);
+  const double near = fmin(24 * per * (double)tree->nleaves, most);
+  guess[OUT_M2L] =
+      rule.barnes_hut ? 0 : (int64_t)fmax(m2l, 16.0 * tree->ncells);
+  guess[OUT_NEAR] = (int64_t)fmax(near, 16.0 * tree->nleaves);
+  guess[OUT_M2P] = rule.barnes_hut ? 32 * tree->nleaves : tree->nleaves;
+}
+
 /* The sweep: every output's pairs in OUT0 + o, their counts in out_n.
  * The frontier is a stack of segments in one buffer (STACK): the top one
  * is classified; the longest prefix whose children fit in FRONTIER_CAP
@@ -476,10 +495,12 @@ tfmm_status sweep(State *s, const tfmm_tree_gpu *tree, const Rule &rule,
   } else {
     TRY(cudaMemsetAsync(at<int2>(s, State::STACK), 0, sizeof(int2), stream));
   }
-  /* A fresh state (a one-shot call): outputs at sizes the tree suggests. */
-  const int64_t guess[OUTPUTS] = {
-      rule.barnes_hut ? 0 : 16 * tree->ncells, 16 * tree->nleaves,
-      rule.barnes_hut ? 32 * tree->nleaves : tree->nleaves};
+  /* A fresh state (a one-shot call): outputs at sizes the tree and theta
+   * suggest, so that the first sweep does not grow them round by round
+   * (each growth a wait, a cudaFree and a copy: ~3 ms of a one-shot
+   * call's lists at 1M when they were guessed at 16 a cell). */
+  int64_t guess[OUTPUTS];
+  first_guess(tree, rule, guess);
   for (int o = 0; o < OUTPUTS; o++)
     if (s->buf[State::OUT0 + o].p == nullptr && guess[o] > 0)
       CHECK(reserve(s, State::OUT0 + o, list_bytes(guess[o]), err));
