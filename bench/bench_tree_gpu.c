@@ -6,8 +6,10 @@
  * the two trees are identical (structure, body order, keys exact).
  *
  *   bench_tree_gpu [--n 262144,1048576] [--leaf 64] [--reps 10]
- *                  [--cpu-reps 2] [--cells-per-body 0.5]
+ *                  [--cpu-reps 2] [--cells-per-body 0.5] [--host-levels 1]
  *
+ * --host-levels 1 builds the cells level by level from the host (a wait a
+ * level) instead of in one cooperative launch (tfmm_tree_gpu_params).
  * --cells-per-body sizes the GPU's room for cells (max_cells = factor * N;
  * 0 takes the bound that always holds). */
 #include "tree/octree.h"
@@ -38,7 +40,7 @@ static double now(void) {
 
 typedef struct options {
   size_t n[16];
-  int nn, leaf, reps, cpu_reps;
+  int nn, leaf, reps, cpu_reps, host_levels;
   double cells_per_body;
 } options;
 
@@ -48,6 +50,7 @@ static int parse(int argc, char **argv, options *o) {
   o->reps = 10;
   o->cpu_reps = 2;
   o->cells_per_body = 0.5;
+  o->host_levels = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (strcmp(argv[i], "--n") == 0) {
       for (char *s = strtok(argv[i + 1], ","); s && o->nn < 16;
@@ -61,6 +64,8 @@ static int parse(int argc, char **argv, options *o) {
       o->cpu_reps = atoi(argv[i + 1]);
     } else if (strcmp(argv[i], "--cells-per-body") == 0) {
       o->cells_per_body = atof(argv[i + 1]);
+    } else if (strcmp(argv[i], "--host-levels") == 0) {
+      o->host_levels = atoi(argv[i + 1]);
     } else {
       fprintf(stderr, "bench_tree_gpu: unknown option %s\n", argv[i]);
       return 0;
@@ -128,7 +133,8 @@ static int bench_one(size_t n, const options *o) {
                             .max_depth = TFMM_MAX_DEPTH,
                             .max_cells =
                                 (int64_t)(o->cells_per_body * (double)n),
-                            .timed = 1};
+                            .timed = 1,
+                            .host_levels = o->host_levels};
   tfmm_tree_gpu g;
   tfmm_error err;
   size_t bytes = 0;

@@ -100,16 +100,25 @@ static void check_case(size_t n, const double *pos, const double *mass,
   cr_assert_eq(
       tfmm_octree_build(&cpu, n, pos, mass, leaf_size, max_depth, &err),
       TFMM_OK, "%s: %s", full, err.message);
-  const tfmm_tree_gpu_params params = {
-      .leaf_size = leaf_size, .max_depth = max_depth, .timed = 1};
-  test_gpu_tree g; /* its workspace poisoned before the build */
-  test_gpu_tree_build(&g, n, pos, mass, &params, full);
-  cr_assert_eq(tfmm_tree_gpu_copy(&g.tree, &gpu, NULL, &err), TFMM_OK, "%s: %s",
-               full, err.message);
-  compare_trees(&gpu, &cpu, full);
-  tfmm_octree_free(&gpu);
+  /* The cells built in one cooperative launch (the default) and level by
+   * level from the host: both the CPU's tree. */
+  for (int host_levels = 0; host_levels <= 1; host_levels++) {
+    const tfmm_tree_gpu_params params = {.leaf_size = leaf_size,
+                                         .max_depth = max_depth,
+                                         .timed = 1,
+                                         .host_levels = host_levels};
+    char which[300];
+    snprintf(which, sizeof which, "%s, %s", full,
+             host_levels ? "levels from the host" : "levels in one launch");
+    test_gpu_tree g; /* its workspace poisoned before the build */
+    test_gpu_tree_build(&g, n, pos, mass, &params, which);
+    cr_assert_eq(tfmm_tree_gpu_copy(&g.tree, &gpu, NULL, &err), TFMM_OK,
+                 "%s: %s", which, err.message);
+    compare_trees(&gpu, &cpu, which);
+    tfmm_octree_free(&gpu);
+    test_gpu_tree_free(&g);
+  }
   tfmm_octree_free(&cpu);
-  test_gpu_tree_free(&g);
 }
 
 static void check_leaf_sizes(size_t n, const double *pos, const double *mass,
@@ -257,6 +266,14 @@ Test(tree_gpu, errors_are_reported) {
                                    NULL, &err),
                TFMM_ERR_NO_MEMORY);
   cr_assert(strstr(err.message, "max_cells") != NULL, "%s", err.message);
+  /* The host's level loop stops at the same level, with the same words. */
+  char once[sizeof err.message];
+  snprintf(once, sizeof once, "%s", err.message);
+  tight.host_levels = 1;
+  cr_assert_eq(tfmm_tree_gpu_build(ws, &bytes, N, d_pos, d_mass, &tight, &tree,
+                                   NULL, &err),
+               TFMM_ERR_NO_MEMORY);
+  cr_assert_str_eq(err.message, once);
   cudaFree(ws);
   cudaFree(d_pos);
   cudaFree(d_mass);

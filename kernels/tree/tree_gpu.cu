@@ -18,6 +18,7 @@
 #include "cuda_try.cuh"
 
 #include "tree/keys.h"
+#include "tree_gpu_levels.cuh"
 
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
@@ -28,6 +29,7 @@
 #include <thrust/iterator/transform_iterator.h>
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 
 namespace {
@@ -135,99 +137,7 @@ __global__ void gather(int64_t n, const int32_t *order, const double *pos,
   smass[k] = mass[i];
 }
 
-/* ---- Stage 4: the cells, level by level --------------------------------- */
-
-struct Cells {
-  int32_t *level, *parent, *child_begin, *child_count, *body_begin, *body_end;
-};
-
-__global__ void init_root(Cells cells, int32_t n) {
-  cells.level[0] = 0;
-  cells.parent[0] = -1;
-  cells.child_begin[0] = -1;
-  cells.child_count[0] = 0;
-  cells.body_begin[0] = 0;
-  cells.body_end[0] = n;
-}
-
-/* Eight lanes a cell, lane o finding where octant o of the next level
- * starts (tfmm_key_octant_start; lane 0 the cell's first body): the
- * boundaries of tfmm_key_octants at once instead of seven searches one
- * after the other, which left the few cells of the upper levels with a
- * long chain of dependent loads. *mine is this lane's octant's first
- * body and *next the next octant's; returns the group's mask of
- * non-empty octants (bit o), 0 for a cell that stays a leaf (few bodies,
- * the deepest level allowed, or one key for all its bodies), as
- * octree.c's count_children decides. Every lane of the group calls it. */
-__device__ unsigned octant_split(Cells cells, const uint64_t *keys, int32_t c,
-                                 int level, int leaf_size, int max_depth, int o,
-                                 int32_t *mine, int32_t *next) {
-  const unsigned lane = threadIdx.x % 32, base = lane & ~7u;
-  const unsigned group = 0xffu << base;
-  const int32_t b = cells.body_begin[c], e = cells.body_end[c];
-  const bool split =
-      !(e - b <= leaf_size || level >= max_depth || keys[b] == keys[e - 1]);
-  *mine = !split || o == 0
-              ? b
-              : (int32_t)tfmm_key_octant_start(keys, b, e, level, o);
-  const int32_t after = __shfl_down_sync(group, *mine, 1, 8);
-  *next = o == 7 ? e : after;
-  const unsigned nonempty =
-      __ballot_sync(group, split && *mine < *next) >> base;
-  return nonempty & 0xffu;
-}
-
-/* octree.c's count_children, eight lanes a cell of the level's m. */
-__global__ void count_children(Cells cells, const uint64_t *keys, int32_t begin,
-                               int32_t m, int level, int leaf_size,
-                               int max_depth, int32_t *count) {
-  const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-  const int32_t j = (int32_t)(i / 8);
-  const int o = (int)(i % 8);
-  if (j >= m)
-    return; /* the whole group: m is the same for its eight lanes */
-  const int32_t c = begin + j;
-  int32_t mine, next;
-  const unsigned nonempty = octant_split(cells, keys, c, level, leaf_size,
-                                         max_depth, o, &mine, &next);
-  if (o == 0) {
-    count[j] = __popc(nonempty);
-    cells.child_count[c] = __popc(nonempty);
-  }
-}
-
-/* octree.c's add_children: the children of the level's cell j start at
- * `end` (the next level's first cell) plus the exclusive prefix sum of the
- * counts, in octant order; eight lanes a cell, lane o writing octant o's
- * child when it is not empty. */
-__global__ void add_children(Cells cells, const uint64_t *keys, int32_t begin,
-                             int32_t end, int level, int leaf_size,
-                             int max_depth, const int32_t *count,
-                             const int32_t *inclusive) {
-  const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-  const int32_t j = (int32_t)(i / 8);
-  const int o = (int)(i % 8);
-  if (j >= end - begin)
-    return; /* the whole group */
-  const int32_t c = begin + j, k = count[j];
-  const int32_t first = end + inclusive[j] - k;
-  if (o == 0)
-    cells.child_begin[c] = k > 0 ? first : -1;
-  if (k == 0)
-    return; /* the whole group: k is the cell's */
-  int32_t mine, next;
-  const unsigned nonempty = octant_split(cells, keys, c, level, leaf_size,
-                                         max_depth, o, &mine, &next);
-  if (!(nonempty >> o & 1u))
-    return;
-  const int32_t child = first + __popc(nonempty & ((1u << o) - 1u));
-  cells.level[child] = level + 1;
-  cells.parent[child] = c;
-  cells.child_begin[child] = -1;
-  cells.child_count[child] = 0;
-  cells.body_begin[child] = mine;
-  cells.body_end[child] = next;
-}
+/* ---- Stage 4: the cells, level by level (tree_gpu_levels.cuh) ---------- */
 
 /* A leaf's first body names it; every other entry stays -1. */
 __global__ void mark_leaves(Cells cells, int32_t ncells, int32_t *leaf_at) {
@@ -370,7 +280,7 @@ __global__ void __launch_bounds__(32 * RADII_WARPS)
 /* ---- The workspace ------------------------------------------------------ */
 
 struct Layout {
-  size_t pos, mass, keys[2], order[2], box, reduced, counters, leaves;
+  size_t pos, mass, keys[2], order[2], box, reduced, counters, levels, leaves;
   size_t center, radius, cmass, box_center, size;
   size_t level, parent, child_begin, child_count, body_begin, body_end;
   size_t temp, temp_bytes, total;
@@ -428,6 +338,7 @@ Layout make_layout(int64_t n, int64_t cells, size_t temp_bytes) {
   l.box = place(&at, 11 * sizeof(double));
   l.reduced = place(&at, sizeof(Box));
   l.counters = place(&at, 4 * sizeof(int32_t));
+  l.levels = place(&at, sizeof(LevelOut));
   /* Leaves: at most one a cell (the selection writes only those). */
   l.leaves = place(&at, (cells < n ? cells : n) * sizeof(int32_t));
   l.center = place(&at, 3 * cells * sizeof(double));
@@ -499,6 +410,8 @@ struct Build {
   const double *pos; /* the input positions */
   Cells cells;
   Moments mo;
+  int host_levels; /* tfmm_tree_gpu_params.host_levels */
+  LevelOut levels; /* build_levels' figures, copied back */
 };
 
 tfmm_status mark(Build *b, int k, tfmm_error *err) {
@@ -595,6 +508,66 @@ tfmm_status check_cube(Build *b, tfmm_error *err) {
   return TFMM_OK;
 }
 
+/* The error of a tree that needs more than max_cells cells. */
+tfmm_status too_many_cells(const tfmm_tree_gpu *t, int64_t next,
+                           tfmm_error *err) {
+  return tfmm_error_set(err, TFMM_ERR_NO_MEMORY,
+                        "tree_gpu: more than max_cells = %lld cells "
+                        "(at least %lld)",
+                        (long long)t->max_cells, (long long)next);
+}
+
+/* The levels in one cooperative launch (build_levels), a grid of up to
+ * two blocks an SM; *done 0 where the device cannot launch it (no
+ * cooperative launch, or fewer SMs than it counts, as under an MPS share):
+ * the host's loop then builds them. */
+tfmm_status levels_at_once(Build *b, int *done, tfmm_error *err) {
+  tfmm_tree_gpu *t = b->t;
+  *done = 0;
+  int device = 0, cooperative = 0, sms = 0, per_sm = 0;
+  TRY(cudaGetDevice(&device));
+  TRY(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch,
+                             device));
+  if (!cooperative)
+    return TFMM_OK;
+  TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, build_levels,
+                                                    LEVEL_THREADS, 0));
+  per_sm = per_sm < 2 ? per_sm : 2;
+  int grid = sms * per_sm;
+  grid = grid < LEVEL_BLOCKS_MAX ? grid : LEVEL_BLOCKS_MAX;
+  if (grid < 1)
+    return TFMM_OK;
+  Cells cells = b->cells;
+  const uint64_t *keys = t->d_keys;
+  int leaf_size = t->leaf_size, max_depth = t->max_depth;
+  int64_t max_cells = t->max_cells;
+  int32_t *count = (int32_t *)(b->ws + b->l.keys[0]);
+  int32_t *first = count + t->n;
+  LevelOut *out = (LevelOut *)(b->ws + b->l.levels);
+  void *args[] = {&cells,     &keys,  &leaf_size, &max_depth,
+                  &max_cells, &count, &first,     &out};
+  const cudaError_t launched = cudaLaunchCooperativeKernel(
+      (const void *)build_levels, grid, LEVEL_THREADS, args, 0, b->s);
+  if (launched == cudaErrorCooperativeLaunchTooLarge) {
+    (void)cudaGetLastError();
+    return TFMM_OK;
+  }
+  TRY(launched);
+  LevelOut *h = &b->levels;
+  TRY(cudaMemcpyAsync(h, out, offsetof(LevelOut, block_sum),
+                      cudaMemcpyDeviceToHost, b->s));
+  TRY(cudaStreamSynchronize(b->s));
+  if (h->overflow)
+    return too_many_cells(t, h->needed, err);
+  t->depth = h->depth;
+  for (int k = 0; k <= h->depth + 1; k++)
+    t->level_begin[k] = h->begin[k];
+  t->ncells = h->begin[h->depth + 1];
+  *done = 1;
+  return TFMM_OK;
+}
+
 tfmm_status build_cells(Build *b, tfmm_error *err) {
   tfmm_tree_gpu *t = b->t;
   int32_t *count = (int32_t *)(b->ws + b->l.keys[0]);
@@ -605,7 +578,10 @@ tfmm_status build_cells(Build *b, tfmm_error *err) {
   LAUNCHED(init_root);
   t->level_begin[0] = 0;
   t->level_begin[1] = 1;
-  for (int level = 0;; level++) {
+  int done = 0;
+  if (!b->host_levels)
+    CHECK(levels_at_once(b, &done, err));
+  for (int level = 0; !done; level++) {
     int32_t begin = (int32_t)t->level_begin[level];
     int32_t end = (int32_t)t->level_begin[level + 1], m = end - begin;
     count_children<<<blocks(8 * (int64_t)m), THREADS, 0, b->s>>>(
@@ -624,10 +600,7 @@ tfmm_status build_cells(Build *b, tfmm_error *err) {
     }
     int64_t next = (int64_t)end + total;
     if (next > t->max_cells)
-      return tfmm_error_set(err, TFMM_ERR_NO_MEMORY,
-                            "tree_gpu: more than max_cells = %lld cells "
-                            "(at least %lld)",
-                            (long long)t->max_cells, (long long)next);
+      return too_many_cells(t, next, err);
     add_children<<<blocks(8 * (int64_t)m), THREADS, 0, b->s>>>(
         b->cells, t->d_keys, begin, end, level, t->leaf_size, t->max_depth,
         count, inclusive);
@@ -773,6 +746,7 @@ tfmm_tree_gpu_build(void *workspace, size_t *workspace_bytes, size_t n,
   for (int k = 0; k < 4; k++)
     b.given.v[k] = params->box[k];
   b.pos = d_pos;
+  b.host_levels = params->host_levels;
   point_arrays(&b);
   int made = 0;
   if (b.timed)

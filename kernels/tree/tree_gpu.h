@@ -56,6 +56,10 @@ typedef struct tfmm_tree_gpu_params {
                         a tree that needs more fails with
                         TFMM_ERR_NO_MEMORY naming the count */
   int timed;         /* whether to time the stages (CUDA events) */
+  int host_levels;   /* 1: the cells level by level from the host (a wait a
+                        level), as before one cooperative launch built them
+                        all; the same cells either way (a check of it). 0:
+                        one launch where the device can */
   double box[4];     /* the cube the keys are taken in: lowest corner and
                         side, as tfmm_octree_build_in takes it (several
                         trees then share one key space; a body outside is
