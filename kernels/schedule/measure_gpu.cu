@@ -8,9 +8,10 @@
  * tfmm_gpu_reference_fast_at's (FP32 pairs on double-single separations:
  * 0.26 ms); the draw took 0.09 ms before the watch's third part
  * (bench/results/sample_cost), which adds a pass over the n results
- * (body_keys: 28 bytes a body, the rows gathered), a segmented argmin
- * over 8 n bytes and a sort of the leaves' (double, int) pairs: the
- * whole draw 0.26 ms at 10^6 bodies (55,000 leaves) on an H200; the
+ * (body_keys: 28 bytes a body, the rows gathered), a warp a leaf for
+ * each leaf's least key (8 n bytes) and a sort of the leaves' (double,
+ * int) pairs: the whole draw 0.21 ms at 10^6 bodies (55,000 leaves) on
+ * an H200 (0.25-0.27 with CUB's segmented argmin, a block a leaf); the
  * gather below moves 48 bytes a target, and one copy brings the results
  * back: one wait in all. Then the worst group (measure_group): the sums
  * at its own bodies only (0.12 ms for 52 at 10^6), a second wait. */

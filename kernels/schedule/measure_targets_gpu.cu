@@ -9,8 +9,8 @@
 #include <cub/device/device_histogram.cuh>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
-#include <cub/device/device_segmented_reduce.cuh>
 #include <cub/device/device_select.cuh>
+#include <cub/warp/warp_reduce.cuh>
 #include <cuda_runtime.h>
 #include <math.h>
 #include <thrust/iterator/counting_iterator.h>
@@ -29,14 +29,14 @@ size_t up(size_t bytes) { return (bytes + ALIGN - 1) / ALIGN * ALIGN; }
 
 /* The scratch: clamped counts, histogram, its scan, the two thresholds,
  * the leaves selected at each end and their numbers; for the third part
- * the body the ends took of each leaf, the leaves' ends, their least keys
+ * the body the ends took of each leaf, their least keys
  * and where, those keys and leaves before and after the sort; then
  * CUB's. */
 using Least = cub::KeyValuePair<int, double>;
 
 struct layout {
-  size_t clamped, hist, prefix, cuts, low, high, nsel, taken, end, least,
-      key_in, key_out, leaf_in, leaf_out, cub, bytes;
+  size_t clamped, hist, prefix, cuts, low, high, nsel, taken, least, key_in,
+      key_out, leaf_in, leaf_out, cub, bytes;
 };
 
 layout lay_out(int64_t m, size_t cub_bytes) {
@@ -58,8 +58,6 @@ layout lay_out(int64_t m, size_t cub_bytes) {
   at += up(2 * sizeof(int));
   l.taken = at;
   at += up((size_t)m * sizeof(int64_t));
-  l.end = at;
-  at += up((size_t)m * sizeof(int64_t));
   l.least = at;
   at += up((size_t)m * sizeof(Least));
   l.key_in = at;
@@ -76,17 +74,16 @@ layout lay_out(int64_t m, size_t cub_bytes) {
 }
 
 /* The estimate's k bodies, and (m > 0) of each of m leaves the
- * histogram's sample, its count in [0, CAP], its end and no body taken
+ * histogram's sample, its count in [0, CAP] and no body taken
  * yet; one launch for all. */
 __global__ void pick(size_t n, size_t k, uint64_t seed, int64_t *sorted,
                      int64_t m, const int64_t *begin, const int32_t *count,
-                     int *clamped, int64_t *end, int64_t *taken) {
+                     int *clamped, int64_t *taken) {
   const size_t j = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
   if (j < k)
     sorted[j] = tfmm_measure_stratum(n, k, seed, j);
   if ((int64_t)j < m) {
     clamped[j] = count[j] < 1 ? 0 : count[j] > CAP ? CAP : count[j];
-    end[j] = begin[j] + (count[j] > 0 ? count[j] : 0);
     taken[j] = -1;
   }
 }
@@ -158,23 +155,48 @@ __global__ void watch(int64_t k, int each, uint64_t seed, const int *low,
     *watched = nlow + nhigh;
 }
 
-/* The third part's sort keys of m leaves: the least key of each (least),
- * +inf where the leaf is empty, its least is not finite or the ends took
- * that body; and the leaves in order. The pair is checked against a2: a
- * CUB that folds its initial value {1, DBL_MAX} into a segment of +inf
- * alone would name a body the host does not. */
+/* Of a and b (a leaf's least key and where), the less, the first body
+ * on ties (the host's order). */
+struct LeastOf {
+  __device__ Least operator()(const Least &a, const Least &b) const {
+    return b.value < a.value || (b.value == a.value && b.key < a.key) ? b : a;
+  }
+};
+
+/* The third part's sort keys of m leaves, a warp a leaf: each leaf's
+ * least key and its first body of that key (least; each lane keeps the
+ * first least of its bodies l, l + 32, ..., then cub::WarpReduce), +inf
+ * where the leaf is empty, its least is not finite or the ends took that
+ * body; and the leaves in order. One launch where the segmented argmin
+ * of CUB took a block a leaf (~55,000 blocks at 10^6 bodies). */
 __global__ void least_keys(int64_t m, const double *a2, const int64_t *begin,
-                           const int32_t *count, const Least *least,
-                           const int64_t *taken, double *key, int *leaf) {
-  const int64_t l = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+                           const int32_t *count, const int64_t *taken,
+                           Least *least, double *key, int *leaf) {
+  using Reduce = cub::WarpReduce<Least>;
+  __shared__ typename Reduce::TempStorage temp[THREADS / 32];
+  const int64_t l = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) / 32;
+  const int lane = (int)threadIdx.x % 32;
   if (l >= m)
+    return; /* the whole warp: l is the warp's */
+  const int c = count[l];
+  const int64_t b = begin[l];
+  Least best;
+  best.key = INT_MAX;
+  best.value = INFINITY;
+  for (int j = lane; j < c; j += 32) {
+    const double v = a2[b + j];
+    if (v < best.value) {
+      best.key = j;
+      best.value = v;
+    }
+  }
+  best = Reduce(temp[threadIdx.x / 32]).Reduce(best, LeastOf{});
+  if (lane != 0)
     return;
-  const double v = least[l].value;
-  const int at = least[l].key;
-  const bool out = count[l] < 1 || at < 0 || at >= count[l] ||
-                   !(v < INFINITY) || a2[begin[l] + at] != v ||
-                   taken[l] == begin[l] + at;
-  key[l] = out ? INFINITY : v;
+  const bool out =
+      c < 1 || !(best.value < INFINITY) || taken[l] == b + best.key;
+  least[l] = best;
+  key[l] = out ? INFINITY : best.value;
   leaf[l] = (int)l;
 }
 
@@ -205,7 +227,7 @@ __global__ void least_bodies(int64_t k, int each, int64_t m, const int *nsel,
  * the least keys and their sort over m leaves. */
 tfmm_status cub_bytes_for(int m, size_t *bytes, cudaStream_t st,
                           tfmm_error *err) {
-  size_t b[5] = {0, 0, 0, 0, 0};
+  size_t b[4] = {0, 0, 0, 0};
   const thrust::counting_iterator<int> leaves(0);
   TRY(cub::DeviceHistogram::HistogramEven(nullptr, b[0], (const int *)nullptr,
                                           (int *)nullptr, CAP + 2, 0, CAP + 1,
@@ -214,14 +236,11 @@ tfmm_status cub_bytes_for(int m, size_t *bytes, cudaStream_t st,
                                     (int *)nullptr, CAP, st));
   TRY(cub::DeviceSelect::If(nullptr, b[2], leaves, (int *)nullptr,
                             (int *)nullptr, m, AtEnd{nullptr, nullptr, 0}, st));
-  TRY(cub::DeviceSegmentedReduce::ArgMin(
-      nullptr, b[3], (const double *)nullptr, (Least *)nullptr, m,
-      (const int64_t *)nullptr, (const int64_t *)nullptr, st));
-  TRY(cub::DeviceRadixSort::SortPairs(nullptr, b[4], (const double *)nullptr,
+  TRY(cub::DeviceRadixSort::SortPairs(nullptr, b[3], (const double *)nullptr,
                                       (double *)nullptr, (const int *)nullptr,
                                       (int *)nullptr, m, 0, 64, st));
   *bytes = 0;
-  for (int i = 0; i < 5; i++)
+  for (int i = 0; i < 4; i++)
     *bytes = b[i] > *bytes ? b[i] : *bytes;
   return TFMM_OK;
 }
@@ -232,7 +251,6 @@ tfmm_status least_part(char *base, const layout &l, size_t cub_bytes, int m,
                        const int64_t *begin, const int32_t *count,
                        const int *nsel, int64_t *sorted, int64_t *watched,
                        cudaStream_t st, tfmm_error *err) {
-  const int64_t *end = (const int64_t *)(base + l.end);
   const int64_t *taken = (const int64_t *)(base + l.taken);
   Least *least = (Least *)(base + l.least);
   double *key_in = (double *)(base + l.key_in);
@@ -240,12 +258,9 @@ tfmm_status least_part(char *base, const layout &l, size_t cub_bytes, int m,
   int *leaf_in = (int *)(base + l.leaf_in),
       *leaf_out = (int *)(base + l.leaf_out);
   size_t temp_bytes = cub_bytes;
-  TRY(cub::DeviceSegmentedReduce::ArgMin(base + l.cub, temp_bytes, a2, least, m,
-                                         begin, end, st));
-  least_keys<<<blocks(m), THREADS, 0, st>>>(m, a2, begin, count, least, taken,
-                                            key_in, leaf_in);
+  least_keys<<<blocks(32 * (int64_t)m), THREADS, 0, st>>>(
+      m, a2, begin, count, taken, least, key_in, leaf_in);
   TRY(cudaGetLastError());
-  temp_bytes = cub_bytes;
   TRY(cub::DeviceRadixSort::SortPairs(base + l.cub, temp_bytes, key_in, key_out,
                                       leaf_in, leaf_out, m, 0, 64, st));
   least_bodies<<<1, 64, 0, st>>>(k, each, m, nsel, key_out, leaf_out, begin,
@@ -291,10 +306,9 @@ tfmm_gpu_measure_targets(void *scratch, size_t *scratch_bytes, size_t n,
   int *low = (int *)(base + l.low), *high = (int *)(base + l.high);
   int *nsel = (int *)(base + l.nsel);
   int64_t *taken = (int64_t *)(base + l.taken);
-  int64_t *end = (int64_t *)(base + l.end);
   const int64_t most = watching && m > (int64_t)k ? m : (int64_t)k;
   pick<<<blocks(most), THREADS, 0, st>>>(n, k, seed, d_sorted, watching ? m : 0,
-                                         d_begin, d_count, clamped, end, taken);
+                                         d_begin, d_count, clamped, taken);
   TRY(cudaGetLastError());
   if (!watching) {
     TRY(cudaMemsetAsync(nsel, 0, 2 * sizeof(int), st));

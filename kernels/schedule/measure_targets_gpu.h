@@ -8,8 +8,9 @@
  * (cub::DeviceHistogram, then cub::DeviceScan over its bins), the leaves
  * at each end in key order from cub::DeviceSelect, then one body of each
  * of the first `each`. Its third part, the leaves of least |a|: each
- * leaf's least key (cub::DeviceSegmentedReduce::ArgMin, the first body on
- * ties), the leaves ordered by it (cub::DeviceRadixSort::SortPairs,
+ * leaf's least key (a warp a leaf, cub::WarpReduce, the first body on
+ * ties: one launch where cub::DeviceSegmentedReduce::ArgMin took a block
+ * a leaf), the leaves ordered by it (cub::DeviceRadixSort::SortPairs,
  * stable: ties in leaf order), the first `each` whose key is finite and
  * whose body the ends did not take. Cost: a few passes over nleaves
  * integers in about ten small kernels (CUB's included), tens of
