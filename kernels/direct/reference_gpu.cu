@@ -57,6 +57,7 @@
 #include <math.h>
 #include <math_constants.h>
 #include <stdint.h>
+#include <string.h>
 
 namespace {
 
@@ -637,6 +638,41 @@ tfmm_gpu_reference_fast_at(void *workspace, size_t *workspace_bytes, size_t n,
                       d_targets, d_upto, pair, d_acc, NULL, 1, stream, err);
 }
 
+static_assert(sizeof(check_words) == TFMM_GPU_REFERENCE_FOUND,
+              "the words reference_gpu.h names");
+
+extern "C" const void *tfmm_gpu_reference_found(const void *workspace) {
+  return workspace; /* the check's words head the workspace */
+}
+
+extern "C" tfmm_status tfmm_gpu_reference_judge(const void *found, size_t n,
+                                                size_t k,
+                                                const int64_t *d_targets,
+                                                void *stream, tfmm_error *err) {
+  if (found == NULL || d_targets == NULL)
+    return refuse(err, found == NULL ? "found is NULL" : "d_targets is NULL");
+  check_words words;
+  memcpy(&words, found, sizeof words);
+  cudaStream_t s = (cudaStream_t)stream;
+  if (words.bad_index < k) {
+    int64_t index = 0;
+    TRY(cudaMemcpyAsync(&index, d_targets + words.bad_index, sizeof index,
+                        cudaMemcpyDeviceToHost, s));
+    TRY(cudaStreamSynchronize(s));
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "reference at targets on the GPU: target %llu: "
+                          "index %lld is not in [0, n = %zu)",
+                          words.bad_index, (long long)index, n);
+  }
+  if (words.nonfinite < k)
+    return tfmm_error_set(err, TFMM_ERR_NONFINITE,
+                          "reference at targets on the GPU: target %llu: "
+                          "force is not finite (with eps = 0, a body at the "
+                          "same point as another?)",
+                          words.nonfinite);
+  return TFMM_OK;
+}
+
 extern "C" tfmm_status tfmm_gpu_reference_check(const void *workspace, size_t n,
                                                 size_t k,
                                                 const int64_t *d_targets,
@@ -649,23 +685,7 @@ extern "C" tfmm_status tfmm_gpu_reference_check(const void *workspace, size_t n,
   TRY(cudaMemcpyAsync(&found, workspace, sizeof found, cudaMemcpyDeviceToHost,
                       s));
   TRY(cudaStreamSynchronize(s));
-  if (found.bad_index < k) {
-    int64_t index = 0;
-    TRY(cudaMemcpyAsync(&index, d_targets + found.bad_index, sizeof index,
-                        cudaMemcpyDeviceToHost, s));
-    TRY(cudaStreamSynchronize(s));
-    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
-                          "reference at targets on the GPU: target %llu: "
-                          "index %lld is not in [0, n = %zu)",
-                          found.bad_index, (long long)index, n);
-  }
-  if (found.nonfinite < k)
-    return tfmm_error_set(err, TFMM_ERR_NONFINITE,
-                          "reference at targets on the GPU: target %llu: "
-                          "force is not finite (with eps = 0, a body at the "
-                          "same point as another?)",
-                          found.nonfinite);
-  return TFMM_OK;
+  return tfmm_gpu_reference_judge(&found, n, k, d_targets, stream, err);
 }
 
 namespace {
