@@ -8,7 +8,7 @@
  * tfmm_gpu_reference_fast_at's (FP32 pairs on double-single separations:
  * 0.26 ms); the draw took 0.09 ms before the watch's third part
  * (bench/results/sample_cost), which adds a pass over the n results
- * (body_keys: 28 bytes a body, the rows gathered), a warp a leaf for
+ * (spans_and_keys: 28 bytes a body, the rows gathered), a warp a leaf for
  * each leaf's least key (8 n bytes) and a sort of the leaves' (double,
  * int) pairs: the whole draw 0.21 ms at 10^6 bodies (55,000 leaves) on
  * an H200 (0.25-0.27 with CUB's segmented argmin, a block a leaf); the
@@ -52,26 +52,23 @@ __global__ void gather_sample(int64_t k, const int64_t *sorted,
       got[3 * j + d] = acc[3 * i + d];
 }
 
-/* The watch's keys (measure_pick.h) of the sorted bodies: a2[i] =
- * |acc[order[i]]|^2 (input order): 4 + 24 bytes a body, the rows
- * gathered. */
-__global__ void body_keys(int64_t n, const int32_t *order, const double *acc,
-                          double *a2) {
+/* Thread i: begin[i] and count[i] of leaf i's sorted bodies (i <
+ * nleaves), and (a2 not NULL, i < n) the watch's key (measure_pick.h) of
+ * sorted body i, a2[i] = |acc[order[i]]|^2 (input order: 4 + 24 bytes a
+ * body, the rows gathered). One launch for both. */
+__global__ void spans_and_keys(int64_t nleaves, const int32_t *leaves,
+                               const int32_t *body_begin,
+                               const int32_t *body_end, int64_t *begin,
+                               int32_t *count, int64_t n, const int32_t *order,
+                               const double *acc, double *a2) {
   const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-  if (i < n)
+  if (i < nleaves) {
+    const int32_t c = leaves[i];
+    begin[i] = body_begin[c];
+    count[i] = body_end[c] - body_begin[c];
+  }
+  if (a2 != nullptr && i < n)
     a2[i] = tfmm_measure_a2(acc + 3 * (int64_t)order[i]);
-}
-
-/* begin[l] and count[l] of leaf l's sorted bodies. */
-__global__ void leaf_spans(int64_t nleaves, const int32_t *leaves,
-                           const int32_t *body_begin, const int32_t *body_end,
-                           int64_t *begin, int32_t *count) {
-  const int64_t l = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-  if (l >= nleaves)
-    return;
-  const int32_t c = leaves[l];
-  begin[l] = body_begin[c];
-  count[l] = body_end[c] - body_begin[c];
 }
 
 /* MEASURE_OUT (bytes): the sample's block (7 m + 1 words,
@@ -207,17 +204,14 @@ tfmm_status draw(tfmm_pipeline_gpu *pl, size_t k, size_t each, uint64_t seed,
   int64_t *d_input = at<int64_t>(s, State::MEASURE_OUT);
   double *d_exact = (double *)(d_input + m), *d_got = d_exact + 3 * m;
   int64_t *d_watched = (int64_t *)(d_got + 3 * m);
-  if (nleaves > 0) {
+  const int64_t most =
+      d_a2 != nullptr && (int64_t)n > nleaves ? (int64_t)n : nleaves;
+  if (most > 0) {
     const int threads = 256;
-    leaf_spans<<<(unsigned)((nleaves + threads - 1) / threads), threads, 0,
-                 st>>>(nleaves, t->d_leaves, t->d_body_begin, t->d_body_end,
-                       d_begin, d_count);
-    TRY(cudaGetLastError());
-  }
-  if (d_a2 != nullptr) {
-    const int threads = 256;
-    body_keys<<<(unsigned)((n + threads - 1) / threads), threads, 0, st>>>(
-        (int64_t)n, t->d_order, d_results, d_a2);
+    spans_and_keys<<<(unsigned)((most + threads - 1) / threads), threads, 0,
+                     st>>>(nleaves, t->d_leaves, t->d_body_begin, t->d_body_end,
+                           d_begin, d_count, (int64_t)n, t->d_order, d_results,
+                           d_a2);
     TRY(cudaGetLastError());
   }
   CHECK(tfmm_gpu_measure_targets(base + at_draw, &scratch, n, k, each, seed,
