@@ -6,15 +6,16 @@
  * the sums are tfmm_gpu_reference_at's (k n pairs in FP64: 0.61 ms for
  * 256 targets among 10^6 bodies on an H100) or, where the caller allows,
  * tfmm_gpu_reference_fast_at's (FP32 pairs on double-single separations:
- * 0.26 ms); the draw took 0.09 ms before the watch's third part
- * (bench/results/sample_cost), which adds a pass over the n results
+ * 0.235 ms on an H200); the draw took 0.09 ms before the watch's third
+ * part (bench/results/sample_cost), which adds a pass over the n results
  * (spans_and_keys: 28 bytes a body, the rows gathered), a warp a leaf for
- * each leaf's least key (8 n bytes) and a sort of the leaves' (double,
- * int) pairs: the whole draw 0.21 ms at 10^6 bodies (55,000 leaves) on
- * an H200 (0.25-0.27 with CUB's segmented argmin, a block a leaf); the
- * gather below moves 48 bytes a target, and one copy brings the results
- * back: one wait in all. Then the worst group (measure_group): the sums
- * at its own bodies only (0.12 ms for 52 at 10^6), a second wait. With
+ * each leaf's least key (8 n bytes) and rounds of a block sort of the
+ * leaves' (double, int) pairs: the whole draw 0.13 ms at 10^6 bodies
+ * (55,000 leaves) on an H200 (0.25 with CUB's segmented argmin, a block a
+ * leaf, and device-wide radix sort); the gather below moves 48 bytes a
+ * target, and one copy brings the results back: one wait in all. Then
+ * the worst group (measure_group): the sums at its own bodies only (0.10
+ * ms for 52 at 10^6), a second wait. With
  * the results on the device (measure_both), the sample's worst slot is
  * found there (worst_slot) and the group follows it on the stream: one
  * copy into pinned memory and one wait for both, the device never idle
