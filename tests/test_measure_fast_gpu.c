@@ -449,3 +449,98 @@ Test(measure_fast_gpu, fast_and_fp64_measure_the_same, .timeout = 300) {
   test_bodies_free(&inputs[1]);
 #endif
 }
+
+/* The results on the device (tfmm_solver_compute_device): the sample and
+ * its worst group measured in one go there (the worst slot found on the
+ * device, tfmm_pipeline_gpu_measure_both), against the same evaluation
+ * with host arrays (the two calls, the worst slot found on the host):
+ * the same accelerations, so the same sample, worst body, group and
+ * figures, bit for bit; the worst body among its group's. Fast sums and
+ * FP64 sums, samples of one and of four tiles. */
+Test(measure_fast_gpu, device_results_measure_as_host_results, .timeout = 300) {
+  test_require_gpu();
+#if TFMM_HAVE_CUDA
+  const uint64_t seed = test_fresh_seed();
+  const size_t n = 100000;
+  const double origin[3] = {0, 0, 0};
+  test_bodies inputs[2] = {plummer(n, 1, origin, seed),
+                           test_bodies_make(n, TEST_CLUSTERED, seed)};
+  const size_t samples[2] = {186, 900};
+  for (int i = 0; i < 2; i++)
+    for (int v = 0; v < 4; v++) {
+      tfmm_config c;
+      tfmm_config_defaults(&c);
+      c.device = TFMM_DEVICE_GPU;
+      c.theta = 0.7;
+      c.order = 3;
+      c.precision = TFMM_PRECISION_SINGLE;
+      c.measure = TFMM_MEASURE_ALWAYS;
+      c.error_sample = samples[v / 2];
+      c.accuracy = v % 2 == 0 ? 1e-3 : 1e-5; /* fast, FP64 */
+      tfmm_stats got[2];
+      double *acc[2];
+      for (int where = 0; where < 2; where++) {
+        tfmm_solver *s = NULL;
+        cr_assert_eq(tfmm_solver_create(&s, &c), TFMM_OK, "%s",
+                     tfmm_solver_message(s));
+        acc[where] = malloc(3 * n * sizeof(double));
+        test_poison(acc[where], 3 * n);
+        if (where == 0) {
+          cr_assert_eq(tfmm_solver_compute(s, n, inputs[i].pos, inputs[i].mass,
+                                           acc[0], NULL),
+                       TFMM_OK, "%s", tfmm_solver_message(s));
+        } else {
+          double *d_pos = to_device(inputs[i].pos, 3 * n * sizeof(double));
+          double *d_mass = to_device(inputs[i].mass, n * sizeof(double));
+          double *d_acc = to_device(acc[1], 3 * n * sizeof(double));
+          cr_assert_eq(tfmm_solver_compute_device(s, n, d_pos, d_mass, d_acc,
+                                                  NULL, NULL),
+                       TFMM_OK, "%s", tfmm_solver_message(s));
+          CUDA_OK(cudaMemcpy(acc[1], d_acc, 3 * n * sizeof(double),
+                             cudaMemcpyDeviceToHost));
+          cudaFree(d_pos);
+          cudaFree(d_mass);
+          cudaFree(d_acc);
+        }
+        got[where] = *tfmm_solver_stats(s);
+        tfmm_solver_destroy(s);
+      }
+      const char *what = i == 0 ? "plummer" : "clusters";
+      cr_assert(memcmp(acc[0], acc[1], 3 * n * sizeof(double)) == 0,
+                "%s, case %d (seed %#llx): the evaluations differ", what, v,
+                (unsigned long long)seed);
+      const tfmm_stats *h = &got[0], *d = &got[1];
+      cr_assert(h->error.measured && d->error.measured);
+      cr_expect(
+          h->error.samples == d->error.samples &&
+              h->error.worst_body == d->error.worst_body &&
+              h->error.p99 == d->error.p99 && h->error.max == d->error.max &&
+              h->error.median == d->error.median &&
+              h->error.group_bodies == d->error.group_bodies &&
+              h->error.group_measured == d->error.group_measured &&
+              h->error.group_median == d->error.group_median &&
+              h->error.group_p99 == d->error.group_p99 &&
+              h->error.group_max == d->error.group_max,
+          "%s, case %d (seed %#llx): host results: %zu sampled, worst "
+          "%lld, max %.17g, group %zu of %zu, max %.17g; device "
+          "results: %zu, %lld, %.17g, group %zu of %zu, %.17g",
+          what, v, (unsigned long long)seed, h->error.samples,
+          (long long)h->error.worst_body, h->error.max, h->error.group_measured,
+          h->error.group_bodies, h->error.group_max, d->error.samples,
+          (long long)d->error.worst_body, d->error.max, d->error.group_measured,
+          d->error.group_bodies, d->error.group_max);
+      /* Its group's FP64 sums agree with the sample's to ~1e-15 of the pulls
+       * (the fast sums, from another origin, only within their bound). */
+      cr_expect(
+          d->error.group_measured > 0 &&
+              (v % 2 == 0 || d->error.group_max >= (1 - 1e-9) * d->error.max),
+          "%s, case %d: the worst body (%.6g) not among its group's "
+          "(%zu measured, max %.6g)",
+          what, v, d->error.max, d->error.group_measured, d->error.group_max);
+      free(acc[0]);
+      free(acc[1]);
+    }
+  test_bodies_free(&inputs[0]);
+  test_bodies_free(&inputs[1]);
+#endif
+}

@@ -125,6 +125,19 @@ tfmm_status tfmm_gpu_reference_check(const void *workspace, size_t n, size_t k,
                                      const int64_t *d_targets, void *stream,
                                      tfmm_error *err);
 
+/* For a caller that brings what the kernels found back with its own
+ * results, in one copy and one wait: the device address of the
+ * TFMM_GPU_REFERENCE_FOUND bytes in the workspace where they note it
+ * (valid once the last call's kernels ran, until the next call on the
+ * workspace), and the judgement of a host copy of those bytes, as
+ * tfmm_gpu_reference_check's (which copies them and waits). Only for a
+ * bad index does the judgement read d_targets (a copy and a wait). */
+enum { TFMM_GPU_REFERENCE_FOUND = 16 };
+const void *tfmm_gpu_reference_found(const void *workspace);
+tfmm_status tfmm_gpu_reference_judge(const void *found, size_t n, size_t k,
+                                     const int64_t *d_targets, void *stream,
+                                     tfmm_error *err);
+
 /* The FP64 sums above at k targets of n bodies held on the host, on GPU
  * `device` (its ordinal), with G = 1: the bodies (pos: 3n, mass: n) and
  * the targets (k indices into [0, n)) uploaded into memory of the call's

@@ -110,6 +110,19 @@ tfmm_status tfmm_pipeline_gpu_measure(tfmm_pipeline_gpu *pl,
   return none(err);
 }
 
+tfmm_status tfmm_pipeline_gpu_measure_both(tfmm_pipeline_gpu *pl,
+                                           const tfmm_pair_params *pair,
+                                           int fast, size_t k, size_t each,
+                                           uint64_t seed, uint64_t group_seed,
+                                           double f, const double *d_acc,
+                                           void *h_block, void *h_group,
+                                           size_t *worst, tfmm_error *err) {
+  (void)pl, (void)pair, (void)fast, (void)k, (void)each, (void)seed,
+      (void)group_seed, (void)f, (void)d_acc, (void)h_block, (void)h_group,
+      (void)worst;
+  return none(err);
+}
+
 tfmm_status tfmm_pipeline_gpu_measure_group(tfmm_pipeline_gpu *pl,
                                             const tfmm_pair_params *pair,
                                             int fast, size_t worst,

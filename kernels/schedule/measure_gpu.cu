@@ -6,14 +6,20 @@
  * the sums are tfmm_gpu_reference_at's (k n pairs in FP64: 0.61 ms for
  * 256 targets among 10^6 bodies on an H100) or, where the caller allows,
  * tfmm_gpu_reference_fast_at's (FP32 pairs on double-single separations:
- * 0.26 ms); the draw took 0.09 ms before the watch's third part
- * (bench/results/sample_cost), which adds a pass over the n results
- * (body_keys: 28 bytes a body, the rows gathered), a segmented argmin
- * over 8 n bytes and a sort of the leaves' (double, int) pairs: the
- * whole draw 0.26 ms at 10^6 bodies (55,000 leaves) on an H200; the
- * gather below moves 48 bytes a target, and one copy brings the results
- * back: one wait in all. Then the worst group (measure_group): the sums
- * at its own bodies only (0.12 ms for 52 at 10^6), a second wait. */
+ * 0.235 ms on an H200); the draw took 0.09 ms before the watch's third
+ * part (bench/results/sample_cost), which adds a pass over the n results
+ * (spans_and_keys: 28 bytes a body, the rows gathered), a warp a leaf for
+ * each leaf's least key (8 n bytes) and rounds of a block sort of the
+ * leaves' (double, int) pairs: the whole draw 0.13 ms at 10^6 bodies
+ * (55,000 leaves) on an H200 (0.25 with CUB's segmented argmin, a block a
+ * leaf, and device-wide radix sort); the gather below moves 48 bytes a
+ * target, and one copy brings the results back: one wait in all. Then
+ * the worst group (measure_group): the sums at its own bodies only (0.10
+ * ms for 52 at 10^6), a second wait. With
+ * the results on the device (measure_both), the sample's worst slot is
+ * found there (worst_slot) and the group follows it on the stream: one
+ * copy into pinned memory and one wait for both, the device never idle
+ * while the host judges the sample. */
 #include "pipeline_gpu.h"
 
 #define CUDA_TRY_WHO "gpu schedule"
@@ -24,6 +30,8 @@
 #include "pipeline/measure_pick.h"
 #include "pipeline_gpu_state.cuh"
 #include "reference_gpu.h"
+
+#include <string.h>
 
 namespace {
 
@@ -45,26 +53,67 @@ __global__ void gather_sample(int64_t k, const int64_t *sorted,
       got[3 * j + d] = acc[3 * i + d];
 }
 
-/* The watch's keys (measure_pick.h) of the sorted bodies: a2[i] =
- * |acc[order[i]]|^2 (input order): 4 + 24 bytes a body, the rows
- * gathered. */
-__global__ void body_keys(int64_t n, const int32_t *order, const double *acc,
-                          double *a2) {
+/* Thread i: begin[i] and count[i] of leaf i's sorted bodies (i <
+ * nleaves), and (a2 not NULL, i < n) the watch's key (measure_pick.h) of
+ * sorted body i, a2[i] = |acc[order[i]]|^2 (input order: 4 + 24 bytes a
+ * body, the rows gathered). One launch for both. */
+__global__ void spans_and_keys(int64_t nleaves, const int32_t *leaves,
+                               const int32_t *body_begin,
+                               const int32_t *body_end, int64_t *begin,
+                               int32_t *count, int64_t n, const int32_t *order,
+                               const double *acc, double *a2) {
   const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-  if (i < n)
+  if (i < nleaves) {
+    const int32_t c = leaves[i];
+    begin[i] = body_begin[c];
+    count[i] = body_end[c] - body_begin[c];
+  }
+  if (a2 != nullptr && i < n)
     a2[i] = tfmm_measure_a2(acc + 3 * (int64_t)order[i]);
 }
 
-/* begin[l] and count[l] of leaf l's sorted bodies. */
-__global__ void leaf_spans(int64_t nleaves, const int32_t *leaves,
-                           const int32_t *body_begin, const int32_t *body_end,
-                           int64_t *begin, int32_t *count) {
-  const int64_t l = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-  if (l >= nleaves)
-    return;
-  const int32_t c = leaves[l];
-  begin[l] = body_begin[c];
-  count[l] = body_end[c] - body_begin[c];
+/* MEASURE_OUT (bytes): the sample's block (7 m + 1 words,
+ * pipeline_gpu.h) and what its sums found, then the group's block
+ * (7 G + 2 words) and what its sums found, the worst slot, then the
+ * group's G targets; [0, group) comes back in one copy. */
+struct out_layout {
+  size_t block, found, gblock, gfound, worst, group, bytes;
+};
+
+out_layout out_lay_out(size_t m) {
+  const size_t G = TFMM_MEASURE_GROUP_MAX;
+  out_layout o;
+  size_t at = 0;
+  o.block = at;
+  at += (7 * m + 1) * sizeof(int64_t);
+  o.found = at;
+  at += TFMM_GPU_REFERENCE_FOUND;
+  o.gblock = at;
+  at += (7 * G + 2) * sizeof(int64_t);
+  o.gfound = at;
+  at += TFMM_GPU_REFERENCE_FOUND;
+  o.worst = at;
+  at += sizeof(int64_t);
+  o.group = at;
+  at += G * sizeof(int64_t);
+  o.bytes = at;
+  return o;
+}
+
+/* Sizes (work NULL: *bytes) or enqueues the exact sums at the m targets
+ * d_sorted into d_exact, FP32 pairs with fast. */
+tfmm_status enqueue_sums(tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair,
+                         int fast, size_t m, const int64_t *d_sorted,
+                         const int64_t *d_upto, double *d_exact, void *work,
+                         size_t *bytes, tfmm_error *err) {
+  const tfmm_tree_gpu *t = &pl->base.tree;
+  cudaStream_t st = stream_of(pl);
+  if (fast)
+    return tfmm_gpu_reference_fast_at(work, bytes, t->n, t->d_pos, t->d_mass, m,
+                                      d_sorted, d_upto, pair, d_exact, st, err);
+  return tfmm_gpu_reference_at(work, bytes, t->n, t->d_pos, t->d_mass, m,
+                               d_sorted, d_upto, pair, d_exact, nullptr, st,
+                               err);
 }
 
 /* The exact sums at the m targets d_sorted into d_exact, FP32 pairs with
@@ -74,29 +123,17 @@ tfmm_status sums(tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair, int fast,
                  double *d_exact, const void *d_block, void *h_block,
                  size_t block_bytes, tfmm_error *err) {
   State *s = pl->state;
-  const tfmm_tree_gpu *t = &pl->base.tree;
   cudaStream_t st = stream_of(pl);
-  const size_t n = t->n;
   size_t bytes = 0;
-  if (fast)
-    CHECK(tfmm_gpu_reference_fast_at(nullptr, &bytes, n, t->d_pos, t->d_mass, m,
-                                     d_sorted, d_upto, pair, d_exact, st, err));
-  else
-    CHECK(tfmm_gpu_reference_at(nullptr, &bytes, n, t->d_pos, t->d_mass, m,
-                                d_sorted, d_upto, pair, d_exact, nullptr, st,
-                                err));
+  CHECK(enqueue_sums(pl, pair, fast, m, d_sorted, d_upto, d_exact, nullptr,
+                     &bytes, err));
   CHECK(reserve(s, State::MEASURE_WORK, bytes, err));
   void *work = s->buf[State::MEASURE_WORK].p;
-  if (fast)
-    CHECK(tfmm_gpu_reference_fast_at(work, &bytes, n, t->d_pos, t->d_mass, m,
-                                     d_sorted, d_upto, pair, d_exact, st, err));
-  else
-    CHECK(tfmm_gpu_reference_at(work, &bytes, n, t->d_pos, t->d_mass, m,
-                                d_sorted, d_upto, pair, d_exact, nullptr, st,
-                                err));
+  CHECK(enqueue_sums(pl, pair, fast, m, d_sorted, d_upto, d_exact, work, &bytes,
+                     err));
   TRY(cudaMemcpyAsync(h_block, d_block, block_bytes, cudaMemcpyDeviceToHost,
                       st));
-  return tfmm_gpu_reference_check(work, n, m, d_sorted, st, err);
+  return tfmm_gpu_reference_check(work, pl->base.tree.n, m, d_sorted, st, err);
 }
 
 /* The evaluation's results at the m targets d_sorted (sorted indices)
@@ -122,9 +159,17 @@ tfmm_status gathered_sums(tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair,
   return status;
 }
 
-tfmm_status measure(tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair,
-                    int fast, size_t k, size_t each, uint64_t seed,
-                    const double *d_acc, void *h_block, tfmm_error *err) {
+/* The sample's m = k + 3 each sorted indices drawn into MEASURE_TARGETS
+ * (its layout: measure_group reads it again), MEASURE_OUT reserved
+ * (out_lay_out); *d_sorted and the block's arrays on the device. */
+struct drawn {
+  int64_t *sorted, *input, *watched;
+  double *exact, *got;
+  size_t m;
+};
+
+tfmm_status draw(tfmm_pipeline_gpu *pl, size_t k, size_t each, uint64_t seed,
+                 drawn *dr, tfmm_error *err) {
   State *s = pl->state;
   const tfmm_tree_gpu *t = &pl->base.tree;
   cudaStream_t st = stream_of(pl);
@@ -140,8 +185,8 @@ tfmm_status measure(tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair,
   const double *d_results = s->d_acc;
   /* MEASURE_TARGETS: the sorted indices, the leaves' spans, the bodies'
    * keys, the draw's scratch. */
-  size_t draw = 0;
-  CHECK(tfmm_gpu_measure_targets(nullptr, &draw, n, k, each, seed, nleaves,
+  size_t scratch = 0;
+  CHECK(tfmm_gpu_measure_targets(nullptr, &scratch, n, k, each, seed, nleaves,
                                  nullptr, nullptr, nullptr, nullptr, nullptr,
                                  st, err));
   const size_t at_begin = up(m * sizeof(int64_t));
@@ -149,50 +194,57 @@ tfmm_status measure(tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair,
   const size_t at_a2 = at_count + up((size_t)nleaves * sizeof(int32_t));
   const size_t at_draw =
       at_a2 + (d_results != nullptr ? up(n * sizeof(double)) : 0);
-  CHECK(reserve(s, State::MEASURE_TARGETS, at_draw + draw, err));
+  CHECK(reserve(s, State::MEASURE_TARGETS, at_draw + scratch, err));
   char *base = (char *)s->buf[State::MEASURE_TARGETS].p;
   int64_t *d_sorted = (int64_t *)base;
   int64_t *d_begin = (int64_t *)(base + at_begin);
   int32_t *d_count = (int32_t *)(base + at_count);
   double *d_a2 = d_results != nullptr ? (double *)(base + at_a2) : nullptr;
-  /* MEASURE_OUT, the host block's layout (pipeline_gpu.h). */
-  const size_t block_bytes = (7 * m + 1) * sizeof(int64_t);
-  CHECK(reserve(s, State::MEASURE_OUT, block_bytes, err));
+  /* MEASURE_OUT, the host block's layout (pipeline_gpu.h) first. */
+  CHECK(reserve(s, State::MEASURE_OUT, out_lay_out(m).bytes, err));
   int64_t *d_input = at<int64_t>(s, State::MEASURE_OUT);
   double *d_exact = (double *)(d_input + m), *d_got = d_exact + 3 * m;
   int64_t *d_watched = (int64_t *)(d_got + 3 * m);
-  if (nleaves > 0) {
+  const int64_t most =
+      d_a2 != nullptr && (int64_t)n > nleaves ? (int64_t)n : nleaves;
+  if (most > 0) {
     const int threads = 256;
-    leaf_spans<<<(unsigned)((nleaves + threads - 1) / threads), threads, 0,
-                 st>>>(nleaves, t->d_leaves, t->d_body_begin, t->d_body_end,
-                       d_begin, d_count);
+    spans_and_keys<<<(unsigned)((most + threads - 1) / threads), threads, 0,
+                     st>>>(nleaves, t->d_leaves, t->d_body_begin, t->d_body_end,
+                           d_begin, d_count, (int64_t)n, t->d_order, d_results,
+                           d_a2);
     TRY(cudaGetLastError());
   }
-  if (d_a2 != nullptr) {
-    const int threads = 256;
-    body_keys<<<(unsigned)((n + threads - 1) / threads), threads, 0, st>>>(
-        (int64_t)n, t->d_order, d_results, d_a2);
-    TRY(cudaGetLastError());
-  }
-  CHECK(tfmm_gpu_measure_targets(base + at_draw, &draw, n, k, each, seed,
+  CHECK(tfmm_gpu_measure_targets(base + at_draw, &scratch, n, k, each, seed,
                                  nleaves, d_begin, d_count, d_a2, d_sorted,
                                  d_watched, st, err));
-  return gathered_sums(pl, pair, fast, m, d_sorted, nullptr, d_acc, d_input,
-                       d_got, d_exact, h_block, block_bytes, err);
+  *dr = drawn{d_sorted, d_input, d_watched, d_exact, d_got, m};
+  return TFMM_OK;
+}
+
+tfmm_status measure(tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair,
+                    int fast, size_t k, size_t each, uint64_t seed,
+                    const double *d_acc, void *h_block, tfmm_error *err) {
+  drawn dr = {};
+  CHECK(draw(pl, k, each, seed, &dr, err));
+  return gathered_sums(pl, pair, fast, dr.m, dr.sorted, nullptr, d_acc,
+                       dr.input, dr.got, dr.exact, h_block,
+                       (7 * dr.m + 1) * sizeof(int64_t), err);
 }
 
 /* The worst group's targets (measure.h, TFMM_MEASURE_GROUP_MAX = G of
  * them, one block of G threads): the leaf of sorted body sorted[worst]
- * (the leaves' spans begin and count, begin increasing), its bodies
- * each up to G, else G stratified along it with the worst body in place
- * of its stratum's; the G - m slots left repeat the worst body, and the
- * sums skip them (mb[0] their d_upto). *mb: m, then the leaf's bodies. */
+ * (worst: *d_worst, or with d_worst NULL the host's; the leaves' spans
+ * begin and count, begin increasing), its bodies each up to G, else G
+ * stratified along it with the worst body in place of its stratum's; the
+ * G - m slots left repeat the worst body, and the sums skip them (mb[0]
+ * their d_upto). *mb: m, then the leaf's bodies. */
 __global__ void group_targets(const int64_t *sorted, int64_t worst,
-                              int64_t nleaves, const int64_t *begin,
-                              const int32_t *count, uint64_t seed,
-                              int64_t *group, int64_t *mb) {
+                              const int64_t *d_worst, int64_t nleaves,
+                              const int64_t *begin, const int32_t *count,
+                              uint64_t seed, int64_t *group, int64_t *mb) {
   __shared__ int64_t leaf;
-  const int64_t body = sorted[worst];
+  const int64_t body = sorted[d_worst != nullptr ? *d_worst : worst];
   if (threadIdx.x == 0) {
     int64_t lo = 0, hi = nleaves - 1;
     while (lo < hi) {
@@ -224,40 +276,146 @@ __global__ void group_targets(const int64_t *sorted, int64_t worst,
   group[j] = begin[leaf] + pick;
 }
 
+/* The sample's slot of largest error (measure.c's finish: the first
+ * largest, as `if (!(err[j] <= err[worst])) worst = j` walks them, so
+ * that a NaN is taken as the host takes it), its errors those of got
+ * against f exact (tfmm_measure_relative_scaled, rounded as the host
+ * rounds), k + *watched slots of at most BLOCK: a thread a slot, then
+ * the host's walk over them by one thread (~250 compares). */
+constexpr int WORST_BLOCK = TFMM_PIPELINE_GPU_BOTH_SLOTS;
+
+__global__ void __launch_bounds__(WORST_BLOCK)
+    worst_slot(int64_t k, const int64_t *watched, const double *exact,
+               const double *got, double f, int64_t *worst) {
+  __shared__ double e[WORST_BLOCK];
+  const int64_t m = k + *watched;
+  const int j = threadIdx.x;
+  if (j < m)
+    e[j] = tfmm_measure_relative_scaled(got + 3 * j, exact + 3 * j, f);
+  __syncthreads();
+  if (j != 0)
+    return;
+  int64_t w = 0;
+  for (int64_t i = 1; i < m; i++)
+    if (!(e[i] <= e[w]))
+      w = i;
+  *worst = w;
+}
+
+/* The sample's m = s->measure_slots and what of MEASURE_TARGETS and
+ * MEASURE_OUT the group reads and writes (their layouts). */
+struct group_arrays {
+  const int64_t *sorted, *begin;
+  const int32_t *count;
+  int64_t *input, *mb, *group, *worst;
+  double *exact, *got;
+  char *out;
+  out_layout o;
+};
+
+tfmm_status group_arrays_of(State *s, int64_t nleaves, group_arrays *g,
+                            tfmm_error *err) {
+  const size_t G = TFMM_MEASURE_GROUP_MAX;
+  if (nleaves < 1 || s->buf[State::MEASURE_TARGETS].p == nullptr ||
+      s->buf[State::MEASURE_OUT].p == nullptr)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "gpu schedule: the group measured before its sample");
+  char *base = (char *)s->buf[State::MEASURE_TARGETS].p;
+  const size_t m = s->measure_slots;
+  g->sorted = (const int64_t *)base;
+  g->begin = (const int64_t *)(base + up(m * sizeof(int64_t)));
+  g->count = (const int32_t *)(base + up(m * sizeof(int64_t)) +
+                               up((size_t)nleaves * sizeof(int64_t)));
+  g->o = out_lay_out(m);
+  g->out = (char *)s->buf[State::MEASURE_OUT].p; /* reserved by draw */
+  g->input = (int64_t *)(g->out + g->o.gblock);
+  g->exact = (double *)(g->input + G);
+  g->got = g->exact + 3 * G;
+  g->mb = (int64_t *)(g->got + 3 * G);
+  g->group = (int64_t *)(g->out + g->o.group);
+  g->worst = (int64_t *)(g->out + g->o.worst);
+  return TFMM_OK;
+}
+
 tfmm_status measure_group(tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair,
                           int fast, size_t worst, uint64_t seed,
                           const double *d_acc, void *h_block, tfmm_error *err) {
-  State *s = pl->state;
-  const tfmm_tree_gpu *t = &pl->base.tree;
-  cudaStream_t st = stream_of(pl);
-  const int64_t nleaves = t->nleaves;
   const size_t G = TFMM_MEASURE_GROUP_MAX;
-  if (nleaves < 1 || s->buf[State::MEASURE_TARGETS].p == nullptr)
-    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
-                          "gpu schedule: the group measured before its sample");
-  /* The sample's sorted indices and the leaves' spans, as measure left
-   * them in MEASURE_TARGETS (its layout). */
-  char *base = (char *)s->buf[State::MEASURE_TARGETS].p;
-  const size_t m = s->measure_slots;
-  const int64_t *d_sorted = (const int64_t *)base;
-  const int64_t *d_begin = (const int64_t *)(base + up(m * sizeof(int64_t)));
-  const int32_t *d_count =
-      (const int32_t *)(base + up(m * sizeof(int64_t)) +
-                        up((size_t)nleaves * sizeof(int64_t)));
-  /* MEASURE_OUT: the host block (7 G + 2 words), then the G targets. */
-  const size_t block_bytes = (7 * G + 2) * sizeof(int64_t);
-  CHECK(reserve(s, State::MEASURE_OUT, block_bytes + G * sizeof(int64_t), err));
-  int64_t *d_input = at<int64_t>(s, State::MEASURE_OUT);
-  double *d_exact = (double *)(d_input + G), *d_got = d_exact + 3 * G;
-  int64_t *d_mb = (int64_t *)(d_got + 3 * G);
-  int64_t *d_group = d_mb + 2;
-  group_targets<<<1, (unsigned)G, 0, st>>>(
-      d_sorted, (int64_t)worst, nleaves, d_begin, d_count, seed, d_group, d_mb);
+  group_arrays g = {};
+  CHECK(group_arrays_of(pl->state, pl->base.tree.nleaves, &g, err));
+  group_targets<<<1, (unsigned)G, 0, stream_of(pl)>>>(
+      g.sorted, (int64_t)worst, nullptr, pl->base.tree.nleaves, g.begin,
+      g.count, seed, g.group, g.mb);
   TRY(cudaGetLastError());
   /* Only the group's m distinct bodies are summed (mb[0]): at leaf 64
    * a quarter of the tile or less. */
-  return gathered_sums(pl, pair, fast, G, d_group, d_mb, d_acc, d_input, d_got,
-                       d_exact, h_block, block_bytes, err);
+  return gathered_sums(pl, pair, fast, G, g.group, g.mb, d_acc, g.input, g.got,
+                       g.exact, h_block, (7 * G + 2) * sizeof(int64_t), err);
+}
+
+/* The sample, its worst slot and its group with the results on the
+ * device (d_acc), enqueued one after the other; one copy into pinned
+ * memory and one wait. TFMM_ERR_NONFINITE where a float 1/r^3 overflowed
+ * (the caller then measures again the other way, whose FP64 sums take
+ * over); *worst the device's worst slot. */
+tfmm_status measure_both(tfmm_pipeline_gpu *pl, const tfmm_pair_params *pair,
+                         int fast, size_t k, size_t each, uint64_t seed,
+                         uint64_t group_seed, double f, const double *d_acc,
+                         void *h_block, void *h_group, size_t *worst,
+                         tfmm_error *err) {
+  State *s = pl->state;
+  const tfmm_tree_gpu *t = &pl->base.tree;
+  cudaStream_t st = stream_of(pl);
+  const size_t G = TFMM_MEASURE_GROUP_MAX;
+  drawn dr = {};
+  CHECK(draw(pl, k, each, seed, &dr, err));
+  group_arrays g = {};
+  CHECK(group_arrays_of(s, t->nleaves, &g, err));
+  /* One workspace for both sums, as large as either asks. */
+  size_t bytes = 0, group_bytes = 0;
+  CHECK(enqueue_sums(pl, pair, fast, dr.m, dr.sorted, nullptr, dr.exact,
+                     nullptr, &bytes, err));
+  CHECK(enqueue_sums(pl, pair, fast, G, g.group, g.mb, g.exact, nullptr,
+                     &group_bytes, err));
+  bytes = bytes > group_bytes ? bytes : group_bytes;
+  CHECK(reserve(s, State::MEASURE_WORK, bytes, err));
+  void *work = s->buf[State::MEASURE_WORK].p;
+  const int threads = 128;
+  gather_sample<<<(unsigned)((dr.m + threads - 1) / threads), threads, 0, st>>>(
+      (int64_t)dr.m, dr.sorted, t->d_order, d_acc, dr.input, dr.got);
+  TRY(cudaGetLastError());
+  CHECK(enqueue_sums(pl, pair, fast, dr.m, dr.sorted, nullptr, dr.exact, work,
+                     &bytes, err));
+  TRY(cudaMemcpyAsync(g.out + g.o.found, tfmm_gpu_reference_found(work),
+                      TFMM_GPU_REFERENCE_FOUND, cudaMemcpyDeviceToDevice, st));
+  worst_slot<<<1, WORST_BLOCK, 0, st>>>((int64_t)k, dr.watched, dr.exact,
+                                        dr.got, f, g.worst);
+  TRY(cudaGetLastError());
+  group_targets<<<1, (unsigned)G, 0, st>>>(dr.sorted, 0, g.worst, t->nleaves,
+                                           g.begin, g.count, group_seed,
+                                           g.group, g.mb);
+  TRY(cudaGetLastError());
+  gather_sample<<<(unsigned)((G + threads - 1) / threads), threads, 0, st>>>(
+      (int64_t)G, g.group, t->d_order, d_acc, g.input, g.got);
+  TRY(cudaGetLastError());
+  CHECK(enqueue_sums(pl, pair, fast, G, g.group, g.mb, g.exact, work, &bytes,
+                     err));
+  TRY(cudaMemcpyAsync(g.out + g.o.gfound, tfmm_gpu_reference_found(work),
+                      TFMM_GPU_REFERENCE_FOUND, cudaMemcpyDeviceToDevice, st));
+  void *pinned = nullptr;
+  CHECK(tfmm_arena_pinned(pl->base.gpu, TFMM_PINNED_SCHEDULE + 2, g.o.group, 0,
+                          &pinned, err));
+  TRY(cudaMemcpyAsync(pinned, g.out, g.o.group, cudaMemcpyDeviceToHost, st));
+  TRY(cudaStreamSynchronize(st));
+  const char *h = (const char *)pinned;
+  memcpy(h_block, h + g.o.block, (7 * dr.m + 1) * sizeof(int64_t));
+  memcpy(h_group, h + g.o.gblock, (7 * G + 2) * sizeof(int64_t));
+  int64_t w = 0;
+  memcpy(&w, h + g.o.worst, sizeof w);
+  *worst = (size_t)w;
+  CHECK(
+      tfmm_gpu_reference_judge(h + g.o.found, t->n, dr.m, dr.sorted, st, err));
+  return tfmm_gpu_reference_judge(h + g.o.gfound, t->n, G, g.group, st, err);
 }
 
 } // namespace
@@ -267,6 +425,24 @@ extern "C" tfmm_status tfmm_pipeline_gpu_measure_group(
     uint64_t seed, const double *d_acc, void *h_block, tfmm_error *err) {
   return entered(pl, pl->base.gpu, err, [&] {
     return measure_group(pl, pair, fast, worst, seed, d_acc, h_block, err);
+  });
+}
+
+extern "C" tfmm_status
+tfmm_pipeline_gpu_measure_both(tfmm_pipeline_gpu *pl,
+                               const tfmm_pair_params *pair, int fast, size_t k,
+                               size_t each, uint64_t seed, uint64_t group_seed,
+                               double f, const double *d_acc, void *h_block,
+                               void *h_group, size_t *worst, tfmm_error *err) {
+  if (k == 0 || d_acc == nullptr || worst == nullptr ||
+      k + TFMM_MEASURE_WATCH_PARTS * each > (size_t)WORST_BLOCK)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "gpu schedule: the sample and its group on the "
+                          "device need results there and at most %d slots",
+                          WORST_BLOCK);
+  return entered(pl, pl->base.gpu, err, [&] {
+    return measure_both(pl, pair, fast, k, each, seed, group_seed, f, d_acc,
+                        h_block, h_group, worst, err);
   });
 }
 

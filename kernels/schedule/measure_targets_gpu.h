@@ -8,13 +8,17 @@
  * (cub::DeviceHistogram, then cub::DeviceScan over its bins), the leaves
  * at each end in key order from cub::DeviceSelect, then one body of each
  * of the first `each`. Its third part, the leaves of least |a|: each
- * leaf's least key (cub::DeviceSegmentedReduce::ArgMin, the first body on
- * ties), the leaves ordered by it (cub::DeviceRadixSort::SortPairs,
- * stable: ties in leaf order), the first `each` whose key is finite and
- * whose body the ends did not take. Cost: a few passes over nleaves
- * integers in about ten small kernels (CUB's included), tens of
- * microseconds at 10^5 leaves, then one pass over the n keys (8 n bytes)
- * and a sort of nleaves (double, int) pairs; no wait on the host.
+ * leaf's least key (a warp a leaf, cub::WarpReduce, the first body on
+ * ties: one launch where cub::DeviceSegmentedReduce::ArgMin took a block
+ * a leaf), the `each` leaves of least key in order (rounds of
+ * cub::BlockRadixSort over 2,048 leaves a block, stable: ties in leaf
+ * order, keeping the first `each` of each block until one block is left:
+ * two launches at 55,000 leaves where a device-wide radix sort of every
+ * leaf took about twelve), the first `each` whose key is finite and whose
+ * body the ends did not take. Cost: a few passes over nleaves integers in
+ * about ten small kernels (CUB's included), tens of microseconds at 10^5
+ * leaves, then one pass over the n keys (8 n bytes) and the rounds; no
+ * wait on the host.
  *
  * Plain C; enqueued on the caller's stream, scratch sized in two calls
  * (CUB's way). Not thread-safe on one scratch. */
@@ -39,8 +43,8 @@ extern "C" {
  * nleaves each; NULL when nleaves is 0); d_a2: the sorted bodies' keys
  * (tfmm_measure_a2 of their accelerations, device, n; NULL: no third
  * part). With scratch NULL only *scratch_bytes is set (it depends on
- * nleaves alone); else scratch (256-byte aligned device memory) must hold
- * that much. 1 <= k <= n; nleaves >= 0; each <= 2^20. */
+ * nleaves and each); else scratch (256-byte aligned device memory) must hold
+ * that much. 1 <= k <= n; nleaves >= 0; each <= 1024. */
 tfmm_status tfmm_gpu_measure_targets(void *scratch, size_t *scratch_bytes,
                                      size_t n, size_t k, size_t each,
                                      uint64_t seed, int64_t nleaves,

@@ -267,6 +267,27 @@ tfmm_status tfmm_pipeline_gpu_measure_group(tfmm_pipeline_gpu *pl,
                                             uint64_t seed, const double *d_acc,
                                             void *h_block, tfmm_error *err);
 
+/* Both of the above where the results are on the device (d_acc, the
+ * caller's device results in input order): the sample (h_block as
+ * tfmm_pipeline_gpu_measure's), then on the device its slot of largest
+ * error (measure.c's rule, errors of got against f exact: f takes the
+ * sums to the results' units) into *worst, and that slot's group
+ * (h_group as tfmm_pipeline_gpu_measure_group's, from group_seed), the
+ * sums in one workspace, both blocks in one copy through pinned memory:
+ * one wait, and no idle device while the host judges the sample. At
+ * most TFMM_PIPELINE_GPU_BOTH_SLOTS slots (k + 3 each). A float 1/r^3
+ * that overflowed (fast) is TFMM_ERR_NONFINITE, with nothing of use in
+ * the blocks: measure again with the two calls above (the FP64 sums
+ * take over there). Waits. */
+enum { TFMM_PIPELINE_GPU_BOTH_SLOTS = 1024 };
+tfmm_status tfmm_pipeline_gpu_measure_both(tfmm_pipeline_gpu *pl,
+                                           const tfmm_pair_params *pair,
+                                           int fast, size_t k, size_t each,
+                                           uint64_t seed, uint64_t group_seed,
+                                           double f, const double *d_acc,
+                                           void *h_block, void *h_group,
+                                           size_t *worst, tfmm_error *err);
+
 /* The near field's work items and splits of the last evaluation, copied
  * to the host (malloc'd; free them) with their sizes in *sz: what the
  * tests compare with the CPU's rule (p2p_gpu.h). */

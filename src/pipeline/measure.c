@@ -206,15 +206,7 @@ void tfmm_measure_group_judge(size_t m, size_t bodies, double *err,
 
 /* |a - b| / |b| of 3-vectors; 0 when both are 0. */
 double tfmm_measure_relative(const double *a, const double *b) {
-  double d2 = 0, b2 = 0;
-  for (int d = 0; d < 3; d++) {
-    const double x = a[d] - b[d];
-    d2 += x * x;
-    b2 += b[d] * b[d];
-  }
-  if (b2 == 0)
-    return d2 == 0 ? 0 : INFINITY;
-  return sqrt(d2 / b2);
+  return tfmm_measure_relative_scaled(a, b, 1.0);
 }
 
 /* The scratch of one measurement: k + w entries. */
@@ -387,6 +379,27 @@ tfmm_status tfmm_stage_measure(tfmm_eval *e) {
   return st;
 }
 
+/* The worst group's figures from its device block h (7 G + 2 words:
+ * pipeline_gpu.h); f takes the exact sums to the results' units; err
+ * holds G errors. */
+static void group_judged(tfmm_eval *e, int64_t *h, int on_device, double f,
+                         double t0, double *err) {
+  enum { G = TFMM_MEASURE_GROUP_MAX };
+  const int64_t *input = h;
+  double *exact = (double *)(h + G), *got = (double *)(h + 4 * G);
+  const size_t m = (size_t)h[7 * G], bodies = (size_t)h[7 * G + 1];
+  for (size_t j = 0; j < m; j++) {
+    for (int d = 0; d < 3; d++) {
+      exact[3 * j + d] *= f;
+      if (!on_device)
+        got[3 * j + d] = e->acc[3 * input[j] + d];
+    }
+    err[j] = tfmm_measure_relative(got + 3 * j, exact + 3 * j);
+  }
+  tfmm_measure_group_judge(m, bodies, err, e->stats);
+  e->stats->error.time = tfmm_wtime() - t0;
+}
+
 /* The worst group on the device (tfmm_pipeline_gpu_measure_group) after
  * the sample whose slot worst held the largest error; f takes the exact
  * sums to the results' units. */
@@ -404,21 +417,8 @@ static tfmm_status gpu_group(tfmm_eval *e, const tfmm_pair_params *pair,
     st = tfmm_pipeline_gpu_measure_group(
         &e->w->gpu, pair, fast, worst, ~e->measure_seed ^ 0x9e3779b97f4a7c15ull,
         on_device ? e->acc : NULL, block, e->err);
-  if (st == TFMM_OK) {
-    const int64_t *input = block;
-    double *exact = (double *)(block + G), *got = (double *)(block + 4 * G);
-    const size_t m = (size_t)block[7 * G], bodies = (size_t)block[7 * G + 1];
-    for (size_t j = 0; j < m; j++) {
-      for (int d = 0; d < 3; d++) {
-        exact[3 * j + d] *= f;
-        if (!on_device)
-          got[3 * j + d] = e->acc[3 * input[j] + d];
-      }
-      err[j] = tfmm_measure_relative(got + 3 * j, exact + 3 * j);
-    }
-    tfmm_measure_group_judge(m, bodies, err, e->stats);
-    e->stats->error.time = tfmm_wtime() - t0;
-  }
+  if (st == TFMM_OK)
+    group_judged(e, block, on_device, f, t0, err);
   free(block);
   free(err);
   return st;
@@ -427,15 +427,19 @@ static tfmm_status gpu_group(tfmm_eval *e, const tfmm_pair_params *pair,
 tfmm_status tfmm_stage_gpu_measure(tfmm_eval *e) {
   if (!measures(e))
     return TFMM_OK;
+  enum { G = TFMM_MEASURE_GROUP_MAX };
   const double t0 = tfmm_wtime();
   tfmm_pipeline_gpu *g = &e->w->gpu;
   const size_t n = e->n, k = e->measure_k < n ? e->measure_k : n;
   const size_t each = watch_each(k), m = k + TFMM_MEASURE_WATCH_PARTS * each;
-  /* The device's block (pipeline_gpu.h): input, exact, got, w. */
+  /* The device's blocks (pipeline_gpu.h): input, exact, got, w; the
+   * group's. */
   int64_t *block = malloc((7 * m + 1) * sizeof *block);
-  double *errs = malloc(m * sizeof *errs);
-  if (block == NULL || errs == NULL) {
+  int64_t *group = malloc((7 * G + 2) * sizeof *group);
+  double *errs = malloc((m > G ? m : G) * sizeof *errs);
+  if (block == NULL || group == NULL || errs == NULL) {
     free(block);
+    free(group);
     free(errs);
     return tfmm_error_set(e->err, TFMM_ERR_NO_MEMORY,
                           "no memory to measure the error at %zu bodies", m);
@@ -450,18 +454,33 @@ tfmm_status tfmm_stage_gpu_measure(tfmm_eval *e) {
    * is then the population's, with no bound to absorb the fast sums'
    * error (a line + pile at 1e-4 measured 9.5e-5 against a true 1.0e-4). */
   const int fast = e->cfg->accuracy >= TFMM_MEASURE_FAST_ACCURACY && k < n;
-  tfmm_status st =
-      tfmm_pipeline_gpu_measure(g, &pair, fast, k, each, e->measure_seed,
-                                on_device ? e->acc : NULL, block, e->err);
+  /* The exact sums are G = 1 in the tree's units; the results are G
+   * times the sums, taken to the caller's units by the device path. */
+  double f = e->cfg->G;
+  if (e->on_device)
+    f *= e->caller_G * ldexp(1.0, e->acc_exp);
+  const uint64_t group_seed = ~e->measure_seed ^ 0x9e3779b97f4a7c15ull;
+  /* With the results on the device, the sample and its group in one go
+   * (one wait); where a float 1/r^3 overflowed there, the two calls,
+   * whose FP64 sums take over. */
+  int both = 0;
+  size_t device_worst = 0;
+  tfmm_status st = TFMM_OK;
+  if (on_device && m <= TFMM_PIPELINE_GPU_BOTH_SLOTS) {
+    st = tfmm_pipeline_gpu_measure_both(g, &pair, fast, k, each,
+                                        e->measure_seed, group_seed, f, e->acc,
+                                        block, group, &device_worst, e->err);
+    both = st == TFMM_OK;
+    if (st == TFMM_ERR_NONFINITE)
+      st = TFMM_OK;
+  }
+  if (st == TFMM_OK && !both)
+    st = tfmm_pipeline_gpu_measure(g, &pair, fast, k, each, e->measure_seed,
+                                   on_device ? e->acc : NULL, block, e->err);
   if (st == TFMM_OK) {
     sample s = {k,     (size_t)block[7 * m],  NULL,
                 block, (double *)(block + m), (double *)(block + 4 * m),
                 errs};
-    /* The exact sums are G = 1 in the tree's units; the results are G
-     * times the sums, taken to the caller's units by the device path. */
-    double f = e->cfg->G;
-    if (e->on_device)
-      f *= e->caller_G * ldexp(1.0, e->acc_exp);
     for (size_t j = 0; j < k + s.w; j++)
       for (int d = 0; d < 3; d++) {
         s.exact[3 * j + d] *= f;
@@ -469,9 +488,15 @@ tfmm_status tfmm_stage_gpu_measure(tfmm_eval *e) {
           s.got[3 * j + d] = e->acc[3 * s.input[j] + d];
       }
     const size_t worst = finish(e, &s, t0);
-    st = gpu_group(e, &pair, fast, worst, on_device, f, t0);
+    /* The device's worst slot is the host's (both round the errors
+     * alike); were it not, the group of the host's. */
+    if (both && worst == device_worst)
+      group_judged(e, group, on_device, f, t0, errs);
+    else
+      st = gpu_group(e, &pair, fast, worst, on_device, f, t0);
   }
   free(block);
+  free(group);
   free(errs);
   return st;
 }

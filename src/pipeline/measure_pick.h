@@ -64,4 +64,33 @@ TFMM_MEASURE_PICK_FN double tfmm_measure_a2(const double *a) {
   return s == s ? s : INFINITY;
 }
 
+/* The relative error |a - f b| / |f b| of a against f b (3 doubles each;
+ * f b rounded first, as the host's b *= f; f = 1: b itself): 0 where
+ * both are zero, +inf where only f b is. The measurement's
+ * (tfmm_measure_relative), rounded alike on both sides (no fused
+ * multiply-add on the device; division and square root correctly
+ * rounded on both), so that the device finds the host's worst slot. */
+TFMM_MEASURE_PICK_FN double
+tfmm_measure_relative_scaled(const double *a, const double *b, double f) {
+  double d2 = 0, b2 = 0;
+  for (int d = 0; d < 3; d++) {
+#if defined(__CUDA_ARCH__)
+    const double y = __dmul_rn(b[d], f), x = __dsub_rn(a[d], y);
+    d2 = __dadd_rn(d2, __dmul_rn(x, x));
+    b2 = __dadd_rn(b2, __dmul_rn(y, y));
+#else
+    const double y = b[d] * f, x = a[d] - y;
+    d2 += x * x;
+    b2 += y * y;
+#endif
+  }
+  if (b2 == 0)
+    return d2 == 0 ? 0 : INFINITY;
+#if defined(__CUDA_ARCH__)
+  return __dsqrt_rn(__ddiv_rn(d2, b2));
+#else
+  return sqrt(d2 / b2);
+#endif
+}
+
 #endif
