@@ -294,27 +294,6 @@ Test(solver, workspace_reuse_is_exact_across_n) {
 /* A cube given by the caller (tfmm_config.box_min, box_size): the tree
  * takes its keys there and the forces still meet the target against the
  * reference; a body outside it is refused by index; a bad cube is named. */
-static double p99_rel(size_t n, const double *a, const double *ref) {
-  double *e = malloc(n * sizeof *e);
-  for (size_t i = 0; i < n; i++) {
-    double num = 0, den = 0;
-    for (int d = 0; d < 3; d++) {
-      num += (a[3 * i + d] - ref[3 * i + d]) * (a[3 * i + d] - ref[3 * i + d]);
-      den += ref[3 * i + d] * ref[3 * i + d];
-    }
-    e[i] = sqrt(num / den);
-  }
-  for (size_t i = 1; i < n; i++) /* insertion sort: n is small */
-    for (size_t j = i; j > 0 && e[j - 1] > e[j]; j--) {
-      double x = e[j];
-      e[j] = e[j - 1];
-      e[j - 1] = x;
-    }
-  double r = e[(n * 99) / 100];
-  free(e);
-  return r;
-}
-
 Test(solver, caller_given_cube) {
   enum { N = 3000 };
   double *pos = malloc(3 * N * sizeof *pos), *vel = malloc(3 * N * 8);
@@ -341,7 +320,7 @@ Test(solver, caller_given_cube) {
     c.box_size = 3 * reach + reach;
     cr_assert_eq(tfmm_solver_create(&s, &c), TFMM_OK);
     evaluate(s, N, pos, mass, acc, NULL);
-    const double e = p99_rel(N, acc, ref);
+    const double e = test_p99_relative(N, acc, ref);
     cr_expect_leq(e, 1e-3, "seed %llu %s in a given cube: p99 %.3g",
                   (unsigned long long)seed, tfmm_method_name((tfmm_method)m),
                   e);

@@ -57,7 +57,7 @@ static double p99(const double *a, const double *truth, double factor) {
     e[i] = sqrt(num / den);
   }
   qsort(e, N, sizeof *e, cmp);
-  double r = e[(N * 99) / 100];
+  double r = e[(size_t)ceil(0.99 * N) - 1]; /* nearest rank */
   free(e);
   return r;
 }
