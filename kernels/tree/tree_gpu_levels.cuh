@@ -60,40 +60,25 @@ __device__ unsigned octant_split(Cells cells, const uint64_t *keys, int32_t c,
   return nonempty & 0xffu;
 }
 
-/* octree.c's count_children, eight lanes a cell of the level's m. */
-__global__ void count_children(Cells cells, const uint64_t *keys, int32_t begin,
-                               int32_t m, int level, int leaf_size,
-                               int max_depth, int32_t *count) {
-  const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-  const int32_t j = (int32_t)(i / 8);
-  const int o = (int)(i % 8);
-  if (j >= m)
-    return; /* the whole group: m is the same for its eight lanes */
-  const int32_t c = begin + j;
+/* Cell c's children counted (octree.c's count_children), lane o of its
+ * group of eight: the count, also written to child_count by lane 0. */
+__device__ int32_t count_cell(Cells cells, const uint64_t *keys, int32_t c,
+                              int level, int leaf_size, int max_depth, int o) {
   int32_t mine, next;
   const unsigned nonempty = octant_split(cells, keys, c, level, leaf_size,
                                          max_depth, o, &mine, &next);
-  if (o == 0) {
-    count[j] = __popc(nonempty);
-    cells.child_count[c] = __popc(nonempty);
-  }
+  const int32_t k = __popc(nonempty);
+  if (o == 0)
+    cells.child_count[c] = k;
+  return k;
 }
 
-/* octree.c's add_children: the children of the level's cell j start at
- * `end` (the next level's first cell) plus the exclusive prefix sum of the
- * counts, in octant order; eight lanes a cell, lane o writing octant o's
- * child when it is not empty. */
-__global__ void add_children(Cells cells, const uint64_t *keys, int32_t begin,
-                             int32_t end, int level, int leaf_size,
-                             int max_depth, const int32_t *count,
-                             const int32_t *inclusive) {
-  const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-  const int32_t j = (int32_t)(i / 8);
-  const int o = (int)(i % 8);
-  if (j >= end - begin)
-    return; /* the whole group */
-  const int32_t c = begin + j, k = count[j];
-  const int32_t first = end + inclusive[j] - k;
+/* Cell c's k children placed from `first` in octant order (octree.c's
+ * add_children), lane o of its group of eight writing octant o's child
+ * when it is not empty, lane 0 the cell's child_begin. */
+__device__ void place_children(Cells cells, const uint64_t *keys, int32_t c,
+                               int level, int leaf_size, int max_depth, int o,
+                               int32_t k, int32_t first) {
   if (o == 0)
     cells.child_begin[c] = k > 0 ? first : -1;
   if (k == 0)
@@ -110,6 +95,38 @@ __global__ void add_children(Cells cells, const uint64_t *keys, int32_t begin,
   cells.child_count[child] = 0;
   cells.body_begin[child] = mine;
   cells.body_end[child] = next;
+}
+
+/* The host's loop: count_children over the level's m cells, eight lanes a
+ * cell. */
+__global__ void count_children(Cells cells, const uint64_t *keys, int32_t begin,
+                               int32_t m, int level, int leaf_size,
+                               int max_depth, int32_t *count) {
+  const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  const int32_t j = (int32_t)(i / 8);
+  const int o = (int)(i % 8);
+  if (j >= m)
+    return; /* the whole group: m is the same for its eight lanes */
+  const int32_t k =
+      count_cell(cells, keys, begin + j, level, leaf_size, max_depth, o);
+  if (o == 0)
+    count[j] = k;
+}
+
+/* The host's loop: the children of the level's cell j start at `end` (the
+ * next level's first cell) plus the exclusive prefix sum of the counts. */
+__global__ void add_children(Cells cells, const uint64_t *keys, int32_t begin,
+                             int32_t end, int level, int leaf_size,
+                             int max_depth, const int32_t *count,
+                             const int32_t *inclusive) {
+  const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  const int32_t j = (int32_t)(i / 8);
+  const int o = (int)(i % 8);
+  if (j >= end - begin)
+    return; /* the whole group */
+  const int32_t k = count[j];
+  place_children(cells, keys, begin + j, level, leaf_size, max_depth, o, k,
+                 end + inclusive[j] - k);
 }
 
 /* ---- The level loop in one cooperative launch ---------------------------- */
@@ -172,14 +189,10 @@ __global__ void __launch_bounds__(LEVEL_THREADS)
       if (i < 8 * hi) {
         const int32_t j = (int32_t)(i / 8);
         const int o = (int)(i % 8);
-        const int32_t c = begin + j;
-        int32_t mine, next;
-        const unsigned nonempty = octant_split(cells, keys, c, level, leaf_size,
-                                               max_depth, o, &mine, &next);
+        const int32_t k =
+            count_cell(cells, keys, begin + j, level, leaf_size, max_depth, o);
         if (o == 0) {
-          const int32_t k = __popc(nonempty);
           count[j] = k;
-          cells.child_count[c] = k;
           mine_sum += k;
         }
       }
@@ -239,24 +252,8 @@ __global__ void __launch_bounds__(LEVEL_THREADS)
       if (i < 8 * hi) {
         const int32_t j = (int32_t)(i / 8);
         const int o = (int)(i % 8);
-        const int32_t c = begin + j, k = count[j], f = first[j];
-        if (o == 0)
-          cells.child_begin[c] = k > 0 ? f : -1;
-        if (k > 0) { /* the whole group: k is the cell's */
-          int32_t mine, next_body;
-          const unsigned nonempty =
-              octant_split(cells, keys, c, level, leaf_size, max_depth, o,
-                           &mine, &next_body);
-          if (nonempty >> o & 1u) {
-            const int32_t child = f + __popc(nonempty & ((1u << o) - 1u));
-            cells.level[child] = level + 1;
-            cells.parent[child] = c;
-            cells.child_begin[child] = -1;
-            cells.child_count[child] = 0;
-            cells.body_begin[child] = mine;
-            cells.body_end[child] = next_body;
-          }
-        }
+        place_children(cells, keys, begin + j, level, leaf_size, max_depth, o,
+                       count[j], first[j]);
       }
     }
     if (me == 0 && tid == 0)
