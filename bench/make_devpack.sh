@@ -17,7 +17,7 @@ cp "$build/apps/tilefmm" .devbin/apps/
 cp "$build"/bench/bench_tree "$build"/bench/bench_direct \
   "$build"/bench/calibrate_accuracy .devbin/bench/
 for extra in bench_sim bench_sim_gpu bench_active bench_mpi bench_planner \
-  bench_reference_gpu bench_watch; do
+  bench_reference_gpu bench_watch bench_tree_gpu bench_oneshot bench_upward_gpu; do
   [ -x "$build/bench/$extra" ] && cp "$build/bench/$extra" .devbin/bench/
 done
 for t in "$build"/tests/test_* "$build"/tests/cli/test_* \
