@@ -93,6 +93,21 @@ char *read_text(const char *name) {
   return buf;
 }
 
+unsigned char *read_bytes(const char *path, size_t *len) {
+  FILE *fp = fopen(path, "rb");
+  cr_assert_not_null(fp, "cannot read %s", path);
+  cr_assert_eq(fseek(fp, 0, SEEK_END), 0);
+  const long size = ftell(fp);
+  cr_assert_geq(size, 0);
+  rewind(fp);
+  unsigned char *bytes = malloc((size_t)size + 1);
+  cr_assert_not_null(bytes);
+  cr_assert_eq(fread(bytes, 1, (size_t)size, fp), (size_t)size);
+  fclose(fp);
+  *len = (size_t)size;
+  return bytes;
+}
+
 void assert_same_text(const char *got_name, const char *want_name) {
   char *got = read_text(got_name), *want = read_text(want_name);
   cr_assert_not_null(got, "%s missing", got_name);

@@ -21,6 +21,9 @@ void write_file(const char *name, const char *bytes, size_t len);
 void write_text(const char *name, const char *text);
 /* The whole file as a string, or NULL when it does not exist; free it. */
 char *read_text(const char *name);
+/* The bytes of the file at path (a path, not a scratch name), which must
+ * exist, *len of them; free it. */
+unsigned char *read_bytes(const char *path, size_t *len);
 /* Asserts that got_name exists and holds exactly want_name's text, which
  * is not empty. */
 void assert_same_text(const char *got_name, const char *want_name);

@@ -293,21 +293,6 @@ void h5_copy_with_user_block(const char *src, const char *dst,
   free(bytes);
 }
 
-unsigned char *read_bytes(const char *path, size_t *len) {
-  FILE *fp = fopen(path, "rb");
-  cr_assert_not_null(fp, "cannot read %s", path);
-  cr_assert_eq(fseek(fp, 0, SEEK_END), 0);
-  const long size = ftell(fp);
-  cr_assert_geq(size, 0);
-  rewind(fp);
-  unsigned char *bytes = malloc((size_t)size + 1);
-  cr_assert_not_null(bytes);
-  cr_assert_eq(fread(bytes, 1, (size_t)size, fp), (size_t)size);
-  fclose(fp);
-  *len = (size_t)size;
-  return bytes;
-}
-
 void write_bytes(const char *path, const void *bytes, size_t len) {
   FILE *fp = fopen(path, "wb");
   cr_assert_not_null(fp, "cannot create %s", path);

@@ -3,6 +3,7 @@
 #ifndef TFMM_SNAPSHOT_UTIL_H
 #define TFMM_SNAPSHOT_UTIL_H
 
+#include "harness.h"
 #include "snapshot.h"
 
 #include <hdf5.h>
@@ -53,8 +54,7 @@ void h5_strings_to_variable_length(hid_t file, const char *group);
 void h5_copy_with_user_block(const char *src, const char *dst,
                              size_t userblock);
 
-/* Whole files, by path. */
-unsigned char *read_bytes(const char *path, size_t *len);
+/* Whole files, by path (read_bytes: harness.h). */
 void write_bytes(const char *path, const void *bytes, size_t len);
 /* Where needle first occurs in bytes[0 .. len), or -1. */
 long find_bytes(const unsigned char *bytes, size_t len, const void *needle,

@@ -33,19 +33,15 @@ typedef struct bytes {
   size_t len;
 } bytes;
 
-static bytes read_bytes(const char *name) {
-  FILE *fp = fopen(sp(name), "rb");
-  cr_assert_not_null(fp, "cannot open %s", name);
-  fseek(fp, 0, SEEK_END);
-  bytes r = {malloc((size_t)ftell(fp) + 1), (size_t)ftell(fp)};
-  rewind(fp);
-  cr_assert_eq(fread(r.b, 1, r.len, fp), r.len);
-  fclose(fp);
+/* The bytes of the scratch directory's file name. */
+static bytes file_bytes(const char *name) {
+  bytes r;
+  r.b = (char *)read_bytes(sp(name), &r.len);
   return r;
 }
 
 static void assert_unchanged(const char *name, bytes was) {
-  bytes now = read_bytes(name);
+  bytes now = file_bytes(name);
   cr_assert(now.len == was.len && memcmp(now.b, was.b, was.len) == 0,
             "%s was changed", name);
   free(now.b);
@@ -99,8 +95,8 @@ static void assert_steps(const char *name, const long *want, int n) {
  * the holder, and writes nothing there. */
 Test(run_dir, a_locked_directory_is_refused) {
   SMALL_RUN("a", "2");
-  bytes check = read_bytes("a/checkpoint.hdf5");
-  bytes stats = read_bytes("a/statistics.csv");
+  bytes check = file_bytes("a/checkpoint.hdf5");
+  bytes stats = file_bytes("a/statistics.csv");
   const int fd = open(sp("a/.tilefmm-run.lock"), O_RDWR | O_CREAT, 0666);
   cr_assert(fd >= 0);
   cr_assert_eq(ftruncate(fd, 0), 0);
@@ -132,8 +128,8 @@ Test(run_dir, a_locked_directory_is_refused) {
 Test(run_dir, fresh_run_over_a_run_needs_force) {
   SMALL_RUN("a", "2", "--snapshot-every", "1");
   write_text("a/notes.txt", "mine\n");
-  bytes check = read_bytes("a/checkpoint.hdf5");
-  bytes snap = read_bytes("a/snapshot_0002.hdf5");
+  bytes check = file_bytes("a/checkpoint.hdf5");
+  bytes snap = file_bytes("a/snapshot_0002.hdf5");
   cr_expect_eq(RUN("run", "--n", "600", "--steps", "1", "--out", sp("a"),
                    "--progress", "off"),
                1);
@@ -163,9 +159,9 @@ Test(run_dir, fresh_run_over_a_run_needs_force) {
  * initial conditions taken from that directory; nothing is removed. */
 Test(run_dir, force_keeps_the_inputs) {
   SMALL_RUN("a", "1");
-  bytes params = read_bytes("a/used_parameters.yml");
-  bytes snap = read_bytes("a/snapshot_0000.hdf5");
-  bytes check = read_bytes("a/checkpoint.hdf5");
+  bytes params = file_bytes("a/used_parameters.yml");
+  bytes snap = file_bytes("a/snapshot_0000.hdf5");
+  bytes check = file_bytes("a/checkpoint.hdf5");
   cr_expect_eq(RUN("run", "--params", sp("a/used_parameters.yml"), "--out",
                    sp("a"), "--force"),
                1);
@@ -244,8 +240,8 @@ Test(run_dir, rows_short_of_the_checkpoint_are_refused) {
   *(strrchr(text, '\n') + 1) = '\0'; /* step 4's row gone */
   write_text("m/statistics.csv", text);
   free(text);
-  bytes stats = read_bytes("m/statistics.csv");
-  bytes check = read_bytes("m/checkpoint.hdf5");
+  bytes stats = file_bytes("m/statistics.csv");
+  bytes check = file_bytes("m/checkpoint.hdf5");
   cr_expect_eq(RUN("run", "--restart", sp("m/checkpoint.hdf5"), "--steps", "6",
                    "--progress", "off"),
                1);

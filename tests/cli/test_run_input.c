@@ -13,23 +13,9 @@
 
 TestSuite(run_input, .init = scratch_make, .fini = scratch_remove);
 
-/* The bytes of a file (NUL bytes and all); free it. */
-static char *read_bytes(const char *name, size_t *len) {
-  FILE *fp = fopen(sp(name), "rb");
-  cr_assert_not_null(fp, "cannot open %s", name);
-  fseek(fp, 0, SEEK_END);
-  *len = (size_t)ftell(fp);
-  rewind(fp);
-  char *b = malloc(*len + 1);
-  cr_assert_not_null(b);
-  cr_assert_eq(fread(b, 1, *len, fp), *len);
-  fclose(fp);
-  return b;
-}
-
 static int same_bytes(const char *name, const char *bytes, size_t len) {
   size_t len2;
-  char *b = read_bytes(name, &len2);
+  char *b = (char *)read_bytes(sp(name), &len2);
   const int same = len2 == len && memcmp(b, bytes, len) == 0;
   free(b);
   return same;
@@ -94,7 +80,7 @@ Test(run_input, malformed_snapshots) {
   small_run("a", "1");
   /* A truncated copy of a snapshot. */
   size_t len;
-  char *whole = read_bytes("a/snapshot_0000.hdf5", &len);
+  char *whole = (char *)read_bytes(sp("a/snapshot_0000.hdf5"), &len);
   cr_assert_gt(len, 3000);
   write_file("cut.hdf5", whole, 3000);
   free(whole);
@@ -217,8 +203,8 @@ Test(run_input, out_is_not_a_directory) {
 Test(run_input, full_disk_leaves_earlier_output_intact) {
   small_run("a", "1");
   size_t snap_len, check_len;
-  char *snap = read_bytes("a/snapshot_0000.hdf5", &snap_len);
-  char *check = read_bytes("a/checkpoint.hdf5", &check_len);
+  char *snap = (char *)read_bytes(sp("a/snapshot_0000.hdf5"), &snap_len);
+  char *check = (char *)read_bytes(sp("a/checkpoint.hdf5"), &check_len);
   cr_assert_gt(snap_len, 40000, "the limit must stop the snapshot");
   signal(SIGXFSZ, SIG_DFL);
   /* The soft limit only, so that it can be raised back. */

@@ -50,20 +50,6 @@ static void no_preload(const char *name) {
   unsetenv(name);
 }
 
-/* The bytes of a file of the scratch directory; free it. */
-static char *bytes_of(const char *name, size_t *len) {
-  FILE *fp = fopen(sp(name), "rb");
-  cr_assert_not_null(fp, "cannot open %s", name);
-  fseek(fp, 0, SEEK_END);
-  *len = (size_t)ftell(fp);
-  rewind(fp);
-  char *b = malloc(*len + 1);
-  cr_assert_not_null(b);
-  cr_assert_eq(fread(b, 1, *len, fp), *len);
-  fclose(fp);
-  return b;
-}
-
 /* A file kept as it was: its name and bytes. */
 typedef struct kept {
   const char *name;
@@ -73,13 +59,13 @@ typedef struct kept {
 
 static kept keep(const char *name) {
   kept k = {.name = name};
-  k.bytes = bytes_of(name, &k.len);
+  k.bytes = (char *)read_bytes(sp(name), &k.len);
   return k;
 }
 
 static void assert_unchanged(kept *k) {
   size_t len;
-  char *now = bytes_of(k->name, &len);
+  char *now = (char *)read_bytes(sp(k->name), &len);
   cr_assert(len == k->len && memcmp(now, k->bytes, len) == 0, "%s was changed",
             k->name);
   free(now);
