@@ -68,6 +68,11 @@ static tfmm_sim_config config(int leaf, double theta, int order, double eps) {
   c.solver.softening = TFMM_SOFTENING_SPLINE;
   c.solver.eps = eps;
   c.solver.leaf_size = leaf;
+  /* BENCH_SIM_KEEP_TREE=0: every evaluation builds its tree (the A/B of
+   * the kept tree in one binary). */
+  const char *keep = getenv("BENCH_SIM_KEEP_TREE");
+  if (keep != NULL)
+    c.keep_tree = atoi(keep) != 0;
   if (theta > 0)
     c.solver.theta = theta;
   if (order >= 0)
@@ -167,8 +172,8 @@ static int fixed(size_t n, int steps, int leaf, double theta, int order) {
 /* One run of the Hernquist sphere to t_end: its largest |dE/E| at the
  * multiples of 1/16, its wall time, evaluations and body updates. */
 typedef struct outcome {
-  double worst, seconds, forces;
-  int64_t evaluations, updates;
+  double worst, seconds, forces, tree, lists, near, far;
+  int64_t evaluations, updates, refits;
 } outcome;
 
 /* The solver settings of the Hernquist runs. */
@@ -199,6 +204,11 @@ static int hernquist_run(const bodies *b, const settings *x, double eta,
     o->evaluations += s->evaluations;
     o->updates += s->updates;
     o->forces += s->time_forces;
+    o->tree += s->time_tree;
+    o->lists += s->time_lists;
+    o->near += s->time_near;
+    o->far += s->time_far;
+    o->refits += s->tree_refits;
     tfmm_diagnostics d;
     double de;
     if (tfmm_sim_diagnostics(sim, &d, &de) != TFMM_OK)
@@ -225,9 +235,19 @@ static int hernquist(const char *name, size_t n, double t_end, double eta,
   printf("sim: %s n %zu t_end %g leaf %d theta %g order %d eps %g\n", name, n,
          t_end, x->leaf, x->theta, x->order, x->eps);
   printf("sim: block eta %g dt_max %g: worst |dE/E| %.3e  %.3f s (forces "
-         "%.3f s)  evaluations %lld  updates/body %.1f\n",
-         eta, x->dt_max, block.worst, block.seconds, block.forces,
-         (long long)block.evaluations, (double)block.updates / (double)n);
+         "%.3f s, tree %.3f s)  evaluations %lld (tree refit %lld)  "
+         "updates/body %.1f\n",
+         eta, x->dt_max, block.worst, block.seconds, block.forces, block.tree,
+         (long long)block.evaluations, (long long)block.refits,
+         (double)block.updates / (double)n);
+  /* Near and far run at once: their sum may pass the forces' time. */
+  printf("sim: block parts a evaluation: tree %.3f lists %.3f near %.3f far "
+         "%.3f ms, forces %.3f ms\n",
+         1e3 * block.tree / block.evaluations,
+         1e3 * block.lists / block.evaluations,
+         1e3 * block.near / block.evaluations,
+         1e3 * block.far / block.evaluations,
+         1e3 * block.forces / block.evaluations);
   for (int k = 5; k <= 14 && !x->block_only; k++) {
     outcome f;
     if (hernquist_run(&b, x, 0.0, ldexp(1.0, -k), t_end, &f) != 0)
@@ -235,6 +255,11 @@ static int hernquist(const char *name, size_t n, double t_end, double eta,
     printf("sim: fixed dt 2^-%d: worst |dE/E| %.3e  %.3f s (forces %.3f s)  "
            "evaluations %lld\n",
            k, f.worst, f.seconds, f.forces, (long long)f.evaluations);
+    printf("sim: fixed parts a evaluation: tree %.3f lists %.3f near %.3f "
+           "far %.3f ms, forces %.3f ms\n",
+           1e3 * f.tree / f.evaluations, 1e3 * f.lists / f.evaluations,
+           1e3 * f.near / f.evaluations, 1e3 * f.far / f.evaluations,
+           1e3 * f.forces / f.evaluations);
     if (f.worst <= block.worst) {
       printf("sim: the fixed step 2^-%d reaches the block steps' error: "
              "%.3f s against %.3f s, block steps %.2fx faster\n",

@@ -422,6 +422,14 @@ typedef struct tfmm_stats {
   int64_t tree_cells, tree_leaves;
   int64_t leaf_min, leaf_max; /* bodies per leaf */
   double leaf_mean;
+  int64_t tree_refits; /* a simulation with individual time steps under
+                          the gpu schedule keeps its tree between
+                          evaluations and refits it to the moved bodies at
+                          its sub-steps (see tfmm_sim below): 0 when this
+                          evaluation built its tree, else the refits since
+                          the build, this one's included */
+  double tree_growth;  /* the tree's growth since its build: the leaves' mean
+                          (radius / radius at the build)^3; 1 when built */
   int leaf_size; /* the L this evaluation used (chosen, for TFMM_LEAF_AUTO) */
   double theta;  /* the opening angle used (chosen or given) */
   int order;     /* the expansion order used (chosen or given) */
@@ -931,8 +939,24 @@ TFMM_API tfmm_status tfmm_diagnostics_compute(size_t n, const double *pos,
  *   tfmm_leapfrog_kick(n, vel, acc, dt / 2);
  * bit for bit, so a sim gives the bits of those calls made by hand, and a
  * sim restored from a saved state (tfmm_sim_save, tfmm_sim_restore)
- * continues as the sim straight through would have. The time is always
+ * continues as the sim straight through would have (with individual time
+ * steps: as the sim that saved it does; below). The time is always
  * computed afresh as time_initial + step * dt, never accumulated.
+ *
+ * With individual time steps under the gpu schedule, a sim on one process
+ * keeps its tree between evaluations: a sub-step (an evaluation at the
+ * active bodies only) refits the cells to the moved bodies (their mass,
+ * centre and radius taken anew, the cells and the bodies' order kept)
+ * instead of building them, until the leaves' growth has cost about a
+ * build; an evaluation of every body builds (tfmm_stats.tree_refits and
+ * tree_growth say which; the rule and its measurements:
+ * src/pipeline/tree_life.h). The opening criterion reads the refit cells,
+ * so the forces keep the accuracy asked, though not the same bits as a
+ * new tree's. Every state saved (tfmm_sim_save, tfmm_sim_save_begin) is
+ * followed by a build, as a restart from it begins with one: so a restart
+ * repeats the bits of the sim that saved the state, though in the middle
+ * of a hierarchy a sim that saves its state takes other bits than one
+ * that does not. With one global step every evaluation builds.
  *
  * Individual time steps (tfmm_sim_config.eta > 0) follow GADGET-4 and
  * SWIFT: every body takes steps of dt_max / 2^k for its own k (its bin),
@@ -991,6 +1015,10 @@ typedef struct tfmm_sim_config {
                           below dt_max; bodies that ask for less take it, and
                           are counted (tfmm_step_stats.short_steps). 0
                           (default): dt_max / 2^16 */
+  int keep_tree;       /* individual steps under the gpu schedule: 1
+                          (default) the sub-steps refit the tree kept from
+                          the last build while that pays (see above); 0
+                          every evaluation builds its tree */
 } tfmm_sim_config;
 
 /* The whole state a restart needs, as tfmm_sim_save gives it and
@@ -1045,6 +1073,9 @@ typedef struct tfmm_step_stats {
    * (TFMM_PHASE_LISTS), the near field and the far field (near_time and
    * far_time; a direct method counts as near field). */
   double time_tree, time_lists, time_near, time_far;
+  int64_t tree_refits; /* evaluations that refit the kept tree instead of
+                          building it (individual time steps under the gpu
+                          schedule; tfmm_stats.tree_refits) */
 } tfmm_step_stats;
 
 /* Fills cfg with the documented defaults. */

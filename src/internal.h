@@ -37,6 +37,18 @@ tfmm_gpu *tfmm_solver_gpu_context(const tfmm_solver *s);
 void tfmm_solver_set_prior_accel(tfmm_solver *s, const double *acc,
                                  int on_device);
 
+/* Whether s's next evaluations, device bodies under the gpu schedule, are
+ * of the bodies of the last one, moved (the same bodies in the same
+ * slots): their tree is then kept and refit while that pays
+ * (pipeline/tree_life.h). A simulation on one process says so
+ * (src/sim/sim_step.c). Forces are as accurate either way. */
+void tfmm_solver_keep_tree(tfmm_solver *s, int on);
+
+/* The next evaluation builds its tree afresh, as a solver's first does:
+ * a simulation calls it at each state it saves, so that a restart from
+ * that state repeats the run that saved it bit for bit. */
+void tfmm_solver_rebuild_tree(tfmm_solver *s);
+
 /* The most entries a list of the gpu schedule's traversal may hold (0:
  * 2^31 - 1, the default): past it an evaluation raises its leaf size
  * (src/solver_device.c). For tests, which reach the limit at small N. */

@@ -62,6 +62,8 @@ static const layout_entry entries[] = {
     FIELD(tfmm_stats, leaf_min),
     FIELD(tfmm_stats, leaf_max),
     FIELD(tfmm_stats, leaf_mean),
+    FIELD(tfmm_stats, tree_refits),
+    FIELD(tfmm_stats, tree_growth),
     FIELD(tfmm_stats, leaf_size),
     FIELD(tfmm_stats, theta),
     FIELD(tfmm_stats, order),
@@ -143,6 +145,7 @@ static const layout_entry entries[] = {
     FIELD(tfmm_sim_config, eta),
     FIELD(tfmm_sim_config, dt_max),
     FIELD(tfmm_sim_config, dt_min),
+    FIELD(tfmm_sim_config, keep_tree),
 
     STRUCT(tfmm_sim_state),
     FIELD(tfmm_sim_state, n),
@@ -185,6 +188,7 @@ static const layout_entry entries[] = {
     FIELD(tfmm_step_stats, time_lists),
     FIELD(tfmm_step_stats, time_near),
     FIELD(tfmm_step_stats, time_far),
+    FIELD(tfmm_step_stats, tree_refits),
 
     STRUCT(tfmm_unit_system),
     FIELD(tfmm_unit_system, mass),

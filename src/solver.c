@@ -276,6 +276,16 @@ void tfmm_solver_set_prior_accel(tfmm_solver *s, const double *acc,
   s->prior_on_device = on_device;
 }
 
+void tfmm_solver_keep_tree(tfmm_solver *s, int on) {
+  if (s != NULL)
+    s->work.keep_tree = on != 0;
+}
+
+void tfmm_solver_rebuild_tree(tfmm_solver *s) {
+  if (s != NULL)
+    s->work.tree_life.kept = 0;
+}
+
 void tfmm_solver_set_list_cap(tfmm_solver *s, int64_t cap) {
   if (s != NULL)
     s->work.list_cap = cap;

@@ -48,6 +48,7 @@ Test(simulation, defaults_are_documented_values) {
   cr_expect_eq(c.eta, 0.0, "one global step by default");
   cr_expect_eq(c.dt_max, 0.0);
   cr_expect_eq(c.dt_min, 0.0);
+  cr_expect_eq(c.keep_tree, 1, "sub-steps refit the kept tree by default");
 }
 
 /* ---- Kepler: two bodies against Kepler's equation --------------------- */

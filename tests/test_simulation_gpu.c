@@ -1,9 +1,11 @@
 /* The simulation with its state on the GPU (the gpu schedule): a restart
- * bit-identical to the run straight through, with one global step and in
- * the middle of a hierarchy of individual steps; the device's diagnostics
- * against the host's compensated sums of the same state; the GPU's steps
- * against the CPU's from the same bodies, within what their forces'
- * difference allows. */
+ * bit-identical to the run straight through with one global step, and to
+ * the run that saved the state in the middle of a hierarchy of individual
+ * steps; the kept tree refit at the sub-steps and built again when its
+ * leaves grow (its forces: test_tree_refit_gpu.c); the device's
+ * diagnostics against the host's compensated sums of the same state; the
+ * GPU's steps against the CPU's from the same bodies, within what their
+ * forces' difference allows. */
 #include "testutil.h"
 
 #include <criterion/criterion.h>
@@ -65,38 +67,57 @@ static void expect_same_state(const tfmm_sim_state *a,
   cr_expect(memcmp(a->bins, b->bins, n) == 0, "bins");
 }
 
-/* Straight through 2k steps against k steps, saved, restored into a new
- * sim (a fresh upload) and k more. */
+/* k steps, saved, restored into a new sim (a fresh upload, a fresh tree)
+ * and k more. With one global step every evaluation builds its tree, and
+ * the restart equals the run straight through 2k steps, never saved. With
+ * individual steps the sub-steps refit the kept tree (pipeline/tree_life.h),
+ * and a save makes the saving sim's next evaluation build afresh, as the
+ * restart's first does: the restart equals the saving sim going on k
+ * more. */
 static void restart_bit_identical(double eta) {
   test_require_gpu();
   bodies b = hernquist(30000, 5150);
   const tfmm_sim_config c = gpu_config(eta);
   tfmm_sim *straight = make_sim(&c, &b);
   tfmm_sim *first = make_sim(&c, &b);
-  int64_t k = 0;
+  int64_t k = 0, refits = 0;
   do {
     cr_assert_eq(tfmm_sim_step(first, 1), TFMM_OK, "%s",
                  tfmm_sim_message(first));
+    refits += tfmm_solver_stats(tfmm_sim_solver(first))->tree_refits > 0;
     k++;
   } while (k < 3 || (eta > 0 && tfmm_sim_synchronised(first)));
+  if (eta > 0)
+    cr_expect_gt(refits, 0, "the tree was never refit before the save");
+  else
+    cr_expect_eq(refits, 0, "a global step refit its tree");
   tfmm_sim_state half;
   cr_assert_eq(tfmm_sim_save(first, &half), TFMM_OK, "%s",
                tfmm_sim_message(first));
   tfmm_sim *second = NULL;
   cr_assert_eq(tfmm_sim_restore(&second, &c, &half), TFMM_OK, "%s",
                tfmm_sim_message(second));
-  tfmm_sim_destroy(first);
-  cr_assert_eq(tfmm_sim_step(straight, 2 * k), TFMM_OK, "%s",
-               tfmm_sim_message(straight));
+  tfmm_sim *against = first;
+  if (eta > 0) {
+    cr_assert_eq(tfmm_sim_step(first, k), TFMM_OK, "%s",
+                 tfmm_sim_message(first));
+  } else {
+    tfmm_sim_destroy(first);
+    first = NULL;
+    cr_assert_eq(tfmm_sim_step(straight, 2 * k), TFMM_OK, "%s",
+                 tfmm_sim_message(straight));
+    against = straight;
+  }
   cr_assert_eq(tfmm_sim_step(second, k), TFMM_OK, "%s",
                tfmm_sim_message(second));
   cr_expect_eq(tfmm_solver_stats(tfmm_sim_solver(second))->schedule,
                TFMM_SCHEDULE_GPU);
   tfmm_sim_state a, s;
-  cr_assert_eq(tfmm_sim_save(straight, &a), TFMM_OK);
+  cr_assert_eq(tfmm_sim_save(against, &a), TFMM_OK);
   cr_assert_eq(tfmm_sim_save(second, &s), TFMM_OK);
   expect_same_state(&a, &s);
   tfmm_sim_destroy(straight);
+  tfmm_sim_destroy(first);
   tfmm_sim_destroy(second);
   bodies_free(&b);
 }
@@ -225,6 +246,62 @@ Test(simulation_gpu, save_in_two_halves_keeps_the_state_of_the_begin) {
   cr_expect(memcmp(mid.acc, t.acc, 3 * n * sizeof(double)) == 0);
   cr_expect(memcmp(mid.bins, t.bins, n) == 0);
   tfmm_sim_destroy(twin);
+  tfmm_sim_destroy(sim);
+  bodies_free(&b);
+}
+
+/* One evaluation a step with individual steps: whether it was at every
+ * body, and its tree's refits since the build (0: built). */
+typedef struct tree_tally {
+  int full_built, full_refit;     /* evaluations of every body */
+  int subset_built, subset_refit; /* at a subset */
+  double growth;                  /* the largest growth of a refit */
+} tree_tally;
+
+static tree_tally run_and_tally(tfmm_sim *sim, size_t n, int steps) {
+  tree_tally t = {0, 0, 0, 0, 1.0};
+  for (int k = 0; k < steps; k++) {
+    cr_assert_eq(tfmm_sim_step(sim, 1), TFMM_OK, "%s", tfmm_sim_message(sim));
+    const tfmm_stats *x = tfmm_solver_stats(tfmm_sim_solver(sim));
+    const int full = tfmm_sim_stats(sim)->updates == (int64_t)n;
+    const int refit = x->tree_refits > 0;
+    t.full_built += full && !refit;
+    t.full_refit += full && refit;
+    t.subset_built += !full && !refit;
+    t.subset_refit += !full && refit;
+    if (refit)
+      t.growth = fmax(t.growth, x->tree_growth);
+  }
+  return t;
+}
+
+/* The kept tree's rule in a run (pipeline/tree_life.h): every evaluation
+ * of every body builds, the sub-steps refit, and bodies ten times too fast
+ * for their sphere spread the leaves until a sub-step builds again. */
+Test(simulation_gpu, sub_steps_refit_the_tree_until_it_grows, .timeout = 300) {
+  test_require_gpu();
+  const uint64_t seed = test_fresh_seed();
+  const tfmm_sim_config c = gpu_config(0.025);
+  bodies b = hernquist(20000, seed);
+  tfmm_sim *sim = make_sim(&c, &b);
+  tree_tally t = run_and_tally(sim, b.n, 24);
+  cr_expect_gt(t.full_built, 0, "seed %llu: no evaluation of every body",
+               (unsigned long long)seed);
+  cr_expect_eq(t.full_refit, 0, "seed %llu: %d evaluations of every body refit",
+               (unsigned long long)seed, t.full_refit);
+  cr_expect_gt(t.subset_refit, 0, "seed %llu: no sub-step refit",
+               (unsigned long long)seed);
+  tfmm_sim_destroy(sim);
+  for (size_t k = 0; k < 3 * b.n; k++)
+    b.vel[k] *= 10;
+  sim = make_sim(&c, &b);
+  t = run_and_tally(sim, b.n, 24);
+  cr_expect_eq(t.full_refit, 0, "seed %llu: hot: a full evaluation refit",
+               (unsigned long long)seed);
+  cr_expect_gt(t.subset_built, 0,
+               "seed %llu: hot bodies: no sub-step built afresh (%d refit, "
+               "largest growth %.3g)",
+               (unsigned long long)seed, t.subset_refit, t.growth);
   tfmm_sim_destroy(sim);
   bodies_free(&b);
 }

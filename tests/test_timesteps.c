@@ -394,6 +394,9 @@ Test(timesteps, bad_settings_are_refused_with_a_message) {
   expect_refused(&c, "2^40");
   c = block_config(0.025, 0.01, INFINITY, 0.0);
   expect_refused(&c, "dt_max");
+  c = block_config(0.025, 0.01, 0.0, 0.0);
+  c.keep_tree = 2;
+  expect_refused(&c, "keep_tree");
 }
 
 /* A state whose clock is not the configuration's is refused, as are bins

@@ -25,6 +25,12 @@ tfmm_status tfmm_pipeline_gpu_tree(tfmm_pipeline_gpu *pl,
   return none(err);
 }
 
+tfmm_status tfmm_pipeline_gpu_refit(tfmm_pipeline_gpu *pl, int timed,
+                                    tfmm_error *err) {
+  (void)pl, (void)timed;
+  return none(err);
+}
+
 tfmm_status tfmm_pipeline_gpu_maybe_coincident(tfmm_pipeline_gpu *pl,
                                                int64_t *count,
                                                tfmm_error *err) {

@@ -24,6 +24,12 @@ tfmm_status tfmm_tree_gpu_hybrid_build(tfmm_tree_gpu_hybrid *h,
   return no_tree(err);
 }
 
+tfmm_status tfmm_tree_gpu_hybrid_refit(tfmm_tree_gpu_hybrid *h, int timed,
+                                       tfmm_error *err) {
+  (void)h, (void)timed;
+  return no_tree(err);
+}
+
 tfmm_status tfmm_tree_gpu_hybrid_download(tfmm_tree_gpu_hybrid *h,
                                           struct tfmm_octree *out,
                                           tfmm_error *err) {

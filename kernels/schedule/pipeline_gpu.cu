@@ -592,6 +592,17 @@ tfmm_pipeline_gpu_tree(tfmm_pipeline_gpu *pl,
   return entered(pl, pl->base.gpu, err, [&] { return tree(pl, params, err); });
 }
 
+extern "C" tfmm_status tfmm_pipeline_gpu_refit(tfmm_pipeline_gpu *pl, int timed,
+                                               tfmm_error *err) {
+  if (pl == nullptr || pl->state == nullptr || pl->state->uploaded == 0)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "gpu schedule: no bodies uploaded");
+  return entered(pl, pl->base.gpu, err, [&]() -> tfmm_status {
+    CHECK(tfmm_tree_gpu_hybrid_refit(&pl->base, timed, err));
+    return mark(pl, State::EV_TREE, err);
+  });
+}
+
 extern "C" tfmm_status tfmm_pipeline_gpu_maybe_coincident(tfmm_pipeline_gpu *pl,
                                                           int64_t *count,
                                                           tfmm_error *err) {

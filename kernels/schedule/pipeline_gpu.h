@@ -94,6 +94,12 @@ tfmm_status tfmm_pipeline_gpu_tree(tfmm_pipeline_gpu *pl,
                                    const tfmm_tree_gpu_params *params,
                                    tfmm_error *err);
 
+/* The last tree refit to the uploaded bodies (tree_gpu.h,
+ * tfmm_tree_gpu_refit) instead of built again: the same bodies, as many,
+ * moved. The stages after it follow as after tfmm_pipeline_gpu_tree. */
+tfmm_status tfmm_pipeline_gpu_refit(tfmm_pipeline_gpu *pl, int timed,
+                                    tfmm_error *err);
+
 /* Bodies that may share a point with another, counted on the device
  * from the sorted keys and positions (pipeline_gpu.cu, maybe_coincident):
  * 0 means none do; otherwise the CPU's search on a copy of the tree

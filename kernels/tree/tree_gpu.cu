@@ -19,6 +19,7 @@
 
 #include "tree/keys.h"
 #include "tree_gpu_levels.cuh"
+#include "tree_gpu_moments.cuh"
 
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
@@ -150,138 +151,11 @@ struct IsCell {
   __host__ __device__ bool operator()(int32_t c) const { return c >= 0; }
 };
 
-/* ---- Stage 5: moments --------------------------------------------------- */
-
-struct Moments {
-  const double *pos, *mass; /* bodies in key order */
-  double *center, *radius, *cmass, *box_center, *size;
-};
-
-/* octree.c's cell_box, from the same formula (src/tree/keys.h). */
-__global__ void cell_box(Cells cells, Moments mo, const uint64_t *keys,
-                         const double *d_box, int32_t ncells) {
-  int32_t c = blockIdx.x * blockDim.x + threadIdx.x;
-  if (c >= ncells)
-    return;
-  tfmm_key_cell_cube(keys[cells.body_begin[c]], cells.level[c], d_box, d_box[3],
-                     mo.box_center + 3 * c, &mo.size[c]);
-}
-
-__device__ double distance(const double *a, const double *b) {
-  double dx = __dsub_rn(a[0], b[0]), dy = __dsub_rn(a[1], b[1]),
-         dz = __dsub_rn(a[2], b[2]);
-  return sqrt(__dadd_rn(__dadd_rn(__dmul_rn(dx, dx), __dmul_rn(dy, dy)),
-                        __dmul_rn(dz, dz)));
-}
-
-/* octree.c's set_center: relative to the cube, a massless cell at its
- * cube's centre. */
-__device__ void set_center(Moments mo, int32_t c, double mass,
-                           const double moment[3]) {
-  mo.cmass[c] = mass;
-  for (int k = 0; k < 3; k++)
-    mo.center[3 * c + k] =
-        __dadd_rn(mo.box_center[3 * c + k], mass > 0 ? moment[k] / mass : 0.0);
-}
-
-/* octree.c's leaf_moments. */
-__global__ void leaf_moments(Cells cells, Moments mo, int32_t ncells) {
-  int32_t c = blockIdx.x * blockDim.x + threadIdx.x;
-  if (c >= ncells || cells.child_count[c] != 0)
-    return;
-  int32_t b = cells.body_begin[c], e = cells.body_end[c];
-  const double *bc = mo.box_center + 3 * c;
-  double mass = 0, moment[3] = {0, 0, 0};
-  for (int32_t i = b; i < e; i++) {
-    double m = mo.mass[i];
-    mass = __dadd_rn(mass, m);
-    for (int k = 0; k < 3; k++)
-      moment[k] = __dadd_rn(moment[k],
-                            __dmul_rn(m, __dsub_rn(mo.pos[3 * i + k], bc[k])));
-  }
-  set_center(mo, c, mass, moment);
-  double *center = mo.center + 3 * c;
-  if (e - b == 1)
-    for (int k = 0; k < 3; k++)
-      center[k] = mo.pos[3 * b + k];
-  double radius = 0;
-  for (int32_t i = b; i < e; i++)
-    radius = fmax(radius, distance(center, mo.pos + 3 * i));
-  mo.radius[c] = radius;
-}
-
-/* octree.c's parent_moments, mass and centre, for the cells [begin,
- * begin + m) of a level whose children are done; the radius is zeroed here
- * and raised by ancestor_radii once every centre is known. */
-__global__ void parent_moments(Cells cells, Moments mo, int32_t begin,
-                               int32_t m) {
-  int32_t j = blockIdx.x * blockDim.x + threadIdx.x;
-  if (j >= m)
-    return;
-  int32_t c = begin + j, count = cells.child_count[c];
-  if (count == 0)
-    return;
-  const double *bc = mo.box_center + 3 * c;
-  double mass = 0, moment[3] = {0, 0, 0};
-  for (int32_t k = 0; k < count; k++) {
-    int32_t ch = cells.child_begin[c] + k;
-    double m_ch = mo.cmass[ch];
-    mass = __dadd_rn(mass, m_ch);
-    for (int i = 0; i < 3; i++)
-      moment[i] = __dadd_rn(
-          moment[i], __dmul_rn(m_ch, __dsub_rn(mo.center[3 * ch + i], bc[i])));
-  }
-  set_center(mo, c, mass, moment);
-  if (count == 1)
-    for (int i = 0; i < 3; i++)
-      mo.center[3 * c + i] = mo.center[3 * cells.child_begin[c] + i];
-  mo.radius[c] = 0;
-}
-
-constexpr int RADII_WARPS = 4; /* a block: one warp a leaf */
-
-/* The radius of every cell above the leaves: the largest distance from its
- * centre to one of its bodies, as octree.c's farthest finds it (there by
- * branch and bound from the cell, one cell at a time; one thread doing so
- * for the root walked most of the tree alone: 1.6 ms of the 262,144-body
- * tree). Here one warp a leaf takes its bodies' largest distance to the
- * centre of each of its ancestors and raises the ancestor's radius to it
- * with an atomic maximum. A maximum is exact in any order, so the radii
- * are the CPU's bit for bit; non-negative doubles order as their bits.
- * (A block of 64 threads a leaf, with two barriers an ancestor, took
- * 4.3 ms at 16M bodies: leaves hold ~18 bodies, and the barriers made
- * every ancestor a round trip.) */
-__global__ void __launch_bounds__(32 * RADII_WARPS)
-    ancestor_radii(Cells cells, Moments mo, const int32_t *leaves,
-                   int32_t nleaves) {
-  const int64_t w = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) / 32;
-  const int lane = threadIdx.x & 31;
-  if (w >= nleaves)
-    return; /* the whole warp: nothing below waits on other warps */
-  const int32_t leaf = leaves[w];
-  const int32_t b = cells.body_begin[leaf], e = cells.body_end[leaf];
-  for (int32_t a = cells.parent[leaf]; a >= 0; a = cells.parent[a]) {
-    const double *center = mo.center + 3 * a;
-    double r = 0;
-    for (int32_t i = b + lane; i < e; i += 32)
-      r = fmax(r, distance(center, mo.pos + 3 * i));
-    for (int k = 16; k >= 1; k >>= 1)
-      r = fmax(r, __shfl_xor_sync(0xffffffffu, r, k));
-    if (lane == 0) {
-      unsigned long long *bits = (unsigned long long *)(mo.radius + a);
-      const unsigned long long mine =
-          (unsigned long long)__double_as_longlong(r);
-      if (*(volatile unsigned long long *)bits < mine)
-        atomicMax(bits, mine);
-    }
-  }
-}
-
 /* ---- The workspace ------------------------------------------------------ */
 
 struct Layout {
   size_t pos, mass, keys[2], order[2], box, reduced, counters, levels, leaves;
-  size_t center, radius, cmass, box_center, size;
+  size_t center, radius, radius0, cmass, box_center, size;
   size_t level, parent, child_begin, child_count, body_begin, body_end;
   size_t temp, temp_bytes, total;
 };
@@ -300,7 +174,7 @@ int64_t cell_bound(int64_t n, int leaf_size, int max_depth) {
 
 /* CUB's scratch for every call the build makes, the largest. */
 cudaError_t cub_bytes(int64_t n, cudaStream_t stream, size_t *bytes) {
-  size_t b[4] = {0, 0, 0, 0};
+  size_t b[5] = {0, 0, 0, 0, 0};
   int nn = (int)n;
   BoxIter boxes(thrust::counting_iterator<int64_t>(0), BodyBox{nullptr});
   Box init{};
@@ -318,8 +192,14 @@ cudaError_t cub_bytes(int64_t n, cudaStream_t stream, size_t *bytes) {
     e = cub::DeviceSelect::If(nullptr, b[3], (int32_t *)nullptr,
                               (int32_t *)nullptr, (int32_t *)nullptr, nn,
                               IsCell{}, stream);
+  if (e == cudaSuccess) {
+    GrowthIter growth(thrust::counting_iterator<int64_t>(0),
+                      LeafGrowth{nullptr, nullptr, nullptr});
+    e = cub::DeviceReduce::Sum(nullptr, b[4], growth, (double *)nullptr, nn,
+                               stream);
+  }
   *bytes = 0;
-  for (int k = 0; k < 4; k++)
+  for (int k = 0; k < 5; k++)
     *bytes = b[k] > *bytes ? b[k] : *bytes;
   return e;
 }
@@ -343,6 +223,7 @@ Layout make_layout(int64_t n, int64_t cells, size_t temp_bytes) {
   l.leaves = place(&at, (cells < n ? cells : n) * sizeof(int32_t));
   l.center = place(&at, 3 * cells * sizeof(double));
   l.radius = place(&at, cells * sizeof(double));
+  l.radius0 = place(&at, cells * sizeof(double));
   l.cmass = place(&at, cells * sizeof(double));
   l.box_center = place(&at, 3 * cells * sizeof(double));
   l.size = place(&at, cells * sizeof(double));
@@ -626,12 +507,16 @@ tfmm_status build_cells(Build *b, tfmm_error *err) {
   return mark(b, 4, err);
 }
 
-tfmm_status moments(Build *b, tfmm_error *err) {
+/* The cells' moments from their bodies; with boxes, their cubes first (a
+ * refit keeps the build's). */
+tfmm_status moments(Build *b, int boxes, tfmm_error *err) {
   tfmm_tree_gpu *t = b->t;
   int32_t ncells = (int32_t)t->ncells;
-  cell_box<<<blocks(ncells), THREADS, 0, b->s>>>(b->cells, b->mo, t->d_keys,
-                                                 t->d_box, ncells);
-  LAUNCHED(cell_box);
+  if (boxes) {
+    cell_box<<<blocks(ncells), THREADS, 0, b->s>>>(b->cells, b->mo, t->d_keys,
+                                                   t->d_box, ncells);
+    LAUNCHED(cell_box);
+  }
   leaf_moments<<<blocks(ncells), THREADS, 0, b->s>>>(b->cells, b->mo, ncells);
   LAUNCHED(leaf_moments);
   for (int level = t->depth - 1; level >= 0; level--) {
@@ -665,17 +550,83 @@ tfmm_status read_times(Build *b, tfmm_error *err) {
   return TFMM_OK;
 }
 
+/* A refit's growth (tree_gpu.h): the mean of LeafGrowth over the leaves,
+ * summed by CUB into the free scratch and read on the host. */
+tfmm_status measure_growth(Build *b, tfmm_error *err) {
+  tfmm_tree_gpu *t = b->t;
+  double *sum = (double *)(b->ws + b->l.reduced);
+  size_t temp_bytes = b->l.temp_bytes;
+  GrowthIter growth(thrust::counting_iterator<int64_t>(0),
+                    LeafGrowth{t->d_leaves, t->d_radius, t->d_radius0});
+  TRY(cub::DeviceReduce::Sum(b->ws + b->l.temp, temp_bytes, growth, sum,
+                             (int)t->nleaves, b->s));
+  double total = 0;
+  TRY(cudaMemcpyAsync(&total, sum, sizeof total, cudaMemcpyDeviceToHost, b->s));
+  TRY(cudaStreamSynchronize(b->s));
+  t->growth = total / (double)t->nleaves;
+  return TFMM_OK;
+}
+
 tfmm_status run_stages(Build *b, const double *pos, const double *mass,
                        tfmm_error *err) {
+  tfmm_tree_gpu *t = b->t;
   tfmm_status st;
   if ((st = mark(b, 0, err)) != TFMM_OK ||
       (st = keys_and_sort(b, pos, mass, err)) != TFMM_OK ||
       (st = check_cube(b, err)) != TFMM_OK ||
       (st = build_cells(b, err)) != TFMM_OK ||
-      (st = moments(b, err)) != TFMM_OK)
+      (st = moments(b, 1, err)) != TFMM_OK)
     return st;
+  /* The radii a refit's growth is measured against. */
+  TRY(cudaMemcpyAsync(t->d_radius0, t->d_radius, t->ncells * sizeof(double),
+                      cudaMemcpyDeviceToDevice, b->s));
+  t->growth = 1;
   TRY(cudaStreamSynchronize(b->s));
   return b->timed ? read_times(b, err) : TFMM_OK;
+}
+
+/* A refit: no keys, sort or cells (their marks stand back to back), the
+ * bodies gathered through the build's order, the moments, the growth. */
+tfmm_status refit_stages(Build *b, const double *pos, const double *mass,
+                         tfmm_error *err) {
+  tfmm_tree_gpu *t = b->t;
+  const int64_t n = (int64_t)t->n;
+  tfmm_status st;
+  for (int k = 0; k < 3; k++)
+    if ((st = mark(b, k, err)) != TFMM_OK)
+      return st;
+  gather<<<blocks(n), THREADS, 0, b->s>>>(n, t->d_order, pos, mass, t->d_pos,
+                                          t->d_mass);
+  LAUNCHED(gather);
+  if ((st = mark(b, 3, err)) != TFMM_OK || (st = mark(b, 4, err)) != TFMM_OK ||
+      (st = moments(b, 0, err)) != TFMM_OK ||
+      (st = measure_growth(b, err)) != TFMM_OK)
+    return st;
+  return b->timed ? read_times(b, err) : TFMM_OK;
+}
+
+/* Runs stages (run_stages or refit_stages) with the build's events when
+ * timed, and leaves the stream idle. */
+tfmm_status with_events(Build *b, const double *pos, const double *mass,
+                        tfmm_status (*stages)(Build *, const double *,
+                                              const double *, tfmm_error *),
+                        tfmm_error *err) {
+  tfmm_status st;
+  int made = 0;
+  if (b->timed)
+    for (; made < 6; made++)
+      if (cudaEventCreate(&b->ev[made]) != cudaSuccess)
+        break;
+  if (b->timed && made < 6)
+    st = tfmm_error_set(err, TFMM_ERR_CUDA, "tree_gpu: cudaEventCreate failed");
+  else
+    st = stages(b, pos, mass, err);
+  if (st != TFMM_OK)
+    cudaStreamSynchronize(b->s); /* leave the stream idle; keep the first
+                                    error */
+  for (int k = 0; k < made; k++)
+    cudaEventDestroy(b->ev[k]);
+  return st;
 }
 
 void point_arrays(Build *b) {
@@ -688,6 +639,7 @@ void point_arrays(Build *b) {
   t->d_leaves = (int32_t *)(ws + l.leaves);
   t->d_center = (double *)(ws + l.center);
   t->d_radius = (double *)(ws + l.radius);
+  t->d_radius0 = (double *)(ws + l.radius0);
   t->d_cmass = (double *)(ws + l.cmass);
   t->d_box_center = (double *)(ws + l.box_center);
   t->d_size = (double *)(ws + l.size);
@@ -748,18 +700,39 @@ tfmm_tree_gpu_build(void *workspace, size_t *workspace_bytes, size_t n,
   b.pos = d_pos;
   b.host_levels = params->host_levels;
   point_arrays(&b);
-  int made = 0;
-  if (b.timed)
-    for (; made < 6; made++)
-      if (cudaEventCreate(&b.ev[made]) != cudaSuccess)
-        break;
-  if (b.timed && made < 6)
-    st = tfmm_error_set(err, TFMM_ERR_CUDA, "tree_gpu: cudaEventCreate failed");
-  else
-    st = run_stages(&b, d_pos, d_mass, err);
-  if (st != TFMM_OK)
-    cudaStreamSynchronize(s); /* leave the stream idle; keep the first error */
-  for (int k = 0; k < made; k++)
-    cudaEventDestroy(b.ev[k]);
-  return st;
+  return with_events(&b, d_pos, d_mass, run_stages, err);
+}
+
+extern "C" tfmm_status
+tfmm_tree_gpu_refit(void *workspace, size_t workspace_bytes,
+                    const double *d_pos, const double *d_mass, int timed,
+                    tfmm_tree_gpu *tree, void *stream, tfmm_error *err) {
+  if (tree == NULL || tree->n == 0 || tree->nleaves < 1 ||
+      tree->d_order == NULL)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "tree_gpu: a refit needs a built tree");
+  if (workspace == NULL || d_pos == NULL || d_mass == NULL)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "tree_gpu: %s is NULL",
+                          workspace == NULL ? "workspace"
+                          : d_pos == NULL   ? "pos"
+                                            : "mass");
+  cudaStream_t s = (cudaStream_t)stream;
+  size_t temp_bytes = 0;
+  TRY(cub_bytes((int64_t)tree->n, s, &temp_bytes));
+  /* The build's layout: the same bodies and room give the same places. */
+  Layout layout = make_layout((int64_t)tree->n, tree->max_cells, temp_bytes);
+  if (workspace_bytes < layout.total)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "tree_gpu: workspace of %zu bytes, %zu needed",
+                          workspace_bytes, layout.total);
+  Build b{};
+  b.t = tree;
+  b.ws = (char *)workspace;
+  b.l = layout;
+  b.s = s;
+  b.timed = timed;
+  b.pos = d_pos;
+  point_arrays(&b);
+  return with_events(&b, d_pos, d_mass, refit_stages, err);
 }

@@ -85,6 +85,7 @@ typedef struct tfmm_tree_gpu {
   double *d_box;        /* box_min[3], box_size */
   double *d_center;     /* 3 a cell: centre of mass */
   double *d_radius;     /* max |x_i - center| over its bodies */
+  double *d_radius0;    /* d_radius at the build (a refit's growth) */
   double *d_cmass;      /* total mass */
   double *d_box_center; /* 3 a cell: its cube's centre ... */
   double *d_size;       /* ... and side */
@@ -102,6 +103,10 @@ typedef struct tfmm_tree_gpu {
   int64_t ncells, nleaves;
   int64_t level_begin[TFMM_TREE_GPU_LEVELS + 1];
   int depth, leaf_size, max_depth;
+  double growth; /* 1 after a build; after a refit, the mean over the leaves
+                    of (r / r0)^3, r a leaf's radius now and r0 at the
+                    build (1 where r0 is 0): how much farther its pairs
+                    reach, which the near field's work follows */
   tfmm_tree_gpu_times times;
 } tfmm_tree_gpu;
 
@@ -118,6 +123,24 @@ tfmm_status tfmm_tree_gpu_build(void *workspace, size_t *workspace_bytes,
                                 const double *d_mass,
                                 const tfmm_tree_gpu_params *params,
                                 tfmm_tree_gpu *tree, void *stream,
+                                tfmm_error *err);
+
+/* Refits a built tree to its bodies moved (issue 31; GADGET-4 and SWIFT
+ * drift their trees between rebuilds): the cells, their cubes, their
+ * bodies and the bodies' order stay the build's; the bodies d_pos and
+ * d_mass (input order, as many as built, the same bodies in the same
+ * slots) are gathered again through d_order, and every cell's mass,
+ * centre of mass and radius are computed anew from them, by the build's
+ * kernels. The opening criterion reads centres and radii only, so a
+ * refit tree gives forces as accurate as a built one; what a refit costs
+ * is work: bodies that strayed widen their leaves, and more pairs of
+ * cells fail the criterion (tree->growth measures it). A body may leave
+ * its cell's cube, or the root's. workspace and workspace_bytes are the
+ * build's. Returns with the stream idle; times as the build's, with keys,
+ * sort and cells 0. */
+tfmm_status tfmm_tree_gpu_refit(void *workspace, size_t workspace_bytes,
+                                const double *d_pos, const double *d_mass,
+                                int timed, tfmm_tree_gpu *tree, void *stream,
                                 tfmm_error *err);
 
 /* Copies a built tree into a host tfmm_octree (zeroed first; release with

@@ -161,6 +161,28 @@ tfmm_status tfmm_tree_gpu_hybrid_build(tfmm_tree_gpu_hybrid *h,
   return tfmm_tree_gpu_hybrid_leave(previous, st);
 }
 
+tfmm_status tfmm_tree_gpu_hybrid_refit(tfmm_tree_gpu_hybrid *h, int timed,
+                                       tfmm_error *err) {
+  if (h->gpu == NULL || h->n == 0 || h->tree.nleaves < 1 || h->tree.n != h->n)
+    return tfmm_error_set(err, TFMM_ERR_INVALID_ARGUMENT,
+                          "GPU tree: a refit needs a tree of the %zu bodies "
+                          "uploaded",
+                          h->n);
+  h->order = -1; /* new moments: no multipoles, no lists yet */
+  h->far_ready = 0;
+  h->tree.d_targets = NULL;
+  int previous = -1;
+  tfmm_status st = tfmm_tree_gpu_hybrid_enter(h, h->gpu, &previous, err);
+  if (st == TFMM_OK) {
+    double *d_pos = tfmm_arena_at(h->gpu, TFMM_TREE_GPU_HYBRID_BODIES);
+    st = tfmm_tree_gpu_refit(
+        tfmm_arena_at(h->gpu, TFMM_TREE_GPU_HYBRID_WORK),
+        tfmm_arena_slot_bytes(h->gpu, TFMM_TREE_GPU_HYBRID_WORK), d_pos,
+        d_pos + 3 * h->n, timed, &h->tree, stream_of(h), err);
+  }
+  return tfmm_tree_gpu_hybrid_leave(previous, st);
+}
+
 tfmm_status tfmm_tree_gpu_hybrid_download(tfmm_tree_gpu_hybrid *h,
                                           struct tfmm_octree *out,
                                           tfmm_error *err) {

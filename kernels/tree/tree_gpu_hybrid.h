@@ -76,6 +76,13 @@ tfmm_status tfmm_tree_gpu_hybrid_build(tfmm_tree_gpu_hybrid *h,
                                        const tfmm_tree_gpu_params *params,
                                        tfmm_error *err);
 
+/* That tree refit to the bodies uploaded since (tfmm_tree_gpu_refit): as
+ * many as it was built of, the same bodies in the same slots, moved. Its
+ * multipoles and lists are then gone, as after a build, and so are its
+ * targets (d_targets NULL). timed as the build's params.timed. */
+tfmm_status tfmm_tree_gpu_hybrid_refit(tfmm_tree_gpu_hybrid *h, int timed,
+                                       tfmm_error *err);
+
 /* That tree copied into *out (tree_gpu.h, tfmm_tree_gpu_copy: zeroed
  * first; release with tfmm_octree_free, also after a failure). */
 tfmm_status tfmm_tree_gpu_hybrid_download(tfmm_tree_gpu_hybrid *h,

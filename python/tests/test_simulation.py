@@ -175,3 +175,17 @@ def test_a_failed_step_raises_with_the_step_named():
         sim.step(4)
     with pytest.raises(tilefmm.CoincidentBodiesError):
         sim.state()  # no state to save after a failed step
+
+
+def test_keep_tree_is_a_checked_switch(seed):
+    pos, vel, mass = tilefmm.ic.plummer(200, seed=seed % 10000 + 1)
+    opts = dict(eta=0.025, eps=0.03, method="direct", precision="double")
+    kept = tilefmm.Simulation(pos, vel, mass, keep_tree=True, **opts)
+    built = tilefmm.Simulation(pos, vel, mass, keep_tree=False, **opts)
+    kept.step(4)
+    built.step(4)
+    # The direct method has no tree: the switch changes nothing here.
+    assert np.array_equal(kept.state().positions, built.state().positions)
+    for bad in (2, "yes", 0.5):
+        with pytest.raises(TypeError, match="keep_tree"):
+            tilefmm.Simulation(pos, vel, mass, keep_tree=bad, **opts)

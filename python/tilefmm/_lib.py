@@ -102,6 +102,8 @@ class Stats(ctypes.Structure):
         ("leaf_min", c_int64),
         ("leaf_max", c_int64),
         ("leaf_mean", c_double),
+        ("tree_refits", c_int64),
+        ("tree_growth", c_double),
         ("leaf_size", c_int),
         ("theta", c_double),
         ("order", c_int),
@@ -159,6 +161,7 @@ class SimConfig(ctypes.Structure):
         ("eta", c_double),
         ("dt_max", c_double),
         ("dt_min", c_double),
+        ("keep_tree", c_int),
     ]
 
 
@@ -218,6 +221,7 @@ class StepStats(ctypes.Structure):
         ("time_lists", c_double),
         ("time_near", c_double),
         ("time_far", c_double),
+        ("tree_refits", c_int64),
     ]
 
 

@@ -37,7 +37,7 @@ _INTS += ("error_sample",)
 MEASURE = {"auto": 0, "always": 1, "off": 2}
 
 SOLVER_OPTIONS = tuple(name for name, _ in _lib.Config._fields_)
-SIM_OPTIONS = ("dt", "time_initial", "eta", "dt_max", "dt_min")
+SIM_OPTIONS = ("dt", "time_initial", "eta", "dt_max", "dt_min", "keep_tree")
 
 
 def enum_names(option):
@@ -157,14 +157,22 @@ def check(cfg):
 
 def sim_config(options):
     """A tfmm_sim_config from keyword options: the solver's and dt,
-    time_initial, eta, dt_max, dt_min. The library checks the step
-    settings when the simulation is created."""
+    time_initial, eta, dt_max, dt_min, keep_tree (True or False). The
+    library checks the step settings when the simulation is created."""
     cfg = _lib.SimConfig()
     lib.tfmm_sim_config_defaults(ctypes.byref(cfg))
     cfg.solver = config(options, extra=SIM_OPTIONS)
     for option in SIM_OPTIONS:
-        if option in options:
-            setattr(cfg, option, _real(option, options[option]))
+        if option not in options:
+            continue
+        value = options[option]
+        if option == "keep_tree":
+            if not isinstance(value, (bool, numbers.Integral)) or \
+                    value not in (0, 1):
+                raise TypeError(f"keep_tree: expected True or False, got {value!r}")
+            cfg.keep_tree = int(bool(value))
+        else:
+            setattr(cfg, option, _real(option, value))
     return cfg
 
 

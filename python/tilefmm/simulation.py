@@ -150,7 +150,8 @@ class Simulation(Handle):
     positions, velocities: (N, 3); masses: (N,), each > 0; ids: (N,)
     non-negative integers (default 1..N). Keywords: every solver option
     of tilefmm.forces, and dt (default 1/128), time_initial (0), eta (0:
-    one global step), dt_max, dt_min (tfmm_sim_config)."""
+    one global step), dt_max, dt_min, keep_tree (True: sub-steps refit the
+    kept tree; tfmm_sim_config)."""
 
     def __init__(self, positions, velocities, masses, *, ids=None, **options):
         pos = _arrays.vectors("positions", positions)

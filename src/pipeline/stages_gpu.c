@@ -37,6 +37,7 @@ tfmm_status tfmm_stage_tree_gpu_upload(tfmm_eval *e) {
 tfmm_status tfmm_stage_tree_gpu(tfmm_eval *e) {
   double t0 = tfmm_wtime();
   const tfmm_tree_gpu_params params = tree_params(e);
+  e->w->tree_life.kept = 0; /* the gpu schedule's tree, built over */
   tfmm_status st = tfmm_tree_gpu_hybrid_build(&e->w->gpu.base, &params, e->err);
   e->stats->time[TFMM_PHASE_TREE] += tfmm_wtime() - t0;
   return st;
@@ -126,14 +127,45 @@ tfmm_status tfmm_stage_gpu_upload(tfmm_eval *e) {
                                   e->on_device, e->stream, e->err);
 }
 
+/* What the tree of e is built for (tree_life.h). */
+static tfmm_tree_shape tree_shape(const tfmm_eval *e,
+                                  const tfmm_tree_gpu_params *p) {
+  tfmm_tree_shape shape = {.n = e->n,
+                           .leaf_size = p->leaf_size,
+                           .max_depth = p->max_depth,
+                           .acc_exp = e->acc_exp,
+                           .pot_exp = e->pot_exp};
+  for (int k = 0; k < 4; k++)
+    shape.box[k] = p->box[k];
+  return shape;
+}
+
 tfmm_status tfmm_stage_gpu_tree(tfmm_eval *e) {
   tfmm_workspace *w = e->w;
   tfmm_stats *s = e->stats;
   const tfmm_config *c = e->cfg;
   const tfmm_tree_gpu_params params = tree_params(e);
-  tfmm_status st = tfmm_pipeline_gpu_tree(&w->gpu, &params, e->err);
-  if (st == TFMM_OK &&
-      tfmm_eps_vanishes(c->eps, e->set.precision == TFMM_PRECISION_SINGLE)) {
+  const int vanishes =
+      tfmm_eps_vanishes(c->eps, e->set.precision == TFMM_PRECISION_SINGLE);
+  /* The kept tree refit (tree_life.h): for the caller's bodies moved, at
+   * a subset of them, and never without softening, where the coincident
+   * bodies' check below reads the keys of a build. */
+  const tfmm_tree_shape shape = tree_shape(e, &params);
+  const int refit =
+      e->on_device && w->keep_tree && !vanishes &&
+      tfmm_tree_life_refits(&w->tree_life, &shape, e->active != NULL);
+  tfmm_status st = refit
+                       ? tfmm_pipeline_gpu_refit(&w->gpu, params.timed, e->err)
+                       : tfmm_pipeline_gpu_tree(&w->gpu, &params, e->err);
+  if (st != TFMM_OK)
+    w->tree_life.kept = 0;
+  else if (refit)
+    tfmm_tree_life_refit(&w->tree_life, w->gpu.base.tree.growth);
+  else
+    tfmm_tree_life_built(&w->tree_life, &shape);
+  s->tree_refits = refit ? w->tree_life.refits : 0;
+  s->tree_growth = w->gpu.base.tree.growth;
+  if (st == TFMM_OK && vanishes) {
     /* Bodies at one point share a key: only then is the tree brought to
      * the CPU, where tfmm_stage_tree_built names the pair. */
     int64_t equal = 0;

@@ -11,6 +11,7 @@
 #ifndef TFMM_WORKSPACE_H
 #define TFMM_WORKSPACE_H
 
+#include "pipeline/tree_life.h"
 #include "pipeline_gpu.h"
 #include "tree/lists.h"
 #include "tree/octree.h"
@@ -58,6 +59,11 @@ typedef struct tfmm_workspace {
    * range; tfmm_traverse_gpu_params.list_cap); lower only in tests of the
    * leaf size raised past it (tfmm_solver_set_list_cap). */
   int64_t list_cap;
+  /* The gpu schedule's kept tree (tree_life.h): whether the next
+   * evaluation's bodies are the last one's moved (set by the solver,
+   * tfmm_solver_keep_tree), and the tree's life so far. */
+  int keep_tree;
+  tfmm_tree_life tree_life;
 } tfmm_workspace;
 
 /* At least count doubles in d (contents not kept when it grows); 0, or -1

@@ -18,6 +18,7 @@ void tfmm_sim_config_defaults(tfmm_sim_config *cfg) {
   cfg->eta = 0.0;
   cfg->dt_max = 0.0;
   cfg->dt_min = 0.0;
+  cfg->keep_tree = 1;
 }
 
 /* NaN in n doubles: forces not yet computed read as such. */
@@ -310,6 +311,8 @@ tfmm_status tfmm_sim_save(tfmm_sim *s, tfmm_sim_state *out) {
     st = tfmm_sim_device_sync(s);
   if (st != TFMM_OK)
     return st;
+  /* A restart from this state builds its tree: so does this run. */
+  tfmm_solver_rebuild_tree(s->solver);
   *out = host_state(s);
   s->err.message[0] = '\0';
   return TFMM_OK;
@@ -360,6 +363,7 @@ tfmm_status tfmm_sim_save_begin(tfmm_sim *s) {
     memcpy(c + 9 * n, s->pot, n * sizeof *c);
     memcpy(c + 10 * n, s->bin, n);
   }
+  tfmm_solver_rebuild_tree(s->solver); /* as tfmm_sim_save */
   s->snap = host_state(s); /* its arrays replaced by the copy's at the end */
   s->snap_pending = on_gpu ? 2 : 1;
   s->err.message[0] = '\0';

@@ -43,6 +43,9 @@ tfmm_status tfmm_sim_check_config(const tfmm_sim_config *cfg, tfmm_error *err) {
                           "dt_min = %g: at most 2^%d times shorter than "
                           "dt_max = %g",
                           cfg->dt_min, TFMM_TIMESTEP_MAX_BIN, dt_max);
+  if (cfg->keep_tree != 0 && cfg->keep_tree != 1)
+    return tfmm_error_set(err, bad, "keep_tree = %d: must be 0 or 1",
+                          cfg->keep_tree);
   return TFMM_OK;
 }
 

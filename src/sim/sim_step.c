@@ -39,6 +39,11 @@ static tfmm_status compute_forces(tfmm_sim *s, int all, size_t targets) {
                               : s->gpu != NULL ? tfmm_sim_gpu_acc(s->gpu)
                                                : s->acc,
                               s->gpu != NULL);
+  /* The bodies are the last evaluation's, moved: the gpu schedule may
+   * refit its tree (pipeline/tree_life.h). Not over several processes,
+   * whose bodies move between them. */
+  tfmm_solver_keep_tree(s->solver,
+                        s->cfg.keep_tree && s->gpu != NULL && !s->distributed);
   tfmm_status st;
   if (s->gpu != NULL)
     st = tfmm_sim_device_forces(s, all);
@@ -60,6 +65,7 @@ static tfmm_status compute_forces(tfmm_sim *s, int all, size_t targets) {
   s->stats.time_lists += tree ? x->time[TFMM_PHASE_LISTS] : 0;
   s->stats.time_near += tree ? x->near_time : x->time_total;
   s->stats.time_far += tree ? x->far_time : 0;
+  s->stats.tree_refits += x->tree_refits > 0;
   return TFMM_OK;
 }
 
