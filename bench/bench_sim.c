@@ -173,7 +173,7 @@ static int fixed(size_t n, int steps, int leaf, double theta, int order) {
  * multiples of 1/16, its wall time, evaluations and body updates. */
 typedef struct outcome {
   double worst, seconds, forces, tree, lists, near, far;
-  int64_t evaluations, updates, refits;
+  int64_t evaluations, updates, refits, direct;
 } outcome;
 
 /* The solver settings of the Hernquist runs. */
@@ -209,6 +209,7 @@ static int hernquist_run(const bodies *b, const settings *x, double eta,
     o->near += s->time_near;
     o->far += s->time_far;
     o->refits += s->tree_refits;
+    o->direct += s->direct_substeps;
     tfmm_diagnostics d;
     double de;
     if (tfmm_sim_diagnostics(sim, &d, &de) != TFMM_OK)
@@ -235,11 +236,12 @@ static int hernquist(const char *name, size_t n, double t_end, double eta,
   printf("sim: %s n %zu t_end %g leaf %d theta %g order %d eps %g\n", name, n,
          t_end, x->leaf, x->theta, x->order, x->eps);
   printf("sim: block eta %g dt_max %g: worst |dE/E| %.3e  %.3f s (forces "
-         "%.3f s, tree %.3f s)  evaluations %lld (tree refit %lld)  "
+         "%.3f s, tree %.3f s)  evaluations %lld (tree refit %lld, direct "
+         "%lld)  "
          "updates/body %.1f\n",
          eta, x->dt_max, block.worst, block.seconds, block.forces, block.tree,
          (long long)block.evaluations, (long long)block.refits,
-         (double)block.updates / (double)n);
+         (long long)block.direct, (double)block.updates / (double)n);
   /* Near and far run at once: their sum may pass the forces' time. */
   printf("sim: block parts a evaluation: tree %.3f lists %.3f near %.3f far "
          "%.3f ms, forces %.3f ms\n",

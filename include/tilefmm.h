@@ -956,7 +956,12 @@ TFMM_API tfmm_status tfmm_diagnostics_compute(size_t n, const double *pos,
  * followed by a build, as a restart from it begins with one: so a restart
  * repeats the bits of the sim that saved the state, though in the middle
  * of a hierarchy a sim that saves its state takes other bits than one
- * that does not. With one global step every evaluation builds.
+ * that does not. With one global step every evaluation builds. A
+ * sub-step of so few active bodies k that k n <= 2^30 is not evaluated
+ * by the tree at all: every body's pull on each of them is summed in
+ * double precision on the GPU (the reference's pair formula), exact to
+ * rounding and cheaper than a tree's evaluation there
+ * (tfmm_step_stats.direct_substeps counts them).
  *
  * Individual time steps (tfmm_sim_config.eta > 0) follow GADGET-4 and
  * SWIFT: every body takes steps of dt_max / 2^k for its own k (its bin),
@@ -1073,9 +1078,13 @@ typedef struct tfmm_step_stats {
    * (TFMM_PHASE_LISTS), the near field and the far field (near_time and
    * far_time; a direct method counts as near field). */
   double time_tree, time_lists, time_near, time_far;
-  int64_t tree_refits; /* evaluations that refit the kept tree instead of
-                          building it (individual time steps under the gpu
-                          schedule; tfmm_stats.tree_refits) */
+  int64_t tree_refits;     /* evaluations that refit the kept tree instead of
+                              building it (individual time steps under the gpu
+                              schedule; tfmm_stats.tree_refits) */
+  int64_t direct_substeps; /* sub-steps whose few active bodies were summed
+                              directly over every body on the GPU, in
+                              double precision, instead of by the tree
+                              (their time counts as near field) */
 } tfmm_step_stats;
 
 /* Fills cfg with the documented defaults. */

@@ -189,6 +189,7 @@ static const layout_entry entries[] = {
     FIELD(tfmm_step_stats, time_near),
     FIELD(tfmm_step_stats, time_far),
     FIELD(tfmm_step_stats, tree_refits),
+    FIELD(tfmm_step_stats, direct_substeps),
 
     STRUCT(tfmm_unit_system),
     FIELD(tfmm_unit_system, mass),

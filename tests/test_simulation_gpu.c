@@ -76,7 +76,9 @@ static void expect_same_state(const tfmm_sim_state *a,
  * more. */
 static void restart_bit_identical(double eta) {
   test_require_gpu();
-  bodies b = hernquist(30000, 5150);
+  /* With individual steps, enough bodies that sub-steps use the tree (a
+   * sub-step of k active bodies with k n <= 2^30 sums them directly). */
+  bodies b = hernquist(eta > 0 ? 150000 : 30000, 5150);
   const tfmm_sim_config c = gpu_config(eta);
   tfmm_sim *straight = make_sim(&c, &b);
   tfmm_sim *first = make_sim(&c, &b);
@@ -264,6 +266,8 @@ static tree_tally run_and_tally(tfmm_sim *sim, size_t n, int steps) {
     cr_assert_eq(tfmm_sim_step(sim, 1), TFMM_OK, "%s", tfmm_sim_message(sim));
     const tfmm_stats *x = tfmm_solver_stats(tfmm_sim_solver(sim));
     const int full = tfmm_sim_stats(sim)->updates == (int64_t)n;
+    if (tfmm_sim_stats(sim)->direct_substeps > 0)
+      continue; /* summed directly: no tree */
     const int refit = x->tree_refits > 0;
     t.full_built += full && !refit;
     t.full_refit += full && refit;
@@ -282,7 +286,8 @@ Test(simulation_gpu, sub_steps_refit_the_tree_until_it_grows, .timeout = 300) {
   test_require_gpu();
   const uint64_t seed = test_fresh_seed();
   const tfmm_sim_config c = gpu_config(0.025);
-  bodies b = hernquist(20000, seed);
+  /* Enough bodies that most sub-steps use the tree (k n > 2^30). */
+  bodies b = hernquist(150000, seed);
   tfmm_sim *sim = make_sim(&c, &b);
   tree_tally t = run_and_tally(sim, b.n, 24);
   cr_expect_gt(t.full_built, 0, "seed %llu: no evaluation of every body",
@@ -302,6 +307,69 @@ Test(simulation_gpu, sub_steps_refit_the_tree_until_it_grows, .timeout = 300) {
                "seed %llu: hot bodies: no sub-step built afresh (%d refit, "
                "largest growth %.3g)",
                (unsigned long long)seed, t.subset_refit, t.growth);
+  tfmm_sim_destroy(sim);
+  bodies_free(&b);
+}
+
+/* A sub-step of few active bodies (k n <= 2^30) summed directly on the
+ * GPU: the bodies whose forces changed are the step's active ones, and
+ * theirs equal the CPU's double-precision reference at the same
+ * positions to 1e-12; every other body's are untouched, bit for bit. */
+Test(simulation_gpu, sparse_sub_steps_are_summed_directly, .timeout = 300) {
+  test_require_gpu();
+  const uint64_t seed = test_fresh_seed();
+  bodies b = hernquist(20000, seed);
+  const tfmm_sim_config c = gpu_config(0.025);
+  tfmm_sim *sim = make_sim(&c, &b);
+  /* The forces at step 0 first, so that each step below is one
+   * evaluation. */
+  cr_assert_eq(tfmm_sim_start(sim), TFMM_OK, "%s", tfmm_sim_message(sim));
+  tfmm_sim_state before = {0}, after = {0};
+  double *old = malloc(3 * b.n * sizeof *old);
+  int checked = 0;
+  for (int k = 0; k < 40 && checked < 3; k++) {
+    /* (A saved state's arrays are the sim's own: the forces copied.) */
+    cr_assert_eq(tfmm_sim_save(sim, &before), TFMM_OK);
+    memcpy(old, before.acc, 3 * b.n * sizeof *old);
+    cr_assert_eq(tfmm_sim_step(sim, 1), TFMM_OK, "%s", tfmm_sim_message(sim));
+    const tfmm_step_stats *st = tfmm_sim_stats(sim);
+    if (st->direct_substeps == 0)
+      continue;
+    cr_assert_eq(st->direct_substeps, 1);
+    cr_assert_eq(st->evaluations, 1);
+    cr_assert_lt(st->updates, (int64_t)b.n, "a direct evaluation of all");
+    cr_assert_eq(tfmm_sim_save(sim, &after), TFMM_OK);
+    const size_t n = after.n;
+    size_t *changed = malloc(n * sizeof *changed), m = 0;
+    for (size_t i = 0; i < n; i++)
+      if (memcmp(old + 3 * i, after.acc + 3 * i, 3 * sizeof(double)))
+        changed[m++] = i;
+    cr_expect_eq((int64_t)m, st->updates,
+                 "seed %llu: %zu forces changed, %lld bodies active",
+                 (unsigned long long)seed, m, (long long)st->updates);
+    tfmm_config rc = c.solver;
+    rc.method = TFMM_METHOD_REFERENCE;
+    rc.device = TFMM_DEVICE_CPU;
+    tfmm_solver *ref = NULL;
+    cr_assert_eq(tfmm_solver_create(&ref, &rc), TFMM_OK);
+    double *acc = malloc(3 * (m + 1) * sizeof *acc);
+    cr_assert_eq(tfmm_solver_reference_at(ref, n, after.pos, after.mass, m,
+                                          changed, acc, NULL),
+                 TFMM_OK, "%s", tfmm_solver_message(ref));
+    for (size_t j = 0; j < m; j++) {
+      const double *a = after.acc + 3 * changed[j], *r = acc + 3 * j;
+      const double e = test_relative_error(a, r);
+      cr_assert_leq(e, 1e-12, "seed %llu: body %zu: %.3g from the reference",
+                    (unsigned long long)seed, changed[j], e);
+    }
+    free(acc);
+    free(changed);
+    tfmm_solver_destroy(ref);
+    checked++;
+  }
+  cr_expect_gt(checked, 0, "seed %llu: no sub-step was summed directly",
+               (unsigned long long)seed);
+  free(old);
   tfmm_sim_destroy(sim);
   bodies_free(&b);
 }

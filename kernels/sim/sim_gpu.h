@@ -23,6 +23,7 @@
 
 #include "arena.h"
 #include "base/error.h"
+#include "base/pair.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -100,6 +101,16 @@ tfmm_status tfmm_sim_gpu_drift(tfmm_sim_gpu *g, double h, tfmm_error *err);
  * evaluation computes; *count gets their number. Waits for the stream. */
 tfmm_status tfmm_sim_gpu_activate(tfmm_sim_gpu *g, int active_bin,
                                   size_t *count, tfmm_error *err);
+
+/* The forces at the k bodies that tfmm_sim_gpu_activate marked (k its
+ * count), summed directly over every body in double precision with the
+ * softening of pair (G = 1, times G after; tfmm_gpu_reference_at's pair
+ * formula, the CPU reference's), into their slots of acc and pot; the
+ * others' untouched. For sub-steps of so few active bodies that k n pairs
+ * cost less than a tree's evaluation. Waits for the stream; a force not
+ * finite is an error naming its body. */
+tfmm_status tfmm_sim_gpu_direct(tfmm_sim_gpu *g, size_t k, double G,
+                                const tfmm_pair_params *pair, tfmm_error *err);
 
 /* The closing half-kicks of the bodies whose step ends now, those with
  * bin <= active_bin: v += tfmm_timestep_half(bin, tick) a. tick finite

@@ -45,6 +45,7 @@ enum tfmm_sim_gpu_slot {
   TFMM_SIM_SLOT_HIST,
   TFMM_SIM_SLOT_SCRATCH, /* CUB's, grown as the diagnostics ask */
   TFMM_SIM_SLOT_SHADOW,
+  TFMM_SIM_SLOT_DIRECT, /* tfmm_sim_gpu_direct's (sim_gpu_direct.cu) */
   TFMM_SIM_SLOT_END
 };
 enum tfmm_sim_gpu_pinned {

@@ -38,7 +38,7 @@ def test_a_missing_or_extra_field_is_caught():
     short = type("Short", (ctypes.Structure,),
                  {"_fields_": _lib.StepStats._fields_[:-1]})
     problems = _lib.layout_mismatches(_lib.lib, {"tfmm_step_stats": short})
-    assert "tfmm_step_stats.tree_refits: in the library only" in problems
+    assert "tfmm_step_stats.direct_substeps: in the library only" in problems
     assert any("bytes in the library" in p for p in problems)
     extra = type("Extra", (ctypes.Structure,),
                  {"_fields_": _lib.Diagnostics._fields_ + [("spin", ctypes.c_double)]})

@@ -222,6 +222,7 @@ class StepStats(ctypes.Structure):
         ("time_near", c_double),
         ("time_far", c_double),
         ("tree_refits", c_int64),
+        ("direct_substeps", c_int64),
     ]
 
 

@@ -114,6 +114,10 @@ int64_t tfmm_sim_device_open(tfmm_sim *s, int sync_bin, int limit,
 tfmm_status tfmm_sim_device_drift(tfmm_sim *s, double h);
 tfmm_status tfmm_sim_device_activate(tfmm_sim *s, int active_bin);
 tfmm_status tfmm_sim_device_forces(tfmm_sim *s, int all);
+/* The forces at the `targets` bodies activated, summed directly on the
+ * GPU (sim_gpu.h, tfmm_sim_gpu_direct) with the solver's G, eps and
+ * softening. */
+tfmm_status tfmm_sim_device_direct(tfmm_sim *s, size_t targets);
 tfmm_status tfmm_sim_device_close(tfmm_sim *s, int active_bin);
 tfmm_status tfmm_sim_device_diagnostics(tfmm_sim *s, tfmm_diagnostics *d);
 

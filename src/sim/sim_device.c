@@ -81,6 +81,13 @@ tfmm_status tfmm_sim_device_forces(tfmm_sim *s, int all) {
       tfmm_sim_gpu_stream(g));
 }
 
+tfmm_status tfmm_sim_device_direct(tfmm_sim *s, size_t targets) {
+  s->host_current = 0;
+  const tfmm_config *c = &s->cfg.solver;
+  const tfmm_pair_params pair = {c->softening, c->eps, TFMM_PRECISION_DOUBLE};
+  return tfmm_sim_gpu_direct(s->gpu, targets, c->G, &pair, &s->err);
+}
+
 tfmm_status tfmm_sim_device_diagnostics(tfmm_sim *s, tfmm_diagnostics *d) {
   return tfmm_sim_gpu_diagnostics(s->gpu, d, &s->err);
 }

@@ -11,6 +11,14 @@
 #include <math.h>
 #include <string.h>
 
+/* The most pairs (active bodies times all bodies) a sub-step sums
+ * directly instead of through the tree: 2^30, about 1.2 ms in double
+ * precision on an H100 or H200 (reference_gpu.h: 8.8e11 pairs a second),
+ * below the 2-3 ms that a sparse sub-step's tree evaluation took at
+ * 262,144 bodies (bench/results/run, "What a sub-step costs"): 4,096
+ * active bodies of 262,144, 1,024 of 1,048,576. */
+#define TFMM_SIM_DIRECT_PAIRS 1073741824.0
+
 /* Refuses a handle whose creation failed, and one whose last step failed
  * part-way (its status and message again). */
 static tfmm_status check_usable(tfmm_sim *s) {
@@ -44,8 +52,16 @@ static tfmm_status compute_forces(tfmm_sim *s, int all, size_t targets) {
    * whose bodies move between them. */
   tfmm_solver_keep_tree(s->solver,
                         s->cfg.keep_tree && s->gpu != NULL && !s->distributed);
+  /* A sub-step of few active bodies on the GPU: their k n pairs summed
+   * directly cost less than a tree's evaluation (TFMM_SIM_DIRECT_PAIRS). */
+  const int direct = !all && s->gpu != NULL && !s->distributed &&
+                     (s->cfg.solver.method == TFMM_METHOD_FMM ||
+                      s->cfg.solver.method == TFMM_METHOD_BH) &&
+                     (double)targets * (double)s->n <= TFMM_SIM_DIRECT_PAIRS;
   tfmm_status st;
-  if (s->gpu != NULL)
+  if (direct)
+    st = tfmm_sim_device_direct(s, targets);
+  else if (s->gpu != NULL)
     st = tfmm_sim_device_forces(s, all);
   else if (all)
     st = tfmm_solver_compute(s->solver, s->n, s->pos, s->mass, s->acc, s->pot);
@@ -58,7 +74,13 @@ static tfmm_status compute_forces(tfmm_sim *s, int all, size_t targets) {
   s->stats.updates += (int64_t)targets;
   if (st != TFMM_OK)
     return tfmm_error_set(&s->err, st, "step %lld: %s", (long long)s->step,
-                          tfmm_solver_message(s->solver));
+                          direct ? s->err.message
+                                 : tfmm_solver_message(s->solver));
+  if (direct) {
+    s->stats.direct_substeps++;
+    s->stats.time_near += tfmm_wtime() - t0;
+    return TFMM_OK;
+  }
   const tfmm_stats *x = tfmm_solver_stats(s->solver);
   const int tree = x->method == TFMM_METHOD_FMM || x->method == TFMM_METHOD_BH;
   s->stats.time_tree += tree ? x->time[TFMM_PHASE_TREE] : 0;
