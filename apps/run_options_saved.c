@@ -80,121 +80,76 @@ int run_options_merge_checkpoint(run_options *ro, const char *path,
   return 1;
 }
 
-/* The settings a checkpoint of tilefmm before the softening kernels and
- * the accuracy target lacks, and the values it ran with. */
+/* The settings an older checkpoint lacks, each with the value its run
+ * had, by the feature that added them. Only the first group's is noted:
+ * the others were the only behaviour of their time. */
 static const struct {
   const char *name, *value;
-} legacy[] = {{"Gravity:softening", "plummer"},
-              {"Gravity:precision", "single"},
-              {"Gravity:accuracy", "0.001"},
-              {"Gravity:mac", "geometric"}};
-#define NLEGACY (sizeof legacy / sizeof legacy[0])
+  int noted; /* printed when added */
+} missing_before[] = {
+    /* the softening kernels and the accuracy target */
+    {"Gravity:softening", "plummer", 1},
+    {"Gravity:precision", "single", 1},
+    {"Gravity:accuracy", "0.001", 1},
+    {"Gravity:mac", "geometric", 1},
+    /* individual time steps: it ran with one global step */
+    {"Gravity:eta", "0", 0},
+    {"TimeIntegration:dt_max", "0", 0},
+    {"TimeIntegration:dt_min", "0", 0},
+    /* measured accuracy: the defaults, so that its restart chooses theta
+     * and order afresh by measurement (its /RunState has no planner
+     * state: run_state.c says so) */
+    {"Gravity:measure", "auto", 0},
+    {"Gravity:error_sample", "0", 0},
+    {"Gravity:verify", "false", 0},
+    /* the softened far field: its far field carried Newton's kernel */
+    {"Gravity:far_kernel", "newton", 0},
+    /* models in physical units: its model was made in N-body units */
+    {"InitialConditions:model_mass", "1", 0},
+    {"InitialConditions:model_radius", "1", 0},
+};
+#define NMISSING (sizeof missing_before / sizeof missing_before[0])
 
-/* The settings a checkpoint of tilefmm before individual time steps
- * lacks: it ran with one global step. */
-static const struct {
-  const char *name, *value;
-} before_time_bins[] = {{"Gravity:eta", "0"},
-                        {"TimeIntegration:dt_max", "0"},
-                        {"TimeIntegration:dt_min", "0"}};
-
-/* The settings a checkpoint of tilefmm before measured accuracy lacks:
- * the defaults, so that its restart chooses theta and order afresh by
- * measurement (its /RunState has no planner state: run_state.c says so). */
-static const struct {
-  const char *name, *value;
-} before_measure[] = {{"Gravity:measure", "auto"},
-                      {"Gravity:error_sample", "0"},
-                      {"Gravity:verify", "false"}};
-
-/* The settings a checkpoint of tilefmm before the softened far field
- * lacks: its far field carried Newton's kernel. */
-static const struct {
-  const char *name, *value;
-} before_far_kernel[] = {{"Gravity:far_kernel", "newton"}};
-
-/* The settings a checkpoint of tilefmm before models in physical units
- * lacks: its model was made in N-body units, unscaled. */
-static const struct {
-  const char *name, *value;
-} before_model_units[] = {{"InitialConditions:model_mass", "1"},
-                          {"InitialConditions:model_radius", "1"}};
-
-/* Adds to *attrs the entries of names/values (count n) it lacks. Returns
- * how many, or -1 when out of memory (printed). */
-static int add_missing(snapshot_attr **attrs, size_t *count,
-                       const char *const *names, const char *const *values,
-                       size_t n) {
-  int added = 0;
-  for (size_t k = 0; k < n; k++) {
-    if (snapshot_attr_find(*attrs, *count, names[k]) != NULL)
-      continue;
-    snapshot_attr *a = realloc(*attrs, (*count + 1) * sizeof *a);
-    if (a == NULL) {
-      cli_error("out of memory");
-      return -1;
-    }
-    *attrs = a;
-    a[*count].name = strdup(names[k]);
-    a[*count].value = strdup(values[k]);
-    (*count)++;
-    if (a[*count - 1].name == NULL || a[*count - 1].value == NULL) {
-      cli_error("out of memory");
-      return -1;
-    }
-    added++;
+/* Adds name = value to *attrs unless it is there. Returns 1 when added,
+ * 0 when there, -1 when out of memory (printed). */
+static int add_missing(snapshot_attr **attrs, size_t *count, const char *name,
+                       const char *value) {
+  if (snapshot_attr_find(*attrs, *count, name) != NULL)
+    return 0;
+  snapshot_attr *a = realloc(*attrs, (*count + 1) * sizeof *a);
+  if (a == NULL) {
+    cli_error("out of memory");
+    return -1;
   }
-  return added;
+  *attrs = a;
+  a[*count].name = strdup(name);
+  a[*count].value = strdup(value);
+  (*count)++;
+  if (a[*count - 1].name == NULL || a[*count - 1].value == NULL) {
+    cli_error("out of memory");
+    return -1;
+  }
+  return 1;
 }
 
 int run_options_upgrade_checkpoint(const char *path, snapshot_attr **attrs,
                                    size_t *count) {
-  const char *names[NLEGACY], *values[NLEGACY];
-  for (size_t k = 0; k < NLEGACY; k++) {
-    names[k] = legacy[k].name;
-    values[k] = legacy[k].value;
+  int noted = 0;
+  for (size_t k = 0; k < NMISSING; k++) {
+    const int added = add_missing(attrs, count, missing_before[k].name,
+                                  missing_before[k].value);
+    if (added < 0)
+      return 0;
+    noted += added && missing_before[k].noted;
   }
-  const int added = add_missing(attrs, count, names, values, NLEGACY);
-  if (added < 0)
-    return 0;
-  if (added > 0)
+  if (noted > 0)
     fprintf(stderr,
             "tilefmm run: note: %s predates the softening kernels and the "
             "accuracy target: it continues with softening plummer, precision "
             "single, accuracy 1e-3, mac geometric and its own theta and "
             "order\n",
             path);
-  enum { NBINS = sizeof before_time_bins / sizeof before_time_bins[0] };
-  const char *bn[NBINS], *bv[NBINS];
-  for (size_t k = 0; k < NBINS; k++) {
-    bn[k] = before_time_bins[k].name;
-    bv[k] = before_time_bins[k].value;
-  }
-  if (add_missing(attrs, count, bn, bv, NBINS) < 0)
-    return 0;
-  enum { NMEASURE = sizeof before_measure / sizeof before_measure[0] };
-  const char *mn[NMEASURE], *mv[NMEASURE];
-  for (size_t k = 0; k < NMEASURE; k++) {
-    mn[k] = before_measure[k].name;
-    mv[k] = before_measure[k].value;
-  }
-  if (add_missing(attrs, count, mn, mv, NMEASURE) < 0)
-    return 0;
-  enum { NFAR = sizeof before_far_kernel / sizeof before_far_kernel[0] };
-  const char *fn[NFAR], *fv[NFAR];
-  for (size_t k = 0; k < NFAR; k++) {
-    fn[k] = before_far_kernel[k].name;
-    fv[k] = before_far_kernel[k].value;
-  }
-  if (add_missing(attrs, count, fn, fv, NFAR) < 0)
-    return 0;
-  enum { NMODEL = sizeof before_model_units / sizeof before_model_units[0] };
-  const char *un[NMODEL], *uv[NMODEL];
-  for (size_t k = 0; k < NMODEL; k++) {
-    un[k] = before_model_units[k].name;
-    uv[k] = before_model_units[k].value;
-  }
-  return add_missing(attrs, count, un, uv, NMODEL) >= 0;
+  return 1;
 }
 
 static char *format_value(const args_option *o) {
